@@ -1,0 +1,91 @@
+// swift-tools-version:6.0
+// libleap: an on-device LLM SDK for Linux, shipped as a C-ABI shared library (libleap.so, include/leap.h).
+//
+// Module graph (one-way; nothing below LeapCAPI knows about C):
+//
+// LeapCore (LeapError) sits under everything.
+//   LeapJSON, LeapAudio ──► LeapMessages ─────────────────────────────┐
+//   LeapJSON ──► LeapChatTemplate ─────────────────────────┤
+//   LeapAudio ─────────────────────────────────────────────┤
+//   LeapGGUF ──► LeapTokenizer ────────────────────────────┤
+//   LeapGGUF, CLeapKernels ──► LeapKernels ──► LeapModels ─┼─► LeapRuntime ──► LeapCAPI (+ CLeap = include/leap.h)
+//   LeapSampling ──────────────────────────────────────────┘
+//
+// Release builds link the Swift runtime statically: scripts/build.sh passes `-Xswiftc -static-stdlib`
+// (putting it in linkerSettings would break `swift test`).
+import PackageDescription
+
+let swift5: [SwiftSetting] = [.swiftLanguageMode(.v5)]
+// Numeric Swift code is useless at -Onone; keep debug builds usable for tests that run models.
+let fast: [SwiftSetting] = swift5 + [.unsafeFlags(["-O"], .when(configuration: .debug))]
+
+let package = Package(
+    name: "leap",
+    products: [
+        .library(name: "leap", type: .dynamic, targets: ["LeapCAPI"]),
+        .executable(name: "leap-bench", targets: ["LeapBench"]),
+        .executable(name: "leap-fuzz", targets: ["LeapFuzz"]),
+    ],
+    targets: [
+        // The public C header, exposed to Swift so that `@c @implementation` checks every entry point.
+        .target(name: "CLeap", path: "include", publicHeadersPath: "."),
+
+        // Core modules (no Foundation).
+        .target(name: "LeapCore", swiftSettings: swift5, linkerSettings: [.linkedLibrary("m")]),
+        .target(name: "LeapJSON", dependencies: ["LeapCore"], swiftSettings: swift5),
+        .target(name: "LeapMessages", dependencies: ["LeapCore", "LeapJSON", "LeapAudio"], swiftSettings: swift5),
+        .target(name: "LeapAudio", dependencies: ["LeapCore"], swiftSettings: fast),
+        .target(name: "LeapGGUF", dependencies: ["LeapCore"], swiftSettings: fast),
+        .target(
+            name: "CLeapKernels",
+            cSettings: [.unsafeFlags(["-O3", "-fno-math-errno"])]),
+        .target(name: "LeapKernels", dependencies: ["LeapCore", "LeapGGUF", "CLeapKernels"], swiftSettings: fast),
+        .target(name: "LeapTokenizer", dependencies: ["LeapCore", "LeapGGUF"], swiftSettings: fast),
+        .target(name: "LeapChatTemplate", dependencies: ["LeapCore", "LeapJSON"], swiftSettings: swift5),
+        .target(name: "LeapSampling", dependencies: ["LeapCore"], swiftSettings: fast),
+        .target(name: "LeapModels", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels"], swiftSettings: fast),
+        .target(
+            name: "LeapRuntime",
+            dependencies: [
+                "LeapCore", "LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapTokenizer", "LeapChatTemplate",
+                "LeapKernels", "LeapModels", "LeapSampling",
+            ],
+            swiftSettings: fast),
+
+        // The thin C-ABI layer: only `@c @implementation public` entry points and their glue.
+        .target(
+            name: "LeapCAPI",
+            dependencies: ["CLeap", "LeapRuntime"],
+            swiftSettings: swift5,
+            linkerSettings: [
+                .unsafeFlags([
+                    "-Xlinker", "--version-script=\(Context.packageDirectory)/scripts/leap.map",
+                    "-Xlinker", "-soname=libleap.so.0",
+                ])
+            ]),
+
+        // Programs.
+        .executableTarget(
+            name: "LeapBench",
+            dependencies: ["LeapAudio", "LeapGGUF", "LeapKernels", "LeapTokenizer", "LeapModels", "LeapRuntime"],
+            swiftSettings: fast),
+        .executableTarget(
+            name: "LeapFuzz",
+            dependencies: ["LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapTokenizer", "LeapChatTemplate", "LeapRuntime"],
+            swiftSettings: swift5),
+
+        // Tests: one target per module. Tests use only `package`/`public` API (no @testable), so they
+        // also run in release builds (`swift test -c release`).
+        .testTarget(name: "LeapJSONTests", dependencies: ["LeapJSON"], swiftSettings: swift5),
+        .testTarget(name: "LeapMessagesTests", dependencies: ["LeapMessages"], swiftSettings: swift5),
+        .testTarget(name: "LeapAudioTests", dependencies: ["LeapAudio"], swiftSettings: swift5),
+        .testTarget(name: "LeapGGUFTests", dependencies: ["LeapGGUF"], swiftSettings: swift5),
+        .testTarget(name: "LeapKernelsTests", dependencies: ["LeapKernels", "LeapGGUF"], swiftSettings: fast),
+        .testTarget(name: "LeapTokenizerTests", dependencies: ["LeapTokenizer", "LeapGGUF"], swiftSettings: swift5),
+        .testTarget(name: "LeapChatTemplateTests", dependencies: ["LeapChatTemplate", "LeapJSON"], swiftSettings: swift5),
+        .testTarget(name: "LeapSamplingTests", dependencies: ["LeapSampling"], swiftSettings: swift5),
+        .testTarget(name: "LeapModelsTests", dependencies: ["LeapModels", "LeapGGUF", "LeapKernels", "LeapTokenizer"], swiftSettings: fast),
+        .testTarget(name: "LeapRuntimeTests", dependencies: ["LeapRuntime", "LeapMessages", "LeapJSON"], swiftSettings: swift5),
+        .testTarget(name: "LeapCAPITests", dependencies: ["LeapCAPI", "CLeap"], swiftSettings: swift5),
+    ]
+)

@@ -1,0 +1,3 @@
+#include "leap_kernels.h"
+
+uint32_t lk_cpu_features(void) { return 0; }

@@ -1,0 +1,2 @@
+// leap-bench: prints throughput figures (never asserts timings). Usage: leap-bench <suite> [options]
+print("usage: leap-bench <suite>")

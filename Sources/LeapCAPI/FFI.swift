@@ -1,0 +1,83 @@
+import CLeap
+import Glibc
+import LeapCore
+
+// Every entry point is a guard clause plus `ffi { ... }`: Swift errors become a `leap_status` and a
+// thread-local message; nothing traps across the ABI.
+
+/// Runs `body`, mapping a thrown error to its status and recording the message for `leap_last_error()`.
+@inline(__always)
+func ffi(_ body: () throws -> Void) -> leap_status {
+    do {
+        try body()
+        LastError.clear()
+        return LEAP_OK
+    } catch let e as LeapError {
+        LastError.set(e.message)
+        return leap_status(rawValue: UInt32(bitPattern: e.kind.rawValue))
+    } catch {
+        LastError.set("internal error: \(error)")
+        return LEAP_ERR_INTERNAL
+    }
+}
+
+/// Throws `LeapError.invalidArgument` naming a NULL argument.
+@inline(__always)
+func required<T>(_ value: T?, _ name: StaticString) throws -> T {
+    guard let value else { throw LeapError.invalidArgument("\(name) must not be NULL") }
+    return value
+}
+
+/// Reads a NUL-terminated C string that must be valid UTF-8.
+func utf8String(_ p: UnsafePointer<CChar>?, _ name: StaticString) throws -> String {
+    let p = try required(p, name)
+    let n = strlen(p)
+    let bytes = UnsafeRawBufferPointer(start: p, count: n).bindMemory(to: UInt8.self)
+    guard let s = String(validating: bytes, as: UTF8.self) else {
+        throw LeapError.invalidArgument("\(name) is not valid UTF-8")
+    }
+    return s
+}
+
+/// A heap copy of `s` for the caller, released by `leap_string_free`.
+func ownedCString(_ s: String) throws -> UnsafeMutablePointer<CChar> {
+    guard let p = strdup(s) else { throw LeapError(.outOfMemory, "out of memory copying a string") }
+    return p
+}
+
+/// A malloc'ed copy of `elements` for the caller, released by `leap_buffer_free`. Never NULL (an empty
+/// array still gets a 1-byte allocation so that NULL keeps meaning "nothing returned").
+func ownedBuffer<T>(_ elements: [T]) throws -> UnsafeMutablePointer<T> {
+    let bytes = max(1, elements.count * MemoryLayout<T>.stride)
+    guard let raw = malloc(bytes) else { throw LeapError(.outOfMemory, "out of memory allocating \(bytes) bytes") }
+    let p = raw.bindMemory(to: T.self, capacity: max(1, elements.count))
+    elements.withUnsafeBufferPointer { src in
+        if let base = src.baseAddress { p.initialize(from: base, count: src.count) }
+    }
+    return p
+}
+
+/// Copies a C array argument into Swift; `count` elements must be readable when `count > 0`.
+func array<T>(_ p: UnsafePointer<T>?, _ count: Int, _ name: StaticString) throws -> [T] {
+    if count == 0 { return [] }
+    let p = try required(p, name)
+    return Array(UnsafeBufferPointer(start: p, count: count))
+}
+
+/// Reads a growable params struct: `struct_size` bytes from the caller (at most our own size) over the
+/// defaults, so older and newer callers both work.
+func readParams<T>(_ p: UnsafePointer<T>?, defaults: T, _ name: StaticString) throws -> T {
+    guard let p else { return defaults }
+    let given = Int(UnsafeRawPointer(p).load(as: UInt32.self))
+    guard given >= MemoryLayout<UInt32>.size else {
+        throw LeapError.invalidArgument("\(name)->struct_size is \(given); initialize the struct with its *_default() function")
+    }
+    var value = defaults
+    withUnsafeMutableBytes(of: &value) { dst in
+        let n = min(given, dst.count)
+        dst.copyMemory(from: UnsafeRawBufferPointer(start: UnsafeRawPointer(p), count: n))
+        // Keep our own struct_size: the remainder of the struct holds our defaults.
+        dst.storeBytes(of: UInt32(MemoryLayout<T>.size), as: UInt32.self)
+    }
+    return value
+}

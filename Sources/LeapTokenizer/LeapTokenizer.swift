@@ -1,0 +1,1 @@
+// LeapTokenizer: byte-level BPE and SentencePiece tokenizers from GGUF metadata (issue 5).

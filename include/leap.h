@@ -1,0 +1,235 @@
+/*
+ * leap.h -- the C interface of libleap, an on-device LLM SDK for Linux.
+ *
+ * libleap loads GGUF models (Liquid LFM2 / LFM2.5, llama-architecture such as SmolLM2, Gemma 3) and runs
+ * them in-process on the CPU. This header is the whole contract: a function that is not declared here is
+ * not part of the API. C99; every name starts with leap_ / LEAP_.
+ *
+ * Errors
+ *   Every fallible function returns a leap_status. LEAP_OK (0) is success. On failure,
+ *   leap_last_error() returns a message for the calling thread that says what was wrong; it stays valid
+ *   until the next leap_* call on the same thread. leap_status_string() names a status (static storage).
+ *   Invalid arguments (NULL pointers, wrong sizes, out-of-range indices) give LEAP_ERR_INVALID_ARGUMENT;
+ *   the library never aborts the host process on bad input.
+ *
+ * Ownership
+ *   Objects are opaque handles, created through an out-parameter (leap_x **out_x) and released with the
+ *   matching leap_x_free(), which accepts NULL. On failure the out-parameter is set to NULL.
+ *   `char *` results are owned by the caller and released with leap_string_free(); other owned arrays
+ *   (float *, uint8_t *) are released with leap_buffer_free(). `const char *` results are borrowed; each
+ *   function says for how long. Inputs are copied: the caller may free them as soon as the call returns.
+ *
+ * Threading
+ *   Distinct handles may be used from different threads at the same time. One handle must not be used by
+ *   two threads at once unless its section says otherwise. Callbacks run on the calling thread, before
+ *   the call that invoked them returns; pointers passed to a callback are valid only during that call.
+ *
+ * Parameter structs
+ *   Structs whose first field is `uint32_t struct_size` are growable: obtain them from the matching
+ *   *_default() function (which sets struct_size), change the fields you need and pass a pointer. The
+ *   library reads only struct_size bytes, so programs built against an older header keep working.
+ *
+ * Strings are UTF-8 and NUL-terminated unless a length is passed alongside.
+ *
+ * Example: build a multimodal message and print its JSON
+ *
+ *     leap_message *m = NULL;
+ *     char *json = NULL;
+ *     if (leap_message_create(LEAP_ROLE_USER, &m) != LEAP_OK ||
+ *         leap_message_add_text(m, "What is in this picture?") != LEAP_OK ||
+ *         leap_message_add_image_jpeg(m, jpeg_bytes, jpeg_size) != LEAP_OK ||
+ *         leap_message_to_json(m, &json) != LEAP_OK) {
+ *         fprintf(stderr, "leap: %s\n", leap_last_error());
+ *     } else {
+ *         puts(json);
+ *     }
+ *     leap_string_free(json);
+ *     leap_message_free(m);
+ */
+#ifndef LEAP_H
+#define LEAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define LEAP_API __attribute__((visibility("default")))
+#else
+#define LEAP_API
+#endif
+
+#define LEAP_VERSION_MAJOR 0
+#define LEAP_VERSION_MINOR 1
+#define LEAP_VERSION_PATCH 0
+/* major * 10000 + minor * 100 + patch */
+#define LEAP_VERSION_NUMBER 100
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ======================================================================================================
+ * Status, errors, versions, memory
+ * ====================================================================================================== */
+
+/* Append only: values never change meaning. */
+typedef enum leap_status {
+    LEAP_OK = 0,
+    LEAP_ERR_INVALID_ARGUMENT = 1,         /* NULL pointer, bad size or index, wrong handle, bad option  */
+    LEAP_ERR_IO = 2,                       /* a file could not be opened, read or mapped                 */
+    LEAP_ERR_FORMAT = 3,                   /* malformed data (GGUF, template, ...)                        */
+    LEAP_ERR_UNSUPPORTED = 4,              /* well-formed but not supported (architecture, tensor type)   */
+    LEAP_ERR_SERIALIZATION = 5,            /* JSON of messages, function calls or schemas is invalid      */
+    LEAP_ERR_AUDIO_FORMAT = 6,             /* audio is not mono WAV PCM or is otherwise unusable          */
+    LEAP_ERR_MODEL_LOADING = 7,            /* a model file could not be loaded                            */
+    LEAP_ERR_GENERATION = 8,               /* generation failed                                           */
+    LEAP_ERR_PROMPT_EXCEEDS_CONTEXT = 9,   /* the prompt does not fit the context window                  */
+    LEAP_ERR_FUNCTION_CALL_PARSING = 10,   /* a function call emitted by the model could not be parsed    */
+    LEAP_ERR_CANCELLED = 11,               /* stopped by the caller (callback returned non-zero, stop())  */
+    LEAP_ERR_BUSY = 12,                    /* the object is already generating / in use by a callback     */
+    LEAP_ERR_OUT_OF_MEMORY = 13,
+    LEAP_ERR_BUFFER_TOO_SMALL = 14,        /* a caller buffer was too small; the needed size was returned */
+    LEAP_ERR_INTERNAL = 100                /* a bug in libleap: please report it with leap_last_error()   */
+} leap_status;
+
+/* A short static name for a status, e.g. "LEAP_ERR_BUSY". Never NULL. */
+LEAP_API const char *leap_status_string(leap_status status);
+
+/* The message of the last failure on this thread, or "" if the last call succeeded. Never NULL.
+ * Valid until the next leap_* call on this thread. */
+LEAP_API const char *leap_last_error(void);
+
+/* Run-time version: LEAP_VERSION_NUMBER and "MAJOR.MINOR.PATCH" of the loaded library. */
+LEAP_API uint32_t leap_version_number(void);
+LEAP_API const char *leap_version_string(void);
+
+/* Release a string returned by the library. NULL is a no-op. */
+LEAP_API void leap_string_free(char *s);
+
+/* Release an array (float *, uint8_t *, int32_t *) returned by the library. NULL is a no-op. */
+LEAP_API void leap_buffer_free(void *p);
+
+/* ======================================================================================================
+ * Messages & content
+ *
+ * A message has a role, ordered content parts, optional reasoning content and optional function calls.
+ * Parts: text; image (JPEG bytes); audio (WAV bytes); raw audio (float PCM samples + sample rate).
+ * JSON follows the OpenAI chat shape, as the LEAP SDK writes it:
+ *   {"role":"user","content":[{"type":"text","text":"hi"},
+ *     {"type":"image_url","image_url":{"url":"data:image/jpeg;base64,..."}},
+ *     {"type":"input_audio","input_audio":{"data":"<base64 WAV>","format":"wav"}},
+ *     {"type":"audio_pcm_f32","samples":[0.1,...],"sampleRate":16000}],
+ *    "reasoning_content":"...",
+ *    "tool_calls":[{"index":0,"id":"call_0","type":"function",
+ *                   "function":{"name":"get_weather","arguments":{"city":"Paris"}}}]}
+ * When decoding, "content" may also be a plain string, "arguments" may be an object or a JSON string,
+ * and "format" defaults to "wav". A leap_message is not thread-safe; copies are independent.
+ * ====================================================================================================== */
+
+typedef struct leap_message leap_message;
+
+typedef enum leap_role {
+    LEAP_ROLE_USER = 0,
+    LEAP_ROLE_SYSTEM = 1,
+    LEAP_ROLE_ASSISTANT = 2,
+    LEAP_ROLE_TOOL = 3
+} leap_role;
+
+typedef enum leap_content_type {
+    LEAP_CONTENT_TEXT = 0,
+    LEAP_CONTENT_IMAGE = 1,         /* JPEG bytes                                   */
+    LEAP_CONTENT_AUDIO = 2,         /* WAV bytes                                    */
+    LEAP_CONTENT_AUDIO_PCM_F32 = 3  /* mono float samples in [-1, 1] + sample rate  */
+} leap_content_type;
+
+/* "user", "system", "assistant", "tool" (static storage), or NULL for a value outside the enum. */
+LEAP_API const char *leap_role_string(leap_role role);
+
+LEAP_API leap_status leap_message_create(leap_role role, leap_message **out_message);
+LEAP_API leap_status leap_message_copy(const leap_message *message, leap_message **out_copy);
+LEAP_API void leap_message_free(leap_message *message);
+
+/* Parse one message from JSON (see above). Errors are LEAP_ERR_SERIALIZATION with the offending field. */
+LEAP_API leap_status leap_message_from_json(const char *json, leap_message **out_message);
+/* Serialize to compact JSON. Release *out_json with leap_string_free(). */
+LEAP_API leap_status leap_message_to_json(const leap_message *message, char **out_json);
+
+/* Append content parts. Data is copied. */
+LEAP_API leap_status leap_message_add_text(leap_message *message, const char *utf8);
+/* JPEG only: data must start with the JPEG SOI marker (FF D8 FF). */
+LEAP_API leap_status leap_message_add_image_jpeg(leap_message *message, const void *jpeg, size_t n_bytes);
+/* WAV bytes: the RIFF/WAVE header is validated (mono PCM int16/24/32 or float32; any sample rate). */
+LEAP_API leap_status leap_message_add_audio_wav(leap_message *message, const void *wav, size_t n_bytes);
+/* Interleaved float samples, encoded as a float32 WAV part (the SDK's fromFloatSamples helper). */
+LEAP_API leap_status leap_message_add_audio_samples(leap_message *message, const float *interleaved,
+                                                    size_t n_frames, int32_t channel_count,
+                                                    int32_t sample_rate);
+/* Raw mono float PCM kept as such (an "audio_pcm_f32" part). */
+LEAP_API leap_status leap_message_add_audio_pcm_f32(leap_message *message, const float *samples,
+                                                    size_t n_samples, int32_t sample_rate);
+/* Set or clear (NULL) the reasoning content. An empty string clears it too. */
+LEAP_API leap_status leap_message_set_reasoning(leap_message *message, const char *utf8);
+/* Append a function call: name and its arguments as a JSON object text (NULL means {}). */
+LEAP_API leap_status leap_message_add_function_call(leap_message *message, const char *name,
+                                                    const char *arguments_json);
+
+/* Accessors. Indices are 0-based; an index out of range gives LEAP_ERR_INVALID_ARGUMENT. */
+LEAP_API leap_status leap_message_role(const leap_message *message, leap_role *out_role);
+LEAP_API leap_status leap_message_part_count(const leap_message *message, size_t *out_count);
+LEAP_API leap_status leap_message_part_type(const leap_message *message, size_t index,
+                                            leap_content_type *out_type);
+/* Text of a text part. Release with leap_string_free(). */
+LEAP_API leap_status leap_message_part_text(const leap_message *message, size_t index, char **out_text);
+/* Bytes of an image (JPEG) or audio (WAV) part. Release *out_data with leap_buffer_free(). */
+LEAP_API leap_status leap_message_part_data(const leap_message *message, size_t index, uint8_t **out_data,
+                                            size_t *out_size);
+/* Samples of an audio_pcm_f32 part. Release *out_samples with leap_buffer_free(). */
+LEAP_API leap_status leap_message_part_pcm(const leap_message *message, size_t index, float **out_samples,
+                                           size_t *out_count, int32_t *out_sample_rate);
+/* Reasoning content, or *out_text = NULL when there is none. Release with leap_string_free(). */
+LEAP_API leap_status leap_message_reasoning(const leap_message *message, char **out_text);
+LEAP_API leap_status leap_message_function_call_count(const leap_message *message, size_t *out_count);
+/* Name and arguments (a JSON object text) of a function call. Release both with leap_string_free(). */
+LEAP_API leap_status leap_message_function_call(const leap_message *message, size_t index, char **out_name,
+                                                char **out_arguments_json);
+
+/* ======================================================================================================
+ * Audio (WAV decoding/encoding, resampling, audio output)
+ * ====================================================================================================== */
+
+/* (section filled by the audio work) */
+
+
+/* ======================================================================================================
+ * GGUF files
+ * ====================================================================================================== */
+
+/* (section filled by the GGUF work) */
+
+
+/* ======================================================================================================
+ * Tokenizers and chat templates
+ * ====================================================================================================== */
+
+/* (section filled by the tokenizer / template work) */
+
+
+/* ======================================================================================================
+ * Models and low-level evaluation
+ * ====================================================================================================== */
+
+/* (section filled by the model work) */
+
+
+/* ======================================================================================================
+ * Conversations and generation
+ * ====================================================================================================== */
+
+/* (section filled by the conversation work) */
+
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LEAP_H */
