@@ -1,0 +1,74 @@
+/// ggml tensor element types, with their ggml ids (the values stored in GGUF tensor infos).
+package enum GGMLType: UInt32, Sendable, CaseIterable {
+    case f32 = 0
+    case f16 = 1
+    case q4_0 = 2
+    case q4_1 = 3
+    case q5_0 = 6
+    case q5_1 = 7
+    case q8_0 = 8
+    case q8_1 = 9
+    case q2_K = 10
+    case q3_K = 11
+    case q4_K = 12
+    case q5_K = 13
+    case q6_K = 14
+    case q8_K = 15
+    case bf16 = 30
+
+    /// Elements per block (1 for plain float types).
+    package var blockSize: Int {
+        switch self {
+        case .f32, .f16, .bf16: return 1
+        case .q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .q8_1: return 32
+        case .q2_K, .q3_K, .q4_K, .q5_K, .q6_K, .q8_K: return 256
+        }
+    }
+
+    /// Bytes per block (see ggml's block_* structs).
+    package var blockBytes: Int {
+        switch self {
+        case .f32: return 4
+        case .f16, .bf16: return 2
+        case .q4_0: return 18
+        case .q4_1: return 20
+        case .q5_0: return 22
+        case .q5_1: return 24
+        case .q8_0: return 34
+        case .q8_1: return 36
+        case .q2_K: return 84
+        case .q3_K: return 110
+        case .q4_K: return 144
+        case .q5_K: return 176
+        case .q6_K: return 210
+        case .q8_K: return 292
+        }
+    }
+
+    package var name: String {
+        switch self {
+        case .f32: return "F32"
+        case .f16: return "F16"
+        case .bf16: return "BF16"
+        case .q4_0: return "Q4_0"
+        case .q4_1: return "Q4_1"
+        case .q5_0: return "Q5_0"
+        case .q5_1: return "Q5_1"
+        case .q8_0: return "Q8_0"
+        case .q8_1: return "Q8_1"
+        case .q2_K: return "Q2_K"
+        case .q3_K: return "Q3_K"
+        case .q4_K: return "Q4_K"
+        case .q5_K: return "Q5_K"
+        case .q6_K: return "Q6_K"
+        case .q8_K: return "Q8_K"
+        }
+    }
+
+    /// Bytes of one row of `n` elements, or nil when `n` is not a multiple of the block size or overflows.
+    package func rowBytes(_ n: Int) -> Int? {
+        guard n >= 0, n % blockSize == 0 else { return nil }
+        let (r, o) = (n / blockSize).multipliedReportingOverflow(by: blockBytes)
+        return o ? nil : r
+    }
+}
