@@ -8,6 +8,7 @@ import Glibc
 
 let suites: [String: ([String]) -> Void] = [
     "json": benchJSON,
+    "gguf": benchGGUF,
 ]
 
 let argv = CommandLine.arguments
