@@ -26,6 +26,9 @@ class HandleBox {
 }
 
 enum Handle {
+    /// Byte offset of `HandleBox.tag` inside the object (after the isa pointer and the refcount word).
+    static let tagOffset = 2 * MemoryLayout<UInt>.size
+
     /// create: +1 retain, handed to C.
     static func retain(_ box: HandleBox) -> OpaquePointer {
         OpaquePointer(Unmanaged.passRetained(box).toOpaque())
@@ -35,10 +38,14 @@ enum Handle {
     static func borrow<T: HandleBox>(_ p: OpaquePointer?, _ type: T.Type, kind: HandleBox.Kind, _ name: StaticString) throws -> T {
         guard let p else { throw LeapError.invalidArgument("\(name) must not be NULL") }
         let raw = UnsafeRawPointer(p)
-        // The tag is the first stored property after the object header; read it before casting so that a
-        // pointer to some other kind of object is rejected rather than misused.
+        // The tag is the first stored property, right after the 16-byte object header (isa + refcount).
+        // Read it as raw memory before forming a reference, so that a pointer to something else (another
+        // library's object, a freed handle) is rejected without touching its "reference count".
+        guard raw.load(fromByteOffset: tagOffset, as: UInt32.self) == kind.rawValue else {
+            throw LeapError.invalidArgument("\(name) is not a valid \(kind) handle (wrong kind of handle, or already freed)")
+        }
         let box = Unmanaged<HandleBox>.fromOpaque(raw).takeUnretainedValue()
-        guard box.tag == kind.rawValue, let typed = box as? T else {
+        guard let typed = box as? T else {
             throw LeapError.invalidArgument("\(name) is not a valid \(kind) handle (wrong kind of handle, or already freed)")
         }
         return typed
@@ -47,9 +54,8 @@ enum Handle {
     /// free: drop the C reference. NULL and handles of another kind are ignored.
     static func release(_ p: OpaquePointer?, kind: HandleBox.Kind) {
         guard let p else { return }
-        let box = Unmanaged<HandleBox>.fromOpaque(UnsafeRawPointer(p)).takeUnretainedValue()
-        guard box.tag == kind.rawValue else { return }
-        box.invalidate()
+        guard UnsafeRawPointer(p).load(fromByteOffset: tagOffset, as: UInt32.self) == kind.rawValue else { return }
+        Unmanaged<HandleBox>.fromOpaque(UnsafeRawPointer(p)).takeUnretainedValue().invalidate()
         Unmanaged<HandleBox>.fromOpaque(UnsafeRawPointer(p)).release()
     }
 }
