@@ -15,6 +15,7 @@ let targets: [String: FuzzTarget] = [
     "json": fuzzJSON,
     "message": fuzzMessage,
     "gguf": fuzzGGUF,
+    "wav": fuzzWAV,
 ]
 
 func usage() -> Never {
