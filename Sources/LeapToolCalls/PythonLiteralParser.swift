@@ -47,12 +47,9 @@ struct PythonLiteralParser {
             let save = p.pos
             p.pos += 1
             p.skipWhitespace()
-            if p.peek() == UInt8(ascii: "{") {
-                p.pos = save
-                calls = try p.parseJSONCallList()
-            } else {
-                calls = try p.parsePythonicCallList()
-            }
+            let isJSON = p.peek() == UInt8(ascii: "{")
+            p.pos = save
+            calls = isJSON ? try p.parseJSONCallList() : try p.parsePythonicCallList()
         case UInt8(ascii: "{"):
             calls = [try p.parseJSONCall()]
         default:
