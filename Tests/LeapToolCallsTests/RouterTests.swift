@@ -108,7 +108,7 @@ let scenarios: [Scenario] = [
         var splits: [[Int]] = [Array(1..<bytes.count)]  // byte by byte
         for i in 0...bytes.count {
             splits.append([i])
-            for j in i...bytes.count where bytes.count < 140 { splits.append([i, j]) }
+            for j in i...bytes.count where bytes.count < 200 { splits.append([i, j]) }
         }
         var failures = 0
         for cuts in splits where failures < 3 {
