@@ -8,6 +8,8 @@ import Glibc
 
 let suites: [String: ([String]) -> Void] = [
     "json": benchJSON,
+    "gguf": benchGGUF,
+    "audio": benchAudio,
 ]
 
 let argv = CommandLine.arguments
