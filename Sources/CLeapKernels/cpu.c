@@ -55,6 +55,7 @@ const char *lk_isa_name(int isa) {
 static lk_kernel_table tables[LK_ISA_COUNT];
 static atomic_int current_isa = -1;
 static atomic_int tables_ready = 0;
+static _Thread_local int thread_isa = -1;
 
 static void build_tables(void) {
     lk_fill_scalar(&tables[LK_ISA_SCALAR]);
@@ -80,7 +81,8 @@ static void ensure_tables(void) {
 
 const lk_kernel_table *lk_kernels(void) {
     ensure_tables();
-    return &tables[atomic_load_explicit(&current_isa, memory_order_relaxed)];
+    const int isa = thread_isa >= 0 ? thread_isa : atomic_load_explicit(&current_isa, memory_order_relaxed);
+    return &tables[isa];
 }
 
 int lk_set_isa(int isa) {
@@ -90,9 +92,17 @@ int lk_set_isa(int isa) {
     return 1;
 }
 
+int lk_set_thread_isa(int isa) {
+    ensure_tables();
+    if (isa < 0) { thread_isa = -1; return 1; }
+    if (!lk_isa_available(isa)) return 0;
+    thread_isa = isa;
+    return 1;
+}
+
 int lk_get_isa(void) {
     ensure_tables();
-    return atomic_load(&current_isa);
+    return thread_isa >= 0 ? thread_isa : atomic_load(&current_isa);
 }
 
 /* ---- types ---- */

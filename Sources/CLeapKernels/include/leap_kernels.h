@@ -54,6 +54,10 @@ int lk_best_isa(void);
 /* Forces a path for all later calls (process-wide; tests and benchmarks only). Returns 0 if `isa` is not
  * available on this CPU (the selection is then unchanged), 1 on success. */
 int lk_set_isa(int isa);
+/* Per-thread override (for tests running in parallel): -1 clears it. Pool runs inherit the caller's
+ * effective path. Returns 0 if `isa` is not available. */
+int lk_set_thread_isa(int isa);
+/* The path in effect on this thread. */
 int lk_get_isa(void);
 /* "scalar", "avx2", "avx512", "avx512-vnni", "neon" */
 const char *lk_isa_name(int isa);
