@@ -197,7 +197,75 @@ LEAP_API leap_status leap_message_function_call(const leap_message *message, siz
  * Audio (WAV decoding/encoding, resampling, audio output)
  * ====================================================================================================== */
 
-/* (section filled by the audio work) */
+/*
+ * Audio input is WAV only (RIFF/WAVE, little-endian): PCM unsigned 8-bit or signed 16/24/32-bit integers,
+ * or IEEE float 32/64-bit, plain or WAVE_FORMAT_EXTENSIBLE; any sample rate from 1 Hz to 1 MHz. Chunks may
+ * come in any order; a data chunk that claims more bytes than there are (streamed headers, 0xFFFFFFFF)
+ * is cut to the bytes present. Anything else is LEAP_ERR_AUDIO_FORMAT with a message naming what was
+ * found: another format by its signature ("MP3 (ID3 tag)", "FLAC", "MP4/M4A ..."), big-endian RIFX, an
+ * unsupported encoding ("A-law (format tag 0x0006)"), a truncated or inconsistent header, no samples.
+ * Models take mono audio at 16 kHz (LEAP_AUDIO_INPUT_SAMPLE_RATE); audio models generate mono float
+ * samples at 24 kHz (LEAP_AUDIO_OUTPUT_SAMPLE_RATE), delivered through a leap_audio_callback.
+ *
+ * Resampling is band-limited (windowed-sinc polyphase filters, flat to 91% of the lower Nyquist
+ * frequency, at least 120 dB of alias rejection) and zero-phase: output sample k is the input's value at
+ * time k / to_rate, and a stream of n input samples gives ceil(n * to_rate / from_rate) outputs.
+ *
+ * Samples are float in [-1, 1]; multichannel data is interleaved ([frame][channel]). Every function here
+ * except those taking a leap_resampler is stateless and may be called from any thread at any time.
+ */
+
+#define LEAP_AUDIO_INPUT_SAMPLE_RATE 16000
+#define LEAP_AUDIO_OUTPUT_SAMPLE_RATE 24000
+
+typedef enum leap_audio_encoding {
+    LEAP_AUDIO_ENCODING_F32 = 0, /* IEEE float 32-bit (format tag 3), samples as given                 */
+    LEAP_AUDIO_ENCODING_S16 = 1  /* PCM 16-bit (format tag 1), round(x * 32768) clipped to the range   */
+} leap_audio_encoding;
+
+/* Decode a WAV file (any channel count). *out_samples holds *out_frames * *out_channel_count interleaved
+ * samples; release it with leap_buffer_free(). On failure the out-parameters are NULL / 0. */
+LEAP_API leap_status leap_audio_decode_wav(const void *wav, size_t n_bytes, float **out_samples,
+                                           size_t *out_frames, int32_t *out_channel_count,
+                                           int32_t *out_sample_rate);
+
+/* The engine's input path: decode a mono WAV file and resample it to target_rate (0 means
+ * LEAP_AUDIO_INPUT_SAMPLE_RATE). Multichannel input is LEAP_ERR_AUDIO_FORMAT ("mono required, got 2
+ * channels"). Release *out_samples with leap_buffer_free(). */
+LEAP_API leap_status leap_audio_load_wav(const void *wav, size_t n_bytes, int32_t target_rate,
+                                         float **out_samples, size_t *out_count);
+
+/* Resample mono samples from from_rate to to_rate (1 Hz ... 1 MHz each): ceil(n * to_rate / from_rate)
+ * outputs. Release *out_samples with leap_buffer_free(). */
+LEAP_API leap_status leap_audio_resample(const float *samples, size_t n_samples, int32_t from_rate,
+                                         int32_t to_rate, float **out_samples, size_t *out_count);
+
+/* Encode n_frames interleaved frames of channel_count channels (1...256) as a WAV file.
+ * Release *out_wav with leap_buffer_free(). */
+LEAP_API leap_status leap_audio_encode_wav(const float *interleaved, size_t n_frames, int32_t channel_count,
+                                           int32_t sample_rate, leap_audio_encoding encoding,
+                                           uint8_t **out_wav, size_t *out_size);
+
+/* A streaming resampler for one mono stream: feed chunks of any size (including 0) with _process, which
+ * returns the outputs they complete, then call _flush for the rest. Chunked processing gives exactly the
+ * samples of one leap_audio_resample call over the whole stream. After _flush the resampler is ready for
+ * a new stream. Not thread-safe: use one resampler per thread. */
+typedef struct leap_resampler leap_resampler;
+
+LEAP_API leap_status leap_resampler_create(int32_t from_rate, int32_t to_rate, leap_resampler **out_resampler);
+/* Release *out_samples (never NULL on success, possibly 0 samples) with leap_buffer_free(). */
+LEAP_API leap_status leap_resampler_process(leap_resampler *resampler, const float *samples, size_t n_samples,
+                                            float **out_samples, size_t *out_count);
+LEAP_API leap_status leap_resampler_flush(leap_resampler *resampler, float **out_samples, size_t *out_count);
+LEAP_API void leap_resampler_free(leap_resampler *resampler);
+
+/* Receives generated audio while a conversation generates (see the conversation section): mono float
+ * samples in [-1, 1] at sample_rate (LEAP_AUDIO_OUTPUT_SAMPLE_RATE for current audio models; constant
+ * within a turn). `samples` is valid only during the call. Return 0 to continue, non-zero to stop the
+ * generation, as with the conversation's other callbacks. The whole turn's audio is also in the final
+ * message as an audio_pcm_f32 part. Runs on the generating thread. */
+typedef int32_t (*leap_audio_callback)(const float *samples, size_t n_samples, int32_t sample_rate,
+                                       void *user_data);
 
 
 /* ======================================================================================================

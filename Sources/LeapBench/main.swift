@@ -9,6 +9,7 @@ import Glibc
 let suites: [String: ([String]) -> Void] = [
     "json": benchJSON,
     "gguf": benchGGUF,
+    "audio": benchAudio,
 ]
 
 let argv = CommandLine.arguments

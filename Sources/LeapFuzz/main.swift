@@ -15,6 +15,8 @@ let targets: [String: FuzzTarget] = [
     "json": fuzzJSON,
     "message": fuzzMessage,
     "gguf": fuzzGGUF,
+    "wav": fuzzWAV,
+    "toolcalls": fuzzToolCalls,
 ]
 
 func usage() -> Never {

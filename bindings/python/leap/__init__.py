@@ -5,7 +5,7 @@ of :class:`LeapError` chosen by the C status code.
 """
 from __future__ import annotations
 
-from . import _lib
+from . import _lib, audio
 from .errors import (
     AudioFormatError, BufferTooSmallError, BusyError, CancelledError, FormatError, FunctionCallParsingError,
     GenerationError, InternalError, InvalidArgumentError, LeapError, LeapIOError, LeapMemoryError,
@@ -18,7 +18,7 @@ __version__ = (_lib.leap_version_string() or b"0.0.0").decode()
 library_path = _lib.path
 
 __all__ = [
-    "__version__", "library_path",
+    "__version__", "library_path", "audio",
     "LeapError", "InvalidArgumentError", "LeapIOError", "FormatError", "UnsupportedError", "SerializationError",
     "AudioFormatError", "ModelLoadingError", "GenerationError", "PromptExceedsContextError",
     "FunctionCallParsingError", "CancelledError", "BusyError", "LeapMemoryError", "BufferTooSmallError",
