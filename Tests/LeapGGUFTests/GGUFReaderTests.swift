@@ -180,3 +180,18 @@ import Testing
         }
     }
 }
+
+@Suite struct Q8_1Tests {
+    /// Q8_1 (activation-only; gguf-py's size table is stale for it): y = d·q, the s field ignored.
+    @Test func dequantizesAsDTimesQ() {
+        var block: [UInt8] = [0x00, 0x38, 0xFF, 0x7B]  // d = 0.5 (f16), s = 65504 (unused)
+        let qs: [Int8] = (0..<32).map { Int8($0 * 8 - 128) }
+        block += qs.map { UInt8(bitPattern: $0) }
+        #expect(block.count == GGMLType.q8_1.blockBytes)
+        var out = [Float](repeating: .nan, count: 32)
+        block.withUnsafeBytes { src in
+            out.withUnsafeMutableBufferPointer { dequantize(type: .q8_1, src: src.baseAddress!, count: 32, into: $0.baseAddress!) }
+        }
+        #expect(out == qs.map { Float($0) * 0.5 })
+    }
+}
