@@ -39,7 +39,7 @@ struct GGUFByteReader {
         let limit = minElementSize == 0 ? remaining : remaining / minElementSize
         guard raw <= UInt64(limit) else {
             throw LeapError.format(
-                "\(field()) at offset \(at) is \(raw), but only \(remaining) bytes remain in the file (room for at most \(limit))")
+                "truncated or corrupt GGUF file: \(field()) at offset \(at) is \(raw), but only \(remaining) bytes remain in the file (room for at most \(limit))")
         }
         return Int(raw)
     }
