@@ -35,6 +35,22 @@ void lk_audio_deinterleave2(const float *x, size_t n_pairs, float *even, float *
 /* Dot product of two float vectors (n any), with the best SIMD the CPU has. */
 float lk_audio_dot_f32(const float *a, const float *b, size_t n);
 
+/* Batched complex FFT (LK_FFT_LANES transforms side by side; re/im laid out [n][LK_FFT_LANES]; n a power
+ * of two). Forward: natural order in, bit-reversed out; inverse (unscaled): bit-reversed in, natural out.
+ * tw_re/tw_im: exp(-2 pi i k / n) for k < n / 2. */
+#define LK_FFT_LANES 16
+void lk_audio_fft_forward(float *re, float *im, size_t n, const float *tw_re, const float *tw_im);
+void lk_audio_fft_inverse(float *re, float *im, size_t n, const float *tw_re, const float *tw_im);
+/* y = x * h per frequency bin (h: one complex value per bin, shared by all lanes). y may alias x. */
+void lk_audio_spectrum_multiply(const float *x_re, const float *x_im, const float *h_re, const float *h_im,
+                                float *y_re, float *y_im, size_t n);
+/* Overlap-save batch I/O: lane l < batch gets x[2*block*l + i] (re) and x[2*block*l + block + i] (im) for
+ * i < n; lanes >= batch are zeroed. Store writes the first `block` outputs of each: lane l's re part to
+ * out[(2*block*l + t) * stride + phase], its im part to out[(2*block*l + block + t) * stride + phase]. */
+void lk_audio_fft_load_pairs(const float *x, size_t block, size_t n, size_t batch, float *re, float *im);
+void lk_audio_fft_store_pairs(const float *re, const float *im, size_t block, size_t batch, size_t stride,
+                              size_t phase, float *out);
+
 /* Which kernel variant runs here: 0 portable, 2 AVX2+FMA, 3 AVX-512F. */
 int lk_audio_kernel_level(void);
 
