@@ -38,7 +38,7 @@ func llamaCppGoldens(name: String) throws {
         print("SKIPPED \(name): \(golden["file"] ?? "?") not found (scripts/fetch-models.sh, scripts/fetch-vocabs.sh)")
         return
     }
-    let tok = try Tokenizer(vocabulary: TestGGUF(path: path).vocabulary)
+    let tok = try Tokenizer(path: path)
     #expect(tok.vocabularySize == golden["n_tokens"] as? Int)
     #expect(tok.bosID.map(Int.init) == golden["bos"] as? Int)
     #expect(tok.eosID.map(Int.init) == golden["eos"] as? Int)
