@@ -357,6 +357,38 @@ LEAP_API leap_status leap_gguf_tensor_dequantize(const leap_gguf *gguf, size_t i
 
 /* (section filled by the conversation work) */
 
+/* ---- Function-call parsers (standalone) ------------------------------------------------------------
+ * The parsers a conversation uses to cut function calls out of generated text, usable on their own.
+ *   LFM (default for LFM2 / LFM2.5): <|tool_call_start|>[get_weather(city="Paris"), now()]<|tool_call_end|>
+ *     Pythonic keyword calls (Python literals: strings with ' " or triple quotes and escapes, numbers,
+ *     True/False/None and true/false/null, lists, tuples, dicts); also the JSON variant
+ *     [{"name": "f", "arguments": {...}}] or a single such object.
+ *   HERMES (Qwen, Hermes): <tool_call>{"name": "f", "arguments": {...}}</tool_call>, one call per block;
+ *     "arguments" may also be a string holding JSON.
+ * Calls as JSON: [{"name":"get_weather","arguments":{"city":"Paris"}}, ...]. Thread-safe (no state). */
+typedef enum leap_function_call_parser {
+    LEAP_FUNCTION_CALL_PARSER_NONE = 0,   /* no parsing: tool-call markup stays text (not valid below) */
+    LEAP_FUNCTION_CALL_PARSER_LFM = 1,
+    LEAP_FUNCTION_CALL_PARSER_HERMES = 2
+} leap_function_call_parser;
+
+/* Parse the function calls in `text`: every marker-delimited block (text outside the blocks is ignored,
+ * a last block without its end marker runs to the end), or, when `text` has no start marker, the whole
+ * text as one body. *out_calls_json receives a compact JSON array (possibly "[]"); release it with
+ * leap_string_free(). A malformed call gives LEAP_ERR_FUNCTION_CALL_PARSING with a message naming the
+ * byte offset in the body, what was expected and found, and quoting the text. NONE or a value outside
+ * the enum gives LEAP_ERR_INVALID_ARGUMENT. */
+LEAP_API leap_status leap_function_calls_parse(leap_function_call_parser parser, const char *text,
+                                               char **out_calls_json);
+/* Write calls in the parser's format, markers included ("" for an empty array): LFM writes one block
+ * with keyword arguments sorted by name and strings double-quoted and escaped; HERMES writes one block
+ * per call, newline-separated, as Qwen templates render them. `calls_json` is a JSON array of
+ * {"name", "arguments"} objects (or one such object; "arguments" an object, a JSON string or absent).
+ * Errors: LEAP_ERR_SERIALIZATION for malformed calls_json. Release *out_text with leap_string_free(). */
+LEAP_API leap_status leap_function_calls_dump(leap_function_call_parser parser, const char *calls_json,
+                                              char **out_text);
+/* ---- end of function-call parsers ---- */
+
 
 #ifdef __cplusplus
 }

@@ -11,6 +11,10 @@ from .errors import (
     GenerationError, InternalError, InvalidArgumentError, LeapError, LeapIOError, LeapMemoryError,
     ModelLoadingError, PromptExceedsContextError, SerializationError, UnsupportedError,
 )
+from .functions import (
+    ArrayType, BooleanType, FunctionCallParser, HermesFunctionCallParser, IntegerType, LeapFunction,
+    LeapFunctionParameter, LFMFunctionCallParser, NullType, NumberType, ObjectType, ParameterType, StringType,
+)
 from .gguf import GGUFFile, GGUFTensor
 from .messages import Audio, AudioPcmF32, ChatMessage, Content, Image, LeapFunctionCall, Role, Text
 
@@ -25,4 +29,7 @@ __all__ = [
     "InternalError",
     "GGUFFile", "GGUFTensor",
     "ChatMessage", "Role", "Text", "Image", "Audio", "AudioPcmF32", "Content", "LeapFunctionCall",
+    "LeapFunction", "LeapFunctionParameter", "ParameterType", "StringType", "NumberType", "IntegerType",
+    "BooleanType", "ArrayType", "ObjectType", "NullType",
+    "FunctionCallParser", "LFMFunctionCallParser", "HermesFunctionCallParser",
 ]
