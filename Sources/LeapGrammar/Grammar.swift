@@ -75,6 +75,9 @@ package final class Grammar: Sendable, CustomStringConvertible {
     package let classes: [ByteSet]
     package let ruleNames: [String]
     package let root: Int32
+    /// Length of the shortest string each rule derives (`unreachableLength` if none).
+    package let ruleMinLength: [Int]
+    static let unreachableLength = Int.max / 4
 
     init(elements: [GrammarElement], altStarts: [Int32], ruleAlts: [Int32], classes: [ByteSet],
          ruleNames: [String], root: Int32) {
@@ -84,6 +87,68 @@ package final class Grammar: Sendable, CustomStringConvertible {
         self.classes = classes
         self.ruleNames = ruleNames
         self.root = root
+        // Fixpoint: a rule's shortest string is its cheapest alternative.
+        var ml = [Int](repeating: Grammar.unreachableLength, count: ruleNames.count)
+        var changed = true
+        while changed {
+            changed = false
+            for r in 0..<ruleNames.count {
+                for a in Int(ruleAlts[r])..<Int(ruleAlts[r + 1]) {
+                    let c = Grammar.tailLength(elements, Int(altStarts[a]), ml)
+                    if c < ml[r] {
+                        ml[r] = c
+                        changed = true
+                    }
+                }
+            }
+        }
+        ruleMinLength = ml
+    }
+
+    /// Shortest length of the elements from `pos` to the end of their alternative.
+    static func tailLength(_ elements: [GrammarElement], _ pos: Int, _ ml: [Int]) -> Int {
+        var total = 0
+        var i = pos
+        while i < elements.count && elements[i].kind != .end {
+            switch elements[i].kind {
+            case .byte, .byteClass: total += 1
+            case .ref: total += ml[Int(elements[i].arg)]
+            case .star, .end: break
+            }
+            total = Swift.min(total, unreachableLength)
+            i += 1
+        }
+        return total
+    }
+
+    func tailLength(_ pos: Int) -> Int { Grammar.tailLength(elements, pos, ruleMinLength) }
+
+    /// Appends a shortest string for the elements from `pos` to the end of their alternative.
+    func appendShortest(from pos: Int, to out: inout [UInt8], depth: Int = 0) {
+        if depth > 10_000 { return }
+        var i = pos
+        while i < elements.count && elements[i].kind != .end {
+            let e = elements[i]
+            switch e.kind {
+            case .byte: out.append(UInt8(truncatingIfNeeded: e.arg))
+            case .byteClass:
+                let set = classes[Int(e.arg)]
+                if let b = (0...255).first(where: { set.contains(UInt8($0)) }) { out.append(UInt8(b)) }
+            case .ref:
+                let r = Int(e.arg)
+                var best = -1, bestLen = Int.max
+                for a in Int(ruleAlts[r])..<Int(ruleAlts[r + 1]) {
+                    let c = tailLength(Int(altStarts[a]))
+                    if c < bestLen {
+                        bestLen = c
+                        best = Int(altStarts[a])
+                    }
+                }
+                if best >= 0 { appendShortest(from: best, to: &out, depth: depth + 1) }
+            case .star, .end: break
+            }
+            i += 1
+        }
     }
 
     package var ruleCount: Int { ruleNames.count }

@@ -340,6 +340,33 @@ package final class GrammarMatcher {
         return u
     }
 
+    /// A shortest byte string that completes the input so far (empty when the matcher can end): what a
+    /// runtime can append to close a document cut short, and how tests force a walk to finish.
+    package func shortestCompletion() -> [UInt8] {
+        if canEnd { return [] }
+        var best: Int32 = -2
+        var bestLen = Int.max
+        for t in stacks {
+            var len = 0
+            var x = t
+            while x >= 0 {
+                len += grammar.tailLength(Int(core.frames[Int(x)].pos))
+                x = core.frames[Int(x)].parent
+            }
+            if len < bestLen {
+                bestLen = len
+                best = t
+            }
+        }
+        var out: [UInt8] = []
+        var x = best
+        while x >= 0 {
+            grammar.appendShortest(from: Int(core.frames[Int(x)].pos), to: &out)
+            x = core.frames[Int(x)].parent
+        }
+        return out
+    }
+
     /// A key that identifies the state (the element positions of every stack).
     func stateKey() -> [Int32] {
         var key: [Int32] = []

@@ -18,11 +18,12 @@ import LeapJSON
 // - Strings: any JSON string (escapes incl. `\uXXXX` with valid surrogate pairs, valid UTF-8, no raw
 //   control characters); `minLength`/`maxLength` count code points (bounds up to 10000); `format`,
 //   `contentEncoding` and `contentMediaType` are ignored (any string).
-// - Numbers and integers: at most 18 integer digits, 16 fraction digits and 2 exponent digits (so a
+// - Numbers and integers: at most 18 integer digits, 20 fraction digits and 2 exponent digits (so a
 //   model cannot run on forever). Integer `minimum`/`maximum`/`exclusive*` are enforced exactly. For
 //   numbers, bounds are enforced through the integer part (no exponent then): an integer part strictly
 //   inside the bounds takes any fraction, the boundary itself only a zero fraction.
-// - `enum`/`const` of any JSON value are emitted in compact form (`{"a":1}`), filtered by `type`.
+// - `enum`/`const` of any JSON value: the exact value (strings and numbers spelled as LeapJSON writes
+//   them; objects keep their key order, whitespace allowed between tokens), filtered by `type`.
 // - `anyOf`/`oneOf` are alternatives (oneOf's exclusivity is not enforced); sibling keywords are merged
 //   into each branch. `allOf` is merged into one schema (conflicting keywords → unsupported).
 // - `$ref` to any JSON pointer inside the document (`#`, `#/$defs/x`, `#/definitions/x`, ...);
@@ -72,7 +73,7 @@ struct SchemaCompiler {
     static let maxRepeat = 10000
     static let maxNesting = 200
     static let maxIntDigits = 18
-    static let maxFracDigits = 16
+    static let maxFracDigits = 20
     static let intCap: Int64 = 999_999_999_999_999_999  // 18 digits
 
     var g = GrammarBuilder()
@@ -271,7 +272,7 @@ struct SchemaCompiler {
             if max > min {
                 for _ in 0..<(max - min) { tail = g.rule(name, [[], item + [.rule(tail)]]) }
             }
-            return g.rule(name, [seq + [.rule(tail)]])
+            return seq.isEmpty ? tail : g.rule(name, [seq + [.rule(tail)]])
         }
         let loop = g.declare(name + "*")
         g.define(loop, [[], item + [.rule(loop)]])
@@ -403,7 +404,7 @@ struct SchemaCompiler {
             if !types.isEmpty { values = values.filter { SchemaCompiler.valueHasType($0, types) } }
             if values.isEmpty { throw invalid(path, "no 'enum'/'const' value has the type \(types.joined(separator: " or "))") }
             var alts: [Seq] = []
-            for v in values { alts.append(GrammarBuilder.literal(v.serialized())) }
+            for v in values { alts.append(literal(v)) }
             return g.rule("enum", alts)
         }
 
@@ -421,6 +422,32 @@ struct SchemaCompiler {
             }
         }
         return alts.count == 1 && alts[0].count == 1 ? ruleOf(alts[0][0]) : g.rule("types", alts)
+    }
+
+    /// Exactly this value: scalars as LeapJSON writes them, objects and arrays with the same keys and
+    /// items in the same order, whitespace allowed between tokens as elsewhere.
+    mutating func literal(_ v: JSONValue) -> Seq {
+        switch v {
+        case .array(let items):
+            if items.isEmpty { return GrammarBuilder.literal("[") + [.rule(ws), .byte(UInt8(ascii: "]"))] }
+            var seq = GrammarBuilder.literal("[") + [.rule(ws)]
+            for (i, x) in items.enumerated() {
+                if i > 0 { seq += [.rule(ws), .byte(UInt8(ascii: ",")), .rule(ws)] }
+                seq += literal(x)
+            }
+            return seq + [.rule(ws), .byte(UInt8(ascii: "]"))]
+        case .object(let o):
+            if o.isEmpty { return GrammarBuilder.literal("{") + [.rule(ws), .byte(UInt8(ascii: "}"))] }
+            var seq = GrammarBuilder.literal("{") + [.rule(ws)]
+            for (i, e) in o.entries.enumerated() {
+                if i > 0 { seq += [.rule(ws), .byte(UInt8(ascii: ",")), .rule(ws)] }
+                seq += GrammarBuilder.literal(JSONValue.string(e.key).serialized())
+                seq += [.rule(ws), .byte(UInt8(ascii: ":")), .rule(ws)] + literal(e.value)
+            }
+            return seq + [.rule(ws), .byte(UInt8(ascii: "}"))]
+        default:
+            return GrammarBuilder.literal(v.serialized())
+        }
     }
 
     private func ruleOf(_ s: GrammarBuilder.Symbol) -> Int {
