@@ -4,6 +4,7 @@
 // the output projection is tied to the embedding unless `output.weight` exists.
 import LeapCore
 import LeapGGUF
+import LeapKernels
 
 enum LFM2 {
     static func load(_ file: GGUFFile) throws -> (ModelConfig, ModelWeights) {
