@@ -10,6 +10,7 @@ let suites: [String: ([String]) -> Void] = [
     "json": benchJSON,
     "gguf": benchGGUF,
     "audio": benchAudio,
+    "kernels": benchKernels,
 ]
 
 let argv = CommandLine.arguments
