@@ -9,7 +9,7 @@
 //   LeapAudio ─────────────────────────────────────────────┤
 //   LeapGGUF ──► LeapTokenizer ────────────────────────────┤
 //   LeapGGUF, CLeapKernels ──► LeapKernels ──► LeapModels ─┼─► LeapRuntime ──► LeapCAPI (+ CLeap = include/leap.h)
-//   LeapSampling ──────────────────────────────────────────┘
+//   LeapSampling, LeapToolCalls, LeapGrammar ──────────────┘
 //
 // Release builds link the Swift runtime statically: scripts/build.sh passes `-Xswiftc -static-stdlib`
 // (putting it in linkerSettings would break `swift test`).
@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "LeapCore", swiftSettings: swift5, linkerSettings: [.linkedLibrary("m")]),
         .target(name: "LeapJSON", dependencies: ["LeapCore"], swiftSettings: swift5),
         .target(name: "LeapMessages", dependencies: ["LeapCore", "LeapJSON", "LeapAudio"], swiftSettings: swift5),
-        .target(name: "LeapAudio", dependencies: ["LeapCore"], swiftSettings: fast),
+        .target(name: "LeapAudio", dependencies: ["LeapCore", "CLeapKernels"], swiftSettings: fast),
         .target(name: "LeapGGUF", dependencies: ["LeapCore"], swiftSettings: fast),
         .target(
             name: "CLeapKernels",
@@ -43,12 +43,14 @@ let package = Package(
         .target(name: "LeapTokenizer", dependencies: ["LeapCore", "LeapGGUF"], swiftSettings: fast),
         .target(name: "LeapChatTemplate", dependencies: ["LeapCore", "LeapJSON"], swiftSettings: swift5),
         .target(name: "LeapSampling", dependencies: ["LeapCore"], swiftSettings: fast),
+        .target(name: "LeapToolCalls", dependencies: ["LeapCore", "LeapJSON", "LeapMessages"], swiftSettings: swift5),
+        .target(name: "LeapGrammar", dependencies: ["LeapCore", "LeapJSON"], swiftSettings: fast),
         .target(name: "LeapModels", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels"], swiftSettings: fast),
         .target(
             name: "LeapRuntime",
             dependencies: [
                 "LeapCore", "LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapTokenizer", "LeapChatTemplate",
-                "LeapKernels", "LeapModels", "LeapSampling",
+                "LeapKernels", "LeapModels", "LeapSampling", "LeapToolCalls", "LeapGrammar",
             ],
             swiftSettings: fast),
 
@@ -71,7 +73,8 @@ let package = Package(
             swiftSettings: fast),
         .executableTarget(
             name: "LeapFuzz",
-            dependencies: ["LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapTokenizer", "LeapChatTemplate", "LeapRuntime"],
+            dependencies: ["LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapTokenizer", "LeapChatTemplate",
+                           "LeapToolCalls", "LeapGrammar", "LeapRuntime"],
             swiftSettings: swift5),
 
         // Tests: one target per module. Tests use only `package`/`public` API (no @testable), so they
@@ -79,11 +82,13 @@ let package = Package(
         .testTarget(name: "LeapJSONTests", dependencies: ["LeapJSON"], swiftSettings: swift5),
         .testTarget(name: "LeapMessagesTests", dependencies: ["LeapMessages"], swiftSettings: swift5),
         .testTarget(name: "LeapAudioTests", dependencies: ["LeapAudio"], swiftSettings: swift5),
-        .testTarget(name: "LeapGGUFTests", dependencies: ["LeapGGUF"], swiftSettings: swift5),
+        .testTarget(name: "LeapGGUFTests", dependencies: ["LeapGGUF"], swiftSettings: fast),
         .testTarget(name: "LeapKernelsTests", dependencies: ["LeapKernels", "LeapGGUF"], swiftSettings: fast),
         .testTarget(name: "LeapTokenizerTests", dependencies: ["LeapTokenizer", "LeapGGUF"], swiftSettings: swift5),
         .testTarget(name: "LeapChatTemplateTests", dependencies: ["LeapChatTemplate", "LeapJSON"], swiftSettings: swift5),
         .testTarget(name: "LeapSamplingTests", dependencies: ["LeapSampling"], swiftSettings: swift5),
+        .testTarget(name: "LeapToolCallsTests", dependencies: ["LeapToolCalls", "LeapJSON", "LeapMessages"], swiftSettings: swift5),
+        .testTarget(name: "LeapGrammarTests", dependencies: ["LeapGrammar", "LeapJSON"], swiftSettings: swift5),
         .testTarget(name: "LeapModelsTests", dependencies: ["LeapModels", "LeapGGUF", "LeapKernels", "LeapTokenizer"], swiftSettings: fast),
         .testTarget(name: "LeapRuntimeTests", dependencies: ["LeapRuntime", "LeapMessages", "LeapJSON"], swiftSettings: swift5),
         .testTarget(name: "LeapCAPITests", dependencies: ["LeapCAPI", "CLeap"], swiftSettings: swift5),

@@ -30,6 +30,7 @@ int lk_isa_available(int isa) {
     case LK_ISA_AVX2: return (f & (LK_CPU_AVX2 | LK_CPU_FMA | LK_CPU_F16C)) == (LK_CPU_AVX2 | LK_CPU_FMA | LK_CPU_F16C);
     case LK_ISA_AVX512: return lk_isa_available(LK_ISA_AVX2) && (f & LK_CPU_AVX512);
     case LK_ISA_NEON: return (f & LK_CPU_NEON) != 0;
+    case LK_ISA_AVX512_NOVNNI: return lk_isa_available(LK_ISA_AVX512);
     default: return 0;
     }
 }
@@ -47,6 +48,7 @@ const char *lk_isa_name(int isa) {
     case LK_ISA_AVX2: return "avx2";
     case LK_ISA_AVX512: return (lk_cpu_features() & LK_CPU_AVX512VNNI) ? "avx512-vnni" : "avx512";
     case LK_ISA_NEON: return "neon";
+    case LK_ISA_AVX512_NOVNNI: return "avx512-novnni";
     default: return "unknown";
     }
 }
@@ -55,6 +57,7 @@ const char *lk_isa_name(int isa) {
 static lk_kernel_table tables[LK_ISA_COUNT];
 static atomic_int current_isa = -1;
 static atomic_int tables_ready = 0;
+static _Thread_local int thread_isa = -1;
 
 static void build_tables(void) {
     lk_fill_scalar(&tables[LK_ISA_SCALAR]);
@@ -62,7 +65,11 @@ static void build_tables(void) {
     tables[LK_ISA_NEON] = tables[LK_ISA_SCALAR];
     if (lk_isa_available(LK_ISA_AVX2)) lk_fill_avx2(&tables[LK_ISA_AVX2]);
     tables[LK_ISA_AVX512] = tables[LK_ISA_AVX2];
-    if (lk_isa_available(LK_ISA_AVX512)) lk_fill_avx512(&tables[LK_ISA_AVX512]);
+    tables[LK_ISA_AVX512_NOVNNI] = tables[LK_ISA_AVX2];
+    if (lk_isa_available(LK_ISA_AVX512)) {
+        lk_fill_avx512(&tables[LK_ISA_AVX512], 1);
+        lk_fill_avx512(&tables[LK_ISA_AVX512_NOVNNI], 0);
+    }
     if (lk_isa_available(LK_ISA_NEON)) lk_fill_neon(&tables[LK_ISA_NEON]);
 }
 
@@ -80,7 +87,8 @@ static void ensure_tables(void) {
 
 const lk_kernel_table *lk_kernels(void) {
     ensure_tables();
-    return &tables[atomic_load_explicit(&current_isa, memory_order_relaxed)];
+    const int isa = thread_isa >= 0 ? thread_isa : atomic_load_explicit(&current_isa, memory_order_relaxed);
+    return &tables[isa];
 }
 
 int lk_set_isa(int isa) {
@@ -90,9 +98,17 @@ int lk_set_isa(int isa) {
     return 1;
 }
 
+int lk_set_thread_isa(int isa) {
+    ensure_tables();
+    if (isa < 0) { thread_isa = -1; return 1; }
+    if (!lk_isa_available(isa)) return 0;
+    thread_isa = isa;
+    return 1;
+}
+
 int lk_get_isa(void) {
     ensure_tables();
-    return atomic_load(&current_isa);
+    return thread_isa >= 0 ? thread_isa : atomic_load(&current_isa);
 }
 
 /* ---- types ---- */

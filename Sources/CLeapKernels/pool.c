@@ -34,6 +34,7 @@ struct lk_pool {
     lk_task_fn fn;
     void *ctx;
     int32_t n_tasks;
+    int isa; /* the caller's kernel path, applied on the workers */
     atomic_int next_task;
     atomic_int done_workers;
 };
@@ -66,7 +67,7 @@ static void *worker_main(void *varg) {
     worker_arg arg = *(worker_arg *)varg;
     free(varg);
     lk_pool *p = arg.pool;
-    uint32_t seen = atomic_load(&p->generation);
+    uint32_t seen = 0; /* the generation at creation: a run may start before this thread does */
     for (;;) {
         /* wait for a new generation: spin, then sleep */
         uint32_t g = atomic_load_explicit(&p->generation, memory_order_acquire);
@@ -89,6 +90,7 @@ static void *worker_main(void *varg) {
         }
         seen = g;
         if (atomic_load(&p->stop)) break;
+        if (p->isa != lk_get_isa()) lk_set_thread_isa(p->isa);
         run_tasks(p, arg.index);
         atomic_fetch_add_explicit(&p->done_workers, 1, memory_order_release);
     }
@@ -135,6 +137,7 @@ void lk_pool_run(lk_pool *p, lk_task_fn fn, void *ctx, int32_t n_tasks) {
     p->fn = fn;
     p->ctx = ctx;
     p->n_tasks = n_tasks;
+    p->isa = lk_get_isa();
     atomic_store_explicit(&p->next_task, 0, memory_order_relaxed);
     atomic_store_explicit(&p->done_workers, 0, memory_order_relaxed);
     atomic_fetch_add(&p->generation, 1); /* seq_cst: publishes the job */

@@ -16,6 +16,7 @@ class HandleBox {
         case function = 0x464E_4331
         case options = 0x4F50_5431
         case stream = 0x5354_5231
+        case resampler = 0x5253_4D31
     }
 
     /// Set to 0 by `release` so that a dangling double free is caught as long as the memory is not reused.
@@ -26,6 +27,9 @@ class HandleBox {
 }
 
 enum Handle {
+    /// Byte offset of `HandleBox.tag` inside the object (after the isa pointer and the refcount word).
+    static let tagOffset = 2 * MemoryLayout<UInt>.size
+
     /// create: +1 retain, handed to C.
     static func retain(_ box: HandleBox) -> OpaquePointer {
         OpaquePointer(Unmanaged.passRetained(box).toOpaque())
@@ -35,10 +39,14 @@ enum Handle {
     static func borrow<T: HandleBox>(_ p: OpaquePointer?, _ type: T.Type, kind: HandleBox.Kind, _ name: StaticString) throws -> T {
         guard let p else { throw LeapError.invalidArgument("\(name) must not be NULL") }
         let raw = UnsafeRawPointer(p)
-        // The tag is the first stored property after the object header; read it before casting so that a
-        // pointer to some other kind of object is rejected rather than misused.
+        // The tag is the first stored property, right after the 16-byte object header (isa + refcount).
+        // Read it as raw memory before forming a reference, so that a pointer to something else (another
+        // library's object, a freed handle) is rejected without touching its "reference count".
+        guard raw.load(fromByteOffset: tagOffset, as: UInt32.self) == kind.rawValue else {
+            throw LeapError.invalidArgument("\(name) is not a valid \(kind) handle (wrong kind of handle, or already freed)")
+        }
         let box = Unmanaged<HandleBox>.fromOpaque(raw).takeUnretainedValue()
-        guard box.tag == kind.rawValue, let typed = box as? T else {
+        guard let typed = box as? T else {
             throw LeapError.invalidArgument("\(name) is not a valid \(kind) handle (wrong kind of handle, or already freed)")
         }
         return typed
@@ -47,9 +55,8 @@ enum Handle {
     /// free: drop the C reference. NULL and handles of another kind are ignored.
     static func release(_ p: OpaquePointer?, kind: HandleBox.Kind) {
         guard let p else { return }
-        let box = Unmanaged<HandleBox>.fromOpaque(UnsafeRawPointer(p)).takeUnretainedValue()
-        guard box.tag == kind.rawValue else { return }
-        box.invalidate()
+        guard UnsafeRawPointer(p).load(fromByteOffset: tagOffset, as: UInt32.self) == kind.rawValue else { return }
+        Unmanaged<HandleBox>.fromOpaque(UnsafeRawPointer(p)).takeUnretainedValue().invalidate()
         Unmanaged<HandleBox>.fromOpaque(UnsafeRawPointer(p)).release()
     }
 }

@@ -137,6 +137,20 @@ package final class GGUFFile: @unchecked Sendable {
         }
     }
 
+    /// Rows `rows` of `tensor` dequantized into `out` (`rows.count * tensor.rowLength` floats).
+    package func dequantizeRows(_ tensor: GGUFTensorInfo, _ rows: Range<Int>, into out: UnsafeMutablePointer<Float>) throws {
+        guard rows.lowerBound >= 0, rows.upperBound <= tensor.rowCount else {
+            throw LeapError.invalidArgument("rows \(rows) are out of range for tensor '\(tensor.name)' (\(tensor.rowCount) rows)")
+        }
+        let data = tensorData(tensor)
+        guard data.count == tensor.byteCount else {
+            throw LeapError.invalidArgument("tensor '\(tensor.name)' does not belong to \(path)")
+        }
+        guard !rows.isEmpty, let base = data.baseAddress else { return }
+        LeapGGUF.dequantize(type: tensor.type, src: base + rows.lowerBound * tensor.rowBytes,
+                            count: rows.count * tensor.rowLength, into: out)
+    }
+
     /// The whole tensor dequantized to floats (`elementCount` values, ne0 fastest).
     package func dequantize(_ tensor: GGUFTensorInfo) throws -> [Float] {
         let data = tensorData(tensor)

@@ -84,7 +84,7 @@ extension Kernels {
 
 /// Which SIMD path the C kernels use (tests and benchmarks compare and force them).
 package enum KernelISA: Int32, CaseIterable, Sendable {
-    case scalar = 0, avx2 = 1, avx512 = 2, neon = 3
+    case scalar = 0, avx2 = 1, avx512 = 2, neon = 3, avx512NoVNNI = 4
 
     package var isAvailable: Bool { lk_isa_available(rawValue) != 0 }
     package var name: String { String(cString: lk_isa_name(rawValue)) }
@@ -94,4 +94,12 @@ package enum KernelISA: Int32, CaseIterable, Sendable {
     /// Forces this path process-wide; returns false (and changes nothing) if the CPU lacks it.
     @discardableResult
     package func select() -> Bool { lk_set_isa(rawValue) != 0 }
+
+    /// Runs `body` with this path forced on the current thread only (and in pool runs it starts), so tests
+    /// running in parallel do not see each other's choice. Returns nil if the CPU lacks the path.
+    package func withThreadSelection<R>(_ body: () throws -> R) rethrows -> R? {
+        guard lk_set_thread_isa(rawValue) != 0 else { return nil }
+        defer { lk_set_thread_isa(-1) }
+        return try body()
+    }
 }

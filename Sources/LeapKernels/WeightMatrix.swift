@@ -45,3 +45,21 @@ package struct WeightMatrix: @unchecked Sendable {
         GGMLType(rawValue: UInt32(lk_activation_type(Int32(type.rawValue)))) ?? .f32
     }
 }
+
+extension WeightMatrix {
+    /// A 2-D tensor of a loaded GGUF file (`ne = [cols, rows]`; higher dims must be 1). Valid while `file` lives.
+    package init(file: GGUFFile, tensor: GGUFTensorInfo) throws {
+        let ne = tensor.ne4
+        guard ne[2] == 1, ne[3] == 1 else {
+            throw LeapError(.modelLoading, "tensor '\(tensor.name)' has shape \(tensor.ne), expected a 2-D matrix")
+        }
+        let data = file.tensorData(tensor)
+        guard let base = data.baseAddress, data.count == tensor.byteCount else {
+            throw LeapError(.modelLoading, "tensor '\(tensor.name)' has no data in \(file.path)")
+        }
+        try self.init(type: tensor.type, rows: ne[1], cols: ne[0], data: base)
+        guard byteCount == tensor.byteCount else {
+            throw LeapError(.modelLoading, "tensor '\(tensor.name)': \(tensor.byteCount) bytes, expected \(byteCount)")
+        }
+    }
+}

@@ -82,8 +82,8 @@ struct GGUFBuilder {
 
     mutating func addTensor(_ name: String, _ ne: [UInt64], _ type: GGMLType, data: [UInt8]? = nil, offset: UInt64? = nil) {
         var n = 1
-        for d in ne { n *= Int(d) }
-        let bytes = data ?? [UInt8](repeating: 0, count: n / type.blockSize * type.blockBytes)
+        for d in ne { n &*= Int(truncatingIfNeeded: d) }
+        let bytes = data ?? [UInt8](repeating: 0, count: max(0, n / type.blockSize * type.blockBytes))
         tensors.append(Tensor(name: name, ne: ne, type: type.rawValue, offset: offset, data: bytes))
     }
 
@@ -96,6 +96,8 @@ struct GGUFBuilder {
         for t in tensors {
             let off = t.offset ?? next
             offsets.append(off)
+            // Crafted far-away offsets (tests of "past the end") don't grow the data section.
+            guard off < 1 << 24 else { continue }
             next = max(next, (off + UInt64(t.data.count) + UInt64(alignment) - 1) / UInt64(alignment) * UInt64(alignment))
         }
         for (t, off) in zip(tensors, offsets) {

@@ -1,1 +1,0 @@
-// LeapMessages: chat messages, content parts and their JSON wire format (issue 2).

@@ -1,0 +1,1 @@
+// LeapToolCalls: function definitions, tool-call parsers (LFM pythonic, JSON, Hermes), streamed response routing (issue 6).

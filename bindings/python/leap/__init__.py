@@ -1,0 +1,28 @@
+"""libleap for Python: on-device LLM inference with the LEAP conversation API.
+
+Everything here is a thin, typed layer over the C library (``include/leap.h``); errors raise subclasses
+of :class:`LeapError` chosen by the C status code.
+"""
+from __future__ import annotations
+
+from . import _lib, audio
+from .errors import (
+    AudioFormatError, BufferTooSmallError, BusyError, CancelledError, FormatError, FunctionCallParsingError,
+    GenerationError, InternalError, InvalidArgumentError, LeapError, LeapIOError, LeapMemoryError,
+    ModelLoadingError, PromptExceedsContextError, SerializationError, UnsupportedError,
+)
+from .gguf import GGUFFile, GGUFTensor
+from .messages import Audio, AudioPcmF32, ChatMessage, Content, Image, LeapFunctionCall, Role, Text
+
+__version__ = (_lib.leap_version_string() or b"0.0.0").decode()
+library_path = _lib.path
+
+__all__ = [
+    "__version__", "library_path", "audio",
+    "LeapError", "InvalidArgumentError", "LeapIOError", "FormatError", "UnsupportedError", "SerializationError",
+    "AudioFormatError", "ModelLoadingError", "GenerationError", "PromptExceedsContextError",
+    "FunctionCallParsingError", "CancelledError", "BusyError", "LeapMemoryError", "BufferTooSmallError",
+    "InternalError",
+    "GGUFFile", "GGUFTensor",
+    "ChatMessage", "Role", "Text", "Image", "Audio", "AudioPcmF32", "Content", "LeapFunctionCall",
+]

