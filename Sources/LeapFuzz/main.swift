@@ -16,6 +16,7 @@ let targets: [String: FuzzTarget] = [
     "message": fuzzMessage,
     "gguf": fuzzGGUF,
     "wav": fuzzWAV,
+    "toolcalls": fuzzToolCalls,
 ]
 
 func usage() -> Never {
