@@ -157,3 +157,11 @@ final class TemplateAdapter: ChatTemplateBackend, @unchecked Sendable {
                                    bosToken: bos, eosToken: eos, extra: extra)
     }
 }
+
+extension ModelRunner {
+    /// The engine objects behind a runner loaded from a GGUF (nil for other backends), for the low-level
+    /// evaluation and tokenizer APIs.
+    package var languageModel: LanguageModel? { (model as? LanguageModelAdapter)?.model }
+    package var textTokenizer: Tokenizer? { (tokenizer as? TokenizerAdapter)?.tokenizer }
+    package var chatTemplate: ChatTemplate? { (template as? TemplateAdapter)?.template }
+}
