@@ -95,6 +95,7 @@ package final class Generation {
     private func start() throws {
         startTime = monotonicSeconds()
         let history = conversation.history
+        try Generation.checkContentIsSupported(history)
         let builder = PromptBuilder(runner: runner)
         let promptText = try builder.text(for: history, tools: conversation.functions, options: options)
         // Templates of reasoning models may open the think block in the generation prompt.
@@ -209,6 +210,22 @@ package final class Generation {
         state = .done
         conversation.finishGenerating()
         queue.append(.complete(message: message, finishReason: reason, stats: stats))
+    }
+
+    /// Text models cannot see images or hear audio: say so instead of silently dropping the parts.
+    static func checkContentIsSupported(_ history: [ChatMessage]) throws {
+        for (i, m) in history.enumerated() {
+            for (j, part) in m.content.enumerated() {
+                switch part {
+                case .text: continue
+                case .image:
+                    throw LeapError(.unsupported, "history[\(i)].content[\(j)]: an image part needs a vision model with its projector (mmproj); this engine runs text models only")
+                case .audio, .audioPCMF32:
+                    guard m.role != .assistant else { continue }  // generated audio in the history is only replayed as text
+                    throw LeapError(.unsupported, "history[\(i)].content[\(j)]: an audio part needs an audio model with its projector (mmproj); this engine runs text models only")
+                }
+            }
+        }
     }
 
     static func samplerParams(_ o: GenerationOptions, _ d: SamplingDefaults) -> SamplerParams {

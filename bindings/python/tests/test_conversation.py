@@ -151,3 +151,71 @@ def test_bad_inputs(model):
         model.create_conversation_from_history('[{"role": "wizard", "content": "x"}]')
     with pytest.raises(leap.InvalidArgumentError, match="1bad"):
         model.create_conversation().register_function({"type": "function", "function": {"name": "1bad"}})
+
+
+def test_media_parts_need_a_multimodal_model(model):
+    conv = model.create_conversation()
+    msg = leap.ChatMessage(leap.Role.USER, [leap.Text("What is this?"), leap.Image(b"\xff\xd8\xff\xe0" + bytes(16))])
+    with pytest.raises(leap.UnsupportedError, match="vision model"):
+        list(conv.generate_response(msg, GREEDY))
+    assert not conv.is_generating
+
+
+# A JSON Schema subset validator (enough for the schemas below), independent of the library.
+def validate(value, schema):
+    t = schema.get("type")
+    if "enum" in schema:
+        assert value in schema["enum"], (value, schema)
+    if "anyOf" in schema:
+        errors = 0
+        for s in schema["anyOf"]:
+            try:
+                validate(value, s)
+            except AssertionError:
+                errors += 1
+        assert errors < len(schema["anyOf"]), (value, schema)
+    if t == "object":
+        assert isinstance(value, dict)
+        for k in schema.get("required", []):
+            assert k in value, (k, value)
+        for k, v in value.items():
+            assert k in schema.get("properties", {}), (k, schema)
+            validate(v, schema["properties"][k])
+    elif t == "array":
+        assert isinstance(value, list)
+        assert len(value) <= schema.get("maxItems", len(value))
+        for v in value:
+            validate(v, schema.get("items", {}))
+    elif t == "string":
+        assert isinstance(value, str)
+    elif t == "integer":
+        assert isinstance(value, int) and not isinstance(value, bool)
+    elif t == "number":
+        assert isinstance(value, (int, float)) and not isinstance(value, bool)
+    elif t == "boolean":
+        assert isinstance(value, bool)
+    elif t == "null":
+        assert value is None
+
+
+SCHEMAS = [
+    {"type": "object", "properties": {"city": {"type": "string"}, "population": {"type": "integer"}},
+     "required": ["city", "population"]},
+    {"type": "array", "items": {"type": "object", "properties": {"name": {"type": "string"}, "age": {"type": "number"}},
+                                "required": ["name"]}, "maxItems": 3},
+    {"type": "object", "properties": {"answer": {"enum": ["yes", "no"]}, "sure": {"type": "boolean"},
+                                      "note": {"anyOf": [{"type": "string"}, {"type": "null"}]}},
+     "required": ["answer", "sure", "note"]},
+    {"type": "integer"},
+]
+
+
+@pytest.mark.parametrize("schema", SCHEMAS)
+def test_json_schema_constraint_always_gives_valid_json(model, schema):
+    for seed in (1, 2):
+        conv = model.create_conversation()
+        options = leap.GenerationOptions(temperature=0.8, rng_seed=seed, max_tokens=200, json_schema_constraint=schema)
+        text, done = run(conv, "Answer with JSON about Paris.", options)
+        assert done.finish_reason in (leap.GenerationFinishReason.CONSTRAINT, leap.GenerationFinishReason.STOP), text
+        validate(json.loads(done.full_message.text), schema)
+
