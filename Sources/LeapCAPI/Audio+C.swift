@@ -67,7 +67,7 @@ public func leap_audio_resample(_ samples: UnsafePointer<Float>?, _ n: Int, _ fr
         let outCount = try required(outCount, "out_count")
         outSamples.pointee = nil
         outCount.pointee = 0
-        var r = try Resampler(inputRate: try rate(fromRate, "from_rate"), outputRate: try rate(toRate, "to_rate"))
+        let r = try Resampler(inputRate: try rate(fromRate, "from_rate"), outputRate: try rate(toRate, "to_rate"))
         var out = r.process(try floats(samples, n, "samples"))
         out.append(contentsOf: r.flush())
         outSamples.pointee = try ownedBuffer(out)
