@@ -82,7 +82,7 @@ let package = Package(
         .testTarget(name: "LeapJSONTests", dependencies: ["LeapJSON"], swiftSettings: swift5),
         .testTarget(name: "LeapMessagesTests", dependencies: ["LeapMessages"], swiftSettings: swift5),
         .testTarget(name: "LeapAudioTests", dependencies: ["LeapAudio"], swiftSettings: swift5),
-        .testTarget(name: "LeapGGUFTests", dependencies: ["LeapGGUF"], swiftSettings: swift5),
+        .testTarget(name: "LeapGGUFTests", dependencies: ["LeapGGUF"], swiftSettings: fast),
         .testTarget(name: "LeapKernelsTests", dependencies: ["LeapKernels", "LeapGGUF"], swiftSettings: fast),
         .testTarget(name: "LeapTokenizerTests", dependencies: ["LeapTokenizer", "LeapGGUF"], swiftSettings: swift5),
         .testTarget(name: "LeapChatTemplateTests", dependencies: ["LeapChatTemplate", "LeapJSON"], swiftSettings: swift5),

@@ -8,7 +8,9 @@ import Glibc
 
 let suites: [String: ([String]) -> Void] = [
     "json": benchJSON,
+    "gguf": benchGGUF,
     "audio": benchAudio,
+    "toolcalls": benchToolCalls,
 ]
 
 let argv = CommandLine.arguments

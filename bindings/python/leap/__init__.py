@@ -11,6 +11,11 @@ from .errors import (
     GenerationError, InternalError, InvalidArgumentError, LeapError, LeapIOError, LeapMemoryError,
     ModelLoadingError, PromptExceedsContextError, SerializationError, UnsupportedError,
 )
+from .functions import (
+    ArrayType, BooleanType, FunctionCallParser, HermesFunctionCallParser, IntegerType, LeapFunction,
+    LeapFunctionParameter, LFMFunctionCallParser, NullType, NumberType, ObjectType, ParameterType, StringType,
+)
+from .gguf import GGUFFile, GGUFTensor
 from .messages import Audio, AudioPcmF32, ChatMessage, Content, Image, LeapFunctionCall, Role, Text
 
 __version__ = (_lib.leap_version_string() or b"0.0.0").decode()
@@ -22,5 +27,9 @@ __all__ = [
     "AudioFormatError", "ModelLoadingError", "GenerationError", "PromptExceedsContextError",
     "FunctionCallParsingError", "CancelledError", "BusyError", "LeapMemoryError", "BufferTooSmallError",
     "InternalError",
+    "GGUFFile", "GGUFTensor",
     "ChatMessage", "Role", "Text", "Image", "Audio", "AudioPcmF32", "Content", "LeapFunctionCall",
+    "LeapFunction", "LeapFunctionParameter", "ParameterType", "StringType", "NumberType", "IntegerType",
+    "BooleanType", "ArrayType", "ObjectType", "NullType",
+    "FunctionCallParser", "LFMFunctionCallParser", "HermesFunctionCallParser",
 ]
