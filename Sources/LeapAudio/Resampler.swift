@@ -44,6 +44,10 @@ package final class Resampler {
             let nyquist = Double(outputRate) / 2
             let passEdge = quality.passband * nyquist
             sharpHalfLength = Resampler.halfLength(quality.filterSeconds(transitionHz: nyquist - passEdge), rate: rate)
+            guard sharpHalfLength <= Resampler.maxHalfLength else {
+                throw LeapError(.invalidArgument,
+                    "resampling \(inputRate) Hz to \(outputRate) Hz would need a \(2 * sharpHalfLength)-tap filter; ratios this extreme are not supported (at most \(2 * Resampler.maxHalfLength) taps)")
+            }
             let table = PolyphaseTable(rows: 1, rowDenominator: 1, halfLength: sharpHalfLength,
                                        cutoff: (passEdge + nyquist) / 2 / Double(rate), beta: beta)
             sharp = FFTFilterStage(table: table, upsample: 1)
@@ -62,6 +66,10 @@ package final class Resampler {
             }
         }
     }
+
+    /// Bound on the steep filter (memory and time grow with it): reached only by extreme down-sampling
+    /// from odd rates (e.g. 999983 Hz -> 1 kHz), which no input path needs.
+    static let maxHalfLength = 16_384
 
     static func halfLength(_ seconds: Double, rate: Int) -> Int { max(2, Int((seconds * Double(rate) / 2).rounded(.up))) }
 

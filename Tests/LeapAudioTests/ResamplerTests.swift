@@ -141,6 +141,17 @@ struct LCG {
         for v in y[1_000..<(y.count - 1_000)] { #expect(abs(v - 0.25) < 1e-6) }
     }
 
+    @Test func extremeRatiosAreRejectedNotAllocated() throws {
+        #expect(throws: LeapError.self) { _ = try Resampler(inputRate: 999_983, outputRate: 1_000) }
+        #expect(throws: LeapError.self) { _ = try Resampler(inputRate: 1_000_000, outputRate: 1) }
+        // The extremes the model input path can meet work: 1 MHz and 1 Hz to 16 kHz.
+        let down = try Resampler.resample([Float](repeating: 0.25, count: 200_000), from: 1_000_000, to: 16_000)
+        #expect(down.count == 3_200 && abs(down[1_600] - 0.25) < 1e-6)
+        let up = try Resampler.resample([0.25, 0.25, 0.25], from: 1, to: 16_000)
+        #expect(up.count == 48_000)
+        #expect(try Resampler.resample(tone(100, rate: 999_983, seconds: 0.05), from: 999_983, to: 16_000).count == 800)
+    }
+
     @Test func rejectsBadRates() {
         for (a, b) in [(0, 16_000), (16_000, 0), (-1, 16_000), (2_000_000, 16_000)] {
             #expect(throws: LeapError.self) { _ = try Resampler(inputRate: a, outputRate: b) }
