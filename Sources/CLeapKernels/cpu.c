@@ -30,6 +30,7 @@ int lk_isa_available(int isa) {
     case LK_ISA_AVX2: return (f & (LK_CPU_AVX2 | LK_CPU_FMA | LK_CPU_F16C)) == (LK_CPU_AVX2 | LK_CPU_FMA | LK_CPU_F16C);
     case LK_ISA_AVX512: return lk_isa_available(LK_ISA_AVX2) && (f & LK_CPU_AVX512);
     case LK_ISA_NEON: return (f & LK_CPU_NEON) != 0;
+    case LK_ISA_AVX512_NOVNNI: return lk_isa_available(LK_ISA_AVX512);
     default: return 0;
     }
 }
@@ -47,6 +48,7 @@ const char *lk_isa_name(int isa) {
     case LK_ISA_AVX2: return "avx2";
     case LK_ISA_AVX512: return (lk_cpu_features() & LK_CPU_AVX512VNNI) ? "avx512-vnni" : "avx512";
     case LK_ISA_NEON: return "neon";
+    case LK_ISA_AVX512_NOVNNI: return "avx512-novnni";
     default: return "unknown";
     }
 }
@@ -63,7 +65,11 @@ static void build_tables(void) {
     tables[LK_ISA_NEON] = tables[LK_ISA_SCALAR];
     if (lk_isa_available(LK_ISA_AVX2)) lk_fill_avx2(&tables[LK_ISA_AVX2]);
     tables[LK_ISA_AVX512] = tables[LK_ISA_AVX2];
-    if (lk_isa_available(LK_ISA_AVX512)) lk_fill_avx512(&tables[LK_ISA_AVX512]);
+    tables[LK_ISA_AVX512_NOVNNI] = tables[LK_ISA_AVX2];
+    if (lk_isa_available(LK_ISA_AVX512)) {
+        lk_fill_avx512(&tables[LK_ISA_AVX512], 1);
+        lk_fill_avx512(&tables[LK_ISA_AVX512_NOVNNI], 0);
+    }
     if (lk_isa_available(LK_ISA_NEON)) lk_fill_neon(&tables[LK_ISA_NEON]);
 }
 

@@ -314,6 +314,24 @@ ENTRY(f32)
 ENTRY(f16)
 ENTRY(bf16)
 
+/* For other paths' tails: s[t] = dot of one weight row with nt (1 or 4) activation rows. */
+void lk_avx2_rows(int type, int64_t n, const void *w, const void *x, size_t xs, float *s, int nt) {
+#define CASE(ID, T)                                       \
+    case ID:                                              \
+        if (nt == 4) T##_rows(n, w, x, xs, s, 4);         \
+        else T##_rows(n, w, x, xs, s, 1);                 \
+        break;
+    switch (type) {
+        CASE(LK_TYPE_Q4_0, q4_0)
+        CASE(LK_TYPE_Q4_1, q4_1)
+        CASE(LK_TYPE_Q5_0, q5_0)
+        CASE(LK_TYPE_Q5_1, q5_1)
+        CASE(LK_TYPE_Q8_0, q8_0)
+    default: break;
+    }
+#undef CASE
+}
+
 /* ------------------------------ activation quantization ------------------------------ */
 
 /* roundf semantics (half away from zero), exactly like the scalar reference */
@@ -427,6 +445,20 @@ static void f32_to_f16_row(const float *src, uint16_t *dst, int64_t n) {
     for (; i < n; i++) dst[i] = lk_f2h(src[i]);
 }
 
+static float stream_sum(const float *x, int64_t n) {
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        a0 = _mm256_add_ps(a0, _mm256_loadu_ps(x + i));
+        a1 = _mm256_add_ps(a1, _mm256_loadu_ps(x + i + 8));
+        a2 = _mm256_add_ps(a2, _mm256_loadu_ps(x + i + 16));
+        a3 = _mm256_add_ps(a3, _mm256_loadu_ps(x + i + 24));
+    }
+    float s = hsum_ps(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
+    for (; i < n; i++) s += x[i];
+    return s;
+}
+
 #pragma clang attribute pop
 
 void lk_fill_avx2(lk_kernel_table *t) {
@@ -448,6 +480,7 @@ void lk_fill_avx2(lk_kernel_table *t) {
     t->quantize[LK_TYPE_Q8_K] = quantize_q8_K;
     t->f16_to_f32 = f16_to_f32_row;
     t->f32_to_f16 = f32_to_f16_row;
+    t->stream_sum = stream_sum;
 }
 
 #else

@@ -92,14 +92,18 @@ typedef struct {
     lk_quant_fn quantize[LK_TYPE_COUNT]; /* for activation types Q8_0, Q8_1, Q8_K */
     void (*f16_to_f32)(const uint16_t *src, float *dst, int64_t n);
     void (*f32_to_f16)(const float *src, uint16_t *dst, int64_t n);
+    float (*stream_sum)(const float *x, int64_t n); /* memory-bandwidth probe */
 } lk_kernel_table;
 
 /* Each file fills the entries it implements (on top of the scalar ones). */
 void lk_fill_scalar(lk_kernel_table *t);
 void lk_fill_avx2(lk_kernel_table *t);
-void lk_fill_avx512(lk_kernel_table *t);
+void lk_fill_avx512(lk_kernel_table *t, int use_vnni);
 void lk_fill_neon(lk_kernel_table *t);
 const lk_kernel_table *lk_kernels(void);
+
+/* AVX2 row kernels of the 32-block types (used for the odd last block of the AVX-512 kernels). */
+void lk_avx2_rows(int type, int64_t n, const void *w, const void *x, size_t xs, float *s, int nt);
 
 /* Scalar reference routines used by other paths for tails and unimplemented types. */
 void lk_quantize_row_q8_0_ref(const float *x, void *y, int64_t n);

@@ -517,6 +517,17 @@ static void f32_to_f16_ref(const float *src, uint16_t *dst, int64_t n) {
     for (int64_t i = 0; i < n; i++) dst[i] = lk_f2h(src[i]);
 }
 
+static float stream_sum_ref(const float *x, int64_t n) {
+    float a[8] = {0};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 8; k++) a[k] += x[i + k];
+    for (; i < n; i++) a[0] += x[i];
+    return a[0] + a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7];
+}
+
+float lk_stream_sum(const float *x, int64_t n) { return lk_kernels()->stream_sum(x, n); }
+
 void lk_fill_scalar(lk_kernel_table *t) {
     memset(t, 0, sizeof(*t));
     t->dot[LK_TYPE_F32] = dot_f32;
@@ -537,4 +548,5 @@ void lk_fill_scalar(lk_kernel_table *t) {
     t->quantize[LK_TYPE_Q8_K] = lk_quantize_row_q8_K_ref;
     t->f16_to_f32 = f16_to_f32_ref;
     t->f32_to_f16 = f32_to_f16_ref;
+    t->stream_sum = stream_sum_ref;
 }

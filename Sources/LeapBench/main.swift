@@ -11,6 +11,7 @@ let suites: [String: ([String]) -> Void] = [
     "gguf": benchGGUF,
     "audio": benchAudio,
     "toolcalls": benchToolCalls,
+    "kernels": benchKernels,
 ]
 
 let argv = CommandLine.arguments

@@ -84,7 +84,7 @@ extension Kernels {
 
 /// Which SIMD path the C kernels use (tests and benchmarks compare and force them).
 package enum KernelISA: Int32, CaseIterable, Sendable {
-    case scalar = 0, avx2 = 1, avx512 = 2, neon = 3
+    case scalar = 0, avx2 = 1, avx512 = 2, neon = 3, avx512NoVNNI = 4
 
     package var isAvailable: Bool { lk_isa_available(rawValue) != 0 }
     package var name: String { String(cString: lk_isa_name(rawValue)) }

@@ -41,7 +41,8 @@ enum {
     LK_ISA_AVX2 = 1,   /* AVX2 + FMA + F16C */
     LK_ISA_AVX512 = 2, /* AVX-512 F/BW/VL (+ VNNI vpdpbusd when the CPU has it) */
     LK_ISA_NEON = 3,   /* aarch64 NEON (+ dotprod when the compiler targets it) */
-    LK_ISA_COUNT = 4
+    LK_ISA_AVX512_NOVNNI = 4, /* AVX-512 without VNNI even if present (to test that variant) */
+    LK_ISA_COUNT = 5
 };
 
 /* Bit set of LK_CPU_* features detected on this CPU. */
@@ -59,7 +60,7 @@ int lk_set_isa(int isa);
 int lk_set_thread_isa(int isa);
 /* The path in effect on this thread. */
 int lk_get_isa(void);
-/* "scalar", "avx2", "avx512", "avx512-vnni", "neon" */
+/* "scalar", "avx2", "avx512", "avx512-vnni", "neon", "avx512-novnni" */
 const char *lk_isa_name(int isa);
 
 /* ---- types ----------------------------------------------------------------------------------- */
@@ -99,6 +100,9 @@ float lk_vec_dot(int type, int64_t n, const void *w, const void *x);
  * y: float, Y[t, r] at y[t * y_row_stride + r]. Rows are independent, so threads split [0, rows). */
 void lk_matmul(int type, const void *w, size_t w_row_bytes, int64_t cols, const void *x, size_t x_row_bytes,
                int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin, int64_t row_end);
+
+/* Σ x[n] with the widest loads available: a streaming-read probe for measuring memory bandwidth. */
+float lk_stream_sum(const float *x, int64_t n);
 
 /* ---- element-wise and normalisation ops (float) ---------------------------------------------- */
 /* y[n] = x / sqrt(mean(x²) + eps) * weight (weight may be NULL = 1). y may alias x. */

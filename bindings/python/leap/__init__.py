@@ -17,6 +17,10 @@ from .functions import (
 )
 from .gguf import GGUFFile, GGUFTensor
 from .messages import Audio, AudioPcmF32, ChatMessage, Content, Image, LeapFunctionCall, Role, Text
+from .conversation import (
+    AudioSample, Chunk, Complete, Conversation, FunctionCalls, GenerationFinishReason, GenerationOptions,
+    GenerationStats, MessageResponse, Model, ReasoningChunk, load_model,
+)
 
 __version__ = (_lib.leap_version_string() or b"0.0.0").decode()
 library_path = _lib.path
@@ -32,4 +36,6 @@ __all__ = [
     "LeapFunction", "LeapFunctionParameter", "ParameterType", "StringType", "NumberType", "IntegerType",
     "BooleanType", "ArrayType", "ObjectType", "NullType",
     "FunctionCallParser", "LFMFunctionCallParser", "HermesFunctionCallParser",
+    "load_model", "Model", "Conversation", "GenerationOptions", "GenerationFinishReason", "GenerationStats",
+    "MessageResponse", "Chunk", "ReasoningChunk", "FunctionCalls", "AudioSample", "Complete",
 ]
