@@ -20,7 +20,13 @@ INLINE float hsum_ps(__m256 v) {
     return _mm_cvtss_f32(r);
 }
 
-INLINE float h2f(uint16_t h) { return _cvtsh_ss(h); }
+/* Not _cvtsh_ss: clang then inserts the half into whatever register holds the accumulator (the other lanes
+ * are "undefined"), chaining every block to the previous FMA. The empty asm forces a clean vmovd. */
+INLINE float h2f(uint16_t h) {
+    __m128i v = _mm_cvtsi32_si128(h);
+    __asm__("" : "+x"(v));
+    return _mm_cvtss_f32(_mm_cvtph_ps(v));
+}
 
 /* 32 nibbles of qs[16] → bytes: low nibbles in elements 0..15, high nibbles in 16..31 (ggml order). */
 INLINE __m256i nibbles_32(const uint8_t *qs) {
