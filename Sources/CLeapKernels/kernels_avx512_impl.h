@@ -28,8 +28,14 @@ INLINE __m512i SFX(load_pair)(const int8_t *a, const int8_t *b) {
                               _mm256_loadu_si256((const __m256i *)b), 1);
 }
 
-INLINE __m512 SFX(scale_pair)(float d0, float d1) {
-    return _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(d0), _mm512_set1_ps(d1));
+/* The f16 fields at a and b as floats in lanes 0 and 1 (one vcvtph2ps for both). */
+INLINE __m128 SFX(h2f_pair)(const uint16_t *a, const uint16_t *b) {
+    return _mm_cvtph_ps(_mm_cvtsi32_si128((int)((uint32_t)*a | ((uint32_t)*b << 16))));
+}
+
+/* lanes 0-7 = v[0], lanes 8-15 = v[1] */
+INLINE __m512 SFX(spread_pair)(__m128 v) {
+    return _mm512_permutexvar_ps(_mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1), _mm512_castps128_ps512(v));
 }
 
 #define ZERO4 {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()}
@@ -41,21 +47,25 @@ INLINE __m512 SFX(scale_pair)(float d0, float d1) {
         const W *w = vw;                                                                                     \
         const int64_t nb = n / QK;                                                                           \
         __m512 acc[4] = ZERO4;                                                                               \
-        float summ[4] = {0, 0, 0, 0};                                                                        \
+        __m128 summ[4] = {_mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps()};           \
         for (int64_t i = 0; i + 1 < nb; i += 2) {                                                            \
             const W *w0 = w + i, *w1 = w + i + 1;                                                            \
             PREP                                                                                             \
-            const float dw0 = h2f(w0->d), dw1 = h2f(w1->d);                                                  \
+            const __m128 dw = SFX(h2f_pair)(&w0->d, &w1->d);                                                 \
             for (int t = 0; t < NT; t++) {                                                                   \
                 const X *x0 = XT(X, t) + i, *x1 = x0 + 1;                                                    \
                 const __m512i y = SFX(load_pair)(x0->qs, x1->qs);                                            \
                 __m512i p = DOT_US(_mm512_setzero_si512(), q, y);                                            \
                 if (OFFSET) p = _mm512_sub_epi32(p, DOT_US(_mm512_setzero_si512(), _mm512_set1_epi8(OFFSET), y)); \
-                acc[t] = _mm512_fmadd_ps(SFX(scale_pair)(dw0 * h2f(x0->d), dw1 * h2f(x1->d)), _mm512_cvtepi32_ps(p), acc[t]); \
-                summ[t] += MTERM;                                                                            \
+                const __m128 d = _mm_mul_ps(dw, SFX(h2f_pair)(&x0->d, &x1->d));                              \
+                acc[t] = _mm512_fmadd_ps(SFX(spread_pair)(d), _mm512_cvtepi32_ps(p), acc[t]);                \
+                MTERM                                                                                        \
             }                                                                                                \
         }                                                                                                    \
-        for (int t = 0; t < NT; t++) s[t] = _mm512_reduce_add_ps(acc[t]) + summ[t];                          \
+        for (int t = 0; t < NT; t++) {                                                                       \
+            const __m128 m = _mm_add_ss(summ[t], _mm_movehdup_ps(summ[t])); /* lanes 0 + 1 */               \
+            s[t] = _mm512_reduce_add_ps(acc[t]) + _mm_cvtss_f32(m);                                          \
+        }                                                                                                    \
         if (nb & 1) { /* odd last block */                                                                  \
             float tail[4];                                                                                   \
             lk_avx2_rows(TYPEID, QK, w + nb - 1, (const uint8_t *)vx + (size_t)(nb - 1) * sizeof(X), xs, tail, NT); \
@@ -63,13 +73,14 @@ INLINE __m512 SFX(scale_pair)(float d0, float d1) {
         }                                                                                                    \
     }
 
-#define PAIR_M(w0, w1, x0, x1) (h2f((w0)->m) * h2f((x0)->s) + h2f((w1)->m) * h2f((x1)->s))
+/* Q8_1 min term m·s of both blocks, accumulated in lanes 0 and 1 */
+#define PAIR_M summ[t] = _mm_fmadd_ps(SFX(h2f_pair)(&w0->m, &w1->m), SFX(h2f_pair)(&x0->s, &x1->s), summ[t]);
 
 PAIR_KERNEL(q4_0, LK_TYPE_Q4_0, block_q4_0, block_q8_0,
-            const __m512i q = SFX(nibbles_64)(w0->qs, w1->qs);, 8, 0.0f)
+            const __m512i q = SFX(nibbles_64)(w0->qs, w1->qs);, 8, )
 
 PAIR_KERNEL(q4_1, LK_TYPE_Q4_1, block_q4_1, block_q8_1,
-            const __m512i q = SFX(nibbles_64)(w0->qs, w1->qs);, 0, PAIR_M(w0, w1, x0, x1))
+            const __m512i q = SFX(nibbles_64)(w0->qs, w1->qs);, 0, PAIR_M)
 
 /* 5th bits: bit j of qh is element j of the block, so the two qh words form the byte mask directly */
 #define Q5_PREP                                                                                              \
@@ -79,8 +90,8 @@ PAIR_KERNEL(q4_1, LK_TYPE_Q4_1, block_q4_1, block_q8_1,
     const __m512i nib = SFX(nibbles_64)(w0->qs, w1->qs);                                                     \
     const __m512i q = _mm512_mask_add_epi8(nib, (__mmask64)h0 | ((__mmask64)h1 << 32), nib, _mm512_set1_epi8(16));
 
-PAIR_KERNEL(q5_0, LK_TYPE_Q5_0, block_q5_0, block_q8_0, Q5_PREP, 16, 0.0f)
-PAIR_KERNEL(q5_1, LK_TYPE_Q5_1, block_q5_1, block_q8_1, Q5_PREP, 0, PAIR_M(w0, w1, x0, x1))
+PAIR_KERNEL(q5_0, LK_TYPE_Q5_0, block_q5_0, block_q8_0, Q5_PREP, 16, )
+PAIR_KERNEL(q5_1, LK_TYPE_Q5_1, block_q5_1, block_q8_1, Q5_PREP, 0, PAIR_M)
 
 /* Q8_0 × Q8_0 is s8 × s8: take |w| and move w's sign onto the activations */
 INLINE void SFX(q8_0)(int64_t n, const void *vw, const void *vx, size_t xs, float *s, const int NT) {
@@ -91,13 +102,14 @@ INLINE void SFX(q8_0)(int64_t n, const void *vw, const void *vx, size_t xs, floa
         const __m512i wq = SFX(load_pair)(w[i].qs, w[i + 1].qs);
         const __m512i aw = _mm512_abs_epi8(wq);
         const __mmask64 neg = _mm512_movepi8_mask(wq);
-        const float dw0 = h2f(w[i].d), dw1 = h2f(w[i + 1].d);
+        const __m128 dw = SFX(h2f_pair)(&w[i].d, &w[i + 1].d);
         for (int t = 0; t < NT; t++) {
             const block_q8_0 *x0 = XT(block_q8_0, t) + i, *x1 = x0 + 1;
             const __m512i y = SFX(load_pair)(x0->qs, x1->qs);
             const __m512i sy = _mm512_mask_sub_epi8(y, neg, _mm512_setzero_si512(), y);
             const __m512i p = DOT_US(_mm512_setzero_si512(), aw, sy);
-            acc[t] = _mm512_fmadd_ps(SFX(scale_pair)(dw0 * h2f(x0->d), dw1 * h2f(x1->d)), _mm512_cvtepi32_ps(p), acc[t]);
+            const __m128 d = _mm_mul_ps(dw, SFX(h2f_pair)(&x0->d, &x1->d));
+            acc[t] = _mm512_fmadd_ps(SFX(spread_pair)(d), _mm512_cvtepi32_ps(p), acc[t]);
         }
     }
     for (int t = 0; t < NT; t++) s[t] = _mm512_reduce_add_ps(acc[t]);
