@@ -61,89 +61,71 @@ INLINE __m256 dot_u8_ps(__m256i w, __m256i x) {
 
 /* ---------------------------------- 32-block types ---------------------------------- */
 
-INLINE void q4_0_rows(int64_t n, const void *vw, const void *vx, size_t xs, float *s, const int NT) {
-    const block_q4_0 *w = vw;
-    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    for (int64_t i = 0; i < n / QK; i++) {
-        const __m256i q = _mm256_sub_epi8(nibbles_32(w[i].qs), _mm256_set1_epi8(8));
-        const float dw = h2f(w[i].d);
-        for (int t = 0; t < NT; t++) {
-            const block_q8_0 *x = XT(block_q8_0, t) + i;
-            const __m256 p = dot_s8_ps(q, _mm256_loadu_si256((const __m256i *)x->qs));
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * h2f(x->d)), p, acc[t]);
-        }
-    }
-    for (int t = 0; t < NT; t++) s[t] = hsum_ps(acc[t]);
+/* The f16 fields at a and b as floats in lanes 0 and 1 (one vcvtph2ps for both). */
+INLINE __m128 h2f_pair(const uint16_t *a, const uint16_t *b) {
+    return _mm_cvtph_ps(_mm_cvtsi32_si128((int)((uint32_t)*a | ((uint32_t)*b << 16))));
 }
+static const uint16_t zero16 = 0;
 
-INLINE void q4_1_rows(int64_t n, const void *vw, const void *vx, size_t xs, float *s, const int NT) {
-    const block_q4_1 *w = vw;
-    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    float summ[4] = {0, 0, 0, 0};
-    for (int64_t i = 0; i < n / QK; i++) {
-        const __m256i q = nibbles_32(w[i].qs);
-        const float dw = h2f(w[i].d), mw = h2f(w[i].m);
-        for (int t = 0; t < NT; t++) {
-            const block_q8_1 *x = XT(block_q8_1, t) + i;
-            const __m256 p = dot_u8_ps(q, _mm256_loadu_si256((const __m256i *)x->qs));
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * h2f(x->d)), p, acc[t]);
-            summ[t] += mw * h2f(x->s);
-        }
-    }
-    for (int t = 0; t < NT; t++) s[t] = hsum_ps(acc[t]) + summ[t];
-}
+/* Weight preparation per block `wb` → `q` (32 bytes in element order), and the matching product. */
+#define PREP_Q4_0 const __m256i q = _mm256_sub_epi8(nibbles_32(wb->qs), _mm256_set1_epi8(8));
+#define PREP_Q4_1 const __m256i q = nibbles_32(wb->qs);
+/* Q5_0: q − 16 as s8: nibble | 0xF0 when the 5th bit is clear (= nibble − 16), the nibble when set */
+#define PREP_Q5_0                                                                                            \
+    const __m256i q = _mm256_or_si256(nibbles_32(wb->qs),                                                   \
+                                      _mm256_andnot_si256(bits_to_bytes_32(wb->qh), _mm256_set1_epi8((char)0xF0)));
+#define PREP_Q5_1                                                                                            \
+    const __m256i q = _mm256_or_si256(nibbles_32(wb->qs), _mm256_and_si256(bits_to_bytes_32(wb->qh), _mm256_set1_epi8(16)));
+#define PREP_Q8_0 const __m256i q = _mm256_loadu_si256((const __m256i *)wb->qs);
 
-INLINE void q5_0_rows(int64_t n, const void *vw, const void *vx, size_t xs, float *s, const int NT) {
-    const block_q5_0 *w = vw;
-    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    for (int64_t i = 0; i < n / QK; i++) {
-        /* q − 16 as s8: nibble | 0xF0 when the 5th bit is clear (= nibble − 16), the nibble when set */
-        const __m256i hb = bits_to_bytes_32(w[i].qh);
-        const __m256i q = _mm256_or_si256(nibbles_32(w[i].qs), _mm256_andnot_si256(hb, _mm256_set1_epi8((char)0xF0)));
-        const float dw = h2f(w[i].d);
-        for (int t = 0; t < NT; t++) {
-            const block_q8_0 *x = XT(block_q8_0, t) + i;
-            const __m256 p = dot_s8_ps(q, _mm256_loadu_si256((const __m256i *)x->qs));
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * h2f(x->d)), p, acc[t]);
-        }
+/* Two blocks per iteration so that both blocks' scales take one conversion; an odd last block alone.
+ * DOT(q, y) is dot_s8_ps (signed weights) or dot_u8_ps (unsigned); M_PAIR / M_ONE add the Q8_1 term m·s. */
+#define BLOCK32_KERNEL(NAME, W, X, PREP, DOT, M_PAIR, M_ONE)                                                         \
+    INLINE void NAME(int64_t n, const void *vw, const void *vx, size_t xs, float *s, const int NT) {         \
+        const W *w = vw;                                                                                     \
+        const int64_t nb = n / QK;                                                                           \
+        __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()}; \
+        __m128 summ[4] = {_mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps()};           \
+        int64_t i = 0;                                                                                       \
+        for (; i + 1 < nb; i += 2) {                                                                         \
+            const W *w0 = w + i, *w1 = w + i + 1;                                                            \
+            __m256i q0, q1;                                                                                  \
+            { const W *wb = w0; PREP q0 = q; }                                                               \
+            { const W *wb = w1; PREP q1 = q; }                                                               \
+            const __m128 dw = h2f_pair(&w0->d, &w1->d);                                                      \
+            for (int t = 0; t < NT; t++) {                                                                   \
+                const X *x0 = XT(X, t) + i, *x1 = x0 + 1;                                                    \
+                const __m128 d = _mm_mul_ps(dw, h2f_pair(&x0->d, &x1->d));                                   \
+                const __m256 p0 = DOT(q0, _mm256_loadu_si256((const __m256i *)x0->qs));                      \
+                const __m256 p1 = DOT(q1, _mm256_loadu_si256((const __m256i *)x1->qs));                      \
+                acc[t] = _mm256_fmadd_ps(_mm256_broadcastss_ps(d), p0, acc[t]);                              \
+                acc[t] = _mm256_fmadd_ps(_mm256_broadcastss_ps(_mm_movehdup_ps(d)), p1, acc[t]);             \
+                M_PAIR                                                                                       \
+            }                                                                                                \
+        }                                                                                                    \
+        if (i < nb) {                                                                                        \
+            const W *wb = w + i;                                                                             \
+            PREP                                                                                             \
+            for (int t = 0; t < NT; t++) {                                                                   \
+                const X *x0 = XT(X, t) + i;                                                                  \
+                const __m128 d = _mm_mul_ps(h2f_pair(&wb->d, &wb->d), h2f_pair(&x0->d, &x0->d));             \
+                acc[t] = _mm256_fmadd_ps(_mm256_broadcastss_ps(d), DOT(q, _mm256_loadu_si256((const __m256i *)x0->qs)), acc[t]); \
+                M_ONE                                                                                        \
+            }                                                                                                \
+        }                                                                                                    \
+        for (int t = 0; t < NT; t++)                                                                         \
+            s[t] = hsum_ps(acc[t]) + _mm_cvtss_f32(_mm_add_ss(summ[t], _mm_movehdup_ps(summ[t])));           \
     }
-    for (int t = 0; t < NT; t++) s[t] = hsum_ps(acc[t]);
-}
 
-INLINE void q5_1_rows(int64_t n, const void *vw, const void *vx, size_t xs, float *s, const int NT) {
-    const block_q5_1 *w = vw;
-    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    float summ[4] = {0, 0, 0, 0};
-    for (int64_t i = 0; i < n / QK; i++) {
-        const __m256i hb = bits_to_bytes_32(w[i].qh);
-        const __m256i q = _mm256_or_si256(nibbles_32(w[i].qs), _mm256_and_si256(hb, _mm256_set1_epi8(16)));
-        const float dw = h2f(w[i].d), mw = h2f(w[i].m);
-        for (int t = 0; t < NT; t++) {
-            const block_q8_1 *x = XT(block_q8_1, t) + i;
-            const __m256 p = dot_u8_ps(q, _mm256_loadu_si256((const __m256i *)x->qs));
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * h2f(x->d)), p, acc[t]);
-            summ[t] += mw * h2f(x->s);
-        }
-    }
-    for (int t = 0; t < NT; t++) s[t] = hsum_ps(acc[t]) + summ[t];
-}
+#define M_PAIR summ[t] = _mm_fmadd_ps(h2f_pair(&w0->m, &w1->m), h2f_pair(&x0->s, &x1->s), summ[t]);
+#define M_ONE summ[t] = _mm_fmadd_ps(h2f_pair(&wb->m, &zero16), h2f_pair(&x0->s, &zero16), summ[t]); /* lane 0 only */
 
-INLINE void q8_0_rows(int64_t n, const void *vw, const void *vx, size_t xs, float *s, const int NT) {
-    const block_q8_0 *w = vw;
-    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    for (int64_t i = 0; i < n / QK; i++) {
-        const __m256i q = _mm256_loadu_si256((const __m256i *)w[i].qs);
-        const __m256i aq = _mm256_sign_epi8(q, q);
-        const float dw = h2f(w[i].d);
-        for (int t = 0; t < NT; t++) {
-            const block_q8_0 *x = XT(block_q8_0, t) + i;
-            const __m256i sx = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)x->qs), q);
-            const __m256 p = _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(aq, sx), _mm256_set1_epi16(1)));
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * h2f(x->d)), p, acc[t]);
-        }
-    }
-    for (int t = 0; t < NT; t++) s[t] = hsum_ps(acc[t]);
-}
+/* Q8_0 × Q8_0 is s8 × s8 (dot_s8_ps handles signed weights) */
+BLOCK32_KERNEL(q4_0_rows, block_q4_0, block_q8_0, PREP_Q4_0, dot_s8_ps, , )
+BLOCK32_KERNEL(q4_1_rows, block_q4_1, block_q8_1, PREP_Q4_1, dot_u8_ps, M_PAIR, M_ONE)
+BLOCK32_KERNEL(q5_0_rows, block_q5_0, block_q8_0, PREP_Q5_0, dot_s8_ps, , )
+BLOCK32_KERNEL(q5_1_rows, block_q5_1, block_q8_1, PREP_Q5_1, dot_u8_ps, M_PAIR, M_ONE)
+BLOCK32_KERNEL(q8_0_rows, block_q8_0, block_q8_0, PREP_Q8_0, dot_s8_ps, , )
 
 /* ------------------------------------- K-quants ------------------------------------- */
 
