@@ -243,6 +243,81 @@ INLINE void q6_K_rows(int64_t n, const void *vw, const void *vx, size_t xs, floa
     for (int t = 0; t < NT; t++) s[t] = hsum_ps(acc[t]);
 }
 
+/* Q2_K: 2-bit q (0..3) with 4-bit scale and min per 16; the min term goes through the activation bsums. */
+INLINE void q2_K_rows(int64_t n, const void *vw, const void *vx, size_t xs, float *s, const int NT) {
+    const block_q2_K *w = vw;
+    const __m256i m3 = _mm256_set1_epi8(3);
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    float accm[4] = {0, 0, 0, 0};
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        const float d = h2f(w[i].d), dmin = h2f(w[i].dmin);
+        const __m128i sc8 = _mm_loadu_si128((const __m128i *)w[i].scales);
+        const __m256i mins16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc8, 4), _mm_set1_epi8(15)));
+        __m256i sumi[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
+        for (int half = 0; half < 2; half++) {
+            const __m256i qv = _mm256_loadu_si256((const __m256i *)(w[i].qs + 32 * half));
+            for (int sh = 0; sh < 4; sh++) {
+                const int is = 8 * half + 2 * sh;
+                const __m256i q = _mm256_and_si256(_mm256_srli_epi16(qv, 2 * sh), m3);
+                const __m256i sc = _mm256_set_m128i(_mm_set1_epi16(w[i].scales[is + 1] & 15), _mm_set1_epi16(w[i].scales[is] & 15));
+                for (int t = 0; t < NT; t++) {
+                    const int8_t *a = XT(block_q8_K, t)[i].qs + 128 * half + 32 * sh;
+                    sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(_mm256_maddubs_epi16(q, _mm256_loadu_si256((const __m256i *)a)), sc));
+                }
+            }
+        }
+        for (int t = 0; t < NT; t++) {
+            const block_q8_K *x = XT(block_q8_K, t) + i;
+            const __m256i mm = _mm256_madd_epi16(mins16, _mm256_loadu_si256((const __m256i *)x->bsums));
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * x->d), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+            accm[t] += dmin * x->d * hsum_ps(_mm256_cvtepi32_ps(mm));
+        }
+    }
+    for (int t = 0; t < NT; t++) s[t] = hsum_ps(acc[t]) - accm[t];
+}
+
+/* Q3_K: q = 2 low bits + (high bit ? 0 : −4), computed as u = low | high·4 (0..7) and q = u − 4, the −4
+ * applied through the activation bsums; 16 signed 6-bit scales. */
+INLINE void q3_K_rows(int64_t n, const void *vw, const void *vx, size_t xs, float *s, const int NT) {
+    const block_q3_K *w = vw;
+    const __m256i m3 = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        const float d = h2f(w[i].d);
+        int16_t sc[16];
+        for (int j = 0; j < 16; j++) {
+            const int low4 = (w[i].scales[j % 8] >> (4 * (j / 8))) & 15;
+            const int high2 = (w[i].scales[8 + j % 4] >> (2 * (j / 4))) & 3;
+            sc[j] = (int16_t)((low4 | (high2 << 4)) - 32);
+        }
+        const __m256i sc16 = _mm256_loadu_si256((const __m256i *)sc);
+        const __m256i hm = _mm256_loadu_si256((const __m256i *)w[i].hmask);
+        __m256i sumi[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
+        for (int half = 0; half < 2; half++) {
+            const __m256i qv = _mm256_loadu_si256((const __m256i *)(w[i].qs + 32 * half));
+            for (int sh = 0; sh < 4; sh++) {
+                const int is = 8 * half + 2 * sh;
+                const __m256i bit = _mm256_set1_epi8((char)(1 << (4 * half + sh)));
+                const __m256i high = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hm, bit), bit), four);
+                const __m256i u = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qv, 2 * sh), m3), high);
+                const __m256i scv = _mm256_set_m128i(_mm_set1_epi16(sc[is + 1]), _mm_set1_epi16(sc[is]));
+                for (int t = 0; t < NT; t++) {
+                    const int8_t *a = XT(block_q8_K, t)[i].qs + 128 * half + 32 * sh;
+                    sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(_mm256_maddubs_epi16(u, _mm256_loadu_si256((const __m256i *)a)), scv));
+                }
+            }
+        }
+        for (int t = 0; t < NT; t++) {
+            const block_q8_K *x = XT(block_q8_K, t) + i;
+            /* − 4 · Σ_g sc_g · bsum_g */
+            const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)x->bsums));
+            sumi[t] = _mm256_sub_epi32(sumi[t], _mm256_slli_epi32(corr, 2));
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * x->d), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+        }
+    }
+    for (int t = 0; t < NT; t++) s[t] = hsum_ps(acc[t]);
+}
+
 /* ------------------------------------ float types ------------------------------------ */
 
 INLINE __m256 load8_f16(const uint16_t *p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
@@ -295,6 +370,8 @@ ENTRY(q4_1)
 ENTRY(q5_0)
 ENTRY(q5_1)
 ENTRY(q8_0)
+ENTRY(q2_K)
+ENTRY(q3_K)
 ENTRY(q4_K)
 ENTRY(q5_K)
 ENTRY(q6_K)
@@ -456,6 +533,8 @@ void lk_fill_avx2(lk_kernel_table *t) {
     SET(LK_TYPE_Q5_0, q5_0);
     SET(LK_TYPE_Q5_1, q5_1);
     SET(LK_TYPE_Q8_0, q8_0);
+    SET(LK_TYPE_Q2_K, q2_K);
+    SET(LK_TYPE_Q3_K, q3_K);
     SET(LK_TYPE_Q4_K, q4_K);
     SET(LK_TYPE_Q5_K, q5_K);
     SET(LK_TYPE_Q6_K, q6_K);
