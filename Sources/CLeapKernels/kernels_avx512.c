@@ -73,7 +73,21 @@ INLINE void q6_K_rows(int64_t n, const void *vw, const void *vx, size_t xs, floa
     for (int t = 0; t < NT; t++) s[t] = _mm512_reduce_add_ps(acc[t]);
 }
 
+/* dot (1 row × 1 token), dot4 (1 × 4), dot2 (2 rows × 1 or 4 tokens) */
 #define ENTRY(T)                                                                                              \
+    static float dot_##T(int64_t n, const void *w, const void *x) {                                         \
+        float s[8];                                                                                          \
+        T##_rows(n, w, 0, x, 0, s, 1, 1);                                                                    \
+        return s[0];                                                                                         \
+    }                                                                                                        \
+    static void dot4_##T(int64_t n, const void *w, const void *x, size_t xs, float *s) {                    \
+        T##_rows(n, w, 0, x, xs, s, 1, 4);                                                                   \
+    }                                                                                                        \
+    static void dot2_##T(int64_t n, const void *w, size_t ws, const void *x, size_t xs, int nt, float *s) {  \
+        if (nt == 4) T##_rows(n, w, ws, x, xs, s, 2, 4);                                                     \
+        else T##_rows(n, w, ws, x, xs, s, 2, 1);                                                             \
+    }
+#define ENTRY_K(T)                                                                                            \
     static float dot_##T(int64_t n, const void *w, const void *x) {                                         \
         float s;                                                                                             \
         T##_rows(n, w, x, 0, &s, 1);                                                                         \
@@ -86,7 +100,7 @@ ENTRY(q4_1_bw)
 ENTRY(q5_0_bw)
 ENTRY(q5_1_bw)
 ENTRY(q8_0_bw)
-ENTRY(q6_K)
+ENTRY_K(q6_K)
 #pragma clang attribute pop
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), apply_to = function)
@@ -101,7 +115,8 @@ ENTRY(q8_0_vnni)
 #pragma clang attribute pop
 
 void lk_fill_avx512(lk_kernel_table *t, int use_vnni) {
-#define SET(ID, T) t->dot[ID] = dot_##T, t->dot4[ID] = dot4_##T
+#define SET(ID, T) t->dot[ID] = dot_##T, t->dot4[ID] = dot4_##T, t->dot2[ID] = dot2_##T
+#define SET_K(ID, T) t->dot[ID] = dot_##T, t->dot4[ID] = dot4_##T
     if (use_vnni && (lk_cpu_features() & LK_CPU_AVX512VNNI)) {
         SET(LK_TYPE_Q4_0, q4_0_vnni);
         SET(LK_TYPE_Q4_1, q4_1_vnni);
@@ -117,8 +132,9 @@ void lk_fill_avx512(lk_kernel_table *t, int use_vnni) {
     }
     /* Q4_K/Q5_K stay on the AVX2 kernels: a 512-bit Q4_K was ~15% slower on this (double-pumped
      * AVX-512) CPU because of the extra lane shuffles, so it was dropped. */
-    SET(LK_TYPE_Q6_K, q6_K);
+    SET_K(LK_TYPE_Q6_K, q6_K);
 #undef SET
+#undef SET_K
 }
 
 #else

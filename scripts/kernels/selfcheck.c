@@ -83,6 +83,9 @@ int main(void) {
                 lk_matmul(type, w, rb, n, xq, xr, TOK, ys, ROWS, 0, ROWS);
                 lk_set_isa(isa);
                 lk_matmul(type, w, rb, n, xq, xr, TOK, yv, ROWS, 0, ROWS);
+                /* matvec path (row pairs) for the last token */
+                float y1[ROWS];
+                lk_matmul(type, w, rb, n, xq + (TOK - 1) * xr, xr, 1, y1, ROWS, 0, ROWS);
                 for (int t = 0; t < TOK; t++)
                     for (int r = 0; r < ROWS; r++) {
                         /* tolerance relative to Σ|w·x| over dequantized operands */
@@ -93,6 +96,8 @@ int main(void) {
                         for (int64_t i = 0; i < n; i++) scale += fabs((double)wf[i] * xa[i]);
                         const double got = yv[t * ROWS + r], want = ys[t * ROWS + r];
                         check(fabs(got - want) <= 2e-6 * scale + 1e-30, "matmul", name, type, (long)n, got, want);
+                        if (t == TOK - 1)
+                            check(fabs(y1[r] - want) <= 2e-6 * scale + 1e-30, "matvec", name, type, (long)n, y1[r], want);
                     }
             }
         }
