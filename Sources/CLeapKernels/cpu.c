@@ -193,10 +193,19 @@ void lk_matmul(int type, const void *w, size_t w_row_bytes, int64_t cols, const 
     const lk_kernel_table *k = lk_kernels();
     const lk_dot_fn dot = k->dot[type];
     const lk_dot4_fn dot4 = k->dot4[type];
+    const lk_dot2_fn dot2 = k->dot2[type];
     if (!dot) return;
     const uint8_t *wb = w, *xb = x;
     if (n_tokens == 1) {
-        for (int64_t r = row_begin; r < row_end; r++) y[r] = dot(cols, wb + (size_t)r * w_row_bytes, xb);
+        int64_t r = row_begin;
+        if (dot2)
+            for (; r + 2 <= row_end; r += 2) {
+                float s[8];
+                dot2(cols, wb + (size_t)r * w_row_bytes, w_row_bytes, xb, 0, 1, s);
+                y[r] = s[0];
+                y[r + 1] = s[4];
+            }
+        for (; r < row_end; r++) y[r] = dot(cols, wb + (size_t)r * w_row_bytes, xb);
         return;
     }
     for (int64_t r0 = row_begin; r0 < row_end; r0 += ROW_TILE) {
@@ -205,7 +214,17 @@ void lk_matmul(int type, const void *w, size_t w_row_bytes, int64_t cols, const 
         if (dot4) {
             for (; t + 4 <= n_tokens; t += 4) {
                 const uint8_t *xt = xb + (size_t)t * x_row_bytes;
-                for (int64_t r = r0; r < r1; r++) {
+                int64_t r = r0;
+                if (dot2)
+                    for (; r + 2 <= r1; r += 2) {
+                        float s[8];
+                        dot2(cols, wb + (size_t)r * w_row_bytes, w_row_bytes, xt, x_row_bytes, 4, s);
+                        for (int i = 0; i < 4; i++) {
+                            y[(t + i) * y_row_stride + r] = s[i];
+                            y[(t + i) * y_row_stride + r + 1] = s[4 + i];
+                        }
+                    }
+                for (; r < r1; r++) {
                     float s[4];
                     dot4(cols, wb + (size_t)r * w_row_bytes, xt, x_row_bytes, s);
                     for (int i = 0; i < 4; i++) y[(t + i) * y_row_stride + r] = s[i];
