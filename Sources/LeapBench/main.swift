@@ -11,6 +11,7 @@ let suites: [String: ([String]) -> Void] = [
     "gguf": benchGGUF,
     "audio": benchAudio,
     "kernels": benchKernels,
+    "model": benchModel,
 ]
 
 let argv = CommandLine.arguments
