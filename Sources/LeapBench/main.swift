@@ -10,6 +10,7 @@ let suites: [String: ([String]) -> Void] = [
     "json": benchJSON,
     "gguf": benchGGUF,
     "audio": benchAudio,
+    "toolcalls": benchToolCalls,
     "kernels": benchKernels,
     "model": benchModel,
 ]

@@ -35,6 +35,11 @@ enum Handle {
         OpaquePointer(Unmanaged.passRetained(box).toOpaque())
     }
 
+    /// A handle for an object the library keeps alive itself (e.g. the message of an event): no retain.
+    static func unretained(_ box: HandleBox) -> OpaquePointer {
+        OpaquePointer(Unmanaged.passUnretained(box).toOpaque())
+    }
+
     /// use: borrow without changing the retain count, checking the kind.
     static func borrow<T: HandleBox>(_ p: OpaquePointer?, _ type: T.Type, kind: HandleBox.Kind, _ name: StaticString) throws -> T {
         guard let p else { throw LeapError.invalidArgument("\(name) must not be NULL") }

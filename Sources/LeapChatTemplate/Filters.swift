@@ -14,8 +14,26 @@ enum Filters {
 
     static func soft(_ v: Value) -> String { v.str }
 
-    static func apply(_ name: String, _ v: Value, _ args: [Value], _ kwargs: [(String, Value)],
+    /// Filters that return Markup when given Markup (they run str methods on it).
+    static let markupPreserving: Set<String> = [
+        "trim", "string", "upper", "lower", "capitalize", "title", "center", "indent", "safe", "e", "escape",
+        "forceescape", "first", "last",
+    ]
+
+    static func apply(_ name: String, _ input: Value, _ args: [Value], _ kwargs: [(String, Value)],
                       _ interp: Interpreter) throws -> Value
+    {
+        if case .markup(let s) = input {
+            if name == "safe" || name == "e" || name == "escape" { return input }
+            let r = try applyPlain(name, .string(s), args, kwargs, interp)
+            if markupPreserving.contains(name), case .string(let t) = r { return .markup(t) }
+            return r
+        }
+        return try applyPlain(name, input, args, kwargs, interp)
+    }
+
+    static func applyPlain(_ name: String, _ v: Value, _ args: [Value], _ kwargs: [(String, Value)],
+                           _ interp: Interpreter) throws -> Value
     {
         func bind(_ names: [String]) throws -> Arguments { try Arguments(name, names, args, kwargs) }
         switch name {
@@ -34,9 +52,8 @@ enum Filters {
             return .string(soft(v))
         case "safe", "e", "escape", "forceescape":
             _ = try bind([])
-            if name == "safe" { return v.isUndefined ? .string("") : v }
-            if case .string = v {} else if v.isUndefined { return .string("") }
-            return .string(escapeHTML(soft(v)))
+            if name == "safe" { return .markup(soft(v)) }
+            return .markup(escapeHTML(soft(v)))
         case "upper": _ = try bind([]); return .string(soft(v).uppercased())
         case "lower": _ = try bind([]); return .string(soft(v).lowercased())
         case "capitalize": _ = try bind([]); return .string(Methods.capitalize(soft(v)))
@@ -55,6 +72,7 @@ enum Filters {
             return try interp.iterate(v).first ?? .undefined(Undefined(hint: "No first item, sequence was empty."))
         case "last":
             _ = try bind([])
+            if case .iterator(let kind, _) = v { throw TemplateFailure("'\(kind)' object is not reversible") }
             return try interp.iterate(v).last ?? .undefined(Undefined(hint: "No last item, sequence was empty."))
         case "list":
             _ = try bind([])
@@ -63,7 +81,7 @@ enum Filters {
             _ = try bind([])
             if v.isUndefined { return .list([]) }
             guard case .dict(let d) = v else { throw TemplateFailure("Can only get item pairs from a mapping.") }
-            return .list(d.entries.map { .tuple([$0.key, $0.value]) })
+            return .iterator(kind: "generator", items: d.entries.map { .tuple([$0.key, $0.value]) })
         case "int":
             let a = try bind(["default", "base"])
             return toInt(v, a[0] ?? .int(0), try a.int(1, "base") ?? 10)
@@ -125,7 +143,12 @@ enum Filters {
         case "reverse":
             _ = try bind([])
             if case .string(let s) = v { return .string(Methods.string(s.unicodeScalars.reversed())) }
-            return .list(try interp.iterate(v).reversed())
+            switch v {
+            case .list(let a): return .iterator(kind: "list_reverseiterator", items: a.reversed())
+            case .tuple(let a): return .iterator(kind: "reversed", items: a.reversed())
+            case .dict(let d): return .iterator(kind: "dict_reversekeyiterator", items: d.entries.map { $0.key }.reversed())
+            default: return .list(try interp.iterate(v).reversed())
+            }
         case "unique":
             let a = try bind(["case_sensitive", "attribute"])
             let cs = a.bool(0) ?? false
@@ -139,7 +162,7 @@ enum Filters {
                     out.append(item)
                 }
             }
-            return .list(out)
+            return .iterator(kind: "generator", items: out)
         case "sort":
             let a = try bind(["reverse", "case_sensitive", "attribute"])
             let items = try interp.iterate(v)
@@ -190,10 +213,11 @@ enum Filters {
             }
             return total
         case "map":
-            let items = try interp.iterate(v)
+            // jinja2's map/select/reject skip falsy inputs (None included) instead of iterating them.
+            let items = v.truthy ? try interp.iterate(v) : []
             if let attr = kwargs.first(where: { $0.0 == "attribute" })?.1 {
                 let dflt = kwargs.first(where: { $0.0 == "default" })?.1
-                return .list(try items.map { item in
+                return .iterator(kind: "generator", items: try items.map { item in
                     let r = try attribute(item, attr, interp)
                     if r.isUndefined, let dflt { return dflt }
                     return r
@@ -204,7 +228,7 @@ enum Filters {
             }
             guard known.contains(filterName) else { throw TemplateFailure("No filter named '\(filterName)'.") }
             let rest = Array(args.dropFirst())
-            return .list(try items.map { try apply(filterName, $0, rest, kwargs, interp) })
+            return .iterator(kind: "generator", items: try items.map { try apply(filterName, $0, rest, kwargs, interp) })
         case "select", "reject", "selectattr", "rejectattr":
             let byAttr = name.hasSuffix("attr")
             var rest = args
@@ -221,12 +245,12 @@ enum Filters {
             }
             let keep = name.hasPrefix("select")
             var out: [Value] = []
-            for item in try interp.iterate(v) {
+            for item in v.truthy ? try interp.iterate(v) : [] {
                 let x = try attr.map { try attribute(item, $0, interp) } ?? item
                 let r = try testName.map { try Tests.apply($0, x, rest, kwargs, interp) } ?? x.truthy
                 if r == keep { out.append(item) }
             }
-            return .list(out)
+            return .iterator(kind: "generator", items: out)
         case "attr":
             let a = try bind(["name"])
             guard let n = try a.string(0, "name") else { throw TemplateFailure("attr() missing name") }
@@ -244,7 +268,7 @@ enum Filters {
                 if let fill = a[1] { while cur.count < n { cur.append(fill) } }
                 out.append(.list(cur))
             }
-            return .list(out)
+            return .iterator(kind: "generator", items: out)
         case "striptags":
             _ = try bind([])
             var out = String.UnicodeScalarView()
@@ -261,7 +285,7 @@ enum Filters {
     }
 
     static func length(_ v: Value) throws -> Int {
-        switch v {
+        switch v.plain {
         case .string(let s): return s.unicodeScalars.count
         case .list(let a), .tuple(let a): return a.count
         case .dict(let d): return d.count
@@ -330,8 +354,17 @@ enum Filters {
             guard d.isFinite, abs(d) < 9.2e18 else { return dflt }
             return .int(Int(d.rounded(.towardZero)))
         case .string(let s):
-            let t = Methods.strip(s, nil, left: true, right: true).replacingOccurrences(of: "_", with: "")
-            if let i = Int(t, radix: base) { return .int(i) }
+            var t = Methods.strip(s, nil, left: true, right: true).replacingOccurrences(of: "_", with: "")
+            var negative = false
+            if t.hasPrefix("-") || t.hasPrefix("+") { negative = t.hasPrefix("-"); t.removeFirst() }
+            var radix = base
+            let lower = t.lowercased()
+            for (prefix, r) in [("0x", 16), ("0o", 8), ("0b", 2)] where lower.hasPrefix(prefix) && (base == r || base == 0) {
+                t.removeFirst(2)
+                radix = r
+            }
+            if radix == 0 { radix = 10 }
+            if radix >= 2 && radix <= 36, let i = Int(t, radix: radix) { return .int(negative ? -i : i) }
             if base == 10, let d = pyParseFloat(s), d.isFinite, abs(d) < 9.2e18 { return .int(Int(d.rounded(.towardZero))) }
             return dflt
         default: return dflt
@@ -479,7 +512,7 @@ enum Filters {
 
     static func toJSONValue(_ v: Value, sortKeys: Bool, depth: Int) throws -> JSONValue {
         if depth > 200 { throw TemplateFailure("maximum recursion depth exceeded while encoding a JSON object") }
-        switch v {
+        switch v.plain {
         case .none: return .null
         case .bool(let b): return .bool(b)
         case .int(let i): return .int(Int64(i))

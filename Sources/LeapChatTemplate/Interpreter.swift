@@ -377,8 +377,8 @@ final class Interpreter {
 
     /// Python iteration as jinja2 sees it (undefined iterates as empty).
     func iterate(_ v: Value) throws -> [Value] {
-        switch v {
-        case .list(let a), .tuple(let a): return a
+        switch v.plain {
+        case .list(let a), .tuple(let a), .iterator(_, let a): return a
         case .string(let s): return s.unicodeScalars.map { .string(String($0)) }
         case .dict(let d): return d.entries.map { $0.key }
         case .undefined: return []
@@ -402,7 +402,8 @@ final class Interpreter {
         }
     }
 
-    func getitem(_ o: Value, _ key: Value) throws -> Value {
+    func getitem(_ object: Value, _ key: Value) throws -> Value {
+        let o = object.plain
         switch o {
         case .undefined(let u): throw TemplateFailure(u.hint)
         case .dict(let d):
@@ -426,7 +427,8 @@ final class Interpreter {
         return .undefined(.noItem(o, key))
     }
 
-    func slice(_ o: Value, _ start: Value?, _ stop: Value?, _ step: Value?) throws -> Value {
+    func slice(_ object: Value, _ start: Value?, _ stop: Value?, _ step: Value?) throws -> Value {
+        let o = object.plain
         if case .undefined(let u) = o { throw TemplateFailure(u.hint) }
         func bound(_ v: Value?) throws -> Int?? {
             guard let v else { return .some(nil) }

@@ -65,7 +65,7 @@ enum Methods {
     static func lookup(_ obj: Value, _ name: String) -> Value? {
         let unsafe = Value.undefined(Undefined(
             hint: "access to attribute '\(name)' of '\(obj.pythonTypeName)' object is unsafe.", unsafe: true))
-        switch obj {
+        switch obj.plain {
         case .string:
             if stringMethods.contains(name) { return .callable(.method(receiver: obj, name: name)) }
         case .dict:
@@ -84,7 +84,23 @@ enum Methods {
                      _ interp: Interpreter) throws -> Value
     {
         switch obj {
-        case .string(let s): return try stringMethod(s, name, args, kwargs)
+        case .markup(let s):
+            // Markup's str methods return Markup (lists of Markup for split and friends).
+            func wrap(_ v: Value) -> Value {
+                switch v {
+                case .string(let t): return .markup(t)
+                case .list(let a): return .list(a.map(wrap))
+                case .tuple(let a): return .tuple(a.map(wrap))
+                default: return v
+                }
+            }
+            let escapedArgs = args.map { a -> Value in
+                if case .string(let t) = a { return .string(Filters.escapeHTML(t)) }
+                return a.plain
+            }
+            let r = try stringMethod(s, name, ["join", "format", "replace"].contains(name) ? escapedArgs : args.map { $0.plain }, kwargs)
+            return wrap(r)
+        case .string(let s): return try stringMethod(s, name, args.map { $0.plain }, kwargs)
         case .dict(let d):
             switch name {
             case "items": return .list(d.entries.map { .tuple([$0.key, $0.value]) })

@@ -29,8 +29,20 @@ enum Ops {
         return .int(r.partialValue)
     }
 
-    static func binary(_ op: String, _ a: Value, _ b: Value, _ maxBytes: Int) throws -> Value {
-        try undefinedCheck(a, b)
+    static func binary(_ op: String, _ x: Value, _ y: Value, _ maxBytes: Int) throws -> Value {
+        try undefinedCheck(x, y)
+        // Markup + str escapes the str (markupsafe); the result stays Markup.
+        if op == "+" && (x.isMarkup || y.isMarkup) {
+            func escaped(_ v: Value) -> Value {
+                if case .string(let s) = v { return .string(Filters.escapeHTML(s)) }
+                return v.plain
+            }
+            if case .string(let r) = try binary("+", escaped(x), escaped(y), maxBytes) { return .markup(r) }
+        }
+        if op == "*" && (x.isMarkup || y.isMarkup), case .string(let r) = try binary("*", x.plain, y.plain, maxBytes) {
+            return .markup(r)
+        }
+        let a = x.plain, b = y.plain
         if let x = a.numeric, let y = b.numeric { return try numeric(op, x, y) }
         switch (op, a, b) {
         case ("+", .string(let x), .string(let y)):
@@ -138,8 +150,9 @@ enum Ops {
     }
 
     /// Python's `<` family; nil result means the types are not orderable.
-    static func less(_ a: Value, _ b: Value) throws -> Bool {
-        try undefinedCheck(a, b)
+    static func less(_ x: Value, _ y: Value) throws -> Bool {
+        try undefinedCheck(x, y)
+        let a = x.plain, b = y.plain
         if let x = a.numeric, let y = b.numeric {
             if case .int(let i) = x, case .int(let j) = y { return i < j }
             return x.asDouble < y.asDouble
@@ -178,7 +191,8 @@ enum Ops {
     }
 
     /// Python's `item in container`.
-    static func contains(_ container: Value, _ item: Value) throws -> Bool {
+    static func contains(_ c: Value, _ i: Value) throws -> Bool {
+        let container = c.plain, item = i.plain
         switch container {
         case .string(let s):
             guard case .string(let sub) = item else {
@@ -186,7 +200,7 @@ enum Ops {
                 throw TemplateFailure("'in <string>' requires string as left operand, not \(item.pythonTypeName)")
             }
             return sub.isEmpty || s.unicodeScalars.firstRange(of: sub.unicodeScalars) != nil
-        case .list(let a), .tuple(let a): return a.contains { pyEquals($0, item) }
+        case .list(let a), .tuple(let a), .iterator(_, let a): return a.contains { pyEquals($0, item) }
         case .dict(let d): return d[item] != nil
         case .undefined: return false
         default:

@@ -20,7 +20,7 @@ enum Tests {
         case "defined": return !v.isUndefined
         case "undefined": return v.isUndefined
         case "none": return v.isNoneValue
-        case "string": if case .string = v { return true } else { return false }
+        case "string": if case .string = v.plain { return true } else { return false }
         case "number": return v.numeric != nil
         case "integer": if case .int = v { return true } else { return false }
         case "float": return v.isFloat
@@ -30,12 +30,12 @@ enum Tests {
         case "mapping": if case .dict = v { return true } else { return false }
         case "iterable":
             switch v {
-            case .string, .list, .tuple, .dict, .undefined: return true
+            case .string, .markup, .list, .tuple, .dict, .undefined, .iterator: return true
             default: return false
             }
         case "sequence":
             switch v {
-            case .string, .list, .tuple, .dict, .undefined: return true
+            case .string, .markup, .list, .tuple, .dict, .undefined: return true
             default: return false
             }
         case "callable":
@@ -73,7 +73,7 @@ enum Tests {
             case (.int(let x), .int(let y)): return x == y && x >= -5 && x <= 256  // CPython's small-int cache
             default: return false
             }
-        case "escaped": return false
+        case "escaped": return v.isMarkup
         case "filter":
             guard case .string(let n) = v else { return false }
             return Filters.known.contains(n)

@@ -10,9 +10,13 @@ enum Value {
     case int(Int)
     case float(Double)
     case string(String)
+    /// markupsafe's `Markup` (from `safe`/`escape`): a string that escapes plain strings added to it.
+    case markup(String)
     case list([Value])
     case tuple([Value])
     case dict(PyDict)
+    /// A one-shot iterator (what jinja2's map/select/reverse... return): always truthy, has no len().
+    case iterator(kind: String, items: [Value])
     case namespace(Namespace)
     case callable(Callable)
     case loop(LoopState)
@@ -147,9 +151,11 @@ extension Value {
         case .int: return "int"
         case .float: return "float"
         case .string: return "str"
+        case .markup: return "Markup"
         case .list: return "list"
         case .tuple: return "tuple"
         case .dict: return "dict"
+        case .iterator(let kind, _): return kind
         case .namespace: return "Namespace"
         case .callable(let c):
             switch c {
@@ -171,6 +177,10 @@ extension Value {
         }
     }
 
+    /// Markup seen as the str it subclasses.
+    var plain: Value { if case .markup(let s) = self { return .string(s) } else { return self } }
+    var isMarkup: Bool { if case .markup = self { return true } else { return false } }
+
     var isUndefined: Bool { if case .undefined = self { return true } else { return false } }
 
     /// Python truthiness.
@@ -180,10 +190,10 @@ extension Value {
         case .bool(let b): return b
         case .int(let i): return i != 0
         case .float(let d): return d != 0
-        case .string(let s): return !s.isEmpty
+        case .string(let s), .markup(let s): return !s.isEmpty
         case .list(let a), .tuple(let a): return !a.isEmpty
         case .dict(let d): return d.count > 0
-        case .namespace, .callable, .loop: return true
+        case .namespace, .callable, .loop, .iterator: return true
         }
     }
 
@@ -191,7 +201,7 @@ extension Value {
     var str: String {
         switch self {
         case .undefined: return ""
-        case .string(let s): return s
+        case .string(let s), .markup(let s): return s
         default: return repr
         }
     }
@@ -205,12 +215,14 @@ extension Value {
         case .int(let i): return String(i)
         case .float(let d): return pyFloatRepr(d)
         case .string(let s): return pyStringRepr(s)
+        case .markup(let s): return "Markup(" + pyStringRepr(s) + ")"
         case .list(let a): return "[" + a.map { $0.repr }.joined(separator: ", ") + "]"
         case .tuple(let a):
             if a.count == 1 { return "(" + a[0].repr + ",)" }
             return "(" + a.map { $0.repr }.joined(separator: ", ") + ")"
         case .dict(let d):
             return "{" + d.entries.map { $0.key.repr + ": " + $0.value.repr }.joined(separator: ", ") + "}"
+        case .iterator(let kind, _): return "<\(kind) object>"
         case .namespace(let ns): return "<Namespace " + Value.dict(ns.attributes).repr + ">"
         case .callable(let c):
             switch c {
@@ -241,7 +253,8 @@ extension Value {
 }
 
 /// Python's `==`.
-func pyEquals(_ a: Value, _ b: Value) -> Bool {
+func pyEquals(_ x: Value, _ y: Value) -> Bool {
+    let a = x.plain, b = y.plain
     switch (a, b) {
     case (.undefined, .undefined), (.none, .none): return true
     case (.string(let x), .string(let y)): return x.unicodeScalars.elementsEqual(y.unicodeScalars)

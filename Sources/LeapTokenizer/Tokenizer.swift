@@ -129,8 +129,10 @@ package final class Tokenizer: Sendable {
         // Tokens recognised by their text (llama.cpp's auto-detection); each found one becomes CONTROL.
         var idOfText = [[UInt8]: Int32]()
         for id in stride(from: n - 1, through: 0, by: -1) { idOfText[texts[id]] = Int32(id) }
+        // llama.cpp takes the first match in hash order; we take the first text of the list (which picks
+        // what llama.cpp picks on the vocabularies we test: <|eot_id|> over <|end_of_text|> etc.).
         func firstPresent(_ candidates: [String]) -> Int32? {
-            candidates.compactMap { idOfText[Array($0.utf8)] }.min()
+            candidates.lazy.compactMap { idOfText[Array($0.utf8)] }.first
         }
         func markControl(_ id: Int32?) {
             if let id, !attrs[Int(id)].contains(.control) { attrs[Int(id)].insert(.control) }

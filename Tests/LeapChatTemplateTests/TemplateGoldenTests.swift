@@ -26,6 +26,19 @@ func readText(_ path: String) throws -> String {
 
 func readJSON(_ path: String) throws -> JSONValue { try JSONParser.parse(try readText(path)) }
 
+/// Where two renderings diverge, with a little context, for readable failures.
+func firstDifference(_ got: String, _ want: String) -> String {
+    let g = Array(got.unicodeScalars), w = Array(want.unicodeScalars)
+    var i = 0
+    while i < g.count && i < w.count && g[i] == w[i] { i += 1 }
+    func excerpt(_ a: [Unicode.Scalar]) -> String {
+        var v = String.UnicodeScalarView()
+        v.append(contentsOf: a[max(0, i - 30)..<min(a.count, i + 40)])
+        return String(v).debugDescription
+    }
+    return "first difference at scalar \(i): got \(excerpt(g)) want \(excerpt(w))"
+}
+
 /// The `strftime_now` instant pinned by the golden script.
 let fixedTime = 1721952000
 
@@ -69,7 +82,7 @@ func templateMatchesJinja2(_ name: String) throws {
         let result: Result<String, Error> = Result { try template.render(context: context) }
         switch (result, golden["output"]?.stringValue, golden["error"]?.stringValue) {
         case (.success(let got), let want?, _):
-            #expect(got == want, "\(name) / \(caseName)")
+            #expect(got == want, "\(name) / \(caseName): \(firstDifference(got, want))")
             if got == want { passed += 1 }
         case (.failure(let e), nil, _?):
             #expect((e as? LeapError)?.kind == .format)
@@ -94,7 +107,7 @@ func templateMatchesJinja2(_ name: String) throws {
         let result: Result<String, Error> = Result { try ChatTemplate(source: source).render(context: context) }
         switch (result, c["output"]?.stringValue) {
         case (.success(let got), let want?):
-            #expect(got == want, "template: \(source)")
+            #expect(got == want, "template: \(source): \(firstDifference(got, want))")
             if got == want { passed += 1 }
         case (.failure(let e), nil):
             let message = (e as? LeapError).map { "\($0.kind): \($0.message)" } ?? "\(e)"

@@ -11,8 +11,16 @@ from .errors import (
     GenerationError, InternalError, InvalidArgumentError, LeapError, LeapIOError, LeapMemoryError,
     ModelLoadingError, PromptExceedsContextError, SerializationError, UnsupportedError,
 )
+from .functions import (
+    ArrayType, BooleanType, FunctionCallParser, HermesFunctionCallParser, IntegerType, LeapFunction,
+    LeapFunctionParameter, LFMFunctionCallParser, NullType, NumberType, ObjectType, ParameterType, StringType,
+)
 from .gguf import GGUFFile, GGUFTensor
 from .messages import Audio, AudioPcmF32, ChatMessage, Content, Image, LeapFunctionCall, Role, Text
+from .conversation import (
+    AudioSample, Chunk, Complete, Conversation, FunctionCalls, GenerationFinishReason, GenerationOptions,
+    GenerationStats, MessageResponse, Model, ReasoningChunk, load_model,
+)
 
 __version__ = (_lib.leap_version_string() or b"0.0.0").decode()
 library_path = _lib.path
@@ -25,4 +33,9 @@ __all__ = [
     "InternalError",
     "GGUFFile", "GGUFTensor",
     "ChatMessage", "Role", "Text", "Image", "Audio", "AudioPcmF32", "Content", "LeapFunctionCall",
+    "LeapFunction", "LeapFunctionParameter", "ParameterType", "StringType", "NumberType", "IntegerType",
+    "BooleanType", "ArrayType", "ObjectType", "NullType",
+    "FunctionCallParser", "LFMFunctionCallParser", "HermesFunctionCallParser",
+    "load_model", "Model", "Conversation", "GenerationOptions", "GenerationFinishReason", "GenerationStats",
+    "MessageResponse", "Chunk", "ReasoningChunk", "FunctionCalls", "AudioSample", "Complete",
 ]
