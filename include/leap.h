@@ -389,7 +389,103 @@ LEAP_API leap_status leap_model_vocab_size(const leap_model *model, int32_t *out
 LEAP_API leap_status leap_model_prompt_token_count(const leap_model *model, const char *messages_json,
                                                    size_t *out_tokens);
 
-/* (section filled by the model work) */
+/* ---- Low-level evaluation: contexts ---------------------------------------------------------------
+ * A leap_context is one token sequence evaluated with the model: its KV cache (and, for LFM2, the
+ * short-convolution state), sized for context_size positions. Typical use:
+ *
+ *     leap_context *ctx;  leap_context_create(model, NULL, &ctx);
+ *     leap_context_eval(ctx, prompt, n_prompt);              // positions 0..n_prompt-1
+ *     const float *logits; size_t n_vocab;
+ *     leap_context_logits(ctx, -1, &logits, &n_vocab);       // next-token logits
+ *     int32_t tok; leap_sampler_sample(sampler, logits, n_vocab, &tok);
+ *     leap_context_eval(ctx, &tok, 1);  ...
+ *     leap_context_rewind(ctx, n_keep);                      // drop everything after n_keep tokens
+ *     leap_context_free(ctx);
+ *
+ * Threading: a context is used by one thread at a time; any number of contexts may use one model
+ * concurrently. The context keeps its model alive. */
+typedef struct leap_context leap_context;
+
+typedef struct leap_context_params {
+    uint32_t struct_size;
+    int32_t context_size; /* positions the KV cache holds; 0 (default) = the model's context size     */
+    int32_t n_threads;    /* worker threads; 0 (default) = the model's n_threads                      */
+    int32_t kv_cache_f32; /* 1: keys/values in F32; 0 (default): F16, as llama.cpp                    */
+} leap_context_params;
+
+/* Writes the defaults into *params (at most struct_size bytes) and sets params->struct_size. */
+LEAP_API void leap_context_params_init(leap_context_params *params, size_t struct_size);
+
+/* Creates an empty context (n_past = 0). params may be NULL. Errors: LEAP_ERR_INVALID_ARGUMENT,
+ * LEAP_ERR_OUT_OF_MEMORY (the KV cache could not be allocated). */
+LEAP_API leap_status leap_context_create(leap_model *model, const leap_context_params *params,
+                                         leap_context **out_ctx);
+LEAP_API void leap_context_free(leap_context *ctx);
+
+/* Evaluates n_tokens token ids at positions n_past ... n_past + n_tokens - 1 (long inputs are processed
+ * in batches internally) and keeps the logits of the last one. leap_context_eval_all_logits keeps the
+ * logits of every token of this call (memory: n_tokens * n_vocab floats). Errors:
+ * LEAP_ERR_PROMPT_EXCEEDS_CONTEXT (nothing is evaluated when the tokens do not fit),
+ * LEAP_ERR_INVALID_ARGUMENT (n_tokens = 0, a token id outside 0..n_vocab-1). */
+LEAP_API leap_status leap_context_eval(leap_context *ctx, const int32_t *tokens, size_t n_tokens);
+LEAP_API leap_status leap_context_eval_all_logits(leap_context *ctx, const int32_t *tokens, size_t n_tokens);
+
+/* Logits (n_vocab floats, borrowed: valid until the next eval / rewind / free of ctx) of token `index`
+ * of the last eval call; -1 = its last token, negative values count from the end. Only the last token
+ * is available unless leap_context_eval_all_logits was used (else LEAP_ERR_INVALID_ARGUMENT). */
+LEAP_API leap_status leap_context_logits(leap_context *ctx, int32_t index, const float **out_logits,
+                                         size_t *out_n_vocab);
+
+/* Keeps the first n_keep positions (0 <= n_keep <= n_past) so that a shared prefix need not be
+ * evaluated again. Free for attention models; for LFM2 exact and free when rewinding by up to ~64
+ * tokens, otherwise the kept prefix is re-evaluated internally. Clears the last logits. */
+LEAP_API leap_status leap_context_rewind(leap_context *ctx, int32_t n_keep);
+LEAP_API leap_status leap_context_n_past(const leap_context *ctx, int32_t *out_n_past);
+LEAP_API leap_status leap_context_size(const leap_context *ctx, int32_t *out_positions);
+
+/* Tokenizes UTF-8 text with the model's tokenizer. add_special: add BOS (etc.) as the model does;
+ * parse_special: recognise special-token text such as "<|im_start|>". *out_tokens is owned
+ * (leap_buffer_free); it is NULL when *out_n = 0. */
+LEAP_API leap_status leap_model_tokenize(const leap_model *model, const char *text, int32_t add_special,
+                                         int32_t parse_special, int32_t **out_tokens, size_t *out_n);
+/* Bytes of one token (special tokens as their text; not NUL-terminated, may be a partial UTF-8
+ * character). *out_bytes is owned (leap_buffer_free); NULL when *out_n = 0. */
+LEAP_API leap_status leap_model_token_piece(const leap_model *model, int32_t token, uint8_t **out_bytes,
+                                            size_t *out_n);
+/* 1 when the token ends a turn (EOS, <|im_end|>, <end_of_turn>, ...), else 0. */
+LEAP_API leap_status leap_model_token_is_eog(const leap_model *model, int32_t token, int32_t *out_flag);
+
+/* ---- Low-level evaluation: sampling ----------------------------------------------------------------
+ * llama.cpp's chain and semantics: penalties -> top_k -> top_p -> min_p -> temperature -> draw.
+ * top_k / top_p / min_p see the un-tempered logits; temperature <= 0 is greedy (first largest logit).
+ * Draws use xoshiro256** seeded from `seed` (same seed + calls = same tokens). A sampler is used by one
+ * thread at a time. */
+typedef struct leap_sampler leap_sampler;
+
+typedef struct leap_sampler_params {
+    uint32_t struct_size;
+    float temperature;        /* default 0.8; <= 0: greedy                                   */
+    int32_t top_k;            /* default 40; <= 0: off                                       */
+    float top_p;              /* default 0.95; >= 1: off                                     */
+    float min_p;              /* default 0.05; <= 0: off                                     */
+    float repetition_penalty; /* default 1 (off): positive logits / p, negative logits * p   */
+    float frequency_penalty;  /* default 0: minus count * f for tokens in the window        */
+    float presence_penalty;   /* default 0: minus p for tokens in the window                */
+    int32_t penalty_last_n;   /* default 64: window of accepted tokens; 0: off; -1: all      */
+    uint64_t seed;            /* default 0                                                   */
+} leap_sampler_params;
+
+LEAP_API void leap_sampler_params_init(leap_sampler_params *params, size_t struct_size);
+/* params may be NULL (defaults). */
+LEAP_API leap_status leap_sampler_create(const leap_sampler_params *params, leap_sampler **out_sampler);
+LEAP_API void leap_sampler_free(leap_sampler *sampler);
+/* Picks a token from n_vocab logits (not modified). Does not accept it: call leap_sampler_accept for
+ * every token that becomes part of the sequence (prompt and generated) so the penalties see it. */
+LEAP_API leap_status leap_sampler_sample(leap_sampler *sampler, const float *logits, size_t n_vocab,
+                                         int32_t *out_token);
+LEAP_API leap_status leap_sampler_accept(leap_sampler *sampler, int32_t token);
+/* Forgets the accepted tokens and restarts the random sequence from the seed. */
+LEAP_API leap_status leap_sampler_reset(leap_sampler *sampler);
 
 
 /* ======================================================================================================

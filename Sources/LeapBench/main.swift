@@ -12,6 +12,7 @@ let suites: [String: ([String]) -> Void] = [
     "audio": benchAudio,
     "toolcalls": benchToolCalls,
     "kernels": benchKernels,
+    "model": benchModel,
 ]
 
 let argv = CommandLine.arguments

@@ -189,41 +189,44 @@ extension InferenceContext {
             let t1 = min(T, t0 + chunk)
             let g = h / group
             let pFirst = pos0 + t0, pLast = pos0 + t1 - 1
-            let s0 = window > 0 ? max(0, pFirst - window + 1) : 0
+            // Key range. Like llama.cpp, P·V runs over a key count padded to a multiple of 256 (zeros in P
+            // beyond each row's last key) so that one-token decode and batched prefill sum in the same order.
+            let s0 = window > 0 ? max(0, pFirst - window + 1) / 256 * 256 : 0
             let cols = pLast + 1 - s0
-            let scores = self.attnScores + thread * self.attnChunk * ctx   // [t1-t0, cols]
+            let colsPadded = min(ctx - s0, (cols + 255) / 256 * 256)
+            let scores = self.attnScores + thread * self.attnChunk * ctx   // [t1-t0, colsPadded]
             // S = Q_h · K_gᵀ over keys s0...pLast
             lk_matmul(kvType, self.kv.kRow(slot, s0) + g * hd * eb, kRowBytes, Int64(hd),
-                      self.qBuf + t0 * qDim + h * hd, qDim * 4, Int64(t1 - t0), scores, Int64(cols), 0, Int64(cols))
+                      self.qBuf + t0 * qDim + h * hd, qDim * 4, Int64(t1 - t0), scores, Int64(colsPadded), 0, Int64(cols))
             for t in t0..<t1 {
                 let p = pos0 + t
-                let row = scores + (t - t0) * cols
-                let lo = window > 0 ? max(s0, p - window + 1) : 0
-                let hi = p  // inclusive
+                let row = scores + (t - t0) * colsPadded
+                let lo = (window > 0 ? max(0, p - window + 1) : 0) - s0   // first visible key column
+                let hi = p - s0                                             // last visible key column
                 var m = -Float.infinity
-                for j in (lo - s0)...(hi - s0) {
+                for j in lo...hi {
                     row[j] *= kqScale
                     m = max(m, row[j])
                 }
                 var sum: Float = 0
-                for j in (lo - s0)...(hi - s0) {
+                for j in lo...hi {
                     let e = expf(row[j] - m)
                     row[j] = e
                     sum += e
                 }
                 let inv = 1 / sum
-                for j in 0..<cols {
-                    row[j] = (j >= lo - s0 && j <= hi - s0) ? row[j] * inv : 0
-                }
+                for j in 0..<lo { row[j] = 0 }
+                for j in lo...hi { row[j] *= inv }
+                for j in (hi + 1)..<colsPadded { row[j] = 0 }
                 if kvType == Int32(GGMLType.f16.rawValue) {  // ggml rounds P to F16 for P·V
                     let hbuf = self.attnHalf + thread * ctx
-                    lk_f32_to_f16_row(row, hbuf, Int64(cols))
-                    lk_f16_to_f32_row(hbuf, row, Int64(cols))
+                    lk_f32_to_f16_row(row, hbuf, Int64(colsPadded))
+                    lk_f16_to_f32_row(hbuf, row, Int64(colsPadded))
                 }
             }
             // O_h = P · V_g  (Vᵀ rows are value dims)
-            lk_matmul(kvType, self.kv.vRow(slot, g * hd) + s0 * eb, vRowBytes, Int64(cols),
-                      scores, cols * 4, Int64(t1 - t0), self.attnOut + t0 * qDim + h * hd, Int64(qDim), 0, Int64(hd))
+            lk_matmul(kvType, self.kv.vRow(slot, g * hd) + s0 * eb, vRowBytes, Int64(colsPadded),
+                      scores, colsPadded * 4, Int64(t1 - t0), self.attnOut + t0 * qDim + h * hd, Int64(qDim), 0, Int64(hd))
         }
 
         let xo = quantize(attnOut, rows: T, for: a.output, buffer: 0)
