@@ -10,6 +10,7 @@ let suites: [String: ([String]) -> Void] = [
     "json": benchJSON,
     "gguf": benchGGUF,
     "audio": benchAudio,
+    "tokenizer": benchTokenizer,
 ]
 
 let argv = CommandLine.arguments

@@ -127,8 +127,10 @@ package final class Tokenizer: Sendable {
         self.addSpacePrefix = addSpacePrefix
 
         // Tokens recognised by their text (llama.cpp's auto-detection); each found one becomes CONTROL.
-        var idOfText = [[UInt8]: Int32]()
-        for id in stride(from: n - 1, through: 0, by: -1) { idOfText[texts[id]] = Int32(id) }
+        // Text → id over the whole vocabulary (later duplicates win, like llama.cpp's token_to_id).
+        var textTable = BytesTable(capacity: n)
+        for id in stride(from: n - 1, through: 0, by: -1) { textTable.insertIfAbsent(texts[id], Int32(id)) }
+        let idOfText = TextLookup(table: textTable)
         // llama.cpp takes the first match in hash order; we take the first text of the list (which picks
         // what llama.cpp picks on the vocabularies we test: <|eot_id|> over <|end_of_text|> etc.).
         func firstPresent(_ candidates: [String]) -> Int32? {
@@ -205,7 +207,7 @@ package final class Tokenizer: Sendable {
         if a.contains(.normal) {
             switch kind {
             case .sentencePiece:
-                return replaceAll(text, [0xE2, 0x96, 0x81], with: [0x20])
+                return text.contains(0xE2) ? replaceAll(text, [0xE2, 0x96, 0x81], with: [0x20]) : text
             case .bytePairEncoding:
                 return decodeByteLevelText(text)
             }
@@ -402,7 +404,10 @@ package final class Tokenizer: Sendable {
         var removeSpace = addSpacePrefix
         for id in ids {
             var p = try piece(id, special: special)[...]
-            if p.isEmpty { removeSpace = false; continue }
+            if p.isEmpty {
+                removeSpace = false
+                continue
+            }
             if removeSpace && p.first == 0x20 { p = p.dropFirst() }
             removeSpace = false
             text.append(contentsOf: p)
@@ -542,3 +547,9 @@ private let fimTexts: [(texts: [String], endsGeneration: Bool)] = [
     (["<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"], true),
     (["<|file_sep|>"], true),
 ]
+
+/// `table[text]` lookups by String for the texts llama.cpp recognises.
+private struct TextLookup {
+    var table: BytesTable
+    subscript(_ key: [UInt8]) -> Int32? { table.find(key) }
+}
