@@ -16,6 +16,7 @@ let targets: [String: FuzzTarget] = [
     "message": fuzzMessage,
     "gguf": fuzzGGUF,
     "wav": fuzzWAV,
+    "tokenizer": fuzzTokenizer,
 ]
 
 func usage() -> Never {

@@ -12,6 +12,7 @@ from .errors import (
     ModelLoadingError, PromptExceedsContextError, SerializationError, UnsupportedError,
 )
 from .gguf import GGUFFile, GGUFTensor
+from .tokenizer import Tokenizer
 from .messages import Audio, AudioPcmF32, ChatMessage, Content, Image, LeapFunctionCall, Role, Text
 
 __version__ = (_lib.leap_version_string() or b"0.0.0").decode()
@@ -24,5 +25,6 @@ __all__ = [
     "FunctionCallParsingError", "CancelledError", "BusyError", "LeapMemoryError", "BufferTooSmallError",
     "InternalError",
     "GGUFFile", "GGUFTensor",
+    "Tokenizer",
     "ChatMessage", "Role", "Text", "Image", "Audio", "AudioPcmF32", "Content", "LeapFunctionCall",
 ]
