@@ -64,7 +64,8 @@ def test_str_and_bytes_and_errors():
         # A character split over tokens: its bytes come back, and detokenize repairs a cut one.
         llama = tok.tokenize("🦙", add_special=False)
         assert b"".join(tok.token_to_piece(t) for t in llama) == "🦙".encode()
-        assert tok.detokenize(llama[:2]) == "\ufffd\ufffd"
+        assert tok.detokenize_bytes(llama[:2]) == "🦙".encode()[:2]
+        assert tok.detokenize(llama[:2]) == "\ufffd"
         with pytest.raises(leap.InvalidArgumentError, match="out of range"):
             tok.detokenize([tok.vocab_size])
         with pytest.raises(leap.InvalidArgumentError):
