@@ -38,10 +38,11 @@ package final class Tokenizer: Sendable {
     private let preTokenizer: PreTokenizer
     private let bpe: BPEModel
     private let spm: SPMModel
-    private let vocabTable: BytesTable  // SPM: every token text → id
+    private let vocabTable: BytesTable  // every token text → id
     private let specials: SpecialTokenMatcher
-    /// [n] piece of each token when specials are rendered.
-    private let pieces: [[UInt8]]
+    /// Pieces of all tokens (specials rendered), back to back: token i is pieceArena[pieceStart[i]..<pieceStart[i + 1]].
+    private let pieceArena: [UInt8]
+    private let pieceStart: [Int]  // [n + 1]
 
     package var vocabularySize: Int { texts.count }
 
@@ -59,6 +60,11 @@ package final class Tokenizer: Sendable {
         for i in 0..<n where texts[i].isEmpty { texts[i] = Array("[EMPTY_\(i)]".utf8) }
         var attrs = (0..<n).map { i in v.tokenTypes.map { TokenAttributes(tokenType: $0[i]) } ?? .normal }
         scores = v.scores.map { Array($0.prefix(n)) } ?? [Float](repeating: 0, count: n)
+
+        // Text → id over the whole vocabulary (later duplicates win, like llama.cpp's token_to_id).
+        var textTable = BytesTable(capacity: n)
+        for id in stride(from: n - 1, through: 0, by: -1) { textTable.insertIfAbsent(texts[id], Int32(id)) }
+        vocabTable = textTable
 
         // Model type and llama.cpp's defaults for it.
         var bos: Int32?
@@ -79,9 +85,8 @@ package final class Tokenizer: Sendable {
             addBOS = pre.addBOS
             bos = pre.noBOS ? nil : 11
             eos = 11
-            bpe = BPEModel(tokens: texts, merges: merges)
+            bpe = BPEModel(tokenCount: n, vocab: textTable, merges: merges)
             spm = SPMModel()
-            vocabTable = BytesTable()
         case "llama":
             kind = .sentencePiece
             preTokenizer = PreTokenizer(name: "default", rules: [])
@@ -93,9 +98,7 @@ package final class Tokenizer: Sendable {
             eos = 2
             unk = 0
             bpe = BPEModel()
-            var table = BytesTable(capacity: n)
-            for id in stride(from: n - 1, through: 0, by: -1) { table.insertIfAbsent(texts[id], Int32(id)) }
-            vocabTable = table
+            let table = textTable
             var spm = SPMModel()
             spm.byteToken = (0..<256).map { b -> Int32 in
                 let hex = Array("0123456789ABCDEF".utf8)
@@ -127,9 +130,6 @@ package final class Tokenizer: Sendable {
         self.addSpacePrefix = addSpacePrefix
 
         // Tokens recognised by their text (llama.cpp's auto-detection); each found one becomes CONTROL.
-        // Text → id over the whole vocabulary (later duplicates win, like llama.cpp's token_to_id).
-        var textTable = BytesTable(capacity: n)
-        for id in stride(from: n - 1, through: 0, by: -1) { textTable.insertIfAbsent(texts[id], Int32(id)) }
         let idOfText = TextLookup(table: textTable)
         // llama.cpp takes the first match in hash order; we take the first text of the list (which picks
         // what llama.cpp picks on the vocabularies we test: <|eot_id|> over <|end_of_text|> etc.).
@@ -185,7 +185,15 @@ package final class Tokenizer: Sendable {
         // Special-token candidates, then their pieces (before the strip attributes, as llama.cpp).
         let specialIDs = (0..<n).filter { !attrs[$0].isDisjoint(with: [.control, .userDefined, .unknown]) }.map { Int32($0) }
         let kind = self.kind
-        pieces = (0..<n).map { Tokenizer.piece(texts[$0], attrs[$0], kind) }
+        var arena: [UInt8] = []
+        var starts = [0]
+        starts.reserveCapacity(n + 1)
+        for i in 0..<n {
+            Tokenizer.appendPiece(texts[i], attrs[i], kind, to: &arena)
+            starts.append(arena.count)
+        }
+        pieceArena = arena
+        pieceStart = starts
 
         // Phi-3 strips the whitespace after its special tokens (llama.cpp keys this on general.name).
         let name = (v.modelName ?? "").lowercased()
@@ -201,27 +209,26 @@ package final class Tokenizer: Sendable {
         self.attributes = attrs
     }
 
-    /// The bytes a token stands for when rendered (specials included).
-    private static func piece(_ text: [UInt8], _ a: TokenAttributes, _ kind: Kind) -> [UInt8] {
-        if !a.isDisjoint(with: [.unknown, .control, .userDefined]) { return text }
-        if a.contains(.normal) {
+    /// Appends the bytes a token stands for when rendered (specials included).
+    private static func appendPiece(_ text: [UInt8], _ a: TokenAttributes, _ kind: Kind, to out: inout [UInt8]) {
+        if !a.isDisjoint(with: [.unknown, .control, .userDefined]) {
+            out.append(contentsOf: text)
+        } else if a.contains(.normal) {
             switch kind {
             case .sentencePiece:
-                return text.contains(0xE2) ? replaceAll(text, [0xE2, 0x96, 0x81], with: [0x20]) : text
+                if text.contains(0xE2) { out.append(contentsOf: replaceAll(text, [0xE2, 0x96, 0x81], with: [0x20])) } else { out.append(contentsOf: text) }
             case .bytePairEncoding:
-                return decodeByteLevelText(text)
+                decodeByteLevelText(text, into: &out)
             }
-        }
-        if a.contains(.byte) {
+        } else if a.contains(.byte) {
             // "<0xNN>": the two hex digits after "<0x" (parsed like strtol: stops at a non-digit).
             var value = 0
             for c in text.dropFirst(3).prefix(2) {
                 guard let d = hexValue(c) else { break }
                 value = value * 16 + d
             }
-            return [UInt8(value)]
+            out.append(UInt8(value))
         }
-        return []
     }
 
     package func isEndOfGeneration(_ id: Int32) -> Bool { eogSet.contains(id) }
@@ -294,6 +301,7 @@ package final class Tokenizer: Sendable {
         var offsets: [Int] = []
         var nextOffsets: [Int] = []
         var normalized: [UInt8] = []
+        var spelled: [UInt8] = []
         var scratch = BPEScratch()
         var cache = BytesTable(capacity: 1024)
         var cacheRanges: [(start: Int32, count: Int32)] = []
@@ -359,9 +367,13 @@ package final class Tokenizer: Sendable {
     @inline(__always)
     private func encodePiece(_ word: UnsafeBufferPointer<UInt8>, _ s: inout BPESession, _ out: inout [Int32]) {
         if word.isEmpty { return }
-        if preTokenizer.ignoreMerges, let id = bpe.rawVocab.find(word) {
-            out.append(id)
-            return
+        if preTokenizer.ignoreMerges {
+            s.spelled.removeAll(keepingCapacity: true)
+            ByteLevel.encode(word, into: &s.spelled)
+            if let id = s.spelled.withUnsafeBufferPointer({ vocabTable.find($0) }) {
+                out.append(id)
+                return
+            }
         }
         if word.count == 1 {
             bpe.encodeWord(word, &s.scratch, &out)
@@ -393,7 +405,7 @@ package final class Tokenizer: Sendable {
     package func piece(_ id: Int32, special: Bool) throws -> [UInt8] {
         let i = try checked(id)
         if !special && !attributes[i].isDisjoint(with: [.unknown, .control]) { return [] }
-        return pieces[i]
+        return Array(pieceArena[pieceStart[i]..<pieceStart[i + 1]])
     }
 
     /// The text of a token sequence (llama_detokenize with remove_special = false): the pieces joined,
@@ -402,15 +414,22 @@ package final class Tokenizer: Sendable {
     package func detokenize(_ ids: [Int32], special: Bool) throws -> [UInt8] {
         var text: [UInt8] = []
         var removeSpace = addSpacePrefix
+        text.reserveCapacity(ids.count * 4)
         for id in ids {
-            var p = try piece(id, special: special)[...]
-            if p.isEmpty {
+            let i = try checked(id)
+            if !special && !attributes[i].isDisjoint(with: [.unknown, .control]) {
                 removeSpace = false
                 continue
             }
-            if removeSpace && p.first == 0x20 { p = p.dropFirst() }
+            var from = pieceStart[i]
+            let to = pieceStart[i + 1]
+            if from == to {
+                removeSpace = false
+                continue
+            }
+            if removeSpace && pieceArena[from] == 0x20 { from += 1 }
             removeSpace = false
-            text.append(contentsOf: p)
+            text.append(contentsOf: pieceArena[from..<to])
         }
         if cleanSpaces { cleanUpSpaces(&text) }
         return text
@@ -477,8 +496,7 @@ func cleanUpSpaces(_ t: inout [UInt8]) {
 
 /// A byte-level BPE token text back to bytes; characters outside the table are rendered as llama.cpp
 /// does ("[UNK_BYTE_0x<utf8 hex><token text>]").
-func decodeByteLevelText(_ text: [UInt8]) -> [UInt8] {
-    var out: [UInt8] = []
+func decodeByteLevelText(_ text: [UInt8], into out: inout [UInt8]) {
     text.withUnsafeBufferPointer { p in
         var i = 0
         while i < p.count {
@@ -497,7 +515,6 @@ func decodeByteLevelText(_ text: [UInt8]) -> [UInt8] {
             i += n
         }
     }
-    return out
 }
 
 func replaceAll(_ s: [UInt8], _ pattern: [UInt8], with r: [UInt8]) -> [UInt8] {
