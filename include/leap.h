@@ -371,7 +371,8 @@ LEAP_API void leap_tokenizer_free(leap_tokenizer *tokenizer);
 /* Token ids of n_bytes of text (any bytes; need not be NUL-terminated, may be NULL when n_bytes is 0).
  * add_special != 0 adds BOS / EOS as the vocabulary asks (tokenizer.ggml.add_bos_token / add_eos_token);
  * parse_special != 0 turns the text of control tokens (e.g. "<|im_start|>") into their ids, otherwise
- * they are tokenized as plain text. *out_ids (released with leap_buffer_free()) holds *out_count ids. */
+ * they are tokenized as plain text. *out_ids (released with leap_buffer_free()) holds *out_count ids.
+ * LEAP_ERR_INVALID_ARGUMENT for more than 256 MiB of text. */
 LEAP_API leap_status leap_tokenizer_tokenize(const leap_tokenizer *tokenizer, const char *text, size_t n_bytes,
                                              int32_t add_special, int32_t parse_special, int32_t **out_ids,
                                              size_t *out_count);

@@ -56,6 +56,11 @@ public func leap_tokenizer_tokenize(
         let outCount = try required(outCount, "out_count")
         outCount.pointee = 0
         let tok = try borrowTokenizer(t)
+        // Positions are 32-bit inside the tokenizer; 256 MiB of text (whose escaped form stays below 2 GiB)
+        // is far beyond any context anyway.
+        guard nBytes >= 0 && nBytes <= 1 << 28 else {
+            throw LeapError.invalidArgument("text of \(nBytes) bytes is too long to tokenize (at most \(1 << 30))")
+        }
         var bytes: [UInt8] = []
         if nBytes > 0 {
             let p = try required(text, "text")

@@ -240,7 +240,8 @@ package final class Tokenizer: Sendable {
     // MARK: tokenize
 
     /// Token ids of `text` (any bytes; invalid UTF-8 is handled like llama.cpp: U+FFFD per bad byte for
-    /// byte-level BPE, byte tokens for SentencePiece).
+    /// byte-level BPE, byte tokens for SentencePiece). Positions are 32-bit inside: callers keep texts
+    /// below 256 MiB (the C API checks).
     package func tokenize(_ text: [UInt8], addSpecial: Bool, parseSpecial: Bool) -> [Int32] {
         var out: [Int32] = []
         out.reserveCapacity(text.count / 3 + 2)

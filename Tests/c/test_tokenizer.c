@@ -79,6 +79,8 @@ static void test_tokenize(const leap_tokenizer *t) {
     ids = (int32_t *)1;
     CHECK_STATUS(leap_tokenizer_tokenize(t, NULL, 3, 0, 0, &ids, &n), LEAP_ERR_INVALID_ARGUMENT);
     CHECK(ids == NULL && n == 0);
+    CHECK_STATUS(leap_tokenizer_tokenize(t, "a", (size_t)1 << 29, 0, 0, &ids, &n), LEAP_ERR_INVALID_ARGUMENT);
+    CHECK_ERROR_MENTIONS("too long");
     CHECK_STATUS(leap_tokenizer_tokenize(NULL, "a", 1, 0, 0, &ids, &n), LEAP_ERR_INVALID_ARGUMENT);
     CHECK_STATUS(leap_tokenizer_tokenize(t, "a", 1, 0, 0, NULL, &n), LEAP_ERR_INVALID_ARGUMENT);
     CHECK_STATUS(leap_tokenizer_tokenize(t, "a", 1, 0, 0, &ids, NULL), LEAP_ERR_INVALID_ARGUMENT);
