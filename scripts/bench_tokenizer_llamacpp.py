@@ -4,7 +4,8 @@
 Calls llama_tokenize once per run with a buffer large enough for the result (llama_cpp.Llama.tokenize
 would tokenize twice for vocab-only models, whose n_ctx_train is 0).
 
-Usage: bench_tokenizer_llamacpp.py <model.gguf> <text-file> [runs]
+Usage: bench_tokenizer_llamacpp.py <model.gguf> <text-file> [runs] [ids-out-file]
+(the ids of the last run are written to ids-out-file as little-endian int32 when given)
 """
 import sys
 import time
@@ -24,6 +25,9 @@ def main():
         t0 = time.perf_counter()
         n = llama_cpp.llama_tokenize(vocab, text, len(text), buf, len(text) + 16, False, False)
         best = min(best, time.perf_counter() - t0)
+    if len(sys.argv) > 4:
+        with open(sys.argv[4], "wb") as f:
+            f.write(bytes(memoryview(buf)[:n].cast("B")))
     name = path.rsplit("/", 1)[-1]
     print(f"llama.cpp tokenize {name}: {len(text) / best / 1e6:.2f} MB/s, {n / best / 1e6:.3f} M tokens/s "
           f"({n} tokens, {best * 1e3:.1f} ms best of {runs})")

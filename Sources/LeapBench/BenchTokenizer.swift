@@ -54,7 +54,13 @@ func benchTokenizer(_ args: [String]) {
         print("leap detokenize \(name): \(fmt(Double(text.count) / detokBest / 1e6)) MB/s")
         if haveLlamaCpp {
             fflush(stdout)
-            _ = system("python3 scripts/bench_tokenizer_llamacpp.py '\(path)' '\(textPath)' 3 2>/dev/null | grep -v n_ctx")
+            let idsPath = textPath + ".ids"
+            _ = system("python3 scripts/bench_tokenizer_llamacpp.py '\(path)' '\(textPath)' 3 '\(idsPath)' 2>/dev/null | grep -v n_ctx")
+            if let data = readFile(idsPath) {
+                let theirs = data.withUnsafeBytes { Array($0.bindMemory(to: Int32.self)) }
+                print("same ids as llama.cpp on the 1 MiB text: \(theirs == ids ? "yes" : "NO (\(theirs.count) vs \(ids.count) ids)")")
+            }
+            unlink(idsPath)
         }
     }
     if !haveLlamaCpp { print("(llama-cpp-python not importable: no llama.cpp figures)") }
@@ -123,4 +129,17 @@ private func fmt(_ x: Double, _ digits: Int = 2) -> String {
     var p = 1.0
     for _ in 0..<digits { p *= 10 }
     return "\((x * p).rounded() / p)"
+}
+
+private func readFile(_ path: String) -> [UInt8]? {
+    guard let f = fopen(path, "rb") else { return nil }
+    defer { fclose(f) }
+    var out: [UInt8] = []
+    var buf = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+        let n = buf.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, f) }
+        if n <= 0 { break }
+        out.append(contentsOf: buf[0..<n])
+    }
+    return out
 }

@@ -40,6 +40,8 @@ package final class Tokenizer: Sendable {
     private let spm: SPMModel
     private let vocabTable: BytesTable  // every token text → id
     private let specials: SpecialTokenMatcher
+    /// SentencePiece: every character that some token has right before U+2581 (nil: do not cut fragments).
+    private let spmCharsBeforeSpaceMark: Set<UInt32>?
     /// Pieces of all tokens (specials rendered), back to back: token i is pieceArena[pieceStart[i]..<pieceStart[i + 1]].
     private let pieceArena: [UInt8]
     private let pieceStart: [Int]  // [n + 1]
@@ -205,6 +207,7 @@ package final class Tokenizer: Sendable {
             }
         }
         specials = SpecialTokenMatcher(ids: specialIDs, texts: texts, attributes: attrs)
+        spmCharsBeforeSpaceMark = kind == .sentencePiece ? charactersBeforeSpaceMark(texts) : nil
         self.texts = texts
         self.attributes = attrs
     }
@@ -274,7 +277,7 @@ package final class Tokenizer: Sendable {
     ) {
         var previousWasSpecial = true  // the first fragment gets the space prefix too
         if addSpecial && addBOS, let bos = bosID { out.append(bos) }
-        var scratch = SPMScratch()
+        var session = SPMSession()
         var escaped: [UInt8] = []
         for f in fragments {
             switch f {
@@ -287,13 +290,54 @@ package final class Tokenizer: Sendable {
                 for b in buf[r] {
                     if b == 0x20 { escaped.append(contentsOf: [0xE2, 0x96, 0x81]) } else { escaped.append(b) }
                 }
-                escaped.withUnsafeBufferPointer { e in
-                    spm.encode(e, vocab: vocabTable, scores: scores, &scratch, &out)
-                }
+                escaped.withUnsafeBufferPointer { e in encodeSPMFragment(e, &session, &out) }
                 previousWasSpecial = false
             }
         }
         if addSpecial && addEOS, let eos = eosID { out.append(eos) }
+    }
+
+    /// Per-call state of SentencePiece: scratch buffers and a cache of chunks already encoded.
+    private struct SPMSession {
+        var scratch = SPMScratch()
+        var cache = WordCache()
+    }
+
+    /// Encodes one escaped fragment. Merges never cross a position where no vocabulary token contains the
+    /// two characters around it, so the fragment is cut before each U+2581 whose preceding character never
+    /// precedes U+2581 inside a token: the pieces merge independently (same result as the whole) and repeat
+    /// like words, so they are cached.
+    private func encodeSPMFragment(_ e: UnsafeBufferPointer<UInt8>, _ s: inout SPMSession, _ out: inout [Int32]) {
+        guard let beforeMark = spmCharsBeforeSpaceMark, String(validating: e, as: UTF8.self) != nil else {
+            spm.encode(e, vocab: vocabTable, scores: scores, &s.scratch, &out)
+            return
+        }
+        var start = 0
+        var i = 1
+        let n = e.count
+        while i + 2 < n {
+            if e[i] == 0xE2 && e[i + 1] == 0x96 && e[i + 2] == 0x81 {
+                var j = i - 1
+                while j > start && e[j] & 0xC0 == 0x80 { j -= 1 }
+                let previous = decodeLenientUTF8(e, j).cp
+                if !beforeMark.contains(previous) {
+                    encodeSPMChunk(UnsafeBufferPointer(rebasing: e[start..<i]), &s, &out)
+                    start = i
+                }
+                i += 3
+            } else {
+                i += 1
+            }
+        }
+        encodeSPMChunk(UnsafeBufferPointer(rebasing: e[start..<n]), &s, &out)
+    }
+
+    private func encodeSPMChunk(_ chunk: UnsafeBufferPointer<UInt8>, _ s: inout SPMSession, _ out: inout [Int32]) {
+        if chunk.isEmpty { return }
+        if s.cache.lookup(chunk, &out) { return }
+        let before = out.count
+        spm.encode(chunk, vocab: vocabTable, scores: scores, &s.scratch, &out)
+        s.cache.insert(chunk, out[before...])
     }
 
     /// Per-call state of byte-level BPE: scratch buffers and a cache of words already encoded.
@@ -304,9 +348,7 @@ package final class Tokenizer: Sendable {
         var normalized: [UInt8] = []
         var spelled: [UInt8] = []
         var scratch = BPEScratch()
-        var cache = BytesTable(capacity: 1024)
-        var cacheRanges: [(start: Int32, count: Int32)] = []
-        var cacheIDs: [Int32] = []
+        var cache = WordCache()
     }
 
     private func tokenizeBPE(_ raw: UnsafeBufferPointer<UInt8>, _ s: inout BPESession, _ out: inout [Int32]) {
@@ -380,16 +422,10 @@ package final class Tokenizer: Sendable {
             bpe.encodeWord(word, &s.scratch, &out)
             return
         }
-        if let c = s.cache.find(word) {
-            let r = s.cacheRanges[Int(c)]
-            out.append(contentsOf: s.cacheIDs[Int(r.start)..<Int(r.start + r.count)])
-            return
-        }
+        if s.cache.lookup(word, &out) { return }
         let before = out.count
         bpe.encodeWord(word, &s.scratch, &out)
-        s.cache.insertIfAbsent(word, Int32(s.cacheRanges.count))
-        s.cacheRanges.append((Int32(s.cacheIDs.count), Int32(out.count - before)))
-        s.cacheIDs.append(contentsOf: out[before...])
+        s.cache.insert(word, out[before...])
     }
 
     // MARK: detokenize
@@ -570,4 +606,47 @@ private let fimTexts: [(texts: [String], endsGeneration: Bool)] = [
 private struct TextLookup {
     var table: BytesTable
     subscript(_ key: [UInt8]) -> Int32? { table.find(key) }
+}
+
+/// Every character found right before U+2581 inside a token text, or nil when a text is not valid UTF-8
+/// (then characters cannot be told apart reliably and fragments are not cut).
+private func charactersBeforeSpaceMark(_ texts: [[UInt8]]) -> Set<UInt32>? {
+    var set = Set<UInt32>()
+    for t in texts {
+        guard t.count > 3, t.dropFirst().contains(0xE2) else { continue }
+        let ok = t.withUnsafeBufferPointer { p -> Bool in
+            guard String(validating: p, as: UTF8.self) != nil else { return false }
+            var i = 0
+            var previous: UInt32? = nil
+            while i < p.count {
+                let (cp, n) = decodeLenientUTF8(p, i)
+                if cp == 0x2581, let prev = previous { set.insert(prev) }
+                previous = cp
+                i += n
+            }
+            return true
+        }
+        if !ok { return nil }
+    }
+    return set
+}
+
+/// Token ids of words already encoded in one tokenize call.
+struct WordCache {
+    private var table = BytesTable(capacity: 1024)
+    private var ranges: [(start: Int, count: Int)] = []
+    private var ids: [Int32] = []
+
+    func lookup(_ word: UnsafeBufferPointer<UInt8>, _ out: inout [Int32]) -> Bool {
+        guard let c = table.find(word) else { return false }
+        let r = ranges[Int(c)]
+        out.append(contentsOf: ids[r.start..<(r.start + r.count)])
+        return true
+    }
+
+    mutating func insert(_ word: UnsafeBufferPointer<UInt8>, _ tokens: ArraySlice<Int32>) {
+        table.insertIfAbsent(word, Int32(ranges.count))
+        ranges.append((ids.count, tokens.count))
+        ids.append(contentsOf: tokens)
+    }
 }
