@@ -342,6 +342,61 @@ LEAP_API leap_status leap_gguf_tensor_dequantize(const leap_gguf *gguf, size_t i
  * Tokenizers and chat templates
  * ====================================================================================================== */
 
+/* Tokenizers: text <-> token ids from a GGUF file's tokenizer.ggml.* metadata, token-exact with llama.cpp.
+ * Byte-level BPE (tokenizer.ggml.model "gpt2" with the pre-tokenizers lfm2/llama3/llama-bpe, smollm,
+ * qwen2, qwen35, gpt-2, default, starcoder, refact, command-r, falcon, mpt, deepseek-llm, deepseek-coder,
+ * bloom and their aliases) and SentencePiece-style BPE ("llama", e.g. Gemma 3); other vocabularies are
+ * LEAP_ERR_UNSUPPORTED naming the type. Loading reads only the metadata, so vocab-only files work. A
+ * leap_tokenizer is immutable: it may be used from several threads at once.
+ *
+ *     leap_tokenizer *t = NULL;
+ *     int32_t *ids = NULL;
+ *     size_t n = 0;
+ *     char *text = NULL;
+ *     if (leap_tokenizer_load("model.gguf", &t) == LEAP_OK &&
+ *         leap_tokenizer_tokenize(t, "Hello!", 6, 1, 0, &ids, &n) == LEAP_OK &&
+ *         leap_tokenizer_detokenize(t, ids, n, 0, &text, NULL) == LEAP_OK)
+ *         printf("%zu tokens: %s\n", n, text);
+ *     leap_string_free(text);
+ *     leap_buffer_free(ids);
+ *     leap_tokenizer_free(t);
+ */
+typedef struct leap_tokenizer leap_tokenizer;
+
+/* Load the tokenizer of a GGUF file (a model or a vocab-only file). Errors: LEAP_ERR_IO, LEAP_ERR_FORMAT
+ * (malformed file or tokenizer metadata), LEAP_ERR_UNSUPPORTED (tokenizer model or pre-tokenizer).
+ * Release with leap_tokenizer_free(). */
+LEAP_API leap_status leap_tokenizer_load(const char *path, leap_tokenizer **out_tokenizer);
+/* NULL is a no-op. */
+LEAP_API void leap_tokenizer_free(leap_tokenizer *tokenizer);
+/* Token ids of n_bytes of text (any bytes; need not be NUL-terminated, may be NULL when n_bytes is 0).
+ * add_special != 0 adds BOS / EOS as the vocabulary asks (tokenizer.ggml.add_bos_token / add_eos_token);
+ * parse_special != 0 turns the text of control tokens (e.g. "<|im_start|>") into their ids, otherwise
+ * they are tokenized as plain text. *out_ids (released with leap_buffer_free()) holds *out_count ids.
+ * LEAP_ERR_INVALID_ARGUMENT for more than 256 MiB of text. */
+LEAP_API leap_status leap_tokenizer_tokenize(const leap_tokenizer *tokenizer, const char *text, size_t n_bytes,
+                                             int32_t add_special, int32_t parse_special, int32_t **out_ids,
+                                             size_t *out_count);
+/* The text of n_ids tokens (like llama.cpp's llama_detokenize without removing specials): control tokens
+ * are rendered only when special != 0; spaces are cleaned up where the vocabulary asks for it.
+ * *out_text is NUL-terminated, released with leap_string_free(); its length in bytes goes to
+ * *out_n_bytes when that is not NULL (the text may contain NUL bytes, and is not valid UTF-8 when the ids
+ * end inside a character). LEAP_ERR_INVALID_ARGUMENT for an id outside [0, vocab size). */
+LEAP_API leap_status leap_tokenizer_detokenize(const leap_tokenizer *tokenizer, const int32_t *ids, size_t n_ids,
+                                               int32_t special, char **out_text, size_t *out_n_bytes);
+/* The bytes of one token (possibly part of a UTF-8 character; empty for control tokens unless
+ * special != 0), as leap_tokenizer_detokenize() returns text. */
+LEAP_API leap_status leap_tokenizer_token_to_piece(const leap_tokenizer *tokenizer, int32_t id, int32_t special,
+                                                   char **out_piece, size_t *out_n_bytes);
+/* Number of tokens in the vocabulary. */
+LEAP_API leap_status leap_tokenizer_vocab_size(const leap_tokenizer *tokenizer, size_t *out_size);
+/* Beginning / end of sequence ids; -1 when the vocabulary has none. */
+LEAP_API leap_status leap_tokenizer_bos_id(const leap_tokenizer *tokenizer, int32_t *out_id);
+LEAP_API leap_status leap_tokenizer_eos_id(const leap_tokenizer *tokenizer, int32_t *out_id);
+/* *out_is_eog = 1 when `id` ends generation (EOS, end-of-turn tokens such as <|im_end|>, <end_of_turn>,
+ * <|eot_id|>, <|endoftext|>, ...), else 0 (also for ids outside the vocabulary). */
+LEAP_API leap_status leap_tokenizer_is_eog(const leap_tokenizer *tokenizer, int32_t id, int32_t *out_is_eog);
+
 /* (section filled by the tokenizer / template work) */
 
 

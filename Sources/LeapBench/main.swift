@@ -13,6 +13,7 @@ let suites: [String: ([String]) -> Void] = [
     "toolcalls": benchToolCalls,
     "kernels": benchKernels,
     "model": benchModel,
+    "tokenizer": benchTokenizer,
 ]
 
 let argv = CommandLine.arguments
