@@ -511,7 +511,7 @@ enum Filters {
     }
 
     static func toJSONValue(_ v: Value, sortKeys: Bool, depth: Int) throws -> JSONValue {
-        if depth > 200 { throw TemplateFailure("maximum recursion depth exceeded while encoding a JSON object") }
+        if depth > ValueBounds.maxDepth { throw TemplateFailure("maximum recursion depth exceeded while encoding a JSON object") }
         switch v.plain {
         case .none: return .null
         case .bool(let b): return .bool(b)

@@ -28,7 +28,7 @@ enum Flow { case normal, breakLoop, continueLoop }
 /// Bounds that keep a hostile template from hanging or exhausting memory or stack.
 struct RenderLimits {
     var maxOutputBytes = 64 << 20
-    var maxSteps = 50_000_000
+    var maxSteps = 10_000_000
     var maxCallDepth = 64
     /// Pins `strftime_now` to this Unix time (in UTC) instead of the local clock; for reproducible tests.
     var fixedTime: Int? = nil
@@ -60,8 +60,8 @@ final class Interpreter {
     }
 
     @inline(__always)
-    func step() throws {
-        steps += 1
+    func step(_ n: Int = 1) throws {
+        steps += n
         if steps > limits.maxSteps {
             throw TemplateFailure("template exceeded \(limits.maxSteps) evaluation steps")
         }
@@ -163,6 +163,7 @@ final class Interpreter {
         if let filter {
             var kept: [Value] = []
             for item in items {
+                try at(offset) { try step() }
                 let s = Scope(parent: scope)
                 try at(offset) { try assign(target, item, s) }
                 if try eval(filter, s).truthy { kept.append(item) }
@@ -174,6 +175,7 @@ final class Interpreter {
         }
         let loop = LoopState(items: items)
         for (i, item) in items.enumerated() {
+            try at(offset) { try step() }
             loop.index0 = i
             let s = Scope(parent: scope)
             s.vars["loop"] = .loop(loop)
@@ -217,12 +219,12 @@ final class Interpreter {
         switch e {
         case .literal(let v): return v
         case .name(let n, _): return lookup(n, scope)
-        case .list(let items): return .list(try items.map { try eval($0, scope) })
-        case .tuple(let items): return .tuple(try items.map { try eval($0, scope) })
+        case .list(let items): return try bounded(.list(try items.map { try eval($0, scope) }))
+        case .tuple(let items): return try bounded(.tuple(try items.map { try eval($0, scope) }))
         case .dict(let items):
             var d = PyDict()
             for (k, v) in items { d[try eval(k, scope)] = try eval(v, scope) }
-            return .dict(d)
+            return try bounded(.dict(d))
         case .getattr(let obj, let name, let offset):
             let o = try eval(obj, scope)
             return try at(offset) { try getattr(o, name) }
@@ -253,7 +255,17 @@ final class Interpreter {
         case .binary(let op, let x, let y, let offset):
             let a = try eval(x, scope)
             let b = try eval(y, scope)
-            return try at(offset) { try Ops.binary(op, a, b, limits.maxOutputBytes) }
+            return try at(offset) {
+                let r = try Ops.binary(op, a, b, limits.maxOutputBytes)
+                switch r {
+                case .list(let items), .tuple(let items):
+                    // `+` keeps depth and adds sizes; `*` repeats elements, which may be shared big lists.
+                    if op == "*" { return try bounded(r) }
+                    try step(items.count)
+                    return r
+                default: return r
+                }
+            }
         case .and(let x, let y):
             let a = try eval(x, scope)
             return a.truthy ? try eval(y, scope) : a
@@ -283,6 +295,12 @@ final class Interpreter {
             return .undefined(Undefined(
                 hint: "the inline if-expression on line \(line) evaluated to false and no else section was defined."))
         }
+    }
+
+    /// A container built by the template, checked against ValueBounds (the check's work counts as steps).
+    func bounded(_ v: Value) throws -> Value {
+        try step(try ValueBounds.check(v))
+        return v
     }
 
     func evalArgs(_ args: CallArgs, _ scope: Scope) throws -> ([Value], [(String, Value)]) {
@@ -377,6 +395,12 @@ final class Interpreter {
 
     /// Python iteration as jinja2 sees it (undefined iterates as empty).
     func iterate(_ v: Value) throws -> [Value] {
+        let items = try iterateItems(v)
+        try step(items.count)
+        return items
+    }
+
+    private func iterateItems(_ v: Value) throws -> [Value] {
         switch v.plain {
         case .list(let a), .tuple(let a), .iterator(_, let a): return a
         case .string(let s): return s.unicodeScalars.map { .string(String($0)) }
