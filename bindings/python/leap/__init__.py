@@ -11,6 +11,7 @@ from .errors import (
     GenerationError, InternalError, InvalidArgumentError, LeapError, LeapIOError, LeapMemoryError,
     ModelLoadingError, PromptExceedsContextError, SerializationError, UnsupportedError,
 )
+from .chat_template import ChatTemplate
 from .gguf import GGUFFile, GGUFTensor
 from .messages import Audio, AudioPcmF32, ChatMessage, Content, Image, LeapFunctionCall, Role, Text
 
@@ -23,6 +24,6 @@ __all__ = [
     "AudioFormatError", "ModelLoadingError", "GenerationError", "PromptExceedsContextError",
     "FunctionCallParsingError", "CancelledError", "BusyError", "LeapMemoryError", "BufferTooSmallError",
     "InternalError",
-    "GGUFFile", "GGUFTensor",
+    "GGUFFile", "GGUFTensor", "ChatTemplate",
     "ChatMessage", "Role", "Text", "Image", "Audio", "AudioPcmF32", "Content", "LeapFunctionCall",
 ]
