@@ -26,12 +26,15 @@ final class Scope {
 enum Flow { case normal, breakLoop, continueLoop }
 
 /// Bounds that keep a hostile template from hanging or exhausting memory or stack.
-struct RenderLimits {
-    var maxOutputBytes = 64 << 20
-    var maxSteps = 10_000_000
-    var maxCallDepth = 64
+package struct RenderLimits: Sendable {
+    package var maxOutputBytes = 64 << 20
+    /// Statements, expressions, loop iterations and elements touched by filters all count as steps.
+    package var maxSteps = 10_000_000
+    package var maxCallDepth = 64
     /// Pins `strftime_now` to this Unix time (in UTC) instead of the local clock; for reproducible tests.
-    var fixedTime: Int? = nil
+    package var fixedTime: Int? = nil
+
+    package init() {}
 }
 
 final class Interpreter {

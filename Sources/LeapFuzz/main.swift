@@ -17,6 +17,7 @@ let targets: [String: FuzzTarget] = [
     "gguf": fuzzGGUF,
     "wav": fuzzWAV,
     "toolcalls": fuzzToolCalls,
+    "template": fuzzTemplate,
 ]
 
 func usage() -> Never {
