@@ -10,6 +10,7 @@ let suites: [String: ([String]) -> Void] = [
     "json": benchJSON,
     "gguf": benchGGUF,
     "audio": benchAudio,
+    "template": benchTemplate,
 ]
 
 let argv = CommandLine.arguments
