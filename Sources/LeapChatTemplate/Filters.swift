@@ -84,9 +84,11 @@ enum Filters {
             return .iterator(kind: "generator", items: d.entries.map { .tuple([$0.key, $0.value]) })
         case "int":
             let a = try bind(["default", "base"])
+            if case .undefined(let u) = v { throw TemplateFailure(u.hint) }
             return toInt(v, a[0] ?? .int(0), try a.int(1, "base") ?? 10)
         case "float":
             let a = try bind(["default"])
+            if case .undefined(let u) = v { throw TemplateFailure(u.hint) }
             return toFloat(v) ?? a[0] ?? .float(0)
         case "abs":
             _ = try bind([])
@@ -103,6 +105,11 @@ enum Filters {
             return .string(Methods.replace(soft(v), old.str, new.str, count: try a.int(2, "count") ?? -1))
         case "indent":
             let a = try bind(["width", "first", "blank"])
+            // jinja2 appends "\n" to the value with +=, so anything but a string fails.
+            guard case .string = v else {
+                if case .undefined(let u) = v { throw TemplateFailure(u.hint) }
+                throw TemplateFailure("unsupported operand type(s) for +=: '\(v.pythonTypeName)' and 'str'")
+            }
             var indention = "    "
             if let w = a[0] {
                 if case .string(let s) = w { indention = s } else if let n = w.indexValue {
@@ -126,6 +133,16 @@ enum Filters {
             return .int(count)
         case "truncate":
             let a = try bind(["length", "killwords", "end", "leeway"])
+            // jinja2 measures the value with len() before any conversion.
+            switch v {
+            case .string: break
+            case .undefined: return v
+            case .list, .tuple, .dict:
+                let n = try length(v)
+                if n <= (try a.int(0, "length") ?? 255) + (try a.int(3, "leeway") ?? 5) { return v }
+                throw TemplateFailure("'\(v.pythonTypeName)' object has no attribute 'rsplit'")
+            default: throw TemplateFailure("object of type '\(v.pythonTypeName)' has no len()")
+            }
             return .string(truncate(soft(v), try a.int(0, "length") ?? 255, a.bool(1) ?? false,
                                     try a.string(2, "end") ?? "...", try a.int(3, "leeway") ?? 5))
         case "format":
@@ -138,8 +155,13 @@ enum Filters {
             let a = try bind(["precision", "method"])
             let precision = try a.int(0, "precision") ?? 0
             let method = try a.string(1, "method") ?? "common"
-            guard let x = v.numeric?.asDouble else { throw TemplateFailure("type \(v.pythonTypeName) doesn't define __round__ method") }
-            return .float(round(x, precision, method))
+            guard let n = v.numeric else { throw TemplateFailure("type \(v.pythonTypeName) doesn't define __round__ method") }
+            guard ["common", "ceil", "floor"].contains(method) else {
+                throw TemplateFailure("method must be common, ceil or floor")
+            }
+            // Python's round(int, ndigits >= 0) keeps the int.
+            if method == "common", case .int(let i) = n, precision >= 0 { return .int(i) }
+            return .float(round(n.asDouble, precision, method))
         case "reverse":
             _ = try bind([])
             if case .string(let s) = v { return .string(Methods.string(s.unicodeScalars.reversed())) }
@@ -157,6 +179,10 @@ enum Filters {
             for item in try interp.iterate(v) {
                 var key = try a[1].map { try attribute(item, $0, interp) } ?? item
                 if !cs { key = ignoreCase(key) }
+                switch key {
+                case .list, .dict, .namespace: throw TemplateFailure("unhashable type: '\(key.pythonTypeName)'")
+                default: break
+                }
                 if !seen.contains(where: { pyEquals($0, key) }) {
                     seen.append(key)
                     out.append(item)

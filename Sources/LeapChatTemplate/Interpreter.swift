@@ -44,6 +44,9 @@ final class Interpreter {
     var outBytes = 0
     var steps = 0
     var callDepth = 0
+    /// Set while evaluating a whole-constant statement expression the way jinja2's compile-time folding does
+    /// (slices go through the sandbox's getitem, so failures become undefined instead of raising).
+    var foldingConstants = false
 
     init(map: SourceMap, limits: RenderLimits) {
         self.map = map
@@ -103,17 +106,17 @@ final class Interpreter {
         case .output(let s):
             try write(s)
         case .print(let e, let offset):
-            let v = try eval(e, scope)
+            let v = try evalStatementExpression(e, scope, undefinedAllowed: true)
             try at(offset) { try write(v.str) }
         case .forLoop(let target, let iterable, let filter, let body, let otherwise, let offset):
             return try execFor(target, iterable, filter, body, otherwise, offset, scope)
         case .ifChain(let branches, let otherwise):
-            for (test, body) in branches where try eval(test, scope).truthy {
+            for (test, body) in branches where try evalStatementExpression(test, scope, undefinedAllowed: false).truthy {
                 return try exec(body, scope)
             }
             return try exec(otherwise, scope)
         case .set(let target, let e, let offset):
-            let v = try eval(e, scope)
+            let v = try evalStatementExpression(e, scope, undefinedAllowed: false)
             try at(offset) { try assign(target, v, scope) }
         case .setBlock(let target, let filters, let body, let offset):
             let text = try capture { _ = try exec(body, Scope(parent: scope)) }
@@ -144,6 +147,18 @@ final class Interpreter {
         return .normal
     }
 
+    /// jinja2 folds constant expressions at compile time; a fold whose result is undefined is kept only
+    /// for direct output, otherwise the expression runs normally (and a bad slice raises).
+    func evalStatementExpression(_ e: Expr, _ scope: Scope, undefinedAllowed: Bool) throws -> Value {
+        if e.isConstant {
+            foldingConstants = true
+            let folded = try? eval(e, scope)
+            foldingConstants = false
+            if let v = folded, undefinedAllowed || !v.isUndefined { return v }
+        }
+        return try eval(e, scope)
+    }
+
     func makeMacro(_ def: MacroDefinition, _ scope: Scope) -> Macro {
         Macro(name: def.name, parameters: def.parameters, body: def.body, scope: scope,
               usesCaller: def.usesCaller, usesVarargs: def.usesVarargs, usesKwargs: def.usesKwargs)
@@ -161,7 +176,7 @@ final class Interpreter {
     func execFor(_ target: Target, _ iterable: Expr, _ filter: Expr?, _ body: [Stmt], _ otherwise: [Stmt],
                  _ offset: Int, _ scope: Scope) throws -> Flow
     {
-        let seq = try eval(iterable, scope)
+        let seq = try evalStatementExpression(iterable, scope, undefinedAllowed: false)
         var items = try at(offset) { try iterate(seq) }
         if let filter {
             var kept: [Value] = []
@@ -240,6 +255,9 @@ final class Interpreter {
             let start = try a.map { try eval($0, scope) }
             let stop = try b.map { try eval($0, scope) }
             let stride = try c.map { try eval($0, scope) }
+            if foldingConstants {
+                return (try? slice(o, start, stop, stride)) ?? .undefined(.noItem(o, .string("slice")))
+            }
             return try at(offset) { try slice(o, start, stop, stride) }
         case .call(let callee, let args, let offset):
             return try callExpr(callee, args, extraKeywords: [], offset, scope)
@@ -466,8 +484,14 @@ final class Interpreter {
             default: return nil  // not an index: jinja2 yields undefined
             }
         }
+        // jinja2 compiles slices to a plain Python subscript: errors are raised, not turned into undefined.
+        switch o {
+        case .list, .tuple, .string: break
+        case .dict: throw TemplateFailure("unhashable type: 'slice'")
+        default: throw TemplateFailure("'\(o.pythonTypeName)' object is not subscriptable")
+        }
         guard let a = try bound(start), let b = try bound(stop), let c = try bound(step) else {
-            return .undefined(Undefined(hint: "slice indices must be integers or None"))
+            throw TemplateFailure("slice indices must be integers or None or have an __index__ method")
         }
         let stride = c ?? 1
         if stride == 0 { throw TemplateFailure("slice step cannot be zero") }

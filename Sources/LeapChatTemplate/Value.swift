@@ -34,7 +34,7 @@ struct Undefined {
         Undefined(hint: "'\(obj.pythonTypeName) object' has no attribute '\(attr)'")
     }
     static func noItem(_ obj: Value, _ key: Value) -> Undefined {
-        Undefined(hint: "'\(obj.pythonTypeName) object' has no attribute \(key.repr)")
+        Undefined(hint: "\(obj.pythonTypeName) object has no element \(key.repr)")
     }
 }
 
