@@ -197,7 +197,8 @@ enum Filters {
                 if !(a.bool(1) ?? false) { k = ignoreCase(k) }
                 return k
             }
-            return .list(try stableSort(items, keys, reverse: a.bool(0) ?? false))
+            // jinja2's sort keys are one-element lists: equal keys (even two undefined) never reach `<`.
+            return .list(try stableSort(items, keys, reverse: a.bool(0) ?? false, equalFirst: true))
         case "dictsort":
             let a = try bind(["case_sensitive", "by", "reverse"])
             guard case .dict(let d) = v else { throw TemplateFailure("'\(v.pythonTypeName)' object has no attribute 'items'") }
@@ -313,7 +314,7 @@ enum Filters {
     static func length(_ v: Value) throws -> Int {
         switch v.plain {
         case .string(let s): return s.unicodeScalars.count
-        case .list(let a), .tuple(let a): return a.count
+        case .list(let a), .tuple(let a), .range(_, _, _, let a): return a.count
         case .dict(let d): return d.count
         case .undefined: return 0
         case .loop(let l): return l.items.count
@@ -348,13 +349,14 @@ enum Filters {
     }
 
     /// Python's `sorted(items, key=..., reverse=...)`: stable, and reverse keeps equal items in order.
-    static func stableSort(_ items: [Value], _ keys: [Value], reverse: Bool) throws -> [Value] {
+    static func stableSort(_ items: [Value], _ keys: [Value], reverse: Bool, equalFirst: Bool = false) throws -> [Value] {
         var idx = Array(items.indices)
         var failure: Error? = nil
         // Merge sort via Swift's sort on (key, index) pairs with a throwing comparator captured.
         idx.sort { i, j in
             if failure != nil { return i < j }
             do {
+                if equalFirst && pyEquals(keys[i], keys[j]) { return i < j }
                 if reverse {
                     if try Ops.less(keys[j], keys[i]) { return true }
                     if try Ops.less(keys[i], keys[j]) { return false }

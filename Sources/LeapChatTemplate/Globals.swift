@@ -30,7 +30,7 @@ enum Globals {
                 throw TemplateFailure("Range too big. The sandbox blocks ranges larger than MAX_RANGE (\(maxRange)).")
             }
             try interp.step(count)
-            return .list((0..<count).map { .int(start + $0 * stride) })
+            return .range(start: start, stop: stop, step: stride, items: (0..<count).map { .int(start + $0 * stride) })
         case "namespace", "dict":
             var d = PyDict()
             for a in args {

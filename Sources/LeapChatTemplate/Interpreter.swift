@@ -423,7 +423,7 @@ final class Interpreter {
 
     private func iterateItems(_ v: Value) throws -> [Value] {
         switch v.plain {
-        case .list(let a), .tuple(let a), .iterator(_, let a): return a
+        case .list(let a), .tuple(let a), .iterator(_, let a), .range(_, _, _, let a): return a
         case .string(let s): return s.unicodeScalars.map { .string(String($0)) }
         case .dict(let d): return d.entries.map { $0.key }
         case .undefined: return []
@@ -453,7 +453,7 @@ final class Interpreter {
         case .undefined(let u): throw TemplateFailure(u.hint)
         case .dict(let d):
             if let v = d[key] { return v }
-        case .list(let a), .tuple(let a):
+        case .list(let a), .tuple(let a), .range(_, _, _, let a):
             if let i = key.indexValue {
                 let j = i < 0 ? i + a.count : i
                 if j >= 0 && j < a.count { return a[j] }
@@ -486,7 +486,7 @@ final class Interpreter {
         }
         // jinja2 compiles slices to a plain Python subscript: errors are raised, not turned into undefined.
         switch o {
-        case .list, .tuple, .string: break
+        case .list, .tuple, .string, .range: break
         case .dict: throw TemplateFailure("unhashable type: 'slice'")
         default: throw TemplateFailure("'\(o.pythonTypeName)' object is not subscriptable")
         }
@@ -515,7 +515,7 @@ final class Interpreter {
             }
         }
         switch o {
-        case .list(let items): return .list(indices(items.count).map { items[$0] })
+        case .list(let items), .range(_, _, _, let items): return .list(indices(items.count).map { items[$0] })
         case .tuple(let items): return .tuple(indices(items.count).map { items[$0] })
         case .string(let s):
             let scalars = Array(s.unicodeScalars)

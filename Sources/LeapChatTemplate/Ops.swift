@@ -203,7 +203,7 @@ enum Ops {
                 throw TemplateFailure("'in <string>' requires string as left operand, not \(item.pythonTypeName)")
             }
             return sub.isEmpty || s.unicodeScalars.firstRange(of: sub.unicodeScalars) != nil
-        case .list(let a), .tuple(let a), .iterator(_, let a): return a.contains { pyEquals($0, item) }
+        case .list(let a), .tuple(let a), .iterator(_, let a), .range(_, _, _, let a): return a.contains { pyEquals($0, item) }
         case .dict(let d):
             switch item {
             case .list, .dict, .namespace: throw TemplateFailure("unhashable type: '\(item.pythonTypeName)'")

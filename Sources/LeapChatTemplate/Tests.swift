@@ -30,12 +30,12 @@ enum Tests {
         case "mapping": if case .dict = v { return true } else { return false }
         case "iterable":
             switch v {
-            case .string, .markup, .list, .tuple, .dict, .undefined, .iterator: return true
+            case .string, .markup, .list, .tuple, .dict, .undefined, .iterator, .range: return true
             default: return false
             }
         case "sequence":
             switch v {
-            case .string, .markup, .list, .tuple, .dict, .undefined: return true
+            case .string, .markup, .list, .tuple, .dict, .undefined, .range: return true
             default: return false
             }
         case "callable":

@@ -17,6 +17,8 @@ enum Value {
     case dict(PyDict)
     /// A one-shot iterator (what jinja2's map/select/reverse... return): always truthy, has no len().
     case iterator(kind: String, items: [Value])
+    /// `range(...)`: a sequence (len, indexing, truthiness by length) that prints as `range(0, 3)`.
+    case range(start: Int, stop: Int, step: Int, items: [Value])
     case namespace(Namespace)
     case callable(Callable)
     case loop(LoopState)
@@ -156,6 +158,7 @@ extension Value {
         case .tuple: return "tuple"
         case .dict: return "dict"
         case .iterator(let kind, _): return kind
+        case .range: return "range"
         case .namespace: return "Namespace"
         case .callable(let c):
             switch c {
@@ -191,7 +194,7 @@ extension Value {
         case .int(let i): return i != 0
         case .float(let d): return d != 0
         case .string(let s), .markup(let s): return !s.isEmpty
-        case .list(let a), .tuple(let a): return !a.isEmpty
+        case .list(let a), .tuple(let a), .range(_, _, _, let a): return !a.isEmpty
         case .dict(let d): return d.count > 0
         case .namespace, .callable, .loop, .iterator: return true
         }
@@ -249,6 +252,7 @@ extension Value {
             }
             out += "}"
         case .iterator(let kind, _): out += "<\(kind) object>"
+        case .range(let start, let stop, let step, _): out += "range(\(start), \(stop)\(step == 1 ? "" : ", \(step)"))"
         case .namespace(let ns):
             out += "<Namespace "
             Value.dict(ns.attributes).writeRepr(to: &out, depth: depth + 1)
@@ -287,7 +291,7 @@ func pyEquals(_ x: Value, _ y: Value) -> Bool {
     switch (a, b) {
     case (.undefined, .undefined), (.none, .none): return true
     case (.string(let x), .string(let y)): return x.unicodeScalars.elementsEqual(y.unicodeScalars)
-    case (.list(let x), .list(let y)), (.tuple(let x), .tuple(let y)):
+    case (.list(let x), .list(let y)), (.tuple(let x), .tuple(let y)), (.range(_, _, _, let x), .range(_, _, _, let y)):
         return x.count == y.count && zip(x, y).allSatisfy { pyEquals($0, $1) }
     case (.dict(let x), .dict(let y)):
         guard x.count == y.count else { return false }
@@ -431,7 +435,7 @@ enum ValueBounds {
             return (depth + 1, size)
         }
         switch v {
-        case .list(let a), .tuple(let a), .iterator(_, let a): return items(a)
+        case .list(let a), .tuple(let a), .iterator(_, let a), .range(_, _, _, let a): return items(a)
         case .dict(let d):
             guard let key = d.entries.withUnsafeBufferPointer({ $0.baseAddress.map { UnsafeRawPointer($0) } }) else { return (1, 1) }
             if let m = memo[key] { return m }

@@ -4,6 +4,7 @@ from __future__ import annotations
 import datetime
 import json
 import random
+import sys
 
 import pytest
 
@@ -12,7 +13,7 @@ import jinja2.ext  # noqa: E402
 from jinja2.sandbox import ImmutableSandboxedEnvironment  # noqa: E402
 
 import leap  # noqa: E402
-from conftest import FIXTURES  # noqa: E402
+from conftest import FIXTURES, REPO  # noqa: E402
 
 TEMPLATES = FIXTURES / "templates" / "jinja"
 
@@ -130,61 +131,20 @@ def test_errors_name_the_position():
         leap.ChatTemplate("{{ messages.append(1) }}").render([])
 
 
-# ---- Differential test: random templates built from the features above, rendered by both ----------------
-SNIPPET_CONTEXT = json.loads((FIXTURES / "templates" / "snippets.json").read_text(encoding="utf-8"))["context"]
-ATOMS = ["s", "n", "f", "items", "words", "d", "msgs[1]", "msgs[2].tool_calls", "nested.a", "empty", "none_value", "t", "text", "uni",
-         "'a b'", "' x\\n'", "3", "-2", "0.5", "1e3", "true", "none", "[1, 'x']", "{'k': 'v'}", "(1, 2)", "undefined_x", "msgs", "''", "[]", "'A,b,C'"]
-FILTERS = ["trim", "length", "upper", "lower", "title", "capitalize", "first", "last", "list", "string", "int", "float", "abs",
-           "tojson", "sort", "unique|list", "reverse|list", "join(', ')", "default('dflt')", "default('x', true)", "items|list", "dictsort",
-           "sum", "min", "max", "round(1)", "wordcount", "indent(2)", "replace('a', 'Z')", "center(9)", "map('string')|list",
-           "select|list", "reject('odd')|list", "selectattr('role')|list", "map(attribute='role')|list", "batch(2)|list", "e", "safe", "count",
-           "tojson(indent=1)", "tojson(sort_keys=true)", "truncate(5)", "format(1)"]
-TESTS = ["defined", "undefined", "none", "string", "number", "integer", "float", "mapping", "iterable", "sequence", "boolean",
-         "true", "false", "even", "odd", "divisibleby 2", "eq 3", "lower", "upper", "callable", "in [1, 'a b']"]
-BIN = ["+", "-", "*", "/", "//", "%", "~", "==", "!=", "<", ">=", "in", "not in", "and", "or", "**"]
-METHODS = ["split()", "split(',')", "strip()", "lstrip('a')", "upper()", "startswith('a')", "endswith('s')", "replace('a', 'b')",
-           "find('o')", "count('l')", "title()", "items()|list", "keys()|list", "values()|list", "get('a')", "get('zz', 1)", "rsplit(' ', 1)"]
-def expr(depth=0):
-    r = RNG.random()
-    if depth > 2 or r < 0.3: return RNG.choice(ATOMS)
-    if r < 0.5: return f"{expr(depth+1)} | {RNG.choice(FILTERS)}"
-    if r < 0.6: return f"({expr(depth+1)} is {'not ' if RNG.random()<0.3 else ''}{RNG.choice(TESTS)})"
-    if r < 0.75: return f"({expr(depth+1)} {RNG.choice(BIN)} {expr(depth+1)})"
-    if r < 0.85: return f"{RNG.choice(ATOMS)}.{RNG.choice(METHODS)}"
-    if r < 0.9: return RNG.choice(ATOMS) + "[" + RNG.choice(['0','-1','1:','::-1',':2','"a"','"role"']) + "]"
-    if r < 0.95: return f"({expr(depth+1)} if {expr(depth+1)} else {expr(depth+1)})"
-    return f"not {expr(depth+1)}"
-def stmt(depth=0):
-    r = RNG.random()
-    ws = lambda: RNG.choice(["", "-", "+"]) if RNG.random() < 0.5 else ""
-    we = lambda: RNG.choice(["", "-"]) if RNG.random() < 0.5 else ""
-    pad = RNG.choice(["", " ", "\n", "  \n  ", "\n\t"])
-    if depth > 2 or r < 0.4: return pad + "{{" + we() + " " + expr() + " " + we() + "}}" + pad
-    if r < 0.6: return f"{pad}{{%{ws()} for x in {expr()} {we()}%}}{stmt(depth+1)}{{{{ loop.index }}}}{pad}{{%{ws()} endfor {we()}%}}{pad}"
-    if r < 0.8: return f"{pad}{{%{ws()} if {expr()} {we()}%}}{stmt(depth+1)}{{%{ws()} else {we()}%}}{stmt(depth+1)}{{%{ws()} endif {we()}%}}{pad}"
-    if r < 0.9: return f"{pad}{{%{ws()} set y = {expr()} {we()}%}}{pad}{{{{ y }}}}"
-    return f"{pad}{{#{ws()} c {we()}#}}{pad}"
 
-
-@pytest.mark.filterwarnings("ignore::SyntaxWarning")  # Python warns compiling jinja2's code for `3[0]`
-@pytest.mark.parametrize("seed", [10, 11, 12])
-def test_random_templates_match_jinja2(seed):
+# ---- Differential test: random templates (scripts/fixtures/template_differential.py) rendered by both ----
+@pytest.mark.parametrize("flavor,seed", [(1, 10), (1, 11), (2, 10), (2, 11)])
+def test_random_templates_match_jinja2(flavor, seed):
     """Random compositions of filters, tests, operators, methods and statements with random whitespace
-    control (`-`, `+`): same output, or both raise."""
-    global RNG
-    RNG = random.Random(seed)
+    control: same output, or both raise."""
+    sys.path.insert(0, str(REPO / "scripts" / "fixtures"))
+    import template_differential as td
+
+    rng = random.Random(seed)
     mismatches = []
-    for _ in range(300):
-        src = "".join(stmt() for _ in range(RNG.randint(1, 3)))
-        try:
-            want = ("ok", ENV.from_string(src).render(**SNIPPET_CONTEXT))
-        except Exception as e:  # noqa: BLE001
-            want = ("error", type(e).__name__)
-        try:
-            got = ("ok", leap.ChatTemplate(src).render([], add_generation_prompt=False, documents=None,
-                                                        **SNIPPET_CONTEXT))
-        except leap.FormatError:
-            got = ("error", "")
-        if want[0] != got[0] or want[1] != got[1] and want[0] == "ok":
-            mismatches.append((src, want, got))
+    for _ in range(250):
+        src = td.random_template(flavor, rng)
+        diff = td.compare(src, leap)
+        if diff:
+            mismatches.append((src, diff))
     assert not mismatches, mismatches[:3]
