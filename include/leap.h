@@ -399,6 +399,51 @@ LEAP_API leap_status leap_tokenizer_is_eog(const leap_tokenizer *tokenizer, int3
 
 /* (section filled by the tokenizer / template work) */
 
+/* ---- Chat templates ----------------------------------------------------------------------------------
+ * A chat template turns a conversation into prompt text. libleap interprets the Jinja subset that model
+ * chat templates use (the GGUF key tokenizer.chat_template, or any override) and renders byte-identically
+ * to Python jinja2 as configured by Hugging Face transformers (trim_blocks, lstrip_blocks, loop controls,
+ * the immutable sandbox, tojson = json.dumps(ensure_ascii=False), raise_exception, strftime_now).
+ *
+ *     leap_chat_template *t = NULL;
+ *     char *prompt = NULL;
+ *     if (leap_chat_template_create(source, &t) == LEAP_OK &&
+ *         leap_chat_template_render(t, "[{\"role\":\"user\",\"content\":\"Hi\"}]", NULL, 1,
+ *                                   "{\"bos_token\":\"<s>\",\"enable_thinking\":false}", &prompt) == LEAP_OK)
+ *         fputs(prompt, stdout);
+ *     leap_string_free(prompt);
+ *     leap_chat_template_free(t);
+ *
+ * A leap_chat_template is immutable once created: it may be rendered from several threads at once.
+ * Template errors (syntax, undefined attribute access, raise_exception(...), a type error) are
+ * LEAP_ERR_FORMAT with "template line L, column C: ..." in leap_last_error(). Rendering is bounded (output
+ * size, evaluation steps, macro recursion depth), so a hostile template fails instead of hanging. */
+typedef struct leap_chat_template leap_chat_template;
+
+/* Parse `source` (UTF-8 Jinja). Errors: LEAP_ERR_INVALID_ARGUMENT (NULL, not UTF-8), LEAP_ERR_FORMAT
+ * (syntax error, unknown filter or test outside an `if`). Release with leap_chat_template_free(). */
+LEAP_API leap_status leap_chat_template_create(const char *source, leap_chat_template **out_template);
+/* NULL is a no-op. */
+LEAP_API void leap_chat_template_free(leap_chat_template *tmpl);
+
+/* Render a conversation. The template sees:
+ *   messages               the JSON array `messages_json` (OpenAI-shaped objects: role, content (a string
+ *                          or a list of parts), tool_calls, reasoning_content, ...), as given;
+ *   tools                  the JSON array `tools_json`, or none when tools_json is NULL;
+ *   add_generation_prompt  add_generation_prompt != 0;
+ *   bos_token, eos_token   "" unless set in extra_json;
+ *   documents              none;
+ *   and every key of the JSON object `extra_json` (NULL for none), e.g. {"bos_token": "<|startoftext|>",
+ *   "enable_thinking": false, "keep_past_thinking": true}; these override the names above.
+ * Release *out_text with leap_string_free(). Errors: LEAP_ERR_INVALID_ARGUMENT (NULL template/messages/out,
+ * JSON of the wrong shape), LEAP_ERR_SERIALIZATION or LEAP_ERR_FORMAT (malformed JSON, see the message),
+ * LEAP_ERR_FORMAT (the template failed). */
+LEAP_API leap_status leap_chat_template_render(const leap_chat_template *tmpl, const char *messages_json,
+                                               const char *tools_json, int32_t add_generation_prompt,
+                                               const char *extra_json, char **out_text);
+/* The ChatML template libleap falls back to for models without one (static storage). */
+LEAP_API const char *leap_chat_template_chatml(void);
+
 
 /* ======================================================================================================
  * Models and low-level evaluation

@@ -14,6 +14,7 @@ let suites: [String: ([String]) -> Void] = [
     "kernels": benchKernels,
     "model": benchModel,
     "tokenizer": benchTokenizer,
+    "template": benchTemplate,
 ]
 
 let argv = CommandLine.arguments

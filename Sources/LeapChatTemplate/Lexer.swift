@@ -237,7 +237,9 @@ struct Lexer {
     private mutating func lexTag(block: Bool) throws {
         let tagStart = pos
         var balance: [Unicode.Scalar] = []
+        var closeOffset = pos
         while true {
+            closeOffset = pos
             guard pos < src.count else {
                 throw map.error(tagStart, "unexpected end of template, expected '\(block ? "%}" : "}}")'")
             }
@@ -289,7 +291,7 @@ struct Lexer {
             tokens.append(Token(kind: .op(String(c)), offset: start))
             pos += 1
         }
-        tokens.append(Token(kind: block ? .blockEnd : .variableEnd, offset: pos))
+        tokens.append(Token(kind: block ? .blockEnd : .variableEnd, offset: closeOffset))
     }
 
     private func isDigit(_ c: Unicode.Scalar) -> Bool { c.value >= 48 && c.value <= 57 }

@@ -18,6 +18,7 @@ let targets: [String: FuzzTarget] = [
     "wav": fuzzWAV,
     "toolcalls": fuzzToolCalls,
     "tokenizer": fuzzTokenizer,
+    "template": fuzzTemplate,
 ]
 
 func usage() -> Never {

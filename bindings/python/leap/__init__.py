@@ -15,6 +15,7 @@ from .functions import (
     ArrayType, BooleanType, FunctionCallParser, HermesFunctionCallParser, IntegerType, LeapFunction,
     LeapFunctionParameter, LFMFunctionCallParser, NullType, NumberType, ObjectType, ParameterType, StringType,
 )
+from .chat_template import ChatTemplate
 from .gguf import GGUFFile, GGUFTensor
 from .tokenizer import Tokenizer
 from .messages import Audio, AudioPcmF32, ChatMessage, Content, Image, LeapFunctionCall, Role, Text
@@ -34,6 +35,7 @@ __all__ = [
     "InternalError",
     "GGUFFile", "GGUFTensor",
     "Tokenizer",
+    "GGUFFile", "GGUFTensor", "ChatTemplate",
     "ChatMessage", "Role", "Text", "Image", "Audio", "AudioPcmF32", "Content", "LeapFunctionCall",
     "LeapFunction", "LeapFunctionParameter", "ParameterType", "StringType", "NumberType", "IntegerType",
     "BooleanType", "ArrayType", "ObjectType", "NullType",
