@@ -69,7 +69,8 @@ let package = Package(
         // Programs.
         .executableTarget(
             name: "LeapBench",
-            dependencies: ["LeapAudio", "LeapGGUF", "LeapKernels", "LeapTokenizer", "LeapModels", "LeapRuntime"],
+            dependencies: ["LeapAudio", "LeapGGUF", "LeapKernels", "LeapTokenizer", "LeapModels", "LeapRuntime",
+                           "LeapGrammar", "LeapJSON"],
             swiftSettings: fast),
         .executableTarget(
             name: "LeapFuzz",

@@ -8,6 +8,7 @@ import Glibc
 
 let suites: [String: ([String]) -> Void] = [
     "json": benchJSON,
+    "grammar": benchGrammar,
 ]
 
 let argv = CommandLine.arguments

@@ -14,6 +14,7 @@ typealias FuzzTarget = (seeds: [[UInt8]], run: ([UInt8]) -> Void)
 let targets: [String: FuzzTarget] = [
     "json": fuzzJSON,
     "message": fuzzMessage,
+    "grammar": fuzzGrammar,
 ]
 
 func usage() -> Never {

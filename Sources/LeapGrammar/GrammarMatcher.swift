@@ -229,6 +229,8 @@ package final class GrammarMatcher {
     /// Masks already computed for a stack set, for one vocabulary index (see TokenVocabularyIndex).
     var maskCache: [[Int32]: [UInt64]] = [:]
     var maskCacheOwner: ObjectIdentifier?
+    /// Reuse masks computed for an identical state (on by default; off to measure the raw walk).
+    package var cachesMasks = true
     /// Arena size that triggers compaction.
     static let compactThreshold = 1 << 15
 
@@ -262,6 +264,7 @@ package final class GrammarMatcher {
         isComplete = o.isComplete
         maskCache = o.maskCache
         maskCacheOwner = o.maskCacheOwner
+        cachesMasks = o.cachesMasks
     }
 
     /// True when some continuation of the input so far is still valid (false only for a grammar that

@@ -80,6 +80,8 @@ struct SchemaCompiler {
     let root: JSONValue
     let options: SchemaCompiler_Options
     var refRules: [String: Int] = [:]
+    var compiled: [String: Int] = [:]
+    static let maxRules = 400_000
     var nesting = 0
     private var cache: [String: Int] = [:]
 
@@ -307,8 +309,20 @@ struct SchemaCompiler {
     func invalid(_ path: String, _ msg: String) -> LeapError { LeapError(.invalidArgument, "schema at \(path): \(msg)") }
     func unsupported(_ path: String, _ msg: String) -> LeapError { LeapError(.unsupported, "schema at \(path): \(msg)") }
 
-    /// Compiles `schema` (found at JSON pointer `path`) into a rule.
+    /// Compiles `schema` (found at JSON pointer `path`) into a rule. Equal subschemas share one rule
+    /// (anyOf siblings merged into every branch would otherwise multiply).
     mutating func compile(_ schema: JSONValue, _ path: String) throws -> Int {
+        let key = schema.serialized()
+        if let r = compiled[key] { return r }
+        if g.ruleCount > SchemaCompiler.maxRules {
+            throw unsupported(path, "the schema is too large (more than \(SchemaCompiler.maxRules) grammar rules)")
+        }
+        let r = try compileUncached(schema, path)
+        compiled[key] = r
+        return r
+    }
+
+    mutating func compileUncached(_ schema: JSONValue, _ path: String) throws -> Int {
         nesting += 1
         defer { nesting -= 1 }
         if nesting > SchemaCompiler.maxNesting {

@@ -151,8 +151,8 @@ package final class TokenVocabularyIndex: @unchecked Sendable {
             m.maskCache.removeAll()
             m.maskCacheOwner = owner
         }
-        let key = m.stateKey()
-        if let cached = m.maskCache[key] {
+        let key = m.cachesMasks ? m.stateKey() : []
+        if m.cachesMasks, let cached = m.maskCache[key] {
             mask.words = cached
             return
         }
@@ -175,8 +175,10 @@ package final class TokenVocabularyIndex: @unchecked Sendable {
             m.core = core
         }
         if m.canEnd { for id in endOfGeneration { mask.insert(id) } }
-        if m.maskCache.count >= TokenVocabularyIndex.maxCachedMasks { m.maskCache.removeAll() }
-        m.maskCache[key] = mask.words
+        if m.cachesMasks {
+            if m.maskCache.count >= TokenVocabularyIndex.maxCachedMasks { m.maskCache.removeAll() }
+            m.maskCache[key] = mask.words
+        }
     }
 
     /// The mask for the matcher's current state (allocating; prefer `fillMask` in a loop).
