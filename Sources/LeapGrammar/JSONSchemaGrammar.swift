@@ -152,52 +152,9 @@ struct SchemaCompiler {
         return g.rule("utf8", alts)
     }
 
-    /// A backslash escape: one character (a surrogate pair counts as one).
-    var escape: Int {
-        mutating get {
-            shared("escape") { c in
-                let hex = SchemaCompiler.hex
-                let notD = hex.subtracting(ByteSet([UInt8(ascii: "d"), UInt8(ascii: "D")]))
-                let dD = ByteSet([UInt8(ascii: "d"), UInt8(ascii: "D")])
-                let low = ByteSet(Array("01234567".utf8))
-                let hiSur = ByteSet(Array("89abAB".utf8))
-                let loSur = ByteSet(Array("cdefCDEF".utf8))
-                let u = UInt8(ascii: "u"), bs = UInt8(ascii: "\\")
-                return c.g.rule("escape", [
-                    [.byte(bs), .set(ByteSet(Array("\"\\/bfnrt".utf8)))],
-                    [.byte(bs), .byte(u), .set(notD), .set(hex), .set(hex), .set(hex)],
-                    [.byte(bs), .byte(u), .set(dD), .set(low), .set(hex), .set(hex)],
-                    [.byte(bs), .byte(u), .set(dD), .set(hiSur), .set(hex), .set(hex),
-                     .byte(bs), .byte(u), .set(dD), .set(loSur), .set(hex), .set(hex)],
-                ])
-            }
-        }
-    }
-
     /// Any JSON string.
     var anyString: Int {
-        mutating get {
-            shared("string") { c in
-                let mb = c.utf8Multibyte(leads: ByteSet(0xC2...0xF4))
-                let esc = c.escape
-                // chars ::= plain* (escape chars | utf8 chars)?  — the star keeps ASCII runs frame-free.
-                let chars = c.g.declare("string-chars")
-                let tail = c.g.rule("string-tail", [[], [.rule(esc), .rule(chars)], [.rule(mb), .rule(chars)]])
-                c.g.define(chars, [[.star(SchemaCompiler.plainASCII), .rule(tail)]])
-                return c.g.rule("string", [[.byte(0x22), .rule(chars), .byte(0x22)]])
-            }
-        }
-    }
-
-    /// One character of a string (for length-bounded strings).
-    var stringChar: Int {
-        mutating get {
-            shared("char") { c in
-                let mb = c.utf8Multibyte(leads: ByteSet(0xC2...0xF4))
-                let esc = c.escape
-                return c.g.rule("char", [[.set(SchemaCompiler.plainASCII)], [.rule(esc)], [.rule(mb)]])
-            }
-        }
+        mutating get { shared("string") { c in c.g.rule("string", [[.byte(0x22), .string(min: 0, max: nil)]]) } }
     }
 
     var fraction: Int {
@@ -622,8 +579,7 @@ struct SchemaCompiler {
         if (maxLen ?? minLen) > SchemaCompiler.maxRepeat {
             throw unsupported(path, "string lengths above \(SchemaCompiler.maxRepeat) cannot be enforced")
         }
-        let chars = repeatRule("chars", [.rule(stringChar)], minLen, maxLen)
-        return g.rule("string", [[.byte(0x22), .rule(chars), .byte(0x22)]])
+        return g.rule("string", [[.byte(0x22), .string(min: minLen, max: maxLen)]])
     }
 
     // MARK: Numbers
