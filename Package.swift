@@ -34,7 +34,7 @@ let package = Package(
         .target(name: "LeapCore", swiftSettings: swift5, linkerSettings: [.linkedLibrary("m")]),
         .target(name: "LeapJSON", dependencies: ["LeapCore"], swiftSettings: swift5),
         .target(name: "LeapMessages", dependencies: ["LeapCore", "LeapJSON", "LeapAudio"], swiftSettings: swift5),
-        .target(name: "LeapAudio", dependencies: ["LeapCore"], swiftSettings: fast),
+        .target(name: "LeapAudio", dependencies: ["LeapCore", "CLeapKernels"], swiftSettings: fast),
         .target(name: "LeapGGUF", dependencies: ["LeapCore"], swiftSettings: fast),
         .target(
             name: "CLeapKernels",
@@ -69,8 +69,7 @@ let package = Package(
         // Programs.
         .executableTarget(
             name: "LeapBench",
-            dependencies: ["LeapAudio", "LeapGGUF", "LeapKernels", "LeapTokenizer", "LeapModels", "LeapRuntime",
-                           "LeapGrammar", "LeapJSON"],
+            dependencies: ["LeapAudio", "LeapGGUF", "LeapKernels", "LeapTokenizer", "LeapModels", "LeapRuntime"],
             swiftSettings: fast),
         .executableTarget(
             name: "LeapFuzz",
@@ -83,7 +82,7 @@ let package = Package(
         .testTarget(name: "LeapJSONTests", dependencies: ["LeapJSON"], swiftSettings: swift5),
         .testTarget(name: "LeapMessagesTests", dependencies: ["LeapMessages"], swiftSettings: swift5),
         .testTarget(name: "LeapAudioTests", dependencies: ["LeapAudio"], swiftSettings: swift5),
-        .testTarget(name: "LeapGGUFTests", dependencies: ["LeapGGUF"], swiftSettings: swift5),
+        .testTarget(name: "LeapGGUFTests", dependencies: ["LeapGGUF"], swiftSettings: fast),
         .testTarget(name: "LeapKernelsTests", dependencies: ["LeapKernels", "LeapGGUF"], swiftSettings: fast),
         .testTarget(name: "LeapTokenizerTests", dependencies: ["LeapTokenizer", "LeapGGUF"], swiftSettings: swift5),
         .testTarget(name: "LeapChatTemplateTests", dependencies: ["LeapChatTemplate", "LeapJSON"], swiftSettings: swift5),

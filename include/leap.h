@@ -197,14 +197,144 @@ LEAP_API leap_status leap_message_function_call(const leap_message *message, siz
  * Audio (WAV decoding/encoding, resampling, audio output)
  * ====================================================================================================== */
 
-/* (section filled by the audio work) */
+/*
+ * Audio input is WAV only (RIFF/WAVE, little-endian): PCM unsigned 8-bit or signed 16/24/32-bit integers,
+ * or IEEE float 32/64-bit, plain or WAVE_FORMAT_EXTENSIBLE; any sample rate from 1 Hz to 1 MHz. Chunks may
+ * come in any order; a data chunk that claims more bytes than there are (streamed headers, 0xFFFFFFFF)
+ * is cut to the bytes present. Anything else is LEAP_ERR_AUDIO_FORMAT with a message naming what was
+ * found: another format by its signature ("MP3 (ID3 tag)", "FLAC", "MP4/M4A ..."), big-endian RIFX, an
+ * unsupported encoding ("A-law (format tag 0x0006)"), a truncated or inconsistent header, no samples.
+ * Models take mono audio at 16 kHz (LEAP_AUDIO_INPUT_SAMPLE_RATE); audio models generate mono float
+ * samples at 24 kHz (LEAP_AUDIO_OUTPUT_SAMPLE_RATE), delivered through a leap_audio_callback.
+ *
+ * Resampling is band-limited (windowed-sinc polyphase filters, flat to 91% of the lower Nyquist
+ * frequency, at least 120 dB of alias rejection) and zero-phase: output sample k is the input's value at
+ * time k / to_rate, and a stream of n input samples gives ceil(n * to_rate / from_rate) outputs.
+ *
+ * Samples are float in [-1, 1]; multichannel data is interleaved ([frame][channel]). Every function here
+ * except those taking a leap_resampler is stateless and may be called from any thread at any time.
+ */
+
+#define LEAP_AUDIO_INPUT_SAMPLE_RATE 16000
+#define LEAP_AUDIO_OUTPUT_SAMPLE_RATE 24000
+
+typedef enum leap_audio_encoding {
+    LEAP_AUDIO_ENCODING_F32 = 0, /* IEEE float 32-bit (format tag 3), samples as given                 */
+    LEAP_AUDIO_ENCODING_S16 = 1  /* PCM 16-bit (format tag 1), round(x * 32768) clipped to the range   */
+} leap_audio_encoding;
+
+/* Decode a WAV file (any channel count). *out_samples holds *out_frames * *out_channel_count interleaved
+ * samples; release it with leap_buffer_free(). On failure the out-parameters are NULL / 0. */
+LEAP_API leap_status leap_audio_decode_wav(const void *wav, size_t n_bytes, float **out_samples,
+                                           size_t *out_frames, int32_t *out_channel_count,
+                                           int32_t *out_sample_rate);
+
+/* The engine's input path: decode a mono WAV file and resample it to target_rate (0 means
+ * LEAP_AUDIO_INPUT_SAMPLE_RATE). Multichannel input is LEAP_ERR_AUDIO_FORMAT ("mono required, got 2
+ * channels"). Release *out_samples with leap_buffer_free(). */
+LEAP_API leap_status leap_audio_load_wav(const void *wav, size_t n_bytes, int32_t target_rate,
+                                         float **out_samples, size_t *out_count);
+
+/* Resample mono samples from from_rate to to_rate (1 Hz ... 1 MHz each): ceil(n * to_rate / from_rate)
+ * outputs. Release *out_samples with leap_buffer_free(). */
+LEAP_API leap_status leap_audio_resample(const float *samples, size_t n_samples, int32_t from_rate,
+                                         int32_t to_rate, float **out_samples, size_t *out_count);
+
+/* Encode n_frames interleaved frames of channel_count channels (1...256) as a WAV file.
+ * Release *out_wav with leap_buffer_free(). */
+LEAP_API leap_status leap_audio_encode_wav(const float *interleaved, size_t n_frames, int32_t channel_count,
+                                           int32_t sample_rate, leap_audio_encoding encoding,
+                                           uint8_t **out_wav, size_t *out_size);
+
+/* A streaming resampler for one mono stream: feed chunks of any size (including 0) with _process, which
+ * returns the outputs they complete, then call _flush for the rest. Chunked processing gives exactly the
+ * samples of one leap_audio_resample call over the whole stream. After _flush the resampler is ready for
+ * a new stream. Not thread-safe: use one resampler per thread. */
+typedef struct leap_resampler leap_resampler;
+
+LEAP_API leap_status leap_resampler_create(int32_t from_rate, int32_t to_rate, leap_resampler **out_resampler);
+/* Release *out_samples (never NULL on success, possibly 0 samples) with leap_buffer_free(). */
+LEAP_API leap_status leap_resampler_process(leap_resampler *resampler, const float *samples, size_t n_samples,
+                                            float **out_samples, size_t *out_count);
+LEAP_API leap_status leap_resampler_flush(leap_resampler *resampler, float **out_samples, size_t *out_count);
+LEAP_API void leap_resampler_free(leap_resampler *resampler);
+
+/* Receives generated audio while a conversation generates (see the conversation section): mono float
+ * samples in [-1, 1] at sample_rate (LEAP_AUDIO_OUTPUT_SAMPLE_RATE for current audio models; constant
+ * within a turn). `samples` is valid only during the call. Return 0 to continue, non-zero to stop the
+ * generation, as with the conversation's other callbacks. The whole turn's audio is also in the final
+ * message as an audio_pcm_f32 part. Runs on the generating thread. */
+typedef int32_t (*leap_audio_callback)(const float *samples, size_t n_samples, int32_t sample_rate,
+                                       void *user_data);
 
 
 /* ======================================================================================================
  * GGUF files
+ *
+ * A read-only view of a GGUF model file, for inspection tools (like gguf-dump) and tests: metadata as
+ * JSON, the tensor table, and tensors dequantized to float. Opening maps the file read-only and validates
+ * the whole header (bad magic, versions other than 2 and 3, big-endian files, truncation, sizes past the
+ * end of the file, unknown tensor types, misaligned or overlapping tensors, duplicate names, invalid
+ * UTF-8 are LEAP_ERR_FORMAT / LEAP_ERR_UNSUPPORTED with the field and offset in leap_last_error()); it
+ * does not read tensor data, so it takes milliseconds even for large files. Models are loaded with
+ * the model API, not with this one. A leap_gguf is immutable: it may be used from several threads at once.
+ *
+ *     leap_gguf *g = NULL;
+ *     size_t n = 0;
+ *     if (leap_gguf_open("model.gguf", &g) == LEAP_OK && leap_gguf_tensor_count(g, &n) == LEAP_OK) {
+ *         for (size_t i = 0; i < n; i++) {
+ *             leap_gguf_tensor_info info = {sizeof info};
+ *             if (leap_gguf_tensor_info_get(g, i, &info) == LEAP_OK)
+ *                 printf("%s %s\n", info.name, info.type_name);
+ *         }
+ *     }
+ *     leap_gguf_free(g);
  * ====================================================================================================== */
 
-/* (section filled by the GGUF work) */
+typedef struct leap_gguf leap_gguf;
+
+/* Growable output struct: set struct_size = sizeof(leap_gguf_tensor_info) before the call; the library
+ * fills at most struct_size bytes. */
+typedef struct leap_gguf_tensor_info {
+    uint32_t struct_size;
+    uint32_t n_dims;          /* 0...4 as stored in the file                                         */
+    const char *name;         /* borrowed: valid until leap_gguf_free()                              */
+    int64_t ne[4];            /* dimensions, ne[0] the fastest (contiguous) axis; unused ones are 1  */
+    uint32_t type;            /* ggml type id (0 F32, 1 F16, 2 Q4_0, ..., 12 Q4_K, 14 Q6_K, 30 BF16) */
+    const char *type_name;    /* "F32", "Q4_K", ... (static storage)                                 */
+    uint64_t offset;          /* absolute offset of the tensor data in the file                      */
+    uint64_t size;            /* bytes of tensor data                                                */
+    uint64_t n_elements;      /* ne[0] * ne[1] * ne[2] * ne[3]                                       */
+} leap_gguf_tensor_info;
+
+/* Open and validate a GGUF file. Errors: LEAP_ERR_IO (cannot open/map), LEAP_ERR_FORMAT (malformed),
+ * LEAP_ERR_UNSUPPORTED (version, endianness, tensor type). Release with leap_gguf_free(). */
+LEAP_API leap_status leap_gguf_open(const char *path, leap_gguf **out_gguf);
+/* Unmaps the file; borrowed names become invalid. NULL is a no-op. */
+LEAP_API void leap_gguf_free(leap_gguf *gguf);
+/* GGUF format version (2 or 3). */
+LEAP_API leap_status leap_gguf_version(const leap_gguf *gguf, uint32_t *out_version);
+
+/* Metadata entries, in file order. */
+LEAP_API leap_status leap_gguf_metadata_count(const leap_gguf *gguf, size_t *out_count);
+/* Key of entry `index`. Release *out_key with leap_string_free(). */
+LEAP_API leap_status leap_gguf_metadata_key(const leap_gguf *gguf, size_t index, char **out_key);
+/* GGUF type of a value: "UINT32", "STRING", "ARRAY[STRING]", ... Release with leap_string_free().
+ * LEAP_ERR_INVALID_ARGUMENT when the key does not exist. */
+LEAP_API leap_status leap_gguf_metadata_type(const leap_gguf *gguf, const char *key, char **out_type);
+/* A value as JSON text: numbers, true/false, strings, arrays (nested arrays too); non-finite floats
+ * are null. Release *out_json with leap_string_free(). LEAP_ERR_INVALID_ARGUMENT for a missing key. */
+LEAP_API leap_status leap_gguf_metadata_json(const leap_gguf *gguf, const char *key, char **out_json);
+
+/* Tensors, in file order. */
+LEAP_API leap_status leap_gguf_tensor_count(const leap_gguf *gguf, size_t *out_count);
+/* Index of the tensor named `name`; LEAP_ERR_INVALID_ARGUMENT when there is none. */
+LEAP_API leap_status leap_gguf_find_tensor(const leap_gguf *gguf, const char *name, size_t *out_index);
+LEAP_API leap_status leap_gguf_tensor_info_get(const leap_gguf *gguf, size_t index, leap_gguf_tensor_info *out_info);
+/* The whole tensor dequantized to float (n_elements values, ne[0] fastest), with the library's
+ * reference (scalar, bit-exact with ggml) dequantization. Release *out_values with leap_buffer_free(). */
+LEAP_API leap_status leap_gguf_tensor_dequantize(const leap_gguf *gguf, size_t index, float **out_values,
+                                                 size_t *out_count);
 
 
 /* ======================================================================================================
@@ -226,6 +356,38 @@ LEAP_API leap_status leap_message_function_call(const leap_message *message, siz
  * ====================================================================================================== */
 
 /* (section filled by the conversation work) */
+
+/* ---- Function-call parsers (standalone) ------------------------------------------------------------
+ * The parsers a conversation uses to cut function calls out of generated text, usable on their own.
+ *   LFM (default for LFM2 / LFM2.5): <|tool_call_start|>[get_weather(city="Paris"), now()]<|tool_call_end|>
+ *     Pythonic keyword calls (Python literals: strings with ' " or triple quotes and escapes, numbers,
+ *     True/False/None and true/false/null, lists, tuples, dicts); also the JSON variant
+ *     [{"name": "f", "arguments": {...}}] or a single such object.
+ *   HERMES (Qwen, Hermes): <tool_call>{"name": "f", "arguments": {...}}</tool_call>, one call per block;
+ *     "arguments" may also be a string holding JSON.
+ * Calls as JSON: [{"name":"get_weather","arguments":{"city":"Paris"}}, ...]. Thread-safe (no state). */
+typedef enum leap_function_call_parser {
+    LEAP_FUNCTION_CALL_PARSER_NONE = 0,   /* no parsing: tool-call markup stays text (not valid below) */
+    LEAP_FUNCTION_CALL_PARSER_LFM = 1,
+    LEAP_FUNCTION_CALL_PARSER_HERMES = 2
+} leap_function_call_parser;
+
+/* Parse the function calls in `text`: every marker-delimited block (text outside the blocks is ignored,
+ * a last block without its end marker runs to the end), or, when `text` has no start marker, the whole
+ * text as one body. *out_calls_json receives a compact JSON array (possibly "[]"); release it with
+ * leap_string_free(). A malformed call gives LEAP_ERR_FUNCTION_CALL_PARSING with a message naming the
+ * byte offset in the body, what was expected and found, and quoting the text. NONE or a value outside
+ * the enum gives LEAP_ERR_INVALID_ARGUMENT. */
+LEAP_API leap_status leap_function_calls_parse(leap_function_call_parser parser, const char *text,
+                                               char **out_calls_json);
+/* Write calls in the parser's format, markers included ("" for an empty array): LFM writes one block
+ * with keyword arguments sorted by name and strings double-quoted and escaped; HERMES writes one block
+ * per call, newline-separated, as Qwen templates render them. `calls_json` is a JSON array of
+ * {"name", "arguments"} objects (or one such object; "arguments" an object, a JSON string or absent).
+ * Errors: LEAP_ERR_SERIALIZATION for malformed calls_json. Release *out_text with leap_string_free(). */
+LEAP_API leap_status leap_function_calls_dump(leap_function_call_parser parser, const char *calls_json,
+                                              char **out_text);
+/* ---- end of function-call parsers ---- */
 
 
 #ifdef __cplusplus

@@ -91,7 +91,7 @@ private let benchSchemas: [(String, String)] = [
 
 /// One constrained random walk; returns per-mask seconds.
 private func walk(_ g: Grammar, _ index: TokenVocabularyIndex, seed: UInt64, steps: Int, cache: Bool)
-    -> (masks: [Double], accepts: Double, bytes: Int) {
+    -> (masks: [Double], accepts: Double, bytes: Int, slowest: String) {
     var rng = BenchRNG(state: seed)
     let m = g.makeMatcher()
     m.cachesMasks = cache
@@ -99,11 +99,14 @@ private func walk(_ g: Grammar, _ index: TokenVocabularyIndex, seed: UInt64, ste
     var times: [Double] = []
     var acceptTime = 0.0
     var bytes = 0
+    var text: [UInt8] = []
+    var slowest = ""
     for step in 0..<(steps * 4) {
         if m.isComplete { break }
         let t0 = clockSeconds()
         index.fillMask(for: m, into: &mask)
         times.append(clockSeconds() - t0)
+        if times.last == times.max() { slowest = String(decoding: text.suffix(40), as: UTF8.self) }
         let allowed = mask.allowedIDs
         if allowed.isEmpty { break }
         var pick = allowed[Int(rng.next() % UInt64(allowed.count))]
@@ -121,8 +124,9 @@ private func walk(_ g: Grammar, _ index: TokenVocabularyIndex, seed: UInt64, ste
         _ = index.acceptToken(pick, matcher: m)
         acceptTime += clockSeconds() - t1
         bytes += index.tokenBytes[pick].count
+        text += index.tokenBytes[pick]
     }
-    return (times, acceptTime, bytes)
+    return (times, acceptTime, bytes, slowest)
 }
 
 func benchGrammar(_ args: [String]) {
@@ -166,8 +170,10 @@ func benchGrammar(_ args: [String]) {
             for cache in [false, true] {
                 var all: [Double] = []
                 var accepts = 0.0, bytes = 0
+                var slow = (0.0, "")
                 for seed in 1...3 {
                     let r = walk(g, index, seed: UInt64(seed), steps: steps, cache: cache)
+                    if let mx = r.masks.max(), mx > slow.0 { slow = (mx, r.slowest) }
                     all += r.masks
                     accepts += r.accepts
                     bytes += r.bytes
@@ -180,6 +186,7 @@ func benchGrammar(_ args: [String]) {
                 print("grammar mask \(vname) \(sname)\(cache ? " (cached)" : ""): \(fmt(mean * 1e3)) ms/mask mean "
                       + "(p50 \(fmt(p50 * 1e3)), p99 \(fmt(p99 * 1e3)), max \(fmt(mx * 1e3)); \(all.count) masks, "
                       + "\(bytes) bytes; accept \(fmt(accepts / Double(max(1, all.count)) * 1e6)) us/token)")
+                if args.contains("--verbose") { print("  slowest mask after: \(slow.1.debugDescription)") }
             }
         }
     }

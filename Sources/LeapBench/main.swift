@@ -8,6 +8,10 @@ import Glibc
 
 let suites: [String: ([String]) -> Void] = [
     "json": benchJSON,
+    "gguf": benchGGUF,
+    "audio": benchAudio,
+    "toolcalls": benchToolCalls,
+    "kernels": benchKernels,
     "grammar": benchGrammar,
 ]
 

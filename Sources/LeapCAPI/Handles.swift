@@ -16,6 +16,7 @@ class HandleBox {
         case function = 0x464E_4331
         case options = 0x4F50_5431
         case stream = 0x5354_5231
+        case resampler = 0x5253_4D31
     }
 
     /// Set to 0 by `release` so that a dangling double free is caught as long as the memory is not reused.

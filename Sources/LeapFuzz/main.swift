@@ -14,6 +14,9 @@ typealias FuzzTarget = (seeds: [[UInt8]], run: ([UInt8]) -> Void)
 let targets: [String: FuzzTarget] = [
     "json": fuzzJSON,
     "message": fuzzMessage,
+    "gguf": fuzzGGUF,
+    "wav": fuzzWAV,
+    "toolcalls": fuzzToolCalls,
     "grammar": fuzzGrammar,
 ]
 

@@ -5,22 +5,31 @@ of :class:`LeapError` chosen by the C status code.
 """
 from __future__ import annotations
 
-from . import _lib
+from . import _lib, audio
 from .errors import (
     AudioFormatError, BufferTooSmallError, BusyError, CancelledError, FormatError, FunctionCallParsingError,
     GenerationError, InternalError, InvalidArgumentError, LeapError, LeapIOError, LeapMemoryError,
     ModelLoadingError, PromptExceedsContextError, SerializationError, UnsupportedError,
 )
+from .functions import (
+    ArrayType, BooleanType, FunctionCallParser, HermesFunctionCallParser, IntegerType, LeapFunction,
+    LeapFunctionParameter, LFMFunctionCallParser, NullType, NumberType, ObjectType, ParameterType, StringType,
+)
+from .gguf import GGUFFile, GGUFTensor
 from .messages import Audio, AudioPcmF32, ChatMessage, Content, Image, LeapFunctionCall, Role, Text
 
 __version__ = (_lib.leap_version_string() or b"0.0.0").decode()
 library_path = _lib.path
 
 __all__ = [
-    "__version__", "library_path",
+    "__version__", "library_path", "audio",
     "LeapError", "InvalidArgumentError", "LeapIOError", "FormatError", "UnsupportedError", "SerializationError",
     "AudioFormatError", "ModelLoadingError", "GenerationError", "PromptExceedsContextError",
     "FunctionCallParsingError", "CancelledError", "BusyError", "LeapMemoryError", "BufferTooSmallError",
     "InternalError",
+    "GGUFFile", "GGUFTensor",
     "ChatMessage", "Role", "Text", "Image", "Audio", "AudioPcmF32", "Content", "LeapFunctionCall",
+    "LeapFunction", "LeapFunctionParameter", "ParameterType", "StringType", "NumberType", "IntegerType",
+    "BooleanType", "ArrayType", "ObjectType", "NullType",
+    "FunctionCallParser", "LFMFunctionCallParser", "HermesFunctionCallParser",
 ]

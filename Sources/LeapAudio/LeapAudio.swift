@@ -1,1 +1,0 @@
-// LeapAudio: WAV decoding/encoding, mono enforcement, resampling to 16 kHz, audio output delivery (issue 3).

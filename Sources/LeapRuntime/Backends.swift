@@ -1,0 +1,51 @@
+import LeapCore
+import LeapJSON
+
+// The seams between the conversation runtime and the engine. LeapModels, LeapTokenizer and
+// LeapChatTemplate provide the real implementations (see Adapters.swift); tests also plug in scripted
+// ones to drive the runtime token by token.
+
+/// A loaded model's weights: immutable, shared by every conversation of a runner.
+package protocol LanguageModelBackend: AnyObject {
+    var architecture: String { get }
+    var vocabularySize: Int { get }
+    /// The context length the model was trained with (`<arch>.context_length`).
+    var trainedContextLength: Int { get }
+    /// A fresh evaluation state (KV cache, recurrent state) holding up to `contextSize` tokens.
+    func makeSession(contextSize: Int) throws -> any InferenceSessionBackend
+}
+
+/// One evaluation state: the tokens evaluated so far and the logits of the last one.
+package protocol InferenceSessionBackend: AnyObject {
+    var contextSize: Int { get }
+    /// Tokens currently in the cache.
+    var tokenCount: Int { get }
+    /// Evaluates `tokens` at positions tokenCount..., leaving the logits of the last one readable.
+    /// `shouldStop` is polled between chunks of a long prompt; returning true ends early (cancelled).
+    func evaluate(_ tokens: [Int32], shouldStop: () -> Bool) throws
+    /// Logits of the last evaluated token ([vocabularySize]); valid and writable until the next evaluate.
+    func lastLogits() -> UnsafeMutableBufferPointer<Float>
+    /// Keeps the first `n` tokens and forgets the rest.
+    func truncate(to n: Int) throws
+}
+
+/// Text <-> token ids for one vocabulary.
+package protocol TokenizerBackend: AnyObject {
+    var vocabularySize: Int { get }
+    /// Text of the BOS / EOS tokens as chat templates expect them (`bos_token`, `eos_token`).
+    var bosText: String { get }
+    var eosText: String { get }
+    /// Whether the vocabulary adds BOS when asked for special tokens.
+    var addsBOS: Bool { get }
+    func tokenize(_ text: String, addSpecial: Bool, parseSpecial: Bool) throws -> [Int32]
+    /// The bytes a token stands for, with special tokens rendered as their text (e.g. "<|im_end|>").
+    func piece(_ token: Int32) -> [UInt8]
+    /// True for control / special tokens (which arrive whole: tool-call and think markers).
+    func isSpecial(_ token: Int32) -> Bool
+    func isEndOfGeneration(_ token: Int32) -> Bool
+}
+
+/// A chat template: messages (OpenAI-shaped JSON) to prompt text.
+package protocol ChatTemplateBackend: AnyObject {
+    func render(messages: [JSONValue], tools: [JSONValue]?, addGenerationPrompt: Bool, variables: JSONObject) throws -> String
+}

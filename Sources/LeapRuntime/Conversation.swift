@@ -1,0 +1,76 @@
+import LeapCore
+import LeapJSON
+import LeapMessages
+
+/// A chat history bound to a model runner (LEAP `Conversation`).
+///
+/// The user message enters the history when a generation starts; the assistant message is appended when
+/// the generation completes without error (also when it was interrupted). One generation at a time per
+/// conversation: a second one gets `LeapError(.busy)`. Different conversations of one runner may generate
+/// concurrently from different threads; each keeps its own KV cache, reused across turns.
+package final class Conversation: @unchecked Sendable {
+    package let runner: ModelRunner
+    private let lock = Lock()
+    private var _history: [ChatMessage]
+    private var _functions: [JSONValue] = []
+    let generating = AtomicFlag()
+    let stopRequested = AtomicFlag()
+
+    /// The evaluation state and the tokens in it (guarded by `generating`: only the running generation
+    /// touches them).
+    var session: (any InferenceSessionBackend)?
+    var sessionTokens: [Int32] = []
+
+    init(runner: ModelRunner, history: [ChatMessage]) {
+        self.runner = runner
+        self._history = history
+    }
+
+    /// A snapshot of the history.
+    package var history: [ChatMessage] { lock.withLock { _history } }
+    /// Registered functions as OpenAI tool JSON (`{"type":"function","function":{...}}`).
+    package var functions: [JSONValue] { lock.withLock { _functions } }
+    package var isGenerating: Bool { generating.isSet }
+
+    /// Adds a message without generating (tool results, replayed turns).
+    package func append(_ message: ChatMessage) throws {
+        guard !generating.isSet else { throw LeapError(.busy, "the conversation is generating; append after it completes") }
+        lock.withLock { _history.append(message) }
+    }
+
+    /// Removes the last message (no-op when empty).
+    package func removeLastMessage() throws {
+        guard !generating.isSet else { throw LeapError(.busy, "the conversation is generating; remove messages after it completes") }
+        lock.withLock { _ = _history.popLast() }
+    }
+
+    package func registerFunction(_ tool: JSONValue) {
+        lock.withLock { _functions.append(tool) }
+    }
+
+    /// The history as a JSON array in the messages wire format.
+    package func exportJSON() -> String { ChatHistoryJSON.encode(history) }
+
+    /// Asks a running generation to stop after the current token (any thread; no-op when idle).
+    package func stop() {
+        if generating.isSet { stopRequested.set() }
+    }
+
+    /// Starts a generation for `message` (appended to the history now). Pull events with `next()`.
+    package func generate(_ message: ChatMessage, options: GenerationOptions = GenerationOptions()) throws -> Generation {
+        guard generating.testAndSet() else {
+            throw LeapError(.busy, "the conversation is already generating; wait for it to complete or stop it")
+        }
+        stopRequested.clear()
+        lock.withLock { _history.append(message) }
+        return Generation(conversation: self, options: options)
+    }
+
+    func appendAssistant(_ message: ChatMessage) {
+        lock.withLock { _history.append(message) }
+    }
+
+    func finishGenerating() {
+        generating.clear()
+    }
+}

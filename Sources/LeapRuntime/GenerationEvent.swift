@@ -1,0 +1,54 @@
+import LeapMessages
+
+/// Why a generation ended (LEAP `GenerationFinishReason`; raw values are the C enum).
+package enum GenerationFinishReason: Int32, Sendable {
+    /// The model ended its turn (an end-of-generation token).
+    case stop = 0
+    /// The context window filled up during generation.
+    case exceedContext = 1
+    /// Stopped by the caller (`stop()`, or a callback asking to stop).
+    case interrupted = 2
+    /// The JSON-schema constraint completed its value and ended the generation.
+    case constraint = 3
+    /// Generation failed; the assistant message is not added to the history.
+    case error = 4
+    /// `maxTokens` completion tokens were generated (an extension of LEAP's set).
+    case maxTokens = 5
+
+    package var name: String {
+        switch self {
+        case .stop: return "STOP"
+        case .exceedContext: return "EXCEED_CONTEXT"
+        case .interrupted: return "INTERRUPTED"
+        case .constraint: return "CONSTRAINT"
+        case .error: return "ERROR"
+        case .maxTokens: return "MAX_TOKENS"
+        }
+    }
+}
+
+/// Figures of one generation (LEAP `GenerationStats`, plus timings).
+package struct GenerationStats: Sendable, Equatable {
+    /// Prompt tokens evaluated for this turn (excluding those reused from the cache).
+    package var promptTokens: Int = 0
+    package var completionTokens: Int = 0
+    /// promptTokens + completionTokens.
+    package var totalTokens: Int { promptTokens + completionTokens }
+    /// Completion tokens per second of decoding (after the first token).
+    package var tokensPerSecond: Double = 0
+    /// Prompt tokens whose KV state was reused from the previous turn.
+    package var cachedPromptTokens: Int = 0
+    /// Seconds from the start of the call to the first generated token.
+    package var timeToFirstToken: Double = 0
+    /// Prompt tokens per second during prefill.
+    package var promptTokensPerSecond: Double = 0
+}
+
+/// One item of a streamed response, in order; `.complete` is always last.
+package enum GenerationEvent: Sendable {
+    case chunk(String)
+    case reasoningChunk(String)
+    case functionCalls([LeapFunctionCall])
+    case audioSample(samples: [Float], sampleRate: Int)
+    case complete(message: ChatMessage, finishReason: GenerationFinishReason, stats: GenerationStats)
+}

@@ -1,0 +1,41 @@
+import Glibc
+
+/// A pthread mutex. `withLock` never calls out to user code while held (callers copy state out first).
+package final class Lock: @unchecked Sendable {
+    private var mutex = pthread_mutex_t()
+
+    package init() { pthread_mutex_init(&mutex, nil) }
+    deinit { pthread_mutex_destroy(&mutex) }
+
+    package func withLock<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return try body()
+    }
+}
+
+/// A flag readable and settable from any thread.
+package final class AtomicFlag: @unchecked Sendable {
+    private let lock = Lock()
+    private var value = false
+
+    package init() {}
+    package var isSet: Bool { lock.withLock { value } }
+    package func set() { lock.withLock { value = true } }
+    package func clear() { lock.withLock { value = false } }
+    /// Sets the flag; returns false if it was already set.
+    package func testAndSet() -> Bool {
+        lock.withLock {
+            if value { return false }
+            value = true
+            return true
+        }
+    }
+}
+
+/// Monotonic seconds.
+package func monotonicSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+}

@@ -1,0 +1,56 @@
+import LeapCore
+import LeapJSON
+import LeapMessages
+import LeapSampling
+
+/// Sampling settings a model file recommends (`general.sampling.*`), used when a request leaves a field unset.
+package struct SamplingDefaults: Sendable {
+    package var temperature: Float = 0.3
+    package var topP: Float = 1.0
+    package var minP: Float = 0.15
+    package var topK: Int = 0
+    package var repetitionPenalty: Float = 1.05
+    package init() {}
+}
+
+/// A loaded model with its tokenizer and chat template (LEAP `ModelRunner`): immutable and shared by every
+/// conversation created from it, from any thread.
+package final class ModelRunner: @unchecked Sendable {
+    package let modelId: String
+    package let model: any LanguageModelBackend
+    package let tokenizer: any TokenizerBackend
+    package let template: any ChatTemplateBackend
+    /// True when the file had no chat template and ChatML is used instead.
+    package let templateIsFallback: Bool
+    /// Context size of new conversations.
+    package let contextSize: Int
+    package let samplingDefaults: SamplingDefaults
+
+    package init(modelId: String, model: any LanguageModelBackend, tokenizer: any TokenizerBackend,
+                 template: any ChatTemplateBackend, templateIsFallback: Bool, contextSize: Int,
+                 samplingDefaults: SamplingDefaults = SamplingDefaults()) {
+        self.modelId = modelId
+        self.model = model
+        self.tokenizer = tokenizer
+        self.template = template
+        self.templateIsFallback = templateIsFallback
+        self.contextSize = contextSize
+        self.samplingDefaults = samplingDefaults
+    }
+
+    /// A conversation whose history starts with `systemPrompt` (no system message when nil or empty).
+    package func createConversation(systemPrompt: String? = nil) -> Conversation {
+        var history: [ChatMessage] = []
+        if let s = systemPrompt, !s.isEmpty { history.append(ChatMessage(role: .system, text: s)) }
+        return Conversation(runner: self, history: history)
+    }
+
+    package func createConversation(history: [ChatMessage]) -> Conversation {
+        Conversation(runner: self, history: history)
+    }
+
+    /// Tokens the chat template turns `messages` into (with the generation prompt), as generation would.
+    package func promptTokenCount(messages: [ChatMessage], functions: [JSONValue] = []) throws -> Int {
+        try PromptBuilder(runner: self).tokens(for: messages, tools: functions, options: GenerationOptions()).count
+    }
+}

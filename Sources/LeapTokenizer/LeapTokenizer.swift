@@ -1,1 +1,0 @@
-// LeapTokenizer: byte-level BPE and SentencePiece tokenizers from GGUF metadata (issue 5).

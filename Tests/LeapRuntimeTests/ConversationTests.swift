@@ -1,0 +1,192 @@
+import Glibc
+import LeapCore
+import LeapJSON
+import LeapMessages
+import LeapRuntime
+import Testing
+
+/// A runner over the scripted backends: the vocabulary has ChatML markers, words, and the two halves of
+/// "é" (0xC3 0xA9) as separate tokens.
+private func makeRunner(script: [String], contextSize: Int = 256) -> (ModelRunner, ScriptedModel, ScriptedTokenizer) {
+    let words = ["<|im_start|>", "<|im_end|>", "<think>", "</think>", "system", "user", "assistant", "\n", " ",
+                 "Hello", "Hi", "there", "!", "caf", "How", "are", "you", "?", "Fine", "Be", "brief", "."]
+    let tok = ScriptedTokenizer(pieces: words, bytePieces: [[0xC3], [0xA9]],
+                                special: ["<|im_start|>", "<|im_end|>", "<think>", "</think>"], eog: ["<|im_end|>"])
+    func id(_ s: String) -> Int32 {
+        if s == "\u{C3}" { return Int32(words.count) }
+        if s == "\u{A9}" { return Int32(words.count + 1) }
+        return tok.id(s)
+    }
+    let model = ScriptedModel(vocabularySize: tok.vocabularySize, script: script.map(id))
+    model.turnEnds = [tok.id("<|im_end|>")]
+    let runner = ModelRunner(modelId: "scripted", model: model, tokenizer: tok, template: ChatMLTemplate(),
+                             templateIsFallback: false, contextSize: contextSize)
+    return (runner, model, tok)
+}
+
+private var greedy: GenerationOptions {
+    var o = GenerationOptions()
+    o.temperature = 0
+    o.repetitionPenalty = 1
+    return o
+}
+
+private func collect(_ g: Generation) throws -> (text: String, events: [GenerationEvent]) {
+    var text = ""
+    var events: [GenerationEvent] = []
+    while let e = try g.next() {
+        if case .chunk(let c) = e { text += c }
+        events.append(e)
+    }
+    return (text, events)
+}
+
+private func completion(_ events: [GenerationEvent]) -> (ChatMessage, GenerationFinishReason, GenerationStats)? {
+    guard case .complete(let m, let r, let s)? = events.last else { return nil }
+    return (m, r, s)
+}
+
+@Suite struct ConversationTests {
+    @Test func generatesUntilEndOfTurnAndRecordsHistory() throws {
+        let (runner, _, _) = makeRunner(script: ["Hello", " ", "there", "!", "<|im_end|>"])
+        let conv = runner.createConversation(systemPrompt: "Be brief.")
+        let (text, events) = try collect(try conv.generate(ChatMessage(role: .user, text: "Hi"), options: greedy))
+        #expect(text == "Hello there!")
+        let (message, reason, stats) = try #require(completion(events))
+        #expect(reason == .stop)
+        #expect(message == ChatMessage(role: .assistant, text: "Hello there!"))
+        #expect(stats.completionTokens == 4)
+        #expect(conv.history.map(\.role) == [.system, .user, .assistant])
+        #expect(!conv.isGenerating)
+    }
+
+    @Test func multiByteCharacterSplitAcrossTokensArrivesWhole() throws {
+        let (runner, _, _) = makeRunner(script: ["caf", "\u{C3}", "\u{A9}", "!", "<|im_end|>"])
+        let conv = runner.createConversation()
+        let (_, events) = try collect(try conv.generate(ChatMessage(role: .user, text: "Hi"), options: greedy))
+        let chunks = events.compactMap { e -> String? in if case .chunk(let c) = e { return c } else { return nil } }
+        #expect(chunks == ["caf", "é", "!"])
+    }
+
+    @Test func maxTokensEndsTheTurnAndKeepsThePartialMessage() throws {
+        let (runner, _, _) = makeRunner(script: ["Hello", " ", "there", "!", "<|im_end|>"])
+        let conv = runner.createConversation()
+        var o = greedy
+        o.maxTokens = 2
+        let (text, events) = try collect(try conv.generate(ChatMessage(role: .user, text: "Hi"), options: o))
+        #expect(text == "Hello ")
+        #expect(completion(events)?.1 == .maxTokens)
+        #expect(conv.history.last?.text == "Hello ")
+    }
+
+    @Test func secondGenerationWhileBusyIsRejected() throws {
+        let (runner, _, _) = makeRunner(script: ["Hello", "<|im_end|>"])
+        let conv = runner.createConversation()
+        let g = try conv.generate(ChatMessage(role: .user, text: "Hi"), options: greedy)
+        #expect(conv.isGenerating)
+        #expect(throws: LeapError(.busy, "the conversation is already generating; wait for it to complete or stop it")) {
+            try conv.generate(ChatMessage(role: .user, text: "Hi"), options: greedy)
+        }
+        #expect(throws: LeapError.self) { try conv.append(ChatMessage(role: .user, text: "x")) }
+        _ = try collect(g)
+        #expect(!conv.isGenerating)
+        _ = try collect(try conv.generate(ChatMessage(role: .user, text: "Hi"), options: greedy))
+    }
+
+    @Test func stopIsHonouredWithinOneToken() throws {
+        let (runner, model, _) = makeRunner(script: ["Hello", " ", "there", "!", "Fine", ".", "<|im_end|>"])
+        let conv = runner.createConversation()
+        let g = try conv.generate(ChatMessage(role: .user, text: "Hi"), options: greedy)
+        var chunks = 0
+        var reason: GenerationFinishReason?
+        while let e = try g.next() {
+            if case .chunk = e {
+                chunks += 1
+                if chunks == 2 { conv.stop() }
+            }
+            if case .complete(_, let r, _) = e { reason = r }
+        }
+        #expect(reason == .interrupted)
+        #expect(chunks == 2)
+        #expect(conv.history.last?.text == "Hello ")
+        #expect(model.sessions.count == 1)
+    }
+
+    @Test func stopFromAnotherThread() throws {
+        let (runner, model, _) = makeRunner(script: Array(repeating: "Hi", count: 200) + ["<|im_end|>"])
+        let conv = runner.createConversation()
+        let g = try conv.generate(ChatMessage(role: .user, text: "Hi"), options: greedy)
+        _ = try g.next()  // prompt evaluated, first token out
+        // Another thread stops the conversation after the 10th decoded token.
+        let session = try #require(model.sessions.first)
+        var decoded = 0
+        session.onDecode = {
+            decoded += 1
+            if decoded == 10 {
+                var thread = pthread_t()
+                let box = Unmanaged.passRetained(conv)
+                pthread_create(&thread, nil, { arg in
+                    guard let arg else { return nil }
+                    Unmanaged<Conversation>.fromOpaque(arg).takeRetainedValue().stop()
+                    return nil
+                }, box.toOpaque())
+                pthread_join(thread, nil)
+            }
+        }
+        let (_, events) = try collect(g)
+        #expect(completion(events)?.1 == .interrupted)
+        #expect((completion(events)?.2.completionTokens ?? 0) <= 12)
+    }
+
+    @Test func secondTurnReusesTheCachedPrompt() throws {
+        let (runner, model, _) = makeRunner(script: ["Hello", "!", "<|im_end|>", "Fine", ".", "<|im_end|>"])
+        let conv = runner.createConversation(systemPrompt: "Be brief.")
+        let (_, first) = try collect(try conv.generate(ChatMessage(role: .user, text: "Hi"), options: greedy))
+        #expect(completion(first)?.2.cachedPromptTokens == 0)
+        let (text, second) = try collect(try conv.generate(ChatMessage(role: .user, text: "How are you?"), options: greedy))
+        #expect(text == "Fine.")
+        let stats = try #require(completion(second)?.2)
+        // Everything of turn one up to the generated "Hello!" is reused; only the new turn is evaluated.
+        let prompt1 = try runner.promptTokenCount(messages: Array(conv.history.prefix(2)))
+        #expect(stats.cachedPromptTokens == prompt1 + 2)
+        #expect(model.sessions.count == 1)
+        // A fresh conversation over the same history produces the same answer from an empty cache.
+        let (runner2, _, _) = makeRunner(script: ["Fine", ".", "<|im_end|>"])
+        let fresh = runner2.createConversation(history: Array(conv.history.prefix(3)))
+        let (text2, events2) = try collect(try fresh.generate(ChatMessage(role: .user, text: "How are you?"), options: greedy))
+        #expect(text2 == text)
+        #expect(completion(events2)?.2.cachedPromptTokens == 0)
+        #expect(completion(events2)?.2.promptTokens == stats.promptTokens + stats.cachedPromptTokens)
+    }
+
+    @Test func promptLongerThanTheContextIsAnError() throws {
+        let (runner, _, _) = makeRunner(script: ["Hi", "<|im_end|>"], contextSize: 8)
+        let conv = runner.createConversation(systemPrompt: "Be brief.")
+        let g = try conv.generate(ChatMessage(role: .user, text: "How are you?"), options: greedy)
+        do {
+            _ = try g.next()
+            Issue.record("no error")
+        } catch let e as LeapError {
+            #expect(e.kind == .promptExceedsContext)
+            #expect(e.message.hasPrefix("The prompt exceeds the max context length of 8 tokens"))
+        }
+        #expect(!conv.isGenerating)
+        #expect(try g.next() == nil)
+    }
+
+    @Test func contextFillingUpEndsWithExceedContext() throws {
+        let (runner, _, _) = makeRunner(script: Array(repeating: "Hi", count: 50), contextSize: 20)
+        let conv = runner.createConversation()
+        let (_, events) = try collect(try conv.generate(ChatMessage(role: .user, text: "Hi"), options: greedy))
+        #expect(completion(events)?.1 == .exceedContext)
+    }
+
+    @Test func schemaInjectionUsesLEAPsText() {
+        let schema = #"{"type":"object"}"#
+        let withSystem = PromptBuilder.injectSchema(schema, into: [ChatMessage(role: .system, text: "Be brief."), ChatMessage(role: .user, text: "Hi")])
+        #expect(withSystem[0].text == "Be brief.\n\nFollow the JSON schema below for your response:\n" + schema)
+        let without = PromptBuilder.injectSchema(schema, into: [ChatMessage(role: .user, text: "Hi")])
+        #expect(without[0] == ChatMessage(role: .system, text: "Follow the JSON schema below for your response:\n" + schema))
+        #expect(PromptBuilder.injectSchema(schema, into: withSystem) == withSystem)
+    }
+}

@@ -1,0 +1,179 @@
+"""Audio: WAV decoding and encoding, the models' 16 kHz mono input path, and band-limited resampling.
+
+Samples are floats in [-1, 1]; multichannel data is interleaved (frame by frame). Functions accept an
+``array('f')``, a numpy array, a memoryview of floats or any sequence of numbers, and return
+``array.array('f')`` (no numpy needed). Bad audio raises :class:`leap.AudioFormatError` with a message
+that names what was found ("unsupported audio format: MP3 (ID3 tag) ...", "mono required, got 2
+channels").
+"""
+from __future__ import annotations
+
+import ctypes
+from array import array
+from dataclasses import dataclass
+from typing import Any, Union
+
+from . import _lib
+from ._lib import c_status, check, float_buffer, fn, take_bytes, take_floats
+from .errors import InvalidArgumentError
+
+__all__ = ["PCM", "Resampler", "decode_wav", "load_wav", "resample", "encode_wav",
+           "INPUT_SAMPLE_RATE", "OUTPUT_SAMPLE_RATE"]
+
+#: The sample rate models take audio at (LEAP_AUDIO_INPUT_SAMPLE_RATE).
+INPUT_SAMPLE_RATE = 16000
+#: The sample rate audio models generate at (LEAP_AUDIO_OUTPUT_SAMPLE_RATE).
+OUTPUT_SAMPLE_RATE = 24000
+
+_float_pp = ctypes.POINTER(ctypes.POINTER(ctypes.c_float))
+_size_p = ctypes.POINTER(ctypes.c_size_t)
+_i32_p = ctypes.POINTER(ctypes.c_int32)
+leap_resampler_p = _lib.opaque("leap_resampler")
+
+# LEAP_API leap_status leap_audio_decode_wav(const void *wav, size_t n_bytes, float **out_samples,
+#     size_t *out_frames, int32_t *out_channel_count, int32_t *out_sample_rate);
+_decode = fn("leap_audio_decode_wav", c_status, ctypes.c_char_p, ctypes.c_size_t, _float_pp, _size_p, _i32_p, _i32_p)
+# LEAP_API leap_status leap_audio_load_wav(const void *wav, size_t n_bytes, int32_t target_rate,
+#     float **out_samples, size_t *out_count);
+_load = fn("leap_audio_load_wav", c_status, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int32, _float_pp, _size_p)
+# LEAP_API leap_status leap_audio_resample(const float *samples, size_t n_samples, int32_t from_rate,
+#     int32_t to_rate, float **out_samples, size_t *out_count);
+_resample = fn("leap_audio_resample", c_status, ctypes.POINTER(ctypes.c_float), ctypes.c_size_t, ctypes.c_int32,
+               ctypes.c_int32, _float_pp, _size_p)
+# LEAP_API leap_status leap_audio_encode_wav(const float *interleaved, size_t n_frames, int32_t channel_count,
+#     int32_t sample_rate, leap_audio_encoding encoding, uint8_t **out_wav, size_t *out_size);
+_encode = fn("leap_audio_encode_wav", c_status, ctypes.POINTER(ctypes.c_float), ctypes.c_size_t, ctypes.c_int32,
+             ctypes.c_int32, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p), _size_p)
+# LEAP_API leap_status leap_resampler_create(int32_t from_rate, int32_t to_rate, leap_resampler **out_resampler);
+_rs_create = fn("leap_resampler_create", c_status, ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(leap_resampler_p))
+# LEAP_API leap_status leap_resampler_process(leap_resampler *, const float *, size_t, float **, size_t *);
+_rs_process = fn("leap_resampler_process", c_status, leap_resampler_p, ctypes.POINTER(ctypes.c_float),
+                 ctypes.c_size_t, _float_pp, _size_p)
+# LEAP_API leap_status leap_resampler_flush(leap_resampler *, float **out_samples, size_t *out_count);
+_rs_flush = fn("leap_resampler_flush", c_status, leap_resampler_p, _float_pp, _size_p)
+# LEAP_API void leap_resampler_free(leap_resampler *resampler);
+_rs_free = fn("leap_resampler_free", None, leap_resampler_p)
+
+_ENCODINGS = {"f32": 0, "s16": 1}
+
+BytesLike = Union[bytes, bytearray, memoryview]
+
+
+@dataclass(frozen=True)
+class PCM:
+    """Decoded audio: interleaved float samples in [-1, 1]."""
+
+    samples: array
+    sample_rate: int
+    channels: int
+
+    @property
+    def frames(self) -> int:
+        """Number of frames (samples per channel)."""
+        return len(self.samples) // self.channels if self.channels else 0
+
+    @property
+    def duration(self) -> float:
+        """Length in seconds."""
+        return self.frames / self.sample_rate if self.sample_rate else 0.0
+
+
+def _bytes(data: BytesLike) -> bytes:
+    if isinstance(data, (bytearray, memoryview)):
+        return bytes(data)
+    if not isinstance(data, bytes):
+        raise TypeError(f"expected bytes-like WAV data, got {type(data).__name__}")
+    return data
+
+
+def decode_wav(data: BytesLike) -> PCM:
+    """Decode a WAV file (PCM 8/16/24/32-bit, float 32/64-bit, any channel count and rate)."""
+    raw = _bytes(data)
+    out = ctypes.POINTER(ctypes.c_float)()
+    frames, channels, rate = ctypes.c_size_t(), ctypes.c_int32(), ctypes.c_int32()
+    check(_decode(raw, len(raw), ctypes.byref(out), ctypes.byref(frames), ctypes.byref(channels), ctypes.byref(rate)))
+    samples = take_floats(out, frames.value * channels.value)
+    return PCM(samples, rate.value, channels.value)
+
+
+def load_wav(data: BytesLike, target_rate: int = INPUT_SAMPLE_RATE) -> array:
+    """The models' input path: decode a mono WAV file and resample it to ``target_rate`` (16 kHz)."""
+    raw = _bytes(data)
+    out = ctypes.POINTER(ctypes.c_float)()
+    n = ctypes.c_size_t()
+    check(_load(raw, len(raw), int(target_rate), ctypes.byref(out), ctypes.byref(n)))
+    return take_floats(out, n.value)
+
+
+def resample(samples: Any, from_rate: int, to_rate: int) -> array:
+    """Band-limited resampling of mono samples; returns ceil(len * to_rate / from_rate) samples."""
+    ptr, n, keep = float_buffer(samples)
+    out = ctypes.POINTER(ctypes.c_float)()
+    count = ctypes.c_size_t()
+    check(_resample(ptr, n, int(from_rate), int(to_rate), ctypes.byref(out), ctypes.byref(count)))
+    del keep
+    return take_floats(out, count.value)
+
+
+def encode_wav(samples: Any, sample_rate: int, channel_count: int = 1, encoding: str = "f32") -> bytes:
+    """Encode interleaved samples as a WAV file: ``"f32"`` (IEEE float) or ``"s16"`` (16-bit PCM, rounded
+    and clipped)."""
+    if encoding not in _ENCODINGS:
+        raise InvalidArgumentError(f'encoding must be "f32" or "s16", got {encoding!r}')
+    ptr, n, keep = float_buffer(samples)
+    if channel_count < 1 or n % channel_count:
+        raise InvalidArgumentError(f"{n} samples is not a whole number of {channel_count}-channel frames")
+    out = ctypes.c_void_p()
+    size = ctypes.c_size_t()
+    check(_encode(ptr, n // channel_count, int(channel_count), int(sample_rate), _ENCODINGS[encoding],
+                  ctypes.byref(out), ctypes.byref(size)))
+    del keep
+    return take_bytes(out, size.value)
+
+
+class Resampler:
+    """Streaming resampler for one mono stream: ``process`` chunks of any size, then ``flush``. The
+    concatenated outputs equal one :func:`resample` call over the whole stream. After ``flush`` it is
+    ready for a new stream. Not thread-safe."""
+
+    def __init__(self, from_rate: int, to_rate: int) -> None:
+        self._h = leap_resampler_p()
+        check(_rs_create(int(from_rate), int(to_rate), ctypes.byref(self._h)))
+        self.from_rate = int(from_rate)
+        self.to_rate = int(to_rate)
+
+    def process(self, samples: Any) -> array:
+        ptr, n, keep = float_buffer(samples)
+        out = ctypes.POINTER(ctypes.c_float)()
+        count = ctypes.c_size_t()
+        check(_rs_process(self._handle(), ptr, n, ctypes.byref(out), ctypes.byref(count)))
+        del keep
+        return take_floats(out, count.value)
+
+    def flush(self) -> array:
+        out = ctypes.POINTER(ctypes.c_float)()
+        count = ctypes.c_size_t()
+        check(_rs_flush(self._handle(), ctypes.byref(out), ctypes.byref(count)))
+        return take_floats(out, count.value)
+
+    def _handle(self) -> Any:
+        if not self._h:
+            raise InvalidArgumentError("the resampler is closed")
+        return self._h
+
+    def close(self) -> None:
+        if self._h:
+            _rs_free(self._h)
+            self._h = leap_resampler_p()
+
+    def __enter__(self) -> "Resampler":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
