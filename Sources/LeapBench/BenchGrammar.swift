@@ -5,7 +5,8 @@ import LeapJSON
 // Grammar-constrained decoding cost: milliseconds per token mask for several schemas on the SmolLM2
 // vocabulary (49152 tokens, from Tests/Fixtures/grammar/smollm2_vocab.bin) and a synthetic 262144-token
 // vocabulary (SmolLM2's tokens plus generated pieces), along a seeded random walk that picks an allowed
-// token at each step (then closes the document along the shortest completion).
+// token at each step (then closes the document along the shortest completion). Uncached figures are
+// the best of 3 computations of each mask (the build machine is shared; preemption is not our cost).
 //
 //   leap-bench grammar [--vocab PATH] [--steps N]
 
@@ -103,9 +104,14 @@ private func walk(_ g: Grammar, _ index: TokenVocabularyIndex, seed: UInt64, ste
     var slowest = ""
     for step in 0..<(steps * 4) {
         if m.isComplete { break }
-        let t0 = clockSeconds()
-        index.fillMask(for: m, into: &mask)
-        times.append(clockSeconds() - t0)
+        // The best of 3 (uncached) computations: the machine is shared, preemption is not our cost.
+        var best = Double.infinity
+        for _ in 0..<(cache ? 1 : 3) {
+            let t0 = clockSeconds()
+            index.fillMask(for: m, into: &mask)
+            best = min(best, clockSeconds() - t0)
+        }
+        times.append(best)
         if times.last == times.max() { slowest = String(decoding: text.suffix(40), as: UTF8.self) }
         let allowed = mask.allowedIDs
         if allowed.isEmpty { break }
@@ -157,10 +163,12 @@ func benchGrammar(_ args: [String]) {
                 m.cachesMasks = false
                 _ = m.accept(Array(prefix.utf8))
                 var mask = TokenMask(vocabularySize: index.vocabularySize)
-                let reps = 20
-                let t1 = clockSeconds()
-                for _ in 0..<reps { index.fillMask(for: m, into: &mask) }
-                let ms = (clockSeconds() - t1) / Double(reps) * 1e3
+                var ms = Double.infinity
+                for _ in 0..<20 {
+                    let t1 = clockSeconds()
+                    index.fillMask(for: m, into: &mask)
+                    ms = min(ms, (clockSeconds() - t1) * 1e3)
+                }
                 print("grammar mask \(vname) person after '\(prefix)': \(fmt(ms)) ms (\(mask.allowedCount) allowed)")
             }
         }
