@@ -254,8 +254,8 @@ package final class GrammarMatcher {
     var maskCacheOwner: ObjectIdentifier?
     /// Reuse masks computed for an identical state (on by default; off to measure the raw walk).
     package var cachesMasks = true
-    /// Arena size that triggers compaction.
-    static let compactThreshold = 1 << 15
+    /// Arena size that triggers compaction (grows with the live size so compaction stays amortized).
+    var compactThreshold = 1 << 15
 
     package init(grammar: Grammar) {
         self.grammar = grammar
@@ -353,7 +353,10 @@ package final class GrammarMatcher {
     }
 
     private func maybeCompact() {
-        if core.frames.count > GrammarMatcher.compactThreshold { core.compact(&stacks) }
+        if core.frames.count > compactThreshold {
+            core.compact(&stacks)
+            compactThreshold = Swift.max(1 << 15, 4 * core.frames.count)
+        }
     }
 
     /// The bytes that may come next (for tests and debugging).
