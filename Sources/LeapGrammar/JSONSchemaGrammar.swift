@@ -21,7 +21,9 @@ import LeapJSON
 // - Numbers and integers: at most 18 integer digits, 20 fraction digits and 2 exponent digits (so a
 //   model cannot run on forever). Integer `minimum`/`maximum`/`exclusive*` are enforced exactly. For
 //   numbers, bounds are enforced through the integer part (no exponent then): an integer part strictly
-//   inside the bounds takes any fraction, the boundary itself only a zero fraction.
+//   inside the bounds takes any fraction, an inclusive boundary only a zero fraction, an exclusive
+//   integral boundary only a nonzero fraction (`exclusiveMinimum: 0` allows 0.5). Non-integral bounds
+//   are rounded inwards (minimum 0.5 allows 1 and up), which can leave nothing (→ unsupported).
 // - `enum`/`const` of any JSON value: the exact value (strings and numbers spelled as LeapJSON writes
 //   them; objects keep their key order, whitespace allowed between tokens), filtered by `type`.
 // - `anyOf`/`oneOf` are alternatives (oneOf's exclusivity is not enforced); sibling keywords are merged
@@ -171,6 +173,20 @@ struct SchemaCompiler {
             shared("frac0") { c in
                 let zeros = c.repeatRule("zeros", [.byte(UInt8(ascii: "0"))], 1, SchemaCompiler.maxFracDigits)
                 return c.g.rule("frac0", [[], [.byte(UInt8(ascii: ".")), .rule(zeros)]])
+            }
+        }
+    }
+
+    /// `.` then fraction digits that are not all zero.
+    var nonzeroFraction: Int {
+        mutating get {
+            shared("frac-nonzero") { c in
+                var nz = c.g.rule("nonzero-digits", [[.set(SchemaCompiler.digit19)]])
+                for k in 2...SchemaCompiler.maxFracDigits {
+                    let rest = c.repeatRule("digits", [.set(SchemaCompiler.digit)], 0, k - 1)
+                    nz = c.g.rule("nonzero-digits", [[.set(SchemaCompiler.digit19), .rule(rest)], [.byte(UInt8(ascii: "0")), .rule(nz)]])
+                }
+                return c.g.rule("frac-nonzero", [[.byte(UInt8(ascii: ".")), .rule(nz)]])
             }
         }
     }
@@ -631,6 +647,14 @@ struct SchemaCompiler {
             } else {
                 alts += posRange(from, nil).map { minus + $0 + [.rule(frac)] }
             }
+        }
+        // An exclusive integral bound next to zero-fraction territory: "0.5" for exclusiveMinimum 0,
+        // "-0.5" for exclusiveMaximum 0 (the integer part is the bound, the fraction must not be zero).
+        if loExcl, let lo, lo == lo.rounded(), lo >= 0, lo < cap, hi.map({ lo + 1 <= $0 }) ?? true {
+            alts += posRange(Int64(lo), Int64(lo)).map { $0 + [.rule(nonzeroFraction)] }
+        }
+        if hiExcl, let hi, hi == hi.rounded(), hi <= 0, -hi < cap, lo.map({ -hi + 1 <= -$0 }) ?? true {
+            alts += posRange(Int64(-hi), Int64(-hi)).map { [.byte(UInt8(ascii: "-"))] + $0 + [.rule(nonzeroFraction)] }
         }
         if alts.isEmpty { throw unsupported(path, "no number with an integer boundary lies within \(describe)") }
         return g.rule("num-range", alts)

@@ -74,6 +74,17 @@ import Testing
         }
     }
 
+    @Test func exclusiveZeroBoundsAllowFractions() throws {
+        let pos = try JSONSchemaGrammar(schemaText: #"{"type":"number","exclusiveMinimum":0}"#).grammar
+        #expect(matches(pos, "0.5") && matches(pos, "0.05") && matches(pos, "7") && matches(pos, "12.25"))
+        #expect(!matches(pos, "0") && !matches(pos, "0.0") && !matches(pos, "0.000") && !matches(pos, "-1"))
+        let unit = try JSONSchemaGrammar(schemaText: #"{"type":"number","exclusiveMinimum":0,"exclusiveMaximum":1}"#).grammar
+        #expect(matches(unit, "0.999") && !matches(unit, "1") && !matches(unit, "1.0") && !matches(unit, "0"))
+        let neg = try JSONSchemaGrammar(schemaText: #"{"type":"number","minimum":-1,"exclusiveMaximum":0}"#).grammar
+        #expect(matches(neg, "-0.5") && matches(neg, "-1") && matches(neg, "-1.0"))
+        #expect(!matches(neg, "-1.5") && !matches(neg, "0") && !matches(neg, "-0") && !matches(neg, "-0.0"))
+    }
+
     @Test func arrayLengthsAndTuples() throws {
         let g = try JSONSchemaGrammar(schemaText: #"{"type":"array","prefixItems":[{"type":"string"},{"type":"null"}],"items":{"type":"integer"},"minItems":1,"maxItems":4}"#).grammar
         #expect(!matches(g, "[]"))
