@@ -148,6 +148,24 @@ func benchGrammar(_ args: [String]) {
         print("grammar: vocabulary fixture \(vocabPath) not found (run from the repository root or pass --vocab)")
         return
     }
+    // Schema compile time.
+    var wide = #"{"type":"object","properties":{"#
+    for i in 0..<200 {
+        wide += (i > 0 ? "," : "") + #""field\#(i)":{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer","minimum":0,"maximum":1000},"c":{"enum":["x","y","z"]}},"required":["a"]}"#
+    }
+    wide += "}}"
+    let compileCases = benchSchemas + [("200 nested properties", wide),
+                                       ("maxItems 10000", #"{"type":"array","items":{"type":"integer"},"maxItems":10000}"#)]
+    for (name, text) in compileCases {
+        var best = Double.infinity
+        var rules = 0
+        for _ in 0..<5 {
+            let t0 = clockSeconds()
+            rules = (try? JSONSchemaGrammar(schemaText: text).grammar.ruleCount) ?? -1
+            best = min(best, clockSeconds() - t0)
+        }
+        print("grammar compile \(name): \(fmt(best * 1e3)) ms (\(rules) rules)")
+    }
     let vocabs: [(String, [[UInt8]], [Int])] = [
         ("SmolLM2 49152", smol.tokens, smol.eog),
         ("synthetic 262144", syntheticVocab(base: smol.tokens, size: 262_144), smol.eog),
