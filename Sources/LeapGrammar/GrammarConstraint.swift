@@ -34,6 +34,9 @@ package final class GrammarConstraint {
         mask.apply(to: logits)
     }
 
+    /// Whether `id` is allowed now (no mask computed, state unchanged).
+    package func allows(token id: Int) -> Bool { index.allows(id, matcher: matcher) }
+
     /// Advances by a sampled token; false (state unchanged) if the grammar does not allow it.
     @discardableResult
     package func accept(token id: Int) -> Bool { index.acceptToken(id, matcher: matcher) }

@@ -320,6 +320,20 @@ package final class GrammarMatcher {
         return true
     }
 
+    /// Whether `bytes` could be fed now (the state is left unchanged).
+    package func canAccept<C: Collection>(_ bytes: C) -> Bool where C.Element == UInt8 {
+        let savedStacks = stacks
+        let savedFrames = core.frames.count
+        var ok = true
+        for b in bytes where !step(b) {
+            ok = false
+            break
+        }
+        stacks = savedStacks
+        core.frames.removeSubrange(savedFrames..<core.frames.count)
+        return ok
+    }
+
     /// One byte step without the end-state bookkeeping.
     private func step(_ b: UInt8) -> Bool {
         let framesBefore = core.frames.count

@@ -242,6 +242,15 @@ package final class TokenVocabularyIndex: @unchecked Sendable {
         return mask
     }
 
+    /// Whether token `id` is allowed now, without computing a mask or changing the state (for samplers
+    /// that check the sampled token first and mask only when it is rejected).
+    package func allows(_ id: Int, matcher m: GrammarMatcher) -> Bool {
+        guard id >= 0 && id < vocabularySize else { return false }
+        if endOfGeneration.contains(id) { return m.canEnd }
+        let bytes = tokenBytes[id]
+        return !bytes.isEmpty && m.canAccept(bytes)
+    }
+
     /// Advances the matcher by token `id`. An end-of-generation token is accepted (without changing
     /// the state) only when the matcher can end. Returns false, state unchanged, if not allowed.
     @discardableResult
