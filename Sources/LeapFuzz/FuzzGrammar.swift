@@ -20,16 +20,23 @@ private let grammarSeeds: [(String, String)] = [
     ("{}", #"[1, {"a": "\ud83d\ude00"}, -0.5e+12]"#),
 ]
 
-/// JSON-schema grammar: input = schema text, a 0x00 byte, then bytes fed to the matcher. The schema
-/// must compile or throw; the matcher must never trap; a document the matcher accepts completely must
+/// JSON-schema grammar: input = schema text, a 0x00 byte, then bytes fed to the matcher (a seed schema
+/// when the text does not compile; bytes the matcher refuses are skipped). The schema must compile or
+/// throw; the matcher must never trap; a document the matcher accepts completely must
 /// parse as JSON (barring duplicate free-form keys, a documented limitation); every token the mask
 /// allows must be accepted.
 let fuzzGrammar: FuzzTarget = (
     seeds: grammarSeeds.map { Array($0.0.utf8) + [0] + Array($0.1.utf8) },
     run: { bytes in
         let split = bytes.firstIndex(of: 0) ?? bytes.count
-        guard let schemaText = String(validating: bytes[0..<split], as: UTF8.self),
-              let grammar = try? JSONSchemaGrammar(schemaText: schemaText).grammar else { return }
+        var schemaText = String(decoding: bytes[0..<split], as: UTF8.self)
+        var grammar = try? JSONSchemaGrammar(schemaText: schemaText).grammar
+        if grammar == nil {
+            // Keep fuzzing the matcher: a seed schema picked by the input, the bytes as the document.
+            schemaText = grammarSeeds[Int(bytes.first ?? 0) % grammarSeeds.count].0
+            grammar = try? JSONSchemaGrammar(schemaText: schemaText).grammar
+        }
+        guard let grammar else { return }
         let m = grammar.makeMatcher()
         var fed: [UInt8] = []
         for b in bytes.dropFirst(split + 1) where m.accept(b) { fed.append(b) }
