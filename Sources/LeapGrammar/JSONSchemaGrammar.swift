@@ -16,7 +16,7 @@ import LeapJSON
 // - Arrays: `items`, `prefixItems` (and the older array form of `items` with `additionalItems`),
 //   `minItems`, `maxItems` (at most 10000).
 // - Strings: any JSON string (escapes incl. `\uXXXX` with valid surrogate pairs, valid UTF-8, no raw
-//   control characters); `minLength`/`maxLength` count code points (bounds up to 10000); `format`,
+//   control characters); `minLength`/`maxLength` count code points; `format`,
 //   `contentEncoding` and `contentMediaType` are ignored (any string).
 // - Numbers and integers: at most 18 integer digits, 20 fraction digits and 2 exponent digits (so a
 //   model cannot run on forever). Integer `minimum`/`maximum`/`exclusive*` are enforced exactly. For
@@ -70,24 +70,23 @@ package struct JSONSchemaGrammar: Sendable {
     package func makeMatcher() -> GrammarMatcher { GrammarMatcher(grammar: grammar) }
 }
 
+/// Schema → rules. One compiler per schema; rules for `$ref` targets and equal subschemas are shared.
 struct SchemaCompiler {
     typealias Seq = GrammarBuilder.Seq
-    static let maxRepeat = 10000
-    static let maxNesting = 200
+    static let maxRepeat = 10000   // largest enforced maxItems / minItems
+    static let maxNesting = 200    // nested subschemas (not counting $ref hops)
+    static let maxRules = 400_000  // grammar size budget for hostile schemas
     static let maxIntDigits = 18
     static let maxFracDigits = 20
     static let intCap: Int64 = 999_999_999_999_999_999  // 18 digits
 
     var g = GrammarBuilder()
     let root: JSONValue
-    let options: SchemaCompiler_Options
-    var refRules: [String: Int] = [:]
-    var compiled: [String: Int] = [:]
-    static let maxRules = 400_000
+    let options: JSONSchemaGrammar.Options
+    var refRules: [String: Int] = [:]   // by $ref string
+    var compiled: [String: Int] = [:]   // by compact schema text
     var nesting = 0
-    private var cache: [String: Int] = [:]
-
-    typealias SchemaCompiler_Options = JSONSchemaGrammar.Options
+    private var cache: [String: Int] = [:]  // shared helper rules by name
 
     init(root: JSONValue, options: JSONSchemaGrammar.Options) {
         self.root = root
@@ -592,8 +591,8 @@ struct SchemaCompiler {
         let maxLen = try count(o, "maxLength", path)
         if minLen == 0 && maxLen == nil { return anyString }
         if let maxLen, maxLen < minLen { throw invalid(path, "'minLength' \(minLen) is greater than 'maxLength' \(maxLen)") }
-        if (maxLen ?? minLen) > SchemaCompiler.maxRepeat {
-            throw unsupported(path, "string lengths above \(SchemaCompiler.maxRepeat) cannot be enforced")
+        if (maxLen ?? minLen) > 1 << 24 {
+            throw unsupported(path, "string lengths above \(1 << 24) cannot be enforced")
         }
         return g.rule("string", [[.byte(0x22), .string(min: minLen, max: maxLen)]])
     }
