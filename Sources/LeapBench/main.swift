@@ -15,6 +15,7 @@ let suites: [String: ([String]) -> Void] = [
     "model": benchModel,
     "tokenizer": benchTokenizer,
     "template": benchTemplate,
+    "grammar": benchGrammar,
 ]
 
 let argv = CommandLine.arguments

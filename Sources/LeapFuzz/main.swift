@@ -19,6 +19,7 @@ let targets: [String: FuzzTarget] = [
     "toolcalls": fuzzToolCalls,
     "tokenizer": fuzzTokenizer,
     "template": fuzzTemplate,
+    "grammar": fuzzGrammar,
 ]
 
 func usage() -> Never {
