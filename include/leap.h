@@ -488,6 +488,16 @@ LEAP_API leap_status leap_model_vocab_size(const leap_model *model, int32_t *out
  * prompt, exactly as a conversation would. */
 LEAP_API leap_status leap_model_prompt_token_count(const leap_model *model, const char *messages_json,
                                                    size_t *out_tokens);
+/* The model's tokenizer as a leap_tokenizer handle (see the tokenizer section), sharing the model's
+ * vocabulary: tokenize, detokenize, token pieces. Release it with leap_tokenizer_free(). */
+LEAP_API leap_status leap_model_tokenizer(const leap_model *model, leap_tokenizer **out_tokenizer);
+/* Renders messages with the model's chat template exactly as generation does (bos_token / eos_token
+ * filled in from the vocabulary). messages_json: a JSON array of messages (the messages wire format or
+ * OpenAI shape); tools_json: a JSON array of tools or NULL; extra_json: a JSON object of template
+ * variables (e.g. {"enable_thinking":true}) or NULL. Release *out_text with leap_string_free(). */
+LEAP_API leap_status leap_model_apply_chat_template(const leap_model *model, const char *messages_json,
+                                                    const char *tools_json, int32_t add_generation_prompt,
+                                                    const char *extra_json, char **out_text);
 
 /* ---- Low-level evaluation: contexts ---------------------------------------------------------------
  * A leap_context is one token sequence evaluated with the model: its KV cache (and, for LFM2, the

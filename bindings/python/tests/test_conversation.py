@@ -219,3 +219,19 @@ def test_json_schema_constraint_always_gives_valid_json(model, schema):
         assert done.finish_reason in (leap.GenerationFinishReason.CONSTRAINT, leap.GenerationFinishReason.STOP), text
         validate(json.loads(done.full_message.text), schema)
 
+
+
+def test_model_tokenizer_and_template_match_the_oracles(model):
+    jinja2 = pytest.importorskip("jinja2")
+    ids = model.tokenize("Hello, world!", add_special=False)
+    assert model.detokenize(ids) == "Hello, world!"
+    assert model.tokenizer.vocab_size == model.vocab_size
+    msgs = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+    ours = model.apply_chat_template(msgs)
+    env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True)
+    want = env.from_string(model.chat_template).render(messages=msgs, add_generation_prompt=True,
+                                                       bos_token="<|im_start|>", eos_token="<|im_end|>")
+    assert ours == want
+    # The prompt a conversation evaluates is exactly the template's rendering, tokenized with specials.
+    n = model.prompt_token_count([leap.ChatMessage.from_json(m) for m in msgs])
+    assert n == len(model.tokenize(ours, add_special=False, parse_special=True))
