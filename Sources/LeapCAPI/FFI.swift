@@ -72,15 +72,15 @@ func borrowedBuffer<T>(_ p: UnsafePointer<T>?, _ count: Int, _ name: StaticStrin
     return UnsafeBufferPointer(start: try required(p, name), count: count)
 }
 
-/// The shape of every function returning an owned array plus its count: both out-parameters are checked
-/// and cleared first (so a failure leaves NULL / 0), then filled from `body`'s result.
+/// The shape of every function returning an owned array plus its count: both out-parameters are cleared
+/// first (so any failure, even the other one being NULL, leaves NULL / 0), then filled from `body`.
 func returnBuffer<T>(_ out: UnsafeMutablePointer<UnsafeMutablePointer<T>?>?, _ outName: StaticString,
                      _ outCount: UnsafeMutablePointer<Int>?, _ countName: StaticString,
                      _ body: () throws -> [T]) throws {
+    out?.pointee = nil
+    outCount?.pointee = 0
     let out = try required(out, outName)
     let outCount = try required(outCount, countName)
-    out.pointee = nil
-    outCount.pointee = 0
     let elements = try body()
     out.pointee = try ownedBuffer(elements)
     outCount.pointee = elements.count
