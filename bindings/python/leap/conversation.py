@@ -448,8 +448,10 @@ class Conversation:
     def generate_response(self, message: Union[ChatMessage, str],
                           options: Optional[GenerationOptions] = None) -> Iterator[MessageResponse]:
         """Stream the response to ``message`` (a ChatMessage or user text): yields Chunk, ReasoningChunk,
-        FunctionCalls, AudioSample and finally Complete. The user message enters the history at once; the
-        assistant message is appended when the generation completes. Closing the generator early stops it."""
+        FunctionCalls, AudioSample and finally Complete. The generation starts at the first ``next()`` (a
+        busy conversation raises BusyError there), which is also when the user message enters the history;
+        the assistant message is appended when the generation completes. Closing the generator early, or
+        dropping it (garbage collection), stops the generation and keeps the partial answer."""
         if not isinstance(message, ChatMessage):
             message = ChatMessage(Role.USER, message)
         opts, keep = (options or GenerationOptions())._to_c()

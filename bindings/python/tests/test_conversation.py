@@ -116,6 +116,35 @@ def test_busy_while_generating(model):
     run(conv, "Again")
 
 
+def test_abandoned_generator_leaves_the_conversation_usable(model):
+    import gc
+
+    conv = model.create_conversation()
+    gen = conv.generate_response("Count from one to twenty.", GREEDY)
+    first = next(gen)
+    assert isinstance(first, leap.Chunk)
+    assert conv.is_generating
+    del gen  # dropped mid-stream without close(): collecting it must end the generation
+    gc.collect()
+    assert not conv.is_generating
+    history = conv.history
+    assert [m.role for m in history] == [leap.Role.USER, leap.Role.ASSISTANT]  # the cut-off answer is kept
+    text, done = run(conv, "Again")
+    assert done.finish_reason in (leap.GenerationFinishReason.STOP, leap.GenerationFinishReason.MAX_TOKENS)
+    assert len(conv.history) == 4
+
+
+def test_generator_outliving_its_conversation_handle(model):
+    conv = model.create_conversation()
+    gen = conv.generate_response("Say hello.", GREEDY)
+    next(gen)
+    conv.close()  # the running generation keeps the C conversation alive until it ends
+    rest = list(gen)
+    assert isinstance(rest[-1], leap.Complete)
+    with pytest.raises(leap.InvalidArgumentError):
+        conv.history
+
+
 def test_prompt_exceeding_the_context(model):
     with leap.load_model(SMOL, context_size=32) as small:
         conv = small.create_conversation()
