@@ -16,6 +16,7 @@ from .functions import (
     LeapFunctionParameter, LFMFunctionCallParser, NullType, NumberType, ObjectType, ParameterType, StringType,
 )
 from .gguf import GGUFFile, GGUFTensor
+from .context import Context, Sampler
 from .messages import Audio, AudioPcmF32, ChatMessage, Content, Image, LeapFunctionCall, Role, Text
 from .conversation import (
     AudioSample, Chunk, Complete, Conversation, FunctionCalls, GenerationFinishReason, GenerationOptions,
@@ -31,7 +32,7 @@ __all__ = [
     "AudioFormatError", "ModelLoadingError", "GenerationError", "PromptExceedsContextError",
     "FunctionCallParsingError", "CancelledError", "BusyError", "LeapMemoryError", "BufferTooSmallError",
     "InternalError",
-    "GGUFFile", "GGUFTensor",
+    "GGUFFile", "GGUFTensor", "Context", "Sampler",
     "ChatMessage", "Role", "Text", "Image", "Audio", "AudioPcmF32", "Content", "LeapFunctionCall",
     "LeapFunction", "LeapFunctionParameter", "ParameterType", "StringType", "NumberType", "IntegerType",
     "BooleanType", "ArrayType", "ObjectType", "NullType",
