@@ -294,6 +294,16 @@ class Model:
             raise _lib.error_for_status(1, "the model is closed")
         return self._h
 
+    def create_context(self, context_size: Optional[int] = None) -> "Any":
+        """A low-level evaluation context (see leap.context.Context)."""
+        from .context import Context
+        return Context(self, context_size)
+
+    def tokenize(self, text: str, add_special: bool = True, parse_special: bool = False) -> list:
+        """Token ids of ``text`` (see leap.context.tokenize)."""
+        from .context import tokenize
+        return tokenize(self, text, add_special, parse_special)
+
     def _string(self, f: Any) -> str:
         out = ctypes.c_void_p()
         check(f(self._handle(), ctypes.byref(out)))
