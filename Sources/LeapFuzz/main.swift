@@ -16,6 +16,10 @@ let targets: [String: FuzzTarget] = [
     "message": fuzzMessage,
     "gguf": fuzzGGUF,
     "wav": fuzzWAV,
+    "toolcalls": fuzzToolCalls,
+    "tokenizer": fuzzTokenizer,
+    "template": fuzzTemplate,
+    "grammar": fuzzGrammar,
 ]
 
 func usage() -> Never {

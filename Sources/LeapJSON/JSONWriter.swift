@@ -9,6 +9,8 @@ package struct JSONWriteOptions: Sendable {
     package var indent: Int?
     package var sortKeys: Bool
     package var ensureASCII: Bool
+    /// Write non-finite doubles as Python does (`NaN`, `Infinity`, `-Infinity`) instead of `null`.
+    package var allowNaN = false
 
     package init(itemSeparator: String = ",", keySeparator: String = ":", indent: Int? = nil,
                  sortKeys: Bool = false, ensureASCII: Bool = false) {
@@ -41,7 +43,12 @@ extension JSONValue {
         case .null: out += "null"
         case .bool(let b): out += b ? "true" : "false"
         case .int(let i): out += String(i)
-        case .double(let d): out += JSONValue.formatDouble(d)
+        case .double(let d):
+            if !d.isFinite && o.allowNaN {
+                out += d.isNaN ? "NaN" : (d < 0 ? "-Infinity" : "Infinity")
+            } else {
+                out += JSONValue.formatDouble(d)
+            }
         case .string(let s): JSONValue.writeString(s, to: &out, ensureASCII: o.ensureASCII)
         case .array(let items):
             if items.isEmpty { out += "[]"; return }
