@@ -80,45 +80,58 @@ static const uint16_t zero16 = 0;
 
 /* Two blocks per iteration so that both blocks' scales take one conversion; an odd last block alone.
  * DOT(q, y) is dot_s8_ps (signed weights) or dot_u8_ps (unsigned); M_PAIR / M_ONE add the Q8_1 term m·s. */
-#define BLOCK32_KERNEL(NAME, W, X, PREP, DOT, M_PAIR, M_ONE)                                                         \
-    INLINE void NAME(int64_t n, const void *vw, const void *vx, size_t xs, float *s, const int NT) {         \
-        const W *w = vw;                                                                                     \
+#define BLOCK32_KERNEL(NAME, W, X, PREP, DOT, M_PAIR, M_ONE)                                                 \
+    INLINE void NAME(int64_t n, const void *vw, size_t ws, const void *vx, size_t xs, float *s, const int NR, \
+                     const int NT) {                                                                         \
         const int64_t nb = n / QK;                                                                           \
-        __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()}; \
-        __m128 summ[4] = {_mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps(), _mm_setzero_ps()};           \
+        __m256 acc[2][4];                                                                                    \
+        __m128 summ[2][4];                                                                                   \
+        for (int r = 0; r < 2; r++)                                                                          \
+            for (int t = 0; t < 4; t++) acc[r][t] = _mm256_setzero_ps(), summ[r][t] = _mm_setzero_ps();     \
         int64_t i = 0;                                                                                       \
         for (; i + 1 < nb; i += 2) {                                                                         \
-            const W *w0 = w + i, *w1 = w + i + 1;                                                            \
-            __m256i q0, q1;                                                                                  \
-            { const W *wb = w0; PREP q0 = q; }                                                               \
-            { const W *wb = w1; PREP q1 = q; }                                                               \
-            const __m128 dw = h2f_pair(&w0->d, &w1->d);                                                      \
+            __m256i q0[2], q1[2];                                                                            \
+            __m128 dw[2];                                                                                    \
+            for (int r = 0; r < NR; r++) {                                                                   \
+                const W *w0 = (const W *)((const uint8_t *)vw + (size_t)r * ws) + i, *w1 = w0 + 1;          \
+                { const W *wb = w0; PREP q0[r] = q; }                                                        \
+                { const W *wb = w1; PREP q1[r] = q; }                                                        \
+                dw[r] = h2f_pair(&w0->d, &w1->d);                                                            \
+            }                                                                                                \
             for (int t = 0; t < NT; t++) {                                                                   \
                 const X *x0 = XT(X, t) + i, *x1 = x0 + 1;                                                    \
-                const __m128 d = _mm_mul_ps(dw, h2f_pair(&x0->d, &x1->d));                                   \
-                const __m256 p0 = DOT(q0, _mm256_loadu_si256((const __m256i *)x0->qs));                      \
-                const __m256 p1 = DOT(q1, _mm256_loadu_si256((const __m256i *)x1->qs));                      \
-                acc[t] = _mm256_fmadd_ps(_mm256_broadcastss_ps(d), p0, acc[t]);                              \
-                acc[t] = _mm256_fmadd_ps(_mm256_broadcastss_ps(_mm_movehdup_ps(d)), p1, acc[t]);             \
-                M_PAIR                                                                                       \
+                const __m128 xd = h2f_pair(&x0->d, &x1->d);                                                  \
+                const __m256i y0 = _mm256_loadu_si256((const __m256i *)x0->qs);                              \
+                const __m256i y1 = _mm256_loadu_si256((const __m256i *)x1->qs);                              \
+                for (int r = 0; r < NR; r++) {                                                               \
+                    const W *w0 = (const W *)((const uint8_t *)vw + (size_t)r * ws) + i, *w1 = w0 + 1;      \
+                    (void)w1;                                                                                \
+                    const __m128 d = _mm_mul_ps(dw[r], xd);                                                  \
+                    acc[r][t] = _mm256_fmadd_ps(_mm256_broadcastss_ps(d), DOT(q0[r], y0), acc[r][t]);        \
+                    acc[r][t] = _mm256_fmadd_ps(_mm256_broadcastss_ps(_mm_movehdup_ps(d)), DOT(q1[r], y1), acc[r][t]); \
+                    M_PAIR                                                                                   \
+                }                                                                                            \
             }                                                                                                \
         }                                                                                                    \
         if (i < nb) {                                                                                        \
-            const W *wb = w + i;                                                                             \
-            PREP                                                                                             \
-            for (int t = 0; t < NT; t++) {                                                                   \
-                const X *x0 = XT(X, t) + i;                                                                  \
-                const __m128 d = _mm_mul_ps(h2f_pair(&wb->d, &wb->d), h2f_pair(&x0->d, &x0->d));             \
-                acc[t] = _mm256_fmadd_ps(_mm256_broadcastss_ps(d), DOT(q, _mm256_loadu_si256((const __m256i *)x0->qs)), acc[t]); \
-                M_ONE                                                                                        \
+            for (int r = 0; r < NR; r++) {                                                                   \
+                const W *wb = (const W *)((const uint8_t *)vw + (size_t)r * ws) + i;                         \
+                PREP                                                                                         \
+                for (int t = 0; t < NT; t++) {                                                               \
+                    const X *x0 = XT(X, t) + i;                                                              \
+                    const __m128 d = _mm_mul_ps(h2f_pair(&wb->d, &wb->d), h2f_pair(&x0->d, &x0->d));         \
+                    acc[r][t] = _mm256_fmadd_ps(_mm256_broadcastss_ps(d), DOT(q, _mm256_loadu_si256((const __m256i *)x0->qs)), acc[r][t]); \
+                    M_ONE                                                                                    \
+                }                                                                                            \
             }                                                                                                \
         }                                                                                                    \
-        for (int t = 0; t < NT; t++)                                                                         \
-            s[t] = hsum_ps(acc[t]) + _mm_cvtss_f32(_mm_add_ss(summ[t], _mm_movehdup_ps(summ[t])));           \
+        for (int r = 0; r < NR; r++)                                                                         \
+            for (int t = 0; t < NT; t++)                                                                     \
+                s[4 * r + t] = hsum_ps(acc[r][t]) + _mm_cvtss_f32(_mm_add_ss(summ[r][t], _mm_movehdup_ps(summ[r][t]))); \
     }
 
-#define M_PAIR summ[t] = _mm_fmadd_ps(h2f_pair(&w0->m, &w1->m), h2f_pair(&x0->s, &x1->s), summ[t]);
-#define M_ONE summ[t] = _mm_fmadd_ps(h2f_pair(&wb->m, &zero16), h2f_pair(&x0->s, &zero16), summ[t]); /* lane 0 only */
+#define M_PAIR summ[r][t] = _mm_fmadd_ps(h2f_pair(&w0->m, &w1->m), h2f_pair(&x0->s, &x1->s), summ[r][t]);
+#define M_ONE summ[r][t] = _mm_fmadd_ps(h2f_pair(&wb->m, &zero16), h2f_pair(&x0->s, &zero16), summ[r][t]); /* lane 0 only */
 
 /* Q8_0 × Q8_0 is s8 × s8 (dot_s8_ps handles signed weights) */
 BLOCK32_KERNEL(q4_0_rows, block_q4_0, block_q8_0, PREP_Q4_0, dot_s8_ps, , )
@@ -356,7 +369,7 @@ FLOAT_ROWS(f32_rows, float, load8_f32, ID)
 FLOAT_ROWS(f16_rows, uint16_t, load8_f16, h2f)
 FLOAT_ROWS(bf16_rows, uint16_t, load8_bf16, lk_bf2f)
 
-/* dot (1 row) and dot4 (4 rows) entry points for each kernel */
+/* dot (1 row) and dot4 (4 tokens) entry points; the 32-block kernels also have dot2 (2 rows × 1|4 tokens) */
 #define ENTRY(T)                                                                                              \
     static float dot_##T(int64_t n, const void *w, const void *x) {                                         \
         float s;                                                                                             \
@@ -364,12 +377,25 @@ FLOAT_ROWS(bf16_rows, uint16_t, load8_bf16, lk_bf2f)
         return s;                                                                                            \
     }                                                                                                        \
     static void dot4_##T(int64_t n, const void *w, const void *x, size_t xs, float *s) { T##_rows(n, w, x, xs, s, 4); }
+#define ENTRY2(T)                                                                                             \
+    static float dot_##T(int64_t n, const void *w, const void *x) {                                         \
+        float s[8];                                                                                          \
+        T##_rows(n, w, 0, x, 0, s, 1, 1);                                                                    \
+        return s[0];                                                                                         \
+    }                                                                                                        \
+    static void dot4_##T(int64_t n, const void *w, const void *x, size_t xs, float *s) {                    \
+        T##_rows(n, w, 0, x, xs, s, 1, 4);                                                                   \
+    }                                                                                                        \
+    static void dot2_##T(int64_t n, const void *w, size_t ws, const void *x, size_t xs, int nt, float *s) {  \
+        if (nt == 4) T##_rows(n, w, ws, x, xs, s, 2, 4);                                                     \
+        else T##_rows(n, w, ws, x, xs, s, 2, 1);                                                             \
+    }
 
-ENTRY(q4_0)
-ENTRY(q4_1)
-ENTRY(q5_0)
-ENTRY(q5_1)
-ENTRY(q8_0)
+ENTRY2(q4_0)
+ENTRY2(q4_1)
+ENTRY2(q5_0)
+ENTRY2(q5_1)
+ENTRY2(q8_0)
 ENTRY(q2_K)
 ENTRY(q3_K)
 ENTRY(q4_K)
@@ -383,8 +409,8 @@ ENTRY(bf16)
 void lk_avx2_rows(int type, int64_t n, const void *w, const void *x, size_t xs, float *s, int nt) {
 #define CASE(ID, T)                                       \
     case ID:                                              \
-        if (nt == 4) T##_rows(n, w, x, xs, s, 4);         \
-        else T##_rows(n, w, x, xs, s, 1);                 \
+        if (nt == 4) T##_rows(n, w, 0, x, xs, s, 1, 4);   \
+        else T##_rows(n, w, 0, x, xs, s, 1, 1);           \
         break;
     switch (type) {
         CASE(LK_TYPE_Q4_0, q4_0)
@@ -528,11 +554,12 @@ static float stream_sum(const float *x, int64_t n) {
 
 void lk_fill_avx2(lk_kernel_table *t) {
 #define SET(ID, T) t->dot[ID] = dot_##T, t->dot4[ID] = dot4_##T
-    SET(LK_TYPE_Q4_0, q4_0);
-    SET(LK_TYPE_Q4_1, q4_1);
-    SET(LK_TYPE_Q5_0, q5_0);
-    SET(LK_TYPE_Q5_1, q5_1);
-    SET(LK_TYPE_Q8_0, q8_0);
+#define SET2(ID, T) SET(ID, T), t->dot2[ID] = dot2_##T
+    SET2(LK_TYPE_Q4_0, q4_0);
+    SET2(LK_TYPE_Q4_1, q4_1);
+    SET2(LK_TYPE_Q5_0, q5_0);
+    SET2(LK_TYPE_Q5_1, q5_1);
+    SET2(LK_TYPE_Q8_0, q8_0);
     SET(LK_TYPE_Q2_K, q2_K);
     SET(LK_TYPE_Q3_K, q3_K);
     SET(LK_TYPE_Q4_K, q4_K);
@@ -542,6 +569,7 @@ void lk_fill_avx2(lk_kernel_table *t) {
     SET(LK_TYPE_F16, f16);
     SET(LK_TYPE_BF16, bf16);
 #undef SET
+#undef SET2
     t->quantize[LK_TYPE_Q8_0] = quantize_q8_0;
     t->quantize[LK_TYPE_Q8_1] = quantize_q8_1;
     t->quantize[LK_TYPE_Q8_K] = quantize_q8_K;

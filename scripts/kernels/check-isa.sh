@@ -3,6 +3,12 @@
 #   scripts/kernels/check-isa.sh            native (x86-64: AVX2, AVX-512 [+VNNI])
 #   scripts/kernels/check-isa.sh aarch64    cross-compiled, run under qemu-aarch64-static (NEON), needs
 #                                           qemu-user-static and libc6-dev-arm64-cross (+ libgcc-12-dev-arm64-cross)
+#   scripts/kernels/check-isa.sh x86-cpus   static x86-64 build under qemu-x86_64-static as a baseline CPU
+#                                           (qemu64: no AVX, must run the scalar path without faulting) and as
+#                                           Haswell (AVX2 without AVX-512)
+# The Swift kernel tests can be run the same way:
+#   qemu-x86_64-static -cpu qemu64 .build/x86_64-unknown-linux-gnu/debug/leapPackageTests.xctest \
+#     --testing-library swift-testing --filter LeapKernelsTests
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 src="$here/../../Sources/CLeapKernels"
@@ -15,6 +21,12 @@ if [ "${1:-}" = aarch64 ]; then
             -O2 -fno-math-errno -I"$src/include" -I"$src" $files -lm -o "$out/selfcheck-$march"
         echo "== aarch64 -march=$march (qemu)"
         qemu-aarch64-static "$out/selfcheck-$march"
+    done
+elif [ "${1:-}" = x86-cpus ]; then
+    clang -O3 -fno-math-errno -static -I"$src/include" -I"$src" $files -lm -o "$out/selfcheck"
+    for cpu in qemu64 Haswell; do
+        echo "== qemu-x86_64 -cpu $cpu"
+        qemu-x86_64-static -cpu $cpu "$out/selfcheck"
     done
 else
     clang -O3 -fno-math-errno -I"$src/include" -I"$src" $files -lm -o "$out/selfcheck"
