@@ -25,9 +25,10 @@
  *   the call that invoked them returns; pointers passed to a callback are valid only during that call.
  *
  * Parameter structs
- *   Structs whose first field is `uint32_t struct_size` are growable: obtain them from the matching
- *   *_default() function (which sets struct_size), change the fields you need and pass a pointer. The
- *   library reads only struct_size bytes, so programs built against an older header keep working.
+ *   Structs whose first field is `uint32_t struct_size` are growable: fill one with its *_init(&s, sizeof s)
+ *   function (which writes the defaults and struct_size), change the fields you need and pass a pointer.
+ *   The library reads and writes only struct_size bytes, so programs built against an older or newer
+ *   header keep working.
  *
  * Strings are UTF-8 and NUL-terminated unless a length is passed alongside.
  *
@@ -341,6 +342,61 @@ LEAP_API leap_status leap_gguf_tensor_dequantize(const leap_gguf *gguf, size_t i
  * Tokenizers and chat templates
  * ====================================================================================================== */
 
+/* Tokenizers: text <-> token ids from a GGUF file's tokenizer.ggml.* metadata, token-exact with llama.cpp.
+ * Byte-level BPE (tokenizer.ggml.model "gpt2" with the pre-tokenizers lfm2/llama3/llama-bpe, smollm,
+ * qwen2, qwen35, gpt-2, default, starcoder, refact, command-r, falcon, mpt, deepseek-llm, deepseek-coder,
+ * bloom and their aliases) and SentencePiece-style BPE ("llama", e.g. Gemma 3); other vocabularies are
+ * LEAP_ERR_UNSUPPORTED naming the type. Loading reads only the metadata, so vocab-only files work. A
+ * leap_tokenizer is immutable: it may be used from several threads at once.
+ *
+ *     leap_tokenizer *t = NULL;
+ *     int32_t *ids = NULL;
+ *     size_t n = 0;
+ *     char *text = NULL;
+ *     if (leap_tokenizer_load("model.gguf", &t) == LEAP_OK &&
+ *         leap_tokenizer_tokenize(t, "Hello!", 6, 1, 0, &ids, &n) == LEAP_OK &&
+ *         leap_tokenizer_detokenize(t, ids, n, 0, &text, NULL) == LEAP_OK)
+ *         printf("%zu tokens: %s\n", n, text);
+ *     leap_string_free(text);
+ *     leap_buffer_free(ids);
+ *     leap_tokenizer_free(t);
+ */
+typedef struct leap_tokenizer leap_tokenizer;
+
+/* Load the tokenizer of a GGUF file (a model or a vocab-only file). Errors: LEAP_ERR_IO, LEAP_ERR_FORMAT
+ * (malformed file or tokenizer metadata), LEAP_ERR_UNSUPPORTED (tokenizer model or pre-tokenizer).
+ * Release with leap_tokenizer_free(). */
+LEAP_API leap_status leap_tokenizer_load(const char *path, leap_tokenizer **out_tokenizer);
+/* NULL is a no-op. */
+LEAP_API void leap_tokenizer_free(leap_tokenizer *tokenizer);
+/* Token ids of n_bytes of text (any bytes; need not be NUL-terminated, may be NULL when n_bytes is 0).
+ * add_special != 0 adds BOS / EOS as the vocabulary asks (tokenizer.ggml.add_bos_token / add_eos_token);
+ * parse_special != 0 turns the text of control tokens (e.g. "<|im_start|>") into their ids, otherwise
+ * they are tokenized as plain text. *out_ids (released with leap_buffer_free()) holds *out_count ids.
+ * LEAP_ERR_INVALID_ARGUMENT for more than 256 MiB of text. */
+LEAP_API leap_status leap_tokenizer_tokenize(const leap_tokenizer *tokenizer, const char *text, size_t n_bytes,
+                                             int32_t add_special, int32_t parse_special, int32_t **out_ids,
+                                             size_t *out_count);
+/* The text of n_ids tokens (like llama.cpp's llama_detokenize without removing specials): control tokens
+ * are rendered only when special != 0; spaces are cleaned up where the vocabulary asks for it.
+ * *out_text is NUL-terminated, released with leap_string_free(); its length in bytes goes to
+ * *out_n_bytes when that is not NULL (the text may contain NUL bytes, and is not valid UTF-8 when the ids
+ * end inside a character). LEAP_ERR_INVALID_ARGUMENT for an id outside [0, vocab size). */
+LEAP_API leap_status leap_tokenizer_detokenize(const leap_tokenizer *tokenizer, const int32_t *ids, size_t n_ids,
+                                               int32_t special, char **out_text, size_t *out_n_bytes);
+/* The bytes of one token (possibly part of a UTF-8 character; empty for control tokens unless
+ * special != 0), as leap_tokenizer_detokenize() returns text. */
+LEAP_API leap_status leap_tokenizer_token_to_piece(const leap_tokenizer *tokenizer, int32_t id, int32_t special,
+                                                   char **out_piece, size_t *out_n_bytes);
+/* Number of tokens in the vocabulary. */
+LEAP_API leap_status leap_tokenizer_vocab_size(const leap_tokenizer *tokenizer, size_t *out_size);
+/* Beginning / end of sequence ids; -1 when the vocabulary has none. */
+LEAP_API leap_status leap_tokenizer_bos_id(const leap_tokenizer *tokenizer, int32_t *out_id);
+LEAP_API leap_status leap_tokenizer_eos_id(const leap_tokenizer *tokenizer, int32_t *out_id);
+/* *out_is_eog = 1 when `id` ends generation (EOS, end-of-turn tokens such as <|im_end|>, <end_of_turn>,
+ * <|eot_id|>, <|endoftext|>, ...), else 0 (also for ids outside the vocabulary). */
+LEAP_API leap_status leap_tokenizer_is_eog(const leap_tokenizer *tokenizer, int32_t id, int32_t *out_is_eog);
+
 /* (section filled by the tokenizer / template work) */
 
 /* ---- Chat templates ----------------------------------------------------------------------------------
@@ -393,14 +449,336 @@ LEAP_API const char *leap_chat_template_chatml(void);
  * Models and low-level evaluation
  * ====================================================================================================== */
 
-/* (section filled by the model work) */
+/* A loaded GGUF model: weights (memory-mapped, shared), tokenizer and chat template. Immutable after
+ * loading: one leap_model may be used from any number of threads and conversations at once. */
+typedef struct leap_model leap_model;
+
+typedef struct leap_model_params {
+    uint32_t struct_size;
+    int32_t n_threads;                   /* CPU threads for matrix work; 0 = physical cores (default)   */
+    int32_t context_size;                /* tokens per conversation; 0 = min(trained context, 4096)     */
+    const char *chat_template;           /* Jinja source overriding the model's; NULL = the model's own */
+    const char *mmproj_path;             /* vision / audio projector (multimodal models); NULL = none   */
+    const char *audio_decoder_path;      /* audio decoder (audio-out models); NULL = none               */
+    const char *audio_tokenizer_path;    /* audio tokenizer (audio-out models); NULL = none             */
+    int32_t auto_detect_companion_files; /* 1 (default): find mmproj-*.gguf / *audio*decoder* next to
+                                            the model when the paths above are NULL                    */
+} leap_model_params;
+
+/* Writes the defaults into *params (at most struct_size bytes) and sets params->struct_size. */
+LEAP_API void leap_model_params_init(leap_model_params *params, size_t struct_size);
+
+/* Loads a GGUF file. params may be NULL (defaults). Errors: LEAP_ERR_IO (cannot open / map),
+ * LEAP_ERR_MODEL_LOADING (bad file, missing tensor or key: the message names it), LEAP_ERR_UNSUPPORTED
+ * (architecture or tensor type). */
+LEAP_API leap_status leap_model_load(const char *gguf_path, const leap_model_params *params,
+                                     leap_model **out_model);
+/* Conversations and contexts keep the model alive: freeing it while they exist is allowed. */
+LEAP_API void leap_model_free(leap_model *model);
+
+/* Model facts. *out strings are owned (leap_string_free). */
+LEAP_API leap_status leap_model_id(const leap_model *model, char **out_id);              /* file name stem */
+LEAP_API leap_status leap_model_architecture(const leap_model *model, char **out_arch);  /* e.g. "lfm2"   */
+LEAP_API leap_status leap_model_chat_template(const leap_model *model, char **out_source);
+/* 1 when the file has no chat template and ChatML is used instead, else 0. */
+LEAP_API leap_status leap_model_uses_fallback_template(const leap_model *model, int32_t *out_flag);
+LEAP_API leap_status leap_model_context_size(const leap_model *model, int32_t *out_tokens);
+LEAP_API leap_status leap_model_vocab_size(const leap_model *model, int32_t *out_size);
+/* Tokens the chat template makes of `messages_json` (a JSON array of messages) with the generation
+ * prompt, exactly as a conversation would. */
+LEAP_API leap_status leap_model_prompt_token_count(const leap_model *model, const char *messages_json,
+                                                   size_t *out_tokens);
+
+/* ---- Low-level evaluation: contexts ---------------------------------------------------------------
+ * A leap_context is one token sequence evaluated with the model: its KV cache (and, for LFM2, the
+ * short-convolution state), sized for context_size positions. Typical use:
+ *
+ *     leap_context *ctx;  leap_context_create(model, NULL, &ctx);
+ *     leap_context_eval(ctx, prompt, n_prompt);              // positions 0..n_prompt-1
+ *     const float *logits; size_t n_vocab;
+ *     leap_context_logits(ctx, -1, &logits, &n_vocab);       // next-token logits
+ *     int32_t tok; leap_sampler_sample(sampler, logits, n_vocab, &tok);
+ *     leap_context_eval(ctx, &tok, 1);  ...
+ *     leap_context_rewind(ctx, n_keep);                      // drop everything after n_keep tokens
+ *     leap_context_free(ctx);
+ *
+ * Threading: a context is used by one thread at a time; any number of contexts may use one model
+ * concurrently. The context keeps its model alive. */
+typedef struct leap_context leap_context;
+
+typedef struct leap_context_params {
+    uint32_t struct_size;
+    int32_t context_size; /* positions the KV cache holds; 0 (default) = the model's context size     */
+    int32_t n_threads;    /* worker threads; 0 (default) = the model's n_threads                      */
+    int32_t kv_cache_f32; /* 1: keys/values in F32; 0 (default): F16, as llama.cpp                    */
+} leap_context_params;
+
+/* Writes the defaults into *params (at most struct_size bytes) and sets params->struct_size. */
+LEAP_API void leap_context_params_init(leap_context_params *params, size_t struct_size);
+
+/* Creates an empty context (n_past = 0). params may be NULL. Errors: LEAP_ERR_INVALID_ARGUMENT,
+ * LEAP_ERR_OUT_OF_MEMORY (the KV cache could not be allocated). */
+LEAP_API leap_status leap_context_create(leap_model *model, const leap_context_params *params,
+                                         leap_context **out_ctx);
+LEAP_API void leap_context_free(leap_context *ctx);
+
+/* Evaluates n_tokens token ids at positions n_past ... n_past + n_tokens - 1 (long inputs are processed
+ * in batches internally) and keeps the logits of the last one. leap_context_eval_all_logits keeps the
+ * logits of every token of this call (memory: n_tokens * n_vocab floats). Errors:
+ * LEAP_ERR_PROMPT_EXCEEDS_CONTEXT (nothing is evaluated when the tokens do not fit),
+ * LEAP_ERR_INVALID_ARGUMENT (n_tokens = 0, a token id outside 0..n_vocab-1). */
+LEAP_API leap_status leap_context_eval(leap_context *ctx, const int32_t *tokens, size_t n_tokens);
+LEAP_API leap_status leap_context_eval_all_logits(leap_context *ctx, const int32_t *tokens, size_t n_tokens);
+
+/* Logits (n_vocab floats, borrowed: valid until the next eval / rewind / free of ctx) of token `index`
+ * of the last eval call; -1 = its last token, negative values count from the end. Only the last token
+ * is available unless leap_context_eval_all_logits was used (else LEAP_ERR_INVALID_ARGUMENT). */
+LEAP_API leap_status leap_context_logits(leap_context *ctx, int32_t index, const float **out_logits,
+                                         size_t *out_n_vocab);
+
+/* Keeps the first n_keep positions (0 <= n_keep <= n_past) so that a shared prefix need not be
+ * evaluated again. Free for attention models; for LFM2 exact and free when rewinding by up to ~64
+ * tokens, otherwise the kept prefix is re-evaluated internally. Clears the last logits. */
+LEAP_API leap_status leap_context_rewind(leap_context *ctx, int32_t n_keep);
+LEAP_API leap_status leap_context_n_past(const leap_context *ctx, int32_t *out_n_past);
+LEAP_API leap_status leap_context_size(const leap_context *ctx, int32_t *out_positions);
+
+/* Tokenizes UTF-8 text with the model's tokenizer. add_special: add BOS (etc.) as the model does;
+ * parse_special: recognise special-token text such as "<|im_start|>". *out_tokens is owned
+ * (leap_buffer_free); it is NULL when *out_n = 0. */
+LEAP_API leap_status leap_model_tokenize(const leap_model *model, const char *text, int32_t add_special,
+                                         int32_t parse_special, int32_t **out_tokens, size_t *out_n);
+/* Bytes of one token (special tokens as their text; not NUL-terminated, may be a partial UTF-8
+ * character). *out_bytes is owned (leap_buffer_free); NULL when *out_n = 0. */
+LEAP_API leap_status leap_model_token_piece(const leap_model *model, int32_t token, uint8_t **out_bytes,
+                                            size_t *out_n);
+/* 1 when the token ends a turn (EOS, <|im_end|>, <end_of_turn>, ...), else 0. */
+LEAP_API leap_status leap_model_token_is_eog(const leap_model *model, int32_t token, int32_t *out_flag);
+
+/* ---- Low-level evaluation: sampling ----------------------------------------------------------------
+ * llama.cpp's chain and semantics: penalties -> top_k -> top_p -> min_p -> temperature -> draw.
+ * top_k / top_p / min_p see the un-tempered logits; temperature <= 0 is greedy (first largest logit).
+ * Draws use xoshiro256** seeded from `seed` (same seed + calls = same tokens). A sampler is used by one
+ * thread at a time. */
+typedef struct leap_sampler leap_sampler;
+
+typedef struct leap_sampler_params {
+    uint32_t struct_size;
+    float temperature;        /* default 0.8; <= 0: greedy                                   */
+    int32_t top_k;            /* default 40; <= 0: off                                       */
+    float top_p;              /* default 0.95; >= 1: off                                     */
+    float min_p;              /* default 0.05; <= 0: off                                     */
+    float repetition_penalty; /* default 1 (off): positive logits / p, negative logits * p   */
+    float frequency_penalty;  /* default 0: minus count * f for tokens in the window        */
+    float presence_penalty;   /* default 0: minus p for tokens in the window                */
+    int32_t penalty_last_n;   /* default 64: window of accepted tokens; 0: off; -1: all      */
+    uint64_t seed;            /* default 0                                                   */
+} leap_sampler_params;
+
+LEAP_API void leap_sampler_params_init(leap_sampler_params *params, size_t struct_size);
+/* params may be NULL (defaults). */
+LEAP_API leap_status leap_sampler_create(const leap_sampler_params *params, leap_sampler **out_sampler);
+LEAP_API void leap_sampler_free(leap_sampler *sampler);
+/* Picks a token from n_vocab logits (not modified). Does not accept it: call leap_sampler_accept for
+ * every token that becomes part of the sequence (prompt and generated) so the penalties see it. */
+LEAP_API leap_status leap_sampler_sample(leap_sampler *sampler, const float *logits, size_t n_vocab,
+                                         int32_t *out_token);
+LEAP_API leap_status leap_sampler_accept(leap_sampler *sampler, int32_t token);
+/* Forgets the accepted tokens and restarts the random sequence from the seed. */
+LEAP_API leap_status leap_sampler_reset(leap_sampler *sampler);
 
 
 /* ======================================================================================================
  * Conversations and generation
+ *
+ * A conversation is a chat history bound to a model (LEAP semantics): generating appends the user
+ * message to the history first, streams the response, and appends the assistant message (text,
+ * reasoning content, function calls, generated audio as an audio_pcm_f32 part) when it completes without
+ * error -- also when it was stopped. The KV cache of the history is kept between turns, so each turn only
+ * evaluates new tokens. One generation at a time per conversation (a second gets LEAP_ERR_BUSY);
+ * different conversations of one model may generate concurrently from different threads.
+ * A leap_conversation and its leap_generation are used by one thread at a time, except
+ * leap_conversation_stop(), which may be called from any thread.
+ *
+ * Streaming comes in two forms over the same engine:
+ *   - leap_conversation_generate(): blocking, with callbacks (return non-zero from one to stop);
+ *   - leap_conversation_generate_begin() + leap_generation_next(): a pull iterator, one event per call.
+ * Events arrive in order: text chunks, reasoning chunks (text inside <think>...</think>), function calls
+ * (when a call's closing marker arrives), audio samples; COMPLETE is always last. Text is valid UTF-8 and
+ * never splits a character; tool-call markup never appears in text chunks.
  * ====================================================================================================== */
 
+typedef struct leap_conversation leap_conversation;
+typedef struct leap_generation leap_generation;
+
+typedef enum leap_finish_reason {
+    LEAP_FINISH_STOP = 0,           /* the model ended its turn                                  */
+    LEAP_FINISH_EXCEED_CONTEXT = 1, /* the context window filled up                              */
+    LEAP_FINISH_INTERRUPTED = 2,    /* stopped by the caller                                     */
+    LEAP_FINISH_CONSTRAINT = 3,     /* the JSON-schema constraint completed its value            */
+    LEAP_FINISH_ERROR = 4,          /* generation failed (the message is not added to history)   */
+    LEAP_FINISH_MAX_TOKENS = 5      /* max_tokens reached                                        */
+} leap_finish_reason;
+
+/* Options of one generation. Fields left at their "unset" value use the model's defaults. */
+typedef struct leap_generation_options {
+    uint32_t struct_size;
+    float temperature;              /* < 0: model default; 0: greedy                                   */
+    float top_p;                    /* < 0: model default; 1: off                                      */
+    float min_p;                    /* < 0: model default; 0: off                                      */
+    int32_t top_k;                  /* < 0: model default; 0: off                                      */
+    float repetition_penalty;       /* < 0: model default; 1: off                                      */
+    int32_t use_rng_seed;           /* 0 (default): a random seed per generation; 1: use rng_seed       */
+    uint64_t rng_seed;              /* same seed + options + history = same output                    */
+    int32_t max_tokens;             /* <= 0 (default): until the end of the turn or the context        */
+    const char *json_schema_constraint; /* JSON Schema text; NULL (default): unconstrained              */
+    int32_t inject_schema_into_prompt;  /* 1 (default): also describe the schema in the system prompt  */
+    int32_t function_call_parser;   /* a leap_function_call_parser; default LEAP_FUNCTION_CALL_PARSER_LFM */
+    int32_t inline_thinking_tags;   /* 1: reasoning arrives as text chunks with its tags; default 0     */
+    int32_t enable_thinking;        /* 1: ask reasoning models to think (template variable); default 0 */
+} leap_generation_options;
+
+LEAP_API void leap_generation_options_init(leap_generation_options *options, size_t struct_size);
+
+typedef struct leap_generation_stats {
+    int64_t prompt_tokens;          /* prompt tokens evaluated this turn (cached ones excluded)       */
+    int64_t completion_tokens;
+    int64_t total_tokens;           /* prompt_tokens + completion_tokens                              */
+    int64_t cached_prompt_tokens;   /* prompt tokens reused from the previous turn's KV cache         */
+    double tokens_per_second;       /* decoding speed                                                 */
+    double time_to_first_token;     /* seconds from the call to the first generated token            */
+    double prompt_tokens_per_second;
+} leap_generation_stats;
+
+typedef enum leap_event_kind {
+    LEAP_EVENT_NONE = 0,            /* nothing: the generation is over                                */
+    LEAP_EVENT_CHUNK = 1,           /* text, text_len                                                 */
+    LEAP_EVENT_REASONING_CHUNK = 2, /* text, text_len                                                 */
+    LEAP_EVENT_FUNCTION_CALLS = 3,  /* function_calls_json: [{"name":"f","arguments":{...}}, ...]     */
+    LEAP_EVENT_AUDIO_SAMPLE = 4,    /* samples, n_samples, sample_rate (float32 mono)                 */
+    LEAP_EVENT_COMPLETE = 5         /* message, finish_reason, stats                                  */
+} leap_event_kind;
+
+/* One streamed event. Pointers are borrowed: valid until the next leap_generation_next() or
+ * leap_generation_free() on the same generation (copy what you keep; leap_message_copy for message). */
+typedef struct leap_event {
+    uint32_t struct_size;
+    int32_t kind;                       /* leap_event_kind */
+    const char *text;                   /* NUL-terminated UTF-8 */
+    size_t text_len;
+    const char *function_calls_json;
+    const float *samples;
+    size_t n_samples;
+    int32_t sample_rate;
+    int32_t finish_reason;              /* leap_finish_reason */
+    const leap_message *message;        /* the complete assistant message */
+    const leap_generation_stats *stats;
+} leap_event;
+
+/* Callbacks of leap_conversation_generate(). Any may be NULL. Returning non-zero from a callback stops
+ * the generation after the current token: it completes with LEAP_FINISH_INTERRUPTED. Calling back into
+ * the same conversation from a callback gives LEAP_ERR_BUSY (stop is allowed). */
+typedef int32_t (*leap_text_callback)(const char *utf8, size_t n_bytes, void *user_data);
+typedef int32_t (*leap_function_calls_callback)(const char *function_calls_json, void *user_data);
+typedef void (*leap_complete_callback)(const leap_message *message, leap_finish_reason reason,
+                                       const leap_generation_stats *stats, void *user_data);
+typedef void (*leap_error_callback)(leap_status status, const char *message, void *user_data);
+
+typedef struct leap_generation_callbacks {
+    uint32_t struct_size;
+    leap_text_callback on_chunk;
+    leap_text_callback on_reasoning_chunk;
+    leap_function_calls_callback on_function_calls;
+    leap_audio_callback on_audio_sample;  /* generated audio (see the audio section) */
+    leap_complete_callback on_complete;
+    leap_error_callback on_error;
+    void *user_data;                    /* passed to every callback */
+} leap_generation_callbacks;
+
+LEAP_API void leap_generation_callbacks_init(leap_generation_callbacks *callbacks, size_t struct_size);
+
+/* A new conversation; system_prompt may be NULL or "" (no system message). */
+LEAP_API leap_status leap_conversation_create(leap_model *model, const char *system_prompt,
+                                              leap_conversation **out_conversation);
+/* A conversation continuing `history_json` (a JSON array of messages, as leap_conversation_history_json
+ * writes it). */
+LEAP_API leap_status leap_conversation_create_from_history(leap_model *model, const char *history_json,
+                                                           leap_conversation **out_conversation);
+LEAP_API void leap_conversation_free(leap_conversation *conversation);
+
+/* The history as a JSON array of messages. Release with leap_string_free(). */
+LEAP_API leap_status leap_conversation_history_json(const leap_conversation *conversation, char **out_json);
+LEAP_API leap_status leap_conversation_message_count(const leap_conversation *conversation, size_t *out_count);
+/* A copy of message `index` of the history. Release with leap_message_free(). */
+LEAP_API leap_status leap_conversation_message(const leap_conversation *conversation, size_t index,
+                                               leap_message **out_message);
+/* Adds a message without generating (e.g. a tool result). LEAP_ERR_BUSY while generating. */
+LEAP_API leap_status leap_conversation_append(leap_conversation *conversation, const leap_message *message);
+/* Removes the last message (no-op when empty). LEAP_ERR_BUSY while generating. */
+LEAP_API leap_status leap_conversation_remove_last(leap_conversation *conversation);
+/* Registers a function the model may call, as OpenAI tool JSON:
+ *   {"type":"function","function":{"name":"get_weather","description":"...",
+ *    "parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}}
+ * (the bare {"name":...,"parameters":...} object is accepted too). It reaches the chat template as a tool. */
+LEAP_API leap_status leap_conversation_register_function(leap_conversation *conversation,
+                                                         const char *function_json);
+LEAP_API leap_status leap_conversation_is_generating(const leap_conversation *conversation, int32_t *out_flag);
+/* Asks a running generation to stop after the current token. Any thread; no-op when idle. */
+LEAP_API leap_status leap_conversation_stop(leap_conversation *conversation);
+
+/* Generates the response to `message` (copied; appended to the history), blocking, delivering events
+ * through `callbacks` (may be NULL). options may be NULL (model defaults). Returns LEAP_OK when the
+ * generation completed (see the finish reason passed to on_complete), or the error that ended it (also
+ * passed to on_error): e.g. LEAP_ERR_PROMPT_EXCEEDS_CONTEXT, LEAP_ERR_FUNCTION_CALL_PARSING, LEAP_ERR_BUSY. */
+LEAP_API leap_status leap_conversation_generate(leap_conversation *conversation, const leap_message *message,
+                                                const leap_generation_options *options,
+                                                const leap_generation_callbacks *callbacks);
+
+/* Pull form: starts a generation (the user message enters the history now; the prompt is evaluated on the
+ * first leap_generation_next). Free the generation when done; freeing it early stops it. */
+LEAP_API leap_status leap_conversation_generate_begin(leap_conversation *conversation,
+                                                      const leap_message *message,
+                                                      const leap_generation_options *options,
+                                                      leap_generation **out_generation);
+/* The next event into *out_event (set out_event->struct_size = sizeof *out_event first). After the
+ * COMPLETE event it returns LEAP_OK with kind LEAP_EVENT_NONE. A failure returns its status and ends the
+ * generation. */
+LEAP_API leap_status leap_generation_next(leap_generation *generation, leap_event *out_event);
+LEAP_API void leap_generation_free(leap_generation *generation);
+
 /* (section filled by the conversation work) */
+
+/* ---- Function-call parsers (standalone) ------------------------------------------------------------
+ * The parsers a conversation uses to cut function calls out of generated text, usable on their own.
+ *   LFM (default for LFM2 / LFM2.5): <|tool_call_start|>[get_weather(city="Paris"), now()]<|tool_call_end|>
+ *     Pythonic keyword calls (Python literals: strings with ' " or triple quotes and escapes, numbers,
+ *     True/False/None and true/false/null, lists, tuples, dicts); also the JSON variant
+ *     [{"name": "f", "arguments": {...}}] or a single such object.
+ *   HERMES (Qwen, Hermes): <tool_call>{"name": "f", "arguments": {...}}</tool_call>, one call per block;
+ *     "arguments" may also be a string holding JSON.
+ * Calls as JSON: [{"name":"get_weather","arguments":{"city":"Paris"}}, ...]. Thread-safe (no state). */
+typedef enum leap_function_call_parser {
+    LEAP_FUNCTION_CALL_PARSER_NONE = 0,   /* no parsing: tool-call markup stays text (not valid below) */
+    LEAP_FUNCTION_CALL_PARSER_LFM = 1,
+    LEAP_FUNCTION_CALL_PARSER_HERMES = 2
+} leap_function_call_parser;
+
+/* Parse the function calls in `text`: every marker-delimited block (text outside the blocks is ignored,
+ * a last block without its end marker runs to the end), or, when `text` has no start marker, the whole
+ * text as one body. *out_calls_json receives a compact JSON array (possibly "[]"); release it with
+ * leap_string_free(). A malformed call gives LEAP_ERR_FUNCTION_CALL_PARSING with a message naming the
+ * byte offset in the body, what was expected and found, and quoting the text. NONE or a value outside
+ * the enum gives LEAP_ERR_INVALID_ARGUMENT. */
+LEAP_API leap_status leap_function_calls_parse(leap_function_call_parser parser, const char *text,
+                                               char **out_calls_json);
+/* Write calls in the parser's format, markers included ("" for an empty array): LFM writes one block
+ * with keyword arguments sorted by name and strings double-quoted and escaped; HERMES writes one block
+ * per call, newline-separated, as Qwen templates render them. `calls_json` is a JSON array of
+ * {"name", "arguments"} objects (or one such object; "arguments" an object, a JSON string or absent).
+ * Errors: LEAP_ERR_SERIALIZATION for malformed calls_json. Release *out_text with leap_string_free(). */
+LEAP_API leap_status leap_function_calls_dump(leap_function_call_parser parser, const char *calls_json,
+                                              char **out_text);
+/* ---- end of function-call parsers ---- */
 
 
 #ifdef __cplusplus

@@ -18,4 +18,6 @@ ln -sf libleap.so "$out/lib/libleap.so.0"
 cp -f include/leap.h "$out/include/leap.h"
 cp -f "$bin/leap-bench" "$bin/leap-fuzz" "$out/bin/"
 "$repo/scripts/write-pc.sh" "$out" > "$out/lib/pkgconfig/leap.pc"
+# The Python package ships its own copy, so `pip install ./bindings/python` is self-contained.
+cp -f "$bin/libleap.so" "$repo/bindings/python/leap/libleap.so"
 echo "built $out/lib/libleap.so"

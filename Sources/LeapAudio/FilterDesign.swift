@@ -57,19 +57,19 @@ func sinc(_ x: Double) -> Double {
     return sin(px) / px
 }
 
-/// Filter table of a polyphase stage: `rows` filters of `taps` coefficients (zero padded to a multiple of 16),
+/// Filter table of a polyphase stage: `rows` filters of `taps` coefficients (zero padded to a multiple of 8),
 /// row r for fractional input position r / `rowDenominator`. The storage never moves (the C kernel holds
 /// a pointer to it).
 package final class PolyphaseTable: @unchecked Sendable {
     let coefficients: UnsafeMutablePointer<Float>  // [rows, taps]
     let rows: Int
-    let taps: Int              // padded length, multiple of 16
+    let taps: Int              // padded length, multiple of 8
     let halfLength: Int        // filter support is (-halfLength, halfLength) input samples
 
     /// - cutoff: centre of the transition band in cycles per input sample.
     init(rows: Int, rowDenominator: Int, halfLength: Int, cutoff: Double, beta: Double) {
         let used = 2 * halfLength
-        let taps = (used + 15) / 16 * 16
+        let taps = (used + 7) / 8 * 8
         let table = UnsafeMutablePointer<Float>.allocate(capacity: rows * taps)
         table.initialize(repeating: 0, count: rows * taps)
         let window = KaiserWindow(beta: beta)

@@ -1,20 +1,72 @@
 // A streaming polyphase FIR stage: output k is the band-limited input evaluated at time k * M / L input
 // samples (zero phase: no delay to compensate, the first output is aligned with the first input).
+//
+// Two kernels: with an exact phase table of modest size, outputs are computed 16 at a time from
+// per-group coefficient matrices (`BlockTable`, one vector FMA per input sample); otherwise (interpolated
+// phases) one dot product per output.
 import CLeapKernels
+
+/// Coefficients of groups of 16 consecutive outputs over the union of their windows.
+final class BlockTable: @unchecked Sendable {
+    let coefficients: UnsafeMutablePointer<Float>  // [patterns, window, 16]
+    let advance: [UInt32]                            // input advance after a group, per pattern
+    let patterns: Int
+    let window: Int                                  // multiple of 4
+
+    /// Largest table built (floats); beyond it the dot-product kernel is used.
+    static let maxSize = 1 << 20
+
+    init?(table: PolyphaseTable, numerator m: Int, denominator l: Int) {
+        // The phase pattern of a group repeats every lcm(L, 16) outputs.
+        var g16 = 16, a = l
+        while a != 0 { (g16, a) = (a, g16 % a) }
+        let patterns = l / g16
+        // q(k) = floor(k M / L): window start of output k relative to output 0's.
+        func q(_ k: Int) -> Int { k * m / l }
+        var span = 0
+        for p in 0..<patterns { span = max(span, q(16 * p + 15) - q(16 * p)) }
+        let window = (table.taps + span + 3) / 4 * 4
+        guard patterns * window * 16 <= BlockTable.maxSize, m.multipliedReportingOverflow(by: 16 * patterns + 16).overflow == false else {
+            return nil
+        }
+        let c = UnsafeMutablePointer<Float>.allocate(capacity: patterns * window * 16)
+        c.initialize(repeating: 0, count: patterns * window * 16)
+        var advance: [UInt32] = []
+        for p in 0..<patterns {
+            let k0 = 16 * p
+            for j in 0..<16 {
+                let offset = q(k0 + j) - q(k0)
+                let row = (k0 + j) * m % l
+                for t in 0..<table.taps {
+                    c[(p * window + offset + t) * 16 + j] = table.coefficients[row * table.taps + t]
+                }
+            }
+            advance.append(UInt32(q(k0 + 16) - q(k0)))
+        }
+        self.coefficients = c
+        self.advance = advance
+        self.patterns = patterns
+        self.window = window
+    }
+
+    deinit { coefficients.deallocate() }
+}
 
 struct PolyphaseStage {
     let table: PolyphaseTable
+    let block: BlockTable?
     var filter: lk_polyphase
     let stepNumerator: Int    // M
     let stepDenominator: Int  // L
     var buffer: [Float]       // pending input; the next output's window starts at buffer[position]
     var position = 0
-    var phase: UInt32 = 0
+    var phase: UInt32 = 0     // dot kernel: phase of the next output; block kernel: pattern of the next group
 
     init(table: PolyphaseTable, numerator m: Int, denominator l: Int, interpolatedRows: Int) {
         self.table = table
         self.stepNumerator = m
         self.stepDenominator = l
+        self.block = interpolatedRows == 0 ? BlockTable(table: table, numerator: m, denominator: l) : nil
         self.filter = lk_polyphase(
             table: UnsafePointer(table.coefficients), taps: table.taps, L: UInt32(l), step_r: UInt32(m % l),
             step_q: m / l, interp_p: UInt32(interpolatedRows))
@@ -23,27 +75,39 @@ struct PolyphaseStage {
     }
 
     /// An upper bound of the outputs `available` more input samples can produce.
-    func maxOutputs(available: Int) -> Int { available * stepDenominator / stepNumerator + 2 }
+    func maxOutputs(available: Int) -> Int { (available * stepDenominator / stepNumerator + 2) / 16 * 16 + 32 }
 
     mutating func process(_ input: UnsafeBufferPointer<Float>, into out: inout [Float], limit: Int = Int.max) {
         buffer.append(contentsOf: input)
         run(into: &out, limit: limit)
     }
 
+    /// Produces what the buffered input allows, at most `limit` outputs (the block kernel computes whole
+    /// groups of 16; outputs past `limit` are dropped, which only happens at the end of a stream).
     private mutating func run(into out: inout [Float], limit: Int) {
         let capacity = min(limit, maxOutputs(available: buffer.count - position))
         if capacity <= 0 { return }
         let start = out.count
-        out.append(contentsOf: repeatElement(0, count: capacity))
+        let slots = (capacity + 15) / 16 * 16
+        out.append(contentsOf: repeatElement(0, count: slots))
         var pos = position, ph = phase
-        let produced = buffer.withUnsafeBufferPointer { x in
+        var produced = 0
+        buffer.withUnsafeBufferPointer { x in
             out.withUnsafeMutableBufferPointer { o in
-                withUnsafePointer(to: filter) { f in
-                    lk_audio_polyphase_run(f, x.baseAddress, x.count, &pos, &ph, o.baseAddress! + start, capacity)
+                if let block {
+                    block.advance.withUnsafeBufferPointer { adv in
+                        produced = 16 * lk_audio_polyblock_run(
+                            block.coefficients, block.window, UInt32(block.patterns), adv.baseAddress, x.baseAddress,
+                            x.count, &pos, &ph, o.baseAddress! + start, slots / 16)
+                    }
+                } else {
+                    produced = withUnsafePointer(to: filter) { f in
+                        lk_audio_polyphase_run(f, x.baseAddress, x.count, &pos, &ph, o.baseAddress! + start, capacity)
+                    }
                 }
             }
         }
-        out.removeLast(capacity - produced)
+        out.removeLast(slots - min(produced, capacity))
         position = pos
         phase = ph
         // Drop input no later window needs.
@@ -56,7 +120,7 @@ struct PolyphaseStage {
     mutating func finish(producing count: Int, into out: inout [Float]) {
         var remaining = count
         while remaining > 0 {
-            let need = table.taps + (remaining + 1) * (stepNumerator / stepDenominator + 1)
+            let need = (block?.window ?? table.taps) + (remaining + 16) * (stepNumerator / stepDenominator + 1)
             buffer.append(contentsOf: repeatElement(0, count: need))
             let before = out.count
             run(into: &out, limit: remaining)

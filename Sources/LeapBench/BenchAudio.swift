@@ -6,7 +6,7 @@ import LeapAudio
 
 private func nowSeconds() -> Double {
     var ts = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &ts)
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
 }
 
@@ -23,10 +23,12 @@ private func testSignal(rate: Int, seconds: Int) -> [Float] {
 
 func benchAudio(_ arguments: [String]) {
     let seconds = 60
-    let pairs = [(8_000, 16_000), (11_025, 16_000), (22_050, 16_000), (24_000, 16_000), (32_000, 16_000),
+    var pairs = [(8_000, 16_000), (11_025, 16_000), (22_050, 16_000), (24_000, 16_000), (32_000, 16_000),
                  (44_100, 16_000), (48_000, 16_000), (96_000, 16_000), (44_056, 16_000), (16_000, 24_000),
                  (24_000, 48_000)]
-    print("resample \(seconds) s of audio (best of 5; includes filter design; one thread)")
+    // `leap-bench audio FROM TO` measures one pair only.
+    if arguments.count == 2, let a = Int(arguments[0]), let b = Int(arguments[1]) { pairs = [(a, b)] }
+    print("resample \(seconds) s of audio (best of 5; thread CPU time, includes filter design; one thread)")
     print("from -> to        time ms    Msamples/s in   x real time   design ms")
     for (fin, fout) in pairs {
         let input = testSignal(rate: fin, seconds: seconds)
@@ -47,6 +49,7 @@ func benchAudio(_ arguments: [String]) {
         print("\(label)  \(fmt(best * 1e3, 8))   \(fmt(Double(input.count) / best / 1e6, 10))   \(fmt(Double(seconds) / best, 11))   \(fmt(design * 1e3, 8))   (\(outCount) out)")
     }
     let script = "scripts/bench_audio_soxr.py"
+    if arguments.count == 2 { return }
     if access(script, R_OK) == 0 {
         print("\nlibsoxr (python soxr, HQ) on the same machine:")
         fflush(stdout)

@@ -10,7 +10,12 @@ let suites: [String: ([String]) -> Void] = [
     "json": benchJSON,
     "gguf": benchGGUF,
     "audio": benchAudio,
+    "toolcalls": benchToolCalls,
+    "kernels": benchKernels,
+    "model": benchModel,
+    "tokenizer": benchTokenizer,
     "template": benchTemplate,
+    "grammar": benchGrammar,
 ]
 
 let argv = CommandLine.arguments

@@ -67,7 +67,7 @@ public func leap_audio_resample(_ samples: UnsafePointer<Float>?, _ n: Int, _ fr
         let outCount = try required(outCount, "out_count")
         outSamples.pointee = nil
         outCount.pointee = 0
-        var r = try Resampler(inputRate: try rate(fromRate, "from_rate"), outputRate: try rate(toRate, "to_rate"))
+        let r = try Resampler(inputRate: try rate(fromRate, "from_rate"), outputRate: try rate(toRate, "to_rate"))
         var out = r.process(try floats(samples, n, "samples"))
         out.append(contentsOf: r.flush())
         outSamples.pointee = try ownedBuffer(out)
@@ -163,7 +163,7 @@ public func leap_resampler_free(_ p: OpaquePointer?) {
 
 /// Wraps a C `leap_audio_callback` as the sink the conversation code hands generated audio to.
 /// Returns nil when `callback` is NULL (audio is then only accumulated into the final message).
-func audioSink(_ callback: leap_audio_callback?, _ userData: UnsafeMutableRawPointer?) -> AudioSink? {
+package func audioSink(_ callback: leap_audio_callback?, _ userData: UnsafeMutableRawPointer?) -> AudioSink? {
     guard let callback else { return nil }
     return { chunk in
         let stop = chunk.samples.withUnsafeBufferPointer { buf in

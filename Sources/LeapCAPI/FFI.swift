@@ -81,3 +81,13 @@ func readParams<T>(_ p: UnsafePointer<T>?, defaults: T, _ name: StaticString) th
     }
     return value
 }
+
+/// Writes `value` into a caller struct of `size` bytes (at most our own size), keeping the caller's
+/// struct_size: the mirror of `readParams` for structs the library fills.
+func writeParams<T>(_ value: T, to p: UnsafeMutablePointer<T>, size: Int) {
+    var v = value
+    withUnsafeBytes(of: &v) { src in
+        let n = min(size, src.count)
+        if let base = src.baseAddress { UnsafeMutableRawPointer(p).copyMemory(from: base, byteCount: n) }
+    }
+}

@@ -17,6 +17,7 @@ class HandleBox {
         case options = 0x4F50_5431
         case stream = 0x5354_5231
         case resampler = 0x5253_4D31
+        case sampler = 0x534D_5031
     }
 
     /// Set to 0 by `release` so that a dangling double free is caught as long as the memory is not reused.
@@ -33,6 +34,11 @@ enum Handle {
     /// create: +1 retain, handed to C.
     static func retain(_ box: HandleBox) -> OpaquePointer {
         OpaquePointer(Unmanaged.passRetained(box).toOpaque())
+    }
+
+    /// A handle for an object the library keeps alive itself (e.g. the message of an event): no retain.
+    static func unretained(_ box: HandleBox) -> OpaquePointer {
+        OpaquePointer(Unmanaged.passUnretained(box).toOpaque())
     }
 
     /// use: borrow without changing the retain count, checking the kind.

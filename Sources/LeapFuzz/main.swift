@@ -17,7 +17,9 @@ let targets: [String: FuzzTarget] = [
     "gguf": fuzzGGUF,
     "wav": fuzzWAV,
     "toolcalls": fuzzToolCalls,
+    "tokenizer": fuzzTokenizer,
     "template": fuzzTemplate,
+    "grammar": fuzzGrammar,
 ]
 
 func usage() -> Never {

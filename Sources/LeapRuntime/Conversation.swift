@@ -1,6 +1,8 @@
 import LeapCore
 import LeapJSON
+import LeapGrammar
 import LeapMessages
+import LeapToolCalls
 
 /// A chat history bound to a model runner (LEAP `Conversation`).
 ///
@@ -12,7 +14,7 @@ package final class Conversation: @unchecked Sendable {
     package let runner: ModelRunner
     private let lock = Lock()
     private var _history: [ChatMessage]
-    private var _functions: [JSONValue] = []
+    private var _functions: [LeapFunction] = []
     let generating = AtomicFlag()
     let stopRequested = AtomicFlag()
 
@@ -28,8 +30,8 @@ package final class Conversation: @unchecked Sendable {
 
     /// A snapshot of the history.
     package var history: [ChatMessage] { lock.withLock { _history } }
-    /// Registered functions as OpenAI tool JSON (`{"type":"function","function":{...}}`).
-    package var functions: [JSONValue] { lock.withLock { _functions } }
+    /// Registered functions (they reach the chat template as OpenAI tool JSON).
+    package var functions: [LeapFunction] { lock.withLock { _functions } }
     package var isGenerating: Bool { generating.isSet }
 
     /// Adds a message without generating (tool results, replayed turns).
@@ -44,8 +46,10 @@ package final class Conversation: @unchecked Sendable {
         lock.withLock { _ = _history.popLast() }
     }
 
-    package func registerFunction(_ tool: JSONValue) {
-        lock.withLock { _functions.append(tool) }
+    /// Registers a function the model may call (LEAP: no de-duplication).
+    package func registerFunction(_ function: LeapFunction) throws {
+        try function.validate()
+        lock.withLock { _functions.append(function) }
     }
 
     /// The history as a JSON array in the messages wire format.
@@ -58,12 +62,21 @@ package final class Conversation: @unchecked Sendable {
 
     /// Starts a generation for `message` (appended to the history now). Pull events with `next()`.
     package func generate(_ message: ChatMessage, options: GenerationOptions = GenerationOptions()) throws -> Generation {
+        // Compile the constraint first: a bad schema changes nothing.
+        var constraint: JSONSchemaGrammar? = nil
+        if let schema = options.jsonSchemaConstraint {
+            do {
+                constraint = try JSONSchemaGrammar(schemaText: schema)
+            } catch let e as LeapError {
+                throw LeapError(.invalidArgument, "json_schema_constraint: \(e.message)")
+            }
+        }
         guard generating.testAndSet() else {
             throw LeapError(.busy, "the conversation is already generating; wait for it to complete or stop it")
         }
         stopRequested.clear()
         lock.withLock { _history.append(message) }
-        return Generation(conversation: self, options: options)
+        return Generation(conversation: self, options: options, constraint: constraint)
     }
 
     func appendAssistant(_ message: ChatMessage) {

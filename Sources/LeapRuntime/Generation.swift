@@ -1,8 +1,10 @@
 import Glibc
 import LeapCore
 import LeapJSON
+import LeapGrammar
 import LeapMessages
 import LeapSampling
+import LeapToolCalls
 
 /// One streamed response, pulled event by event (`next()`); both the C callback API and the C / Python
 /// iterators are built on it. The prompt is evaluated on the first `next()`.
@@ -17,18 +19,23 @@ package final class Generation {
     private var queueHead = 0
 
     private var sampler: Sampler
-    private var router = PassThroughRouter()
-    private var assembler = UTF8Assembler()
+    /// JSON-schema constraint: the matcher of the output so far, and the allowed-token mask buffer.
+    private let matcher: GrammarMatcher?
+    private var mask = TokenMask(vocabularySize: 0)
+    private var router: ResponseStreamProcessor
     private var generated: [Int32] = []
     private var stats = GenerationStats()
     private var startTime = 0.0
     private var firstTokenTime = 0.0
 
-    init(conversation: Conversation, options: GenerationOptions) {
+    init(conversation: Conversation, options: GenerationOptions, constraint: JSONSchemaGrammar? = nil) {
         self.conversation = conversation
         self.options = options
         self.runner = conversation.runner
+        self.matcher = constraint?.makeMatcher()
         self.sampler = Sampler(params: Generation.samplerParams(options, runner.samplingDefaults))
+        self.router = ResponseStreamProcessor(options: ResponseStreamOptions(
+            functionCallParser: options.functionCallParser?.parser, inlineThinkingTags: options.inlineThinkingTags))
     }
 
     deinit {
@@ -65,7 +72,13 @@ package final class Generation {
             state = .done
             conversation.finishGenerating()
         case .running:
-            finish(.interrupted)
+            do {
+                try finish(.interrupted)
+            } catch {
+                // The cut-off response had an unparsable tool call: the generation is over either way.
+                state = .done
+                conversation.finishGenerating()
+            }
         }
     }
 
@@ -82,7 +95,18 @@ package final class Generation {
     private func start() throws {
         startTime = monotonicSeconds()
         let history = conversation.history
-        let prompt = try PromptBuilder(runner: runner).tokens(for: history, tools: conversation.functions, options: options)
+        try Generation.checkContentIsSupported(history)
+        let builder = PromptBuilder(runner: runner)
+        let promptText = try builder.text(for: history, tools: conversation.functions, options: options)
+        // Templates of reasoning models may open the think block in the generation prompt.
+        var tail = Substring(promptText)
+        while let last = tail.last, last.isWhitespace { tail = tail.dropLast() }
+        if tail.hasSuffix("<think>") {
+            router = ResponseStreamProcessor(options: ResponseStreamOptions(
+                functionCallParser: options.functionCallParser?.parser, inlineThinkingTags: options.inlineThinkingTags,
+                startsInReasoning: true))
+        }
+        let prompt = try builder.tokens(forText: promptText)
         let contextSize = runner.contextSize
         guard prompt.count < contextSize else {
             throw LeapError(.promptExceedsContext,
@@ -120,21 +144,31 @@ package final class Generation {
         }
         sampler.accept(contentsOf: prompt)
         state = .running
-        if conversation.stopRequested.isSet { finish(.interrupted) }
+        if conversation.stopRequested.isSet { try finish(.interrupted) }
     }
 
     private func decodeOne() throws {
-        if conversation.stopRequested.isSet { return finish(.interrupted) }
-        if let maxTokens = options.maxTokens, generated.count >= maxTokens { return finish(.maxTokens) }
+        if conversation.stopRequested.isSet { return try finish(.interrupted) }
+        if let maxTokens = options.maxTokens, generated.count >= maxTokens { return try finish(.maxTokens) }
         guard let session = conversation.session else { throw LeapError(.internal, "generation lost its session") }
         let logits = session.lastLogits()
+        if let matcher {
+            runner.vocabularyIndex.fillMask(for: matcher, into: &mask)
+            mask.apply(to: logits)
+        }
         let token = sampler.sample(logits: UnsafeBufferPointer(logits))
         if generated.isEmpty { firstTokenTime = monotonicSeconds() }
-        if runner.tokenizer.isEndOfGeneration(token) { return finish(.stop) }
+        if runner.tokenizer.isEndOfGeneration(token) { return try finish(.stop) }
         generated.append(token)
         sampler.accept(token)
-        route(token)
-        if session.tokenCount + 1 > session.contextSize { return finish(.exceedContext) }
+        try route(token)
+        if let matcher {
+            guard runner.vocabularyIndex.acceptToken(Int(token), matcher: matcher) else {
+                throw LeapError(.internal, "the sampler chose token \(token), which the JSON-schema constraint does not allow")
+            }
+            if matcher.isComplete { return try finish(.constraint) }
+        }
+        if session.tokenCount + 1 > session.contextSize { return try finish(.exceedContext) }
         do {
             try session.evaluate([token], shouldStop: { false })
             conversation.sessionTokens.append(token)
@@ -145,26 +179,25 @@ package final class Generation {
         }
     }
 
-    private func route(_ token: Int32) {
-        let special = runner.tokenizer.isSpecial(token)
-        let bytes = runner.tokenizer.piece(token)
-        if special {
-            let pending = assembler.flush()
-            if !pending.isEmpty { emit(router.feed(pending, special: false)) }
-            emit(router.feed(String(decoding: bytes, as: UTF8.self), special: true))
-        } else {
-            let text = assembler.append(bytes)
-            if !text.isEmpty { emit(router.feed(text, special: false)) }
+    private func route(_ token: Int32) throws {
+        try emit(router.feed(runner.tokenizer.piece(token), isSpecial: runner.tokenizer.isSpecial(token)))
+    }
+
+    /// Queues routed events; a tool call that does not parse ends the generation with its error.
+    private func emit(_ events: [ResponseEvent]) throws {
+        for e in events {
+            switch e {
+            case .text(let t): queue.append(.chunk(t))
+            case .reasoning(let r): queue.append(.reasoningChunk(r))
+            case .functionCalls(let calls): queue.append(.functionCalls(calls))
+            case .error(let error, _): throw error
+            }
         }
     }
 
-    private func emit(_ events: [GenerationEvent]) {
-        queue.append(contentsOf: events)
-    }
-
-    private func finish(_ reason: GenerationFinishReason) {
-        let rest = assembler.flush()
-        if !rest.isEmpty { emit(router.feed(rest, special: false)) }
+    private func finish(_ reason: GenerationFinishReason) throws {
+        let (tailEvents, summary) = router.finish()
+        try emit(tailEvents)
         let end = monotonicSeconds()
         stats.completionTokens = generated.count
         if firstTokenTime > 0 {
@@ -172,11 +205,27 @@ package final class Generation {
             let decodeTime = end - firstTokenTime
             stats.tokensPerSecond = generated.count > 1 && decodeTime > 0 ? Double(generated.count - 1) / decodeTime : 0
         }
-        let message = router.finish()
+        let message = summary.assistantMessage
         if reason != .error { conversation.appendAssistant(message) }
         state = .done
         conversation.finishGenerating()
-        emit([.complete(message: message, finishReason: reason, stats: stats)])
+        queue.append(.complete(message: message, finishReason: reason, stats: stats))
+    }
+
+    /// Text models cannot see images or hear audio: say so instead of silently dropping the parts.
+    static func checkContentIsSupported(_ history: [ChatMessage]) throws {
+        for (i, m) in history.enumerated() {
+            for (j, part) in m.content.enumerated() {
+                switch part {
+                case .text: continue
+                case .image:
+                    throw LeapError(.unsupported, "history[\(i)].content[\(j)]: an image part needs a vision model with its projector (mmproj); this engine runs text models only")
+                case .audio, .audioPCMF32:
+                    guard m.role != .assistant else { continue }  // generated audio in the history is only replayed as text
+                    throw LeapError(.unsupported, "history[\(i)].content[\(j)]: an audio part needs an audio model with its projector (mmproj); this engine runs text models only")
+                }
+            }
+        }
     }
 
     static func samplerParams(_ o: GenerationOptions, _ d: SamplingDefaults) -> SamplerParams {
@@ -200,20 +249,5 @@ package final class Generation {
         }
         if n != 8 { seed = UInt64(bitPattern: Int64(monotonicSeconds() * 1e9)) }
         return seed
-    }
-}
-
-/// Until tool-call / reasoning routing lands: text as chunks, special tokens dropped.
-struct PassThroughRouter {
-    private var text = ""
-
-    mutating func feed(_ piece: String, special: Bool) -> [GenerationEvent] {
-        if special { return [] }
-        text += piece
-        return [.chunk(piece)]
-    }
-
-    mutating func finish() -> ChatMessage {
-        ChatMessage(role: .assistant, content: [.text(text)])
     }
 }

@@ -1,11 +1,4 @@
-/// Which function-call syntax the model emits (and how calls in history are written back).
-package enum FunctionCallParserKind: Int32, Sendable {
-    case none = 0
-    /// LFM2 / LFM2.5: `<|tool_call_start|>[fn(a=1, b="x")]<|tool_call_end|>` (or its JSON variant).
-    case lfm = 1
-    /// Hermes / Qwen: `<tool_call>{"name": ..., "arguments": {...}}</tool_call>`.
-    case hermes = 2
-}
+import LeapToolCalls
 
 /// Per-request generation settings (LEAP `GenerationOptions`). `nil` means "the model's default"
 /// (the GGUF's `general.sampling.*` keys when present, else the runtime's defaults).
@@ -22,7 +15,8 @@ package struct GenerationOptions: Sendable {
     package var jsonSchemaConstraint: String?
     /// Also tell the model about the schema in the system prompt (LEAP's exact text).
     package var injectSchemaIntoPrompt: Bool = true
-    package var functionCallParser: FunctionCallParserKind = .lfm
+    /// How tool calls are recognised in the output (and written back into prompts); nil = no parsing.
+    package var functionCallParser: FunctionCallParserKind? = .lfm
     /// Emit reasoning (with its `<think>` tags) as ordinary text chunks; reasoning content is still filled.
     package var inlineThinkingTags: Bool = false
     /// Passed to the chat template (`enable_thinking`) for reasoning-capable models.

@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// A pthread mutex. `withLock` never calls out to user code while held (callers copy state out first).
 package final class Lock: @unchecked Sendable {
@@ -14,22 +15,17 @@ package final class Lock: @unchecked Sendable {
     }
 }
 
-/// A flag readable and settable from any thread.
-package final class AtomicFlag: @unchecked Sendable {
-    private let lock = Lock()
-    private var value = false
+/// A lock-free flag readable and settable from any thread.
+package final class AtomicFlag: Sendable {
+    private let value = Atomic<Bool>(false)
 
     package init() {}
-    package var isSet: Bool { lock.withLock { value } }
-    package func set() { lock.withLock { value = true } }
-    package func clear() { lock.withLock { value = false } }
+    package var isSet: Bool { value.load(ordering: .acquiring) }
+    package func set() { value.store(true, ordering: .releasing) }
+    package func clear() { value.store(false, ordering: .releasing) }
     /// Sets the flag; returns false if it was already set.
     package func testAndSet() -> Bool {
-        lock.withLock {
-            if value { return false }
-            value = true
-            return true
-        }
+        value.compareExchange(expected: false, desired: true, ordering: .acquiringAndReleasing).exchanged
     }
 }
 

@@ -1,7 +1,9 @@
 import LeapCore
 import LeapJSON
 import LeapMessages
+import LeapGrammar
 import LeapSampling
+import LeapToolCalls
 
 /// Sampling settings a model file recommends (`general.sampling.*`), used when a request leaves a field unset.
 package struct SamplingDefaults: Sendable {
@@ -20,19 +22,43 @@ package final class ModelRunner: @unchecked Sendable {
     package let model: any LanguageModelBackend
     package let tokenizer: any TokenizerBackend
     package let template: any ChatTemplateBackend
+    /// The Jinja source of the template in use.
+    package let templateSource: String
     /// True when the file had no chat template and ChatML is used instead.
     package let templateIsFallback: Bool
     /// Context size of new conversations.
     package let contextSize: Int
     package let samplingDefaults: SamplingDefaults
+    private let indexLock = Lock()
+    private var _vocabularyIndex: TokenVocabularyIndex?
+
+    /// The vocabulary as a trie for constrained decoding, built on first use (then shared).
+    var vocabularyIndex: TokenVocabularyIndex {
+        indexLock.withLock {
+            if let i = _vocabularyIndex { return i }
+            let n = tokenizer.vocabularySize
+            var bytes: [[UInt8]] = []
+            bytes.reserveCapacity(n)
+            var eog: [Int] = []
+            for id in 0..<n {
+                let t = Int32(id)
+                if tokenizer.isEndOfGeneration(t) { eog.append(id) }
+                bytes.append(tokenizer.isSpecial(t) ? [] : tokenizer.piece(t))
+            }
+            let i = TokenVocabularyIndex(tokens: bytes, endOfGeneration: eog)
+            _vocabularyIndex = i
+            return i
+        }
+    }
 
     package init(modelId: String, model: any LanguageModelBackend, tokenizer: any TokenizerBackend,
-                 template: any ChatTemplateBackend, templateIsFallback: Bool, contextSize: Int,
+                 template: any ChatTemplateBackend, templateSource: String = "", templateIsFallback: Bool, contextSize: Int,
                  samplingDefaults: SamplingDefaults = SamplingDefaults()) {
         self.modelId = modelId
         self.model = model
         self.tokenizer = tokenizer
         self.template = template
+        self.templateSource = templateSource
         self.templateIsFallback = templateIsFallback
         self.contextSize = contextSize
         self.samplingDefaults = samplingDefaults
@@ -50,7 +76,7 @@ package final class ModelRunner: @unchecked Sendable {
     }
 
     /// Tokens the chat template turns `messages` into (with the generation prompt), as generation would.
-    package func promptTokenCount(messages: [ChatMessage], functions: [JSONValue] = []) throws -> Int {
+    package func promptTokenCount(messages: [ChatMessage], functions: [LeapFunction] = []) throws -> Int {
         try PromptBuilder(runner: self).tokens(for: messages, tools: functions, options: GenerationOptions()).count
     }
 }

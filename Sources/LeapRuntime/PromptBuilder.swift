@@ -1,6 +1,7 @@
 import LeapCore
 import LeapJSON
 import LeapMessages
+import LeapToolCalls
 
 /// History + tools -> prompt text -> token ids, the way the model's chat template wants them.
 package struct PromptBuilder {
@@ -9,7 +10,7 @@ package struct PromptBuilder {
     /// LEAP's schema injection: appended to the first system message, or a new system message.
     static let schemaPreamble = "Follow the JSON schema below for your response:\n"
 
-    package func text(for messages: [ChatMessage], tools: [JSONValue], options: GenerationOptions) throws -> String {
+    package func text(for messages: [ChatMessage], tools: [LeapFunction], options: GenerationOptions) throws -> String {
         var history = messages
         if let schema = options.jsonSchemaConstraint, options.injectSchemaIntoPrompt {
             history = PromptBuilder.injectSchema(schema, into: history)
@@ -18,13 +19,19 @@ package struct PromptBuilder {
         variables.set("bos_token", .string(runner.tokenizer.bosText))
         variables.set("eos_token", .string(runner.tokenizer.eosText))
         variables.set("enable_thinking", .bool(options.enableThinking))
-        let json = try history.map { try templateMessage($0, parser: options.functionCallParser) }
-        return try runner.template.render(messages: json, tools: tools.isEmpty ? nil : tools,
+        let inputs = try ChatTemplateInputs.build(
+            messages: history, functions: tools, parser: options.functionCallParser?.parser,
+            templateRendersToolCalls: ChatTemplateInputs.templateRendersToolCalls(source: runner.templateSource))
+        return try runner.template.render(messages: inputs.messages, tools: inputs.tools.isEmpty ? nil : inputs.tools,
                                           addGenerationPrompt: true, variables: variables)
     }
 
-    package func tokens(for messages: [ChatMessage], tools: [JSONValue], options: GenerationOptions) throws -> [Int32] {
-        var text = try text(for: messages, tools: tools, options: options)
+    package func tokens(for messages: [ChatMessage], tools: [LeapFunction], options: GenerationOptions) throws -> [Int32] {
+        try tokens(forText: try text(for: messages, tools: tools, options: options))
+    }
+
+    package func tokens(forText prompt: String) throws -> [Int32] {
+        var text = prompt
         // Templates print bos_token themselves; don't let the tokenizer add a second one.
         let bos = runner.tokenizer.bosText
         if runner.tokenizer.addsBOS, !bos.isEmpty, text.hasPrefix(bos) { text.removeFirst(bos.count) }
@@ -45,33 +52,5 @@ package struct PromptBuilder {
             out.insert(ChatMessage(role: .system, text: schemaPreamble + schema), at: 0)
         }
         return out
-    }
-
-    /// One message as Hugging Face chat templates expect it.
-    func templateMessage(_ m: ChatMessage, parser: FunctionCallParserKind) throws -> JSONValue {
-        var o = JSONObject()
-        o.set("role", .string(m.role.rawValue))
-        let textOnly = m.content.allSatisfy { $0.textValue != nil }
-        if textOnly {
-            o.set("content", .string(m.text))
-        } else {
-            o.set("content", .array(m.content.map { part -> JSONValue in
-                switch part {
-                case .text(let t): return .object(JSONObject([("type", .string("text")), ("text", .string(t))]))
-                case .image: return .object(JSONObject([("type", .string("image"))]))
-                case .audio, .audioPCMF32: return .object(JSONObject([("type", .string("audio"))]))
-                }
-            }))
-        }
-        if let r = m.reasoningContent { o.set("reasoning_content", .string(r)) }
-        if let calls = m.functionCalls, !calls.isEmpty {
-            o.set("tool_calls", .array(calls.map { c in
-                .object(JSONObject([
-                    ("type", .string("function")),
-                    ("function", .object(JSONObject([("name", .string(c.name)), ("arguments", .object(c.arguments))]))),
-                ]))
-            }))
-        }
-        return .object(o)
     }
 }

@@ -147,3 +147,51 @@ import Testing
         #endif
     }
 }
+
+@Suite struct UTF8ValidationTests {
+    /// The reader's fast validator agrees with the standard library's on edge cases and random bytes.
+    @Test func agreesWithStandardLibrary() {
+        var cases: [[UInt8]] = [
+            [], Array("plain ascii text".utf8), Array("héllo ✓ 😀 ß".utf8),
+            [0xC0, 0x80], [0xC1, 0xBF], [0xE0, 0x80, 0x80], [0xE0, 0xA0, 0x80], [0xED, 0xA0, 0x80], [0xED, 0x9F, 0xBF],
+            [0xF0, 0x8F, 0xBF, 0xBF], [0xF0, 0x90, 0x80, 0x80], [0xF4, 0x8F, 0xBF, 0xBF], [0xF4, 0x90, 0x80, 0x80],
+            [0xF5, 0x80, 0x80, 0x80], [0xFF], [0x80], [0xE2, 0x82], Array("abcdefgh".utf8) + [0xE2, 0x82],
+        ]
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next() -> UInt64 {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return state >> 33
+        }
+        for _ in 0..<20000 {
+            let n = Int(next() % 24)
+            // Mostly valid-looking bytes: ASCII, lead bytes and continuation bytes.
+            cases.append((0..<n).map { _ in
+                switch next() % 4 {
+                case 0: return UInt8(next() % 0x80)
+                case 1: return UInt8(0x80 + next() % 0x40)
+                default: return UInt8(0xC0 + next() % 0x40)
+                }
+            })
+        }
+        for bytes in cases {
+            let ours = bytes.withUnsafeBufferPointer { isValidUTF8($0) }
+            let ref = String(validating: bytes, as: UTF8.self) != nil
+            #expect(ours == ref, "\(bytes)")
+        }
+    }
+}
+
+@Suite struct Q8_1Tests {
+    /// Q8_1 (activation-only; gguf-py's size table is stale for it): y = d·q, the s field ignored.
+    @Test func dequantizesAsDTimesQ() {
+        var block: [UInt8] = [0x00, 0x38, 0xFF, 0x7B]  // d = 0.5 (f16), s = 65504 (unused)
+        let qs: [Int8] = (0..<32).map { Int8($0 * 8 - 128) }
+        block += qs.map { UInt8(bitPattern: $0) }
+        #expect(block.count == GGMLType.q8_1.blockBytes)
+        var out = [Float](repeating: .nan, count: 32)
+        block.withUnsafeBytes { src in
+            out.withUnsafeMutableBufferPointer { dequantize(type: .q8_1, src: src.baseAddress!, count: 32, into: $0.baseAddress!) }
+        }
+        #expect(out == qs.map { Float($0) * 0.5 })
+    }
+}

@@ -1,3 +1,4 @@
+import Glibc
 import LeapCore
 import LeapGGUF
 import Testing
@@ -72,4 +73,34 @@ let gemma3 = modelPath("gemma-3-270m-q4_k_m.gguf")
         #expect(try f.floatArray("tokenizer.ggml.scores").count == 262144)
         #expect(try f.int32Array("tokenizer.ggml.token_type").count == 262144)
     }
+}
+
+/// llama.cpp's vocabulary-only GGUFs (scripts/fetch-vocabs.sh), written by many converter versions
+/// (GGUF v2 and v3, no tensors): every one opens, and the per-token arrays agree in length.
+let vocabsDir: String? = {
+    var candidates: [String] = []
+    if let d = getenv("LEAP_VOCABS_DIR") { candidates.append(String(cString: d)) }
+    if let d = getenv("LEAP_MODELS_DIR") { candidates.append(String(cString: d) + "/vocabs") }
+    candidates.append(repoDir + "/models/vocabs")
+    return candidates.first { access($0 + "/ggml-vocab-gpt-2.gguf", R_OK) == 0 }
+}()
+
+@Test(.enabled(if: vocabsDir != nil, "llama.cpp vocabularies not found (scripts/fetch-vocabs.sh)"))
+func llamaCppVocabulariesOpen() throws {
+    let dir = try #require(vocabsDir)
+    let names = ["aquila", "baichuan", "bert-bge", "command-r", "deepseek-coder", "deepseek-llm", "falcon", "gpt-2",
+                 "gpt-neox", "llama-bpe", "llama-spm", "mpt", "phi-3", "qwen2", "refact", "starcoder"]
+    var opened = 0
+    for name in names {
+        let path = dir + "/ggml-vocab-\(name).gguf"
+        guard access(path, R_OK) == 0 else { continue }
+        let f = try GGUFFile(path: path)
+        let tokens = try f.stringArray("tokenizer.ggml.tokens")
+        #expect(tokens.count > 1000, "\(name)")
+        if let types = try f.optionalInt32Array("tokenizer.ggml.token_type") { #expect(types.count == tokens.count, "\(name)") }
+        if let scores = try f.optionalFloatArray("tokenizer.ggml.scores") { #expect(scores.count == tokens.count, "\(name)") }
+        #expect(try !f.string("tokenizer.ggml.model").isEmpty)
+        opened += 1
+    }
+    #expect(opened >= 10)
 }

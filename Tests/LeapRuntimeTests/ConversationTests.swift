@@ -9,9 +9,12 @@ import Testing
 /// "é" (0xC3 0xA9) as separate tokens.
 private func makeRunner(script: [String], contextSize: Int = 256) -> (ModelRunner, ScriptedModel, ScriptedTokenizer) {
     let words = ["<|im_start|>", "<|im_end|>", "<think>", "</think>", "system", "user", "assistant", "\n", " ",
-                 "Hello", "Hi", "there", "!", "caf", "How", "are", "you", "?", "Fine", "Be", "brief", "."]
-    let tok = ScriptedTokenizer(pieces: words, bytePieces: [[0xC3], [0xA9]],
-                                special: ["<|im_start|>", "<|im_end|>", "<think>", "</think>"], eog: ["<|im_end|>"])
+                 "Hello", "Hi", "there", "!", "caf", "How", "are", "you", "?", "Fine", "Be", "brief", ".",
+                 "<|tool_call_start|>", "<|tool_call_end|>", "[get_weather(", "city=", "\"Paris\"", ")]", "hmm",
+                 "true", "false", "{", "}", "\"ok\"", ":"]
+    let tok = ScriptedTokenizer(pieces: words, bytePieces: [[0xC3], [0xA9]] + (32...126).map { [UInt8($0)] },
+                                special: ["<|im_start|>", "<|im_end|>", "<think>", "</think>", "<|tool_call_start|>", "<|tool_call_end|>"],
+                                eog: ["<|im_end|>"])
     func id(_ s: String) -> Int32 {
         if s == "\u{C3}" { return Int32(words.count) }
         if s == "\u{A9}" { return Int32(words.count + 1) }
@@ -76,7 +79,7 @@ private func completion(_ events: [GenerationEvent]) -> (ChatMessage, Generation
         let (text, events) = try collect(try conv.generate(ChatMessage(role: .user, text: "Hi"), options: o))
         #expect(text == "Hello ")
         #expect(completion(events)?.1 == .maxTokens)
-        #expect(conv.history.last?.text == "Hello ")
+        #expect(conv.history.last?.text == "Hello")  // the message text is trimmed
     }
 
     @Test func secondGenerationWhileBusyIsRejected() throws {
@@ -108,7 +111,7 @@ private func completion(_ events: [GenerationEvent]) -> (ChatMessage, Generation
         }
         #expect(reason == .interrupted)
         #expect(chunks == 2)
-        #expect(conv.history.last?.text == "Hello ")
+        #expect(conv.history.last?.text == "Hello")
         #expect(model.sessions.count == 1)
     }
 
@@ -188,5 +191,62 @@ private func completion(_ events: [GenerationEvent]) -> (ChatMessage, Generation
         let without = PromptBuilder.injectSchema(schema, into: [ChatMessage(role: .user, text: "Hi")])
         #expect(without[0] == ChatMessage(role: .system, text: "Follow the JSON schema below for your response:\n" + schema))
         #expect(PromptBuilder.injectSchema(schema, into: withSystem) == withSystem)
+    }
+
+    @Test func toolCallsAreParsedAndNeverLeakIntoText() throws {
+        let (runner, _, _) = makeRunner(script: ["Hi", "<|tool_call_start|>", "[get_weather(", "city=", "\"Paris\"", ")]",
+                                                 "<|tool_call_end|>", "<|im_end|>"])
+        let conv = runner.createConversation()
+        let (text, events) = try collect(try conv.generate(ChatMessage(role: .user, text: "Weather?"), options: greedy))
+        #expect(text == "Hi")
+        let calls = events.compactMap { e -> [LeapFunctionCall]? in if case .functionCalls(let c) = e { return c } else { return nil } }
+        let expected = [LeapFunctionCall(name: "get_weather", arguments: JSONObject([("city", .string("Paris"))]))]
+        #expect(calls == [expected])
+        #expect(completion(events)?.0.functionCalls == expected)
+        #expect(conv.history.last?.functionCalls == expected)
+    }
+
+    @Test func malformedToolCallEndsTheGenerationWithAnError() throws {
+        let (runner, _, _) = makeRunner(script: ["<|tool_call_start|>", "[get_weather(", "city=", "<|tool_call_end|>", "<|im_end|>"])
+        let conv = runner.createConversation()
+        let g = try conv.generate(ChatMessage(role: .user, text: "Weather?"), options: greedy)
+        do {
+            while try g.next() != nil {}
+            Issue.record("no error")
+        } catch let e as LeapError {
+            #expect(e.kind == .functionCallParsing)
+            #expect(e.message.contains("[get_weather(city="))
+        }
+        #expect(!conv.isGenerating)
+        #expect(conv.history.map(\.role) == [.user])  // no assistant message after an error
+    }
+
+    @Test func reasoningIsRoutedSeparately() throws {
+        let (runner, _, _) = makeRunner(script: ["<think>", "hmm", "</think>", "Hi", "<|im_end|>"])
+        let conv = runner.createConversation()
+        let (text, events) = try collect(try conv.generate(ChatMessage(role: .user, text: "Hi"), options: greedy))
+        #expect(text == "Hi")
+        #expect(events.contains { if case .reasoningChunk("hmm") = $0 { return true } else { return false } })
+        #expect(completion(events)?.0.reasoningContent == "hmm")
+        var inline = greedy
+        inline.inlineThinkingTags = true
+        let (runner2, _, _) = makeRunner(script: ["<think>", "hmm", "</think>", "Hi", "<|im_end|>"])
+        let (text2, events2) = try collect(try runner2.createConversation().generate(ChatMessage(role: .user, text: "Hi"), options: inline))
+        #expect(text2 == "<think>hmm</think>Hi")
+        #expect(completion(events2)?.0.reasoningContent == "hmm")
+    }
+
+    /// The scripted model wants to say "Hello"; the constraint only lets a JSON boolean through.
+    @Test func jsonSchemaConstraintMasksTokens() throws {
+        let (runner, _, _) = makeRunner(script: ["Hello", "there", "<|im_end|>"])
+        var o = greedy
+        o.jsonSchemaConstraint = #"{"type":"boolean"}"#
+        let conv = runner.createConversation()
+        let (text, events) = try collect(try conv.generate(ChatMessage(role: .user, text: "Hi"), options: o))
+        #expect(text == "true" || text == "false")
+        #expect(completion(events)?.1 == .constraint)
+        o.jsonSchemaConstraint = #"{"type":"object","properties":{"a":{"type":"nope"}}}"#
+        #expect(throws: LeapError.self) { try conv.generate(ChatMessage(role: .user, text: "Hi"), options: o) }
+        #expect(!conv.isGenerating)
     }
 }

@@ -14,7 +14,7 @@ let inpOutVocabs = [
       arguments: inpOutVocabs)
 func llamaCppInpOutGoldens(name: String) throws {
     let base = try #require(vocabsDir).appendingPathComponent("ggml-vocab-\(name).gguf")
-    let tokenizer = try Tokenizer(vocabulary: TestGGUF(path: base.path).vocabulary)
+    let tokenizer = try Tokenizer(path: base.path)
     let cases = try readInpOut(base)
     #expect(cases.count > 10)
     var agree = 0

@@ -14,6 +14,67 @@ static void call(void (*fn)(void), ffi_type *rtype, void *ret, unsigned n, ffi_t
     ffi_call(&cif, fn, ret, values);
 }
 
+/* An ffi_closure standing in for a C function pointer: how ctypes, cffi, JNA or LuaJIT pass callbacks.
+ * It counts chunks and their bytes through user_data. */
+typedef struct { int chunks; size_t bytes; } chunk_count;
+
+static void chunk_closure(ffi_cif *cif, void *ret, void **args, void *closure_data) {
+    size_t n = *(size_t *)args[1];
+    chunk_count *c = *(chunk_count **)args[2];
+    (void)cif;
+    (void)closure_data;
+    c->chunks++;
+    c->bytes += n;
+    *(ffi_arg *)ret = 0; /* continue */
+}
+
+/* Generate a short answer with a real model, with the chunk callback created by libffi at run time. */
+static void test_closure_callback(void) {
+    char path[1024];
+    const char *dir = getenv("LEAP_MODELS_DIR");
+    FILE *f;
+    leap_model *model = NULL;
+    leap_conversation *conv = NULL;
+    leap_message *m = NULL;
+    leap_generation_options o;
+    leap_generation_callbacks cb;
+    ffi_cif cif;
+    ffi_type *args[3] = {&ffi_type_pointer, &ffi_type_pointer, &ffi_type_pointer};
+    void *code = NULL;
+    ffi_closure *closure;
+    chunk_count count = {0, 0};
+
+    args[1] = &ffi_type_uint64; /* size_t on LP64 */
+    snprintf(path, sizeof path, "%s/SmolLM2-135M-Instruct.Q4_1.gguf", dir ? dir : "models");
+    if (!(f = fopen(path, "rb"))) {
+        printf("test_ffi: closure test skipped (%s not found)\n", path);
+        return;
+    }
+    fclose(f);
+    closure = ffi_closure_alloc(sizeof(ffi_closure), &code);
+    CHECK(closure != NULL);
+    if (!closure) return;
+    CHECK(ffi_prep_cif(&cif, FFI_DEFAULT_ABI, 3, &ffi_type_sint32, args) == FFI_OK);
+    CHECK(ffi_prep_closure_loc(closure, &cif, chunk_closure, NULL, code) == FFI_OK);
+
+    CHECK_OK(leap_model_load(path, NULL, &model));
+    CHECK_OK(leap_conversation_create(model, NULL, &conv));
+    CHECK_OK(leap_message_create(LEAP_ROLE_USER, &m));
+    CHECK_OK(leap_message_add_text(m, "Say hello."));
+    leap_generation_options_init(&o, sizeof o);
+    o.temperature = 0;
+    o.max_tokens = 8;
+    leap_generation_callbacks_init(&cb, sizeof cb);
+    memcpy(&cb.on_chunk, &code, sizeof code); /* object pointer to function pointer, as FFI layers do */
+    cb.user_data = &count;
+    CHECK_OK(leap_conversation_generate(conv, m, &o, &cb));
+    CHECK(count.chunks > 0 && count.bytes > 0);
+    leap_message_free(m);
+    leap_conversation_free(conv);
+    leap_model_free(model);
+    ffi_closure_free(closure);
+}
+
 int main(void) {
     ffi_arg status = 99;
     ffi_arg version = 0;
@@ -63,5 +124,6 @@ int main(void) {
         call((void (*)(void))leap_last_error, &ffi_type_pointer, &msg, 0, NULL, NULL);
         CHECK(msg && strstr(msg, "unknown role \"wizard\"") != NULL);
     }
+    test_closure_callback();
     return CHECK_SUMMARY("test_ffi");
 }

@@ -1,10 +1,140 @@
-/* Hot numeric kernels (C with intrinsics, runtime CPU dispatch). Internal: not part of the public ABI. */
+/* Hot numeric kernels (C with intrinsics, runtime CPU dispatch). Internal: not part of the public ABI.
+ *
+ * Types are ggml type ids (LK_TYPE_*); block layouts are bit-exact with ggml (see lk_blocks.h).
+ * Every kernel has a portable scalar path (the reference) and optional AVX2 / AVX-512 / NEON paths,
+ * chosen once at startup from the CPU features; lk_set_isa() forces a path for tests and benchmarks.
+ *
+ * Weight matrices: row r (one output neuron) is `cols` elements of `type`, stored at w + r * w_row_bytes.
+ * Activations are first converted with lk_quantize_row() to lk_activation_type(type) (ggml's
+ * vec_dot_type: Q8_0, Q8_1 or Q8_K blocks, or plain F32 for F32/F16/BF16 weights), then multiplied. */
 #ifndef LEAP_KERNELS_H
 #define LEAP_KERNELS_H
 #include <stddef.h>
 #include <stdint.h>
 
-/* Returns a bit set of the SIMD features detected on this CPU (see kernels.c). */
-uint32_t lk_cpu_features(void);
+#ifdef __cplusplus
+extern "C" {
+#endif
 
+enum {
+    LK_TYPE_F32 = 0,
+    LK_TYPE_F16 = 1,
+    LK_TYPE_Q4_0 = 2,
+    LK_TYPE_Q4_1 = 3,
+    LK_TYPE_Q5_0 = 6,
+    LK_TYPE_Q5_1 = 7,
+    LK_TYPE_Q8_0 = 8,
+    LK_TYPE_Q8_1 = 9,
+    LK_TYPE_Q2_K = 10,
+    LK_TYPE_Q3_K = 11,
+    LK_TYPE_Q4_K = 12,
+    LK_TYPE_Q5_K = 13,
+    LK_TYPE_Q6_K = 14,
+    LK_TYPE_Q8_K = 15,
+    LK_TYPE_BF16 = 30,
+    LK_TYPE_COUNT = 31 /* table size (ids < 31) */
+};
+
+/* ---- CPU dispatch ---------------------------------------------------------------------------- */
+enum {
+    LK_ISA_SCALAR = 0, /* portable C, the reference */
+    LK_ISA_AVX2 = 1,   /* AVX2 + FMA + F16C */
+    LK_ISA_AVX512 = 2, /* AVX-512 F/BW/VL (+ VNNI vpdpbusd when the CPU has it) */
+    LK_ISA_NEON = 3,   /* aarch64 NEON (+ dotprod when the compiler targets it) */
+    LK_ISA_AVX512_NOVNNI = 4, /* AVX-512 without VNNI even if present (to test that variant) */
+    LK_ISA_COUNT = 5
+};
+
+/* Bit set of LK_CPU_* features detected on this CPU. */
+enum { LK_CPU_AVX2 = 1, LK_CPU_FMA = 2, LK_CPU_F16C = 4, LK_CPU_AVX512 = 8, LK_CPU_AVX512VNNI = 16, LK_CPU_NEON = 32 };
+uint32_t lk_cpu_features(void);
+/* 1 when `isa` can run on this CPU (LK_ISA_SCALAR always can). */
+int lk_isa_available(int isa);
+/* The best available path (what is used unless lk_set_isa overrides it). */
+int lk_best_isa(void);
+/* Forces a path for all later calls (process-wide; tests and benchmarks only). Returns 0 if `isa` is not
+ * available on this CPU (the selection is then unchanged), 1 on success. */
+int lk_set_isa(int isa);
+/* Per-thread override (for tests running in parallel): -1 clears it. Pool runs inherit the caller's
+ * effective path. Returns 0 if `isa` is not available. */
+int lk_set_thread_isa(int isa);
+/* The path in effect on this thread. */
+int lk_get_isa(void);
+/* "scalar", "avx2", "avx512", "avx512-vnni", "neon", "avx512-novnni" */
+const char *lk_isa_name(int isa);
+
+/* ---- types ----------------------------------------------------------------------------------- */
+/* 1 when weights of `type` are supported by dequantize/matvec/matmul. */
+int lk_type_supported(int type);
+int64_t lk_block_size(int type);
+size_t lk_block_bytes(int type);
+/* Bytes of a row of n elements (n must be a multiple of the block size). */
+size_t lk_row_bytes(int type, int64_t n);
+/* The activation format weights of `type` are multiplied with: LK_TYPE_F32, Q8_0, Q8_1 or Q8_K. */
+int lk_activation_type(int type);
+
+/* ---- conversions ----------------------------------------------------------------------------- */
+float lk_f16_to_f32(uint16_t h);
+uint16_t lk_f32_to_f16(float f); /* round to nearest even */
+void lk_f16_to_f32_row(const uint16_t *src, float *dst, int64_t n);
+void lk_f32_to_f16_row(const float *src, uint16_t *dst, int64_t n);
+
+/* dst[n] = src row of `type` (n a multiple of the block size). */
+void lk_dequantize_row(int type, const void *src, float *dst, int64_t n);
+
+/* Activation quantizers (ggml semantics; n a multiple of 32, or of 256 for Q8_K). */
+void lk_quantize_row_q8_0(const float *x, void *y, int64_t n);
+void lk_quantize_row_q8_1(const float *x, void *y, int64_t n);
+void lk_quantize_row_q8_K(const float *x, void *y, int64_t n);
+/* Converts x[n] to `act_type` (a value returned by lk_activation_type; F32 is a copy). */
+void lk_quantize_row(int act_type, const float *x, void *y, int64_t n);
+
+/* ---- products -------------------------------------------------------------------------------- */
+/* Dot product of one weight row (n elements of `type`) with one activation row in
+ * lk_activation_type(type) format. */
+float lk_vec_dot(int type, int64_t n, const void *w, const void *x);
+
+/* Y[t, r] = Σ_c W[r, c] · X[t, c] for t < n_tokens and row_begin <= r < row_end.
+ * w: row r at w + r * w_row_bytes (row_bytes >= lk_row_bytes(type, cols)).
+ * x: activations already converted by lk_quantize_row, token t at x + t * x_row_bytes.
+ * y: float, Y[t, r] at y[t * y_row_stride + r]. Rows are independent, so threads split [0, rows). */
+void lk_matmul(int type, const void *w, size_t w_row_bytes, int64_t cols, const void *x, size_t x_row_bytes,
+               int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin, int64_t row_end);
+
+/* Σ x[n] with the widest loads available: a streaming-read probe for measuring memory bandwidth. */
+float lk_stream_sum(const float *x, int64_t n);
+
+/* ---- element-wise and normalisation ops (float) ---------------------------------------------- */
+/* y[n] = x / sqrt(mean(x²) + eps) * weight (weight may be NULL = 1). y may alias x. */
+void lk_rms_norm(const float *x, const float *weight, float *y, int64_t n, float eps);
+enum { LK_ROPE_NORM = 0, LK_ROPE_NEOX = 2 }; /* ggml's mode values */
+/* Rotates the first n_rot dims of each of n_heads heads (head h at x + h * head_stride, in place) of one
+ * token at position pos: θ_i = pos · freq_scale · base^(−2i/n_rot). NORM pairs (2i, 2i+1), NEOX (i, i+n_rot/2). */
+void lk_rope(float *x, int64_t n_heads, int64_t head_stride, int64_t n_rot, int mode, float pos, float base,
+             float freq_scale);
+void lk_softmax(float *x, int64_t n); /* in place, numerically stable */
+void lk_silu(const float *x, float *y, int64_t n);
+void lk_gelu_tanh(const float *x, float *y, int64_t n);
+void lk_mul(const float *a, const float *b, float *y, int64_t n);
+void lk_add(const float *a, const float *b, float *y, int64_t n);
+void lk_scale(const float *x, float s, float *y, int64_t n);
+/* y[n] += a · v[n] with v in F16 (softmax(P)·V over an F16 value cache). */
+void lk_axpy_f16(int64_t n, float a, const uint16_t *v, float *y);
+
+/* ---- thread pool ----------------------------------------------------------------------------- */
+/* Persistent workers; lk_pool_run executes fn(ctx, task, thread) for task in [0, n_tasks) on the caller
+ * plus the n_threads − 1 workers and returns when all tasks are done. Workers spin briefly, then sleep on a
+ * futex. One run at a time per pool (not reentrant). */
+typedef struct lk_pool lk_pool;
+typedef void (*lk_task_fn)(void *ctx, int32_t task, int32_t thread);
+lk_pool *lk_pool_create(int32_t n_threads); /* NULL on failure */
+void lk_pool_free(lk_pool *pool);
+int32_t lk_pool_threads(const lk_pool *pool);
+void lk_pool_run(lk_pool *pool, lk_task_fn fn, void *ctx, int32_t n_tasks);
+/* Physical cores available to this process (≥ 1). */
+int32_t lk_physical_cores(void);
+
+#ifdef __cplusplus
+}
+#endif
 #endif

@@ -11,9 +11,18 @@ from .errors import (
     GenerationError, InternalError, InvalidArgumentError, LeapError, LeapIOError, LeapMemoryError,
     ModelLoadingError, PromptExceedsContextError, SerializationError, UnsupportedError,
 )
+from .functions import (
+    ArrayType, BooleanType, FunctionCallParser, HermesFunctionCallParser, IntegerType, LeapFunction,
+    LeapFunctionParameter, LFMFunctionCallParser, NullType, NumberType, ObjectType, ParameterType, StringType,
+)
 from .chat_template import ChatTemplate
 from .gguf import GGUFFile, GGUFTensor
+from .tokenizer import Tokenizer
 from .messages import Audio, AudioPcmF32, ChatMessage, Content, Image, LeapFunctionCall, Role, Text
+from .conversation import (
+    AudioSample, Chunk, Complete, Conversation, FunctionCalls, GenerationFinishReason, GenerationOptions,
+    GenerationStats, MessageResponse, Model, ReasoningChunk, load_model,
+)
 
 __version__ = (_lib.leap_version_string() or b"0.0.0").decode()
 library_path = _lib.path
@@ -24,6 +33,11 @@ __all__ = [
     "AudioFormatError", "ModelLoadingError", "GenerationError", "PromptExceedsContextError",
     "FunctionCallParsingError", "CancelledError", "BusyError", "LeapMemoryError", "BufferTooSmallError",
     "InternalError",
-    "GGUFFile", "GGUFTensor", "ChatTemplate",
+    "GGUFFile", "GGUFTensor", "Tokenizer", "ChatTemplate",
     "ChatMessage", "Role", "Text", "Image", "Audio", "AudioPcmF32", "Content", "LeapFunctionCall",
+    "LeapFunction", "LeapFunctionParameter", "ParameterType", "StringType", "NumberType", "IntegerType",
+    "BooleanType", "ArrayType", "ObjectType", "NullType",
+    "FunctionCallParser", "LFMFunctionCallParser", "HermesFunctionCallParser",
+    "load_model", "Model", "Conversation", "GenerationOptions", "GenerationFinishReason", "GenerationStats",
+    "MessageResponse", "Chunk", "ReasoningChunk", "FunctionCalls", "AudioSample", "Complete",
 ]

@@ -1,0 +1,89 @@
+/* Float element-wise ops, RMSNorm, RoPE, softmax. Plain loops: -O3 vectorises the simple ones; the
+ * transcendental ones (exp, tanh) are not hot next to the matmuls. */
+#include "lk_internal.h"
+#include <math.h>
+
+void lk_rms_norm(const float *x, const float *weight, float *y, int64_t n, float eps) {
+    double sum = 0.0; /* double: n up to ~10^4 squares of activations that can be large */
+    for (int64_t i = 0; i < n; i++) sum += (double)x[i] * (double)x[i];
+    const float scale = (float)(1.0 / sqrt(sum / (double)n + (double)eps));
+    if (weight)
+        for (int64_t i = 0; i < n; i++) y[i] = x[i] * scale * weight[i];
+    else
+        for (int64_t i = 0; i < n; i++) y[i] = x[i] * scale;
+}
+
+void lk_rope(float *x, int64_t n_heads, int64_t head_stride, int64_t n_rot, int mode, float pos, float base,
+             float freq_scale) {
+    enum { MAX_PAIRS = 512 };
+    float cs[MAX_PAIRS], sn[MAX_PAIRS];
+    const int64_t half = n_rot / 2;
+    if (half > MAX_PAIRS || half <= 0) return;
+    /* The angles depend only on the pair index: compute them once for all heads. */
+    for (int64_t i = 0; i < half; i++) {
+        const double theta = (double)pos * (double)freq_scale * pow((double)base, -2.0 * (double)i / (double)n_rot);
+        cs[i] = (float)cos(theta);
+        sn[i] = (float)sin(theta);
+    }
+    for (int64_t h = 0; h < n_heads; h++) {
+        float *v = x + h * head_stride;
+        if (mode == LK_ROPE_NEOX) {
+            for (int64_t i = 0; i < half; i++) {
+                const float a = v[i], b = v[i + half];
+                v[i] = a * cs[i] - b * sn[i];
+                v[i + half] = b * cs[i] + a * sn[i];
+            }
+        } else {
+            for (int64_t i = 0; i < half; i++) {
+                const float a = v[2 * i], b = v[2 * i + 1];
+                v[2 * i] = a * cs[i] - b * sn[i];
+                v[2 * i + 1] = b * cs[i] + a * sn[i];
+            }
+        }
+    }
+}
+
+void lk_softmax(float *x, int64_t n) {
+    if (n <= 0) return;
+    float max = x[0];
+    for (int64_t i = 1; i < n; i++) max = x[i] > max ? x[i] : max;
+    if (max == -INFINITY) { /* everything masked: define the result as uniform rather than NaN */
+        for (int64_t i = 0; i < n; i++) x[i] = 1.0f / (float)n;
+        return;
+    }
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        x[i] = expf(x[i] - max);
+        sum += x[i];
+    }
+    const float inv = (float)(1.0 / sum);
+    for (int64_t i = 0; i < n; i++) x[i] *= inv;
+}
+
+void lk_silu(const float *x, float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] / (1.0f + expf(-x[i]));
+}
+
+void lk_gelu_tanh(const float *x, float *y, int64_t n) {
+    const float sqrt_2_over_pi = 0.79788456080286535587989211986876f, coef_a = 0.044715f;
+    for (int64_t i = 0; i < n; i++) {
+        const float v = x[i];
+        y[i] = 0.5f * v * (1.0f + tanhf(sqrt_2_over_pi * v * (1.0f + coef_a * v * v)));
+    }
+}
+
+void lk_mul(const float *a, const float *b, float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = a[i] * b[i];
+}
+
+void lk_add(const float *a, const float *b, float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = a[i] + b[i];
+}
+
+void lk_scale(const float *x, float s, float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] * s;
+}
+
+void lk_axpy_f16(int64_t n, float a, const uint16_t *v, float *y) {
+    for (int64_t i = 0; i < n; i++) y[i] += a * lk_h2f(v[i]);
+}

@@ -1,0 +1,145 @@
+// A streaming sharp low-pass FIR (optionally upsampling by 2) computed by FFT overlap-save.
+//
+// The long, steep anti-aliasing filter is where a resampler spends its time; in the frequency domain its
+// cost no longer grows with its length. Output phase p of input sample n (time n + p/U) is
+//     y_p[n] = sum_j g_p[j] * x[n - (halfLength - 1) + j]
+// (the polyphase table's rows, zero phase). Blocks of N buffered inputs give B = N - K + 1 outputs per phase
+// (K = taps); two consecutive blocks ride in the real and imaginary parts of one complex FFT (the filter
+// is real, so they stay apart), and 16 such pairs run side by side in the batched C FFT. Pairs are formed
+// by absolute block index and lanes never interact, so results do not depend on how input was chunked.
+import CLeapKernels
+import Glibc
+
+final class FFTFilterStage {
+    let upsample: Int                 // U: 1 or 2 output phases per input sample
+    let taps: Int                     // K
+    let size: Int                     // N (power of two)
+    let blockOutputs: Int             // B = N - K + 1
+    let twiddleRe: [Float], twiddleIm: [Float]   // exp(-2 pi i k / N), k < N/2
+    let spectraRe: [[Float]], spectraIm: [[Float]]  // per phase: conj(FFT(g_p)) / N, bit-reversed order
+    var buffer: [Float]               // input; the next pair of blocks starts at buffer[head]
+    var head = 0
+    var inputCount = 0
+    var outputCount = 0
+    // Work arrays [N][lanes] for the batch, reused.
+    var workRe: [Float], workIm: [Float], outRe: [Float], outIm: [Float]
+
+    static let lanes = Int(LK_FFT_LANES)
+
+    init(table: PolyphaseTable, upsample: Int) {
+        self.upsample = upsample
+        let k = table.taps
+        var n = 1024
+        while n < 4 * k { n *= 2 }
+        self.taps = k
+        self.size = n
+        self.blockOutputs = n - k + 1
+        var tr = [Float](repeating: 0, count: n / 2), ti = [Float](repeating: 0, count: n / 2)
+        for i in 0..<(n / 2) {
+            let a = -2 * Double.pi * Double(i) / Double(n)
+            tr[i] = Float(cos(a))
+            ti[i] = Float(sin(a))
+        }
+        twiddleRe = tr
+        twiddleIm = ti
+        // Filter spectra: FFT of each phase's taps (lane 0 of a batch), conjugated for correlation.
+        let lanes = FFTFilterStage.lanes
+        var sre: [[Float]] = [], sim: [[Float]] = []
+        for p in 0..<upsample {
+            var re = [Float](repeating: 0, count: n * lanes), im = [Float](repeating: 0, count: n * lanes)
+            for j in 0..<k { re[j * lanes] = table.coefficients[p * k + j] }
+            re.withUnsafeMutableBufferPointer { r in
+                im.withUnsafeMutableBufferPointer { i in
+                    lk_audio_fft_forward(r.baseAddress, i.baseAddress, n, tr, ti)
+                }
+            }
+            let scale = 1 / Float(n)
+            sre.append((0..<n).map { re[$0 * lanes] * scale })
+            sim.append((0..<n).map { -im[$0 * lanes] * scale })
+        }
+        spectraRe = sre
+        spectraIm = sim
+        buffer = [Float](repeating: 0, count: table.halfLength - 1)
+        workRe = [Float](repeating: 0, count: n * lanes)
+        workIm = workRe
+        outRe = upsample > 1 ? workRe : []
+        outIm = outRe
+    }
+
+    /// Inputs a pair of blocks needs beyond its start.
+    var pairSpan: Int { blockOutputs + size }
+
+    func process(_ input: UnsafeBufferPointer<Float>, into out: inout [Float]) {
+        inputCount += input.count
+        buffer.append(contentsOf: input)
+        run(into: &out, limit: Int.max)
+    }
+
+    /// Runs every complete pair of blocks (at most `limit` outputs are kept).
+    private func run(into out: inout [Float], limit: Int) {
+        let lanes = FFTFilterStage.lanes
+        let n = size, b = blockOutputs
+        var pairs = buffer.count - head >= pairSpan ? (buffer.count - head - pairSpan) / (2 * b) + 1 : 0
+        out.reserveCapacity(out.count + min(limit, 2 * b * pairs * upsample))
+        var kept = 0
+        while pairs > 0 && kept < limit {
+            let batch = min(pairs, lanes)
+            // Load: lane l, real part = block starting at 2bl, imaginary part = block at 2bl + b.
+            buffer.withUnsafeBufferPointer { x in
+                workRe.withUnsafeMutableBufferPointer { re in
+                    workIm.withUnsafeMutableBufferPointer { im in
+                        lk_audio_fft_load_pairs(x.baseAddress! + head, b, n, batch, re.baseAddress, im.baseAddress)
+                        lk_audio_fft_forward(re.baseAddress, im.baseAddress, n, twiddleRe, twiddleIm)
+                    }
+                }
+            }
+            // Filter each phase and transform back; outputs interleave phases.
+            let produced = 2 * b * batch * upsample
+            let start = out.count
+            out.append(contentsOf: repeatElement(0, count: produced))
+            for p in 0..<upsample {
+                let last = p == upsample - 1
+                workRe.withUnsafeMutableBufferPointer { xr in
+                    workIm.withUnsafeMutableBufferPointer { xi in
+                        outRe.withUnsafeMutableBufferPointer { orr in
+                            outIm.withUnsafeMutableBufferPointer { oi in
+                                // The last phase may overwrite the input spectrum.
+                                let yr = last ? xr.baseAddress! : orr.baseAddress!
+                                let yi = last ? xi.baseAddress! : oi.baseAddress!
+                                lk_audio_spectrum_multiply(xr.baseAddress, xi.baseAddress, spectraRe[p], spectraIm[p], yr, yi, n)
+                                lk_audio_fft_inverse(yr, yi, n, twiddleRe, twiddleIm)
+                                out.withUnsafeMutableBufferPointer { o in
+                                    lk_audio_fft_store_pairs(yr, yi, b, batch, upsample, p, o.baseAddress! + start)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            head += 2 * b * batch
+            outputCount += produced
+            kept += produced
+            pairs -= batch
+        }
+        // Drop consumed input once per call (not per batch: that would be quadratic on long inputs).
+        buffer.removeFirst(head)
+        head = 0
+    }
+
+    /// Ends the stream: outputs for the input plus the filter's tail (`halfLength` input samples of
+    /// silence), `upsample` per input sample.
+    func finish(halfLength: Int, into out: inout [Float]) {
+        let total = upsample * (inputCount + halfLength)
+        guard total > outputCount else { return }
+        // Enough silence to complete the pair holding the last needed output.
+        let needInputs = (total - outputCount + upsample - 1) / upsample
+        buffer.append(contentsOf: repeatElement(0, count: needInputs + pairSpan + 2 * blockOutputs))
+        let before = out.count
+        run(into: &out, limit: total - outputCount)
+        let excess = outputCount - total
+        if excess > 0 {
+            out.removeLast(min(excess, out.count - before))
+            outputCount = total
+        }
+    }
+}

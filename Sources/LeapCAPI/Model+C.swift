@@ -1,0 +1,125 @@
+import CLeap
+import Glibc
+import LeapCore
+import LeapJSON
+import LeapMessages
+import LeapRuntime
+
+// leap_model_*: a loaded model (weights + tokenizer + chat template) shared by conversations.
+
+final class ModelBox: HandleBox {
+    let runner: ModelRunner
+    init(_ runner: ModelRunner) {
+        self.runner = runner
+        super.init(kind: .model)
+    }
+}
+
+func borrowModel(_ p: OpaquePointer?) throws -> ModelBox {
+    try Handle.borrow(p, ModelBox.self, kind: .model, "model")
+}
+
+func optionalUTF8(_ p: UnsafePointer<CChar>?, _ name: StaticString) throws -> String? {
+    p == nil ? nil : try utf8String(p, name)
+}
+
+@c @implementation
+public func leap_model_params_init(_ p: UnsafeMutablePointer<leap_model_params>?, _ size: Int) {
+    guard let p, size >= MemoryLayout<UInt32>.size else { return }
+    var d = leap_model_params()
+    d.struct_size = UInt32(min(size, MemoryLayout<leap_model_params>.size))
+    d.n_threads = 0
+    d.context_size = 0
+    d.auto_detect_companion_files = 1
+    writeParams(d, to: p, size: size)
+}
+
+@c @implementation
+public func leap_model_load(_ path: UnsafePointer<CChar>?, _ params: UnsafePointer<leap_model_params>?,
+                            _ out: UnsafeMutablePointer<OpaquePointer?>?) -> leap_status {
+    ffi {
+        let out = try required(out, "out_model")
+        out.pointee = nil
+        let file = try utf8String(path, "gguf_path")
+        var d = leap_model_params()
+        leap_model_params_init(&d, MemoryLayout<leap_model_params>.size)
+        let c = try readParams(params, defaults: d, "params")
+        guard c.n_threads >= 0, c.n_threads <= 1024 else { throw LeapError.invalidArgument("params->n_threads must be in 0...1024, got \(c.n_threads)") }
+        guard c.context_size >= 0 else { throw LeapError.invalidArgument("params->context_size must not be negative, got \(c.context_size)") }
+        var o = RunnerOptions()
+        o.threads = c.n_threads > 0 ? Int(c.n_threads) : nil
+        o.contextSize = c.context_size > 0 ? Int(c.context_size) : nil
+        o.chatTemplate = try optionalUTF8(c.chat_template, "params->chat_template")
+        o.mmprojPath = try optionalUTF8(c.mmproj_path, "params->mmproj_path")
+        o.audioDecoderPath = try optionalUTF8(c.audio_decoder_path, "params->audio_decoder_path")
+        o.audioTokenizerPath = try optionalUTF8(c.audio_tokenizer_path, "params->audio_tokenizer_path")
+        o.autoDetectCompanionFiles = c.auto_detect_companion_files != 0
+        out.pointee = Handle.retain(ModelBox(try ModelRunner.load(path: file, options: o)))
+    }
+}
+
+@c @implementation
+public func leap_model_free(_ m: OpaquePointer?) {
+    Handle.release(m, kind: .model)
+}
+
+@c @implementation
+public func leap_model_id(_ m: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> leap_status {
+    ffi {
+        let out = try required(out, "out_id")
+        out.pointee = nil
+        out.pointee = try ownedCString(try borrowModel(m).runner.modelId)
+    }
+}
+
+@c @implementation
+public func leap_model_architecture(_ m: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> leap_status {
+    ffi {
+        let out = try required(out, "out_arch")
+        out.pointee = nil
+        out.pointee = try ownedCString(try borrowModel(m).runner.model.architecture)
+    }
+}
+
+@c @implementation
+public func leap_model_chat_template(_ m: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> leap_status {
+    ffi {
+        let out = try required(out, "out_source")
+        out.pointee = nil
+        out.pointee = try ownedCString(try borrowModel(m).runner.templateSource)
+    }
+}
+
+@c @implementation
+public func leap_model_uses_fallback_template(_ m: OpaquePointer?, _ out: UnsafeMutablePointer<Int32>?) -> leap_status {
+    ffi {
+        let out = try required(out, "out_flag")
+        out.pointee = try borrowModel(m).runner.templateIsFallback ? 1 : 0
+    }
+}
+
+@c @implementation
+public func leap_model_context_size(_ m: OpaquePointer?, _ out: UnsafeMutablePointer<Int32>?) -> leap_status {
+    ffi {
+        let out = try required(out, "out_tokens")
+        out.pointee = Int32(clamping: try borrowModel(m).runner.contextSize)
+    }
+}
+
+@c @implementation
+public func leap_model_vocab_size(_ m: OpaquePointer?, _ out: UnsafeMutablePointer<Int32>?) -> leap_status {
+    ffi {
+        let out = try required(out, "out_size")
+        out.pointee = Int32(clamping: try borrowModel(m).runner.model.vocabularySize)
+    }
+}
+
+@c @implementation
+public func leap_model_prompt_token_count(_ m: OpaquePointer?, _ json: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<Int>?) -> leap_status {
+    ffi {
+        let out = try required(out, "out_tokens")
+        let runner = try borrowModel(m).runner
+        let messages = try ChatHistoryJSON.decode(try utf8String(json, "messages_json"))
+        out.pointee = try runner.promptTokenCount(messages: messages)
+    }
+}

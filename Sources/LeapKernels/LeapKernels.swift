@@ -1,2 +1,0 @@
-// LeapKernels: quantized matvec/matmul, norms, RoPE, activations and the thread pool (issue 4).
-import CLeapKernels

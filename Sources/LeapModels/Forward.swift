@@ -1,0 +1,287 @@
+// The forward pass shared by every architecture, on a batch of up to `maxBatch` tokens:
+//
+//   h = embed(tokens) [× sqrt(E) for Gemma]
+//   per layer: h += [postNorm](Mixer(RMS(h)))          Mixer = attention or LFM2 short conv
+//              h += [postNorm](down(act(gate·f) ⊙ up·f)),  f = RMS(h)
+//   logits = output · RMS(h, output_norm)             (only for the rows asked for)
+//
+// Numerics follow ggml's CPU path so that results track llama.cpp: activations are quantized to the
+// weight's vec_dot type before every matmul (done by the kernels), queries and attention probabilities
+// are rounded to F16 when the KV cache is F16, and Gemma's GELU uses ggml's F16 table.
+import CLeapKernels
+import Glibc
+import LeapGGUF
+import LeapCore
+import LeapKernels
+
+/// One matrix product of a fused group: Y[t, r] = W[r] · X[t] for r in 0..<w.rows.
+struct MatmulJob {
+    var w: WeightMatrix
+    var x: UnsafeRawPointer        // [T, xRowBytes] activations in w's vec_dot format
+    var xRowBytes: Int
+    var y: UnsafeMutablePointer<Float>
+    var yStride: Int
+}
+
+extension InferenceContext {
+    /// Runs the batch; writes logits of batch rows `logitsFrom..<n` to `out` ([n - logitsFrom, V]).
+    func forward(_ toks: UnsafeBufferPointer<Int32>, pos0: Int, logitsFrom: Int, into out: UnsafeMutablePointer<Float>) {
+        let T = toks.count
+        let E = cfg.nEmbd
+        let W = model.weights
+        // Embedding rows (validated ids).
+        for t in 0..<T {
+            lk_dequantize_row(Int32(W.tokenEmbedding.type.rawValue), W.tokenEmbedding.row(Int(toks[t])), x + t * E, Int64(E))
+        }
+        if let s = cfg.embedScale { lk_scale(x, s, x, Int64(T * E)) }
+
+        for (il, layer) in W.layers.enumerated() {
+            rmsNormRows(x, layer.attnNorm, xn, T, E)
+            switch layer.mixer {
+            case .attention(let a): attention(a, layer: il, T: T, pos0: pos0)
+            case .shortConv(let c): shortConv(c, T: T, pos0: pos0)
+            }
+            if let pn = layer.postAttnNorm { rmsNormRows(mix, pn, mix, T, E) }
+            lk_add(x, mix, x, Int64(T * E))
+
+            rmsNormRows(x, layer.ffnNorm, xn, T, E)
+            feedForward(layer, T: T)
+            if let pn = layer.postFFNNorm { rmsNormRows(mix, pn, mix, T, E) }
+            lk_add(x, mix, x, Int64(T * E))
+        }
+
+        let nOut = T - logitsFrom
+        guard nOut > 0 else { return }
+        let hLast = x + logitsFrom * E
+        rmsNormRows(hLast, W.outputNorm, xn, nOut, E)
+        let V = cfg.nVocab
+        let xq = quantize(xn, rows: nOut, for: W.output, buffer: 0)
+        jobs[0] = MatmulJob(w: W.output, x: xq.0, xRowBytes: xq.1, y: out, yStride: V)
+        runMatmuls(1, T: nOut)
+        if let c = cfg.finalLogitSoftcap, c > 0 {
+            for i in 0..<(nOut * V) { out[i] = c * tanhf(out[i] / c) }
+        }
+    }
+
+    // MARK: - blocks
+
+    func rmsNormRows(_ src: UnsafeMutablePointer<Float>, _ w: [Float], _ dst: UnsafeMutablePointer<Float>, _ T: Int, _ n: Int) {
+        w.withUnsafeBufferPointer { wp in
+            for t in 0..<T { lk_rms_norm(src + t * n, wp.baseAddress, dst + t * n, Int64(n), cfg.rmsEps) }
+        }
+    }
+
+    /// h → mix: down(act(gate·xn) ⊙ up·xn).
+    func feedForward(_ l: LayerWeights, T: Int) {
+        let F = l.gate.rows
+        let xg = quantize(xn, rows: T, for: l.gate, buffer: 0)
+        let xu = l.up.activationType == l.gate.activationType ? xg : quantize(xn, rows: T, for: l.up, buffer: 1)
+        jobs[0] = MatmulJob(w: l.gate, x: xg.0, xRowBytes: xg.1, y: ffA, yStride: F)
+        jobs[1] = MatmulJob(w: l.up, x: xu.0, xRowBytes: xu.1, y: ffB, yStride: F)
+        runMatmuls(2, T: T)
+        let n = T * F
+        if let table = geluTable {
+            // ggml: gelu(f16(x)) from an F16 table, exact ends beyond ±10.
+            table.withUnsafeBufferPointer { tb in
+                for i in 0..<n {
+                    let g = ffA[i]
+                    let a: Float = g <= -10 ? 0 : g >= 10 ? g : tb[Int(lk_f32_to_f16(g))]
+                    ffA[i] = a * ffB[i]
+                }
+            }
+        } else {
+            lk_silu(ffA, ffA, Int64(n))
+            lk_mul(ffA, ffB, ffA, Int64(n))
+        }
+        let xd = quantize(ffA, rows: T, for: l.down, buffer: 0)
+        jobs[0] = MatmulJob(w: l.down, x: xd.0, xRowBytes: xd.1, y: mix, yStride: cfg.nEmbd)
+        runMatmuls(1, T: T)
+    }
+
+    /// LFM2 gated short convolution: [B|C|x] = W_in·xn; u = B⊙x; c_t = Σ_k w[:,k]⊙u_{t-(L-1)+k}; mix = W_out·(C⊙c).
+    func shortConv(_ c: ShortConvWeights, T: Int, pos0: Int) {
+        let E = cfg.nEmbd
+        let L = cfg.convLCache
+        guard let ring = convRing?.floats() else { return }
+        let xq = quantize(xn, rows: T, for: c.inProj, buffer: 0)
+        jobs[0] = MatmulJob(w: c.inProj, x: xq.0, xRowBytes: xq.1, y: ffA, yStride: 3 * E)
+        runMatmuls(1, T: T)
+        let slotBase = ring + c.convSlot * ringSize * E
+        // u for the new positions into the ring.
+        for t in 0..<T {
+            let bcx = ffA + t * 3 * E
+            let u = slotBase + ((pos0 + t) % ringSize) * E
+            lk_mul(bcx, bcx + 2 * E, u, Int64(E))
+        }
+        // y_t = C_t ⊙ Σ_k w[:,k] u_{p-(L-1)+k}, written over the B chunk of ffA.
+        c.conv.withUnsafeBufferPointer { w in
+            for t in 0..<T {
+                let p = pos0 + t
+                let bcx = ffA + t * 3 * E
+                let y = bcx  // B chunk is no longer needed
+                for e in 0..<E { y[e] = 0 }
+                for k in 0..<L {
+                    let q = p - (L - 1) + k
+                    if q < 0 { continue }
+                    let u = slotBase + (q % ringSize) * E
+                    for e in 0..<E { y[e] += w[e * L + k] * u[e] }
+                }
+                lk_mul(y, bcx + E, y, Int64(E))
+                // pack rows contiguously for the out projection: row t at xn + t*E
+                (xn + t * E).update(from: y, count: E)
+            }
+        }
+        let xo = quantize(xn, rows: T, for: c.outProj, buffer: 0)
+        jobs[0] = MatmulJob(w: c.outProj, x: xo.0, xRowBytes: xo.1, y: mix, yStride: E)
+        runMatmuls(1, T: T)
+    }
+
+    /// GQA attention with optional per-head Q/K norm, RoPE, F16 KV cache and sliding window.
+    func attention(_ a: AttentionWeights, layer il: Int, T: Int, pos0: Int) {
+        let hd = cfg.headDim, H = cfg.nHead, Hkv = a.nHeadKV
+        let qDim = H * hd, kvDim = Hkv * hd
+        let xq = quantize(xn, rows: T, for: a.q, buffer: 0)
+        let xk = a.k.activationType == a.q.activationType ? xq : quantize(xn, rows: T, for: a.k, buffer: 1)
+        let xv = a.v.activationType == a.q.activationType ? xq
+            : a.v.activationType == a.k.activationType ? xk : quantize(xn, rows: T, for: a.v, buffer: 2)
+        jobs[0] = MatmulJob(w: a.q, x: xq.0, xRowBytes: xq.1, y: qBuf, yStride: qDim)
+        jobs[1] = MatmulJob(w: a.k, x: xk.0, xRowBytes: xk.1, y: kBuf, yStride: kvDim)
+        jobs[2] = MatmulJob(w: a.v, x: xv.0, xRowBytes: xv.1, y: vBuf, yStride: kvDim)
+        runMatmuls(3, T: T)
+
+        let sliding = cfg.isSlidingLayer[il]
+        let base = sliding ? cfg.ropeBaseSWA : cfg.ropeBase
+        let fscale: Float = sliding ? 1 : cfg.ropeFreqScale
+        let mode = Int32(cfg.ropeNeox ? LK_ROPE_NEOX : LK_ROPE_NORM)
+        for t in 0..<T {
+            let q = qBuf + t * qDim, k = kBuf + t * kvDim
+            if let qn = a.qNorm { qn.withUnsafeBufferPointer { w in for h in 0..<H { lk_rms_norm(q + h * hd, w.baseAddress, q + h * hd, Int64(hd), cfg.rmsEps) } } }
+            if let kn = a.kNorm { kn.withUnsafeBufferPointer { w in for h in 0..<Hkv { lk_rms_norm(k + h * hd, w.baseAddress, k + h * hd, Int64(hd), cfg.rmsEps) } } }
+            let pos = Float(pos0 + t)
+            lk_rope(q, Int64(H), Int64(hd), Int64(cfg.nRot), mode, pos, base, fscale)
+            lk_rope(k, Int64(Hkv), Int64(hd), Int64(cfg.nRot), mode, pos, base, fscale)
+        }
+        kv.store(slot: a.kvSlot, pos0: pos0, n: T, k: kBuf, v: vBuf, stride: kvDim)
+
+        var kqScale = cfg.queryScale
+        if cfg.queryPreScaled {
+            lk_scale(qBuf, kqScale, qBuf, Int64(T * qDim))
+            kqScale = 1
+        }
+        if kvCacheType == .f16 {  // ggml converts Q to the K cache type before Q·Kᵀ
+            lk_f32_to_f16_row(qBuf, halfScratch, Int64(T * qDim))
+            lk_f16_to_f32_row(halfScratch, qBuf, Int64(T * qDim))
+        }
+
+        let window = sliding ? cfg.slidingWindow : 0
+        let chunk = T == 1 ? 1 : attnChunk
+        let nChunks = (T + chunk - 1) / chunk
+        let group = H / Hkv
+        let slot = a.kvSlot
+        let kvType = kvCacheType.ggmlType
+        let eb = kvCacheType.elementBytes
+        let kRowBytes = kv.kRowBytes(slot)
+        let vRowBytes = kv.vRowBytes
+        let ctx = contextSize
+        pool.run(tasks: H * nChunks) { task, thread in
+            let h = task % H
+            let t0 = (task / H) * chunk
+            let t1 = min(T, t0 + chunk)
+            let g = h / group
+            let pFirst = pos0 + t0, pLast = pos0 + t1 - 1
+            // Key range. Like llama.cpp, P·V runs over a key count padded to a multiple of 256 (zeros in P
+            // beyond each row's last key) so that one-token decode and batched prefill sum in the same order.
+            let s0 = window > 0 ? max(0, pFirst - window + 1) / 256 * 256 : 0
+            let cols = pLast + 1 - s0
+            let colsPadded = min(ctx - s0, (cols + 255) / 256 * 256)
+            let scores = self.attnScores + thread * self.attnChunk * ctx   // [t1-t0, colsPadded]
+            // S = Q_h · K_gᵀ over keys s0...pLast
+            lk_matmul(kvType, self.kv.kRow(slot, s0) + g * hd * eb, kRowBytes, Int64(hd),
+                      self.qBuf + t0 * qDim + h * hd, qDim * 4, Int64(t1 - t0), scores, Int64(colsPadded), 0, Int64(cols))
+            for t in t0..<t1 {
+                let p = pos0 + t
+                let row = scores + (t - t0) * colsPadded
+                let lo = (window > 0 ? max(0, p - window + 1) : 0) - s0   // first visible key column
+                let hi = p - s0                                             // last visible key column
+                var m = -Float.infinity
+                for j in lo...hi {
+                    row[j] *= kqScale
+                    m = max(m, row[j])
+                }
+                var sum: Float = 0
+                for j in lo...hi {
+                    let e = expf(row[j] - m)
+                    row[j] = e
+                    sum += e
+                }
+                let inv = 1 / sum
+                for j in 0..<lo { row[j] = 0 }
+                for j in lo...hi { row[j] *= inv }
+                for j in (hi + 1)..<colsPadded { row[j] = 0 }
+                if kvType == Int32(GGMLType.f16.rawValue) {  // ggml rounds P to F16 for P·V
+                    let hbuf = self.attnHalf + thread * ctx
+                    lk_f32_to_f16_row(row, hbuf, Int64(colsPadded))
+                    lk_f16_to_f32_row(hbuf, row, Int64(colsPadded))
+                }
+            }
+            // O_h = P · V_g  (Vᵀ rows are value dims)
+            lk_matmul(kvType, self.kv.vRow(slot, g * hd) + s0 * eb, vRowBytes, Int64(colsPadded),
+                      scores, colsPadded * 4, Int64(t1 - t0), self.attnOut + t0 * qDim + h * hd, Int64(qDim), 0, Int64(hd))
+        }
+
+        let xo = quantize(attnOut, rows: T, for: a.output, buffer: 0)
+        jobs[0] = MatmulJob(w: a.output, x: xo.0, xRowBytes: xo.1, y: mix, yStride: cfg.nEmbd)
+        runMatmuls(1, T: T)
+    }
+
+    // MARK: - matmul plumbing
+
+    /// Converts T rows of w.cols floats to w's activation format in act buffer `buffer`.
+    func quantize(_ src: UnsafeMutablePointer<Float>, rows T: Int, for w: WeightMatrix, buffer: Int) -> (UnsafeRawPointer, Int) {
+        let act = lk_activation_type(Int32(w.type.rawValue))
+        let rb = Int(lk_row_bytes(act, Int64(w.cols)))
+        let dst = actBuffers[buffer]
+        let cols = w.cols
+        if T >= 8 {
+            pool.parallelFor(T, chunksPerThread: 1) { r in
+                for t in r { lk_quantize_row(act, src + t * cols, dst + t * rb, Int64(cols)) }
+            }
+        } else {
+            for t in 0..<T { lk_quantize_row(act, src + t * cols, dst + t * rb, Int64(cols)) }
+        }
+        return (UnsafeRawPointer(dst), rb)
+    }
+
+    /// Runs jobs[0..<count] as one pool dispatch, each split into 16-row-aligned chunks.
+    func runMatmuls(_ count: Int, T: Int) {
+        let threads = pool.threadCount
+        let perThread = T == 1 ? 4 : 2
+        var chunkRows = (0, 0, 0, 0)
+        var taskEnds = (0, 0, 0, 0)
+        var total = 0
+        for j in 0..<count {
+            let rows = jobs[j].w.rows
+            var c = (rows + threads * perThread - 1) / (threads * perThread)
+            c = max(16, (c + 15) / 16 * 16)
+            total += (rows + c - 1) / c
+            switch j {
+            case 0: chunkRows.0 = c; taskEnds.0 = total
+            case 1: chunkRows.1 = c; taskEnds.1 = total
+            case 2: chunkRows.2 = c; taskEnds.2 = total
+            default: chunkRows.3 = c; taskEnds.3 = total
+            }
+        }
+        let jobs = self.jobs
+        pool.run(tasks: total) { task, _ in
+            var j = 0, start = 0, c = chunkRows.0
+            if task >= taskEnds.0 { j = 1; start = taskEnds.0; c = chunkRows.1 }
+            if task >= taskEnds.1 && count > 1 { j = 2; start = taskEnds.1; c = chunkRows.2 }
+            if task >= taskEnds.2 && count > 2 { j = 3; start = taskEnds.2; c = chunkRows.3 }
+            let job = jobs[j]
+            let r0 = (task - start) * c
+            let r1 = min(job.w.rows, r0 + c)
+            lk_matmul(Int32(job.w.type.rawValue), job.w.data, job.w.rowBytes, Int64(job.w.cols), job.x, job.xRowBytes,
+                      Int64(T), job.y, Int64(job.yStride), Int64(r0), Int64(r1))
+        }
+    }
+}

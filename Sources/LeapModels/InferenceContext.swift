@@ -1,0 +1,229 @@
+// InferenceContext: the mutable state of one sequence — KV cache, LFM2 conv state, scratch buffers and
+// logits — plus eval / rewind. Not thread-safe; create one per thread (the model is shared).
+//
+// Rewind and the LFM2 conv state: a short-conv layer needs the gated inputs u = B⊙x of the previous
+// L-1 (= 2) positions. Instead of a 2-row rolling state we keep a ring of u for the last
+// `maxBatch + convHistory` positions of every conv layer. The state at any position still in the ring is
+// therefore available, so `rewind(to:)` by up to `convHistory` (64) tokens — the usual case when a chat
+// turn re-uses the cached prompt — is free and exact. A deeper rewind re-evaluates the kept prefix from
+// the recorded token ids (exact, costs one prefill). Attention layers only need `nPast` to move back.
+import CLeapKernels
+import Glibc
+import LeapCore
+import LeapKernels
+
+package final class InferenceContext {
+    package let model: LanguageModel
+    package let contextSize: Int
+    package let kvCacheType: KVCacheType
+    /// Positions evaluated so far (the next token goes to position `nPast`).
+    package private(set) var nPast = 0
+    package var threadCount: Int { pool.threadCount }
+
+    let cfg: ModelConfig
+    let pool: ThreadPool
+    let maxBatch: Int
+    let kv: KVCache
+    // LFM2 conv ring: [convSlots][ringSize][E] of u = B⊙x.
+    static let convHistory = 64
+    let ringSize: Int
+    let convRing: RawBuffer?
+    var convValidFrom = 0               // lowest position whose u is still in the ring
+    var tokens: [Int32] = []            // every evaluated token id (for deep rewinds)
+
+    // Scratch, B = maxBatch rows.
+    let x: UnsafeMutablePointer<Float>        // [B, E] residual stream
+    let xn: UnsafeMutablePointer<Float>       // [B, E] normed input of a block
+    let mix: UnsafeMutablePointer<Float>      // [B, E] block output
+    let qBuf: UnsafeMutablePointer<Float>     // [B, H*hd]
+    let kBuf: UnsafeMutablePointer<Float>     // [B, maxKV*hd]
+    let vBuf: UnsafeMutablePointer<Float>     // [B, maxKV*hd]
+    let attnOut: UnsafeMutablePointer<Float>  // [B, H*hd]
+    let ffA: UnsafeMutablePointer<Float>      // [B, max(F, 3E)] gate / in_proj output
+    let ffB: UnsafeMutablePointer<Float>      // [B, F] up
+    let halfScratch: UnsafeMutablePointer<UInt16> // [B, max(H*hd, F)] F16 rounding
+    let actBuffers: [UnsafeMutableRawPointer] // 3 × [B, max activation row bytes]
+    let attnChunk: Int                        // query rows per attention task
+    let attnScores: UnsafeMutablePointer<Float>   // [threads][attnChunk, contextSize]
+    let attnHalf: UnsafeMutablePointer<UInt16>    // [threads][contextSize]
+    let geluTable: [Float]?                   // ggml's F16 GELU table (Gemma)
+    var jobs: UnsafeMutablePointer<MatmulJob>
+    private let buffers: [RawBuffer]
+
+    // Logits of the last eval: `logitRows` rows of n_vocab; row i belongs to batch index logitIndex[i].
+    var logitsBuffer: RawBuffer?
+    var logitRowCount = 0
+    var logitsFirstIndex = 0          // batch index of row 0
+    var lastBatchCount = 0
+
+    init(model: LanguageModel, options: ContextOptions) throws {
+        self.model = model
+        cfg = model.config
+        let requested = options.contextSize ?? min(cfg.nCtxTrain, 4096)
+        guard requested >= 1, requested <= 1 << 22 else {
+            throw LeapError.invalidArgument("context size \(requested) is out of range 1...\(1 << 22)")
+        }
+        contextSize = requested
+        kvCacheType = options.kvCacheType
+        pool = try ThreadPool(threads: options.threads ?? model.threads)
+        maxBatch = max(1, min(options.maxBatch, 4096))
+        let B = maxBatch
+        let E = cfg.nEmbd, hd = cfg.headDim
+        let qDim = cfg.nHead * hd, kvDim = cfg.maxHeadKV * hd
+        let fMax = cfg.nFF.max() ?? 0
+        var kvDims: [Int] = []
+        var nConv = 0
+        for l in model.weights.layers {
+            switch l.mixer {
+            case .attention(let a): kvDims.append(a.nHeadKV * hd)
+            case .shortConv: nConv += 1
+            }
+        }
+        kv = try KVCache(type: kvCacheType, contextSize: contextSize, kvDims: kvDims)
+        ringSize = B + Self.convHistory
+        convRing = nConv > 0 ? try RawBuffer(count: try checkedSize(nConv, ringSize, E, what: "conv state"), of: Float.self, what: "the conv state") : nil
+
+        var bufs: [RawBuffer] = []
+        func floats(_ n: Int, _ what: String) throws -> UnsafeMutablePointer<Float> {
+            let b = try RawBuffer(count: try checkedSize(n, what: what), of: Float.self, what: what)
+            bufs.append(b)
+            return b.floats()
+        }
+        x = try floats(B * E, "activations")
+        xn = try floats(B * E, "activations")
+        mix = try floats(B * E, "activations")
+        qBuf = try floats(B * qDim, "queries")
+        kBuf = try floats(B * max(kvDim, 1), "keys")
+        vBuf = try floats(B * max(kvDim, 1), "values")
+        attnOut = try floats(B * qDim, "attention output")
+        ffA = try floats(B * max(fMax, 3 * E), "feed-forward")
+        ffB = try floats(B * fMax, "feed-forward")
+        let hs = try RawBuffer(count: B * max(qDim, fMax, E), of: UInt16.self, what: "f16 scratch")
+        bufs.append(hs)
+        halfScratch = hs.halves()
+        let maxCols = max(E, fMax, qDim)
+        var acts: [UnsafeMutableRawPointer] = []
+        for _ in 0..<3 {
+            let b = try RawBuffer(bytes: try checkedSize(B, maxCols * 4 + 64, what: "activations"), what: "quantized activations")
+            bufs.append(b)
+            acts.append(b.base)
+        }
+        actBuffers = acts
+        attnChunk = 32
+        let nt = pool.threadCount
+        attnScores = try floats(try checkedSize(nt, attnChunk, contextSize, what: "attention scores"), "attention scores")
+        let ah = try RawBuffer(count: try checkedSize(nt, attnChunk, contextSize, what: "attention"), of: UInt16.self, what: "attention")
+        bufs.append(ah)
+        attnHalf = ah.halves()
+        buffers = bufs
+        geluTable = cfg.activation == .geluTanh ? Self.makeGeluTable() : nil
+        jobs = UnsafeMutablePointer<MatmulJob>.allocate(capacity: 4)
+        tokens.reserveCapacity(contextSize)
+    }
+
+    deinit { jobs.deallocate() }
+
+    /// Bytes held by the KV cache and conv state.
+    package var stateBytes: Int { kv.byteCount + (convRing?.byteCount ?? 0) }
+
+    /// Evaluates `tokens` at positions nPast..<nPast+n. Logits are kept for the last token, or for every
+    /// token when `wantAllLogits`. Throws `.promptExceedsContext` (and changes nothing) when they don't fit.
+    package func eval(tokens newTokens: [Int32], wantAllLogits: Bool = false) throws {
+        try newTokens.withUnsafeBufferPointer { try eval(tokens: $0, wantAllLogits: wantAllLogits) }
+    }
+
+    package func eval(tokens newTokens: UnsafeBufferPointer<Int32>, wantAllLogits: Bool = false) throws {
+        let n = newTokens.count
+        guard n > 0 else { throw LeapError.invalidArgument("eval needs at least one token") }
+        guard n <= contextSize - nPast else {
+            throw LeapError(.promptExceedsContext,
+                "\(n) tokens do not fit in the context: \(nPast) of \(contextSize) positions are used")
+        }
+        for (i, t) in newTokens.enumerated() where t < 0 || Int(t) >= cfg.nVocab {
+            throw LeapError.invalidArgument("token id \(t) at index \(i) is out of range 0..<\(cfg.nVocab)")
+        }
+        let V = cfg.nVocab
+        let rows = wantAllLogits ? n : 1
+        let needed = try checkedSize(rows, V, 4, what: "logits")
+        let logitsStore: RawBuffer
+        if let b = logitsBuffer, b.byteCount >= needed {
+            logitsStore = b
+        } else {
+            logitsStore = try RawBuffer(bytes: needed, what: "logits")
+            logitsBuffer = logitsStore
+        }
+        let logits = logitsStore.floats()
+        var done = 0
+        while done < n {
+            let m = min(maxBatch, n - done)
+            let chunk = UnsafeBufferPointer(rebasing: newTokens[done..<done + m])
+            let isLast = done + m == n
+            if wantAllLogits {
+                forward(chunk, pos0: nPast, logitsFrom: 0, into: logits + done * V)
+            } else {
+                forward(chunk, pos0: nPast, logitsFrom: isLast ? m - 1 : m, into: logits)
+            }
+            nPast += m
+            convValidFrom = max(convValidFrom, nPast - ringSize)
+            done += m
+        }
+        tokens.append(contentsOf: newTokens)
+        lastBatchCount = n
+        logitRowCount = rows
+        logitsFirstIndex = wantAllLogits ? 0 : n - 1
+    }
+
+    /// Logits of batch index `index` of the last eval (negative counts from the end: -1 = last token).
+    /// Valid until the next eval / rewind. Only the last index is available unless all logits were requested.
+    package func logits(at index: Int = -1) throws -> UnsafeBufferPointer<Float> {
+        guard lastBatchCount > 0, let buf = logitsBuffer else {
+            throw LeapError.invalidArgument("no logits: nothing has been evaluated since the context was created or rewound")
+        }
+        let i = index < 0 ? lastBatchCount + index : index
+        guard i >= logitsFirstIndex, i < logitsFirstIndex + logitRowCount else {
+            let avail = logitRowCount == 1 ? "only the last token (index \(lastBatchCount - 1) or -1)" : "0..<\(lastBatchCount)"
+            throw LeapError.invalidArgument("logits index \(index) is not available; the last eval kept \(avail)")
+        }
+        return UnsafeBufferPointer(start: buf.floats() + (i - logitsFirstIndex) * cfg.nVocab, count: cfg.nVocab)
+    }
+
+    /// Keeps the first `n` positions and forgets the rest (see the header comment for the conv state).
+    package func rewind(to n: Int) throws {
+        guard n >= 0, n <= nPast else {
+            throw LeapError.invalidArgument("cannot rewind to \(n): the context holds \(nPast) positions")
+        }
+        lastBatchCount = 0
+        if n == nPast { return }
+        let need = max(0, n - (cfg.convLCache - 1))
+        if convRing == nil || need >= convValidFrom {
+            nPast = n
+            tokens.removeLast(tokens.count - n)
+            return
+        }
+        // The conv state at `n` has left the ring: recompute the prefix.
+        let prefix = Array(tokens[0..<n])
+        reset()
+        if !prefix.isEmpty { try eval(tokens: prefix) }
+        lastBatchCount = 0
+    }
+
+    /// Forgets everything (a new sequence).
+    package func reset() {
+        nPast = 0
+        convValidFrom = 0
+        tokens.removeAll(keepingCapacity: true)
+        lastBatchCount = 0
+    }
+
+    /// ggml's GELU table: gelu of every F16 input, rounded to F16 (GGML_GELU_FP16).
+    static func makeGeluTable() -> [Float] {
+        var t = [Float](repeating: 0, count: 65536)
+        for h in 0..<65536 {
+            let x = lk_f16_to_f32(UInt16(h))
+            let inner: Float = 0.797_884_560_802_865_4 * x * (1 + 0.044715 * x * x)
+            let g: Float = 0.5 * x * (1 + tanhf(inner))
+            t[h] = lk_f16_to_f32(lk_f32_to_f16(g))
+        }
+        return t
+    }
+}

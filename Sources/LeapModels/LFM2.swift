@@ -1,0 +1,131 @@
+// LFM2 / LFM2.5 (`general.architecture = lfm2`): gated short-convolution layers and GQA attention layers
+// with per-head Q/K RMSNorm and NEOX RoPE. The layer type comes only from `head_count_kv[i]` (0 = conv).
+// The final norm is stored as `token_embd_norm.weight` (Ollama writes `output_norm.weight`: both accepted);
+// the output projection is tied to the embedding unless `output.weight` exists.
+import LeapCore
+import LeapGGUF
+import LeapKernels
+
+enum LFM2 {
+    static func load(_ file: GGUFFile) throws -> (ModelConfig, ModelWeights) {
+        let keys = ArchKeys(file: file, prefix: "lfm2.")
+        let nLayer = try keys.positive("block_count", keys.required("block_count"), max: 4096)
+        let nEmbd = try keys.positive("embedding_length", keys.required("embedding_length"))
+        let nHead = try keys.positive("attention.head_count", keys.required("attention.head_count"), max: 4096)
+        guard let nHeadKV = try keys.perLayer("attention.head_count_kv", nLayer) else {
+            throw LeapError.modelLoading("missing GGUF key 'lfm2.attention.head_count_kv' in \(file.path)")
+        }
+        guard let nFF = try keys.perLayer("feed_forward_length", nLayer) else {
+            throw LeapError.modelLoading("missing GGUF key 'lfm2.feed_forward_length' in \(file.path)")
+        }
+        let headDim = try keys.optional("attention.key_length") ?? (nEmbd / nHead)
+        guard headDim > 0, headDim * nHead == nEmbd else {
+            throw LeapError.modelLoading("lfm2: head_count \(nHead) × head dim \(headDim) != embedding_length \(nEmbd)")
+        }
+        for (i, kv) in nHeadKV.enumerated() where kv < 0 || kv > nHead || (kv > 0 && nHead % kv != 0) {
+            throw LeapError.modelLoading("lfm2.attention.head_count_kv[\(i)] = \(kv) must be 0 or divide head_count \(nHead)")
+        }
+        let lCache = try keys.required("shortconv.l_cache")
+        guard lCache >= 1, lCache <= 16 else {
+            throw LeapError.modelLoading("lfm2.shortconv.l_cache = \(lCache) is out of range 1...16")
+        }
+        let tokens = try file.optionalStringArray("tokenizer.ggml.tokens")
+        let kinds: [LayerKind] = nHeadKV.map { $0 == 0 ? .shortConv : .attention }
+        let ctxTrain = try keys.optional("context_length") ?? 128_000
+        var cfg = ModelConfig(
+            architecture: .lfm2, name: try file.optionalString("general.name") ?? "lfm2",
+            nLayer: nLayer, nEmbd: nEmbd, nVocab: 0, nCtxTrain: ctxTrain, nFF: nFF, nHead: nHead,
+            nHeadKV: nHeadKV, headDim: headDim, layerKinds: kinds,
+            rmsEps: try keys.requiredFloat("attention.layer_norm_rms_epsilon"),
+            ropeBase: try keys.float("rope.freq_base") ?? 10000, ropeFreqScale: 1, ropeBaseSWA: 10000,
+            nRot: headDim, ropeNeox: true, slidingWindow: try keys.optional("attention.sliding_window") ?? 0,
+            isSlidingLayer: [], embedScale: nil, queryScale: 1 / Float(headDim).squareRoot(),
+            queryPreScaled: false, activation: .silu, convLCache: lCache, finalLogitSoftcap: nil,
+            chatTemplate: try file.optionalString("tokenizer.chat_template"))
+        cfg.isSlidingLayer = [Bool](repeating: cfg.slidingWindow > 0, count: nLayer)
+
+        let b = TensorBinder(file: file)
+        let embdInfo = try b.info("token_embd.weight")
+        guard embdInfo.ne.count >= 2, embdInfo.ne[0] == nEmbd else {
+            throw LeapError.modelLoading("tensor 'token_embd.weight' has shape \(embdInfo.ne), expected [\(nEmbd), n_vocab]")
+        }
+        cfg.nVocab = embdInfo.ne[1]
+        if let tokens, tokens.count != cfg.nVocab {
+            // llama.cpp uses the token list; a mismatch means a broken file.
+            throw LeapError.modelLoading("token_embd.weight has \(cfg.nVocab) rows but the vocabulary has \(tokens.count) tokens")
+        }
+        let embd = try b.matrix("token_embd.weight", rows: cfg.nVocab, cols: nEmbd)
+        let normName = b.has("token_embd_norm.weight") ? "token_embd_norm.weight" : "output_norm.weight"
+        let outNorm = try b.vector(normName, nEmbd)
+        let output = b.has("output.weight") ? try b.matrix("output.weight", rows: cfg.nVocab, cols: nEmbd) : embd
+
+        var layers: [LayerWeights] = []
+        var kvSlot = 0, convSlot = 0
+        for i in 0..<nLayer {
+            let p = "blk.\(i)."
+            let mixer: MixerWeights
+            if kinds[i] == .shortConv {
+                mixer = .shortConv(ShortConvWeights(
+                    inProj: try b.matrix(p + "shortconv.in_proj.weight", rows: 3 * nEmbd, cols: nEmbd),
+                    outProj: try b.matrix(p + "shortconv.out_proj.weight", rows: nEmbd, cols: nEmbd),
+                    conv: try b.small(p + "shortconv.conv.weight", ne0: lCache, ne1: nEmbd),
+                    convSlot: convSlot))
+                convSlot += 1
+            } else {
+                let kvDim = nHeadKV[i] * headDim
+                mixer = .attention(AttentionWeights(
+                    q: try b.matrix(p + "attn_q.weight", rows: nHead * headDim, cols: nEmbd),
+                    k: try b.matrix(p + "attn_k.weight", rows: kvDim, cols: nEmbd),
+                    v: try b.matrix(p + "attn_v.weight", rows: kvDim, cols: nEmbd),
+                    output: try b.matrix(p + "attn_output.weight", rows: nEmbd, cols: nHead * headDim),
+                    qNorm: try b.vector(p + "attn_q_norm.weight", headDim),
+                    kNorm: try b.vector(p + "attn_k_norm.weight", headDim),
+                    nHeadKV: nHeadKV[i], kvSlot: kvSlot))
+                kvSlot += 1
+            }
+            layers.append(try standardLayer(b, prefix: p, nEmbd: nEmbd, nFF: nFF[i], mixer: mixer, postNorms: false))
+        }
+        return (cfg, ModelWeights(tokenEmbedding: embd, outputNorm: outNorm, output: output, layers: layers))
+    }
+}
+
+/// Pre-norms and the gated FFN shared by every supported architecture.
+func standardLayer(_ b: TensorBinder, prefix p: String, nEmbd: Int, nFF: Int, mixer: MixerWeights, postNorms: Bool) throws -> LayerWeights {
+    guard nFF > 0 else { throw LeapError.modelLoading("\(p)feed_forward_length must be positive") }
+    return LayerWeights(
+        attnNorm: try b.vector(p + "attn_norm.weight", nEmbd),
+        mixer: mixer,
+        postAttnNorm: postNorms ? try b.vector(p + "post_attention_norm.weight", nEmbd) : nil,
+        ffnNorm: try b.vector(p + "ffn_norm.weight", nEmbd),
+        gate: try b.matrix(p + "ffn_gate.weight", rows: nFF, cols: nEmbd),
+        up: try b.matrix(p + "ffn_up.weight", rows: nFF, cols: nEmbd),
+        down: try b.matrix(p + "ffn_down.weight", rows: nEmbd, cols: nFF),
+        postFFNNorm: postNorms ? try b.vector(p + "post_ffw_norm.weight", nEmbd) : nil)
+}
+
+/// Attention weights of a plain GQA layer (llama, Gemma 3).
+func standardAttention(_ b: TensorBinder, prefix p: String, cfg: ModelConfig, layer i: Int, kvSlot: Int, qkNorm: Bool) throws -> MixerWeights {
+    let hd = cfg.headDim
+    let kvDim = cfg.nHeadKV[i] * hd
+    return .attention(AttentionWeights(
+        q: try b.matrix(p + "attn_q.weight", rows: cfg.nHead * hd, cols: cfg.nEmbd),
+        k: try b.matrix(p + "attn_k.weight", rows: kvDim, cols: cfg.nEmbd),
+        v: try b.matrix(p + "attn_v.weight", rows: kvDim, cols: cfg.nEmbd),
+        output: try b.matrix(p + "attn_output.weight", rows: cfg.nEmbd, cols: cfg.nHead * hd),
+        qNorm: qkNorm ? try b.vector(p + "attn_q_norm.weight", hd) : nil,
+        kNorm: qkNorm ? try b.vector(p + "attn_k_norm.weight", hd) : nil,
+        nHeadKV: cfg.nHeadKV[i], kvSlot: kvSlot))
+}
+
+/// Embedding, final norm and (tied or separate) output projection.
+func embeddingAndOutput(_ b: TensorBinder, cfg: inout ModelConfig, outputNorm: String) throws -> (WeightMatrix, [Float], WeightMatrix) {
+    let e = try b.info("token_embd.weight")
+    guard e.ne.count >= 2, e.ne[0] == cfg.nEmbd, e.ne[1] > 0 else {
+        throw LeapError.modelLoading("tensor 'token_embd.weight' has shape \(e.ne), expected [\(cfg.nEmbd), n_vocab]")
+    }
+    cfg.nVocab = e.ne[1]
+    let embd = try b.matrix("token_embd.weight", rows: cfg.nVocab, cols: cfg.nEmbd)
+    let norm = try b.vector(outputNorm, cfg.nEmbd)
+    let output = b.has("output.weight") ? try b.matrix("output.weight", rows: cfg.nVocab, cols: cfg.nEmbd) : embd
+    return (embd, norm, output)
+}

@@ -1,0 +1,79 @@
+// LanguageModel: an immutable loaded model (config + weights inside the mmapped GGUF). Shareable between
+// threads; all mutable state lives in InferenceContext (one per thread / conversation).
+import LeapCore
+import LeapGGUF
+import LeapKernels
+
+package struct ContextOptions: Sendable {
+    /// Positions the KV cache holds; nil = min(n_ctx_train, 4096).
+    package var contextSize: Int?
+    package var kvCacheType: KVCacheType = .f16
+    /// Worker threads including the caller; nil = the model's default (physical cores).
+    package var threads: Int?
+    /// Tokens per forward pass when a long prompt is split (bounds the scratch memory).
+    package var maxBatch: Int = 256
+
+    package init(contextSize: Int? = nil, kvCacheType: KVCacheType = .f16, threads: Int? = nil) {
+        self.contextSize = contextSize
+        self.kvCacheType = kvCacheType
+        self.threads = threads
+    }
+}
+
+package final class LanguageModel: @unchecked Sendable {
+    package let file: GGUFFile
+    package let config: ModelConfig
+    let weights: ModelWeights
+    /// Default worker thread count for new contexts.
+    package let threads: Int
+
+    private init(file: GGUFFile, config: ModelConfig, weights: ModelWeights, threads: Int) {
+        self.file = file
+        self.config = config
+        self.weights = weights
+        self.threads = threads
+    }
+
+    /// Selects the architecture from `general.architecture`; errors name the missing key or tensor.
+    package static func load(file: GGUFFile, threads: Int? = nil) throws -> LanguageModel {
+        guard let arch = try file.optionalString("general.architecture") else {
+            throw LeapError.modelLoading("missing GGUF key 'general.architecture' in \(file.path)")
+        }
+        let loaded: (ModelConfig, ModelWeights)
+        switch Architecture(rawValue: arch) {
+        case .lfm2: loaded = try LFM2.load(file)
+        case .llama: loaded = try Llama.load(file)
+        case .gemma3: loaded = try Gemma3.load(file)
+        case nil:
+            let known = Architecture.allCases.map(\.rawValue).joined(separator: ", ")
+            throw LeapError.unsupported("unsupported model architecture '\(arch)' in \(file.path) (supported: \(known))")
+        }
+        if let t = threads, t < 1 { throw LeapError.invalidArgument("threads must be >= 1, got \(t)") }
+        return LanguageModel(file: file, config: loaded.0, weights: loaded.1, threads: threads ?? ThreadPool.physicalCores)
+    }
+
+    package static func load(path: String, threads: Int? = nil) throws -> LanguageModel {
+        try load(file: GGUFFile(path: path), threads: threads)
+    }
+
+    package func makeContext(_ options: ContextOptions = ContextOptions()) throws -> InferenceContext {
+        try InferenceContext(model: self, options: options)
+    }
+
+    package func makeContext(contextSize: Int?) throws -> InferenceContext {
+        try makeContext(ContextOptions(contextSize: contextSize))
+    }
+
+    /// Bytes of weights read per decoded token (every matrix once, plus one embedding row).
+    package var weightBytesPerToken: Int {
+        var n = weights.output.byteCount + weights.tokenEmbedding.rowBytes
+        for l in weights.layers {
+            n += l.gate.byteCount + l.up.byteCount + l.down.byteCount
+            switch l.mixer {
+            case .attention(let a): n += a.q.byteCount + a.k.byteCount + a.v.byteCount + a.output.byteCount
+            case .shortConv(let c): n += c.inProj.byteCount + c.outProj.byteCount
+            }
+        }
+        return n
+    }
+}

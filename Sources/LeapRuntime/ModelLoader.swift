@@ -1,0 +1,167 @@
+import Glibc
+import LeapChatTemplate
+import LeapCore
+import LeapGGUF
+import LeapJSON
+import LeapModels
+import LeapTokenizer
+
+// Loading a GGUF into a ModelRunner: weights (LeapModels), tokenizer (LeapTokenizer) and chat template
+// (LeapChatTemplate) from the same mmap'ed file, adapted to the runtime's backend protocols.
+
+extension ModelRunner {
+    /// Loads `path` (LEAP `Leap.load(url:)`). The default context is min(trained context, 4096).
+    package static func load(path: String, options: RunnerOptions = RunnerOptions()) throws -> ModelRunner {
+        let file: GGUFFile
+        do {
+            file = try GGUFFile(path: path)
+        } catch let e as LeapError where e.kind == .format {
+            throw LeapError(.modelLoading, "\(path): \(e.message)")
+        }
+        let model = try LanguageModel.load(file: file, threads: options.threads)
+        let tokenizer = try Tokenizer(gguf: file)
+        let embedded = try file.optionalString("tokenizer.chat_template")
+        let source = options.chatTemplate ?? embedded ?? ChatTemplate.chatML
+        let template: ChatTemplate
+        do {
+            template = try ChatTemplate(source: source)
+        } catch let e as LeapError {
+            throw LeapError(.modelLoading, "chat template of \(path): \(e.message)")
+        }
+        try rejectUnsupportedCompanions(path: path, options: options)
+        let trained = model.config.nCtxTrain > 0 ? model.config.nCtxTrain : 4096
+        let contextSize = options.contextSize ?? min(trained, 4096)
+        return ModelRunner(
+            modelId: modelId(path), model: LanguageModelAdapter(model, threads: options.threads),
+            tokenizer: TokenizerAdapter(tokenizer), template: TemplateAdapter(template), templateSource: source,
+            templateIsFallback: options.chatTemplate == nil && embedded == nil, contextSize: contextSize,
+            samplingDefaults: try samplingDefaults(file))
+    }
+
+    /// "models/SmolLM2-135M-Instruct.Q4_1.gguf" -> "SmolLM2-135M-Instruct.Q4_1".
+    static func modelId(_ path: String) -> String {
+        var name = String(path.split(separator: "/").last ?? Substring(path))
+        if name.hasSuffix(".gguf") { name.removeLast(5) }
+        return name
+    }
+
+    /// `general.sampling.*` keys (llama.cpp's convention) override the runtime's defaults.
+    static func samplingDefaults(_ f: GGUFFile) throws -> SamplingDefaults {
+        var d = SamplingDefaults()
+        if let t = try? f.optionalFloat("general.sampling.temp") { d.temperature = t }
+        if let p = try? f.optionalFloat("general.sampling.top_p") { d.topP = p }
+        if let p = try? f.optionalFloat("general.sampling.min_p") { d.minP = p }
+        if let k = try? f.optionalInt("general.sampling.top_k") { d.topK = k }
+        if let r = try? f.optionalFloat("general.sampling.penalty_repeat") { d.repetitionPenalty = r }
+        return d
+    }
+
+    /// Multimodal companions (vision / audio projectors, audio decoders) need encoders this engine does not
+    /// have yet: say so at load time instead of failing on the first image or audio part.
+    static func rejectUnsupportedCompanions(path: String, options: RunnerOptions) throws {
+        for (what, p) in [("mmproj", options.mmprojPath), ("audio decoder", options.audioDecoderPath),
+                          ("audio tokenizer", options.audioTokenizerPath)] {
+            if let p {
+                throw LeapError(.unsupported, "\(what) \(p): multimodal companion models are not supported yet (text models only)")
+            }
+        }
+    }
+}
+
+/// LeapModels' LanguageModel as a runtime backend.
+final class LanguageModelAdapter: LanguageModelBackend, @unchecked Sendable {
+    let model: LanguageModel
+    let threads: Int?
+    init(_ model: LanguageModel, threads: Int?) {
+        self.model = model
+        self.threads = threads
+    }
+
+    var architecture: String { model.config.architecture.rawValue }
+    var vocabularySize: Int { model.config.nVocab }
+    var trainedContextLength: Int { model.config.nCtxTrain }
+
+    func makeSession(contextSize: Int) throws -> any InferenceSessionBackend {
+        InferenceSessionAdapter(try model.makeContext(ContextOptions(contextSize: contextSize, threads: threads)),
+                                vocabularySize: model.config.nVocab)
+    }
+}
+
+/// An InferenceContext with a writable copy of the last logits (the sampler masks them in place).
+final class InferenceSessionAdapter: InferenceSessionBackend {
+    let context: InferenceContext
+    let logits: UnsafeMutableBufferPointer<Float>  // [n_vocab]
+    /// Prompts are evaluated in chunks so that a stop request is honoured during long prefills.
+    static let prefillChunk = 256
+
+    init(_ context: InferenceContext, vocabularySize: Int) {
+        self.context = context
+        logits = .allocate(capacity: vocabularySize)
+        logits.initialize(repeating: 0)
+    }
+
+    deinit { logits.deallocate() }
+
+    var contextSize: Int { context.contextSize }
+    var tokenCount: Int { context.nPast }
+
+    func evaluate(_ tokens: [Int32], shouldStop: () -> Bool) throws {
+        var start = 0
+        while start < tokens.count {
+            if start > 0 && shouldStop() { throw LeapError(.cancelled, "stopped during the prompt") }
+            let end = min(tokens.count, start + InferenceSessionAdapter.prefillChunk)
+            try context.eval(tokens: Array(tokens[start..<end]))
+            start = end
+        }
+        let last = try context.logits(at: -1)
+        let n = min(last.count, logits.count)
+        if let src = last.baseAddress, let dst = logits.baseAddress { dst.update(from: src, count: n) }
+    }
+
+    func lastLogits() -> UnsafeMutableBufferPointer<Float> { logits }
+
+    func truncate(to n: Int) throws { try context.rewind(to: n) }
+}
+
+final class TokenizerAdapter: TokenizerBackend, @unchecked Sendable {
+    let tokenizer: Tokenizer
+    let bosText: String
+    let eosText: String
+    init(_ t: Tokenizer) {
+        tokenizer = t
+        bosText = t.bosID.flatMap { try? t.piece($0, special: true) }.map { String(decoding: $0, as: UTF8.self) } ?? ""
+        eosText = t.eosID.flatMap { try? t.piece($0, special: true) }.map { String(decoding: $0, as: UTF8.self) } ?? ""
+    }
+
+    var vocabularySize: Int { tokenizer.vocabularySize }
+    var addsBOS: Bool { tokenizer.addBOS }
+    func tokenize(_ text: String, addSpecial: Bool, parseSpecial: Bool) throws -> [Int32] {
+        tokenizer.tokenize(text, addSpecial: addSpecial, parseSpecial: parseSpecial)
+    }
+    func piece(_ token: Int32) -> [UInt8] { (try? tokenizer.piece(token, special: true)) ?? [] }
+    func isSpecial(_ token: Int32) -> Bool { tokenizer.isControl(token) }
+    func isEndOfGeneration(_ token: Int32) -> Bool { tokenizer.isEndOfGeneration(token) }
+}
+
+final class TemplateAdapter: ChatTemplateBackend, @unchecked Sendable {
+    let template: ChatTemplate
+    init(_ t: ChatTemplate) { template = t }
+
+    func render(messages: [JSONValue], tools: [JSONValue]?, addGenerationPrompt: Bool, variables: JSONObject) throws -> String {
+        var extra = variables
+        let bos = extra["bos_token"]?.stringValue ?? ""
+        let eos = extra["eos_token"]?.stringValue ?? ""
+        extra["bos_token"] = nil
+        extra["eos_token"] = nil
+        return try template.render(messages: messages, tools: tools, addGenerationPrompt: addGenerationPrompt,
+                                   bosToken: bos, eosToken: eos, extra: extra)
+    }
+}
+
+extension ModelRunner {
+    /// The engine objects behind a runner loaded from a GGUF (nil for other backends), for the low-level
+    /// evaluation and tokenizer APIs.
+    package var languageModel: LanguageModel? { (model as? LanguageModelAdapter)?.model }
+    package var textTokenizer: Tokenizer? { (tokenizer as? TokenizerAdapter)?.tokenizer }
+    package var chatTemplate: ChatTemplate? { (template as? TemplateAdapter)?.template }
+}

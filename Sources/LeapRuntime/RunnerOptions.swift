@@ -1,0 +1,17 @@
+/// How to load a model (LEAP `LiquidInferenceEngineOptions` / `ModelLoadingOptions`).
+package struct RunnerOptions: Sendable {
+    /// CPU threads for matrix work; nil = physical cores.
+    package var threads: Int?
+    /// Tokens per conversation; nil = min(trained context, 4096).
+    package var contextSize: Int?
+    /// Jinja chat template overriding the model's own.
+    package var chatTemplate: String?
+    /// Companion files of multimodal models (vision / audio projector, audio decoder and tokenizer).
+    package var mmprojPath: String?
+    package var audioDecoderPath: String?
+    package var audioTokenizerPath: String?
+    /// Find companions next to the model when the paths are nil (LEAP's auto-detection).
+    package var autoDetectCompanionFiles = true
+
+    package init() {}
+}

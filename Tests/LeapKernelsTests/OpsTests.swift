@@ -1,0 +1,130 @@
+// Float ops against straightforward Float64 references, and f16 conversion against Swift's Float16.
+import CLeapKernels
+import Glibc
+import LeapKernels
+import Testing
+
+func close(_ a: [Float], _ b: [Double], rel: Double, abs absTol: Double = 1e-30) -> Bool {
+    a.count == b.count && zip(a, b).allSatisfy { abs(Double($0) - $1) <= rel * abs($1) + absTol }
+}
+
+@Test func rmsNormMatchesFloat64() {
+    var rng = Rng(1)
+    let n = 576, rows = 3
+    let x = (0..<(n * rows)).map { _ in rng.normal() * 3 }
+    let w = (0..<n).map { _ in rng.normal() }
+    var y = [Float](repeating: 0, count: n * rows)
+    Kernels.rmsNorm(x, weight: w, y: &y, n: n, nRows: rows, eps: 1e-5)
+    var ref: [Double] = []
+    for r in 0..<rows {
+        let row = x[(r * n)..<((r + 1) * n)].map(Double.init)
+        let s = 1 / (row.reduce(0) { $0 + $1 * $1 } / Double(n) + 1e-5).squareRoot()
+        ref += (0..<n).map { row[$0] * s * Double(w[$0]) }
+    }
+    #expect(close(y, ref, rel: 1e-5, abs: 1e-6))
+    var inPlace = x
+    inPlace.withUnsafeMutableBufferPointer { p in Kernels.rmsNorm(p.baseAddress!, weight: nil, y: p.baseAddress!, n: n, nRows: rows, eps: 1e-6) }
+    #expect(inPlace[0..<n].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(n) > 0.999)
+}
+
+func ropeReference(_ x: [Float], nHeads: Int, headDim: Int, nRot: Int, neox: Bool, pos: Double, base: Double, scale: Double) -> [Double] {
+    var out = x.map(Double.init)
+    for h in 0..<nHeads {
+        for i in 0..<(nRot / 2) {
+            let theta = pos * scale * Glibc.pow(base, -2.0 * Double(i) / Double(nRot))
+            let (a, b) = neox ? (h * headDim + i, h * headDim + i + nRot / 2) : (h * headDim + 2 * i, h * headDim + 2 * i + 1)
+            let (xa, xb) = (Double(x[a]), Double(x[b]))
+            out[a] = xa * Glibc.cos(theta) - xb * Glibc.sin(theta)
+            out[b] = xb * Glibc.cos(theta) + xa * Glibc.sin(theta)
+        }
+    }
+    return out
+}
+
+@Test(arguments: [RopeMode.normal, .neox])
+func ropeMatchesFloat64(_ mode: RopeMode) {
+    var rng = Rng(2)
+    let (nHeads, headDim, nTokens) = (3, 64, 4)
+    for nRot in [64, 32] { // partial rotation leaves the remaining dims unchanged
+        let x = (0..<(nTokens * nHeads * headDim)).map { _ in rng.normal() }
+        let positions: [Int32] = [0, 1, 17, 4095]
+        var y = x
+        Kernels.rope(&y, nTokens: nTokens, nHeads: nHeads, headDim: headDim, nRot: nRot, mode: mode, base: 10000,
+                     freqScale: 0.5, positions: positions)
+        for t in 0..<nTokens {
+            let slice = Array(x[(t * nHeads * headDim)..<((t + 1) * nHeads * headDim)])
+            let ref = ropeReference(slice, nHeads: nHeads, headDim: headDim, nRot: nRot, neox: mode == .neox,
+                                    pos: Double(positions[t]), base: 10000, scale: 0.5)
+            let got = Array(y[(t * nHeads * headDim)..<((t + 1) * nHeads * headDim)])
+            #expect(close(got, ref, rel: 0, abs: 2e-5), "mode \(mode) nRot \(nRot) token \(t)")
+        }
+    }
+}
+
+@Test func softmaxIsStableAndNormalized() {
+    var x: [Float] = [1000, 1001, 999, -.infinity, 0]
+    Kernels.softmax(&x, n: x.count)
+    let e = [0.0, 1, -1].map { Glibc.exp($0) }
+    let s = e.reduce(0, +)
+    #expect(close(x, [e[0] / s, e[1] / s, e[2] / s, 0, 0], rel: 1e-6, abs: 1e-12))
+    var masked: [Float] = [-.infinity, -.infinity]
+    Kernels.softmax(&masked, n: 2)
+    #expect(masked == [0.5, 0.5])
+    var rng = Rng(3)
+    var big = (0..<4099).map { _ in rng.normal() * 5 }
+    let ref = big.map { Glibc.exp(Double($0)) }
+    let total = ref.reduce(0, +)
+    Kernels.softmax(&big, n: big.count)
+    #expect(close(big, ref.map { $0 / total }, rel: 1e-5, abs: 1e-12))
+}
+
+@Test func siluAndGeluMatchFloat64() {
+    let x: [Float] = (0..<2001).map { Float($0 - 1000) / 100 } // -10 ... 10
+    var y = [Float](repeating: 0, count: x.count)
+    Kernels.silu(x, y: &y, n: x.count)
+    #expect(close(y, x.map { Double($0) / (1 + Glibc.exp(-Double($0))) }, rel: 1e-6, abs: 1e-7))
+    Kernels.geluTanh(x, y: &y, n: x.count)
+    let gelu = x.map { v -> Double in
+        let d = Double(v)
+        return 0.5 * d * (1 + Glibc.tanh((2 / Double.pi).squareRoot() * (d + 0.044715 * d * d * d)))
+    }
+    #expect(close(y, gelu, rel: 1e-6, abs: 1e-6))
+}
+
+@Test func elementOps() {
+    let a: [Float] = [1, 2, 3, -4, 5], b: [Float] = [0.5, -1, 2, 2, 0]
+    var y = [Float](repeating: 0, count: 5)
+    Kernels.mul(a, b, y: &y, n: 5)
+    #expect(y == [0.5, -2, 6, -8, 0])
+    Kernels.add(a, b, y: &y, n: 5)
+    #expect(y == [1.5, 1, 5, -2, 5])
+    Kernels.scale(a, by: -2, y: &y, n: 5)
+    #expect(y == [-2, -4, -6, 8, -10])
+    var h = [UInt16](repeating: 0, count: 5)
+    Kernels.f32ToF16(a, &h, n: 5)
+    var acc: [Float] = [1, 1, 1, 1, 1]
+    Kernels.axpyF16(0.5, h, y: &acc, n: 5)
+    #expect(acc == [1.5, 2, 2.5, -1, 3.5])
+    #expect(Kernels.dotF16(h, b, n: 5) == 0.5 - 2 + 6 - 8)
+}
+
+@Test func f16ConversionMatchesSwiftFloat16() {
+    // every half -> float, and a spread of floats -> half (round to nearest even), against Swift's Float16
+    for bits in 0...0xffff {
+        let want = Float(Float16(bitPattern: UInt16(bits)))
+        let got = lk_f16_to_f32(UInt16(bits))
+        #expect(got.bitPattern == want.bitPattern || (got.isNaN && want.isNaN))
+    }
+    var rng = Rng(4)
+    var bad = 0
+    for i in 0..<200_000 {
+        let f = i < 100_000 ? Float(bitPattern: UInt32(truncatingIfNeeded: rng.next()))
+            : rng.normal() * Float(Glibc.pow(2.0, Double(Int(rng.next() % 48)) - 30))
+        let want = Float16(f).bitPattern, got = lk_f32_to_f16(f)
+        if !(got == want || (f.isNaN && (got & 0x7c00) == 0x7c00 && (got & 0x3ff) != 0)) { bad += 1 }
+    }
+    #expect(bad == 0)
+    var roundTrip = [Float](repeating: 0, count: 3)
+    Kernels.f16ToF32([0x3c00, 0xc000, 0x7bff], &roundTrip, n: 3)
+    #expect(roundTrip == [1, -2, 65504])
+}

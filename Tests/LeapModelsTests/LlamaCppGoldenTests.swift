@@ -1,0 +1,94 @@
+import Testing
+import LeapModels
+import Glibc
+
+/// Teacher-forced comparison with llama.cpp (goldens from scripts/fixtures/make_model_goldens.py).
+struct GoldenStats {
+    var agreement: Double
+    var perplexity: Double
+    var maxTop1LogitDiff: Float
+}
+
+func compareTeacherForced(_ model: LanguageModel, _ g: LlamaCppGolden) throws -> GoldenStats {
+    let ctx = try model.makeContext(contextSize: 1024)
+    var agree = 0
+    var nll = 0.0
+    var maxDiff: Float = 0
+    let chunk = 32  // bounded logits memory for 262k vocabularies
+    var i = 0
+    while i < g.tokens.count {
+        let end = min(g.tokens.count, i + chunk)
+        try ctx.eval(tokens: Array(g.tokens[i..<end]), wantAllLogits: true)
+        for p in i..<end {
+            let row = try ctx.logits(at: p - i)
+            let gp = g.positions[p]
+            if argmax(row) == gp.argmax { agree += 1 }
+            if p + 1 < g.tokens.count { nll -= logProb(row, Int(g.tokens[p + 1])) }
+            maxDiff = max(maxDiff, abs(row[Int(gp.top[0].0)] - gp.top[0].1))
+        }
+        i = end
+    }
+    return GoldenStats(agreement: Double(agree) / Double(g.tokens.count),
+                       perplexity: exp(nll / Double(g.tokens.count - 1)), maxTop1LogitDiff: maxDiff)
+}
+
+/// Greedy continuation of each golden prompt; returns the number of leading tokens equal to llama.cpp's.
+func greedyPrefixMatches(_ model: LanguageModel, _ g: LlamaCppGolden, count: Int) throws -> [Int] {
+    let ctx = try model.makeContext(contextSize: 256)
+    var result: [Int] = []
+    for (prompt, want) in g.generations {
+        try ctx.rewind(to: 0)
+        try ctx.eval(tokens: prompt)
+        var same = 0
+        var diverged = false
+        for k in 0..<min(count, want.count) {
+            let t = argmax(try ctx.logits())
+            if !diverged && t == want[k] { same += 1 } else { diverged = true }
+            try ctx.eval(tokens: [want[k]])  // teacher-force llama.cpp's token to keep going
+        }
+        result.append(same)
+    }
+    return result
+}
+
+private func golden(_ name: String) throws -> LlamaCppGolden {
+    try #require(LlamaCppGolden(path: goldensDir + "/\(name).llamacpp.txt"))
+}
+
+@Test(arguments: tinyModels)
+func tinyLFM2MatchesLlamaCpp(name: String) throws {
+    let g = try golden(name)
+    let model = try loadTiny(name)
+    let s = try compareTeacherForced(model, g)
+    let greedy = try greedyPrefixMatches(model, g, count: 32)
+    print("\(name): argmax agreement \(s.agreement), ppl \(s.perplexity) vs llama.cpp \(g.perplexity), max top-1 logit diff \(s.maxTop1LogitDiff), greedy prefix \(greedy)")
+    #expect(s.agreement >= 0.98)
+    #expect(abs(s.perplexity / g.perplexity - 1) < 0.01)
+    #expect(greedy.allSatisfy { $0 >= 32 })
+}
+
+private let realModels = [
+    ("SmolLM2-135M-Instruct.Q4_1", "llama"),
+    ("gemma-3-270m-q4_k_m", "gemma3"),
+]
+
+private func realPath(_ name: String) -> String { realModelsDir + "/" + name + ".gguf" }
+
+@Test(.enabled(if: fileExists(realModelsDir + "/SmolLM2-135M-Instruct.Q4_1.gguf"), "SmolLM2 not found (set LEAP_MODELS_DIR)"))
+func smolLM2MatchesLlamaCpp() throws { try checkReal("SmolLM2-135M-Instruct.Q4_1", .llama) }
+
+@Test(.enabled(if: fileExists(realModelsDir + "/gemma-3-270m-q4_k_m.gguf"), "Gemma 3 270M not found (set LEAP_MODELS_DIR)"))
+func gemma3MatchesLlamaCpp() throws { try checkReal("gemma-3-270m-q4_k_m", .gemma3) }
+
+private func checkReal(_ name: String, _ arch: Architecture) throws {
+    let g = try golden(name)
+    let model = try LanguageModel.load(path: realPath(name), threads: 2)
+    #expect(model.config.architecture == arch)
+    #expect(model.config.nVocab == g.nVocab)
+    let s = try compareTeacherForced(model, g)
+    let greedy = try greedyPrefixMatches(model, g, count: 32)
+    print("\(name): argmax agreement \(s.agreement), ppl \(s.perplexity) vs llama.cpp \(g.perplexity), max top-1 logit diff \(s.maxTop1LogitDiff), greedy prefix \(greedy)")
+    #expect(s.agreement >= 0.98)
+    #expect(abs(s.perplexity / g.perplexity - 1) < 0.01)
+    #expect(greedy.allSatisfy { $0 >= 32 })
+}

@@ -1,0 +1,103 @@
+import Glibc
+import LeapGGUF
+import LeapModels
+
+/// <repo>/Tests/Fixtures/models, found from this file's path.
+let modelFixturesDir: String = {
+    var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
+    parts.removeLast(2)  // LeapModelsTests/Support.swift
+    return parts.joined(separator: "/") + "/Fixtures/models"
+}()
+
+let goldensDir = modelFixturesDir + "/goldens"
+
+/// Real models: $LEAP_MODELS_DIR or <repo>/models.
+let realModelsDir: String = {
+    if let e = getenv("LEAP_MODELS_DIR") { return String(cString: e) }
+    var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
+    parts.removeLast(3)
+    return parts.joined(separator: "/") + "/models"
+}()
+
+func fileExists(_ path: String) -> Bool { access(path, R_OK) == 0 }
+
+func readBytes(_ path: String) -> [UInt8]? {
+    guard let f = fopen(path, "rb") else { return nil }
+    defer { fclose(f) }
+    var out: [UInt8] = []
+    var buf = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = fread(&buf, 1, buf.count, f)
+        if n <= 0 { break }
+        out.append(contentsOf: buf[0..<n])
+    }
+    return out
+}
+
+func readText(_ path: String) -> String? { readBytes(path).map { String(decoding: $0, as: UTF8.self) } }
+
+func readFloats(_ path: String) -> [Float]? {
+    guard let b = readBytes(path) else { return nil }
+    return b.withUnsafeBytes { raw in (0..<(b.count / 4)).map { raw.loadUnaligned(fromByteOffset: $0 * 4, as: Float.self) } }
+}
+
+/// One position of a llama.cpp golden.
+struct GoldenPosition {
+    var argmax: Int32
+    var logprobNext: Double
+    var top: [(Int32, Float)]
+}
+
+struct LlamaCppGolden {
+    var nVocab = 0
+    var tokens: [Int32] = []
+    var positions: [GoldenPosition] = []
+    var perplexity = 0.0
+    var generations: [(prompt: [Int32], generated: [Int32])] = []
+
+    init?(path: String) {
+        guard let text = readText(path) else { return nil }
+        for line in text.split(separator: "\n") {
+            let f = line.split(separator: " ").map(String.init)
+            guard let key = f.first else { continue }
+            switch key {
+            case "n_vocab": nVocab = Int(f[1]) ?? 0
+            case "tokens": tokens = f.dropFirst().compactMap { Int32($0) }
+            case "pos":
+                let top = f[4...].map { s -> (Int32, Float) in
+                    let kv = s.split(separator: ":")
+                    return (Int32(kv[0]) ?? -1, Float(kv[1]) ?? .nan)
+                }
+                positions.append(GoldenPosition(argmax: Int32(f[2]) ?? -1, logprobNext: Double(f[3]) ?? .nan, top: top))
+            case "ppl": perplexity = Double(f[1]) ?? 0
+            case "gen":
+                let np = Int(f[1]) ?? 0
+                let prompt = f[2..<(2 + np)].compactMap { Int32($0) }
+                let gen = f[(3 + np)...].compactMap { Int32($0) }
+                generations.append((prompt, gen))
+            default: break
+            }
+        }
+    }
+}
+
+/// Log-softmax value of `id` in a logits row.
+func logProb(_ row: UnsafeBufferPointer<Float>, _ id: Int) -> Double {
+    var m = -Double.infinity
+    for v in row { m = max(m, Double(v)) }
+    var s = 0.0
+    for v in row { s += exp(Double(v) - m) }
+    return Double(row[id]) - m - log(s)
+}
+
+func argmax(_ row: UnsafeBufferPointer<Float>) -> Int32 {
+    var best = 0
+    for i in 1..<row.count where row[i] > row[best] { best = i }
+    return Int32(best)
+}
+
+let tinyModels = ["lfm2-tiny-f32", "lfm2-tiny-f16-attn", "lfm2-tiny-q8_0", "lfm2-tiny-q4_0-16l", "lfm2-tiny-q4_k"]
+
+func loadTiny(_ name: String, threads: Int = 2) throws -> LanguageModel {
+    try LanguageModel.load(path: modelFixturesDir + "/" + name + ".gguf", threads: threads)
+}

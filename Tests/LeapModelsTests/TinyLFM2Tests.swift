@@ -1,0 +1,147 @@
+import Testing
+import LeapModels
+import LeapGGUF
+
+/// Our logits for every position of the numpy golden sequence.
+private func allLogits(_ ctx: InferenceContext, _ tokens: [Int32], batch: Bool) throws -> [[Float]] {
+    var rows: [[Float]] = []
+    if batch {
+        try ctx.eval(tokens: tokens, wantAllLogits: true)
+        for i in 0..<tokens.count { rows.append(Array(try ctx.logits(at: i))) }
+    } else {
+        for t in tokens {
+            try ctx.eval(tokens: [t])
+            rows.append(Array(try ctx.logits()))
+        }
+    }
+    return rows
+}
+
+private func numpyGolden(_ name: String) throws -> (tokens: [Int32], logits: [Float], nVocab: Int) {
+    let meta = try #require(readText(goldensDir + "/\(name).numpy.txt"))
+    var tokens: [Int32] = []
+    var nVocab = 0
+    for line in meta.split(separator: "\n") {
+        let f = line.split(separator: " ")
+        if f.first == "tokens" { tokens = f.dropFirst().compactMap { Int32($0) } }
+        if f.first == "n_vocab" { nVocab = Int(f[1]) ?? 0 }
+    }
+    let logits = try #require(readFloats(goldensDir + "/\(name).numpy.f32"))
+    return (tokens, logits, nVocab)
+}
+
+@Test(arguments: tinyModels)
+func tinyLFM2MatchesNumpyReference(name: String) throws {
+    let (tokens, ref, V) = try numpyGolden(name)
+    let model = try loadTiny(name)
+    #expect(model.config.architecture == .lfm2)
+    #expect(model.config.nVocab == V)
+    let ctx = try model.makeContext(contextSize: 64)
+    let rows = try allLogits(ctx, tokens, batch: true)
+    var agree = 0
+    var err = 0.0, norm = 0.0
+    for t in 0..<tokens.count {
+        let refRow = Array(ref[(t * V)..<((t + 1) * V)])
+        for i in 0..<V {
+            let d = Double(rows[t][i] - refRow[i])
+            err += d * d
+            norm += Double(refRow[i] * refRow[i])
+        }
+        let a = rows[t].withUnsafeBufferPointer { argmax($0) }
+        let b = refRow.withUnsafeBufferPointer { argmax($0) }
+        if a == b { agree += 1 }
+    }
+    let relRMS = (err / norm).squareRoot()
+    let agreement = Double(agree) / Double(tokens.count)
+    // F32 weights: only the F16 KV cache differs from float64. Quantized: ggml-style 8-bit activations.
+    let isFloat = name.contains("f32") || name.contains("f16")
+    print("\(name): rel-RMS \(relRMS), argmax agreement \(agreement)")
+    #expect(relRMS < (isFloat ? 5e-3 : 0.08))
+    #expect(agreement >= (isFloat ? 1.0 : 0.85))
+}
+
+@Test(arguments: tinyModels)
+func batchPrefillEqualsTokenByToken(name: String) throws {
+    let (tokens, _, _) = try numpyGolden(name)
+    let model = try loadTiny(name)
+    let a = try allLogits(try model.makeContext(contextSize: 64), tokens, batch: true)
+    let b = try allLogits(try model.makeContext(contextSize: 64), tokens, batch: false)
+    var maxDiff: Float = 0
+    for t in 0..<tokens.count { for i in 0..<a[t].count { maxDiff = max(maxDiff, abs(a[t][i] - b[t][i])) } }
+    #expect(maxDiff < 1e-3, "max |batch - incremental| = \(maxDiff)")
+}
+
+@Test func rewindThenReevalEqualsFreshEval() throws {
+    let (tokens, _, _) = try numpyGolden("lfm2-tiny-q8_0")
+    let model = try loadTiny("lfm2-tiny-q8_0")
+    let fresh = try model.makeContext(contextSize: 64)
+    try fresh.eval(tokens: Array(tokens[0..<30]))
+    let want = Array(try fresh.logits())
+
+    // Shallow rewind (conv state still in the ring) and a deep one through reset + recompute.
+    let ctx = try model.makeContext(ContextOptions(contextSize: 64))
+    try ctx.eval(tokens: Array(tokens[0..<40]))
+    try ctx.rewind(to: 25)
+    #expect(ctx.nPast == 25)
+    try ctx.eval(tokens: Array(tokens[25..<30]))
+    let got = Array(try ctx.logits())
+    for i in 0..<want.count { #expect(abs(got[i] - want[i]) < 1e-4) }
+
+    try ctx.rewind(to: 0)
+    try ctx.eval(tokens: Array(tokens[0..<30]))
+    let again = Array(try ctx.logits())
+    for i in 0..<want.count { #expect(abs(again[i] - want[i]) < 1e-4) }
+}
+
+@Test func deepRewindRecomputesConvState() throws {
+    let (tokens, _, _) = try numpyGolden("lfm2-tiny-q4_0-16l")
+    let model = try loadTiny("lfm2-tiny-q4_0-16l")
+    var opts = ContextOptions(contextSize: 256)
+    opts.maxBatch = 4   // ring = 4 + 64 positions: rewinding 3 tokens after 100 forces the recompute path
+    let ctx = try model.makeContext(opts)
+    var long: [Int32] = []
+    while long.count < 100 { long += tokens }
+    long = Array(long[0..<100])
+    try ctx.eval(tokens: long)
+    try ctx.rewind(to: 10)
+    try ctx.eval(tokens: Array(long[10..<12]))
+    let got = Array(try ctx.logits())
+    let fresh = try model.makeContext(ContextOptions(contextSize: 256))
+    try fresh.eval(tokens: Array(long[0..<12]))
+    let want = Array(try fresh.logits())
+    for i in 0..<want.count { #expect(abs(got[i] - want[i]) < 1e-3) }
+}
+
+@Test func contextFullIsACleanError() throws {
+    let model = try loadTiny("lfm2-tiny-f32")
+    let ctx = try model.makeContext(contextSize: 8)
+    try ctx.eval(tokens: [1, 20, 30, 40, 50])
+    #expect(throws: (any Error).self) { try ctx.eval(tokens: [1, 2, 3, 4]) }
+    #expect(ctx.nPast == 5)
+    try ctx.eval(tokens: [1, 2, 3])
+    #expect(ctx.nPast == 8)
+    #expect(throws: (any Error).self) { try ctx.eval(tokens: [9]) }
+    #expect(throws: (any Error).self) { try ctx.eval(tokens: [9999]) }
+    #expect(throws: (any Error).self) { try ctx.logits(at: 0) }
+}
+
+@Test func missingTensorErrorNamesIt() throws {
+    // Drop one tensor by renaming its name bytes inside a copy of a tiny file.
+    var bytes = try #require(readBytes(modelFixturesDir + "/lfm2-tiny-f32.gguf"))
+    let needle = Array("blk.2.attn_k.weight".utf8)
+    var found = false
+    outer: for i in 0..<(bytes.count - needle.count) where bytes[i] == needle[0] {
+        for j in 0..<needle.count where bytes[i + j] != needle[j] { continue outer }
+        bytes[i + 6] = UInt8(ascii: "x")  // attn_x
+        found = true
+        break
+    }
+    #expect(found)
+    let file = try GGUFFile(bytes: bytes)
+    do {
+        _ = try LanguageModel.load(file: file)
+        Issue.record("load succeeded without blk.2.attn_k.weight")
+    } catch {
+        #expect("\(error)".contains("blk.2.attn_k.weight"))
+    }
+}

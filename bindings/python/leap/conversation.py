@@ -1,0 +1,450 @@
+"""Models, conversations and streamed generation (the LEAP conversation API).
+
+``generate_response`` is a generator over the C pull iterator (``leap_generation_next``): no threads,
+no callbacks. ctypes releases the GIL while the library computes, so ``conversation.stop()`` works from
+another Python thread.
+"""
+from __future__ import annotations
+
+import ctypes
+import enum
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
+
+from . import _lib
+from ._lib import c_status, check, fn, take_string, utf8
+from .messages import ChatMessage, LeapFunctionCall, Role, leap_message_p, _free as _message_free, \
+    _to_json as _message_to_json
+
+leap_model_p = _lib.opaque("leap_model")
+leap_conversation_p = _lib.opaque("leap_conversation")
+leap_generation_p = _lib.opaque("leap_generation")
+
+
+class leap_model_params(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("n_threads", ctypes.c_int32),
+        ("context_size", ctypes.c_int32),
+        ("chat_template", ctypes.c_char_p),
+        ("mmproj_path", ctypes.c_char_p),
+        ("audio_decoder_path", ctypes.c_char_p),
+        ("audio_tokenizer_path", ctypes.c_char_p),
+        ("auto_detect_companion_files", ctypes.c_int32),
+    ]
+
+
+class leap_generation_options(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("temperature", ctypes.c_float),
+        ("top_p", ctypes.c_float),
+        ("min_p", ctypes.c_float),
+        ("top_k", ctypes.c_int32),
+        ("repetition_penalty", ctypes.c_float),
+        ("use_rng_seed", ctypes.c_int32),
+        ("rng_seed", ctypes.c_uint64),
+        ("max_tokens", ctypes.c_int32),
+        ("json_schema_constraint", ctypes.c_char_p),
+        ("inject_schema_into_prompt", ctypes.c_int32),
+        ("function_call_parser", ctypes.c_int32),
+        ("inline_thinking_tags", ctypes.c_int32),
+        ("enable_thinking", ctypes.c_int32),
+    ]
+
+
+class leap_generation_stats(ctypes.Structure):
+    _fields_ = [
+        ("prompt_tokens", ctypes.c_int64),
+        ("completion_tokens", ctypes.c_int64),
+        ("total_tokens", ctypes.c_int64),
+        ("cached_prompt_tokens", ctypes.c_int64),
+        ("tokens_per_second", ctypes.c_double),
+        ("time_to_first_token", ctypes.c_double),
+        ("prompt_tokens_per_second", ctypes.c_double),
+    ]
+
+
+class leap_event(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("kind", ctypes.c_int32),
+        ("text", ctypes.c_void_p),
+        ("text_len", ctypes.c_size_t),
+        ("function_calls_json", ctypes.c_char_p),
+        ("samples", ctypes.POINTER(ctypes.c_float)),
+        ("n_samples", ctypes.c_size_t),
+        ("sample_rate", ctypes.c_int32),
+        ("finish_reason", ctypes.c_int32),
+        ("message", leap_message_p),
+        ("stats", ctypes.POINTER(leap_generation_stats)),
+    ]
+
+
+_P = ctypes.POINTER
+# LEAP_API void leap_model_params_init(leap_model_params *params, size_t struct_size);
+_model_params_init = fn("leap_model_params_init", None, _P(leap_model_params), ctypes.c_size_t)
+# LEAP_API leap_status leap_model_load(const char *gguf_path, const leap_model_params *params, leap_model **out_model);
+_model_load = fn("leap_model_load", c_status, ctypes.c_char_p, _P(leap_model_params), _P(leap_model_p))
+# LEAP_API void leap_model_free(leap_model *model);
+_model_free = fn("leap_model_free", None, leap_model_p)
+_model_id = fn("leap_model_id", c_status, leap_model_p, _P(ctypes.c_void_p))
+_model_arch = fn("leap_model_architecture", c_status, leap_model_p, _P(ctypes.c_void_p))
+_model_template = fn("leap_model_chat_template", c_status, leap_model_p, _P(ctypes.c_void_p))
+_model_fallback = fn("leap_model_uses_fallback_template", c_status, leap_model_p, _P(ctypes.c_int32))
+_model_ctx = fn("leap_model_context_size", c_status, leap_model_p, _P(ctypes.c_int32))
+_model_vocab = fn("leap_model_vocab_size", c_status, leap_model_p, _P(ctypes.c_int32))
+_model_prompt_tokens = fn("leap_model_prompt_token_count", c_status, leap_model_p, ctypes.c_char_p, _P(ctypes.c_size_t))
+# LEAP_API void leap_generation_options_init(leap_generation_options *options, size_t struct_size);
+_options_init = fn("leap_generation_options_init", None, _P(leap_generation_options), ctypes.c_size_t)
+_conv_create = fn("leap_conversation_create", c_status, leap_model_p, ctypes.c_char_p, _P(leap_conversation_p))
+_conv_from_history = fn("leap_conversation_create_from_history", c_status, leap_model_p, ctypes.c_char_p,
+                        _P(leap_conversation_p))
+_conv_free = fn("leap_conversation_free", None, leap_conversation_p)
+_conv_history = fn("leap_conversation_history_json", c_status, leap_conversation_p, _P(ctypes.c_void_p))
+_conv_append = fn("leap_conversation_append", c_status, leap_conversation_p, leap_message_p)
+_conv_remove_last = fn("leap_conversation_remove_last", c_status, leap_conversation_p)
+_conv_register = fn("leap_conversation_register_function", c_status, leap_conversation_p, ctypes.c_char_p)
+_conv_is_generating = fn("leap_conversation_is_generating", c_status, leap_conversation_p, _P(ctypes.c_int32))
+_conv_stop = fn("leap_conversation_stop", c_status, leap_conversation_p)
+_gen_begin = fn("leap_conversation_generate_begin", c_status, leap_conversation_p, leap_message_p,
+                _P(leap_generation_options), _P(leap_generation_p))
+_gen_next = fn("leap_generation_next", c_status, leap_generation_p, _P(leap_event))
+_gen_free = fn("leap_generation_free", None, leap_generation_p)
+
+_EVENT_CHUNK, _EVENT_REASONING, _EVENT_CALLS, _EVENT_AUDIO, _EVENT_COMPLETE = 1, 2, 3, 4, 5
+
+
+class GenerationFinishReason(enum.IntEnum):
+    """Why a generation ended."""
+
+    STOP = 0
+    EXCEED_CONTEXT = 1
+    INTERRUPTED = 2
+    CONSTRAINT = 3
+    ERROR = 4
+    MAX_TOKENS = 5
+
+
+@dataclass(frozen=True)
+class GenerationStats:
+    prompt_tokens: int
+    completion_tokens: int
+    total_tokens: int
+    tokens_per_second: float
+    cached_prompt_tokens: int
+    time_to_first_token: float = 0.0
+    prompt_tokens_per_second: float = 0.0
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of the answer's text."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class ReasoningChunk:
+    """A piece of reasoning (text the model wrote inside <think>...</think>)."""
+
+    reasoning: str
+
+
+@dataclass(frozen=True)
+class FunctionCalls:
+    """Function calls the model made (emitted when a call's closing marker arrives)."""
+
+    function_calls: List[LeapFunctionCall]
+
+
+@dataclass(frozen=True)
+class AudioSample:
+    """Generated audio: float32 mono samples in [-1, 1]."""
+
+    samples: Sequence[float]
+    sample_rate: int
+
+
+@dataclass(frozen=True)
+class Complete:
+    """The end of a response: the full assistant message, why it ended, and figures."""
+
+    full_message: ChatMessage
+    finish_reason: GenerationFinishReason
+    stats: GenerationStats
+
+
+MessageResponse = Union[Chunk, ReasoningChunk, FunctionCalls, AudioSample, Complete]
+
+_PARSERS = {None: 0, "none": 0, "lfm": 1, "hermes": 2}
+
+
+@dataclass
+class GenerationOptions:
+    """Options of one generation; ``None`` means the model's default."""
+
+    temperature: Optional[float] = None
+    top_p: Optional[float] = None
+    min_p: Optional[float] = None
+    top_k: Optional[int] = None
+    repetition_penalty: Optional[float] = None
+    rng_seed: Optional[int] = None
+    max_tokens: Optional[int] = None
+    json_schema_constraint: Optional[Union[str, Dict[str, Any]]] = None
+    inject_schema_into_prompt: bool = True
+    function_call_parser: Optional[str] = "lfm"
+    inline_thinking_tags: bool = False
+    enable_thinking: bool = False
+
+    def _to_c(self) -> tuple[leap_generation_options, list]:
+        o = leap_generation_options()
+        _options_init(ctypes.byref(o), ctypes.sizeof(o))
+        keep: list = []
+        if self.temperature is not None:
+            o.temperature = self.temperature
+        if self.top_p is not None:
+            o.top_p = self.top_p
+        if self.min_p is not None:
+            o.min_p = self.min_p
+        if self.top_k is not None:
+            o.top_k = self.top_k
+        if self.repetition_penalty is not None:
+            o.repetition_penalty = self.repetition_penalty
+        if self.rng_seed is not None:
+            o.use_rng_seed = 1
+            o.rng_seed = self.rng_seed & 0xFFFFFFFFFFFFFFFF
+        if self.max_tokens is not None:
+            o.max_tokens = self.max_tokens
+        if self.json_schema_constraint is not None:
+            schema = self.json_schema_constraint
+            text = schema if isinstance(schema, str) else json.dumps(schema)
+            b = text.encode()
+            keep.append(b)
+            o.json_schema_constraint = b
+        o.inject_schema_into_prompt = int(self.inject_schema_into_prompt)
+        key = self.function_call_parser.lower() if isinstance(self.function_call_parser, str) else self.function_call_parser
+        if key not in _PARSERS:
+            raise _lib.error_for_status(1, f"function_call_parser must be 'lfm', 'hermes' or None, got {self.function_call_parser!r}")
+        o.function_call_parser = _PARSERS[key]
+        o.inline_thinking_tags = int(self.inline_thinking_tags)
+        o.enable_thinking = int(self.enable_thinking)
+        return o, keep
+
+
+def _history_json(history: Any) -> str:
+    if isinstance(history, str):
+        return history
+    items = []
+    for m in history:
+        items.append(m.to_json() if isinstance(m, ChatMessage) else m)
+    return json.dumps(items, ensure_ascii=False)
+
+
+class Model:
+    """A loaded GGUF model (LEAP ``ModelRunner``). Close it (or use ``with``) to release it; conversations
+    keep it alive while they exist."""
+
+    def __init__(self, path: Union[str, os.PathLike], context_size: Optional[int] = None,
+                 cpu_threads: Optional[int] = None, chat_template: Optional[str] = None,
+                 mmproj_path: Optional[str] = None, audio_decoder_path: Optional[str] = None,
+                 audio_tokenizer_path: Optional[str] = None, auto_detect_companion_files: bool = True) -> None:
+        self._h = leap_model_p()  # first: close() may run if __init__ raises
+        p = leap_model_params()
+        _model_params_init(ctypes.byref(p), ctypes.sizeof(p))
+        p.context_size = context_size or 0
+        p.n_threads = cpu_threads or 0
+        p.chat_template = utf8(chat_template)
+        p.mmproj_path = utf8(mmproj_path)
+        p.audio_decoder_path = utf8(audio_decoder_path)
+        p.audio_tokenizer_path = utf8(audio_tokenizer_path)
+        p.auto_detect_companion_files = int(auto_detect_companion_files)
+        h = leap_model_p()
+        check(_model_load(os.fsencode(path), ctypes.byref(p), ctypes.byref(h)))
+        self._h = h
+        self.path = os.fspath(path)
+
+    def close(self) -> None:
+        if getattr(self, "_h", None):
+            _model_free(self._h)
+            self._h = leap_model_p()
+
+    def __enter__(self) -> "Model":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+    def _handle(self) -> Any:
+        if not self._h:
+            raise _lib.error_for_status(1, "the model is closed")
+        return self._h
+
+    def _string(self, f: Any) -> str:
+        out = ctypes.c_void_p()
+        check(f(self._handle(), ctypes.byref(out)))
+        return take_string(out.value) or ""
+
+    @property
+    def model_id(self) -> str:
+        return self._string(_model_id)
+
+    @property
+    def architecture(self) -> str:
+        return self._string(_model_arch)
+
+    @property
+    def chat_template(self) -> str:
+        return self._string(_model_template)
+
+    @property
+    def uses_fallback_template(self) -> bool:
+        v = ctypes.c_int32()
+        check(_model_fallback(self._handle(), ctypes.byref(v)))
+        return bool(v.value)
+
+    @property
+    def context_size(self) -> int:
+        v = ctypes.c_int32()
+        check(_model_ctx(self._handle(), ctypes.byref(v)))
+        return v.value
+
+    @property
+    def vocab_size(self) -> int:
+        v = ctypes.c_int32()
+        check(_model_vocab(self._handle(), ctypes.byref(v)))
+        return v.value
+
+    def prompt_token_count(self, messages: Sequence[Union[ChatMessage, Dict[str, Any]]]) -> int:
+        """Tokens the chat template makes of ``messages`` (with the generation prompt)."""
+        n = ctypes.c_size_t()
+        check(_model_prompt_tokens(self._handle(), utf8(_history_json(messages)), ctypes.byref(n)))
+        return n.value
+
+    def create_conversation(self, system_prompt: Optional[str] = None) -> "Conversation":
+        h = leap_conversation_p()
+        check(_conv_create(self._handle(), utf8(system_prompt), ctypes.byref(h)))
+        return Conversation(h, self)
+
+    def create_conversation_from_history(self, history: Any) -> "Conversation":
+        """``history``: a list of ChatMessage / message dicts, or its JSON text."""
+        h = leap_conversation_p()
+        check(_conv_from_history(self._handle(), utf8(_history_json(history)), ctypes.byref(h)))
+        return Conversation(h, self)
+
+
+def load_model(path: Union[str, os.PathLike], context_size: Optional[int] = None, cpu_threads: Optional[int] = None,
+               chat_template: Optional[str] = None, **kwargs: Any) -> Model:
+    """Load a GGUF model. Raises :class:`leap.ModelLoadingError` (or LeapIOError / UnsupportedError)."""
+    return Model(path, context_size=context_size, cpu_threads=cpu_threads, chat_template=chat_template, **kwargs)
+
+
+class Conversation:
+    """A chat history bound to a model (LEAP ``Conversation``)."""
+
+    def __init__(self, handle: Any, model: Model) -> None:
+        self._h = handle
+        self.model = model
+
+    def close(self) -> None:
+        if getattr(self, "_h", None):
+            _conv_free(self._h)
+            self._h = leap_conversation_p()
+
+    def __enter__(self) -> "Conversation":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+    def _handle(self) -> Any:
+        if not self._h:
+            raise _lib.error_for_status(1, "the conversation is closed")
+        return self._h
+
+    def export_json(self) -> List[Dict[str, Any]]:
+        """The history as a list of message dicts (the messages wire format)."""
+        out = ctypes.c_void_p()
+        check(_conv_history(self._handle(), ctypes.byref(out)))
+        return json.loads(take_string(out.value) or "[]")
+
+    @property
+    def history(self) -> List[ChatMessage]:
+        """A snapshot of the history."""
+        return [ChatMessage._from_canonical(d) for d in self.export_json()]
+
+    @property
+    def is_generating(self) -> bool:
+        v = ctypes.c_int32()
+        check(_conv_is_generating(self._handle(), ctypes.byref(v)))
+        return bool(v.value)
+
+    def append_to_history(self, message: ChatMessage) -> None:
+        with message._to_handle() as m:
+            check(_conv_append(self._handle(), m.p))
+
+    def remove_last_message(self) -> None:
+        check(_conv_remove_last(self._handle()))
+
+    def register_function(self, function: Any) -> None:
+        """Register a function the model may call: a ``leap.LeapFunction`` or an OpenAI tool dict."""
+        d = function.to_json() if hasattr(function, "to_json") else function
+        check(_conv_register(self._handle(), utf8(d if isinstance(d, str) else json.dumps(d, ensure_ascii=False))))
+
+    def stop(self) -> None:
+        """Stop the running generation after the current token (safe from any thread)."""
+        check(_conv_stop(self._handle()))
+
+    def generate_response(self, message: Union[ChatMessage, str],
+                          options: Optional[GenerationOptions] = None) -> Iterator[MessageResponse]:
+        """Stream the response to ``message`` (a ChatMessage or user text): yields Chunk, ReasoningChunk,
+        FunctionCalls, AudioSample and finally Complete. The user message enters the history at once; the
+        assistant message is appended when the generation completes. Closing the generator early stops it."""
+        if not isinstance(message, ChatMessage):
+            message = ChatMessage(Role.USER, message)
+        opts, keep = (options or GenerationOptions())._to_c()
+        g = leap_generation_p()
+        with message._to_handle() as m:
+            check(_gen_begin(self._handle(), m.p, ctypes.byref(opts), ctypes.byref(g)))
+        del keep  # the C side copied the schema
+        try:
+            ev = leap_event()
+            while True:
+                ev.struct_size = ctypes.sizeof(ev)
+                check(_gen_next(g, ctypes.byref(ev)))
+                kind = ev.kind
+                if kind == _EVENT_CHUNK:
+                    yield Chunk(ctypes.string_at(ev.text, ev.text_len).decode("utf-8"))
+                elif kind == _EVENT_REASONING:
+                    yield ReasoningChunk(ctypes.string_at(ev.text, ev.text_len).decode("utf-8"))
+                elif kind == _EVENT_CALLS:
+                    calls = json.loads((ev.function_calls_json or b"[]").decode("utf-8"))
+                    yield FunctionCalls([LeapFunctionCall(c["name"], c.get("arguments") or {}) for c in calls])
+                elif kind == _EVENT_AUDIO:
+                    from array import array
+
+                    a = array("f")
+                    if ev.n_samples:
+                        a.frombytes(ctypes.string_at(ev.samples, 4 * ev.n_samples))
+                    yield AudioSample(a, ev.sample_rate)
+                elif kind == _EVENT_COMPLETE:
+                    out = ctypes.c_void_p()
+                    check(_message_to_json(ev.message, ctypes.byref(out)))
+                    msg = ChatMessage._from_canonical(json.loads(take_string(out.value) or "{}"))
+                    s = ev.stats.contents
+                    stats = GenerationStats(s.prompt_tokens, s.completion_tokens, s.total_tokens, s.tokens_per_second,
+                                            s.cached_prompt_tokens, s.time_to_first_token, s.prompt_tokens_per_second)
+                    yield Complete(msg, GenerationFinishReason(ev.finish_reason), stats)
+                    return
+                else:
+                    return
+        finally:
+            _gen_free(g)
