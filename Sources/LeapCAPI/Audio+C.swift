@@ -57,17 +57,8 @@ public func leap_audio_resample(_ samples: UnsafePointer<Float>?, _ n: Int, _ fr
                                 _ outSamples: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?,
                                 _ outCount: UnsafeMutablePointer<Int>?) -> leap_status {
     ffi {
-        let outSamples = try required(outSamples, "out_samples")
-        let outCount = try required(outCount, "out_count")
-        outSamples.pointee = nil
-        outCount.pointee = 0
-        let r = try Resampler(inputRate: try rate(fromRate, "from_rate"), outputRate: try rate(toRate, "to_rate"))
-        var out = r.process(try floats(samples, n, "samples"))
-        out.append(contentsOf: r.flush())
-        outSamples.pointee = try ownedBuffer(out)
-        outCount.pointee = out.count
         try returnBuffer(outSamples, "out_samples", outCount, "out_count") {
-            var r = try Resampler(inputRate: try rate(fromRate, "from_rate"), outputRate: try rate(toRate, "to_rate"))
+            let r = try Resampler(inputRate: try rate(fromRate, "from_rate"), outputRate: try rate(toRate, "to_rate"))
             var out = r.process(try floats(samples, n, "samples"))
             out.append(contentsOf: r.flush())
             return out
