@@ -10,7 +10,11 @@
  *   leap_last_error() returns a message for the calling thread that says what was wrong; it stays valid
  *   until the next leap_* call on the same thread. leap_status_string() names a status (static storage).
  *   Invalid arguments (NULL pointers, wrong sizes, out-of-range indices) give LEAP_ERR_INVALID_ARGUMENT;
- *   the library never aborts the host process on bad input.
+ *   the library never aborts the host process on bad input. A data pointer may be NULL when its count is
+ *   0; a count no buffer can have (above 2^48 bytes, e.g. SIZE_MAX or a negative value cast to size_t)
+ *   is rejected. A handle of another kind (a leap_conversation * passed as a leap_message *) is rejected
+ *   by every function (and ignored by the *_free functions); a pointer that is not a live libleap handle
+ *   at all is undefined behaviour.
  *
  * Ownership
  *   Objects are opaque handles, created through an out-parameter (leap_x **out_x) and released with the
@@ -342,7 +346,107 @@ LEAP_API leap_status leap_gguf_tensor_dequantize(const leap_gguf *gguf, size_t i
  * Tokenizers and chat templates
  * ====================================================================================================== */
 
+/* Tokenizers: text <-> token ids from a GGUF file's tokenizer.ggml.* metadata, token-exact with llama.cpp.
+ * Byte-level BPE (tokenizer.ggml.model "gpt2" with the pre-tokenizers lfm2/llama3/llama-bpe, smollm,
+ * qwen2, qwen35, gpt-2, default, starcoder, refact, command-r, falcon, mpt, deepseek-llm, deepseek-coder,
+ * bloom and their aliases) and SentencePiece-style BPE ("llama", e.g. Gemma 3); other vocabularies are
+ * LEAP_ERR_UNSUPPORTED naming the type. Loading reads only the metadata, so vocab-only files work. A
+ * leap_tokenizer is immutable: it may be used from several threads at once.
+ *
+ *     leap_tokenizer *t = NULL;
+ *     int32_t *ids = NULL;
+ *     size_t n = 0;
+ *     char *text = NULL;
+ *     if (leap_tokenizer_load("model.gguf", &t) == LEAP_OK &&
+ *         leap_tokenizer_tokenize(t, "Hello!", 6, 1, 0, &ids, &n) == LEAP_OK &&
+ *         leap_tokenizer_detokenize(t, ids, n, 0, &text, NULL) == LEAP_OK)
+ *         printf("%zu tokens: %s\n", n, text);
+ *     leap_string_free(text);
+ *     leap_buffer_free(ids);
+ *     leap_tokenizer_free(t);
+ */
+typedef struct leap_tokenizer leap_tokenizer;
+
+/* Load the tokenizer of a GGUF file (a model or a vocab-only file). Errors: LEAP_ERR_IO, LEAP_ERR_FORMAT
+ * (malformed file or tokenizer metadata), LEAP_ERR_UNSUPPORTED (tokenizer model or pre-tokenizer).
+ * Release with leap_tokenizer_free(). */
+LEAP_API leap_status leap_tokenizer_load(const char *path, leap_tokenizer **out_tokenizer);
+/* NULL is a no-op. */
+LEAP_API void leap_tokenizer_free(leap_tokenizer *tokenizer);
+/* Token ids of n_bytes of text (any bytes; need not be NUL-terminated, may be NULL when n_bytes is 0).
+ * add_special != 0 adds BOS / EOS as the vocabulary asks (tokenizer.ggml.add_bos_token / add_eos_token);
+ * parse_special != 0 turns the text of control tokens (e.g. "<|im_start|>") into their ids, otherwise
+ * they are tokenized as plain text. *out_ids (released with leap_buffer_free()) holds *out_count ids.
+ * LEAP_ERR_INVALID_ARGUMENT for more than 256 MiB of text. */
+LEAP_API leap_status leap_tokenizer_tokenize(const leap_tokenizer *tokenizer, const char *text, size_t n_bytes,
+                                             int32_t add_special, int32_t parse_special, int32_t **out_ids,
+                                             size_t *out_count);
+/* The text of n_ids tokens (like llama.cpp's llama_detokenize without removing specials): control tokens
+ * are rendered only when special != 0; spaces are cleaned up where the vocabulary asks for it.
+ * *out_text is NUL-terminated, released with leap_string_free(); its length in bytes goes to
+ * *out_n_bytes when that is not NULL (the text may contain NUL bytes, and is not valid UTF-8 when the ids
+ * end inside a character). LEAP_ERR_INVALID_ARGUMENT for an id outside [0, vocab size). */
+LEAP_API leap_status leap_tokenizer_detokenize(const leap_tokenizer *tokenizer, const int32_t *ids, size_t n_ids,
+                                               int32_t special, char **out_text, size_t *out_n_bytes);
+/* The bytes of one token (possibly part of a UTF-8 character; empty for control tokens unless
+ * special != 0), as leap_tokenizer_detokenize() returns text. */
+LEAP_API leap_status leap_tokenizer_token_to_piece(const leap_tokenizer *tokenizer, int32_t id, int32_t special,
+                                                   char **out_piece, size_t *out_n_bytes);
+/* Number of tokens in the vocabulary. */
+LEAP_API leap_status leap_tokenizer_vocab_size(const leap_tokenizer *tokenizer, size_t *out_size);
+/* Beginning / end of sequence ids; -1 when the vocabulary has none. */
+LEAP_API leap_status leap_tokenizer_bos_id(const leap_tokenizer *tokenizer, int32_t *out_id);
+LEAP_API leap_status leap_tokenizer_eos_id(const leap_tokenizer *tokenizer, int32_t *out_id);
+/* *out_is_eog = 1 when `id` ends generation (EOS, end-of-turn tokens such as <|im_end|>, <end_of_turn>,
+ * <|eot_id|>, <|endoftext|>, ...), else 0 (also for ids outside the vocabulary). */
+LEAP_API leap_status leap_tokenizer_is_eog(const leap_tokenizer *tokenizer, int32_t id, int32_t *out_is_eog);
+
 /* (section filled by the tokenizer / template work) */
+
+/* ---- Chat templates ----------------------------------------------------------------------------------
+ * A chat template turns a conversation into prompt text. libleap interprets the Jinja subset that model
+ * chat templates use (the GGUF key tokenizer.chat_template, or any override) and renders byte-identically
+ * to Python jinja2 as configured by Hugging Face transformers (trim_blocks, lstrip_blocks, loop controls,
+ * the immutable sandbox, tojson = json.dumps(ensure_ascii=False), raise_exception, strftime_now).
+ *
+ *     leap_chat_template *t = NULL;
+ *     char *prompt = NULL;
+ *     if (leap_chat_template_create(source, &t) == LEAP_OK &&
+ *         leap_chat_template_render(t, "[{\"role\":\"user\",\"content\":\"Hi\"}]", NULL, 1,
+ *                                   "{\"bos_token\":\"<s>\",\"enable_thinking\":false}", &prompt) == LEAP_OK)
+ *         fputs(prompt, stdout);
+ *     leap_string_free(prompt);
+ *     leap_chat_template_free(t);
+ *
+ * A leap_chat_template is immutable once created: it may be rendered from several threads at once.
+ * Template errors (syntax, undefined attribute access, raise_exception(...), a type error) are
+ * LEAP_ERR_FORMAT with "template line L, column C: ..." in leap_last_error(). Rendering is bounded (output
+ * size, evaluation steps, macro recursion depth), so a hostile template fails instead of hanging. */
+typedef struct leap_chat_template leap_chat_template;
+
+/* Parse `source` (UTF-8 Jinja). Errors: LEAP_ERR_INVALID_ARGUMENT (NULL, not UTF-8), LEAP_ERR_FORMAT
+ * (syntax error, unknown filter or test outside an `if`). Release with leap_chat_template_free(). */
+LEAP_API leap_status leap_chat_template_create(const char *source, leap_chat_template **out_template);
+/* NULL is a no-op. */
+LEAP_API void leap_chat_template_free(leap_chat_template *tmpl);
+
+/* Render a conversation. The template sees:
+ *   messages               the JSON array `messages_json` (OpenAI-shaped objects: role, content (a string
+ *                          or a list of parts), tool_calls, reasoning_content, ...), as given;
+ *   tools                  the JSON array `tools_json`, or none when tools_json is NULL;
+ *   add_generation_prompt  add_generation_prompt != 0;
+ *   bos_token, eos_token   "" unless set in extra_json;
+ *   documents              none;
+ *   and every key of the JSON object `extra_json` (NULL for none), e.g. {"bos_token": "<|startoftext|>",
+ *   "enable_thinking": false, "keep_past_thinking": true}; these override the names above.
+ * Release *out_text with leap_string_free(). Errors: LEAP_ERR_INVALID_ARGUMENT (NULL template/messages/out,
+ * JSON of the wrong shape), LEAP_ERR_SERIALIZATION or LEAP_ERR_FORMAT (malformed JSON, see the message),
+ * LEAP_ERR_FORMAT (the template failed). */
+LEAP_API leap_status leap_chat_template_render(const leap_chat_template *tmpl, const char *messages_json,
+                                               const char *tools_json, int32_t add_generation_prompt,
+                                               const char *extra_json, char **out_text);
+/* The ChatML template libleap falls back to for models without one (static storage). */
+LEAP_API const char *leap_chat_template_chatml(void);
 
 
 /* ======================================================================================================
@@ -388,6 +492,16 @@ LEAP_API leap_status leap_model_vocab_size(const leap_model *model, int32_t *out
  * prompt, exactly as a conversation would. */
 LEAP_API leap_status leap_model_prompt_token_count(const leap_model *model, const char *messages_json,
                                                    size_t *out_tokens);
+/* The model's tokenizer as a leap_tokenizer handle (see the tokenizer section), sharing the model's
+ * vocabulary: tokenize, detokenize, token pieces. Release it with leap_tokenizer_free(). */
+LEAP_API leap_status leap_model_tokenizer(const leap_model *model, leap_tokenizer **out_tokenizer);
+/* Renders messages with the model's chat template exactly as generation does (bos_token / eos_token
+ * filled in from the vocabulary). messages_json: a JSON array of messages (the messages wire format or
+ * OpenAI shape); tools_json: a JSON array of tools or NULL; extra_json: a JSON object of template
+ * variables (e.g. {"enable_thinking":true}) or NULL. Release *out_text with leap_string_free(). */
+LEAP_API leap_status leap_model_apply_chat_template(const leap_model *model, const char *messages_json,
+                                                    const char *tools_json, int32_t add_generation_prompt,
+                                                    const char *extra_json, char **out_text);
 
 /* ---- Low-level evaluation: contexts ---------------------------------------------------------------
  * A leap_context is one token sequence evaluated with the model: its KV cache (and, for LFM2, the
@@ -498,7 +612,8 @@ LEAP_API leap_status leap_sampler_reset(leap_sampler *sampler);
  * evaluates new tokens. One generation at a time per conversation (a second gets LEAP_ERR_BUSY);
  * different conversations of one model may generate concurrently from different threads.
  * A leap_conversation and its leap_generation are used by one thread at a time, except
- * leap_conversation_stop(), which may be called from any thread.
+ * leap_conversation_stop(), which may be called from any thread at any time (while the conversation
+ * handle is alive). Freeing the model while its conversations exist is allowed: they keep it alive.
  *
  * Streaming comes in two forms over the same engine:
  *   - leap_conversation_generate(): blocking, with callbacks (return non-zero from one to stop);
@@ -576,8 +691,16 @@ typedef struct leap_event {
 } leap_event;
 
 /* Callbacks of leap_conversation_generate(). Any may be NULL. Returning non-zero from a callback stops
- * the generation after the current token: it completes with LEAP_FINISH_INTERRUPTED. Calling back into
- * the same conversation from a callback gives LEAP_ERR_BUSY (stop is allowed). */
+ * the generation after the current token: it completes with LEAP_FINISH_INTERRUPTED.
+ * Calling back into the same conversation from a callback (other than on_complete):
+ *   - leap_conversation_generate / _generate_begin / _append / _remove_last give LEAP_ERR_BUSY;
+ *   - leap_conversation_stop, _is_generating and the history readers (_history_json, _message_count,
+ *     _message) are allowed; the history then ends with the user message of the running turn;
+ *   - leap_conversation_free is allowed: the running generation finishes on its own reference, and the
+ *     handle must not be used after the free.
+ * on_complete runs after the assistant message entered the history and the conversation became idle:
+ * from there every call is allowed, including starting the next turn. on_error runs after the failed
+ * generation ended (the conversation is idle too). */
 typedef int32_t (*leap_text_callback)(const char *utf8, size_t n_bytes, void *user_data);
 typedef int32_t (*leap_function_calls_callback)(const char *function_calls_json, void *user_data);
 typedef void (*leap_complete_callback)(const leap_message *message, leap_finish_reason reason,
@@ -635,7 +758,9 @@ LEAP_API leap_status leap_conversation_generate(leap_conversation *conversation,
                                                 const leap_generation_callbacks *callbacks);
 
 /* Pull form: starts a generation (the user message enters the history now; the prompt is evaluated on the
- * first leap_generation_next). Free the generation when done; freeing it early stops it. */
+ * first leap_generation_next). Free the generation when done; freeing it early stops it (a started
+ * generation then completes as interrupted and its partial answer enters the history). A generation
+ * keeps its conversation alive: leap_conversation_free before leap_generation_free is allowed. */
 LEAP_API leap_status leap_conversation_generate_begin(leap_conversation *conversation,
                                                       const leap_message *message,
                                                       const leap_generation_options *options,

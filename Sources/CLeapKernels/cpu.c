@@ -193,10 +193,21 @@ void lk_matmul(int type, const void *w, size_t w_row_bytes, int64_t cols, const 
     const lk_kernel_table *k = lk_kernels();
     const lk_dot_fn dot = k->dot[type];
     const lk_dot4_fn dot4 = k->dot4[type];
+    const lk_dot2_fn dot2 = k->dot2[type];
     if (!dot) return;
     const uint8_t *wb = w, *xb = x;
     if (n_tokens == 1) {
-        for (int64_t r = row_begin; r < row_end; r++) y[r] = dot(cols, wb + (size_t)r * w_row_bytes, xb);
+        /* dot2 pairs row r with row r + half (not r + 1): two long sequential streams keep the hardware
+         * prefetchers trained; adjacent-row pairs restart both streams every other row (2.5x slower from DRAM) */
+        const int64_t half = dot2 ? (row_end - row_begin) / 2 : 0;
+        for (int64_t i = 0; i < half; i++) {
+            const int64_t r = row_begin + i;
+            float s[8];
+            dot2(cols, wb + (size_t)r * w_row_bytes, (size_t)half * w_row_bytes, xb, 0, 1, s);
+            y[r] = s[0];
+            y[r + half] = s[4];
+        }
+        for (int64_t r = row_begin + 2 * half; r < row_end; r++) y[r] = dot(cols, wb + (size_t)r * w_row_bytes, xb);
         return;
     }
     for (int64_t r0 = row_begin; r0 < row_end; r0 += ROW_TILE) {
@@ -205,7 +216,17 @@ void lk_matmul(int type, const void *w, size_t w_row_bytes, int64_t cols, const 
         if (dot4) {
             for (; t + 4 <= n_tokens; t += 4) {
                 const uint8_t *xt = xb + (size_t)t * x_row_bytes;
-                for (int64_t r = r0; r < r1; r++) {
+                const int64_t half = dot2 ? (r1 - r0) / 2 : 0; /* row r pairs with r + half, as above */
+                for (int64_t j = 0; j < half; j++) {
+                    const int64_t r = r0 + j;
+                    float s[8];
+                    dot2(cols, wb + (size_t)r * w_row_bytes, (size_t)half * w_row_bytes, xt, x_row_bytes, 4, s);
+                    for (int i = 0; i < 4; i++) {
+                        y[(t + i) * y_row_stride + r] = s[i];
+                        y[(t + i) * y_row_stride + r + half] = s[4 + i];
+                    }
+                }
+                for (int64_t r = r0 + 2 * half; r < r1; r++) {
                     float s[4];
                     dot4(cols, wb + (size_t)r * w_row_bytes, xt, x_row_bytes, s);
                     for (int i = 0; i < 4; i++) y[(t + i) * y_row_stride + r] = s[i];

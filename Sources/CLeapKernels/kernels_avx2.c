@@ -20,7 +20,13 @@ INLINE float hsum_ps(__m256 v) {
     return _mm_cvtss_f32(r);
 }
 
-INLINE float h2f(uint16_t h) { return _cvtsh_ss(h); }
+/* Not _cvtsh_ss: clang then inserts the half into whatever register holds the accumulator (the other lanes
+ * are "undefined"), chaining every block to the previous FMA. The empty asm forces a clean vmovd. */
+INLINE float h2f(uint16_t h) {
+    __m128i v = _mm_cvtsi32_si128(h);
+    __asm__("" : "+x"(v));
+    return _mm_cvtss_f32(_mm_cvtph_ps(v));
+}
 
 /* 32 nibbles of qs[16] → bytes: low nibbles in elements 0..15, high nibbles in 16..31 (ggml order). */
 INLINE __m256i nibbles_32(const uint8_t *qs) {
@@ -55,89 +61,84 @@ INLINE __m256 dot_u8_ps(__m256i w, __m256i x) {
 
 /* ---------------------------------- 32-block types ---------------------------------- */
 
-INLINE void q4_0_rows(int64_t n, const void *vw, const void *vx, size_t xs, float *s, const int NT) {
-    const block_q4_0 *w = vw;
-    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    for (int64_t i = 0; i < n / QK; i++) {
-        const __m256i q = _mm256_sub_epi8(nibbles_32(w[i].qs), _mm256_set1_epi8(8));
-        const float dw = h2f(w[i].d);
-        for (int t = 0; t < NT; t++) {
-            const block_q8_0 *x = XT(block_q8_0, t) + i;
-            const __m256 p = dot_s8_ps(q, _mm256_loadu_si256((const __m256i *)x->qs));
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * h2f(x->d)), p, acc[t]);
-        }
-    }
-    for (int t = 0; t < NT; t++) s[t] = hsum_ps(acc[t]);
+/* The f16 fields at a and b as floats in lanes 0 and 1 (one vcvtph2ps for both). */
+INLINE __m128 h2f_pair(const uint16_t *a, const uint16_t *b) {
+    return _mm_cvtph_ps(_mm_cvtsi32_si128((int)((uint32_t)*a | ((uint32_t)*b << 16))));
 }
+static const uint16_t zero16 = 0;
 
-INLINE void q4_1_rows(int64_t n, const void *vw, const void *vx, size_t xs, float *s, const int NT) {
-    const block_q4_1 *w = vw;
-    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    float summ[4] = {0, 0, 0, 0};
-    for (int64_t i = 0; i < n / QK; i++) {
-        const __m256i q = nibbles_32(w[i].qs);
-        const float dw = h2f(w[i].d), mw = h2f(w[i].m);
-        for (int t = 0; t < NT; t++) {
-            const block_q8_1 *x = XT(block_q8_1, t) + i;
-            const __m256 p = dot_u8_ps(q, _mm256_loadu_si256((const __m256i *)x->qs));
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * h2f(x->d)), p, acc[t]);
-            summ[t] += mw * h2f(x->s);
-        }
-    }
-    for (int t = 0; t < NT; t++) s[t] = hsum_ps(acc[t]) + summ[t];
-}
+/* Weight preparation per block `wb` → `q` (32 bytes in element order), and the matching product. */
+#define PREP_Q4_0 const __m256i q = _mm256_sub_epi8(nibbles_32(wb->qs), _mm256_set1_epi8(8));
+#define PREP_Q4_1 const __m256i q = nibbles_32(wb->qs);
+/* Q5_0: q − 16 as s8: nibble | 0xF0 when the 5th bit is clear (= nibble − 16), the nibble when set */
+#define PREP_Q5_0                                                                                            \
+    const __m256i q = _mm256_or_si256(nibbles_32(wb->qs),                                                   \
+                                      _mm256_andnot_si256(bits_to_bytes_32(wb->qh), _mm256_set1_epi8((char)0xF0)));
+#define PREP_Q5_1                                                                                            \
+    const __m256i q = _mm256_or_si256(nibbles_32(wb->qs), _mm256_and_si256(bits_to_bytes_32(wb->qh), _mm256_set1_epi8(16)));
+#define PREP_Q8_0 const __m256i q = _mm256_loadu_si256((const __m256i *)wb->qs);
 
-INLINE void q5_0_rows(int64_t n, const void *vw, const void *vx, size_t xs, float *s, const int NT) {
-    const block_q5_0 *w = vw;
-    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    for (int64_t i = 0; i < n / QK; i++) {
-        /* q − 16 as s8: nibble | 0xF0 when the 5th bit is clear (= nibble − 16), the nibble when set */
-        const __m256i hb = bits_to_bytes_32(w[i].qh);
-        const __m256i q = _mm256_or_si256(nibbles_32(w[i].qs), _mm256_andnot_si256(hb, _mm256_set1_epi8((char)0xF0)));
-        const float dw = h2f(w[i].d);
-        for (int t = 0; t < NT; t++) {
-            const block_q8_0 *x = XT(block_q8_0, t) + i;
-            const __m256 p = dot_s8_ps(q, _mm256_loadu_si256((const __m256i *)x->qs));
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * h2f(x->d)), p, acc[t]);
-        }
+/* Two blocks per iteration so that both blocks' scales take one conversion; an odd last block alone.
+ * DOT(q, y) is dot_s8_ps (signed weights) or dot_u8_ps (unsigned); M_PAIR / M_ONE add the Q8_1 term m·s. */
+#define BLOCK32_KERNEL(NAME, W, X, PREP, DOT, M_PAIR, M_ONE)                                                 \
+    INLINE void NAME(int64_t n, const void *vw, size_t ws, const void *vx, size_t xs, float *s, const int NR, \
+                     const int NT) {                                                                         \
+        const int64_t nb = n / QK;                                                                           \
+        __m256 acc[2][4];                                                                                    \
+        __m128 summ[2][4];                                                                                   \
+        for (int r = 0; r < 2; r++)                                                                          \
+            for (int t = 0; t < 4; t++) acc[r][t] = _mm256_setzero_ps(), summ[r][t] = _mm_setzero_ps();     \
+        int64_t i = 0;                                                                                       \
+        for (; i + 1 < nb; i += 2) {                                                                         \
+            __m256i q0[2], q1[2];                                                                            \
+            __m128 dw[2];                                                                                    \
+            for (int r = 0; r < NR; r++) {                                                                   \
+                const W *w0 = (const W *)((const uint8_t *)vw + (size_t)r * ws) + i, *w1 = w0 + 1;          \
+                { const W *wb = w0; PREP q0[r] = q; }                                                        \
+                { const W *wb = w1; PREP q1[r] = q; }                                                        \
+                dw[r] = h2f_pair(&w0->d, &w1->d);                                                            \
+            }                                                                                                \
+            for (int t = 0; t < NT; t++) {                                                                   \
+                const X *x0 = XT(X, t) + i, *x1 = x0 + 1;                                                    \
+                const __m128 xd = h2f_pair(&x0->d, &x1->d);                                                  \
+                const __m256i y0 = _mm256_loadu_si256((const __m256i *)x0->qs);                              \
+                const __m256i y1 = _mm256_loadu_si256((const __m256i *)x1->qs);                              \
+                for (int r = 0; r < NR; r++) {                                                               \
+                    const W *w0 = (const W *)((const uint8_t *)vw + (size_t)r * ws) + i, *w1 = w0 + 1;      \
+                    (void)w1;                                                                                \
+                    const __m128 d = _mm_mul_ps(dw[r], xd);                                                  \
+                    acc[r][t] = _mm256_fmadd_ps(_mm256_broadcastss_ps(d), DOT(q0[r], y0), acc[r][t]);        \
+                    acc[r][t] = _mm256_fmadd_ps(_mm256_broadcastss_ps(_mm_movehdup_ps(d)), DOT(q1[r], y1), acc[r][t]); \
+                    M_PAIR                                                                                   \
+                }                                                                                            \
+            }                                                                                                \
+        }                                                                                                    \
+        if (i < nb) {                                                                                        \
+            for (int r = 0; r < NR; r++) {                                                                   \
+                const W *wb = (const W *)((const uint8_t *)vw + (size_t)r * ws) + i;                         \
+                PREP                                                                                         \
+                for (int t = 0; t < NT; t++) {                                                               \
+                    const X *x0 = XT(X, t) + i;                                                              \
+                    const __m128 d = _mm_mul_ps(h2f_pair(&wb->d, &wb->d), h2f_pair(&x0->d, &x0->d));         \
+                    acc[r][t] = _mm256_fmadd_ps(_mm256_broadcastss_ps(d), DOT(q, _mm256_loadu_si256((const __m256i *)x0->qs)), acc[r][t]); \
+                    M_ONE                                                                                    \
+                }                                                                                            \
+            }                                                                                                \
+        }                                                                                                    \
+        for (int r = 0; r < NR; r++)                                                                         \
+            for (int t = 0; t < NT; t++)                                                                     \
+                s[4 * r + t] = hsum_ps(acc[r][t]) + _mm_cvtss_f32(_mm_add_ss(summ[r][t], _mm_movehdup_ps(summ[r][t]))); \
     }
-    for (int t = 0; t < NT; t++) s[t] = hsum_ps(acc[t]);
-}
 
-INLINE void q5_1_rows(int64_t n, const void *vw, const void *vx, size_t xs, float *s, const int NT) {
-    const block_q5_1 *w = vw;
-    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    float summ[4] = {0, 0, 0, 0};
-    for (int64_t i = 0; i < n / QK; i++) {
-        const __m256i hb = bits_to_bytes_32(w[i].qh);
-        const __m256i q = _mm256_or_si256(nibbles_32(w[i].qs), _mm256_and_si256(hb, _mm256_set1_epi8(16)));
-        const float dw = h2f(w[i].d), mw = h2f(w[i].m);
-        for (int t = 0; t < NT; t++) {
-            const block_q8_1 *x = XT(block_q8_1, t) + i;
-            const __m256 p = dot_u8_ps(q, _mm256_loadu_si256((const __m256i *)x->qs));
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * h2f(x->d)), p, acc[t]);
-            summ[t] += mw * h2f(x->s);
-        }
-    }
-    for (int t = 0; t < NT; t++) s[t] = hsum_ps(acc[t]) + summ[t];
-}
+#define M_PAIR summ[r][t] = _mm_fmadd_ps(h2f_pair(&w0->m, &w1->m), h2f_pair(&x0->s, &x1->s), summ[r][t]);
+#define M_ONE summ[r][t] = _mm_fmadd_ps(h2f_pair(&wb->m, &zero16), h2f_pair(&x0->s, &zero16), summ[r][t]); /* lane 0 only */
 
-INLINE void q8_0_rows(int64_t n, const void *vw, const void *vx, size_t xs, float *s, const int NT) {
-    const block_q8_0 *w = vw;
-    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
-    for (int64_t i = 0; i < n / QK; i++) {
-        const __m256i q = _mm256_loadu_si256((const __m256i *)w[i].qs);
-        const __m256i aq = _mm256_sign_epi8(q, q);
-        const float dw = h2f(w[i].d);
-        for (int t = 0; t < NT; t++) {
-            const block_q8_0 *x = XT(block_q8_0, t) + i;
-            const __m256i sx = _mm256_sign_epi8(_mm256_loadu_si256((const __m256i *)x->qs), q);
-            const __m256 p = _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(aq, sx), _mm256_set1_epi16(1)));
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * h2f(x->d)), p, acc[t]);
-        }
-    }
-    for (int t = 0; t < NT; t++) s[t] = hsum_ps(acc[t]);
-}
+/* Q8_0 × Q8_0 is s8 × s8 (dot_s8_ps handles signed weights) */
+BLOCK32_KERNEL(q4_0_rows, block_q4_0, block_q8_0, PREP_Q4_0, dot_s8_ps, , )
+BLOCK32_KERNEL(q4_1_rows, block_q4_1, block_q8_1, PREP_Q4_1, dot_u8_ps, M_PAIR, M_ONE)
+BLOCK32_KERNEL(q5_0_rows, block_q5_0, block_q8_0, PREP_Q5_0, dot_s8_ps, , )
+BLOCK32_KERNEL(q5_1_rows, block_q5_1, block_q8_1, PREP_Q5_1, dot_u8_ps, M_PAIR, M_ONE)
+BLOCK32_KERNEL(q8_0_rows, block_q8_0, block_q8_0, PREP_Q8_0, dot_s8_ps, , )
 
 /* ------------------------------------- K-quants ------------------------------------- */
 
@@ -255,6 +256,81 @@ INLINE void q6_K_rows(int64_t n, const void *vw, const void *vx, size_t xs, floa
     for (int t = 0; t < NT; t++) s[t] = hsum_ps(acc[t]);
 }
 
+/* Q2_K: 2-bit q (0..3) with 4-bit scale and min per 16; the min term goes through the activation bsums. */
+INLINE void q2_K_rows(int64_t n, const void *vw, const void *vx, size_t xs, float *s, const int NT) {
+    const block_q2_K *w = vw;
+    const __m256i m3 = _mm256_set1_epi8(3);
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    float accm[4] = {0, 0, 0, 0};
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        const float d = h2f(w[i].d), dmin = h2f(w[i].dmin);
+        const __m128i sc8 = _mm_loadu_si128((const __m128i *)w[i].scales);
+        const __m256i mins16 = _mm256_cvtepu8_epi16(_mm_and_si128(_mm_srli_epi16(sc8, 4), _mm_set1_epi8(15)));
+        __m256i sumi[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
+        for (int half = 0; half < 2; half++) {
+            const __m256i qv = _mm256_loadu_si256((const __m256i *)(w[i].qs + 32 * half));
+            for (int sh = 0; sh < 4; sh++) {
+                const int is = 8 * half + 2 * sh;
+                const __m256i q = _mm256_and_si256(_mm256_srli_epi16(qv, 2 * sh), m3);
+                const __m256i sc = _mm256_set_m128i(_mm_set1_epi16(w[i].scales[is + 1] & 15), _mm_set1_epi16(w[i].scales[is] & 15));
+                for (int t = 0; t < NT; t++) {
+                    const int8_t *a = XT(block_q8_K, t)[i].qs + 128 * half + 32 * sh;
+                    sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(_mm256_maddubs_epi16(q, _mm256_loadu_si256((const __m256i *)a)), sc));
+                }
+            }
+        }
+        for (int t = 0; t < NT; t++) {
+            const block_q8_K *x = XT(block_q8_K, t) + i;
+            const __m256i mm = _mm256_madd_epi16(mins16, _mm256_loadu_si256((const __m256i *)x->bsums));
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * x->d), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+            accm[t] += dmin * x->d * hsum_ps(_mm256_cvtepi32_ps(mm));
+        }
+    }
+    for (int t = 0; t < NT; t++) s[t] = hsum_ps(acc[t]) - accm[t];
+}
+
+/* Q3_K: q = 2 low bits + (high bit ? 0 : −4), computed as u = low | high·4 (0..7) and q = u − 4, the −4
+ * applied through the activation bsums; 16 signed 6-bit scales. */
+INLINE void q3_K_rows(int64_t n, const void *vw, const void *vx, size_t xs, float *s, const int NT) {
+    const block_q3_K *w = vw;
+    const __m256i m3 = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        const float d = h2f(w[i].d);
+        int16_t sc[16];
+        for (int j = 0; j < 16; j++) {
+            const int low4 = (w[i].scales[j % 8] >> (4 * (j / 8))) & 15;
+            const int high2 = (w[i].scales[8 + j % 4] >> (2 * (j / 4))) & 3;
+            sc[j] = (int16_t)((low4 | (high2 << 4)) - 32);
+        }
+        const __m256i sc16 = _mm256_loadu_si256((const __m256i *)sc);
+        const __m256i hm = _mm256_loadu_si256((const __m256i *)w[i].hmask);
+        __m256i sumi[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
+        for (int half = 0; half < 2; half++) {
+            const __m256i qv = _mm256_loadu_si256((const __m256i *)(w[i].qs + 32 * half));
+            for (int sh = 0; sh < 4; sh++) {
+                const int is = 8 * half + 2 * sh;
+                const __m256i bit = _mm256_set1_epi8((char)(1 << (4 * half + sh)));
+                const __m256i high = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(hm, bit), bit), four);
+                const __m256i u = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(qv, 2 * sh), m3), high);
+                const __m256i scv = _mm256_set_m128i(_mm_set1_epi16(sc[is + 1]), _mm_set1_epi16(sc[is]));
+                for (int t = 0; t < NT; t++) {
+                    const int8_t *a = XT(block_q8_K, t)[i].qs + 128 * half + 32 * sh;
+                    sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(_mm256_maddubs_epi16(u, _mm256_loadu_si256((const __m256i *)a)), scv));
+                }
+            }
+        }
+        for (int t = 0; t < NT; t++) {
+            const block_q8_K *x = XT(block_q8_K, t) + i;
+            /* − 4 · Σ_g sc_g · bsum_g */
+            const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)x->bsums));
+            sumi[t] = _mm256_sub_epi32(sumi[t], _mm256_slli_epi32(corr, 2));
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * x->d), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+        }
+    }
+    for (int t = 0; t < NT; t++) s[t] = hsum_ps(acc[t]);
+}
+
 /* ------------------------------------ float types ------------------------------------ */
 
 INLINE __m256 load8_f16(const uint16_t *p) { return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p)); }
@@ -293,7 +369,7 @@ FLOAT_ROWS(f32_rows, float, load8_f32, ID)
 FLOAT_ROWS(f16_rows, uint16_t, load8_f16, h2f)
 FLOAT_ROWS(bf16_rows, uint16_t, load8_bf16, lk_bf2f)
 
-/* dot (1 row) and dot4 (4 rows) entry points for each kernel */
+/* dot (1 row) and dot4 (4 tokens) entry points; the 32-block kernels also have dot2 (2 rows × 1|4 tokens) */
 #define ENTRY(T)                                                                                              \
     static float dot_##T(int64_t n, const void *w, const void *x) {                                         \
         float s;                                                                                             \
@@ -301,12 +377,27 @@ FLOAT_ROWS(bf16_rows, uint16_t, load8_bf16, lk_bf2f)
         return s;                                                                                            \
     }                                                                                                        \
     static void dot4_##T(int64_t n, const void *w, const void *x, size_t xs, float *s) { T##_rows(n, w, x, xs, s, 4); }
+#define ENTRY2(T)                                                                                             \
+    static float dot_##T(int64_t n, const void *w, const void *x) {                                         \
+        float s[8];                                                                                          \
+        T##_rows(n, w, 0, x, 0, s, 1, 1);                                                                    \
+        return s[0];                                                                                         \
+    }                                                                                                        \
+    static void dot4_##T(int64_t n, const void *w, const void *x, size_t xs, float *s) {                    \
+        T##_rows(n, w, 0, x, xs, s, 1, 4);                                                                   \
+    }                                                                                                        \
+    static void dot2_##T(int64_t n, const void *w, size_t ws, const void *x, size_t xs, int nt, float *s) {  \
+        if (nt == 4) T##_rows(n, w, ws, x, xs, s, 2, 4);                                                     \
+        else T##_rows(n, w, ws, x, xs, s, 2, 1);                                                             \
+    }
 
-ENTRY(q4_0)
-ENTRY(q4_1)
-ENTRY(q5_0)
-ENTRY(q5_1)
-ENTRY(q8_0)
+ENTRY2(q4_0)
+ENTRY2(q4_1)
+ENTRY2(q5_0)
+ENTRY2(q5_1)
+ENTRY2(q8_0)
+ENTRY(q2_K)
+ENTRY(q3_K)
 ENTRY(q4_K)
 ENTRY(q5_K)
 ENTRY(q6_K)
@@ -318,8 +409,8 @@ ENTRY(bf16)
 void lk_avx2_rows(int type, int64_t n, const void *w, const void *x, size_t xs, float *s, int nt) {
 #define CASE(ID, T)                                       \
     case ID:                                              \
-        if (nt == 4) T##_rows(n, w, x, xs, s, 4);         \
-        else T##_rows(n, w, x, xs, s, 1);                 \
+        if (nt == 4) T##_rows(n, w, 0, x, xs, s, 1, 4);   \
+        else T##_rows(n, w, 0, x, xs, s, 1, 1);           \
         break;
     switch (type) {
         CASE(LK_TYPE_Q4_0, q4_0)
@@ -463,11 +554,14 @@ static float stream_sum(const float *x, int64_t n) {
 
 void lk_fill_avx2(lk_kernel_table *t) {
 #define SET(ID, T) t->dot[ID] = dot_##T, t->dot4[ID] = dot4_##T
-    SET(LK_TYPE_Q4_0, q4_0);
-    SET(LK_TYPE_Q4_1, q4_1);
-    SET(LK_TYPE_Q5_0, q5_0);
-    SET(LK_TYPE_Q5_1, q5_1);
-    SET(LK_TYPE_Q8_0, q8_0);
+#define SET2(ID, T) SET(ID, T), t->dot2[ID] = dot2_##T
+    SET2(LK_TYPE_Q4_0, q4_0);
+    SET2(LK_TYPE_Q4_1, q4_1);
+    SET2(LK_TYPE_Q5_0, q5_0);
+    SET2(LK_TYPE_Q5_1, q5_1);
+    SET2(LK_TYPE_Q8_0, q8_0);
+    SET(LK_TYPE_Q2_K, q2_K);
+    SET(LK_TYPE_Q3_K, q3_K);
     SET(LK_TYPE_Q4_K, q4_K);
     SET(LK_TYPE_Q5_K, q5_K);
     SET(LK_TYPE_Q6_K, q6_K);
@@ -475,6 +569,7 @@ void lk_fill_avx2(lk_kernel_table *t) {
     SET(LK_TYPE_F16, f16);
     SET(LK_TYPE_BF16, bf16);
 #undef SET
+#undef SET2
     t->quantize[LK_TYPE_Q8_0] = quantize_q8_0;
     t->quantize[LK_TYPE_Q8_1] = quantize_q8_1;
     t->quantize[LK_TYPE_Q8_K] = quantize_q8_K;

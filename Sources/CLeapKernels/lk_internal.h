@@ -84,11 +84,15 @@ static inline void lk_get_scale_min_k4(int j, const uint8_t *q, uint8_t *sc, uin
 typedef float (*lk_dot_fn)(int64_t n, const void *w, const void *x);
 /* s[0..3] = dot(w row, x rows t=0..3), x row t at x + t * x_stride: unpacks the weights once for 4 tokens. */
 typedef void (*lk_dot4_fn)(int64_t n, const void *w, const void *x, size_t x_stride, float *s);
+/* s[r·4 + t] = dot(w row r, x row t) for r < 2 (row r at w + r · w_stride) and t < nt (1 or 4): two rows
+ * share each activation load. */
+typedef void (*lk_dot2_fn)(int64_t n, const void *w, size_t w_stride, const void *x, size_t x_stride, int nt, float *s);
 typedef void (*lk_quant_fn)(const float *x, void *y, int64_t n);
 
 typedef struct {
     lk_dot_fn dot[LK_TYPE_COUNT];
     lk_dot4_fn dot4[LK_TYPE_COUNT]; /* optional */
+    lk_dot2_fn dot2[LK_TYPE_COUNT]; /* optional */
     lk_quant_fn quantize[LK_TYPE_COUNT]; /* for activation types Q8_0, Q8_1, Q8_K */
     void (*f16_to_f32)(const uint16_t *src, float *dst, int64_t n);
     void (*f32_to_f16)(const float *src, uint16_t *dst, int64_t n);

@@ -1,6 +1,8 @@
 /* Persistent thread pool. A run publishes a job by bumping `generation`; workers spin on it for a short
  * while (a decoded token issues hundreds of small matmuls back to back) and then sleep on a futex.
- * Tasks are claimed with an atomic counter, so uneven tasks balance themselves. */
+ * Tasks are claimed from `claim` = (generation << 32 | next task) by compare-and-swap, so uneven tasks
+ * balance themselves, a worker that wakes late cannot take a task of a later run, and the caller waits
+ * only for claimed tasks: when other processes keep a worker off the CPU, the caller does its share. */
 #define _GNU_SOURCE
 #include "leap_kernels.h"
 #include <linux/futex.h>
@@ -30,13 +32,13 @@ struct lk_pool {
     _Atomic uint32_t generation; /* bumped once per run (and at shutdown) */
     atomic_int sleepers;
     atomic_int stop;
-    /* the current job */
+    /* the current job (valid for the generation in `claim`) */
     lk_task_fn fn;
     void *ctx;
     int32_t n_tasks;
     int isa; /* the caller's kernel path, applied on the workers */
-    atomic_int next_task;
-    atomic_int done_workers;
+    _Atomic uint64_t claim; /* generation << 32 | index of the next unclaimed task */
+    atomic_int done_tasks;
 };
 
 static uint64_t now_ns(void) {
@@ -53,11 +55,20 @@ static void futex_wake_all(_Atomic uint32_t *addr) {
     syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE_PRIVATE, 0x7fffffff, NULL, NULL, 0);
 }
 
-static void run_tasks(lk_pool *p, int32_t thread) {
+/* Claims and runs tasks of run `gen` until none is left (or a later run has started). */
+static void run_tasks(lk_pool *p, uint32_t gen, int32_t thread) {
+    uint64_t st = atomic_load(&p->claim);
     for (;;) {
-        const int32_t t = atomic_fetch_add_explicit(&p->next_task, 1, memory_order_relaxed);
-        if (t >= p->n_tasks) break;
-        p->fn(p->ctx, t, thread);
+        if ((uint32_t)(st >> 32) != gen) return;
+        const uint32_t t = (uint32_t)st;
+        /* n_tasks may be stale here only if a later run started, and then the CAS below fails */
+        if (t >= (uint32_t)p->n_tasks) return;
+        if (!atomic_compare_exchange_weak(&p->claim, &st, st + 1)) continue;
+        /* task t of run gen is ours: the run cannot finish (and the job cannot change) before we report */
+        if (thread != 0 && p->isa != lk_get_isa()) lk_set_thread_isa(p->isa);
+        p->fn(p->ctx, (int32_t)t, thread);
+        atomic_fetch_add_explicit(&p->done_tasks, 1, memory_order_release);
+        st = atomic_load(&p->claim);
     }
 }
 
@@ -90,9 +101,7 @@ static void *worker_main(void *varg) {
         }
         seen = g;
         if (atomic_load(&p->stop)) break;
-        if (p->isa != lk_get_isa()) lk_set_thread_isa(p->isa);
-        run_tasks(p, arg.index);
-        atomic_fetch_add_explicit(&p->done_workers, 1, memory_order_release);
+        run_tasks(p, g, arg.index);
     }
     return NULL;
 }
@@ -119,7 +128,7 @@ lk_pool *lk_pool_create(int32_t n_threads) {
 void lk_pool_free(lk_pool *p) {
     if (!p) return;
     atomic_store(&p->stop, 1);
-    atomic_fetch_add(&p->generation, 1);
+    atomic_fetch_add(&p->generation, 1); /* claim keeps the old generation: nothing to run */
     futex_wake_all(&p->generation);
     for (int32_t i = 1; i < p->n_threads; i++) pthread_join(p->threads[i], NULL);
     free(p->threads);
@@ -134,19 +143,20 @@ void lk_pool_run(lk_pool *p, lk_task_fn fn, void *ctx, int32_t n_tasks) {
         for (int32_t t = 0; t < n_tasks; t++) fn(ctx, t, 0);
         return;
     }
+    /* every task of the previous run is done, so no worker touches the job fields now */
+    const uint32_t gen = atomic_load(&p->generation) + 1;
     p->fn = fn;
     p->ctx = ctx;
     p->n_tasks = n_tasks;
     p->isa = lk_get_isa();
-    atomic_store_explicit(&p->next_task, 0, memory_order_relaxed);
-    atomic_store_explicit(&p->done_workers, 0, memory_order_relaxed);
-    atomic_fetch_add(&p->generation, 1); /* seq_cst: publishes the job */
+    atomic_store(&p->done_tasks, 0);
+    atomic_store(&p->claim, (uint64_t)gen << 32);
+    atomic_store(&p->generation, gen); /* seq_cst: publishes the job */
     if (atomic_load(&p->sleepers) > 0) futex_wake_all(&p->generation);
-    run_tasks(p, 0);
-    const int32_t workers = p->n_threads - 1;
-    for (int i = 0; atomic_load_explicit(&p->done_workers, memory_order_acquire) != workers; i++) {
+    run_tasks(p, gen, 0);
+    for (int i = 0; atomic_load_explicit(&p->done_tasks, memory_order_acquire) != n_tasks; i++) {
         cpu_relax();
-        if ((i & 1023) == 1023) sched_yield(); /* a worker may have been descheduled */
+        if ((i & 1023) == 1023) sched_yield(); /* the worker running the last task may be descheduled */
     }
 }
 

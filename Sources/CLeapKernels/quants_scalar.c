@@ -7,11 +7,6 @@
 
 static void dequant_f32(const void *src, float *y, int64_t n) { memcpy(y, src, (size_t)n * sizeof(float)); }
 
-static void dequant_f16(const void *src, float *y, int64_t n) {
-    const uint16_t *x = src;
-    for (int64_t i = 0; i < n; i++) y[i] = lk_h2f(x[i]);
-}
-
 static void dequant_bf16(const void *src, float *y, int64_t n) {
     const uint16_t *x = src;
     for (int64_t i = 0; i < n; i++) y[i] = lk_bf2f(x[i]);

@@ -1,13 +1,14 @@
 // Band-limited sample-rate conversion, streaming.
 //
-// Design (libsoxr-like): the steep anti-aliasing filter (flat to 91% of the lower Nyquist, 130 dB down from
-// it on) runs as an FFT overlap-save stage, where its length costs little; going down, half-band decimators
-// first halve the rate while it stays >= 2x the output; going up, the FFT stage also doubles the rate. The
-// signal is then oversampled, so a short polyphase windowed-sinc stage does the fractional ratio: the ratio
-// reduced to L/M picks a table of L phases when it is small enough (exact for all common rates), otherwise
-// 2049 phases with linear interpolation between adjacent ones (error below -140 dB). All filters are zero phase: output k is the
-// input's band-limited value at time k / outputRate, so a tone comes out exactly aligned, and chunked
-// processing gives the same samples as one call (the state is integer positions plus pending input).
+// Design (libsoxr-like). The steep anti-aliasing filter (flat to 91% of the lower Nyquist frequency, 130 dB
+// down from it on) runs as an FFT overlap-save stage, where its length costs little. Going down, half-band
+// decimators first halve the rate while it is at least 2.5x the output rate; going up, the FFT stage also
+// doubles the rate. The signal is then oversampled, so a short polyphase windowed-sinc stage (140 dB) does
+// the fractional ratio: the ratio reduced to L/M picks a table of L phases when it is small enough (exact
+// for all common rates), otherwise 2049 phases with linear interpolation between adjacent ones (error below
+// -140 dB). All filters are zero phase: output k is the input's band-limited value at time k / outputRate,
+// so a tone comes out exactly aligned, and chunked processing gives the same samples as one call (the state
+// is integer positions plus pending input; FFT blocks are placed by absolute position).
 import LeapCore
 
 package final class Resampler {
@@ -32,7 +33,7 @@ package final class Resampler {
         if inputRate == outputRate { return }
         let beta = quality.kaiserBeta
         if inputRate > outputRate {
-            // Down: halve cheaply while the rate stays >= 2x the output rate, then band-limit sharply to
+            // Down: halve cheaply while the rate is >= 2.5x the output rate, then band-limit sharply to
             // [0, out/2) at that rate (FFT), then a short polyphase filter (the signal is now oversampled:
             // pass [0, out/2], stop from rate - out/2).
             var rate = inputRate
@@ -44,6 +45,10 @@ package final class Resampler {
             let nyquist = Double(outputRate) / 2
             let passEdge = quality.passband * nyquist
             sharpHalfLength = Resampler.halfLength(quality.filterSeconds(transitionHz: nyquist - passEdge), rate: rate)
+            guard sharpHalfLength <= Resampler.maxHalfLength else {
+                throw LeapError(.invalidArgument,
+                    "resampling \(inputRate) Hz to \(outputRate) Hz would need a \(2 * sharpHalfLength)-tap filter; ratios this extreme are not supported (at most \(2 * Resampler.maxHalfLength) taps)")
+            }
             let table = PolyphaseTable(rows: 1, rowDenominator: 1, halfLength: sharpHalfLength,
                                        cutoff: (passEdge + nyquist) / 2 / Double(rate), beta: beta)
             sharp = FFTFilterStage(table: table, upsample: 1)
@@ -62,6 +67,10 @@ package final class Resampler {
             }
         }
     }
+
+    /// Bound on the steep filter (memory and time grow with it): reached only by extreme down-sampling
+    /// from odd rates (e.g. 999983 Hz -> 1 kHz), which no input path needs.
+    static let maxHalfLength = 16_384
 
     static func halfLength(_ seconds: Double, rate: Int) -> Int { max(2, Int((seconds * Double(rate) / 2).rounded(.up))) }
 

@@ -131,19 +131,34 @@ func benchKernels(_ args: [String]) {
     bwBuf.deallocate()
 
     // ---- thread pool dispatch overhead ----
+    // Wall-clock latency of one run of empty tasks (one per thread): the mean includes the runs where a
+    // worker was descheduled by other processes; the median and minimum show the cost when it was not.
     for nt in threadCounts where nt > 1 {
         guard let pool = try? ThreadPool(threads: nt) else { continue }
-        cpuTimeThreads = nt
         var counter = 0
-        let t = timePerCall(minTime: minTime) { pool.run(tasks: nt) { task, _ in if task == 0 { counter &+= 1 } } }
-        print("thread pool dispatch (\(nt) threads, empty tasks, back to back): \(fmt(t * 1e6)) µs per run")
-        // with a gap of single-threaded work between runs (decode: norms/rope between matmuls)
-        let gap = timePerCall(minTime: minTime) {
-            let t0 = nowSeconds()
-            while nowSeconds() - t0 < 20e-6 {}
-            pool.run(tasks: nt) { task, _ in if task == 0 { counter &+= 1 } }
+        for gapMicros in [0.0, 20.0] {
+            var samples: [Double] = []
+            var ts = timespec()
+            func wall() -> Double {
+                clock_gettime(CLOCK_MONOTONIC, &ts)
+                return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+            }
+            let end = wall() + minTime
+            while wall() < end && samples.count < 200_000 {
+                if gapMicros > 0 { // single-threaded caller work between runs (decode: norms, rope, ...)
+                    let g0 = wall()
+                    while wall() - g0 < gapMicros * 1e-6 {}
+                }
+                let t0 = wall()
+                pool.run(tasks: nt) { task, _ in if task == 0 { counter &+= 1 } }
+                samples.append(wall() - t0)
+            }
+            samples.sort()
+            let mean = samples.reduce(0, +) / Double(max(1, samples.count))
+            let median = samples.isEmpty ? 0 : samples[samples.count / 2]
+            let p10 = samples.isEmpty ? 0 : samples[samples.count / 10]
+            print("thread pool dispatch (\(nt) threads, empty tasks, \(gapMicros == 0 ? "back to back" : "after 20 µs of caller work")): median \(fmt(median * 1e6, 2)) µs, p10 \(fmt(p10 * 1e6, 2)) µs, mean \(fmt(mean * 1e6, 2)) µs (\(samples.count) runs, wall clock)")
         }
-        print("thread pool dispatch (\(nt) threads, after 20 µs of caller work): \(fmt((gap - 20e-6) * 1e6)) µs per run")
     }
 
     // ---- matvec / matmul per type and shape ----

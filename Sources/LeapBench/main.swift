@@ -13,6 +13,9 @@ let suites: [String: ([String]) -> Void] = [
     "toolcalls": benchToolCalls,
     "kernels": benchKernels,
     "model": benchModel,
+    "tokenizer": benchTokenizer,
+    "template": benchTemplate,
+    "grammar": benchGrammar,
 ]
 
 let argv = CommandLine.arguments

@@ -21,6 +21,27 @@ indirect enum Expr {
     case conditional(test: Expr, then: Expr, otherwise: Expr?, Int)
 }
 
+extension Expr {
+    /// Whether jinja2 can evaluate this at compile time (`as_const`): no names, only literals and operations
+    /// on them.
+    var isConstant: Bool {
+        func args(_ a: CallArgs) -> Bool { a.positional.allSatisfy { $0.isConstant } && a.keyword.allSatisfy { $0.value.isConstant } }
+        switch self {
+        case .literal: return true
+        case .name, .call: return false
+        case .list(let items), .tuple(let items), .concat(let items, _): return items.allSatisfy { $0.isConstant }
+        case .dict(let items): return items.allSatisfy { $0.0.isConstant && $0.1.isConstant }
+        case .getattr(let x, _, _), .unary(_, let x, _): return x.isConstant
+        case .getitem(let x, let y, _), .binary(_, let x, let y, _), .and(let x, let y), .or(let x, let y):
+            return x.isConstant && y.isConstant
+        case .slice(let x, let a, let b, let c, _): return x.isConstant && [a, b, c].allSatisfy { $0?.isConstant ?? true }
+        case .filter(let x, _, let a, _), .test(let x, _, let a, _, _): return x.isConstant && args(a)
+        case .compare(let x, let ops, _): return x.isConstant && ops.allSatisfy { $0.rhs.isConstant }
+        case .conditional(let t, let a, let b, _): return t.isConstant && a.isConstant && (b?.isConstant ?? true)
+        }
+    }
+}
+
 struct CallArgs {
     var positional: [Expr] = []
     var keyword: [(name: String, value: Expr)] = []

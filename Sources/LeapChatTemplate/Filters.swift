@@ -84,9 +84,11 @@ enum Filters {
             return .iterator(kind: "generator", items: d.entries.map { .tuple([$0.key, $0.value]) })
         case "int":
             let a = try bind(["default", "base"])
+            if case .undefined(let u) = v { throw TemplateFailure(u.hint) }
             return toInt(v, a[0] ?? .int(0), try a.int(1, "base") ?? 10)
         case "float":
             let a = try bind(["default"])
+            if case .undefined(let u) = v { throw TemplateFailure(u.hint) }
             return toFloat(v) ?? a[0] ?? .float(0)
         case "abs":
             _ = try bind([])
@@ -103,6 +105,11 @@ enum Filters {
             return .string(Methods.replace(soft(v), old.str, new.str, count: try a.int(2, "count") ?? -1))
         case "indent":
             let a = try bind(["width", "first", "blank"])
+            // jinja2 appends "\n" to the value with +=, so anything but a string fails.
+            guard case .string = v else {
+                if case .undefined(let u) = v { throw TemplateFailure(u.hint) }
+                throw TemplateFailure("unsupported operand type(s) for +=: '\(v.pythonTypeName)' and 'str'")
+            }
             var indention = "    "
             if let w = a[0] {
                 if case .string(let s) = w { indention = s } else if let n = w.indexValue {
@@ -126,6 +133,16 @@ enum Filters {
             return .int(count)
         case "truncate":
             let a = try bind(["length", "killwords", "end", "leeway"])
+            // jinja2 measures the value with len() before any conversion.
+            switch v {
+            case .string: break
+            case .undefined: return v
+            case .list, .tuple, .dict:
+                let n = try length(v)
+                if n <= (try a.int(0, "length") ?? 255) + (try a.int(3, "leeway") ?? 5) { return v }
+                throw TemplateFailure("'\(v.pythonTypeName)' object has no attribute 'rsplit'")
+            default: throw TemplateFailure("object of type '\(v.pythonTypeName)' has no len()")
+            }
             return .string(truncate(soft(v), try a.int(0, "length") ?? 255, a.bool(1) ?? false,
                                     try a.string(2, "end") ?? "...", try a.int(3, "leeway") ?? 5))
         case "format":
@@ -138,8 +155,13 @@ enum Filters {
             let a = try bind(["precision", "method"])
             let precision = try a.int(0, "precision") ?? 0
             let method = try a.string(1, "method") ?? "common"
-            guard let x = v.numeric?.asDouble else { throw TemplateFailure("type \(v.pythonTypeName) doesn't define __round__ method") }
-            return .float(round(x, precision, method))
+            guard let n = v.numeric else { throw TemplateFailure("type \(v.pythonTypeName) doesn't define __round__ method") }
+            guard ["common", "ceil", "floor"].contains(method) else {
+                throw TemplateFailure("method must be common, ceil or floor")
+            }
+            // Python's round(int, ndigits >= 0) keeps the int.
+            if method == "common", case .int(let i) = n, precision >= 0 { return .int(i) }
+            return .float(round(n.asDouble, precision, method))
         case "reverse":
             _ = try bind([])
             if case .string(let s) = v { return .string(Methods.string(s.unicodeScalars.reversed())) }
@@ -157,6 +179,10 @@ enum Filters {
             for item in try interp.iterate(v) {
                 var key = try a[1].map { try attribute(item, $0, interp) } ?? item
                 if !cs { key = ignoreCase(key) }
+                switch key {
+                case .list, .dict, .namespace: throw TemplateFailure("unhashable type: '\(key.pythonTypeName)'")
+                default: break
+                }
                 if !seen.contains(where: { pyEquals($0, key) }) {
                     seen.append(key)
                     out.append(item)
@@ -171,7 +197,8 @@ enum Filters {
                 if !(a.bool(1) ?? false) { k = ignoreCase(k) }
                 return k
             }
-            return .list(try stableSort(items, keys, reverse: a.bool(0) ?? false))
+            // jinja2's sort keys are one-element lists: equal keys (even two undefined) never reach `<`.
+            return .list(try stableSort(items, keys, reverse: a.bool(0) ?? false, equalFirst: true))
         case "dictsort":
             let a = try bind(["case_sensitive", "by", "reverse"])
             guard case .dict(let d) = v else { throw TemplateFailure("'\(v.pythonTypeName)' object has no attribute 'items'") }
@@ -287,7 +314,7 @@ enum Filters {
     static func length(_ v: Value) throws -> Int {
         switch v.plain {
         case .string(let s): return s.unicodeScalars.count
-        case .list(let a), .tuple(let a): return a.count
+        case .list(let a), .tuple(let a), .range(_, _, _, let a): return a.count
         case .dict(let d): return d.count
         case .undefined: return 0
         case .loop(let l): return l.items.count
@@ -322,13 +349,14 @@ enum Filters {
     }
 
     /// Python's `sorted(items, key=..., reverse=...)`: stable, and reverse keeps equal items in order.
-    static func stableSort(_ items: [Value], _ keys: [Value], reverse: Bool) throws -> [Value] {
+    static func stableSort(_ items: [Value], _ keys: [Value], reverse: Bool, equalFirst: Bool = false) throws -> [Value] {
         var idx = Array(items.indices)
         var failure: Error? = nil
         // Merge sort via Swift's sort on (key, index) pairs with a throwing comparator captured.
         idx.sort { i, j in
             if failure != nil { return i < j }
             do {
+                if equalFirst && pyEquals(keys[i], keys[j]) { return i < j }
                 if reverse {
                     if try Ops.less(keys[j], keys[i]) { return true }
                     if try Ops.less(keys[i], keys[j]) { return false }
@@ -511,7 +539,7 @@ enum Filters {
     }
 
     static func toJSONValue(_ v: Value, sortKeys: Bool, depth: Int) throws -> JSONValue {
-        if depth > 200 { throw TemplateFailure("maximum recursion depth exceeded while encoding a JSON object") }
+        if depth > ValueBounds.maxDepth { throw TemplateFailure("maximum recursion depth exceeded while encoding a JSON object") }
         switch v.plain {
         case .none: return .null
         case .bool(let b): return .bool(b)

@@ -83,7 +83,11 @@ enum Format {
             }
             out += text
         }
-        if mapping == nil && next < positional.count {
+        // Python only complains about leftovers for tuples and plain values; anything with __getitem__
+        // (list, dict) counts as a mapping.
+        var isSequenceLike = false
+        if case .list = args { isSequenceLike = true }
+        if mapping == nil && !isSequenceLike && next < positional.count {
             throw TemplateFailure("not all arguments converted during string formatting")
         }
         return out

@@ -29,7 +29,8 @@ enum Globals {
             if count > maxRange {
                 throw TemplateFailure("Range too big. The sandbox blocks ranges larger than MAX_RANGE (\(maxRange)).")
             }
-            return .list((0..<count).map { .int(start + $0 * stride) })
+            try interp.step(count)
+            return .range(start: start, stop: stop, step: stride, items: (0..<count).map { .int(start + $0 * stride) })
         case "namespace", "dict":
             var d = PyDict()
             for a in args {
@@ -39,7 +40,7 @@ enum Globals {
                 for e in m.entries { d[e.key] = e.value }
             }
             for (k, v) in kwargs { d[.string(k)] = v }
-            return name == "dict" ? .dict(d) : .namespace(Namespace(d))
+            return name == "dict" ? try interp.bounded(.dict(d)) : .namespace(Namespace(d))
         case "raise_exception":
             throw TemplateFailure(args.first?.str ?? "raise_exception called")
         case "strftime_now":

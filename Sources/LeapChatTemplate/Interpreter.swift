@@ -26,12 +26,15 @@ final class Scope {
 enum Flow { case normal, breakLoop, continueLoop }
 
 /// Bounds that keep a hostile template from hanging or exhausting memory or stack.
-struct RenderLimits {
-    var maxOutputBytes = 64 << 20
-    var maxSteps = 50_000_000
-    var maxCallDepth = 64
+package struct RenderLimits: Sendable {
+    package var maxOutputBytes = 64 << 20
+    /// Statements, expressions, loop iterations and elements touched by filters all count as steps.
+    package var maxSteps = 10_000_000
+    package var maxCallDepth = 64
     /// Pins `strftime_now` to this Unix time (in UTC) instead of the local clock; for reproducible tests.
-    var fixedTime: Int? = nil
+    package var fixedTime: Int? = nil
+
+    package init() {}
 }
 
 final class Interpreter {
@@ -41,6 +44,9 @@ final class Interpreter {
     var outBytes = 0
     var steps = 0
     var callDepth = 0
+    /// Set while evaluating a whole-constant statement expression the way jinja2's compile-time folding does
+    /// (slices go through the sandbox's getitem, so failures become undefined instead of raising).
+    var foldingConstants = false
 
     init(map: SourceMap, limits: RenderLimits) {
         self.map = map
@@ -60,8 +66,8 @@ final class Interpreter {
     }
 
     @inline(__always)
-    func step() throws {
-        steps += 1
+    func step(_ n: Int = 1) throws {
+        steps += n
         if steps > limits.maxSteps {
             throw TemplateFailure("template exceeded \(limits.maxSteps) evaluation steps")
         }
@@ -100,17 +106,17 @@ final class Interpreter {
         case .output(let s):
             try write(s)
         case .print(let e, let offset):
-            let v = try eval(e, scope)
+            let v = try evalStatementExpression(e, scope, undefinedAllowed: true)
             try at(offset) { try write(v.str) }
         case .forLoop(let target, let iterable, let filter, let body, let otherwise, let offset):
             return try execFor(target, iterable, filter, body, otherwise, offset, scope)
         case .ifChain(let branches, let otherwise):
-            for (test, body) in branches where try eval(test, scope).truthy {
+            for (test, body) in branches where try evalStatementExpression(test, scope, undefinedAllowed: false).truthy {
                 return try exec(body, scope)
             }
             return try exec(otherwise, scope)
         case .set(let target, let e, let offset):
-            let v = try eval(e, scope)
+            let v = try evalStatementExpression(e, scope, undefinedAllowed: false)
             try at(offset) { try assign(target, v, scope) }
         case .setBlock(let target, let filters, let body, let offset):
             let text = try capture { _ = try exec(body, Scope(parent: scope)) }
@@ -141,6 +147,18 @@ final class Interpreter {
         return .normal
     }
 
+    /// jinja2 folds constant expressions at compile time; a fold whose result is undefined is kept only
+    /// for direct output, otherwise the expression runs normally (and a bad slice raises).
+    func evalStatementExpression(_ e: Expr, _ scope: Scope, undefinedAllowed: Bool) throws -> Value {
+        if e.isConstant {
+            foldingConstants = true
+            let folded = try? eval(e, scope)
+            foldingConstants = false
+            if let v = folded, undefinedAllowed || !v.isUndefined { return v }
+        }
+        return try eval(e, scope)
+    }
+
     func makeMacro(_ def: MacroDefinition, _ scope: Scope) -> Macro {
         Macro(name: def.name, parameters: def.parameters, body: def.body, scope: scope,
               usesCaller: def.usesCaller, usesVarargs: def.usesVarargs, usesKwargs: def.usesKwargs)
@@ -158,11 +176,12 @@ final class Interpreter {
     func execFor(_ target: Target, _ iterable: Expr, _ filter: Expr?, _ body: [Stmt], _ otherwise: [Stmt],
                  _ offset: Int, _ scope: Scope) throws -> Flow
     {
-        let seq = try eval(iterable, scope)
+        let seq = try evalStatementExpression(iterable, scope, undefinedAllowed: false)
         var items = try at(offset) { try iterate(seq) }
         if let filter {
             var kept: [Value] = []
             for item in items {
+                try at(offset) { try step() }
                 let s = Scope(parent: scope)
                 try at(offset) { try assign(target, item, s) }
                 if try eval(filter, s).truthy { kept.append(item) }
@@ -174,6 +193,7 @@ final class Interpreter {
         }
         let loop = LoopState(items: items)
         for (i, item) in items.enumerated() {
+            try at(offset) { try step() }
             loop.index0 = i
             let s = Scope(parent: scope)
             s.vars["loop"] = .loop(loop)
@@ -217,12 +237,12 @@ final class Interpreter {
         switch e {
         case .literal(let v): return v
         case .name(let n, _): return lookup(n, scope)
-        case .list(let items): return .list(try items.map { try eval($0, scope) })
-        case .tuple(let items): return .tuple(try items.map { try eval($0, scope) })
+        case .list(let items): return try bounded(.list(try items.map { try eval($0, scope) }))
+        case .tuple(let items): return try bounded(.tuple(try items.map { try eval($0, scope) }))
         case .dict(let items):
             var d = PyDict()
             for (k, v) in items { d[try eval(k, scope)] = try eval(v, scope) }
-            return .dict(d)
+            return try bounded(.dict(d))
         case .getattr(let obj, let name, let offset):
             let o = try eval(obj, scope)
             return try at(offset) { try getattr(o, name) }
@@ -235,6 +255,9 @@ final class Interpreter {
             let start = try a.map { try eval($0, scope) }
             let stop = try b.map { try eval($0, scope) }
             let stride = try c.map { try eval($0, scope) }
+            if foldingConstants {
+                return (try? slice(o, start, stop, stride)) ?? .undefined(.noItem(o, .string("slice")))
+            }
             return try at(offset) { try slice(o, start, stop, stride) }
         case .call(let callee, let args, let offset):
             return try callExpr(callee, args, extraKeywords: [], offset, scope)
@@ -253,7 +276,17 @@ final class Interpreter {
         case .binary(let op, let x, let y, let offset):
             let a = try eval(x, scope)
             let b = try eval(y, scope)
-            return try at(offset) { try Ops.binary(op, a, b, limits.maxOutputBytes) }
+            return try at(offset) {
+                let r = try Ops.binary(op, a, b, limits.maxOutputBytes)
+                switch r {
+                case .list(let items), .tuple(let items):
+                    // `+` keeps depth and adds sizes; `*` repeats elements, which may be shared big lists.
+                    if op == "*" { return try bounded(r) }
+                    try step(items.count)
+                    return r
+                default: return r
+                }
+            }
         case .and(let x, let y):
             let a = try eval(x, scope)
             return a.truthy ? try eval(y, scope) : a
@@ -283,6 +316,12 @@ final class Interpreter {
             return .undefined(Undefined(
                 hint: "the inline if-expression on line \(line) evaluated to false and no else section was defined."))
         }
+    }
+
+    /// A container built by the template, checked against ValueBounds (the check's work counts as steps).
+    func bounded(_ v: Value) throws -> Value {
+        try step(try ValueBounds.check(v))
+        return v
     }
 
     func evalArgs(_ args: CallArgs, _ scope: Scope) throws -> ([Value], [(String, Value)]) {
@@ -377,8 +416,14 @@ final class Interpreter {
 
     /// Python iteration as jinja2 sees it (undefined iterates as empty).
     func iterate(_ v: Value) throws -> [Value] {
+        let items = try iterateItems(v)
+        try step(items.count)
+        return items
+    }
+
+    private func iterateItems(_ v: Value) throws -> [Value] {
         switch v.plain {
-        case .list(let a), .tuple(let a), .iterator(_, let a): return a
+        case .list(let a), .tuple(let a), .iterator(_, let a), .range(_, _, _, let a): return a
         case .string(let s): return s.unicodeScalars.map { .string(String($0)) }
         case .dict(let d): return d.entries.map { $0.key }
         case .undefined: return []
@@ -408,7 +453,7 @@ final class Interpreter {
         case .undefined(let u): throw TemplateFailure(u.hint)
         case .dict(let d):
             if let v = d[key] { return v }
-        case .list(let a), .tuple(let a):
+        case .list(let a), .tuple(let a), .range(_, _, _, let a):
             if let i = key.indexValue {
                 let j = i < 0 ? i + a.count : i
                 if j >= 0 && j < a.count { return a[j] }
@@ -439,8 +484,14 @@ final class Interpreter {
             default: return nil  // not an index: jinja2 yields undefined
             }
         }
+        // jinja2 compiles slices to a plain Python subscript: errors are raised, not turned into undefined.
+        switch o {
+        case .list, .tuple, .string, .range: break
+        case .dict: throw TemplateFailure("unhashable type: 'slice'")
+        default: throw TemplateFailure("'\(o.pythonTypeName)' object is not subscriptable")
+        }
         guard let a = try bound(start), let b = try bound(stop), let c = try bound(step) else {
-            return .undefined(Undefined(hint: "slice indices must be integers or None"))
+            throw TemplateFailure("slice indices must be integers or None or have an __index__ method")
         }
         let stride = c ?? 1
         if stride == 0 { throw TemplateFailure("slice step cannot be zero") }
@@ -464,7 +515,7 @@ final class Interpreter {
             }
         }
         switch o {
-        case .list(let items): return .list(indices(items.count).map { items[$0] })
+        case .list(let items), .range(_, _, _, let items): return .list(indices(items.count).map { items[$0] })
         case .tuple(let items): return .tuple(indices(items.count).map { items[$0] })
         case .string(let s):
             let scalars = Array(s.unicodeScalars)

@@ -28,15 +28,19 @@ package final class ChatTemplate: @unchecked Sendable {  // immutable after init
 
     /// Parses `source`; throws `LeapError(.format, "template line L, column C: ...")` on a syntax error.
     /// `fixedTime` pins `strftime_now` to a Unix time (UTC), for reproducible renderings.
-    package init(source: String, fixedTime: Int? = nil) throws {
+    package convenience init(source: String, fixedTime: Int? = nil) throws {
+        var limits = RenderLimits()
+        limits.fixedTime = fixedTime
+        try self.init(source: source, limits: limits)
+    }
+
+    package init(source: String, limits: RenderLimits) throws {
         let scalars = Lexer.normalize(source)
         let (tokens, map) = try Lexer.tokenize(scalars)
         let body = try Parser.parse(tokens: tokens, map: map)
         try Validator(map: map).check(body, soft: false)
         self.body = body
         self.map = map
-        var limits = RenderLimits()
-        limits.fixedTime = fixedTime
         self.limits = limits
     }
 

@@ -109,7 +109,10 @@ enum Ops {
                 let m = x % y
                 return .int(m != 0 && ((m < 0) != (y < 0)) ? m + y : m)
             case "**":
-                if y < 0 { return .float(pow(Double(x), Double(y))) }
+                if y < 0 {
+                    if x == 0 { throw TemplateFailure("0.0 cannot be raised to a negative power") }
+                    return .float(pow(Double(x), Double(y)))
+                }
                 var result = 1, base = x, e = y
                 while e > 0 {
                     if e & 1 == 1 {
@@ -200,8 +203,12 @@ enum Ops {
                 throw TemplateFailure("'in <string>' requires string as left operand, not \(item.pythonTypeName)")
             }
             return sub.isEmpty || s.unicodeScalars.firstRange(of: sub.unicodeScalars) != nil
-        case .list(let a), .tuple(let a), .iterator(_, let a): return a.contains { pyEquals($0, item) }
-        case .dict(let d): return d[item] != nil
+        case .list(let a), .tuple(let a), .iterator(_, let a), .range(_, _, _, let a): return a.contains { pyEquals($0, item) }
+        case .dict(let d):
+            switch item {
+            case .list, .dict, .namespace: throw TemplateFailure("unhashable type: '\(item.pythonTypeName)'")
+            default: return d[item] != nil
+            }
         case .undefined: return false
         default:
             throw TemplateFailure("argument of type '\(container.pythonTypeName)' is not iterable")

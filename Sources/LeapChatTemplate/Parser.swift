@@ -8,9 +8,7 @@ struct Parser {
     /// Nesting depth (blocks and parenthesised expressions), bounded so hostile input cannot blow the stack.
     var depth = 0
     static let maxDepth = 120
-    /// jinja2 reports unknown filters/tests at compile time, except inside `if` tests and bodies
-    /// (a "soft" frame), where they fail only when evaluated.
-    var soft = false
+    /// Enclosing for loops (in the current macro), for checking `break` / `continue`.
     var loopDepth = 0
 
     init(tokens: [Token], map: SourceMap) {
@@ -153,12 +151,11 @@ struct Parser {
         try expectBlockEnd()
     }
 
-    mutating func withFrame<T>(soft newSoft: Bool, loop: Bool = false, _ body: (inout Parser) throws -> T) rethrows -> T {
-        let savedSoft = soft
-        let savedLoop = loopDepth
-        soft = newSoft
-        if loop { loopDepth += 1 }
-        defer { soft = savedSoft; loopDepth = savedLoop }
+    /// Runs `body` with `loopDepth` temporarily set (for bodies add one; macro bodies start from zero).
+    mutating func withLoopDepth<T>(_ depth: Int, _ body: (inout Parser) throws -> T) rethrows -> T {
+        let saved = loopDepth
+        loopDepth = depth
+        defer { loopDepth = saved }
         return try body(&self)
     }
 
@@ -171,16 +168,16 @@ struct Parser {
         var filter: Expr? = nil
         if isName("if") {
             advance()
-            filter = try withFrame(soft: false) { try $0.parseExpression() }
+            filter = try parseExpression()
         }
         if isName("recursive") { throw fail("recursive for loops are not supported") }
         try expectBlockEnd()
-        let body = try withFrame(soft: false, loop: true) { try $0.subparse(endTags: ["endfor", "else"]) }
+        let body = try withLoopDepth(loopDepth + 1) { try $0.subparse(endTags: ["endfor", "else"]) }
         var otherwise: [Stmt] = []
         if isName("else") {
             advance()
             try expectBlockEnd()
-            otherwise = try withFrame(soft: false) { try $0.subparse(endTags: ["endfor"]) }
+            otherwise = try subparse(endTags: ["endfor"])
         }
         try endBlock()
         return .forLoop(target: target, iterable: iterable, filter: filter, body: body, otherwise: otherwise, offset)
@@ -190,20 +187,18 @@ struct Parser {
         advance()
         var branches: [(Expr, [Stmt])] = []
         var otherwise: [Stmt] = []
-        try withFrame(soft: true) { p in
-            while true {
-                let test = try p.parseTuple(withCondexpr: false)
-                try p.expectBlockEnd()
-                let body = try p.subparse(endTags: ["elif", "else", "endif"])
-                branches.append((test, body))
-                if p.isName("elif") { p.advance(); continue }
-                if p.isName("else") {
-                    p.advance()
-                    try p.expectBlockEnd()
-                    otherwise = try p.subparse(endTags: ["endif"])
-                }
-                break
+        while true {
+            let test = try parseTuple(withCondexpr: false)
+            try expectBlockEnd()
+            let body = try subparse(endTags: ["elif", "else", "endif"])
+            branches.append((test, body))
+            if isName("elif") { advance(); continue }
+            if isName("else") {
+                advance()
+                try expectBlockEnd()
+                otherwise = try subparse(endTags: ["endif"])
             }
+            break
         }
         try endBlock()
         return .ifChain(branches, otherwise: otherwise)
@@ -225,7 +220,7 @@ struct Parser {
             filters.append(try parseFilterCall())
         }
         try expectBlockEnd()
-        let body = try withFrame(soft: false) { try $0.subparse(endTags: ["endset"]) }
+        let body = try subparse(endTags: ["endset"])
         try endBlock()
         return .setBlock(target, filters, body, offset)
     }
@@ -241,7 +236,7 @@ struct Parser {
             assignments.append((target, try parseExpression()))
         }
         advance()
-        let body = try withFrame(soft: false) { try $0.subparse(endTags: ["endwith"]) }
+        let body = try subparse(endTags: ["endwith"])
         try endBlock()
         return .with(assignments, body, offset)
     }
@@ -274,12 +269,7 @@ struct Parser {
     mutating func macroDefinition(name: String, params: [(name: String, defaultValue: Expr?)], endTag: String) throws
         -> MacroDefinition
     {
-        let body = try withFrame(soft: false) { p -> [Stmt] in
-            let saved = p.loopDepth
-            p.loopDepth = 0
-            defer { p.loopDepth = saved }
-            return try p.subparse(endTags: [endTag])
-        }
+        let body = try withLoopDepth(0) { try $0.subparse(endTags: [endTag]) }
         try endBlock()
         var names = Set<String>()
         collectNames(body, into: &names)
@@ -317,7 +307,7 @@ struct Parser {
             filters.append(try parseFilterCall())
         }
         try expectBlockEnd()
-        let body = try withFrame(soft: false) { try $0.subparse(endTags: ["endfilter"]) }
+        let body = try subparse(endTags: ["endfilter"])
         try endBlock()
         return .filterBlock(filters, body, offset)
     }
@@ -354,7 +344,6 @@ struct Parser {
             }
         }
         if parenthesised { try expectOp(")") }
-        if items.count == 1 && !isTuple && !parenthesised { return items[0] }
         if items.count == 1 && !isTuple { return items[0] }
         return .tuple(items)
     }
@@ -397,11 +386,11 @@ struct Parser {
         while isName("if") {
             let offset = current.offset
             advance()
-            let test = try withFrame(soft: true) { try $0.parseOr() }
+            let test = try parseOr()
             var otherwise: Expr? = nil
             if isName("else") {
                 advance()
-                otherwise = try withFrame(soft: true) { try $0.parseExpression() }
+                otherwise = try parseExpression()
             }
             expr = .conditional(test: test, then: expr, otherwise: otherwise, offset)
         }
@@ -625,6 +614,10 @@ struct Parser {
         // '[' subscript or slice
         try enter()
         defer { leave() }
+        if isOp("]") {  // `x[]` subscripts with an empty tuple
+            advance()
+            return .getitem(node, .tuple([]), t.offset)
+        }
         var parts: [Expr?] = []
         var isSlice = false
         if !isOp(":") { parts.append(try parseExpression()) } else { parts.append(nil) }

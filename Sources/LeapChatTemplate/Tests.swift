@@ -30,18 +30,17 @@ enum Tests {
         case "mapping": if case .dict = v { return true } else { return false }
         case "iterable":
             switch v {
-            case .string, .markup, .list, .tuple, .dict, .undefined, .iterator: return true
+            case .string, .markup, .list, .tuple, .dict, .undefined, .iterator, .range: return true
             default: return false
             }
         case "sequence":
             switch v {
-            case .string, .markup, .list, .tuple, .dict, .undefined: return true
+            case .string, .markup, .list, .tuple, .dict, .undefined, .range: return true
             default: return false
             }
         case "callable":
             switch v {
-            case .callable: return true
-            case .undefined(let u): return u.unsafe || true
+            case .callable, .undefined: return true  // jinja2's Undefined defines __call__ (it raises)
             default: return false
             }
         case "even", "odd":
@@ -62,7 +61,9 @@ enum Tests {
         case "ge", ">=": return try Ops.compare(">=", v, try other())
         case "in": return try Ops.contains(try other(), v)
         case "lower", "upper":
+            // str(value).islower() / .isupper(): needs at least one cased character.
             let s = v.str
+            guard s.unicodeScalars.contains(where: { $0.properties.isCased }) else { return false }
             return name == "lower" ? s.lowercased() == s : s.uppercased() == s
         case "sameas":
             let o = try other()

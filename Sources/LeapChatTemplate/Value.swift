@@ -17,6 +17,8 @@ enum Value {
     case dict(PyDict)
     /// A one-shot iterator (what jinja2's map/select/reverse... return): always truthy, has no len().
     case iterator(kind: String, items: [Value])
+    /// `range(...)`: a sequence (len, indexing, truthiness by length) that prints as `range(0, 3)`.
+    case range(start: Int, stop: Int, step: Int, items: [Value])
     case namespace(Namespace)
     case callable(Callable)
     case loop(LoopState)
@@ -34,7 +36,7 @@ struct Undefined {
         Undefined(hint: "'\(obj.pythonTypeName) object' has no attribute '\(attr)'")
     }
     static func noItem(_ obj: Value, _ key: Value) -> Undefined {
-        Undefined(hint: "'\(obj.pythonTypeName) object' has no attribute \(key.repr)")
+        Undefined(hint: "\(obj.pythonTypeName) object has no element \(key.repr)")
     }
 }
 
@@ -156,6 +158,7 @@ extension Value {
         case .tuple: return "tuple"
         case .dict: return "dict"
         case .iterator(let kind, _): return kind
+        case .range: return "range"
         case .namespace: return "Namespace"
         case .callable(let c):
             switch c {
@@ -181,6 +184,13 @@ extension Value {
     var plain: Value { if case .markup(let s) = self { return .string(s) } else { return self } }
     var isMarkup: Bool { if case .markup = self { return true } else { return false } }
 
+    var isContainer: Bool {
+        switch self {
+        case .list, .tuple, .dict, .iterator, .range: return true
+        default: return false
+        }
+    }
+
     var isUndefined: Bool { if case .undefined = self { return true } else { return false } }
 
     /// Python truthiness.
@@ -191,7 +201,7 @@ extension Value {
         case .int(let i): return i != 0
         case .float(let d): return d != 0
         case .string(let s), .markup(let s): return !s.isEmpty
-        case .list(let a), .tuple(let a): return !a.isEmpty
+        case .list(let a), .tuple(let a), .range(_, _, _, let a): return !a.isEmpty
         case .dict(let d): return d.count > 0
         case .namespace, .callable, .loop, .iterator: return true
         }
@@ -206,32 +216,62 @@ extension Value {
         }
     }
 
-    /// Python's `repr(x)`.
+    /// Python's `repr(x)`. Output stops growing past `reprLimit` bytes (the caller's output limit then
+    /// rejects it) and namespaces nested in themselves print as `...`, so it always terminates.
     var repr: String {
+        var out = ""
+        writeRepr(to: &out, depth: 0)
+        return out
+    }
+
+    static let reprLimit = (64 << 20) + 1
+
+    func writeRepr(to out: inout String, depth: Int) {
+        if out.utf8.count > Value.reprLimit { return }
+        if depth > ValueBounds.maxDepth + 8 { out += "..."; return }
+        func items(_ a: [Value], _ open: String, _ close: String) {
+            out += open
+            for (i, x) in a.enumerated() {
+                if i > 0 { out += ", " }
+                x.writeRepr(to: &out, depth: depth + 1)
+                if out.utf8.count > Value.reprLimit { return }
+            }
+            out += close
+        }
         switch self {
-        case .undefined: return "Undefined"
-        case .none: return "None"
-        case .bool(let b): return b ? "True" : "False"
-        case .int(let i): return String(i)
-        case .float(let d): return pyFloatRepr(d)
-        case .string(let s): return pyStringRepr(s)
-        case .markup(let s): return "Markup(" + pyStringRepr(s) + ")"
-        case .list(let a): return "[" + a.map { $0.repr }.joined(separator: ", ") + "]"
-        case .tuple(let a):
-            if a.count == 1 { return "(" + a[0].repr + ",)" }
-            return "(" + a.map { $0.repr }.joined(separator: ", ") + ")"
+        case .undefined: out += "Undefined"
+        case .none: out += "None"
+        case .bool(let b): out += b ? "True" : "False"
+        case .int(let i): out += String(i)
+        case .float(let d): out += pyFloatRepr(d)
+        case .string(let s): out += pyStringRepr(s)
+        case .markup(let s): out += "Markup(" + pyStringRepr(s) + ")"
+        case .list(let a): items(a, "[", "]")
+        case .tuple(let a): items(a, "(", a.count == 1 ? ",)" : ")")
         case .dict(let d):
-            return "{" + d.entries.map { $0.key.repr + ": " + $0.value.repr }.joined(separator: ", ") + "}"
-        case .iterator(let kind, _): return "<\(kind) object>"
-        case .namespace(let ns): return "<Namespace " + Value.dict(ns.attributes).repr + ">"
+            out += "{"
+            for (i, e) in d.entries.enumerated() {
+                if i > 0 { out += ", " }
+                e.key.writeRepr(to: &out, depth: depth + 1)
+                out += ": "
+                e.value.writeRepr(to: &out, depth: depth + 1)
+                if out.utf8.count > Value.reprLimit { return }
+            }
+            out += "}"
+        case .iterator(let kind, _): out += "<\(kind) object>"
+        case .range(let start, let stop, let step, _): out += "range(\(start), \(stop)\(step == 1 ? "" : ", \(step)"))"
+        case .namespace(let ns):
+            out += "<Namespace "
+            Value.dict(ns.attributes).writeRepr(to: &out, depth: depth + 1)
+            out += ">"
         case .callable(let c):
             switch c {
-            case .macro(let m): return "<Macro '\(m.name)'>"
-            case .method(let r, let n): return "<built-in method \(n) of \(r.pythonTypeName) object>"
-            case .global(let n): return "<function \(n)>"
-            case .loopMethod(_, let n): return "<bound method LoopContext.\(n)>"
+            case .macro(let m): out += "<Macro '\(m.name)'>"
+            case .method(let r, let n): out += "<built-in method \(n) of \(r.pythonTypeName) object>"
+            case .global(let n): out += "<function \(n)>"
+            case .loopMethod(_, let n): out += "<bound method LoopContext.\(n)>"
             }
-        case .loop(let l): return "<LoopContext \(l.index0 + 1)/\(l.items.count)>"
+        case .loop(let l): out += "<LoopContext \(l.index0 + 1)/\(l.items.count)>"
         }
     }
 
@@ -257,8 +297,9 @@ func pyEquals(_ x: Value, _ y: Value) -> Bool {
     let a = x.plain, b = y.plain
     switch (a, b) {
     case (.undefined, .undefined), (.none, .none): return true
-    case (.string(let x), .string(let y)): return x.unicodeScalars.elementsEqual(y.unicodeScalars)
-    case (.list(let x), .list(let y)), (.tuple(let x), .tuple(let y)):
+    // Python compares code points (no Unicode normalization, unlike Swift's ==): equal UTF-8 bytes.
+    case (.string(let x), .string(let y)): return x.utf8.count == y.utf8.count && x.utf8.elementsEqual(y.utf8)
+    case (.list(let x), .list(let y)), (.tuple(let x), .tuple(let y)), (.range(_, _, _, let x), .range(_, _, _, let y)):
         return x.count == y.count && zip(x, y).allSatisfy { pyEquals($0, $1) }
     case (.dict(let x), .dict(let y)):
         guard x.count == y.count else { return false }
@@ -361,5 +402,68 @@ func pyIsSpace(_ c: Unicode.Scalar) -> Bool {
     case 0x09...0x0D, 0x1C...0x20, 0x85, 0xA0, 0x1680, 0x2000...0x200A, 0x2028, 0x2029, 0x202F, 0x205F, 0x3000:
         return true
     default: return false
+    }
+}
+
+// MARK: - Size bounds
+
+/// Bounds on values a template builds, so printing, comparing or serializing them stays cheap and shallow
+/// (lists can share sub-lists, so `[x, x]` nested 40 times would otherwise be 2^40 elements to print).
+enum ValueBounds {
+    /// Above JSONParser.maxDepth, so any JSON input fits.
+    static let maxDepth = 600
+    /// Elements counted with multiplicity (a shared sub-list counts each time it appears).
+    static let maxLogicalSize = 4_000_000
+
+    /// Checks `v` and returns the number of elements visited (the work done, for step counting).
+    static func check(_ v: Value) throws -> Int {
+        // Fast path: a flat container of scalars (the common literal) needs no traversal state.
+        switch v {
+        case .list(let a), .tuple(let a):
+            if a.allSatisfy({ !$0.isContainer }) { return a.count }
+        default: break
+        }
+        var memo: [UnsafeRawPointer: (depth: Int, size: Int)] = [:]
+        var visited = 0
+        let (depth, size) = measure(v, &memo, &visited)
+        if depth > maxDepth { throw TemplateFailure("value nests deeper than \(maxDepth) levels") }
+        if size > maxLogicalSize { throw TemplateFailure("value has more than \(maxLogicalSize) elements") }
+        return visited
+    }
+
+    /// (depth, logical size), visiting each distinct array buffer once. Recursion depth is bounded because
+    /// every child was itself checked (or came from JSON with its own depth limit).
+    private static func measure(_ v: Value, _ memo: inout [UnsafeRawPointer: (depth: Int, size: Int)],
+                                _ visited: inout Int) -> (Int, Int) {
+        func items(_ a: [Value]) -> (Int, Int) {
+            guard let key = a.withUnsafeBufferPointer({ $0.baseAddress.map { UnsafeRawPointer($0) } }) else { return (1, 1) }
+            if let m = memo[key] { return m }
+            visited += a.count
+            var depth = 0, size = 1
+            for x in a {
+                let (d, s) = measure(x, &memo, &visited)
+                depth = max(depth, d)
+                size = min(size + s, Int.max / 2)
+            }
+            memo[key] = (depth + 1, size)
+            return (depth + 1, size)
+        }
+        switch v {
+        case .list(let a), .tuple(let a), .iterator(_, let a), .range(_, _, _, let a): return items(a)
+        case .dict(let d):
+            guard let key = d.entries.withUnsafeBufferPointer({ $0.baseAddress.map { UnsafeRawPointer($0) } }) else { return (1, 1) }
+            if let m = memo[key] { return m }
+            visited += d.entries.count
+            var depth = 0, size = 1
+            for e in d.entries {
+                let (d1, s1) = measure(e.key, &memo, &visited)
+                let (d2, s2) = measure(e.value, &memo, &visited)
+                depth = max(depth, d1, d2)
+                size = min(size + s1 + s2, Int.max / 2)
+            }
+            memo[key] = (depth + 1, size)
+            return (depth + 1, size)
+        default: return (1, 1)
+        }
     }
 }

@@ -4,6 +4,7 @@ import LeapToolCalls
 
 /// Tool-call parsers and the response router: any bytes.
 /// - A body the LFM or Hermes parser accepts must survive dump -> parse (LFM sorts the arguments).
+/// - A function definition parsed from tool JSON must survive toolJSON -> parse.
 /// - The router, fed the bytes cut at points derived from the input (some pieces marked special), must
 ///   emit only non-empty chunks and a summary whose calls are the concatenation of its call events.
 let fuzzToolCalls: FuzzTarget = (
@@ -12,6 +13,7 @@ let fuzzToolCalls: FuzzTarget = (
         Array(#"[{"name": "f", "arguments": {"a": "\u00e9\ud83d\ude00", "b": [null, true]}}]"#.utf8),
         Array("<think>hmm</think>ok <|tool_call_start|>[f(s=\"x\\n\\\"y\")]<|tool_call_end|> <tool_call>\n{\"name\": \"g\"}\n</tool_call>".utf8),
         Array("[f(a='''tri\nple''', b=r\"\\d\", c=0x1F, d=1_000, e=.5)]".utf8),
+        Array(#"{"type":"function","function":{"name":"get_weather","description":"d","parameters":{"type":"object","properties":{"city":{"type":"string","enum":["a","b"],"description":"c"},"n":{"type":"array","items":{"type":"object","properties":{"x":{"type":"number","enum":[1.5]}},"required":["x"]}},"z":{"type":"null"}},"required":["city"]}}}"#.utf8),
     ],
     run: { bytes in
         let text = String(decoding: bytes, as: UTF8.self)
@@ -28,6 +30,12 @@ let fuzzToolCalls: FuzzTarget = (
         if let calls = try? hermes.parse(text), !calls.isEmpty {
             guard (try? hermes.parseText(hermes.dump(calls))) == calls else {
                 print("Hermes dump/parse round trip failed for input \(bytes)")
+                abort()
+            }
+        }
+        if let f = try? LeapFunction.fromToolJSON(text) {
+            guard (try? LeapFunction.fromToolJSON(f.toolJSON)) == f else {
+                print("function definition round trip failed for input \(text)")
                 abort()
             }
         }

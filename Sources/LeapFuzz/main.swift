@@ -18,6 +18,9 @@ let targets: [String: FuzzTarget] = [
     "model": fuzzModel,
     "wav": fuzzWAV,
     "toolcalls": fuzzToolCalls,
+    "tokenizer": fuzzTokenizer,
+    "template": fuzzTemplate,
+    "grammar": fuzzGrammar,
 ]
 
 func usage() -> Never {

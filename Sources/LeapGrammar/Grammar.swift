@@ -7,7 +7,8 @@
 //   elements    [n_elements]       alternatives stored back to back, each terminated by `.end`
 //   altStarts   [n_alternatives]   index into `elements` of each alternative's first element
 //   ruleAlts    [n_rules + 1]      rule r owns altStarts[ruleAlts[r] ..< ruleAlts[r + 1]]
-//   classBits   [n_classes * 4]    a 256-bit byte set per class
+//   classes     [n_classes]        a 256-bit byte set per class
+//   stringBounds [n_strings * 2]   minLength, maxLength (-1: none) of each string terminal
 
 import LeapCore
 
@@ -20,13 +21,11 @@ package struct ByteSet: Hashable, Sendable {
     package init(_ list: [UInt8]) { for b in list { insert(b) } }
 
     @inline(__always) package func contains(_ b: UInt8) -> Bool {
-        let bit = UInt64(1) << UInt64(b & 63)
-        switch b >> 6 {
-        case 0: return w0 & bit != 0
-        case 1: return w1 & bit != 0
-        case 2: return w2 & bit != 0
-        default: return w3 & bit != 0
-        }
+        // Selects instead of a switch: no jump table in the trie walk's inner loop.
+        let low = b & 64 == 0 ? w0 : w1
+        let high = b & 64 == 0 ? w2 : w3
+        let w = b & 128 == 0 ? low : high
+        return (w >> UInt64(b & 63)) & 1 != 0
     }
 
     package mutating func insert(_ b: UInt8) {
@@ -62,6 +61,7 @@ package struct GrammarElement: Equatable, Sendable {
         case byteClass  // arg = class index: one byte of the class
         case star       // arg = class index: zero or more bytes of the class
         case ref        // arg = rule index
+        case string     // arg = string terminal index: a JSON string body and its closing quote
     }
     package var kind: Kind
     package var arg: Int32
@@ -75,12 +75,14 @@ package final class Grammar: Sendable, CustomStringConvertible {
     package let classes: [ByteSet]
     package let ruleNames: [String]
     package let root: Int32
+    package let stringBounds: [Int32]
     /// Length of the shortest string each rule derives (`unreachableLength` if none).
     package let ruleMinLength: [Int]
     static let unreachableLength = Int.max / 4
 
     init(elements: [GrammarElement], altStarts: [Int32], ruleAlts: [Int32], classes: [ByteSet],
-         ruleNames: [String], root: Int32) {
+         stringBounds: [Int32], ruleNames: [String], root: Int32) {
+        self.stringBounds = stringBounds
         self.elements = elements
         self.altStarts = altStarts
         self.ruleAlts = ruleAlts
@@ -94,7 +96,7 @@ package final class Grammar: Sendable, CustomStringConvertible {
             changed = false
             for r in 0..<ruleNames.count {
                 for a in Int(ruleAlts[r])..<Int(ruleAlts[r + 1]) {
-                    let c = Grammar.tailLength(elements, Int(altStarts[a]), ml)
+                    let c = Grammar.tailLength(elements, stringBounds, Int(altStarts[a]), ml)
                     if c < ml[r] {
                         ml[r] = c
                         changed = true
@@ -106,13 +108,14 @@ package final class Grammar: Sendable, CustomStringConvertible {
     }
 
     /// Shortest length of the elements from `pos` to the end of their alternative.
-    static func tailLength(_ elements: [GrammarElement], _ pos: Int, _ ml: [Int]) -> Int {
+    static func tailLength(_ elements: [GrammarElement], _ stringBounds: [Int32], _ pos: Int, _ ml: [Int]) -> Int {
         var total = 0
         var i = pos
         while i < elements.count && elements[i].kind != .end {
             switch elements[i].kind {
             case .byte, .byteClass: total += 1
             case .ref: total += ml[Int(elements[i].arg)]
+            case .string: total += Int(stringBounds[2 * Int(elements[i].arg)]) + 1
             case .star, .end: break
             }
             total = Swift.min(total, unreachableLength)
@@ -121,7 +124,7 @@ package final class Grammar: Sendable, CustomStringConvertible {
         return total
     }
 
-    func tailLength(_ pos: Int) -> Int { Grammar.tailLength(elements, pos, ruleMinLength) }
+    func tailLength(_ pos: Int) -> Int { Grammar.tailLength(elements, stringBounds, pos, ruleMinLength) }
 
     /// Appends a shortest string for the elements from `pos` to the end of their alternative.
     func appendShortest(from pos: Int, to out: inout [UInt8], depth: Int = 0) {
@@ -145,6 +148,7 @@ package final class Grammar: Sendable, CustomStringConvertible {
                     }
                 }
                 if best >= 0 { appendShortest(from: best, to: &out, depth: depth + 1) }
+            case .string: out += StringTerminal.shortestRest(0, minLen: stringBounds[2 * Int(e.arg)])
             case .star, .end: break
             }
             i += 1
@@ -172,6 +176,9 @@ package final class Grammar: Sendable, CustomStringConvertible {
                     case .byteClass: parts.append(Grammar.show(set: classes[Int(e.arg)]))
                     case .star: parts.append(Grammar.show(set: classes[Int(e.arg)]) + "*")
                     case .ref: parts.append(ruleNames[Int(e.arg)])
+                    case .string:
+                        let lo = stringBounds[2 * Int(e.arg)], hi = stringBounds[2 * Int(e.arg) + 1]
+                        parts.append("string-body{\(lo),\(hi < 0 ? "" : String(hi))}")
                     case .end: break
                     }
                     i += 1
@@ -214,6 +221,8 @@ package struct GrammarBuilder {
         case set(ByteSet)
         case star(ByteSet)
         case rule(Int)
+        /// A string body (after the opening quote) and its closing quote; max nil = unbounded.
+        case string(min: Int, max: Int?)
     }
     package typealias Seq = [Symbol]
 
@@ -259,7 +268,7 @@ package struct GrammarBuilder {
             switch s {
             case .rule(let r): return good[r]
             case .set(let set): return !set.isEmpty
-            case .byte, .star: return true
+            case .byte, .star, .string: return true
             }
         }
         var productive = [Bool](repeating: false, count: n)
@@ -288,7 +297,7 @@ package struct GrammarBuilder {
                         switch $0 {
                         case .star: return true
                         case .rule(let x): return nullable[x]
-                        case .byte, .set: return false
+                        case .byte, .set, .string: return false
                         }
                     }
                 }
@@ -346,6 +355,7 @@ package struct GrammarBuilder {
         var ruleAlts: [Int32] = [0]
         var classes: [ByteSet] = []
         var classIndex: [ByteSet: Int32] = [:]
+        var stringBounds: [Int32] = []
         func classID(_ s: ByteSet) -> Int32 {
             if let c = classIndex[s] { return c }
             classes.append(s)
@@ -361,6 +371,15 @@ package struct GrammarBuilder {
                     case .set(let s): elements.append(GrammarElement(kind: .byteClass, arg: classID(s)))
                     case .star(let s): elements.append(GrammarElement(kind: .star, arg: classID(s)))
                     case .rule(let x): elements.append(GrammarElement(kind: .ref, arg: Int32(x)))
+                    case .string(let lo, let hi):
+                        var id = -1
+                        for k in stride(from: 0, to: stringBounds.count, by: 2)
+                        where stringBounds[k] == Int32(lo) && stringBounds[k + 1] == Int32(hi ?? -1) { id = k / 2 }
+                        if id < 0 {
+                            id = stringBounds.count / 2
+                            stringBounds += [Int32(lo), Int32(hi ?? -1)]
+                        }
+                        elements.append(GrammarElement(kind: .string, arg: Int32(id)))
                     }
                 }
                 elements.append(GrammarElement(kind: .end, arg: 0))
@@ -368,6 +387,6 @@ package struct GrammarBuilder {
             ruleAlts.append(Int32(altStarts.count))
         }
         return Grammar(elements: elements, altStarts: altStarts, ruleAlts: ruleAlts, classes: classes,
-                       ruleNames: names, root: Int32(root))
+                       stringBounds: stringBounds, ruleNames: names, root: Int32(root))
     }
 }

@@ -14,6 +14,8 @@
 struct Frame {
     var pos: Int32
     var parent: Int32
+    /// Position inside a string terminal (see StringTerminal); 0 elsewhere.
+    var state: Int32 = 0
 }
 
 /// The engine: arena, scratch list stack and the primitive steps. A struct so that the hot loops run on
@@ -29,6 +31,7 @@ struct MatcherCore {
     let altStarts: [Int32]
     let ruleAlts: [Int32]
     let classes: [ByteSet]
+    let stringBounds: [Int32]
     let root: Int32
 
     /// Frame arena; grows with each byte, compacted by the matcher.
@@ -41,6 +44,7 @@ struct MatcherCore {
         altStarts = g.altStarts
         ruleAlts = g.ruleAlts
         classes = g.classes
+        stringBounds = g.stringBounds
         root = g.root
     }
 
@@ -53,7 +57,7 @@ struct MatcherCore {
             if parent < 0 { buf.append(MatcherCore.accepted); return }
             let p = frames[Int(parent)]
             let k = elements[Int(p.pos)].kind
-            if k == .byte || k == .byteClass || k == .star {
+            if k == .byte || k == .byteClass || k == .star || k == .string {
                 buf.append(parent)  // the caller's frame is already a normalized stack
             } else {
                 expand(p.pos, p.parent, depth + 1)
@@ -69,7 +73,7 @@ struct MatcherCore {
             for a in Int(ruleAlts[r])..<Int(ruleAlts[r + 1]) {
                 expand(altStarts[a], cont, depth + 1)
             }
-        case .byte, .byteClass, .star:
+        case .byte, .byteClass, .star, .string:
             frames.append(Frame(pos: pos, parent: parent))
             buf.append(Int32(frames.count - 1))
         }
@@ -112,6 +116,15 @@ struct MatcherCore {
                 if classes[Int(e.arg)].contains(b) { expand(f.pos + 1, f.parent, 0) }
             case .star:
                 if classes[Int(e.arg)].contains(b) { buf.append(t) }
+            case .string:
+                let k = 2 * Int(e.arg)
+                let n = StringTerminal.step(f.state, b, minLen: stringBounds[k], maxLen: stringBounds[k + 1])
+                if n == StringTerminal.closed {
+                    expand(f.pos + 1, f.parent, 0)
+                } else if n >= 0 {
+                    frames.append(Frame(pos: f.pos, parent: f.parent, state: n))
+                    buf.append(Int32(frames.count - 1))
+                }
             case .end, .ref:
                 break
             }
@@ -124,10 +137,14 @@ struct MatcherCore {
         for i in cs..<ce {
             let t = buf[i]
             if t < 0 { continue }
-            let e = elements[Int(frames[Int(t)].pos)]
+            let f = frames[Int(t)]
+            let e = elements[Int(f.pos)]
             switch e.kind {
             case .byte: u.insert(UInt8(truncatingIfNeeded: e.arg))
             case .byteClass, .star: u = u.union(classes[Int(e.arg)])
+            case .string:
+                let k = 2 * Int(e.arg)
+                u = u.union(StringTerminal.firstBytes(f.state, minLen: stringBounds[k], maxLen: stringBounds[k + 1]))
             case .end, .ref: break
             }
         }
@@ -140,7 +157,12 @@ struct MatcherCore {
         guard se - ss == 1 else { return ByteSet() }
         let t = buf[ss]
         guard t >= 0 else { return ByteSet() }
-        let e = elements[Int(frames[Int(t)].pos)]
+        let ft = frames[Int(t)]
+        let e = elements[Int(ft.pos)]
+        if e.kind == .string {
+            let k = 2 * Int(e.arg)
+            return StringTerminal.selfLoopBytes(ft.state, minLen: stringBounds[k], maxLen: stringBounds[k + 1])
+        }
         guard e.kind == .star else { return ByteSet() }
         var others = ByteSet()
         for i in cs..<ce where i != cs {  // the closure starts with the list itself
@@ -150,6 +172,7 @@ struct MatcherCore {
             switch ex.kind {
             case .byte: others.insert(UInt8(truncatingIfNeeded: ex.arg))
             case .byteClass, .star: others = others.union(classes[Int(ex.arg)])
+            case .string: others = ByteSet(0...255)
             case .end, .ref: break
             }
         }
@@ -162,7 +185,7 @@ struct MatcherCore {
             if a == b { return true }
             if a < 0 || b < 0 { return false }
             let fa = frames[Int(a)], fb = frames[Int(b)]
-            if fa.pos != fb.pos { return false }
+            if fa.pos != fb.pos || fa.state != fb.state { return false }
             a = fa.parent
             b = fb.parent
         }
@@ -204,7 +227,7 @@ struct MatcherCore {
             }
             var parent: Int32 = x < 0 ? x : map[Int(x)]
             for c in chain.reversed() {
-                fresh.append(Frame(pos: frames[Int(c)].pos, parent: parent))
+                fresh.append(Frame(pos: frames[Int(c)].pos, parent: parent, state: frames[Int(c)].state))
                 parent = Int32(fresh.count - 1)
                 map[Int(c)] = parent
             }
@@ -229,8 +252,10 @@ package final class GrammarMatcher {
     /// Masks already computed for a stack set, for one vocabulary index (see TokenVocabularyIndex).
     var maskCache: [[Int32]: [UInt64]] = [:]
     var maskCacheOwner: ObjectIdentifier?
-    /// Arena size that triggers compaction.
-    static let compactThreshold = 1 << 15
+    /// Reuse masks computed for an identical state (on by default; off to measure the raw walk).
+    package var cachesMasks = true
+    /// Arena size that triggers compaction (grows with the live size so compaction stays amortized).
+    var compactThreshold = 1 << 15
 
     package init(grammar: Grammar) {
         self.grammar = grammar
@@ -262,6 +287,7 @@ package final class GrammarMatcher {
         isComplete = o.isComplete
         maskCache = o.maskCache
         maskCacheOwner = o.maskCacheOwner
+        cachesMasks = o.cachesMasks
     }
 
     /// True when some continuation of the input so far is still valid (false only for a grammar that
@@ -292,6 +318,20 @@ package final class GrammarMatcher {
         updateEndState()
         maybeCompact()
         return true
+    }
+
+    /// Whether `bytes` could be fed now (the state is left unchanged).
+    package func canAccept<C: Collection>(_ bytes: C) -> Bool where C.Element == UInt8 {
+        let savedStacks = stacks
+        let savedFrames = core.frames.count
+        var ok = true
+        for b in bytes where !step(b) {
+            ok = false
+            break
+        }
+        stacks = savedStacks
+        core.frames.removeSubrange(savedFrames..<core.frames.count)
+        return ok
     }
 
     /// One byte step without the end-state bookkeeping.
@@ -327,7 +367,10 @@ package final class GrammarMatcher {
     }
 
     private func maybeCompact() {
-        if core.frames.count > GrammarMatcher.compactThreshold { core.compact(&stacks) }
+        if core.frames.count > compactThreshold {
+            core.compact(&stacks)
+            compactThreshold = Swift.max(1 << 15, 4 * core.frames.count)
+        }
     }
 
     /// The bytes that may come next (for tests and debugging).
@@ -350,7 +393,7 @@ package final class GrammarMatcher {
             var len = 0
             var x = t
             while x >= 0 {
-                len += grammar.tailLength(Int(core.frames[Int(x)].pos))
+                len += x == t ? topLength(core.frames[Int(x)]) : grammar.tailLength(Int(core.frames[Int(x)].pos))
                 x = core.frames[Int(x)].parent
             }
             if len < bestLen {
@@ -361,10 +404,29 @@ package final class GrammarMatcher {
         var out: [UInt8] = []
         var x = best
         while x >= 0 {
-            grammar.appendShortest(from: Int(core.frames[Int(x)].pos), to: &out)
-            x = core.frames[Int(x)].parent
+            let f = core.frames[Int(x)]
+            if x == best, let bounds = stringBounds(f) {
+                out += StringTerminal.shortestRest(f.state, minLen: bounds.min)
+                grammar.appendShortest(from: Int(f.pos) + 1, to: &out)
+            } else {
+                grammar.appendShortest(from: Int(f.pos), to: &out)
+            }
+            x = f.parent
         }
         return out
+    }
+
+    /// (minLength, maxLength) when the frame waits in a string terminal.
+    private func stringBounds(_ f: Frame) -> (min: Int32, max: Int32)? {
+        let e = grammar.elements[Int(f.pos)]
+        guard e.kind == .string else { return nil }
+        return (grammar.stringBounds[2 * Int(e.arg)], grammar.stringBounds[2 * Int(e.arg) + 1])
+    }
+
+    /// Shortest completion length of a top frame (which may be inside a string).
+    private func topLength(_ f: Frame) -> Int {
+        guard let bounds = stringBounds(f) else { return grammar.tailLength(Int(f.pos)) }
+        return StringTerminal.shortestRest(f.state, minLen: bounds.min).count + grammar.tailLength(Int(f.pos) + 1)
     }
 
     /// A key that identifies the state (the element positions of every stack).
@@ -374,6 +436,7 @@ package final class GrammarMatcher {
             var x = t
             while x >= 0 {
                 key.append(core.frames[Int(x)].pos)
+                key.append(core.frames[Int(x)].state)
                 x = core.frames[Int(x)].parent
             }
             key.append(x == MatcherCore.accepted && t == MatcherCore.accepted ? -3 : -2)

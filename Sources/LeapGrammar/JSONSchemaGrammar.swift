@@ -16,12 +16,14 @@ import LeapJSON
 // - Arrays: `items`, `prefixItems` (and the older array form of `items` with `additionalItems`),
 //   `minItems`, `maxItems` (at most 10000).
 // - Strings: any JSON string (escapes incl. `\uXXXX` with valid surrogate pairs, valid UTF-8, no raw
-//   control characters); `minLength`/`maxLength` count code points (bounds up to 10000); `format`,
+//   control characters); `minLength`/`maxLength` count code points; `format`,
 //   `contentEncoding` and `contentMediaType` are ignored (any string).
 // - Numbers and integers: at most 18 integer digits, 20 fraction digits and 2 exponent digits (so a
 //   model cannot run on forever). Integer `minimum`/`maximum`/`exclusive*` are enforced exactly. For
 //   numbers, bounds are enforced through the integer part (no exponent then): an integer part strictly
-//   inside the bounds takes any fraction, the boundary itself only a zero fraction.
+//   inside the bounds takes any fraction, an inclusive boundary only a zero fraction, an exclusive
+//   integral boundary only a nonzero fraction (`exclusiveMinimum: 0` allows 0.5). Non-integral bounds
+//   are rounded inwards (minimum 0.5 allows 1 and up), which can leave nothing (→ unsupported).
 // - `enum`/`const` of any JSON value: the exact value (strings and numbers spelled as LeapJSON writes
 //   them; objects keep their key order, whitespace allowed between tokens), filtered by `type`.
 // - `anyOf`/`oneOf` are alternatives (oneOf's exclusivity is not enforced); sibling keywords are merged
@@ -68,22 +70,23 @@ package struct JSONSchemaGrammar: Sendable {
     package func makeMatcher() -> GrammarMatcher { GrammarMatcher(grammar: grammar) }
 }
 
+/// Schema → rules. One compiler per schema; rules for `$ref` targets and equal subschemas are shared.
 struct SchemaCompiler {
     typealias Seq = GrammarBuilder.Seq
-    static let maxRepeat = 10000
-    static let maxNesting = 200
+    static let maxRepeat = 10000   // largest enforced maxItems / minItems
+    static let maxNesting = 200    // nested subschemas (not counting $ref hops)
+    static let maxRules = 400_000  // grammar size budget for hostile schemas
     static let maxIntDigits = 18
     static let maxFracDigits = 20
     static let intCap: Int64 = 999_999_999_999_999_999  // 18 digits
 
     var g = GrammarBuilder()
     let root: JSONValue
-    let options: SchemaCompiler_Options
-    var refRules: [String: Int] = [:]
+    let options: JSONSchemaGrammar.Options
+    var refRules: [String: Int] = [:]   // by $ref string
+    var compiled: [String: Int] = [:]   // by compact schema text
     var nesting = 0
-    private var cache: [String: Int] = [:]
-
-    typealias SchemaCompiler_Options = JSONSchemaGrammar.Options
+    private var cache: [String: Int] = [:]  // shared helper rules by name
 
     init(root: JSONValue, options: JSONSchemaGrammar.Options) {
         self.root = root
@@ -150,52 +153,9 @@ struct SchemaCompiler {
         return g.rule("utf8", alts)
     }
 
-    /// A backslash escape: one character (a surrogate pair counts as one).
-    var escape: Int {
-        mutating get {
-            shared("escape") { c in
-                let hex = SchemaCompiler.hex
-                let notD = hex.subtracting(ByteSet([UInt8(ascii: "d"), UInt8(ascii: "D")]))
-                let dD = ByteSet([UInt8(ascii: "d"), UInt8(ascii: "D")])
-                let low = ByteSet(Array("01234567".utf8))
-                let hiSur = ByteSet(Array("89abAB".utf8))
-                let loSur = ByteSet(Array("cdefCDEF".utf8))
-                let u = UInt8(ascii: "u"), bs = UInt8(ascii: "\\")
-                return c.g.rule("escape", [
-                    [.byte(bs), .set(ByteSet(Array("\"\\/bfnrt".utf8)))],
-                    [.byte(bs), .byte(u), .set(notD), .set(hex), .set(hex), .set(hex)],
-                    [.byte(bs), .byte(u), .set(dD), .set(low), .set(hex), .set(hex)],
-                    [.byte(bs), .byte(u), .set(dD), .set(hiSur), .set(hex), .set(hex),
-                     .byte(bs), .byte(u), .set(dD), .set(loSur), .set(hex), .set(hex)],
-                ])
-            }
-        }
-    }
-
     /// Any JSON string.
     var anyString: Int {
-        mutating get {
-            shared("string") { c in
-                let mb = c.utf8Multibyte(leads: ByteSet(0xC2...0xF4))
-                let esc = c.escape
-                // chars ::= plain* (escape chars | utf8 chars)?  — the star keeps ASCII runs frame-free.
-                let chars = c.g.declare("string-chars")
-                let tail = c.g.rule("string-tail", [[], [.rule(esc), .rule(chars)], [.rule(mb), .rule(chars)]])
-                c.g.define(chars, [[.star(SchemaCompiler.plainASCII), .rule(tail)]])
-                return c.g.rule("string", [[.byte(0x22), .rule(chars), .byte(0x22)]])
-            }
-        }
-    }
-
-    /// One character of a string (for length-bounded strings).
-    var stringChar: Int {
-        mutating get {
-            shared("char") { c in
-                let mb = c.utf8Multibyte(leads: ByteSet(0xC2...0xF4))
-                let esc = c.escape
-                return c.g.rule("char", [[.set(SchemaCompiler.plainASCII)], [.rule(esc)], [.rule(mb)]])
-            }
-        }
+        mutating get { shared("string") { c in c.g.rule("string", [[.byte(0x22), .string(min: 0, max: nil)]]) } }
     }
 
     var fraction: Int {
@@ -212,6 +172,20 @@ struct SchemaCompiler {
             shared("frac0") { c in
                 let zeros = c.repeatRule("zeros", [.byte(UInt8(ascii: "0"))], 1, SchemaCompiler.maxFracDigits)
                 return c.g.rule("frac0", [[], [.byte(UInt8(ascii: ".")), .rule(zeros)]])
+            }
+        }
+    }
+
+    /// `.` then fraction digits that are not all zero.
+    var nonzeroFraction: Int {
+        mutating get {
+            shared("frac-nonzero") { c in
+                var nz = c.g.rule("nonzero-digits", [[.set(SchemaCompiler.digit19)]])
+                for k in 2...SchemaCompiler.maxFracDigits {
+                    let rest = c.repeatRule("digits", [.set(SchemaCompiler.digit)], 0, k - 1)
+                    nz = c.g.rule("nonzero-digits", [[.set(SchemaCompiler.digit19), .rule(rest)], [.byte(UInt8(ascii: "0")), .rule(nz)]])
+                }
+                return c.g.rule("frac-nonzero", [[.byte(UInt8(ascii: ".")), .rule(nz)]])
             }
         }
     }
@@ -307,8 +281,20 @@ struct SchemaCompiler {
     func invalid(_ path: String, _ msg: String) -> LeapError { LeapError(.invalidArgument, "schema at \(path): \(msg)") }
     func unsupported(_ path: String, _ msg: String) -> LeapError { LeapError(.unsupported, "schema at \(path): \(msg)") }
 
-    /// Compiles `schema` (found at JSON pointer `path`) into a rule.
+    /// Compiles `schema` (found at JSON pointer `path`) into a rule. Equal subschemas share one rule
+    /// (anyOf siblings merged into every branch would otherwise multiply).
     mutating func compile(_ schema: JSONValue, _ path: String) throws -> Int {
+        let key = schema.serialized()
+        if let r = compiled[key] { return r }
+        if g.ruleCount > SchemaCompiler.maxRules {
+            throw unsupported(path, "the schema is too large (more than \(SchemaCompiler.maxRules) grammar rules)")
+        }
+        let r = try compileUncached(schema, path)
+        compiled[key] = r
+        return r
+    }
+
+    mutating func compileUncached(_ schema: JSONValue, _ path: String) throws -> Int {
         nesting += 1
         defer { nesting -= 1 }
         if nesting > SchemaCompiler.maxNesting {
@@ -605,11 +591,10 @@ struct SchemaCompiler {
         let maxLen = try count(o, "maxLength", path)
         if minLen == 0 && maxLen == nil { return anyString }
         if let maxLen, maxLen < minLen { throw invalid(path, "'minLength' \(minLen) is greater than 'maxLength' \(maxLen)") }
-        if (maxLen ?? minLen) > SchemaCompiler.maxRepeat {
-            throw unsupported(path, "string lengths above \(SchemaCompiler.maxRepeat) cannot be enforced")
+        if (maxLen ?? minLen) > 1 << 24 {
+            throw unsupported(path, "string lengths above \(1 << 24) cannot be enforced")
         }
-        let chars = repeatRule("chars", [.rule(stringChar)], minLen, maxLen)
-        return g.rule("string", [[.byte(0x22), .rule(chars), .byte(0x22)]])
+        return g.rule("string", [[.byte(0x22), .string(min: minLen, max: maxLen)]])
     }
 
     // MARK: Numbers
@@ -661,6 +646,14 @@ struct SchemaCompiler {
             } else {
                 alts += posRange(from, nil).map { minus + $0 + [.rule(frac)] }
             }
+        }
+        // An exclusive integral bound next to zero-fraction territory: "0.5" for exclusiveMinimum 0,
+        // "-0.5" for exclusiveMaximum 0 (the integer part is the bound, the fraction must not be zero).
+        if loExcl, let lo, lo == lo.rounded(), lo >= 0, lo < cap, hi.map({ lo + 1 <= $0 }) ?? true {
+            alts += posRange(Int64(lo), Int64(lo)).map { $0 + [.rule(nonzeroFraction)] }
+        }
+        if hiExcl, let hi, hi == hi.rounded(), hi <= 0, -hi < cap, lo.map({ -hi + 1 <= -$0 }) ?? true {
+            alts += posRange(Int64(-hi), Int64(-hi)).map { [.byte(UInt8(ascii: "-"))] + $0 + [.rule(nonzeroFraction)] }
         }
         if alts.isEmpty { throw unsupported(path, "no number with an integer boundary lies within \(describe)") }
         return g.rule("num-range", alts)

@@ -7,6 +7,10 @@
 //   - bytes after which the stack set is unchanged (inside a string: any ordinary character) reuse the
 //     parent's state, so long runs of string content cost one set lookup per trie edge;
 //   - leaves only need the first-byte test.
+// Inside a string (the common case: most generated tokens are string content) the walk is avoided
+// altogether: tokens made only of string content are allowed whatever follows the string, so they
+// come from a bitset precomputed per vocabulary (or, for length-bounded strings, a per-token character
+// count), and only the tokens that close the string are walked, in a second, small trie.
 // Masks are also cached per matcher state (inside a long string the state repeats every token).
 
 /// One bit per token id: set = allowed.
@@ -51,23 +55,87 @@ package struct TokenMask: Equatable, Sendable {
     }
 }
 
-/// The trie of a vocabulary's token bytes. Immutable after init; share one per loaded model.
+/// A trie of token byte strings, in one packed edge array (children of a node are contiguous).
+final class TokenTrie: @unchecked Sendable {
+    struct Edge {
+        var firstChild: Int32   // index of the first edge below this one
+        var childCount: Int32
+        var tokenStart: Int32   // into tokenIDs: the tokens that end here
+        var tokenCount: Int16
+        var byte: UInt8
+    }
+
+    let edges: UnsafeMutablePointer<Edge>  // [edgeCount]
+    let edgeCount: Int
+    let rootCount: Int                     // the root's children are edges[0 ..< rootCount]
+    let tokenIDs: UnsafeMutablePointer<Int32>
+
+    init(tokens: [[UInt8]], ids unsorted: [Int]) {
+        let ids = unsorted.sorted { tokens[$0].lexicographicallyPrecedes(tokens[$1]) }
+        var edges: [Edge] = []
+        var tIDs: [Int32] = []
+        // Depth-first over the sorted ids: the ids in lo..<hi share a prefix of length `depth`; group
+        // them by their next byte into edges reserved contiguously, then fill each edge's subtree.
+        func build(_ lo: Int, _ hi: Int, _ depth: Int) -> (first: Int32, count: Int32) {
+            var groups: [(UInt8, Int, Int)] = []
+            var i = lo
+            while i < hi {
+                let b = tokens[ids[i]][depth]
+                var j = i + 1
+                while j < hi && tokens[ids[j]][depth] == b { j += 1 }
+                groups.append((b, i, j))
+                i = j
+            }
+            let first = edges.count
+            for g in groups { edges.append(Edge(firstChild: 0, childCount: 0, tokenStart: 0, tokenCount: 0, byte: g.0)) }
+            for (k, g) in groups.enumerated() {
+                var lo2 = g.1
+                let start = tIDs.count
+                while lo2 < g.2 && tokens[ids[lo2]].count == depth + 1 {
+                    tIDs.append(Int32(ids[lo2]))
+                    lo2 += 1
+                }
+                edges[first + k].tokenStart = Int32(start)
+                edges[first + k].tokenCount = Int16(clamping: tIDs.count - start)
+                let sub = build(lo2, g.2, depth + 1)
+                edges[first + k].firstChild = sub.first
+                edges[first + k].childCount = sub.count
+            }
+            return (Int32(first), Int32(groups.count))
+        }
+        let root = build(0, ids.count, 0)
+        rootCount = Int(root.count)
+        edgeCount = edges.count
+        let e = UnsafeMutablePointer<Edge>.allocate(capacity: max(1, edges.count))
+        edges.withUnsafeBufferPointer { if let b = $0.baseAddress { e.initialize(from: b, count: edges.count) } }
+        let t = UnsafeMutablePointer<Int32>.allocate(capacity: max(1, tIDs.count))
+        tIDs.withUnsafeBufferPointer { if let b = $0.baseAddress { t.initialize(from: b, count: tIDs.count) } }
+        self.edges = e
+        tokenIDs = t
+    }
+
+    deinit {
+        edges.deallocate()
+        tokenIDs.deallocate()
+    }
+}
+
+/// The tokens of a vocabulary, indexed for masking. Immutable after init; share one per loaded model.
 package final class TokenVocabularyIndex: @unchecked Sendable {
     package let vocabularySize: Int
     /// Token bytes by id (empty for special/control tokens, which are never allowed).
     package let tokenBytes: [[UInt8]]
     /// End-of-generation token ids: allowed exactly when the matcher can end.
     package let endOfGeneration: [Int]
-    package let nodeCount: Int
+    let trie: TokenTrie
+    /// Tokens that close a string when read from inside one (contain an unescaped quote).
+    let closingTrie: TokenTrie
+    /// Tokens made only of string content (from a character boundary inside a string).
+    let stringBodyMask: [UInt64]
+    /// Characters each string-content token starts (-1: not string content).
+    let stringBodyChars: [Int32]
 
-    // Trie, in raw buffers so that the walk does no reference counting (freed in deinit).
-    private let childStart: UnsafeMutablePointer<Int32>  // [nodeCount] first edge of the node
-    private let childCount: UnsafeMutablePointer<Int32>  // [nodeCount]
-    private let tokenStart: UnsafeMutablePointer<Int32>  // [nodeCount] first token ending at the node
-    private let tokenCount: UnsafeMutablePointer<Int32>  // [nodeCount]
-    private let edgeByte: UnsafeMutablePointer<UInt8>    // [nodeCount - 1]
-    private let edgeNode: UnsafeMutablePointer<Int32>    // [nodeCount - 1]
-    private let tokenIDs: UnsafeMutablePointer<Int32>    // [tokens in the trie]
+    package var nodeCount: Int { trie.edgeCount + 1 }
 
     /// `tokens[id]` is the byte string of token `id` (empty: never generated under a grammar);
     /// `endOfGeneration` lists the ids that end generation (invalid ids are ignored).
@@ -76,67 +144,31 @@ package final class TokenVocabularyIndex: @unchecked Sendable {
         tokenBytes = tokens
         let eog = Set(endOfGeneration.filter { $0 >= 0 && $0 < tokens.count })
         self.endOfGeneration = eog.sorted()
+        let ids = (0..<tokens.count).filter { !tokens[$0].isEmpty && !eog.contains($0) }
+        trie = TokenTrie(tokens: tokens, ids: ids)
 
-        var ids = (0..<tokens.count).filter { !tokens[$0].isEmpty && !eog.contains($0) }
-        ids.sort { tokens[$0].lexicographicallyPrecedes(tokens[$1]) }
-
-        // Build depth-first over the sorted ids: a node owns a contiguous range of them; the tokens
-        // equal to its prefix come first, the rest group by their next byte into children.
-        var cStart: [Int32] = [], cCount: [Int32] = [], tStart: [Int32] = [], tCount: [Int32] = []
-        var eByte: [UInt8] = [], eNode: [Int32] = [], tIDs: [Int32] = []
-        func build(_ lo: Int, _ hi: Int, _ depth: Int) -> Int32 {
-            let node = Int32(cStart.count)
-            cStart.append(0); cCount.append(0); tStart.append(Int32(tIDs.count)); tCount.append(0)
-            var i = lo
-            while i < hi && tokens[ids[i]].count == depth {
-                tIDs.append(Int32(ids[i]))
-                i += 1
+        // Classify each token by running the string DFA from a character boundary.
+        var bodyMask = [UInt64](repeating: 0, count: (tokens.count + 63) / 64)
+        var bodyChars = [Int32](repeating: -1, count: tokens.count)
+        var closing: [Int] = []
+        for id in ids {
+            var state = StringTerminal.inString
+            var started: Int32 = 0
+            for b in tokens[id] {
+                if state & 31 == 0 { started += 1 }
+                state = StringTerminal.step(state, b, minLen: 0, maxLen: -1)
+                if state < 0 { break }
             }
-            tCount[Int(node)] = Int32(i - lo)
-            // Group the rest by byte, reserving the node's edges contiguously before recursing.
-            var groups: [(UInt8, Int, Int)] = []
-            while i < hi {
-                let b = tokens[ids[i]][depth]
-                var j = i + 1
-                while j < hi && tokens[ids[j]][depth] == b { j += 1 }
-                groups.append((b, i, j))
-                i = j
+            if state >= 0 {
+                bodyMask[id >> 6] |= UInt64(1) << UInt64(id & 63)
+                bodyChars[id] = started
+            } else if state == StringTerminal.closed {
+                closing.append(id)
             }
-            cStart[Int(node)] = Int32(eByte.count)
-            cCount[Int(node)] = Int32(groups.count)
-            let first = eByte.count
-            for g in groups {
-                eByte.append(g.0)
-                eNode.append(0)
-            }
-            for (k, g) in groups.enumerated() { eNode[first + k] = build(g.1, g.2, depth + 1) }
-            return node
         }
-        _ = build(0, ids.count, 0)
-
-        nodeCount = cStart.count
-        func copy<T>(_ a: [T]) -> UnsafeMutablePointer<T> {
-            let p = UnsafeMutablePointer<T>.allocate(capacity: max(1, a.count))
-            a.withUnsafeBufferPointer { if let base = $0.baseAddress { p.initialize(from: base, count: a.count) } }
-            return p
-        }
-        childStart = copy(cStart)
-        childCount = copy(cCount)
-        tokenStart = copy(tStart)
-        tokenCount = copy(tCount)
-        edgeByte = copy(eByte)
-        edgeNode = copy(eNode)
-        tokenIDs = copy(tIDs)
-    }
-
-    deinit {
-        childStart.deallocate()
-        childCount.deallocate()
-        tokenStart.deallocate()
-        tokenCount.deallocate()
-        edgeByte.deallocate()
-        edgeNode.deallocate()
-        tokenIDs.deallocate()
+        stringBodyMask = bodyMask
+        stringBodyChars = bodyChars
+        closingTrie = TokenTrie(tokens: tokens, ids: closing)
     }
 
     /// Masks cached per matcher (per state); beyond this many the cache is cleared.
@@ -151,12 +183,25 @@ package final class TokenVocabularyIndex: @unchecked Sendable {
             m.maskCache.removeAll()
             m.maskCacheOwner = owner
         }
-        let key = m.stateKey()
-        if let cached = m.maskCache[key] {
+        let key = m.cachesMasks ? m.stateKey() : []
+        if m.cachesMasks, let cached = m.maskCache[key] {
             mask.words = cached
             return
         }
-        for i in mask.words.indices { mask.words[i] = 0 }
+        let inString = stringPosition(m)
+        if let inString {
+            // String content tokens, then a walk over the closing tokens only.
+            if inString.maxLen < 0 {
+                mask.words = stringBodyMask
+            } else {
+                for i in mask.words.indices { mask.words[i] = 0 }
+                let room = inString.maxLen - inString.count
+                for (id, n) in stringBodyChars.enumerated() where n >= 0 && n <= room { mask.insert(id) }
+            }
+        } else {
+            for i in mask.words.indices { mask.words[i] = 0 }
+        }
+        let walkTrie = inString != nil ? closingTrie : trie
         mask.words.withUnsafeMutableBufferPointer { out in
             guard let words = out.baseAddress else { return }
             var core = m.core
@@ -169,14 +214,25 @@ package final class TokenVocabularyIndex: @unchecked Sendable {
             let ce = core.buf.count
             let first = core.firstBytes(cs, ce)
             let same = core.selfLoopBytes(ss, se, cs, ce)
-            walk(&core, 0, ss, se, cs, ce, first, same, words)
+            walk(walkTrie.edges, walkTrie.tokenIDs, &core, 0, walkTrie.rootCount, ss, se, cs, ce, first, same, words)
             core.frames.removeSubrange(framesBefore..<core.frames.count)
             core.buf.removeAll(keepingCapacity: true)
             m.core = core
         }
         if m.canEnd { for id in endOfGeneration { mask.insert(id) } }
-        if m.maskCache.count >= TokenVocabularyIndex.maxCachedMasks { m.maskCache.removeAll() }
-        m.maskCache[key] = mask.words
+        if m.cachesMasks {
+            if m.maskCache.count >= TokenVocabularyIndex.maxCachedMasks { m.maskCache.removeAll() }
+            m.maskCache[key] = mask.words
+        }
+    }
+
+    /// When the matcher is exactly inside one string at a character boundary: its count and maxLength.
+    private func stringPosition(_ m: GrammarMatcher) -> (count: Int32, maxLen: Int32)? {
+        guard m.stacks.count == 1, let t = m.stacks.first, t >= 0 else { return nil }
+        let f = m.core.frames[Int(t)]
+        let e = m.grammar.elements[Int(f.pos)]
+        guard e.kind == .string, f.state & 31 == 0 else { return nil }
+        return (f.state >> 5, m.grammar.stringBounds[2 * Int(e.arg) + 1])
     }
 
     /// The mask for the matcher's current state (allocating; prefer `fillMask` in a loop).
@@ -184,6 +240,15 @@ package final class TokenVocabularyIndex: @unchecked Sendable {
         var mask = TokenMask(vocabularySize: vocabularySize)
         fillMask(for: m, into: &mask)
         return mask
+    }
+
+    /// Whether token `id` is allowed now, without computing a mask or changing the state (for samplers
+    /// that check the sampled token first and mask only when it is rejected).
+    package func allows(_ id: Int, matcher m: GrammarMatcher) -> Bool {
+        guard id >= 0 && id < vocabularySize else { return false }
+        if endOfGeneration.contains(id) { return m.canEnd }
+        let bytes = tokenBytes[id]
+        return !bytes.isEmpty && m.canAccept(bytes)
     }
 
     /// Advances the matcher by token `id`. An end-of-generation token is accepted (without changing
@@ -197,25 +262,24 @@ package final class TokenVocabularyIndex: @unchecked Sendable {
         return m.accept(bytes)
     }
 
-    /// Depth-first walk below `node`. `buf[ss..<se]` is the stack set after the node's prefix,
+    /// Depth-first walk over the edges `e0 ..< e0 + n`. `buf[ss..<se]` is the stack set before them,
     /// `buf[cs..<ce]` its closure, `first` the bytes the closure accepts, `same` the bytes after which
     /// the stack set is unchanged.
-    private func walk(_ core: inout MatcherCore, _ node: Int32, _ ss: Int, _ se: Int, _ cs: Int, _ ce: Int,
+    private func walk(_ edges: UnsafeMutablePointer<TokenTrie.Edge>, _ tokenIDs: UnsafeMutablePointer<Int32>,
+                      _ core: inout MatcherCore, _ e0: Int, _ n: Int, _ ss: Int, _ se: Int, _ cs: Int, _ ce: Int,
                       _ first: ByteSet, _ same: ByteSet, _ words: UnsafeMutablePointer<UInt64>) {
-        let e0 = Int(childStart[Int(node)])
-        let e1 = e0 + Int(childCount[Int(node)])
-        for k in e0..<e1 {
-            let b = edgeByte[k]
+        for k in e0..<e0 + n {
+            let edge = edges[k]
+            let b = edge.byte
             if !first.contains(b) { continue }
-            let child = Int(edgeNode[k])
-            let t0 = Int(tokenStart[child])
-            for t in t0..<t0 + Int(tokenCount[child]) {
+            let t0 = Int(edge.tokenStart)
+            for t in t0..<t0 + Int(edge.tokenCount) {
                 let id = Int(tokenIDs[t])
                 words[id >> 6] |= UInt64(1) << UInt64(id & 63)
             }
-            if childCount[child] == 0 { continue }
+            if edge.childCount == 0 { continue }
             if same.contains(b) {
-                walk(&core, Int32(child), ss, se, cs, ce, first, same, words)
+                walk(edges, tokenIDs, &core, Int(edge.firstChild), Int(edge.childCount), ss, se, cs, ce, first, same, words)
                 continue
             }
             let framesBefore = core.frames.count
@@ -229,7 +293,7 @@ package final class TokenVocabularyIndex: @unchecked Sendable {
                 let f2 = core.firstBytes(ccs, cce)
                 if !f2.isEmpty {
                     let s2 = core.selfLoopBytes(rs, re, ccs, cce)
-                    walk(&core, Int32(child), rs, re, ccs, cce, f2, s2, words)
+                    walk(edges, tokenIDs, &core, Int(edge.firstChild), Int(edge.childCount), rs, re, ccs, cce, f2, s2, words)
                 }
             }
             core.frames.removeSubrange(framesBefore..<core.frames.count)

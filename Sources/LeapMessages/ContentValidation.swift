@@ -1,3 +1,4 @@
+import LeapAudio
 import LeapCore
 
 /// Checks done when content enters a message, so that bad bytes fail where they are added rather than
@@ -10,10 +11,13 @@ package enum ContentValidation {
         }
     }
 
-    /// WAV only: RIFF/WAVE container. The full decoding checks (mono, encoding) run when audio is used.
+    /// WAV only: the RIFF/WAVE header must be valid (a supported PCM or float encoding, consistent sizes).
+    /// Channel count is checked when the audio is used (the engine needs mono).
     package static func checkWAV(_ bytes: [UInt8], field: String) throws {
-        guard bytes.count >= 12, bytes[0..<4].elementsEqual(Array("RIFF".utf8)), bytes[8..<12].elementsEqual(Array("WAVE".utf8)) else {
-            throw LeapError.audioFormat("\(field): audio is not WAV (\(describeSignature(bytes))); only WAV (RIFF/WAVE) audio is supported")
+        do {
+            _ = try bytes.withUnsafeBytes { try parseWAVHeader($0) }
+        } catch let e as LeapError {
+            throw LeapError.audioFormat("\(field): \(e.message)")
         }
     }
 

@@ -1,5 +1,7 @@
-/// The 44-byte-header IEEE float32 WAV that LEAP's `fromFloatSamples` / `FloatAudioBuffer.createWavBytes`
+/// Byte for byte the 44-byte-header IEEE float32 WAV that LEAP's `fromFloatSamples` / `FloatAudioBuffer.createWavBytes`
 /// produce (format tag 3, little-endian, interleaved).
+/// (LeapAudio.encodeWAV writes the longer WAVE_FORMAT_IEEE_FLOAT header with a fact chunk; this one keeps
+/// LEAP's exact bytes so that messages round-trip with the SDK.)
 package func makeFloat32WAV(interleaved samples: [Float], channelCount: Int, sampleRate: Int) -> [UInt8] {
     var out: [UInt8] = []
     let dataBytes = samples.count * 4

@@ -6,63 +6,63 @@
 // strings that merges produce get ids above the vocabulary.
 
 struct BPEModel: Sendable {
+    /// Number of vocabulary tokens: symbols below it are those tokens, symbols from it on are the byte
+    /// strings in `extraBytes` (produced by merges, or single bytes, that are not tokens).
+    var tokenCount = 0
+    var extraBytes: [[UInt8]] = []
     /// [256] symbol of each single byte.
     var byteSymbol: [Int32] = []
-    /// [nSymbols] the token a symbol is, or -1 when the string is not in the vocabulary.
-    var symbolToken: [Int32] = []
-    /// [nSymbols] byte string of each symbol that is not a token (for the byte fallback), else [].
-    var symbolBytes: [[UInt8]] = []
     /// (left, right) → rank << 32 | merged symbol.
     var merges = PairTable(capacity: 16)
-    /// [nRanks] left and right symbol of each rank (to recognise stale queue entries).
+    /// [nRanks] left, right and merged symbol of each rank (to recognise stale queue entries).
     var rankLeft: [Int32] = []
     var rankRight: [Int32] = []
     var rankMerged: [Int32] = []
-    /// Raw bytes of every vocabulary token that byte-level BPE can produce → token id.
-    var rawVocab = BytesTable()
 
     init() {}
 
-    /// `tokens` are the vocabulary spellings (GPT-2 byte-to-unicode), `merges` the `"left right"` lines.
-    init(tokens: [[UInt8]], merges mergeLines: [[UInt8]]) {
-        var symbols = BytesTable(capacity: tokens.count + mergeLines.count)
-        rawVocab = BytesTable(capacity: tokens.count)
-        // Later duplicates win, like llama.cpp's token_to_id map; insert from the end.
-        for id in stride(from: tokens.count - 1, through: 0, by: -1) {
-            if let raw = ByteLevel.decode(tokens[id]) { rawVocab.insertIfAbsent(raw, Int32(id)) }
+    /// `vocab` maps token spellings (GPT-2 byte-to-unicode) to ids; `merges` are the `"left right"` lines.
+    init(tokenCount n: Int, vocab: BytesTable, merges mergeLines: [[UInt8]]) {
+        tokenCount = n
+        var extras = BytesTable(capacity: 64)  // raw bytes → index in extraBytes
+        // The symbol of a spelled string: its token when it is one, else an extra symbol for its bytes.
+        func symbol(_ spelled: UnsafeBufferPointer<UInt8>) -> Int32? {
+            if let id = vocab.find(spelled) { return id }
+            guard let raw = ByteLevel.decode(Array(spelled)) else { return nil }
+            let next = Int32(extraBytes.count)
+            let e = extras.insertIfAbsent(raw, next)
+            if e == next { extraBytes.append(raw) }
+            return Int32(n) + e
         }
-        func symbol(_ raw: [UInt8]) -> Int32 {
-            let next = Int32(symbolToken.count)
-            let s = symbols.insertIfAbsent(raw, next)
-            if s == next {
-                let token = rawVocab.find(raw) ?? -1
-                symbolToken.append(token)
-                symbolBytes.append(token >= 0 ? [] : raw)
-            }
-            return s
+        byteSymbol = (0..<256).map { b in
+            let spelled = ByteLevel.encode([UInt8(b)])
+            return spelled.withUnsafeBufferPointer { symbol($0) } ?? -1
         }
-        byteSymbol = (0..<256).map { symbol([UInt8($0)]) }
         self.merges = PairTable(capacity: mergeLines.count)
-        rankLeft.reserveCapacity(mergeLines.count)
-        rankRight.reserveCapacity(mergeLines.count)
+        rankLeft = [Int32](repeating: -1, count: mergeLines.count)
+        rankRight = rankLeft
+        rankMerged = rankLeft
+        var joined: [UInt8] = []
         for (rank, line) in mergeLines.enumerated() {
-            rankLeft.append(-1)
-            rankRight.append(-1)
-            rankMerged.append(-1)
             // Split at the first space after the first byte (a merge of "Ġ" and "Ġ" reads "Ġ Ġ").
-            guard line.count >= 3, let space = line[1...].firstIndex(of: 0x20),
-                let left = ByteLevel.decode(Array(line[..<space])),
-                let right = ByteLevel.decode(Array(line[(space + 1)...])),
-                !left.isEmpty, !right.isEmpty
-            else { continue }  // never applicable to byte strings
-            let l = symbol(left)
-            let r = symbol(right)
-            if self.merges.find(l, r) != nil { continue }  // the first rank of a pair wins
-            let merged = symbol(left + right)
+            guard line.count >= 3, let space = line[1...].firstIndex(of: 0x20), space + 1 < line.count else { continue }
+            let pair = line.withUnsafeBufferPointer { p -> (Int32, Int32, Int32)? in
+                let left = UnsafeBufferPointer(rebasing: p[..<space])
+                let right = UnsafeBufferPointer(rebasing: p[(space + 1)...])
+                // Merges that are not spelled in the byte alphabet can never apply to byte strings.
+                guard ByteLevel.isSpelling(left), ByteLevel.isSpelling(right), let l = symbol(left), let r = symbol(right)
+                else { return nil }
+                joined.removeAll(keepingCapacity: true)
+                joined.append(contentsOf: left)
+                joined.append(contentsOf: right)
+                guard let m = joined.withUnsafeBufferPointer({ symbol($0) }) else { return nil }
+                return (l, r, m)
+            }
+            guard let (l, r, m) = pair, self.merges.find(l, r) == nil else { continue }  // first rank wins
             rankLeft[rank] = l
             rankRight[rank] = r
-            rankMerged[rank] = merged
-            self.merges.insertIfAbsent(l, r, Int64(rank) << 32 | Int64(merged))
+            rankMerged[rank] = m
+            self.merges.insertIfAbsent(l, r, Int64(rank) << 32 | Int64(m))
         }
     }
 }
@@ -88,7 +88,7 @@ extension BPEModel {
         s.prev.removeAll(keepingCapacity: true)
         s.heap.removeAll(keepingCapacity: true)
         for i in 0..<n {
-            s.symbol.append(byteSymbol[Int(word[i])])
+            s.symbol.append(byteSymbol[Int(word[i])])  // -1 only for a byte no symbol could be made of
             s.next.append(i + 1 < n ? Int32(i + 1) : -1)
             s.prev.append(Int32(i - 1))
         }
@@ -119,14 +119,14 @@ extension BPEModel {
     /// A symbol's token, or the single-byte tokens of its bytes (skipping bytes without one).
     @inline(__always)
     func emit(_ sym: Int32, _ out: inout [Int32]) {
-        let t = symbolToken[Int(sym)]
-        if t >= 0 {
-            out.append(t)
+        if sym >= 0 && Int(sym) < tokenCount {
+            out.append(sym)
             return
         }
-        for b in symbolBytes[Int(sym)] {
-            let bt = symbolToken[Int(byteSymbol[Int(b)])]
-            if bt >= 0 { out.append(bt) }
+        guard sym >= 0 else { return }
+        for b in extraBytes[Int(sym) - tokenCount] {
+            let bt = byteSymbol[Int(b)]
+            if bt >= 0 && Int(bt) < tokenCount { out.append(bt) }
         }
     }
 

@@ -44,6 +44,23 @@ enum ByteLevel {
         return ok ? out : nil
     }
 
+    /// Whether `spelled` is made only of table characters, each in its shortest UTF-8 form.
+    static func isSpelling(_ spelled: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = 0
+        while i < spelled.count {
+            let (cp, n) = decodeLenientUTF8(spelled, i)
+            guard cp < 0x144, codepointToByte[Int(cp)] >= 0, (cp < 0x80) == (n == 1) else { return false }
+            i += n
+        }
+        return true
+    }
+
+    /// Appends the vocabulary spelling of raw bytes to `out`.
+    @inline(__always)
+    static func encode(_ raw: UnsafeBufferPointer<UInt8>, into out: inout [UInt8]) {
+        for b in raw { appendUTF8(byteToCodepoint[Int(b)], to: &out) }
+    }
+
     /// Encodes raw bytes into their vocabulary spelling.
     static func encode(_ raw: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []

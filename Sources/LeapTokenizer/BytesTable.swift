@@ -4,8 +4,8 @@ import Glibc
 // allocate. Keys are copied into one contiguous arena.
 struct BytesTable {
     private var arena: [UInt8] = [0]  // never empty, so its base address always exists
-    private var keyStart: [Int32] = []  // [nKeys] offset of each key in `arena`
-    private var keyLength: [Int32] = []  // [nKeys]
+    private var keyStart: [Int] = []  // [nKeys] offset of each key in `arena`
+    private var keyLength: [Int] = []  // [nKeys]
     private var values: [Int32] = []  // [nKeys]
     private var slots: [Int32]  // [capacity] key index + 1, 0 = empty
     private var mask: Int
@@ -38,10 +38,10 @@ struct BytesTable {
                 while true {
                     let k = Int(s[i]) - 1
                     if k < 0 { return nil }
-                    if Int(keyLength[k]) == n {
+                    if keyLength[k] == n {
                         if n == 0 { return values[k] }
                         if let base = a.baseAddress, let kp = key.baseAddress,
-                            memcmp(base + Int(keyStart[k]), kp, n) == 0
+                            memcmp(base + keyStart[k], kp, n) == 0
                         {
                             return values[k]
                         }
@@ -61,8 +61,8 @@ struct BytesTable {
     mutating func insertIfAbsent(_ key: UnsafeBufferPointer<UInt8>, _ value: Int32) -> Int32 {
         if let v = find(key) { return v }
         if (values.count + 1) * 2 > slots.count { grow() }
-        keyStart.append(Int32(arena.count))
-        keyLength.append(Int32(key.count))
+        keyStart.append(arena.count)
+        keyLength.append(key.count)
         arena.append(contentsOf: key)
         values.append(value)
         place(values.count - 1, hash: BytesTable.hash(key))
@@ -86,7 +86,7 @@ struct BytesTable {
         mask = c - 1
         for k in 0..<values.count {
             let h = arena.withUnsafeBufferPointer { a in
-                BytesTable.hash(UnsafeBufferPointer(rebasing: a[Int(keyStart[k])..<Int(keyStart[k] + keyLength[k])]))
+                BytesTable.hash(UnsafeBufferPointer(rebasing: a[keyStart[k]..<(keyStart[k] + keyLength[k])]))
             }
             place(k, hash: h)
         }

@@ -38,10 +38,13 @@ package final class Tokenizer: Sendable {
     private let preTokenizer: PreTokenizer
     private let bpe: BPEModel
     private let spm: SPMModel
-    private let vocabTable: BytesTable  // SPM: every token text → id
+    private let vocabTable: BytesTable  // every token text → id
     private let specials: SpecialTokenMatcher
-    /// [n] piece of each token when specials are rendered.
-    private let pieces: [[UInt8]]
+    /// SentencePiece: every character that some token has right before U+2581 (nil: do not cut fragments).
+    private let spmCharsBeforeSpaceMark: Set<UInt32>?
+    /// Pieces of all tokens (specials rendered), back to back: token i is pieceArena[pieceStart[i]..<pieceStart[i + 1]].
+    private let pieceArena: [UInt8]
+    private let pieceStart: [Int]  // [n + 1]
 
     package var vocabularySize: Int { texts.count }
 
@@ -59,6 +62,11 @@ package final class Tokenizer: Sendable {
         for i in 0..<n where texts[i].isEmpty { texts[i] = Array("[EMPTY_\(i)]".utf8) }
         var attrs = (0..<n).map { i in v.tokenTypes.map { TokenAttributes(tokenType: $0[i]) } ?? .normal }
         scores = v.scores.map { Array($0.prefix(n)) } ?? [Float](repeating: 0, count: n)
+
+        // Text → id over the whole vocabulary (later duplicates win, like llama.cpp's token_to_id).
+        var textTable = BytesTable(capacity: n)
+        for id in stride(from: n - 1, through: 0, by: -1) { textTable.insertIfAbsent(texts[id], Int32(id)) }
+        vocabTable = textTable
 
         // Model type and llama.cpp's defaults for it.
         var bos: Int32?
@@ -79,9 +87,8 @@ package final class Tokenizer: Sendable {
             addBOS = pre.addBOS
             bos = pre.noBOS ? nil : 11
             eos = 11
-            bpe = BPEModel(tokens: texts, merges: merges)
+            bpe = BPEModel(tokenCount: n, vocab: textTable, merges: merges)
             spm = SPMModel()
-            vocabTable = BytesTable()
         case "llama":
             kind = .sentencePiece
             preTokenizer = PreTokenizer(name: "default", rules: [])
@@ -93,9 +100,7 @@ package final class Tokenizer: Sendable {
             eos = 2
             unk = 0
             bpe = BPEModel()
-            var table = BytesTable(capacity: n)
-            for id in stride(from: n - 1, through: 0, by: -1) { table.insertIfAbsent(texts[id], Int32(id)) }
-            vocabTable = table
+            let table = textTable
             var spm = SPMModel()
             spm.byteToken = (0..<256).map { b -> Int32 in
                 let hex = Array("0123456789ABCDEF".utf8)
@@ -127,8 +132,7 @@ package final class Tokenizer: Sendable {
         self.addSpacePrefix = addSpacePrefix
 
         // Tokens recognised by their text (llama.cpp's auto-detection); each found one becomes CONTROL.
-        var idOfText = [[UInt8]: Int32]()
-        for id in stride(from: n - 1, through: 0, by: -1) { idOfText[texts[id]] = Int32(id) }
+        let idOfText = TextLookup(table: textTable)
         // llama.cpp takes the first match in hash order; we take the first text of the list (which picks
         // what llama.cpp picks on the vocabularies we test: <|eot_id|> over <|end_of_text|> etc.).
         func firstPresent(_ candidates: [String]) -> Int32? {
@@ -183,7 +187,15 @@ package final class Tokenizer: Sendable {
         // Special-token candidates, then their pieces (before the strip attributes, as llama.cpp).
         let specialIDs = (0..<n).filter { !attrs[$0].isDisjoint(with: [.control, .userDefined, .unknown]) }.map { Int32($0) }
         let kind = self.kind
-        pieces = (0..<n).map { Tokenizer.piece(texts[$0], attrs[$0], kind) }
+        var arena: [UInt8] = []
+        var starts = [0]
+        starts.reserveCapacity(n + 1)
+        for i in 0..<n {
+            Tokenizer.appendPiece(texts[i], attrs[i], kind, to: &arena)
+            starts.append(arena.count)
+        }
+        pieceArena = arena
+        pieceStart = starts
 
         // Phi-3 strips the whitespace after its special tokens (llama.cpp keys this on general.name).
         let name = (v.modelName ?? "").lowercased()
@@ -195,31 +207,41 @@ package final class Tokenizer: Sendable {
             }
         }
         specials = SpecialTokenMatcher(ids: specialIDs, texts: texts, attributes: attrs)
+        spmCharsBeforeSpaceMark = kind == .sentencePiece ? charactersBeforeSpaceMark(texts) : nil
         self.texts = texts
         self.attributes = attrs
     }
 
-    /// The bytes a token stands for when rendered (specials included).
-    private static func piece(_ text: [UInt8], _ a: TokenAttributes, _ kind: Kind) -> [UInt8] {
-        if !a.isDisjoint(with: [.unknown, .control, .userDefined]) { return text }
-        if a.contains(.normal) {
+    /// Appends the bytes a token stands for when rendered (specials included).
+    private static func appendPiece(_ text: [UInt8], _ a: TokenAttributes, _ kind: Kind, to out: inout [UInt8]) {
+        if !a.isDisjoint(with: [.unknown, .control, .userDefined]) {
+            out.append(contentsOf: text)
+        } else if a.contains(.normal) {
             switch kind {
             case .sentencePiece:
-                return replaceAll(text, [0xE2, 0x96, 0x81], with: [0x20])
+                // U+2581 (E2 96 81) → space.
+                var i = 0
+                while i < text.count {
+                    if text[i] == 0xE2 && i + 2 < text.count && text[i + 1] == 0x96 && text[i + 2] == 0x81 {
+                        out.append(0x20)
+                        i += 3
+                    } else {
+                        out.append(text[i])
+                        i += 1
+                    }
+                }
             case .bytePairEncoding:
-                return decodeByteLevelText(text)
+                decodeByteLevelText(text, into: &out)
             }
-        }
-        if a.contains(.byte) {
+        } else if a.contains(.byte) {
             // "<0xNN>": the two hex digits after "<0x" (parsed like strtol: stops at a non-digit).
             var value = 0
             for c in text.dropFirst(3).prefix(2) {
                 guard let d = hexValue(c) else { break }
                 value = value * 16 + d
             }
-            return [UInt8(value)]
+            out.append(UInt8(value))
         }
-        return []
     }
 
     package func isEndOfGeneration(_ id: Int32) -> Bool { eogSet.contains(id) }
@@ -231,7 +253,8 @@ package final class Tokenizer: Sendable {
     // MARK: tokenize
 
     /// Token ids of `text` (any bytes; invalid UTF-8 is handled like llama.cpp: U+FFFD per bad byte for
-    /// byte-level BPE, byte tokens for SentencePiece).
+    /// byte-level BPE, byte tokens for SentencePiece). Positions are 32-bit inside: callers keep texts
+    /// below 256 MiB (the C API checks).
     package func tokenize(_ text: [UInt8], addSpecial: Bool, parseSpecial: Bool) -> [Int32] {
         var out: [Int32] = []
         out.reserveCapacity(text.count / 3 + 2)
@@ -264,7 +287,7 @@ package final class Tokenizer: Sendable {
     ) {
         var previousWasSpecial = true  // the first fragment gets the space prefix too
         if addSpecial && addBOS, let bos = bosID { out.append(bos) }
-        var scratch = SPMScratch()
+        var session = SPMSession()
         var escaped: [UInt8] = []
         for f in fragments {
             switch f {
@@ -277,13 +300,54 @@ package final class Tokenizer: Sendable {
                 for b in buf[r] {
                     if b == 0x20 { escaped.append(contentsOf: [0xE2, 0x96, 0x81]) } else { escaped.append(b) }
                 }
-                escaped.withUnsafeBufferPointer { e in
-                    spm.encode(e, vocab: vocabTable, scores: scores, &scratch, &out)
-                }
+                escaped.withUnsafeBufferPointer { e in encodeSPMFragment(e, &session, &out) }
                 previousWasSpecial = false
             }
         }
         if addSpecial && addEOS, let eos = eosID { out.append(eos) }
+    }
+
+    /// Per-call state of SentencePiece: scratch buffers and a cache of chunks already encoded.
+    private struct SPMSession {
+        var scratch = SPMScratch()
+        var cache = WordCache()
+    }
+
+    /// Encodes one escaped fragment. Merges never cross a position where no vocabulary token contains the
+    /// two characters around it, so the fragment is cut before each U+2581 whose preceding character never
+    /// precedes U+2581 inside a token: the pieces merge independently (same result as the whole) and repeat
+    /// like words, so they are cached.
+    private func encodeSPMFragment(_ e: UnsafeBufferPointer<UInt8>, _ s: inout SPMSession, _ out: inout [Int32]) {
+        guard let beforeMark = spmCharsBeforeSpaceMark, String(validating: e, as: UTF8.self) != nil else {
+            spm.encode(e, vocab: vocabTable, scores: scores, &s.scratch, &out)
+            return
+        }
+        var start = 0
+        var i = 1
+        let n = e.count
+        while i + 2 < n {
+            if e[i] == 0xE2 && e[i + 1] == 0x96 && e[i + 2] == 0x81 {
+                var j = i - 1
+                while j > start && e[j] & 0xC0 == 0x80 { j -= 1 }
+                let previous = decodeLenientUTF8(e, j).cp
+                if !beforeMark.contains(previous) {
+                    encodeSPMChunk(UnsafeBufferPointer(rebasing: e[start..<i]), &s, &out)
+                    start = i
+                }
+                i += 3
+            } else {
+                i += 1
+            }
+        }
+        encodeSPMChunk(UnsafeBufferPointer(rebasing: e[start..<n]), &s, &out)
+    }
+
+    private func encodeSPMChunk(_ chunk: UnsafeBufferPointer<UInt8>, _ s: inout SPMSession, _ out: inout [Int32]) {
+        if chunk.isEmpty { return }
+        if s.cache.lookup(chunk, &out) { return }
+        let before = out.count
+        spm.encode(chunk, vocab: vocabTable, scores: scores, &s.scratch, &out)
+        s.cache.insert(chunk, out[before...])
     }
 
     /// Per-call state of byte-level BPE: scratch buffers and a cache of words already encoded.
@@ -292,10 +356,9 @@ package final class Tokenizer: Sendable {
         var offsets: [Int] = []
         var nextOffsets: [Int] = []
         var normalized: [UInt8] = []
+        var spelled: [UInt8] = []
         var scratch = BPEScratch()
-        var cache = BytesTable(capacity: 1024)
-        var cacheRanges: [(start: Int32, count: Int32)] = []
-        var cacheIDs: [Int32] = []
+        var cache = WordCache()
     }
 
     private func tokenizeBPE(_ raw: UnsafeBufferPointer<UInt8>, _ s: inout BPESession, _ out: inout [Int32]) {
@@ -357,24 +420,22 @@ package final class Tokenizer: Sendable {
     @inline(__always)
     private func encodePiece(_ word: UnsafeBufferPointer<UInt8>, _ s: inout BPESession, _ out: inout [Int32]) {
         if word.isEmpty { return }
-        if preTokenizer.ignoreMerges, let id = bpe.rawVocab.find(word) {
-            out.append(id)
-            return
+        if preTokenizer.ignoreMerges {
+            s.spelled.removeAll(keepingCapacity: true)
+            ByteLevel.encode(word, into: &s.spelled)
+            if let id = s.spelled.withUnsafeBufferPointer({ vocabTable.find($0) }) {
+                out.append(id)
+                return
+            }
         }
         if word.count == 1 {
             bpe.encodeWord(word, &s.scratch, &out)
             return
         }
-        if let c = s.cache.find(word) {
-            let r = s.cacheRanges[Int(c)]
-            out.append(contentsOf: s.cacheIDs[Int(r.start)..<Int(r.start + r.count)])
-            return
-        }
+        if s.cache.lookup(word, &out) { return }
         let before = out.count
         bpe.encodeWord(word, &s.scratch, &out)
-        s.cache.insertIfAbsent(word, Int32(s.cacheRanges.count))
-        s.cacheRanges.append((Int32(s.cacheIDs.count), Int32(out.count - before)))
-        s.cacheIDs.append(contentsOf: out[before...])
+        s.cache.insert(word, out[before...])
     }
 
     // MARK: detokenize
@@ -391,7 +452,7 @@ package final class Tokenizer: Sendable {
     package func piece(_ id: Int32, special: Bool) throws -> [UInt8] {
         let i = try checked(id)
         if !special && !attributes[i].isDisjoint(with: [.unknown, .control]) { return [] }
-        return pieces[i]
+        return Array(pieceArena[pieceStart[i]..<pieceStart[i + 1]])
     }
 
     /// The text of a token sequence (llama_detokenize with remove_special = false): the pieces joined,
@@ -400,12 +461,22 @@ package final class Tokenizer: Sendable {
     package func detokenize(_ ids: [Int32], special: Bool) throws -> [UInt8] {
         var text: [UInt8] = []
         var removeSpace = addSpacePrefix
+        text.reserveCapacity(ids.count * 4)
         for id in ids {
-            var p = try piece(id, special: special)[...]
-            if p.isEmpty { removeSpace = false; continue }
-            if removeSpace && p.first == 0x20 { p = p.dropFirst() }
+            let i = try checked(id)
+            if !special && !attributes[i].isDisjoint(with: [.unknown, .control]) {
+                removeSpace = false
+                continue
+            }
+            var from = pieceStart[i]
+            let to = pieceStart[i + 1]
+            if from == to {
+                removeSpace = false
+                continue
+            }
+            if removeSpace && pieceArena[from] == 0x20 { from += 1 }
             removeSpace = false
-            text.append(contentsOf: p)
+            text.append(contentsOf: pieceArena[from..<to])
         }
         if cleanSpaces { cleanUpSpaces(&text) }
         return text
@@ -472,8 +543,7 @@ func cleanUpSpaces(_ t: inout [UInt8]) {
 
 /// A byte-level BPE token text back to bytes; characters outside the table are rendered as llama.cpp
 /// does ("[UNK_BYTE_0x<utf8 hex><token text>]").
-func decodeByteLevelText(_ text: [UInt8]) -> [UInt8] {
-    var out: [UInt8] = []
+func decodeByteLevelText(_ text: [UInt8], into out: inout [UInt8]) {
     text.withUnsafeBufferPointer { p in
         var i = 0
         while i < p.count {
@@ -492,23 +562,6 @@ func decodeByteLevelText(_ text: [UInt8]) -> [UInt8] {
             i += n
         }
     }
-    return out
-}
-
-func replaceAll(_ s: [UInt8], _ pattern: [UInt8], with r: [UInt8]) -> [UInt8] {
-    var out: [UInt8] = []
-    out.reserveCapacity(s.count)
-    var i = 0
-    while i < s.count {
-        if i + pattern.count <= s.count && s[i..<(i + pattern.count)].elementsEqual(pattern) {
-            out.append(contentsOf: r)
-            i += pattern.count
-        } else {
-            out.append(s[i])
-            i += 1
-        }
-    }
-    return out
 }
 
 @inline(__always)
@@ -542,3 +595,52 @@ private let fimTexts: [(texts: [String], endsGeneration: Bool)] = [
     (["<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"], true),
     (["<|file_sep|>"], true),
 ]
+
+/// `table[text]` lookups by String for the texts llama.cpp recognises.
+private struct TextLookup {
+    var table: BytesTable
+    subscript(_ key: [UInt8]) -> Int32? { table.find(key) }
+}
+
+/// Every character found right before U+2581 inside a token text, or nil when a text is not valid UTF-8
+/// (then characters cannot be told apart reliably and fragments are not cut).
+private func charactersBeforeSpaceMark(_ texts: [[UInt8]]) -> Set<UInt32>? {
+    var set = Set<UInt32>()
+    for t in texts {
+        guard t.count > 3, t.dropFirst().contains(0xE2) else { continue }
+        let ok = t.withUnsafeBufferPointer { p -> Bool in
+            guard String(validating: p, as: UTF8.self) != nil else { return false }
+            var i = 0
+            var previous: UInt32? = nil
+            while i < p.count {
+                let (cp, n) = decodeLenientUTF8(p, i)
+                if cp == 0x2581, let prev = previous { set.insert(prev) }
+                previous = cp
+                i += n
+            }
+            return true
+        }
+        if !ok { return nil }
+    }
+    return set
+}
+
+/// Token ids of words already encoded in one tokenize call.
+struct WordCache {
+    private var table = BytesTable(capacity: 1024)
+    private var ranges: [(start: Int, count: Int)] = []
+    private var ids: [Int32] = []
+
+    func lookup(_ word: UnsafeBufferPointer<UInt8>, _ out: inout [Int32]) -> Bool {
+        guard let c = table.find(word) else { return false }
+        let r = ranges[Int(c)]
+        out.append(contentsOf: ids[r.start..<(r.start + r.count)])
+        return true
+    }
+
+    mutating func insert(_ word: UnsafeBufferPointer<UInt8>, _ tokens: ArraySlice<Int32>) {
+        table.insertIfAbsent(word, Int32(ranges.count))
+        ranges.append((ids.count, tokens.count))
+        ids.append(contentsOf: tokens)
+    }
+}

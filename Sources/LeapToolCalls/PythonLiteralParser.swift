@@ -8,7 +8,7 @@ import LeapMessages
 /// JSON spellings models also use, over the UTF-8 bytes of the body:
 ///
 ///     calls   := '[' ']' | '[' call (',' call)* ','? ']' | call (',' call)*       (Pythonic)
-///              | '[' object (',' object)* ','? ']' | object                         (JSON calls)
+///              | '[' object (',' object)* ','? ']' | object (','? object)*          (JSON calls)
 ///     call    := name '(' (kwarg (',' kwarg)* ','?)? ')'       kwarg := identifier '=' value
 ///     value   := string | number | True | False | None | true | false | null
 ///              | '[' values ']' | '(' values ')' | '{' (string ':' value (',' ...)*)? '}'
@@ -51,7 +51,13 @@ struct PythonLiteralParser {
             p.pos = save
             calls = isJSON ? try p.parseJSONCallList() : try p.parsePythonicCallList()
         case UInt8(ascii: "{"):
-            calls = [try p.parseJSONCall()]
+            // One object, or several separated by commas or whitespace (no list brackets).
+            while true {
+                calls.append(try p.parseJSONCall())
+                p.skipWhitespace()
+                if p.peek() == UInt8(ascii: ",") { p.pos += 1; p.skipWhitespace() }
+                guard p.peek() == UInt8(ascii: "{") else { break }
+            }
         default:
             // Bare calls without list brackets: `f(a=1)` or `f(), g()`.
             while true {

@@ -74,8 +74,9 @@ package struct ResponseSummary: Equatable, Sendable {
 ///   point: a text tail that could still become a marker (an ASCII prefix of one) is held back and
 ///   flushed as soon as it no longer can. Incomplete UTF-8 sequences are held back too; bytes that
 ///   cannot form a character become U+FFFD.
-/// - Other special tokens (`<|im_end|>`, `<|tool_list_start|>`, ...) are dropped. With no parser, the
-///   built-in parsers' markers arriving as special tokens are kept as text (LEAP: no parsing).
+/// - Other special tokens (`<|im_end|>`, `<|tool_list_start|>`, ...) are dropped, except the built-in
+///   parsers' markers that this turn does not parse (all of them with no parser: LEAP's "no parsing"),
+///   which are kept as text.
 /// - `finish()`: a tool-call block still open (no end marker) is parsed as if closed; if that fails it is
 ///   an `.error` (the response was cut inside a call).
 package struct ResponseStreamProcessor: Sendable {
@@ -110,9 +111,9 @@ package struct ResponseStreamProcessor: Sendable {
         thinkEnd = Array(options.thinkEndTag.utf8)
         toolStart = options.functionCallParser.map { Array($0.startMarker.utf8) }
         toolEnd = options.functionCallParser.map { Array($0.endMarker.utf8) }
-        passThroughSpecials = options.functionCallParser == nil
-            ? Set(FunctionCallParserKind.allCases.flatMap { [Array($0.parser.startMarker.utf8), Array($0.parser.endMarker.utf8)] })
-            : []
+        // Tool-call markup this turn does not parse stays visible (it is the model's text, not control).
+        passThroughSpecials = Set(FunctionCallParserKind.allCases.flatMap { [Array($0.parser.startMarker.utf8), Array($0.parser.endMarker.utf8)] })
+            .subtracting([toolStart, toolEnd].compactMap { $0 })
         mode = options.startsInReasoning ? .reasoning : .text
         needsInlineOpenTag = options.startsInReasoning && options.inlineThinkingTags
     }

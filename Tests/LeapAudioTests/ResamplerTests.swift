@@ -74,7 +74,7 @@ struct LCG {
         let x = (0..<(from / 2 + 123)).map { _ in rng.float() * 0.8 }
         let whole = try Resampler.resample(x, from: from, to: to)
         for trial in 0..<3 {
-            var r = try Resampler(inputRate: from, outputRate: to)
+            let r = try Resampler(inputRate: from, outputRate: to)
             var out: [Float] = []
             var i = 0
             while i < x.count {
@@ -90,9 +90,25 @@ struct LCG {
         }
     }
 
+    @Test func longInputAcrossPiecesAndBatches() throws {
+        // Longer than the internal piece size (2^17) and than a full 16-lane FFT batch.
+        var rng = LCG(state: 7)
+        let x = (0..<300_001).map { _ in rng.float() * 0.5 }
+        for (from, to) in [(44_100, 16_000), (16_000, 24_000)] {
+            let whole = try Resampler.resample(x, from: from, to: to)
+            let r = try Resampler(inputRate: from, outputRate: to)
+            var out: [Float] = []
+            var i = 0
+            while i < x.count { let e = min(x.count, i + 47_777); out += r.process(Array(x[i..<e])); i = e }
+            out += r.flush()
+            #expect(out == whole)
+            #expect(whole.count == (x.count * to + from - 1) / from)
+        }
+    }
+
     @Test func noClickAtBlockBoundaries() throws {
         // A tone streamed in odd-sized blocks stays a clean tone: no sample deviates beyond the filter's noise.
-        var r = try Resampler(inputRate: 44_100, outputRate: 16_000)
+        let r = try Resampler(inputRate: 44_100, outputRate: 16_000)
         let x = tone(440, rate: 44_100, seconds: 2)
         var out: [Float] = []
         var i = 0
@@ -108,7 +124,7 @@ struct LCG {
 
     @Test func emptyInputGivesEmptyOutput() throws {
         #expect(try Resampler.resample([], from: 44_100, to: 16_000).isEmpty)
-        var r = try Resampler(inputRate: 48_000, outputRate: 16_000)
+        let r = try Resampler(inputRate: 48_000, outputRate: 16_000)
         #expect(r.process([]).isEmpty)
         #expect(r.flush().isEmpty)
     }
@@ -123,6 +139,17 @@ struct LCG {
     @Test func dcIsPreserved() throws {
         let y = try Resampler.resample([Float](repeating: 0.25, count: 44_100), from: 44_100, to: 16_000)
         for v in y[1_000..<(y.count - 1_000)] { #expect(abs(v - 0.25) < 1e-6) }
+    }
+
+    @Test func extremeRatiosAreRejectedNotAllocated() throws {
+        #expect(throws: LeapError.self) { _ = try Resampler(inputRate: 999_983, outputRate: 1_000) }
+        #expect(throws: LeapError.self) { _ = try Resampler(inputRate: 1_000_000, outputRate: 1) }
+        // The extremes the model input path can meet work: 1 MHz and 1 Hz to 16 kHz.
+        let down = try Resampler.resample([Float](repeating: 0.25, count: 200_000), from: 1_000_000, to: 16_000)
+        #expect(down.count == 3_200 && abs(down[1_600] - 0.25) < 1e-6)
+        let up = try Resampler.resample([0.25, 0.25, 0.25], from: 1, to: 16_000)
+        #expect(up.count == 48_000)
+        #expect(try Resampler.resample(tone(100, rate: 999_983, seconds: 0.05), from: 999_983, to: 16_000).count == 800)
     }
 
     @Test func rejectsBadRates() {

@@ -39,7 +39,8 @@ import Testing
          "schema at #: required property \"q\" is not in 'properties' and 'additionalProperties' is false"),
         (##"{"allOf":[{"type":"string"},{"type":"integer"}]}"##, .unsupported,
          "schema at #/allOf/1: combining schemas with different 'type' values is not supported"),
-        (##"{"type":"string","maxLength":100000}"##, .unsupported, "schema at #: string lengths above 10000 cannot be enforced"),
+        (##"{"type":"string","maxLength":100000000}"##, .unsupported, "schema at #: string lengths above 16777216 cannot be enforced"),
+        (##"{"type":"array","maxItems":20000}"##, .unsupported, "schema at #: array lengths above 10000 cannot be enforced"),
         (##"{"type":"object""##, .invalidArgument, "JSON schema is not valid JSON: invalid JSON at line 1, column 17: expected ',' or '}' in object, found end of input"),
     ]
 

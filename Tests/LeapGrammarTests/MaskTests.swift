@@ -1,3 +1,4 @@
+import Glibc
 import LeapGrammar
 import LeapJSON
 import Testing
@@ -15,6 +16,12 @@ func bruteForceMask(_ m: GrammarMatcher, _ vocab: (tokens: [[UInt8]], eog: [Int]
     return out
 }
 
+/// Walks per schema; LEAP_GRAMMAR_WALKS multiplies them for a longer soak run.
+func walkCount(_ base: Int) -> Int {
+    guard let v = getenv("LEAP_GRAMMAR_WALKS"), let k = Int(String(cString: v)), k > 0 else { return base }
+    return base * k
+}
+
 let walkSchemas = ["person", "nested", "points", "enums", "const", "anyOf", "typeArrays", "tree", "linkedList",
                    "empty", "strings", "numbers", "arrays", "additional", "allOf", "rootInteger", "nullableString"]
 
@@ -30,7 +37,12 @@ let walkSchemas = ["person", "nested", "points", "enums", "const", "anyOf", "typ
                 let m = g.makeMatcher()
                 for b in text.utf8 {
                     let fast = index.mask(for: m).allowedIDs
-                    #expect(fast == bruteForceMask(m, vocab), "\(c.name) after \(m)")
+                    let slow = bruteForceMask(m, vocab)
+                    #expect(fast == slow, "\(c.name) after \(m)")
+                    if checked % 17 == 0 {
+                        let allows = (0..<vocab.tokens.count).filter { index.allows($0, matcher: m) }
+                        #expect(allows == slow)
+                    }
                     checked += 1
                     #expect(m.accept(b))
                 }
@@ -76,7 +88,7 @@ let walkSchemas = ["person", "nested", "points", "enums", "const", "anyOf", "typ
         let index = TokenVocabularyIndex(tokens: vocab.tokens, endOfGeneration: vocab.eog)
         let g = try JSONSchemaGrammar(schema: c.schema).grammar
         var rng = TestRNG(seed: UInt64(name.utf8.count) * 7919 + 1)
-        for walk in 0..<40 {
+        for walk in 0..<walkCount(40) {
             let free = [5, 20, 60, 150][walk % 4]
             guard let out = randomWalk(g, index, rng: &rng, freeSteps: free) else {
                 Issue.record("\(name) walk \(walk) got stuck")
@@ -95,7 +107,7 @@ let walkSchemas = ["person", "nested", "points", "enums", "const", "anyOf", "typ
         let index = TokenVocabularyIndex(tokens: vocab.tokens, endOfGeneration: vocab.eog)
         let g = try JSONSchemaGrammar(schema: c.schema).grammar
         var rng = TestRNG(seed: UInt64(name.utf8.count) * 104729 + 3)
-        for walk in 0..<6 {
+        for walk in 0..<walkCount(6) {
             guard let out = randomWalk(g, index, rng: &rng, freeSteps: [10, 40, 100][walk % 3]) else {
                 Issue.record("\(name) walk \(walk) got stuck")
                 continue
@@ -123,4 +135,30 @@ let walkSchemas = ["person", "nested", "points", "enums", "const", "anyOf", "typ
 
 extension GrammarMatcher: CustomStringConvertible {
     public var description: String { "matcher(canEnd: \(canEnd))" }
+}
+
+@Suite struct ConstraintTests {
+    /// The runtime's loop: mask logits, pick the best allowed logit, accept, stop when complete.
+    @Test func greedyLoopOverMaskedLogitsFinishesWithAValidDocument() throws {
+        let vocab = syntheticVocabulary()
+        let index = TokenVocabularyIndex(tokens: vocab.tokens, endOfGeneration: vocab.eog)
+        let schema = try JSONParser.parse(#"{"type":"object","properties":{"name":{"type":"string","maxLength":12},"n":{"type":"integer","minimum":1,"maximum":9},"ok":{"type":"boolean"}},"required":["name","n","ok"]}"#)
+        let constraint = GrammarConstraint(grammar: try JSONSchemaGrammar(schema: schema).grammar, index: index)
+        var rng = TestRNG(seed: 11)
+        var out: [UInt8] = []
+        var logits = [Float](repeating: 0, count: vocab.tokens.count)
+        for _ in 0..<400 where !constraint.isComplete {
+            // Random "model" logits that like long tokens; the mask alone keeps the output valid.
+            for i in logits.indices { logits[i] = Float(rng.next() % 1000) / 100 + Float(vocab.tokens[i].count) }
+            logits.withUnsafeMutableBufferPointer { constraint.maskLogits($0) }
+            let best = logits.indices.max { logits[$0] < logits[$1] } ?? 0
+            #expect(logits[best].isFinite)
+            if vocab.eog.contains(best) { break }
+            #expect(constraint.accept(token: best))
+            out += vocab.tokens[best]
+        }
+        #expect(constraint.isComplete)
+        #expect(documentError(out, schema) == nil, "\(String(decoding: out, as: UTF8.self))")
+        #expect(!constraint.accept(token: Int(UInt8(ascii: " "))))
+    }
 }

@@ -99,6 +99,16 @@ import Testing
         #expect(i >= 12)
     }
 
+    /// Python's json.dumps writes non-finite floats as NaN / Infinity (allow_nan=True); templates' tojson
+    /// relies on it. Expected text from `json.dumps([float('nan'), float('inf'), -float('inf'), 1.5])`.
+    @Test func allowNaNMatchesPython() {
+        let v = JSONValue.array([.double(.nan), .double(.infinity), .double(-.infinity), .double(1.5)])
+        var options = JSONWriteOptions.python()
+        options.allowNaN = true
+        #expect(v.serialized(options) == "[NaN, Infinity, -Infinity, 1.5]")
+        #expect(v.serialized(.python()) == "[null, null, null, 1.5]")
+    }
+
     @Test func compactRoundTrip() throws {
         let v = JSONValue.object(JSONObject([
             ("text", .string("line1\nline2\t\"q\" \\ é 😀 \u{7F} \u{1F}")),

@@ -75,7 +75,7 @@ func simdMatmulEqualsScalar(_ t: GGMLType) throws {
     var rng = Rng(UInt64(t.rawValue) &+ 7)
     let pool = try ThreadPool(threads: 2)
     let cols = testWidths(t)[2]
-    for (rows, nTokens) in [(1, 1), (5, 3), (19, 4), (37, 9), (64, 5)] {
+    for (rows, nTokens) in [(1, 1), (2, 1), (37, 1), (5, 3), (19, 4), (37, 9), (64, 5)] {
         let wBytes = randomWeights(t, rows: rows, cols: cols, rng: &rng)
         let x = randomActivations(nTokens * cols, rng: &rng)
         func run(_ isa: KernelISA) -> [Float] {

@@ -62,7 +62,7 @@ private let wav = makeFloat32WAV(interleaved: [0, 0.5, -0.5, 1], channelCount: 1
         (#"{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/jpeg;base64,iVBORw0KGgo="}}]}"#, "image is not JPEG (PNG data)"),
         (#"{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/jpeg;base64,/9j/*"}}]}"#, "invalid base64 character '*' at offset 4"),
         (#"{"role":"user","content":[{"type":"input_audio","input_audio":{"data":"SUQz","format":"mp3"}}]}"#, "only \"wav\" audio is supported, got \"mp3\""),
-        (#"{"role":"user","content":[{"type":"input_audio","input_audio":{"data":"SUQzBAAAAAAAI1RTU0U="}}]}"#, "audio is not WAV (MP3 data)"),
+        (#"{"role":"user","content":[{"type":"input_audio","input_audio":{"data":"SUQzBAAAAAAAI1RTU0U="}}]}"#, "message.content[0].input_audio.data: unsupported audio format: MP3"),
         (#"{"role":"user","content":[{"type":"audio_pcm_f32","samples":[0.1,"x"],"sampleRate":16000}]}"#, "message.content[0].samples[1]: expected a number"),
         (#"{"role":"user","content":[{"type":"audio_pcm_f32","samples":[],"sampleRate":0}]}"#, "sampleRate: expected a positive integer"),
         (#"{"role":"assistant","content":[],"tool_calls":[{"type":"function"}]}"#, "message.tool_calls[0].function: missing field"),

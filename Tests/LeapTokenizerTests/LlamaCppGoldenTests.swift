@@ -6,10 +6,12 @@ import Testing
 // token ids for three (add_special, parse_special) modes, whole-sequence detokenization, single-token
 // pieces, special ids and the end-of-generation set.
 
-let goldenNames = [
-    "lfm2-tiny", "smollm2", "gemma3", "llama-bpe", "qwen2", "qwen35", "gpt-2", "starcoder", "refact", "command-r",
-    "deepseek-llm", "deepseek-coder", "falcon", "mpt", "gpt-neox", "aquila", "llama-spm", "phi-3", "baichuan",
+let modelGoldenNames = ["smollm2", "gemma3"]
+let llamaCppVocabGoldenNames = [
+    "llama-bpe", "qwen2", "qwen35", "gpt-2", "starcoder", "refact", "command-r", "deepseek-llm", "deepseek-coder",
+    "falcon", "mpt", "gpt-neox", "aquila", "llama-spm", "phi-3", "baichuan",
 ]
+let goldenNames = ["lfm2-tiny"] + modelGoldenNames + llamaCppVocabGoldenNames
 
 /// The GGUF a golden file was made from, when available here.
 func goldenVocabPath(_ golden: [String: Any]) -> String? {
@@ -30,14 +32,25 @@ func goldenBytes(_ v: Any?) -> [UInt8] {
 
 func show(_ b: [UInt8]) -> String { String(decoding: b, as: UTF8.self).debugDescription }
 
-@Test(arguments: goldenNames)
-func llamaCppGoldens(name: String) throws {
+@Test func llamaCppGoldensTinyLFM2() throws {
+    try checkGolden("lfm2-tiny")
+}
+
+@Test(.enabled(if: modelsDir != nil, "real models absent: run scripts/fetch-models.sh"), arguments: modelGoldenNames)
+func llamaCppGoldensRealModels(name: String) throws {
+    try checkGolden(name)
+}
+
+@Test(.enabled(if: vocabsDir != nil, "llama.cpp vocabularies absent: run scripts/fetch-vocabs.sh"),
+      arguments: llamaCppVocabGoldenNames)
+func llamaCppGoldensVocabFiles(name: String) throws {
+    try checkGolden(name)
+}
+
+func checkGolden(_ name: String) throws {
     let url = fixturesDir.appendingPathComponent("goldens/\(name).json")
     let golden = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
-    guard let path = goldenVocabPath(golden) else {
-        print("SKIPPED \(name): \(golden["file"] ?? "?") not found (scripts/fetch-models.sh, scripts/fetch-vocabs.sh)")
-        return
-    }
+    let path = try #require(goldenVocabPath(golden), "\(golden["file"] ?? "?") not found")
     let tok = try Tokenizer(path: path)
     #expect(tok.vocabularySize == golden["n_tokens"] as? Int)
     #expect(tok.bosID.map(Int.init) == golden["bos"] as? Int)

@@ -114,6 +114,8 @@ import Testing
         // Raw newlines inside strings, leading zeros, JSON's \/ and surrogate pairs.
         #expect(try lfm.parse("[f(s='a\nb', n=007, u=\"a\\/b\", e=\"\\ud83d\\ude00\")]")
             == [call("f", [("s", .string("a\nb")), ("n", .int(7)), ("u", .string("a/b")), ("e", .string("😀"))])])
+        // JSON objects without list brackets, separated by a comma or a newline.
+        #expect(try lfm.parse("{\"name\": \"a\"},\n{\"name\": \"b\"}\n{\"name\": \"c\"}") == [call("a"), call("b"), call("c")])
         #expect(try lfm.parse("") == [])
         #expect(try lfm.parse("  \n ") == [])
     }

@@ -147,6 +147,10 @@ let scenarios: [Scenario] = [
         let (events, _) = run([.text("a"), .special("<|tool_call_start|>"), .text("[f()]"), .special("<|tool_call_end|>"), .special("<|im_end|>")],
                               ResponseStreamOptions(functionCallParser: nil))
         #expect(merged(events) == [.text("a<|tool_call_start|>[f()]<|tool_call_end|>")])
+        // Another parser's markers are not control tokens either.
+        let (hermes, _) = run([.special("<|tool_call_start|>"), .text("[f()]"), .special("<|tool_call_end|>")],
+                              ResponseStreamOptions(functionCallParser: HermesFunctionCallParser()))
+        #expect(merged(hermes) == [.text("<|tool_call_start|>[f()]<|tool_call_end|>")])
     }
 
     @Test func malformedCallStopsRouting() {

@@ -15,7 +15,9 @@ from .functions import (
     ArrayType, BooleanType, FunctionCallParser, HermesFunctionCallParser, IntegerType, LeapFunction,
     LeapFunctionParameter, LFMFunctionCallParser, NullType, NumberType, ObjectType, ParameterType, StringType,
 )
+from .chat_template import ChatTemplate
 from .gguf import GGUFFile, GGUFTensor
+from .tokenizer import Tokenizer
 from .context import Context, Sampler
 from .messages import Audio, AudioPcmF32, ChatMessage, Content, Image, LeapFunctionCall, Role, Text
 from .conversation import (
@@ -32,6 +34,7 @@ __all__ = [
     "AudioFormatError", "ModelLoadingError", "GenerationError", "PromptExceedsContextError",
     "FunctionCallParsingError", "CancelledError", "BusyError", "LeapMemoryError", "BufferTooSmallError",
     "InternalError",
+    "GGUFFile", "GGUFTensor", "Tokenizer", "ChatTemplate",
     "GGUFFile", "GGUFTensor", "Context", "Sampler",
     "ChatMessage", "Role", "Text", "Image", "Audio", "AudioPcmF32", "Content", "LeapFunctionCall",
     "LeapFunction", "LeapFunctionParameter", "ParameterType", "StringType", "NumberType", "IntegerType",

@@ -252,3 +252,15 @@ class HermesFunctionCallParser(FunctionCallParser):
     _kind = 2
     start_marker = "<tool_call>"
     end_marker = "</tool_call>"
+
+
+def parser_c_value(parser: Union[None, str, FunctionCallParser]) -> int:
+    """The C ``leap_function_call_parser`` value for a ``function_call_parser`` option: None (no parsing),
+    "lfm", "hermes", or a parser instance."""
+    if parser is None:
+        return 0
+    if isinstance(parser, FunctionCallParser) and parser._kind:
+        return parser._kind
+    if isinstance(parser, str) and parser.lower() in ("lfm", "hermes"):
+        return 1 if parser.lower() == "lfm" else 2
+    raise InvalidArgumentError(f"function_call_parser must be None, 'lfm', 'hermes' or a parser instance, not {parser!r}")

@@ -166,3 +166,12 @@ def test_malformed_calls_raise(parser, text, fragment):
 def test_dump_rejects_non_json_arguments():
     with pytest.raises(ValueError):
         leap.LFMFunctionCallParser().dump([leap.LeapFunctionCall("f", {"x": float("nan")})])
+
+
+def test_parser_c_values():
+    from leap.functions import parser_c_value
+
+    assert [parser_c_value(v) for v in (None, "lfm", "HERMES", leap.LFMFunctionCallParser(), leap.HermesFunctionCallParser())] == [0, 1, 2, 1, 2]
+    with pytest.raises(leap.InvalidArgumentError):
+        parser_c_value("pythonic")
+    assert leap.LFMFunctionCallParser() == leap.LFMFunctionCallParser() != leap.HermesFunctionCallParser()

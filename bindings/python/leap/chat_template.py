@@ -1,0 +1,113 @@
+"""Chat templates: render a conversation into prompt text exactly as Python jinja2 would.
+
+    t = ChatTemplate(source)                       # e.g. a GGUF's tokenizer.chat_template
+    prompt = t.render([{"role": "user", "content": "Hi"}], add_generation_prompt=True,
+                      bos_token="<|startoftext|>", enable_thinking=False)
+
+The library interprets the Jinja subset chat templates use and matches jinja2 configured like Hugging Face
+transformers (``ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True)``, loop controls,
+``tojson``, ``raise_exception``, ``strftime_now``). Syntax errors raise :class:`leap.FormatError` from the
+constructor, template failures (``raise_exception(...)``, undefined attribute access, type errors) from
+:meth:`ChatTemplate.render`; messages name the template line and column.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+from . import _lib
+from ._lib import c_status, check, fn, take_string, utf8
+from .messages import Audio, AudioPcmF32, ChatMessage, Image, Text
+
+leap_chat_template_p = _lib.opaque("leap_chat_template")
+
+# LEAP_API leap_status leap_chat_template_create(const char *source, leap_chat_template **out_template);
+_create = fn("leap_chat_template_create", c_status, ctypes.c_char_p, ctypes.POINTER(leap_chat_template_p))
+# LEAP_API void leap_chat_template_free(leap_chat_template *tmpl);
+_free = fn("leap_chat_template_free", None, leap_chat_template_p)
+# LEAP_API leap_status leap_chat_template_render(const leap_chat_template *tmpl, const char *messages_json,
+#     const char *tools_json, int32_t add_generation_prompt, const char *extra_json, char **out_text);
+_render = fn("leap_chat_template_render", c_status, leap_chat_template_p, ctypes.c_char_p, ctypes.c_char_p,
+             ctypes.c_int32, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p))
+# LEAP_API const char *leap_chat_template_chatml(void);
+_chatml = fn("leap_chat_template_chatml", ctypes.c_char_p)
+
+MessageLike = Union[Dict[str, Any], ChatMessage]
+
+
+def message_to_template_dict(m: ChatMessage) -> Dict[str, Any]:
+    """The OpenAI-shaped dict a chat template expects for a :class:`ChatMessage`.
+
+    ``content`` is a string when the message is text only, otherwise a list of parts
+    (``{"type": "text", "text": ...}``, ``{"type": "image"}``, ``{"type": "audio"}``); assistant function calls
+    become ``tool_calls`` and reasoning becomes both ``reasoning_content`` and ``thinking``.
+    """
+    if all(isinstance(p, Text) for p in m.content):
+        content: Any = "".join(p.text for p in m.content if isinstance(p, Text))
+    else:
+        parts: List[Dict[str, Any]] = []
+        for p in m.content:
+            if isinstance(p, Text):
+                parts.append({"type": "text", "text": p.text})
+            elif isinstance(p, Image):
+                parts.append({"type": "image"})
+            elif isinstance(p, (Audio, AudioPcmF32)):
+                parts.append({"type": "audio"})
+        content = parts
+    d: Dict[str, Any] = {"role": m.role.value, "content": content}
+    if m.function_calls:
+        d["tool_calls"] = [{"type": "function", "function": {"name": c.name, "arguments": c.arguments}}
+                           for c in m.function_calls]
+    if m.reasoning_content:
+        d["reasoning_content"] = m.reasoning_content
+        d["thinking"] = m.reasoning_content
+    return d
+
+
+class ChatTemplate:
+    """A parsed chat template (immutable; may be rendered from several threads)."""
+
+    CHATML: str = (_chatml() or b"").decode("utf-8")
+    """The ChatML template libleap falls back to for models that carry none."""
+
+    def __init__(self, source: str) -> None:
+        self._p = leap_chat_template_p()
+        check(_create(utf8(source), ctypes.byref(self._p)))
+        self.source = source
+
+    def close(self) -> None:
+        """Release the template now (also done when the object is garbage collected)."""
+        if self._p:
+            _free(self._p)
+            self._p = leap_chat_template_p()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - interpreter shutdown
+            pass
+
+    def __enter__(self) -> "ChatTemplate":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def render(self, messages: Sequence[MessageLike], tools: Optional[Sequence[Dict[str, Any]]] = None,
+               add_generation_prompt: bool = True, **variables: Any) -> str:
+        """Render ``messages`` (dicts, or :class:`ChatMessage`) with optional ``tools`` (OpenAI-style tool
+        dicts). The template also sees ``add_generation_prompt``, ``bos_token`` / ``eos_token`` ("" unless
+        given) and every keyword in ``variables`` (e.g. ``enable_thinking=False``), which are JSON-encoded.
+        """
+        if not self._p:
+            raise ValueError("the template was closed")
+        msgs = [message_to_template_dict(m) if isinstance(m, ChatMessage) else m for m in messages]
+        out = ctypes.c_void_p()
+        check(_render(self._p, utf8(json.dumps(msgs, ensure_ascii=False)),
+                      None if tools is None else utf8(json.dumps(list(tools), ensure_ascii=False)),
+                      1 if add_generation_prompt else 0,
+                      utf8(json.dumps(variables, ensure_ascii=False)), ctypes.byref(out)))
+        text = take_string(out.value)
+        assert text is not None
+        return text

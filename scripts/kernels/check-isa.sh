@@ -1,0 +1,35 @@
+#!/bin/sh
+# Checks every SIMD path of the C kernels against the scalar path (scripts/kernels/selfcheck.c).
+#   scripts/kernels/check-isa.sh            native (x86-64: AVX2, AVX-512 [+VNNI])
+#   scripts/kernels/check-isa.sh aarch64    cross-compiled, run under qemu-aarch64-static (NEON), needs
+#                                           qemu-user-static and libc6-dev-arm64-cross (+ libgcc-12-dev-arm64-cross)
+#   scripts/kernels/check-isa.sh x86-cpus   static x86-64 build under qemu-x86_64-static as a baseline CPU
+#                                           (qemu64: no AVX, must run the scalar path without faulting) and as
+#                                           Haswell (AVX2 without AVX-512)
+# The Swift kernel tests can be run the same way:
+#   qemu-x86_64-static -cpu qemu64 .build/x86_64-unknown-linux-gnu/debug/leapPackageTests.xctest \
+#     --testing-library swift-testing --filter LeapKernelsTests
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+src="$here/../../Sources/CLeapKernels"
+out=$(mktemp -d)
+files="$src/cpu.c $src/quants_scalar.c $src/kernels_avx2.c $src/kernels_avx512.c $src/kernels_neon.c $src/ops.c $here/selfcheck.c"
+if [ "${1:-}" = aarch64 ]; then
+    for march in armv8-a armv8.2-a+dotprod; do
+        clang --target=aarch64-linux-gnu --sysroot=/usr/aarch64-linux-gnu -fuse-ld=lld -static -march=$march \
+            -B/usr/lib/gcc-cross/aarch64-linux-gnu/12 -L/usr/lib/gcc-cross/aarch64-linux-gnu/12 \
+            -O2 -fno-math-errno -I"$src/include" -I"$src" $files -lm -o "$out/selfcheck-$march"
+        echo "== aarch64 -march=$march (qemu)"
+        qemu-aarch64-static "$out/selfcheck-$march"
+    done
+elif [ "${1:-}" = x86-cpus ]; then
+    clang -O3 -fno-math-errno -static -I"$src/include" -I"$src" $files -lm -o "$out/selfcheck"
+    for cpu in qemu64 Haswell; do
+        echo "== qemu-x86_64 -cpu $cpu"
+        qemu-x86_64-static -cpu $cpu "$out/selfcheck"
+    done
+else
+    clang -O3 -fno-math-errno -I"$src/include" -I"$src" $files -lm -o "$out/selfcheck"
+    "$out/selfcheck"
+fi
+rm -rf "$out"

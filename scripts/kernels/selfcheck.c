@@ -1,0 +1,124 @@
+/* Stand-alone check of the C kernels: every available SIMD path against the scalar path (dot products,
+ * 4-token matmul, activation quantizers, f16 conversion) on random data. Built and run by check-isa.sh —
+ * natively, or cross-compiled for aarch64 and run under qemu to exercise the NEON path on an x86 host.
+ * Exit status 0 = all paths agree. */
+#include "leap_kernels.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rng = 88172645463325252ull;
+static uint32_t next_u32(void) { rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17; return (uint32_t)rng; }
+static float uniform(void) { return (float)(next_u32() >> 8) / 16777216.0f; }
+static float normalish(void) { return (uniform() + uniform() + uniform() - 1.5f) * 2.0f; }
+
+static const int types[] = {LK_TYPE_F32, LK_TYPE_F16, LK_TYPE_BF16, LK_TYPE_Q4_0, LK_TYPE_Q4_1, LK_TYPE_Q5_0,
+                            LK_TYPE_Q5_1, LK_TYPE_Q8_0, LK_TYPE_Q2_K, LK_TYPE_Q3_K, LK_TYPE_Q4_K, LK_TYPE_Q5_K, LK_TYPE_Q6_K};
+
+/* byte offsets of the f16 scale fields of a block */
+static void scale_fields(int type, int *off, int *count) {
+    *count = 0;
+    switch (type) {
+    case LK_TYPE_Q4_0: case LK_TYPE_Q5_0: case LK_TYPE_Q8_0: off[(*count)++] = 0; break;
+    case LK_TYPE_Q4_1: case LK_TYPE_Q5_1: case LK_TYPE_Q4_K: case LK_TYPE_Q5_K: off[(*count)++] = 0; off[(*count)++] = 2; break;
+    case LK_TYPE_Q2_K: off[(*count)++] = 80; off[(*count)++] = 82; break;
+    case LK_TYPE_Q3_K: off[(*count)++] = 108; break;
+    case LK_TYPE_Q6_K: off[(*count)++] = 208; break;
+    default: break;
+    }
+}
+
+static void random_weights(int type, uint8_t *w, int64_t n_elems) {
+    if (type == LK_TYPE_F32) { for (int64_t i = 0; i < n_elems; i++) ((float *)w)[i] = normalish() * 0.1f; return; }
+    if (type == LK_TYPE_F16) { for (int64_t i = 0; i < n_elems; i++) ((uint16_t *)w)[i] = lk_f32_to_f16(normalish() * 0.1f); return; }
+    if (type == LK_TYPE_BF16) {
+        for (int64_t i = 0; i < n_elems; i++) { float f = normalish() * 0.1f; uint32_t u; memcpy(&u, &f, 4); ((uint16_t *)w)[i] = (uint16_t)(u >> 16); }
+        return;
+    }
+    const size_t bytes = lk_row_bytes(type, n_elems), bb = lk_block_bytes(type);
+    for (size_t i = 0; i < bytes; i++) w[i] = (uint8_t)next_u32();
+    int off[2], count;
+    scale_fields(type, off, &count);
+    for (size_t b = 0; b < bytes / bb; b++)
+        for (int k = 0; k < count; k++) {
+            const uint16_t h = lk_f32_to_f16((uniform() < 0.5f ? -1.0f : 1.0f) * (0.0001f + 0.01f * uniform()));
+            memcpy(w + b * bb + off[k], &h, 2);
+        }
+}
+
+static int failures = 0;
+
+static void check(int ok, const char *what, const char *isa, int type, long n, double got, double want) {
+    if (!ok && failures++ < 20) printf("FAIL %s [%s] type %d n=%ld: %.9g vs scalar %.9g\n", what, isa, type, n, got, want);
+}
+
+int main(void) {
+    enum { MAXN = 2048, TOK = 5, ROWS = 7 };
+    float *x = malloc(sizeof(float) * MAXN * TOK), *wf = malloc(sizeof(float) * MAXN);
+    uint8_t *w = malloc(MAXN * 4 * ROWS), *xq = malloc(MAXN * 2 * TOK), *xq2 = malloc(MAXN * 2 * TOK);
+    float ys[ROWS * TOK], yv[ROWS * TOK];
+    int checked_paths = 0;
+    for (int isa = 1; isa < LK_ISA_COUNT; isa++) {
+        if (!lk_isa_available(isa)) continue;
+        checked_paths++;
+        const char *name = lk_isa_name(isa);
+        for (size_t ti = 0; ti < sizeof(types) / sizeof(types[0]); ti++) {
+            const int type = types[ti], act = lk_activation_type(type);
+            const int64_t bs = lk_block_size(type);
+            const int64_t widths[] = {bs == 1 ? 33 : bs, bs == 1 ? 257 : 3 * bs, bs == 1 ? 1000 : (bs == 32 ? 17 * 32 : 5 * 256)};
+            for (int wi = 0; wi < 3; wi++) {
+                const int64_t n = widths[wi];
+                const size_t rb = lk_row_bytes(type, n), xr = act == LK_TYPE_F32 ? (size_t)n * 4 : lk_row_bytes(act, n);
+                random_weights(type, w, n * ROWS);
+                for (int64_t i = 0; i < n * TOK; i++) x[i] = normalish() * (uniform() < 0.02f ? 20.0f : 1.0f);
+                /* activations: the path's quantizer must reproduce the scalar bytes exactly */
+                lk_set_isa(LK_ISA_SCALAR);
+                for (int t = 0; t < TOK; t++) lk_quantize_row(act, x + t * n, xq + t * xr, n);
+                lk_set_isa(isa);
+                for (int t = 0; t < TOK; t++) lk_quantize_row(act, x + t * n, xq2 + t * xr, n);
+                check(memcmp(xq, xq2, xr * TOK) == 0, "quantize", name, type, (long)n, 0, 0);
+                /* matmul (uses dot4 for the first 4 tokens) and per-row dots */
+                lk_set_isa(LK_ISA_SCALAR);
+                lk_matmul(type, w, rb, n, xq, xr, TOK, ys, ROWS, 0, ROWS);
+                lk_set_isa(isa);
+                lk_matmul(type, w, rb, n, xq, xr, TOK, yv, ROWS, 0, ROWS);
+                /* matvec path (row pairs) for the last token */
+                float y1[ROWS];
+                lk_matmul(type, w, rb, n, xq + (TOK - 1) * xr, xr, 1, y1, ROWS, 0, ROWS);
+                for (int t = 0; t < TOK; t++)
+                    for (int r = 0; r < ROWS; r++) {
+                        /* tolerance relative to Σ|w·x| over dequantized operands */
+                        lk_dequantize_row(type, w + r * rb, wf, n);
+                        float xa[MAXN];
+                        lk_dequantize_row(act, xq + t * xr, xa, n);
+                        double scale = 0;
+                        for (int64_t i = 0; i < n; i++) scale += fabs((double)wf[i] * xa[i]);
+                        const double got = yv[t * ROWS + r], want = ys[t * ROWS + r];
+                        check(fabs(got - want) <= 2e-6 * scale + 1e-30, "matmul", name, type, (long)n, got, want);
+                        if (t == TOK - 1)
+                            check(fabs(y1[r] - want) <= 2e-6 * scale + 1e-30, "matvec", name, type, (long)n, y1[r], want);
+                    }
+            }
+        }
+        /* f16 conversions: every half, and random floats */
+        static float f1[65536], f2[65536];
+        static uint16_t h[65536], h1[65536], h2[65536];
+        for (int i = 0; i < 65536; i++) h[i] = (uint16_t)i;
+        lk_set_isa(LK_ISA_SCALAR);
+        lk_f16_to_f32_row(h, f1, 65536);
+        lk_set_isa(isa);
+        lk_f16_to_f32_row(h, f2, 65536);
+        for (int i = 0; i < 65536; i++)
+            check(memcmp(&f1[i], &f2[i], 4) == 0 || (isnan(f1[i]) && isnan(f2[i])), "f16->f32", name, 1, i, f2[i], f1[i]);
+        for (int i = 0; i < 65536; i++) f1[i] = normalish() * ldexpf(1.0f, (int)(next_u32() % 50) - 30);
+        lk_set_isa(LK_ISA_SCALAR);
+        lk_f32_to_f16_row(f1, h1, 65536);
+        lk_set_isa(isa);
+        lk_f32_to_f16_row(f1, h2, 65536);
+        for (int i = 0; i < 65536; i++) check(h1[i] == h2[i], "f32->f16", name, 1, i, h2[i], h1[i]);
+        printf("%s: checked\n", name);
+    }
+    printf("%d SIMD path(s) checked, %d failure(s)\n", checked_paths, failures);
+    return failures ? 1 : 0;
+}
