@@ -15,6 +15,7 @@ let targets: [String: FuzzTarget] = [
     "json": fuzzJSON,
     "message": fuzzMessage,
     "gguf": fuzzGGUF,
+    "model": fuzzModel,
     "wav": fuzzWAV,
     "toolcalls": fuzzToolCalls,
     "tokenizer": fuzzTokenizer,

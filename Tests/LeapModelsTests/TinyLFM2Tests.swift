@@ -145,3 +145,25 @@ func batchPrefillEqualsTokenByToken(name: String) throws {
         #expect("\(error)".contains("blk.2.attn_k.weight"))
     }
 }
+
+@Test func f32KVCacheIsCloserToFloat64Reference() throws {
+    let (tokens, ref, V) = try numpyGolden("lfm2-tiny-f32")
+    let model = try loadTiny("lfm2-tiny-f32")
+    func relRMS(_ type: KVCacheType) throws -> Double {
+        let ctx = try model.makeContext(ContextOptions(contextSize: 64, kvCacheType: type))
+        let rows = try allLogits(ctx, tokens, batch: true)
+        var err = 0.0, norm = 0.0
+        for t in 0..<tokens.count {
+            for i in 0..<V {
+                let d = Double(rows[t][i] - ref[t * V + i])
+                err += d * d
+                norm += Double(ref[t * V + i]) * Double(ref[t * V + i])
+            }
+        }
+        return (err / norm).squareRoot()
+    }
+    let f16 = try relRMS(.f16), f32 = try relRMS(.f32)
+    print("lfm2-tiny-f32 vs float64: rel-RMS \(f16) with an F16 KV cache, \(f32) with F32")
+    #expect(f32 < 5e-5)
+    #expect(f32 < f16 / 2)
+}
