@@ -299,11 +299,6 @@ class Model:
         from .context import Context
         return Context(self, context_size)
 
-    def tokenize(self, text: str, add_special: bool = True, parse_special: bool = False) -> list:
-        """Token ids of ``text`` (see leap.context.tokenize)."""
-        from .context import tokenize
-        return tokenize(self, text, add_special, parse_special)
-
     def _string(self, f: Any) -> str:
         out = ctypes.c_void_p()
         check(f(self._handle(), ctypes.byref(out)))
