@@ -124,7 +124,8 @@ void lk_axpy_f16(int64_t n, float a, const uint16_t *v, float *y);
 /* ---- thread pool ----------------------------------------------------------------------------- */
 /* Persistent workers; lk_pool_run executes fn(ctx, task, thread) for task in [0, n_tasks) on the caller
  * plus the n_threads − 1 workers and returns when all tasks are done. Workers spin briefly, then sleep on a
- * futex. One run at a time per pool (not reentrant). */
+ * futex. A run started while another is in progress (from a task, or from a second thread) runs all its
+ * tasks inline on its caller with thread index 0 instead of corrupting the pool. */
 typedef struct lk_pool lk_pool;
 typedef void (*lk_task_fn)(void *ctx, int32_t task, int32_t thread);
 lk_pool *lk_pool_create(int32_t n_threads); /* NULL on failure */
