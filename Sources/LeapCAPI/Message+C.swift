@@ -238,17 +238,12 @@ public func leap_message_part_text(_ m: OpaquePointer?, _ index: Int, _ out: Uns
 public func leap_message_part_data(_ m: OpaquePointer?, _ index: Int, _ out: UnsafeMutablePointer<UnsafeMutablePointer<UInt8>?>?,
                                    _ outSize: UnsafeMutablePointer<Int>?) -> leap_status {
     ffi {
-        let out = try required(out, "out_data")
-        let outSize = try required(outSize, "out_size")
-        out.pointee = nil
-        outSize.pointee = 0
-        let bytes: [UInt8]
-        switch try part(try borrowMessage(m), index) {
-        case .image(let b), .audio(let b): bytes = b
-        default: throw LeapError.invalidArgument("part \(index) is not an image or audio (WAV) part")
+        try returnBuffer(out, "out_data", outSize, "out_size") {
+            switch try part(try borrowMessage(m), index) {
+            case .image(let b), .audio(let b): return b
+            default: throw LeapError.invalidArgument("part \(index) is not an image or audio (WAV) part")
+            }
         }
-        out.pointee = try ownedBuffer(bytes)
-        outSize.pointee = bytes.count
     }
 }
 
@@ -267,7 +262,7 @@ public func leap_message_part_pcm(_ m: OpaquePointer?, _ index: Int, _ out: Unsa
         }
         out.pointee = try ownedBuffer(samples)
         outCount.pointee = samples.count
-        outRate.pointee = Int32(rate)
+        outRate.pointee = Int32(clamping: rate)
     }
 }
 

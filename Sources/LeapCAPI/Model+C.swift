@@ -123,3 +123,47 @@ public func leap_model_prompt_token_count(_ m: OpaquePointer?, _ json: UnsafePoi
         out.pointee = try runner.promptTokenCount(messages: messages)
     }
 }
+
+@c @implementation
+public func leap_model_tokenizer(_ m: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> leap_status {
+    ffi {
+        let out = try required(out, "out_tokenizer")
+        out.pointee = nil
+        guard let t = try borrowModel(m).runner.textTokenizer else {
+            throw LeapError.unsupported("this model has no GGUF tokenizer")
+        }
+        out.pointee = Handle.retain(TokenizerBox(t))
+    }
+}
+
+@c @implementation
+public func leap_model_apply_chat_template(_ m: OpaquePointer?, _ messagesJSON: UnsafePointer<CChar>?,
+                                           _ toolsJSON: UnsafePointer<CChar>?, _ addGenerationPrompt: Int32,
+                                           _ extraJSON: UnsafePointer<CChar>?,
+                                           _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> leap_status {
+    ffi {
+        let out = try required(out, "out_text")
+        out.pointee = nil
+        let runner = try borrowModel(m).runner
+        func array(_ p: UnsafePointer<CChar>?, _ name: StaticString) throws -> [JSONValue]? {
+            guard p != nil else { return nil }
+            let v = try JSONParser.parse(try utf8String(p, name))
+            guard case .array(let items) = v else { throw LeapError.invalidArgument("\(name): expected a JSON array, found \(v.typeName)") }
+            return items
+        }
+        let messages = try array(messagesJSON, "messages_json") ?? []
+        guard messagesJSON != nil else { throw LeapError.invalidArgument("messages_json must not be NULL") }
+        let tools = try array(toolsJSON, "tools_json")
+        var variables = JSONObject()
+        variables.set("bos_token", .string(runner.tokenizer.bosText))
+        variables.set("eos_token", .string(runner.tokenizer.eosText))
+        if extraJSON != nil {
+            let v = try JSONParser.parse(try utf8String(extraJSON, "extra_json"))
+            guard case .object(let extra) = v else { throw LeapError.invalidArgument("extra_json: expected a JSON object, found \(v.typeName)") }
+            for e in extra { variables.set(e.key, e.value) }
+        }
+        let text = try runner.template.render(messages: messages, tools: tools, addGenerationPrompt: addGenerationPrompt != 0,
+                                              variables: variables)
+        out.pointee = try ownedCString(text)
+    }
+}

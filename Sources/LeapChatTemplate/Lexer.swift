@@ -76,13 +76,16 @@ struct Lexer {
 
     private func at(_ i: Int) -> Unicode.Scalar? { i >= 0 && i < src.count ? src[i] : nil }
 
-    private func matches(_ s: String, at i: Int) -> Bool {
+    private func matches(_ s: StaticString, at i: Int) -> Bool {
         var j = i
-        for c in s.unicodeScalars {
-            guard at(j) == c else { return false }
-            j += 1
+        var found = true
+        s.withUTF8Buffer { bytes in
+            for b in bytes {
+                guard j < src.count, src[j].value == UInt32(b) else { found = false; return }
+                j += 1
+            }
         }
-        return true
+        return found
     }
 
     private func string(_ a: Int, _ b: Int) -> String {
@@ -269,13 +272,12 @@ struct Lexer {
                 tokens.append(Token(kind: .string(try lexString()), offset: start))
                 continue
             }
-            for op in ["**", "//", "==", "!=", ">=", "<="] where matches(op, at: pos) {
+            if let n = at(pos + 1), let op = Lexer.twoCharOperator(c, n) {
                 tokens.append(Token(kind: .op(op), offset: start))
                 pos += 2
-                break
+                continue
             }
-            if pos != start { continue }
-            guard "+-/*%~[](){}><=.:|,;".unicodeScalars.contains(c) else {
+            guard Lexer.singleCharOperators.contains(c) else {
                 throw map.error(start, "unexpected character \(pyStringRepr(String(c))) in tag")
             }
             switch c {
@@ -292,6 +294,20 @@ struct Lexer {
             pos += 1
         }
         tokens.append(Token(kind: block ? .blockEnd : .variableEnd, offset: closeOffset))
+    }
+
+    static let singleCharOperators = Set("+-/*%~[](){}><=.:|,;".unicodeScalars)
+
+    static func twoCharOperator(_ a: Unicode.Scalar, _ b: Unicode.Scalar) -> String? {
+        switch (a, b) {
+        case ("*", "*"): return "**"
+        case ("/", "/"): return "//"
+        case ("=", "="): return "=="
+        case ("!", "="): return "!="
+        case (">", "="): return ">="
+        case ("<", "="): return "<="
+        default: return nil
+        }
     }
 
     private func isDigit(_ c: Unicode.Scalar) -> Bool { c.value >= 48 && c.value <= 57 }

@@ -63,8 +63,10 @@ enum Methods {
 
     /// The bound method `obj.name`, or the sandbox's unsafe-attribute undefined, or nil.
     static func lookup(_ obj: Value, _ name: String) -> Value? {
-        let unsafe = Value.undefined(Undefined(
-            hint: "access to attribute '\(name)' of '\(obj.pythonTypeName)' object is unsafe.", unsafe: true))
+        var unsafe: Value {
+            .undefined(Undefined(hint: "access to attribute '\(name)' of '\(obj.pythonTypeName)' object is unsafe.",
+                                 unsafe: true))
+        }
         switch obj.plain {
         case .string:
             if stringMethods.contains(name) { return .callable(.method(receiver: obj, name: name)) }

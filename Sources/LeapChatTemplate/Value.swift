@@ -184,6 +184,13 @@ extension Value {
     var plain: Value { if case .markup(let s) = self { return .string(s) } else { return self } }
     var isMarkup: Bool { if case .markup = self { return true } else { return false } }
 
+    var isContainer: Bool {
+        switch self {
+        case .list, .tuple, .dict, .iterator, .range: return true
+        default: return false
+        }
+    }
+
     var isUndefined: Bool { if case .undefined = self { return true } else { return false } }
 
     /// Python truthiness.
@@ -290,7 +297,8 @@ func pyEquals(_ x: Value, _ y: Value) -> Bool {
     let a = x.plain, b = y.plain
     switch (a, b) {
     case (.undefined, .undefined), (.none, .none): return true
-    case (.string(let x), .string(let y)): return x.unicodeScalars.elementsEqual(y.unicodeScalars)
+    // Python compares code points (no Unicode normalization, unlike Swift's ==): equal UTF-8 bytes.
+    case (.string(let x), .string(let y)): return x.utf8.count == y.utf8.count && x.utf8.elementsEqual(y.utf8)
     case (.list(let x), .list(let y)), (.tuple(let x), .tuple(let y)), (.range(_, _, _, let x), .range(_, _, _, let y)):
         return x.count == y.count && zip(x, y).allSatisfy { pyEquals($0, $1) }
     case (.dict(let x), .dict(let y)):
@@ -409,6 +417,12 @@ enum ValueBounds {
 
     /// Checks `v` and returns the number of elements visited (the work done, for step counting).
     static func check(_ v: Value) throws -> Int {
+        // Fast path: a flat container of scalars (the common literal) needs no traversal state.
+        switch v {
+        case .list(let a), .tuple(let a):
+            if a.allSatisfy({ !$0.isContainer }) { return a.count }
+        default: break
+        }
         var memo: [UnsafeRawPointer: (depth: Int, size: Int)] = [:]
         var visited = 0
         let (depth, size) = measure(v, &memo, &visited)

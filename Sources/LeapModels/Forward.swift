@@ -152,14 +152,13 @@ extension InferenceContext {
         let sliding = cfg.isSlidingLayer[il]
         let base = sliding ? cfg.ropeBaseSWA : cfg.ropeBase
         let fscale: Float = sliding ? 1 : cfg.ropeFreqScale
-        let mode = Int32(cfg.ropeNeox ? LK_ROPE_NEOX : LK_ROPE_NORM)
         for t in 0..<T {
             let q = qBuf + t * qDim, k = kBuf + t * kvDim
             if let qn = a.qNorm { qn.withUnsafeBufferPointer { w in for h in 0..<H { lk_rms_norm(q + h * hd, w.baseAddress, q + h * hd, Int64(hd), cfg.rmsEps) } } }
             if let kn = a.kNorm { kn.withUnsafeBufferPointer { w in for h in 0..<Hkv { lk_rms_norm(k + h * hd, w.baseAddress, k + h * hd, Int64(hd), cfg.rmsEps) } } }
             let pos = Float(pos0 + t)
-            lk_rope(q, Int64(H), Int64(hd), Int64(cfg.nRot), mode, pos, base, fscale)
-            lk_rope(k, Int64(Hkv), Int64(hd), Int64(cfg.nRot), mode, pos, base, fscale)
+            ropeGGML(q, heads: H, pos: pos, base: base, freqScale: fscale)
+            ropeGGML(k, heads: Hkv, pos: pos, base: base, freqScale: fscale)
         }
         kv.store(slot: a.kvSlot, pos0: pos0, n: T, k: kBuf, v: vBuf, stride: kvDim)
 
@@ -232,6 +231,38 @@ extension InferenceContext {
         let xo = quantize(attnOut, rows: T, for: a.output, buffer: 0)
         jobs[0] = MatmulJob(w: a.output, x: xo.0, xRowBytes: xo.1, y: mix, yStride: cfg.nEmbd)
         runMatmuls(1, T: T)
+    }
+
+    /// RoPE with ggml's angle recurrence (θ_0 = pos, θ_{i+1} = θ_i · base^(-2/n_rot) in float, cosf/sinf),
+    /// so that positions deep in the context rotate exactly as in llama.cpp.
+    func ropeGGML(_ x: UnsafeMutablePointer<Float>, heads: Int, pos: Float, base: Float, freqScale: Float) {
+        let hd = cfg.headDim, nRot = cfg.nRot, half = nRot / 2
+        let thetaScale = powf(base, -2.0 / Float(nRot))
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * half) { cs in
+            var theta = pos
+            for i in 0..<half {
+                let a = freqScale * theta
+                cs[2 * i] = cosf(a)
+                cs[2 * i + 1] = sinf(a)
+                theta *= thetaScale
+            }
+            for h in 0..<heads {
+                let v = x + h * hd
+                if cfg.ropeNeox {
+                    for i in 0..<half {
+                        let a = v[i], b = v[i + half]
+                        v[i] = a * cs[2 * i] - b * cs[2 * i + 1]
+                        v[i + half] = a * cs[2 * i + 1] + b * cs[2 * i]
+                    }
+                } else {
+                    for i in 0..<half {
+                        let a = v[2 * i], b = v[2 * i + 1]
+                        v[2 * i] = a * cs[2 * i] - b * cs[2 * i + 1]
+                        v[2 * i + 1] = a * cs[2 * i + 1] + b * cs[2 * i]
+                    }
+                }
+            }
+        }
     }
 
     // MARK: - matmul plumbing

@@ -107,6 +107,10 @@ package final class Generation {
                 startsInReasoning: true))
         }
         let prompt = try builder.tokens(forText: promptText)
+        // The cache reuse below evaluates at least one prompt token to get logits.
+        guard !prompt.isEmpty else {
+            throw LeapError(.generation, "the chat template rendered an empty prompt (\(promptText.utf8.count) bytes, 0 tokens); nothing to generate from")
+        }
         let contextSize = runner.contextSize
         guard prompt.count < contextSize else {
             throw LeapError(.promptExceedsContext,

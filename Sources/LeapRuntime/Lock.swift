@@ -3,14 +3,25 @@ import Synchronization
 
 /// A pthread mutex. `withLock` never calls out to user code while held (callers copy state out first).
 package final class Lock: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
+    // Heap storage: `&storedProperty` is an inout access that Swift may give a temporary address (and
+    // that sanitizers see as a write); a mutex needs one fixed address shared by every thread.
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
-    package init() { pthread_mutex_init(&mutex, nil) }
-    deinit { pthread_mutex_destroy(&mutex) }
+    package init() {
+        mutex = .allocate(capacity: 1)
+        mutex.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deinitialize(count: 1)
+        mutex.deallocate()
+    }
 
     package func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
         return try body()
     }
 }

@@ -219,7 +219,17 @@ package final class Tokenizer: Sendable {
         } else if a.contains(.normal) {
             switch kind {
             case .sentencePiece:
-                if text.contains(0xE2) { out.append(contentsOf: replaceAll(text, [0xE2, 0x96, 0x81], with: [0x20])) } else { out.append(contentsOf: text) }
+                // U+2581 (E2 96 81) → space.
+                var i = 0
+                while i < text.count {
+                    if text[i] == 0xE2 && i + 2 < text.count && text[i + 1] == 0x96 && text[i + 2] == 0x81 {
+                        out.append(0x20)
+                        i += 3
+                    } else {
+                        out.append(text[i])
+                        i += 1
+                    }
+                }
             case .bytePairEncoding:
                 decodeByteLevelText(text, into: &out)
             }
@@ -552,22 +562,6 @@ func decodeByteLevelText(_ text: [UInt8], into out: inout [UInt8]) {
             i += n
         }
     }
-}
-
-func replaceAll(_ s: [UInt8], _ pattern: [UInt8], with r: [UInt8]) -> [UInt8] {
-    var out: [UInt8] = []
-    out.reserveCapacity(s.count)
-    var i = 0
-    while i < s.count {
-        if i + pattern.count <= s.count && s[i..<(i + pattern.count)].elementsEqual(pattern) {
-            out.append(contentsOf: r)
-            i += pattern.count
-        } else {
-            out.append(s[i])
-            i += 1
-        }
-    }
-    return out
 }
 
 @inline(__always)

@@ -177,6 +177,21 @@ private func completion(_ events: [GenerationEvent]) -> (ChatMessage, Generation
         #expect(try g.next() == nil)
     }
 
+    @Test func templateRenderingNothingIsAnErrorNotATrap() throws {
+        // Before the check, an empty prompt made the cache-reuse prefix -1 and sliced prompt[0..<-1].
+        final class EmptyTemplate: ChatTemplateBackend {
+            func render(messages: [JSONValue], tools: [JSONValue]?, addGenerationPrompt: Bool, variables: JSONObject) throws -> String { "" }
+        }
+        let (scripted, model, tok) = makeRunner(script: ["Hi", "<|im_end|>"])
+        let runner = ModelRunner(modelId: "empty", model: model, tokenizer: tok, template: EmptyTemplate(),
+                                 templateIsFallback: false, contextSize: scripted.contextSize)
+        let conv = runner.createConversation()
+        let g = try conv.generate(ChatMessage(role: .user, text: "Hi"), options: greedy)
+        #expect(throws: LeapError.self) { _ = try g.next() }
+        #expect(!conv.isGenerating)
+        #expect(conv.history.map(\.role) == [.user])  // no assistant message for a failed turn
+    }
+
     @Test func contextFillingUpEndsWithExceedContext() throws {
         let (runner, _, _) = makeRunner(script: Array(repeating: "Hi", count: 50), contextSize: 20)
         let conv = runner.createConversation()

@@ -11,12 +11,15 @@ import enum
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Union
 
 from . import _lib
 from ._lib import c_status, check, fn, take_string, utf8
 from .messages import ChatMessage, LeapFunctionCall, Role, leap_message_p, _free as _message_free, \
     _to_json as _message_to_json
+
+if TYPE_CHECKING:
+    from .tokenizer import Tokenizer
 
 leap_model_p = _lib.opaque("leap_model")
 leap_conversation_p = _lib.opaque("leap_conversation")
@@ -97,6 +100,8 @@ _model_fallback = fn("leap_model_uses_fallback_template", c_status, leap_model_p
 _model_ctx = fn("leap_model_context_size", c_status, leap_model_p, _P(ctypes.c_int32))
 _model_vocab = fn("leap_model_vocab_size", c_status, leap_model_p, _P(ctypes.c_int32))
 _model_prompt_tokens = fn("leap_model_prompt_token_count", c_status, leap_model_p, ctypes.c_char_p, _P(ctypes.c_size_t))
+_model_apply_template = fn("leap_model_apply_chat_template", c_status, leap_model_p, ctypes.c_char_p, ctypes.c_char_p,
+                           ctypes.c_int32, ctypes.c_char_p, _P(ctypes.c_void_p))
 # LEAP_API void leap_generation_options_init(leap_generation_options *options, size_t struct_size);
 _options_init = fn("leap_generation_options_init", None, _P(leap_generation_options), ctypes.c_size_t)
 _conv_create = fn("leap_conversation_create", c_status, leap_model_p, ctypes.c_char_p, _P(leap_conversation_p))
@@ -267,6 +272,10 @@ class Model:
         self.path = os.fspath(path)
 
     def close(self) -> None:
+        t = getattr(self, "_tokenizer", None)
+        if t is not None:
+            t.close()
+            self._tokenizer = None
         if getattr(self, "_h", None):
             _model_free(self._h)
             self._h = leap_model_p()
@@ -284,6 +293,16 @@ class Model:
         if not self._h:
             raise _lib.error_for_status(1, "the model is closed")
         return self._h
+
+    def create_context(self, context_size: Optional[int] = None) -> "Any":
+        """A low-level evaluation context (see leap.context.Context)."""
+        from .context import Context
+        return Context(self, context_size)
+
+    def tokenize(self, text: str, add_special: bool = True, parse_special: bool = False) -> list:
+        """Token ids of ``text`` (see leap.context.tokenize)."""
+        from .context import tokenize
+        return tokenize(self, text, add_special, parse_special)
 
     def _string(self, f: Any) -> str:
         out = ctypes.c_void_p()
@@ -325,6 +344,39 @@ class Model:
         n = ctypes.c_size_t()
         check(_model_prompt_tokens(self._handle(), utf8(_history_json(messages)), ctypes.byref(n)))
         return n.value
+
+    @property
+    def tokenizer(self) -> "Tokenizer":
+        """The model's tokenizer (a :class:`leap.Tokenizer` sharing the model's vocabulary)."""
+        if getattr(self, "_tokenizer", None) is None:
+            from .tokenizer import Tokenizer, leap_tokenizer_p
+
+            h = leap_tokenizer_p()
+            f = fn("leap_model_tokenizer", c_status, leap_model_p, _P(leap_tokenizer_p))
+            check(f(self._handle(), ctypes.byref(h)))
+            self._tokenizer = Tokenizer._adopt(h, self.path)
+        return self._tokenizer
+
+    def tokenize(self, text: Union[str, bytes], add_special: bool = True, parse_special: bool = False) -> List[int]:
+        """Token ids of ``text`` with the model's vocabulary."""
+        return self.tokenizer.tokenize(text, add_special=add_special, parse_special=parse_special)
+
+    def detokenize(self, tokens: Sequence[int], special: bool = False) -> str:
+        """The text of a token sequence (control tokens only with ``special=True``)."""
+        return self.tokenizer.detokenize(tokens, special=special)
+
+    def apply_chat_template(self, messages: Sequence[Union[ChatMessage, Dict[str, Any]]],
+                            tools: Optional[Sequence[Any]] = None, add_generation_prompt: bool = True,
+                            **variables: Any) -> str:
+        """The prompt text the model's chat template makes of ``messages`` (bos/eos filled in)."""
+        tools_json = None
+        if tools is not None:
+            tools_json = json.dumps([t.to_json() if hasattr(t, "to_json") else t for t in tools], ensure_ascii=False)
+        out = ctypes.c_void_p()
+        check(_model_apply_template(self._handle(), utf8(_history_json(messages)), utf8(tools_json),
+                                    int(add_generation_prompt), utf8(json.dumps(variables)) if variables else None,
+                                    ctypes.byref(out)))
+        return take_string(out.value) or ""
 
     def create_conversation(self, system_prompt: Optional[str] = None) -> "Conversation":
         h = leap_conversation_p()
@@ -406,8 +458,10 @@ class Conversation:
     def generate_response(self, message: Union[ChatMessage, str],
                           options: Optional[GenerationOptions] = None) -> Iterator[MessageResponse]:
         """Stream the response to ``message`` (a ChatMessage or user text): yields Chunk, ReasoningChunk,
-        FunctionCalls, AudioSample and finally Complete. The user message enters the history at once; the
-        assistant message is appended when the generation completes. Closing the generator early stops it."""
+        FunctionCalls, AudioSample and finally Complete. The generation starts at the first ``next()`` (a
+        busy conversation raises BusyError there), which is also when the user message enters the history;
+        the assistant message is appended when the generation completes. Closing the generator early, or
+        dropping it (garbage collection), stops the generation and keeps the partial answer."""
         if not isinstance(message, ChatMessage):
             message = ChatMessage(Role.USER, message)
         opts, keep = (options or GenerationOptions())._to_c()

@@ -69,6 +69,14 @@ class Tokenizer:
         self._handle = handle
         self.path = str(path)
 
+    @classmethod
+    def _adopt(cls, handle: Any, path: str) -> "Tokenizer":
+        """Wrap a leap_tokenizer handle the caller owns (e.g. from leap_model_tokenizer)."""
+        t = cls.__new__(cls)
+        t._handle = handle
+        t.path = path
+        return t
+
     def close(self) -> None:
         """Release the tokenizer. Further use raises ValueError."""
         if self._handle is not None:

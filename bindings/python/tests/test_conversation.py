@@ -116,6 +116,35 @@ def test_busy_while_generating(model):
     run(conv, "Again")
 
 
+def test_abandoned_generator_leaves_the_conversation_usable(model):
+    import gc
+
+    conv = model.create_conversation()
+    gen = conv.generate_response("Count from one to twenty.", GREEDY)
+    first = next(gen)
+    assert isinstance(first, leap.Chunk)
+    assert conv.is_generating
+    del gen  # dropped mid-stream without close(): collecting it must end the generation
+    gc.collect()
+    assert not conv.is_generating
+    history = conv.history
+    assert [m.role for m in history] == [leap.Role.USER, leap.Role.ASSISTANT]  # the cut-off answer is kept
+    text, done = run(conv, "Again")
+    assert done.finish_reason in (leap.GenerationFinishReason.STOP, leap.GenerationFinishReason.MAX_TOKENS)
+    assert len(conv.history) == 4
+
+
+def test_generator_outliving_its_conversation_handle(model):
+    conv = model.create_conversation()
+    gen = conv.generate_response("Say hello.", GREEDY)
+    next(gen)
+    conv.close()  # the running generation keeps the C conversation alive until it ends
+    rest = list(gen)
+    assert isinstance(rest[-1], leap.Complete)
+    with pytest.raises(leap.InvalidArgumentError):
+        conv.history
+
+
 def test_prompt_exceeding_the_context(model):
     with leap.load_model(SMOL, context_size=32) as small:
         conv = small.create_conversation()
@@ -219,3 +248,19 @@ def test_json_schema_constraint_always_gives_valid_json(model, schema):
         assert done.finish_reason in (leap.GenerationFinishReason.CONSTRAINT, leap.GenerationFinishReason.STOP), text
         validate(json.loads(done.full_message.text), schema)
 
+
+
+def test_model_tokenizer_and_template_match_the_oracles(model):
+    jinja2 = pytest.importorskip("jinja2")
+    ids = model.tokenize("Hello, world!", add_special=False)
+    assert model.detokenize(ids) == "Hello, world!"
+    assert model.tokenizer.vocab_size == model.vocab_size
+    msgs = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
+    ours = model.apply_chat_template(msgs)
+    env = jinja2.Environment(trim_blocks=True, lstrip_blocks=True)
+    want = env.from_string(model.chat_template).render(messages=msgs, add_generation_prompt=True,
+                                                       bos_token="<|im_start|>", eos_token="<|im_end|>")
+    assert ours == want
+    # The prompt a conversation evaluates is exactly the template's rendering, tokenized with specials.
+    n = model.prompt_token_count([leap.ChatMessage.from_json(m) for m in msgs])
+    assert n == len(model.tokenize(ours, add_special=False, parse_special=True))
