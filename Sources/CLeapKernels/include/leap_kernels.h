@@ -1,6 +1,6 @@
 /* Hot numeric kernels (C with intrinsics, runtime CPU dispatch). Internal: not part of the public ABI.
  *
- * Types are ggml type ids (LK_TYPE_*); block layouts are bit-exact with ggml (see lk_blocks.h).
+ * Types are ggml type ids (LK_TYPE_*); block layouts are bit-exact with ggml (see lk_internal.h).
  * Every kernel has a portable scalar path (the reference) and optional AVX2 / AVX-512 / NEON paths,
  * chosen once at startup from the CPU features; lk_set_isa() forces a path for tests and benchmarks.
  *
