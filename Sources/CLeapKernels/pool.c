@@ -39,6 +39,7 @@ struct lk_pool {
     int isa; /* the caller's kernel path, applied on the workers */
     _Atomic uint64_t claim; /* generation << 32 | index of the next unclaimed task */
     atomic_int done_tasks;
+    atomic_int busy; /* a run is in progress: a nested or concurrent run executes inline instead */
 };
 
 static uint64_t now_ns(void) {
@@ -139,7 +140,8 @@ int32_t lk_pool_threads(const lk_pool *p) { return p ? p->n_threads : 1; }
 
 void lk_pool_run(lk_pool *p, lk_task_fn fn, void *ctx, int32_t n_tasks) {
     if (n_tasks <= 0) return;
-    if (!p || p->n_threads == 1 || n_tasks == 1) {
+    int idle = 0;
+    if (!p || p->n_threads == 1 || n_tasks == 1 || !atomic_compare_exchange_strong(&p->busy, &idle, 1)) {
         for (int32_t t = 0; t < n_tasks; t++) fn(ctx, t, 0);
         return;
     }
@@ -158,6 +160,7 @@ void lk_pool_run(lk_pool *p, lk_task_fn fn, void *ctx, int32_t n_tasks) {
         cpu_relax();
         if ((i & 1023) == 1023) sched_yield(); /* the worker running the last task may be descheduled */
     }
+    atomic_store(&p->busy, 0);
 }
 
 int32_t lk_physical_cores(void) {

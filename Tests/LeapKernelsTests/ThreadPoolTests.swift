@@ -59,3 +59,18 @@ func everyTaskRunsExactlyOnce(_ threads: Int) throws {
     #expect(pool.threadCount == ThreadPool.physicalCores)
     #expect(ThreadPool.physicalCores >= 1)
 }
+
+@Test func nestedRunExecutesInlineAndCompletes() throws {
+    let pool = try ThreadPool(threads: 2)
+    let c = Counter(8 * 5)
+    c.counts.withUnsafeMutableBufferPointer { counts in
+        pool.run(tasks: 8) { outer, _ in
+            // a run from inside a task must not disturb the outer run
+            pool.run(tasks: 5) { inner, thread in
+                counts[outer * 5 + inner] += 1
+                #expect(thread == 0)
+            }
+        }
+    }
+    #expect(c.counts.allSatisfy { $0 == 1 })
+}

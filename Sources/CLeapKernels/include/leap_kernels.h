@@ -1,6 +1,6 @@
 /* Hot numeric kernels (C with intrinsics, runtime CPU dispatch). Internal: not part of the public ABI.
  *
- * Types are ggml type ids (LK_TYPE_*); block layouts are bit-exact with ggml (see lk_blocks.h).
+ * Types are ggml type ids (LK_TYPE_*); block layouts are bit-exact with ggml (see lk_internal.h).
  * Every kernel has a portable scalar path (the reference) and optional AVX2 / AVX-512 / NEON paths,
  * chosen once at startup from the CPU features; lk_set_isa() forces a path for tests and benchmarks.
  *
@@ -124,7 +124,8 @@ void lk_axpy_f16(int64_t n, float a, const uint16_t *v, float *y);
 /* ---- thread pool ----------------------------------------------------------------------------- */
 /* Persistent workers; lk_pool_run executes fn(ctx, task, thread) for task in [0, n_tasks) on the caller
  * plus the n_threads − 1 workers and returns when all tasks are done. Workers spin briefly, then sleep on a
- * futex. One run at a time per pool (not reentrant). */
+ * futex. A run started while another is in progress (from a task, or from a second thread) runs all its
+ * tasks inline on its caller with thread index 0 instead of corrupting the pool. */
 typedef struct lk_pool lk_pool;
 typedef void (*lk_task_fn)(void *ctx, int32_t task, int32_t thread);
 lk_pool *lk_pool_create(int32_t n_threads); /* NULL on failure */
