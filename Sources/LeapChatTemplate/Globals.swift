@@ -2,7 +2,7 @@
 import Glibc
 
 enum Globals {
-    static let names: Set<String> = ["range", "namespace", "dict", "raise_exception", "strftime_now"]
+    static let names: Set<String> = ["range", "namespace", "dict", "joiner", "raise_exception", "strftime_now"]
     /// The sandbox refuses ranges longer than this (jinja2's MAX_RANGE).
     static let maxRange = 100_000
 
@@ -41,6 +41,9 @@ enum Globals {
             }
             for (k, v) in kwargs { d[.string(k)] = v }
             return name == "dict" ? try interp.bounded(.dict(d)) : .namespace(Namespace(d))
+        case "joiner":
+            let a = try Arguments("joiner", ["sep"], args, kwargs)
+            return .callable(.joiner(Joiner(a[0]?.str ?? ", ")))
         case "raise_exception":
             throw TemplateFailure(args.first?.str ?? "raise_exception called")
         case "strftime_now":

@@ -346,6 +346,9 @@ final class Interpreter {
             case .macro(let m): return try callMacro(m, args, kwargs)
             case .method(let receiver, let name): return try Methods.call(receiver, name, args, kwargs, self)
             case .global(let name): return try Globals.call(name, args, kwargs, self)
+            case .joiner(let j):
+                defer { j.used = true }
+                return .string(j.used ? j.separator : "")
             case .loopMethod(let loop, let name):
                 if name == "cycle" {
                     guard !args.isEmpty else { throw TemplateFailure("no items for cycling given") }

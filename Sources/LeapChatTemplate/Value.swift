@@ -87,6 +87,14 @@ indirect enum Callable {
     case method(receiver: Value, name: String)  // e.g. "abc".split
     case global(String)  // range, namespace, dict, raise_exception, strftime_now
     case loopMethod(LoopState, String)  // loop.cycle, loop.changed
+    case joiner(Joiner)
+}
+
+/// `joiner(sep)`: returns "" on its first call and `sep` afterwards.
+final class Joiner {
+    let separator: String
+    var used = false
+    init(_ separator: String) { self.separator = separator }
 }
 
 /// A macro closes over the scope it was defined in (jinja2 resolves outer names at call time).
@@ -166,6 +174,7 @@ extension Value {
             case .method: return "builtin_function_or_method"
             case .global: return "function"
             case .loopMethod: return "method"
+            case .joiner: return "Joiner"
             }
         case .loop: return "LoopContext"
         }
@@ -270,6 +279,7 @@ extension Value {
             case .method(let r, let n): out += "<built-in method \(n) of \(r.pythonTypeName) object>"
             case .global(let n): out += "<function \(n)>"
             case .loopMethod(_, let n): out += "<bound method LoopContext.\(n)>"
+            case .joiner: out += "<Joiner>"
             }
         case .loop(let l): out += "<LoopContext \(l.index0 + 1)/\(l.items.count)>"
         }
