@@ -132,11 +132,10 @@ package final class Tokenizer: Sendable {
         self.addSpacePrefix = addSpacePrefix
 
         // Tokens recognised by their text (llama.cpp's auto-detection); each found one becomes CONTROL.
-        let idOfText = TextLookup(table: textTable)
         // llama.cpp takes the first match in hash order; we take the first text of the list (which picks
         // what llama.cpp picks on the vocabularies we test: <|eot_id|> over <|end_of_text|> etc.).
         func firstPresent(_ candidates: [String]) -> Int32? {
-            candidates.lazy.compactMap { idOfText[Array($0.utf8)] }.first
+            candidates.lazy.compactMap { textTable.find(Array($0.utf8)) }.first
         }
         func markControl(_ id: Int32?) {
             if let id, !attrs[Int(id)].contains(.control) { attrs[Int(id)].insert(.control) }
@@ -156,25 +155,25 @@ package final class Tokenizer: Sendable {
             if list.endsGeneration, let id { eog.insert(id) }
         }
         for t in eogTexts {
-            if let id = idOfText[Array(t.utf8)] {
+            if let id = textTable.find(Array(t.utf8)) {
                 eog.insert(id)
                 markControl(id)
             }
         }
         for t in ["<|channel|>", "<|message|>", "<|start|>", "<|constrain|>"] {
-            if let id = idOfText[Array(t.utf8)] { attrs[Int(id)] = .userDefined }
+            if let id = textTable.find(Array(t.utf8)) { attrs[Int(id)] = .userDefined }
         }
         for id in [eosID, eot, eom] { if let id { eog.insert(id) } }
         let eogText = Set(eog.map { String(decoding: texts[Int($0)], as: UTF8.self) })
         if (eogText.contains("<|return|>") || eogText.contains("<|flush|>")) && eogText.contains("<|end|>")
             && (eogText.contains("<|call|>") || eogText.contains("<|calls|>")),
-            let end = idOfText[Array("<|end|>".utf8)]
+            let end = textTable.find(Array("<|end|>".utf8))
         {
             eog.remove(end)
             attrs[Int(end)] = .userDefined
         }
         if eogText.contains("<|tool_response>") || eogText.contains("<|plamo:eos|>"),
-            let s = idOfText[Array("</s>".utf8)], eog.contains(s)
+            let s = textTable.find(Array("</s>".utf8)), eog.contains(s)
         {
             eog.remove(s)
             attrs[Int(s)] = .normal
@@ -201,9 +200,9 @@ package final class Tokenizer: Sendable {
         let name = (v.modelName ?? "").lowercased()
         if name.contains("phi-3") || name.contains("phi3") {
             for id in specialIDs { attrs[Int(id)].insert(.rstrip) }
-            if let s = idOfText[Array("</s>".utf8)] { attrs[Int(s)].insert(.rstrip) }
+            if let s = textTable.find(Array("</s>".utf8)) { attrs[Int(s)].insert(.rstrip) }
             for t in ["<unk>", "<s>", "<|endoftext|>"] {
-                if let s = idOfText[Array(t.utf8)] { attrs[Int(s)].remove(.rstrip) }
+                if let s = textTable.find(Array(t.utf8)) { attrs[Int(s)].remove(.rstrip) }
             }
         }
         specials = SpecialTokenMatcher(ids: specialIDs, texts: texts, attributes: attrs)
@@ -595,12 +594,6 @@ private let fimTexts: [(texts: [String], endsGeneration: Bool)] = [
     (["<|fim_repo|>", "<|repo_name|>", "<fim-repo>", "<REPO>", "<reponame>"], true),
     (["<|file_sep|>"], true),
 ]
-
-/// `table[text]` lookups by String for the texts llama.cpp recognises.
-private struct TextLookup {
-    var table: BytesTable
-    subscript(_ key: [UInt8]) -> Int32? { table.find(key) }
-}
 
 /// Every character found right before U+2581 inside a token text, or nil when a text is not valid UTF-8
 /// (then characters cannot be told apart reliably and fragments are not cut).
