@@ -363,7 +363,10 @@ package struct GrammarBuilder {
             return Int32(classes.count - 1)
         }
         for r in 0..<names.count {
-            for alt in bodies[r] ?? [] {
+            // Identical alternatives (e.g. anyOf branches that compile alike) would only duplicate stacks.
+            var unique: [Seq] = []
+            for alt in bodies[r] ?? [] where !unique.contains(alt) { unique.append(alt) }
+            for alt in unique {
                 altStarts.append(Int32(elements.count))
                 for sym in alt {
                     switch sym {

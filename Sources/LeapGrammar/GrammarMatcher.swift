@@ -294,6 +294,9 @@ package final class GrammarMatcher {
     /// matches nothing).
     package var isAlive: Bool { !stacks.isEmpty }
 
+    /// Live parse stacks (interpretations of the input so far); for tests and diagnostics.
+    package var stackCount: Int { stacks.count }
+
     /// Feeds one byte; returns false (and leaves the state unchanged) if the grammar does not allow it.
     @discardableResult
     package func accept(_ byte: UInt8) -> Bool {

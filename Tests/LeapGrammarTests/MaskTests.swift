@@ -52,6 +52,19 @@ let walkSchemas = ["person", "nested", "points", "enums", "const", "anyOf", "typ
         #expect(checked > 500)
     }
 
+    @Test func identicalAnyOfBranchesShareOneStack() throws {
+        // Two branches that compile to the same rule: inside the string the matcher has one stack, so
+        // the string fast path applies and the mask equals the brute force one.
+        let vocab = syntheticVocabulary()
+        let index = TokenVocabularyIndex(tokens: vocab.tokens, endOfGeneration: vocab.eog)
+        let g = try JSONSchemaGrammar(schemaText: #"{"anyOf":[{"type":"string","format":"date"},{"type":"string"}]}"#).grammar
+        let m = g.makeMatcher()
+        #expect(m.accept(Array(#""2024-"#.utf8)))
+        #expect(m.stackCount == 1)
+        #expect(index.mask(for: m).allowedIDs == bruteForceMask(m, vocab))
+        #expect(m.accept(Array(#"01""#.utf8)) && m.isComplete)
+    }
+
     @Test func eogOnlyWhenTheMatcherCanEnd() throws {
         let vocab = syntheticVocabulary()
         let index = TokenVocabularyIndex(tokens: vocab.tokens, endOfGeneration: vocab.eog)
