@@ -151,3 +151,40 @@ def float_buffer(samples: Any) -> tuple[Any, int, Any]:
     n = len(samples)
     buf = (ctypes.c_float * max(1, n)).from_buffer(samples) if n else (ctypes.c_float * 1)()
     return ctypes.cast(buf, ctypes.POINTER(ctypes.c_float)), n, samples
+
+
+class OwnedHandle:
+    """Base of the Python objects that own one C handle (llvmlite's ObjectRef idea).
+
+    Subclasses set ``_free`` (a staticmethod wrapping the C ``*_free``) and ``_kind`` (a word for messages),
+    and store the handle in ``self._h`` as the *last* step of ``__init__``, so that ``close()`` is safe
+    after a failed ``__init__``. ``close()`` frees once; ``with`` and garbage collection close too; using a
+    closed object raises :class:`leap.InvalidArgumentError` instead of passing NULL to C."""
+
+    _kind = "object"
+    _h: Any = None
+
+    @staticmethod
+    def _free(handle: Any) -> None:  # pragma: no cover - always overridden
+        raise NotImplementedError
+
+    def close(self) -> None:
+        h = self.__dict__.get("_h")
+        if h:
+            self._h = None
+            type(self)._free(h)
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+    def _handle(self) -> Any:
+        h = self.__dict__.get("_h")
+        if not h:
+            raise error_for_status(1, f"the {self._kind} is closed")
+        return h

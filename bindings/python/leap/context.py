@@ -46,11 +46,6 @@ _ctx_logits = fn("leap_context_logits", _lib.c_status, leap_context_p, ctypes.c_
 _ctx_rewind = fn("leap_context_rewind", _lib.c_status, leap_context_p, ctypes.c_int32)
 _ctx_n_past = fn("leap_context_n_past", _lib.c_status, leap_context_p, _i32p)
 _ctx_size = fn("leap_context_size", _lib.c_status, leap_context_p, _i32p)
-_tokenize = fn("leap_model_tokenize", _lib.c_status, _model_p, ctypes.c_char_p, ctypes.c_int32, ctypes.c_int32,
-               ctypes.POINTER(_i32p), ctypes.POINTER(ctypes.c_size_t))
-_piece = fn("leap_model_token_piece", _lib.c_status, _model_p, ctypes.c_int32,
-            ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t))
-_is_eog = fn("leap_model_token_is_eog", _lib.c_status, _model_p, ctypes.c_int32, _i32p)
 _smp_params_init = fn("leap_sampler_params_init", None, ctypes.POINTER(leap_sampler_params), ctypes.c_size_t)
 _smp_create = fn("leap_sampler_create", _lib.c_status, ctypes.POINTER(leap_sampler_params),
                  ctypes.POINTER(leap_sampler_p))
@@ -64,40 +59,14 @@ def _address(model: Any) -> int:
     return ctypes.cast(model._handle(), ctypes.c_void_p).value or 0
 
 
-def tokenize(model: Any, text: str, add_special: bool = True, parse_special: bool = False) -> list[int]:
-    """Token ids of ``text`` with the model's tokenizer (BOS added when the model adds one)."""
-    out = _i32p()
-    n = ctypes.c_size_t()
-    check(_tokenize(_address(model), text.encode("utf-8"), int(add_special), int(parse_special),
-                    ctypes.byref(out), ctypes.byref(n)))
-    if not out:
-        return []
-    try:
-        return list(out[: n.value])
-    finally:
-        _lib.leap_buffer_free(ctypes.cast(out, ctypes.c_void_p))
-
-
-def token_piece(model: Any, token: int) -> bytes:
-    """The bytes of one token (may be part of a UTF-8 character)."""
-    out = ctypes.c_void_p()
-    n = ctypes.c_size_t()
-    check(_piece(_address(model), token, ctypes.byref(out), ctypes.byref(n)))
-    return _lib.take_bytes(out, n.value)
-
-
-def is_end_of_generation(model: Any, token: int) -> bool:
-    flag = ctypes.c_int32()
-    check(_is_eog(_address(model), token, ctypes.byref(flag)))
-    return bool(flag.value)
-
-
-class Context:
+class Context(_lib.OwnedHandle):
     """One evaluated token sequence (KV cache, LFM2 conv state, logits). Use from one thread at a time."""
+
+    _kind = "context"
+    _free = staticmethod(_ctx_free)
 
     def __init__(self, model: Any, context_size: Optional[int] = None, cpu_threads: Optional[int] = None,
                  kv_cache_f32: bool = False) -> None:
-        self._h = leap_context_p()
         p = leap_context_params()
         _ctx_params_init(ctypes.byref(p), ctypes.sizeof(p))
         p.context_size = context_size or 0
@@ -108,24 +77,8 @@ class Context:
         self._h = h
         self.model = model  # keeps the Python object alive too
 
-    def close(self) -> None:
-        if getattr(self, "_h", None):
-            _ctx_free(self._h)
-            self._h = leap_context_p()
-
     def __enter__(self) -> "Context":
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        self.close()
-
-    def _handle(self) -> Any:
-        if not self._h:
-            raise _lib.error_for_status(1, "the context is closed")
-        return self._h
 
     def eval(self, tokens: Sequence[int], all_logits: bool = False) -> None:
         """Evaluate ``tokens`` at positions n_past, n_past+1, ...; keeps the last token's logits
@@ -159,13 +112,15 @@ class Context:
         return v.value
 
 
-class Sampler:
+class Sampler(_lib.OwnedHandle):
     """llama.cpp-style sampler: penalties -> top_k -> top_p -> min_p -> temperature -> seeded draw."""
+
+    _kind = "sampler"
+    _free = staticmethod(_smp_free)
 
     def __init__(self, temperature: float = 0.8, top_k: int = 40, top_p: float = 0.95, min_p: float = 0.05,
                  repetition_penalty: float = 1.0, frequency_penalty: float = 0.0, presence_penalty: float = 0.0,
                  penalty_last_n: int = 64, seed: int = 0) -> None:
-        self._h = leap_sampler_p()
         p = leap_sampler_params()
         _smp_params_init(ctypes.byref(p), ctypes.sizeof(p))
         p.temperature, p.top_k, p.top_p, p.min_p = temperature, top_k, top_p, min_p
@@ -175,24 +130,16 @@ class Sampler:
         check(_smp_create(ctypes.byref(p), ctypes.byref(h)))
         self._h = h
 
-    def close(self) -> None:
-        if getattr(self, "_h", None):
-            _smp_free(self._h)
-            self._h = leap_sampler_p()
-
-    def __del__(self) -> None:
-        self.close()
-
     def sample(self, logits: Iterable[float]) -> int:
         """Pick a token from one row of logits (not accepted: call ``accept``)."""
         buf = array("f", logits)
         ptr, n = buf.buffer_info()
         out = ctypes.c_int32()
-        check(_smp_sample(self._h, ctypes.cast(ptr, _fp), n, ctypes.byref(out)))
+        check(_smp_sample(self._handle(), ctypes.cast(ptr, _fp), n, ctypes.byref(out)))
         return out.value
 
     def accept(self, token: int) -> None:
-        check(_smp_accept(self._h, token))
+        check(_smp_accept(self._handle(), token))
 
     def reset(self) -> None:
-        check(_smp_reset(self._h))
+        check(_smp_reset(self._handle()))

@@ -248,15 +248,17 @@ def _history_json(history: Any) -> str:
     return json.dumps(items, ensure_ascii=False)
 
 
-class Model:
+class Model(_lib.OwnedHandle):
     """A loaded GGUF model (LEAP ``ModelRunner``). Close it (or use ``with``) to release it; conversations
     keep it alive while they exist."""
+
+    _kind = "model"
+    _free = staticmethod(_model_free)
 
     def __init__(self, path: Union[str, os.PathLike], context_size: Optional[int] = None,
                  cpu_threads: Optional[int] = None, chat_template: Optional[str] = None,
                  mmproj_path: Optional[str] = None, audio_decoder_path: Optional[str] = None,
                  audio_tokenizer_path: Optional[str] = None, auto_detect_companion_files: bool = True) -> None:
-        self._h = leap_model_p()  # first: close() may run if __init__ raises
         p = leap_model_params()
         _model_params_init(ctypes.byref(p), ctypes.sizeof(p))
         p.context_size = context_size or 0
@@ -272,27 +274,14 @@ class Model:
         self.path = os.fspath(path)
 
     def close(self) -> None:
-        t = getattr(self, "_tokenizer", None)
+        t = self.__dict__.get("_tokenizer")
         if t is not None:
             t.close()
             self._tokenizer = None
-        if getattr(self, "_h", None):
-            _model_free(self._h)
-            self._h = leap_model_p()
+        super().close()
 
     def __enter__(self) -> "Model":
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        self.close()
-
-    def _handle(self) -> Any:
-        if not self._h:
-            raise _lib.error_for_status(1, "the model is closed")
-        return self._h
 
     def create_context(self, context_size: Optional[int] = None) -> "Any":
         """A low-level evaluation context (see leap.context.Context)."""
@@ -391,31 +380,18 @@ def load_model(path: Union[str, os.PathLike], context_size: Optional[int] = None
     return Model(path, context_size=context_size, cpu_threads=cpu_threads, chat_template=chat_template, **kwargs)
 
 
-class Conversation:
+class Conversation(_lib.OwnedHandle):
     """A chat history bound to a model (LEAP ``Conversation``)."""
 
-    def __init__(self, handle: Any, model: Model) -> None:
-        self._h = handle
-        self.model = model
+    _kind = "conversation"
+    _free = staticmethod(_conv_free)
 
-    def close(self) -> None:
-        if getattr(self, "_h", None):
-            _conv_free(self._h)
-            self._h = leap_conversation_p()
+    def __init__(self, handle: Any, model: Model) -> None:
+        self.model = model
+        self._h = handle
 
     def __enter__(self) -> "Conversation":
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        self.close()
-
-    def _handle(self) -> Any:
-        if not self._h:
-            raise _lib.error_for_status(1, "the conversation is closed")
-        return self._h
 
     def export_json(self) -> List[Dict[str, Any]]:
         """The history as a list of message dicts (the messages wire format)."""
