@@ -63,7 +63,7 @@ for src in Tests/c/test_*.c; do
     extra=""
     [ "$name" = test_ffi ] && extra="-lffi"
     if cc -std=c99 -Wall -Wextra -Werror -pedantic -g -Iinclude "$src" -o "Tests/c/bin/$name" -Lbuild/lib -lleap $extra \
-            -lpthread -Wl,-rpath,"$repo/build/lib" > "$log_dir/$name.build.log" 2>&1; then
+            -lpthread -lm -Wl,-rpath,"$repo/build/lib" > "$log_dir/$name.build.log" 2>&1; then
         out=$(LEAP_MODELS_DIR="${LEAP_MODELS_DIR:-$repo/models}" "Tests/c/bin/$name" 2>&1); st=$?
         echo "$out" | tail -20
         p=$(echo "$out" | grep -oE '[0-9]+ passed' | tail -1 | grep -oE '[0-9]+'); f=$(echo "$out" | grep -oE '[0-9]+ failed' | tail -1 | grep -oE '[0-9]+')
