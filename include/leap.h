@@ -559,7 +559,8 @@ LEAP_API leap_status leap_context_size(const leap_context *ctx, int32_t *out_pos
 
 /* Tokenizes UTF-8 text with the model's tokenizer. add_special: add BOS (etc.) as the model does;
  * parse_special: recognise special-token text such as "<|im_start|>". *out_tokens is owned
- * (leap_buffer_free); it is NULL when *out_n = 0. */
+ * (leap_buffer_free); it is NULL when *out_n = 0. LEAP_ERR_INVALID_ARGUMENT for more than 256 MiB of
+ * text (a conversation prompt above that gives LEAP_ERR_PROMPT_EXCEEDS_CONTEXT). */
 LEAP_API leap_status leap_model_tokenize(const leap_model *model, const char *text, int32_t add_special,
                                          int32_t parse_special, int32_t **out_tokens, size_t *out_n);
 /* Bytes of one token (special tokens as their text; not NUL-terminated, may be a partial UTF-8

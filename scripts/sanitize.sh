@@ -25,7 +25,7 @@ build_c_tests() {
         [ "$name" = test_ffi ] && extra="-lffi"
         # Flags last: they may hold libraries, which must follow the objects.
         clang -std=c99 -Wall -Wextra -Werror -pedantic -g -Iinclude "$src" -o "$dir/$name" -L"$lib" -lleap $extra \
-            -lpthread -Wl,-rpath,"$lib" "$@" 2>&1 | grep -v "Cannot export local symbol" || true
+            -lpthread -lm -Wl,-rpath,"$lib" "$@" 2>&1 | grep -v "Cannot export local symbol" || true
     done
 }
 

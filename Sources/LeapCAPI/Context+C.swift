@@ -129,6 +129,9 @@ public func leap_model_tokenize(_ m: OpaquePointer?, _ text: UnsafePointer<CChar
         out.pointee = nil
         outN.pointee = 0
         let s = try utf8String(text, "text")
+        guard s.utf8.count <= PromptBuilder.maxPromptBytes else {  // 32-bit positions in the tokenizer
+            throw LeapError.invalidArgument("text of \(s.utf8.count) bytes is too long to tokenize (at most \(PromptBuilder.maxPromptBytes))")
+        }
         let toks = try borrowModel(m).runner.tokenizer.tokenize(s, addSpecial: addSpecial != 0, parseSpecial: parseSpecial != 0)
         if !toks.isEmpty { out.pointee = try ownedBuffer(toks) }
         outN.pointee = toks.count

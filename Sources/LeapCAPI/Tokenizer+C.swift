@@ -58,8 +58,9 @@ public func leap_tokenizer_tokenize(
         let tok = try borrowTokenizer(t)
         // Positions are 32-bit inside the tokenizer; 256 MiB of text (whose escaped form stays below 2 GiB)
         // is far beyond any context anyway.
-        guard nBytes >= 0 && nBytes <= 1 << 28 else {
-            throw LeapError.invalidArgument("text of \(nBytes) bytes is too long to tokenize (at most \(1 << 30))")
+        let maxBytes = 1 << 28
+        guard nBytes >= 0 && nBytes <= maxBytes else {
+            throw LeapError.invalidArgument("text of \(UInt(bitPattern: nBytes)) bytes is too long to tokenize (at most \(maxBytes))")
         }
         var bytes: [UInt8] = []
         if nBytes > 0 {

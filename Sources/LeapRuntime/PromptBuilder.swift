@@ -30,7 +30,14 @@ package struct PromptBuilder {
         try tokens(forText: try text(for: messages, tools: tools, options: options))
     }
 
+    /// Longest prompt text tokenized (256 MiB).
+    package static let maxPromptBytes = 1 << 28
+
     package func tokens(forText prompt: String) throws -> [Int32] {
+        // The tokenizer keeps byte positions in 32 bits; no context comes near this anyway.
+        guard prompt.utf8.count <= PromptBuilder.maxPromptBytes else {
+            throw LeapError(.promptExceedsContext, "the prompt is \(prompt.utf8.count) bytes of text, more than the \(PromptBuilder.maxPromptBytes) bytes any context can hold")
+        }
         var text = prompt
         // Templates print bos_token themselves; don't let the tokenizer add a second one.
         let bos = runner.tokenizer.bosText

@@ -20,6 +20,86 @@ static size_t silent_wav(uint8_t *out) {
     return n;
 }
 
+/* The low-level model API (tokenizer, context, sampler) with hostile ids, indices and sizes; runs only
+ * when the small model is there (the valgrind run leaves it out). */
+static void model_cases(const char *path) {
+    leap_model *model = NULL;
+    leap_model_params mp;
+    leap_tokenizer *tok = NULL;
+    leap_context *ctx = NULL;
+    leap_sampler *sampler = NULL;
+    int32_t *ids = NULL, tokens[2] = {1, 2}, bad_tokens[2] = {1, -1}, huge_token[1] = {INT32_MAX}, t = -1;
+    size_t n = 7, n_vocab = 0;
+    char *text = NULL;
+    uint8_t *bytes = NULL;
+    const float *logits = NULL;
+    float small_logits[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+    const size_t huge = SIZE_MAX;
+
+    leap_model_params_init(&mp, sizeof mp);
+    mp.context_size = 64;
+    CHECK_OK(leap_model_load(path, &mp, &model));
+    if (!model) return;
+    CHECK_OK(leap_model_tokenizer(model, &tok));
+    CHECK_STATUS(leap_tokenizer_tokenize(tok, "abc", huge, 1, 1, &ids, &n), LEAP_ERR_INVALID_ARGUMENT);
+    CHECK(ids == NULL && n == 0);
+    CHECK_STATUS(leap_tokenizer_detokenize(tok, tokens, huge, 0, &text, &n), LEAP_ERR_INVALID_ARGUMENT);
+    CHECK(text == NULL);
+    CHECK_STATUS(leap_tokenizer_detokenize(tok, bad_tokens, 2, 0, &text, &n), LEAP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(leap_tokenizer_detokenize(tok, huge_token, 1, 0, &text, &n), LEAP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(leap_tokenizer_token_to_piece(tok, -1, 0, &text, &n), LEAP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(leap_tokenizer_token_to_piece(tok, INT32_MAX, 0, &text, &n), LEAP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(leap_model_token_piece(model, INT32_MIN, &bytes, &n), LEAP_ERR_INVALID_ARGUMENT);
+    CHECK(bytes == NULL && n == 0);
+
+    CHECK_OK(leap_context_create(model, NULL, &ctx));
+    CHECK_STATUS(leap_context_eval(ctx, tokens, huge), LEAP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(leap_context_eval(ctx, tokens, SIZE_MAX / 2), LEAP_ERR_PROMPT_EXCEEDS_CONTEXT); /* checked before any read */
+    CHECK_STATUS(leap_context_eval(ctx, bad_tokens, 2), LEAP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(leap_context_eval(ctx, huge_token, 1), LEAP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(leap_context_logits(ctx, -1, &logits, &n_vocab), LEAP_ERR_INVALID_ARGUMENT); /* nothing evaluated */
+    CHECK_OK(leap_context_eval(ctx, tokens, 2));
+    CHECK_STATUS(leap_context_logits(ctx, INT32_MIN, &logits, &n_vocab), LEAP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(leap_context_logits(ctx, INT32_MAX, &logits, &n_vocab), LEAP_ERR_INVALID_ARGUMENT);
+    CHECK(logits == NULL && n_vocab == 0);
+    CHECK_STATUS(leap_context_rewind(ctx, -1), LEAP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(leap_context_rewind(ctx, INT32_MIN), LEAP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(leap_context_rewind(ctx, INT32_MAX), LEAP_ERR_INVALID_ARGUMENT);
+    CHECK_OK(leap_context_logits(ctx, -1, &logits, &n_vocab)); /* the failures changed nothing */
+    CHECK(logits != NULL && n_vocab > 0);
+
+    {
+        leap_sampler_params sp;
+        leap_sampler_params_init(&sp, sizeof sp);
+        sp.repetition_penalty = 2.0f;
+        sp.top_k = INT32_MIN; /* <= 0: off */
+        CHECK_OK(leap_sampler_create(&sp, &sampler));
+    }
+    /* accepted ids outside any vocabulary must not index the logits */
+    CHECK_OK(leap_sampler_accept(sampler, -7));
+    CHECK_OK(leap_sampler_accept(sampler, INT32_MAX));
+    CHECK_OK(leap_sampler_accept(sampler, INT32_MIN));
+    CHECK_OK(leap_sampler_sample(sampler, small_logits, 10, &t));
+    CHECK(t >= 0 && t < 10);
+    CHECK_STATUS(leap_sampler_sample(sampler, small_logits, huge, &t), LEAP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(leap_sampler_sample(sampler, small_logits, 0, &t), LEAP_ERR_INVALID_ARGUMENT);
+    /* wrong kinds across the low-level handles */
+    CHECK_STATUS(leap_context_eval((leap_context *)sampler, tokens, 1), LEAP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(leap_sampler_accept((leap_sampler *)ctx, 1), LEAP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(leap_tokenizer_vocab_size((const leap_tokenizer *)model, &n), LEAP_ERR_INVALID_ARGUMENT);
+    {
+        leap_context *other = ctx;
+        CHECK_STATUS(leap_context_create((leap_model *)tok, NULL, &other), LEAP_ERR_INVALID_ARGUMENT);
+        CHECK(other == NULL);
+    }
+
+    leap_context_free(ctx);
+
+    leap_sampler_free(sampler);
+    leap_tokenizer_free(tok);
+    leap_model_free(model);
+}
+
 int main(void) {
     leap_message *m = NULL, *none = (leap_message *)&m;
     leap_resampler *r = NULL;
@@ -184,5 +264,17 @@ int main(void) {
 
     leap_resampler_free(r);
     leap_message_free(m);
+    {
+        char path[1024];
+        const char *dir = getenv("LEAP_MODELS_DIR");
+        FILE *f;
+        snprintf(path, sizeof path, "%s/SmolLM2-135M-Instruct.Q4_1.gguf", dir ? dir : "models");
+        if ((f = fopen(path, "rb")) != NULL) {
+            fclose(f);
+            model_cases(path);
+        } else {
+            printf("test_robustness: model cases skipped (%s not found)\n", path);
+        }
+    }
     return CHECK_SUMMARY("test_robustness");
 }
