@@ -47,6 +47,8 @@ final class Interpreter {
     /// Set while evaluating a whole-constant statement expression the way jinja2's compile-time folding does
     /// (slices go through the sandbox's getitem, so failures become undefined instead of raising).
     var foldingConstants = false
+    /// Every macro made during the render, to break their scope cycles at the end.
+    private var macros: [Macro] = []
 
     init(map: SourceMap, limits: RenderLimits) {
         self.map = map
@@ -160,8 +162,19 @@ final class Interpreter {
     }
 
     func makeMacro(_ def: MacroDefinition, _ scope: Scope) -> Macro {
-        Macro(name: def.name, parameters: def.parameters, body: def.body, scope: scope,
-              usesCaller: def.usesCaller, usesVarargs: def.usesVarargs, usesKwargs: def.usesKwargs)
+        let m = Macro(name: def.name, parameters: def.parameters, body: def.body, scope: scope,
+                      usesCaller: def.usesCaller, usesVarargs: def.usesVarargs, usesKwargs: def.usesKwargs)
+        macros.append(m)
+        return m
+    }
+
+    /// Cuts the macro -> scope -> macro cycles once the render is over (nothing can call them after).
+    func releaseMacros() {
+        for m in macros {
+            m.scope = nil
+            m.caller = nil
+        }
+        macros.removeAll()
     }
 
     func applyFilters(_ filters: [FilterCall], to value: Value, _ scope: Scope) throws -> Value {

@@ -71,6 +71,7 @@ package final class ChatTemplate: @unchecked Sendable {  // immutable after init
 
     private func render(_ vars: [String: Value]) throws -> String {
         let interp = Interpreter(map: map, limits: limits)
+        defer { interp.releaseMacros() }
         let root = Scope(parent: nil)
         root.vars = vars
         do {

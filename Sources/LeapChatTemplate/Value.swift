@@ -97,12 +97,14 @@ final class Joiner {
     init(_ separator: String) { self.separator = separator }
 }
 
-/// A macro closes over the scope it was defined in (jinja2 resolves outer names at call time).
+/// A macro closes over the scope it was defined in (jinja2 resolves outer names at call time). That scope
+/// usually holds the macro itself (a reference cycle), so the interpreter cuts `scope` and `caller` when
+/// the render ends (`Interpreter.releaseMacros`).
 final class Macro {
     let name: String
     let parameters: [(name: String, defaultValue: Expr?)]
     let body: [Stmt]
-    let scope: Scope
+    var scope: Scope?
     let usesCaller: Bool
     let usesVarargs: Bool
     let usesKwargs: Bool
