@@ -1,6 +1,8 @@
 /* CPU feature detection, the cached dispatch table per ISA, type information and the matmul driver. */
 #include "lk_internal.h"
 #include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
 
 uint32_t lk_cpu_features(void) {
     uint32_t f = 0;
@@ -78,7 +80,16 @@ static void ensure_tables(void) {
     int expected = 0;
     if (atomic_compare_exchange_strong(&tables_ready, &expected, 1)) {
         build_tables();
-        atomic_store(&current_isa, lk_best_isa());
+        int isa = lk_best_isa();
+        /* LEAP_KERNEL_ISA=scalar|avx2|avx512|neon forces a path (when this CPU has it): for debugging
+         * numerical differences and for measuring the fallbacks. */
+        const char *forced = getenv("LEAP_KERNEL_ISA");
+        if (forced) {
+            int want = !strcmp(forced, "scalar") ? LK_ISA_SCALAR : !strcmp(forced, "avx2") ? LK_ISA_AVX2
+                     : !strcmp(forced, "avx512") ? LK_ISA_AVX512 : !strcmp(forced, "neon") ? LK_ISA_NEON : -1;
+            if (want >= 0 && lk_isa_available(want)) isa = want;
+        }
+        atomic_store(&current_isa, isa);
         atomic_store_explicit(&tables_ready, 2, memory_order_release);
     } else {
         while (atomic_load_explicit(&tables_ready, memory_order_acquire) != 2) { }
