@@ -51,8 +51,14 @@ package final class Resampler {
             }
             let table = PolyphaseTable(rows: 1, rowDenominator: 1, halfLength: sharpHalfLength,
                                        cutoff: (passEdge + nyquist) / 2 / Double(rate), beta: beta)
-            sharp = FFTFilterStage(table: table, upsample: 1)
-            polyphase = Resampler.makePolyphase(from: rate, to: outputRate, contentEdge: nyquist, quality: quality)
+            if rate == 2 * outputRate {
+                // An exact 2:1 step: the FFT stage keeps every other output itself (the sharp filter
+                // already rejects everything that would alias), no polyphase stage.
+                sharp = FFTFilterStage(table: table, upsample: 1, decimate: 2)
+            } else {
+                sharp = FFTFilterStage(table: table, upsample: 1)
+                polyphase = Resampler.makePolyphase(from: rate, to: outputRate, contentEdge: nyquist, quality: quality)
+            }
         } else {
             // Up: band-limit sharply to [0, in/2) while doubling the rate (FFT, two phases), then a short
             // polyphase filter from 2x the input rate (pass [0, in/2], stop from 1.5x the input rate).
