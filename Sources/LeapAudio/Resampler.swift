@@ -99,10 +99,16 @@ package final class Resampler {
         let halfLength = halfLength(quality.filterSeconds(transitionHz: stopEdge - contentEdge), rate: fin)
         let cutoff = (contentEdge + stopEdge) / 2 / Double(fin)
         let exact = l * 2 * halfLength <= maxExactTableSize
-        let table = PolyphaseTable(
-            rows: exact ? l : interpolatedPhases + 1, rowDenominator: exact ? l : interpolatedPhases,
-            halfLength: halfLength, cutoff: cutoff, beta: quality.kaiserBeta)
-        return PolyphaseStage(table: table, numerator: m, denominator: l, interpolatedRows: exact ? 0 : interpolatedPhases)
+        let beta = quality.kaiserBeta
+        let key = PolyphaseDesignKey(numerator: m, denominator: l, halfLength: halfLength,
+                                     cutoffBits: cutoff.bitPattern, betaBits: beta.bitPattern)
+        let design = PolyphaseDesignCache.shared.design(key) {
+            let table = PolyphaseTable(
+                rows: exact ? l : interpolatedPhases + 1, rowDenominator: exact ? l : interpolatedPhases,
+                halfLength: halfLength, cutoff: cutoff, beta: beta)
+            return PolyphaseDesign(table: table, numerator: m, denominator: l, interpolatedRows: exact ? 0 : interpolatedPhases)
+        }
+        return PolyphaseStage(design: design)
     }
 
     /// Outputs a stream of `n` input samples has in total: those at times k / out < n / in.

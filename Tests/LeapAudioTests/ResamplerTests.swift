@@ -160,3 +160,22 @@ struct LCG {
         }
     }
 }
+
+@Suite struct ResamplerDesignCacheTests {
+    @Test func concurrentResamplersShareDesignsAndEvictionKeepsResults() async throws {
+        // 44056 Hz has a 4000-phase design, cached process-wide: a fresh design after eviction and designs
+        // shared by concurrent resamplers must give the same samples.
+        let x = (0..<20_000).map { Float(sin(Double($0) * 0.05) * 0.5) }
+        let reference = try Resampler.resample(x, from: 44_056, to: 16_000)
+        // More distinct rates than the cache keeps (8 designs) evict the 44056 one.
+        for rate in 40_001...40_010 { _ = try Resampler.resample(Array(x.prefix(1_000)), from: rate, to: 16_000) }
+        let results = try await withThrowingTaskGroup(of: [Float].self) { group in
+            for _ in 0..<4 { group.addTask { try Resampler.resample(x, from: 44_056, to: 16_000) } }
+            var all: [[Float]] = []
+            for try await r in group { all.append(r) }
+            return all
+        }
+        #expect(results.count == 4)
+        for r in results { #expect(r == reference) }
+    }
+}
