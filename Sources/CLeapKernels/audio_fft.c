@@ -181,6 +181,18 @@ void lk_audio_spectrum_multiply(const float *x_re, const float *x_im, const floa
     mul_portable(x_re, x_im, h_re, h_im, y_re, y_im, n);
 }
 
+void lk_audio_spectrum_fold2(float *re, float *im, size_t n) {
+    for (size_t j = 0; j < n / 2; j++) {
+        const float *r0 = re + 2 * j * W, *i0 = im + 2 * j * W;
+        float *rd = re + j * W, *id = im + j * W;
+        for (int l = 0; l < W; l++) {  /* j <= 2j: reads stay ahead of writes */
+            const float a = r0[l] + r0[W + l], b = i0[l] + i0[W + l];
+            rd[l] = a;
+            id[l] = b;
+        }
+    }
+}
+
 void lk_audio_fft_load_pairs(const float *x, size_t block, size_t n, size_t batch, float *re, float *im) {
     for (size_t i = 0; i < n; i++) {
         float *r = re + i * W, *m = im + i * W;

@@ -7,15 +7,19 @@
 // (K = taps); two consecutive blocks ride in the real and imaginary parts of one complex FFT (the filter
 // is real, so they stay apart), and 16 such pairs run side by side in the batched C FFT. Pairs are formed
 // by absolute block index and lanes never interact, so results do not depend on how input was chunked.
+// Decimating by 2 (an exact 2:1 step after the filter) folds each spectrum to half size before the
+// inverse FFT, which then yields only the even-indexed outputs (B is even so every block starts on one).
 import CLeapKernels
 import Glibc
 
 final class FFTFilterStage {
     let upsample: Int                 // U: 1 or 2 output phases per input sample
+    let decimate: Int                 // D: 1, or 2 to keep every other output (only with U = 1)
     let taps: Int                     // K
     let size: Int                     // N (power of two)
-    let blockOutputs: Int             // B = N - K + 1
+    let blockOutputs: Int             // B = N - K + 1 (rounded down to even when D = 2)
     let twiddleRe: [Float], twiddleIm: [Float]   // exp(-2 pi i k / N), k < N/2
+    let halfTwiddleRe: [Float], halfTwiddleIm: [Float]  // exp(-2 pi i k / (N/2)), k < N/4 (for D = 2)
     let spectraRe: [[Float]], spectraIm: [[Float]]  // per phase: conj(FFT(g_p)) / N, bit-reversed order
     var buffer: [Float]               // input; the next pair of blocks starts at buffer[head]
     var head = 0
@@ -26,14 +30,15 @@ final class FFTFilterStage {
 
     static let lanes = Int(LK_FFT_LANES)
 
-    init(table: PolyphaseTable, upsample: Int) {
+    init(table: PolyphaseTable, upsample: Int, decimate: Int = 1) {
         self.upsample = upsample
+        self.decimate = upsample == 1 && decimate == 2 ? 2 : 1
         let k = table.taps
         var n = 1024
         while n < 4 * k { n *= 2 }
         self.taps = k
         self.size = n
-        self.blockOutputs = n - k + 1
+        self.blockOutputs = self.decimate == 2 ? (n - k + 1) / 2 * 2 : n - k + 1
         var tr = [Float](repeating: 0, count: n / 2), ti = [Float](repeating: 0, count: n / 2)
         for i in 0..<(n / 2) {
             let a = -2 * Double.pi * Double(i) / Double(n)
@@ -42,6 +47,8 @@ final class FFTFilterStage {
         }
         twiddleRe = tr
         twiddleIm = ti
+        halfTwiddleRe = stride(from: 0, to: n / 2, by: 2).map { tr[$0] }
+        halfTwiddleIm = stride(from: 0, to: n / 2, by: 2).map { ti[$0] }
         // Filter spectra: FFT of each phase's taps (lane 0 of a batch), conjugated for correlation.
         let lanes = FFTFilterStage.lanes
         var sre: [[Float]] = [], sim: [[Float]] = []
@@ -94,7 +101,8 @@ final class FFTFilterStage {
                 }
             }
             // Filter each phase and transform back; outputs interleave phases.
-            let produced = 2 * b * batch * upsample
+            let perBlock = b / decimate   // outputs per block and phase
+            let produced = 2 * perBlock * batch * upsample
             let start = out.count
             out.append(contentsOf: repeatElement(0, count: produced))
             for p in 0..<upsample {
@@ -107,9 +115,14 @@ final class FFTFilterStage {
                                 let yr = last ? xr.baseAddress! : orr.baseAddress!
                                 let yi = last ? xi.baseAddress! : oi.baseAddress!
                                 lk_audio_spectrum_multiply(xr.baseAddress, xi.baseAddress, spectraRe[p], spectraIm[p], yr, yi, n)
-                                lk_audio_fft_inverse(yr, yi, n, twiddleRe, twiddleIm)
+                                if decimate == 2 {
+                                    lk_audio_spectrum_fold2(yr, yi, n)
+                                    lk_audio_fft_inverse(yr, yi, n / 2, halfTwiddleRe, halfTwiddleIm)
+                                } else {
+                                    lk_audio_fft_inverse(yr, yi, n, twiddleRe, twiddleIm)
+                                }
                                 out.withUnsafeMutableBufferPointer { o in
-                                    lk_audio_fft_store_pairs(yr, yi, b, batch, upsample, p, o.baseAddress! + start)
+                                    lk_audio_fft_store_pairs(yr, yi, perBlock, batch, upsample, p, o.baseAddress! + start)
                                 }
                             }
                         }
@@ -127,12 +140,12 @@ final class FFTFilterStage {
     }
 
     /// Ends the stream: outputs for the input plus the filter's tail (`halfLength` input samples of
-    /// silence), `upsample` per input sample.
+    /// silence), `upsample` per input sample (one per `decimate`).
     func finish(halfLength: Int, into out: inout [Float]) {
-        let total = upsample * (inputCount + halfLength)
+        let total = (upsample * (inputCount + halfLength) + decimate - 1) / decimate
         guard total > outputCount else { return }
         // Enough silence to complete the pair holding the last needed output.
-        let needInputs = (total - outputCount + upsample - 1) / upsample
+        let needInputs = ((total - outputCount) * decimate + upsample - 1) / upsample
         buffer.append(contentsOf: repeatElement(0, count: needInputs + pairSpan + 2 * blockOutputs))
         let before = out.count
         run(into: &out, limit: total - outputCount)

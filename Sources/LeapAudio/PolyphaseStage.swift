@@ -62,14 +62,18 @@ struct PolyphaseStage {
     var position = 0
     var phase: UInt32 = 0     // dot kernel: phase of the next output; block kernel: pattern of the next group
 
-    init(table: PolyphaseTable, numerator m: Int, denominator l: Int, interpolatedRows: Int) {
+    let design: PolyphaseDesign  // keeps the table and block storage alive (the C kernel points into them)
+
+    init(design: PolyphaseDesign) {
+        let table = design.table, m = design.numerator, l = design.denominator
+        self.design = design
         self.table = table
         self.stepNumerator = m
         self.stepDenominator = l
-        self.block = interpolatedRows == 0 ? BlockTable(table: table, numerator: m, denominator: l) : nil
+        self.block = design.block
         self.filter = lk_polyphase(
             table: UnsafePointer(table.coefficients), taps: table.taps, L: UInt32(l), step_r: UInt32(m % l),
-            step_q: m / l, interp_p: UInt32(interpolatedRows))
+            step_q: m / l, interp_p: UInt32(design.interpolatedRows))
         // The window of output 0 starts halfLength - 1 samples before input 0: those are silence.
         self.buffer = [Float](repeating: 0, count: table.halfLength - 1)
     }

@@ -51,8 +51,14 @@ package final class Resampler {
             }
             let table = PolyphaseTable(rows: 1, rowDenominator: 1, halfLength: sharpHalfLength,
                                        cutoff: (passEdge + nyquist) / 2 / Double(rate), beta: beta)
-            sharp = FFTFilterStage(table: table, upsample: 1)
-            polyphase = Resampler.makePolyphase(from: rate, to: outputRate, contentEdge: nyquist, quality: quality)
+            if rate == 2 * outputRate {
+                // An exact 2:1 step: the FFT stage keeps every other output itself (the sharp filter
+                // already rejects everything that would alias), no polyphase stage.
+                sharp = FFTFilterStage(table: table, upsample: 1, decimate: 2)
+            } else {
+                sharp = FFTFilterStage(table: table, upsample: 1)
+                polyphase = Resampler.makePolyphase(from: rate, to: outputRate, contentEdge: nyquist, quality: quality)
+            }
         } else {
             // Up: band-limit sharply to [0, in/2) while doubling the rate (FFT, two phases), then a short
             // polyphase filter from 2x the input rate (pass [0, in/2], stop from 1.5x the input rate).
@@ -93,10 +99,16 @@ package final class Resampler {
         let halfLength = halfLength(quality.filterSeconds(transitionHz: stopEdge - contentEdge), rate: fin)
         let cutoff = (contentEdge + stopEdge) / 2 / Double(fin)
         let exact = l * 2 * halfLength <= maxExactTableSize
-        let table = PolyphaseTable(
-            rows: exact ? l : interpolatedPhases + 1, rowDenominator: exact ? l : interpolatedPhases,
-            halfLength: halfLength, cutoff: cutoff, beta: quality.kaiserBeta)
-        return PolyphaseStage(table: table, numerator: m, denominator: l, interpolatedRows: exact ? 0 : interpolatedPhases)
+        let beta = quality.kaiserBeta
+        let key = PolyphaseDesignKey(numerator: m, denominator: l, halfLength: halfLength,
+                                     cutoffBits: cutoff.bitPattern, betaBits: beta.bitPattern)
+        let design = PolyphaseDesignCache.shared.design(key) {
+            let table = PolyphaseTable(
+                rows: exact ? l : interpolatedPhases + 1, rowDenominator: exact ? l : interpolatedPhases,
+                halfLength: halfLength, cutoff: cutoff, beta: beta)
+            return PolyphaseDesign(table: table, numerator: m, denominator: l, interpolatedRows: exact ? 0 : interpolatedPhases)
+        }
+        return PolyphaseStage(design: design)
     }
 
     /// Outputs a stream of `n` input samples has in total: those at times k / out < n / in.

@@ -52,6 +52,11 @@ void lk_audio_fft_inverse(float *re, float *im, size_t n, const float *tw_re, co
 /* y = x * h per frequency bin (h: one complex value per bin, shared by all lanes). y may alias x. */
 void lk_audio_spectrum_multiply(const float *x_re, const float *x_im, const float *h_re, const float *h_im,
                                 float *y_re, float *y_im, size_t n);
+/* Decimation by 2 in the frequency domain: spectra of size n in bit-reversed order (as the forward FFT
+ * leaves them) become spectra of size n/2, also bit-reversed, whose inverse is every other sample of the
+ * size-n inverse. Natural bins k and k + n/2 sit at positions 2j and 2j + 1 (j = bitrev_{n/2}(k)), so the
+ * fold adds neighbours, in place into the first half. */
+void lk_audio_spectrum_fold2(float *re, float *im, size_t n);
 /* Overlap-save batch I/O: lane l < batch gets x[2*block*l + i] (re) and x[2*block*l + block + i] (im) for
  * i < n; lanes >= batch are zeroed. Store writes the first `block` outputs of each: lane l's re part to
  * out[(2*block*l + t) * stride + phase], its im part to out[(2*block*l + block + t) * stride + phase]. */
