@@ -87,12 +87,16 @@ typedef void (*lk_dot4_fn)(int64_t n, const void *w, const void *x, size_t x_str
 /* s[r·4 + t] = dot(w row r, x row t) for r < 2 (row r at w + r · w_stride) and t < nt (1 or 4): two rows
  * share each activation load. */
 typedef void (*lk_dot2_fn)(int64_t n, const void *w, size_t w_stride, const void *x, size_t x_stride, int nt, float *s);
+/* y[r] = dot(w row r, x) for r < nrows (row r at w + r · w_stride), one token: returns 0 (nothing done) when
+ * the kernel does not handle this width, and the caller falls back to dot/dot2. */
+typedef int (*lk_matvec_fn)(int64_t n, const void *w, size_t w_stride, const void *x, float *y, int64_t nrows);
 typedef void (*lk_quant_fn)(const float *x, void *y, int64_t n);
 
 typedef struct {
     lk_dot_fn dot[LK_TYPE_COUNT];
     lk_dot4_fn dot4[LK_TYPE_COUNT]; /* optional */
     lk_dot2_fn dot2[LK_TYPE_COUNT]; /* optional */
+    lk_matvec_fn matvec[LK_TYPE_COUNT]; /* optional */
     lk_quant_fn quantize[LK_TYPE_COUNT]; /* for activation types Q8_0, Q8_1, Q8_K */
     void (*f16_to_f32)(const uint16_t *src, float *dst, int64_t n);
     void (*f32_to_f16)(const float *src, uint16_t *dst, int64_t n);
@@ -103,6 +107,7 @@ typedef struct {
 void lk_fill_scalar(lk_kernel_table *t);
 void lk_fill_avx2(lk_kernel_table *t);
 void lk_fill_avx512(lk_kernel_table *t, int use_vnni);
+void lk_fill_avx512_matvec(lk_kernel_table *t); /* VNNI only */
 void lk_fill_neon(lk_kernel_table *t);
 const lk_kernel_table *lk_kernels(void);
 

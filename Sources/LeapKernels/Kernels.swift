@@ -70,8 +70,9 @@ package enum Kernels {
         let type = Int32(w.type.rawValue)
         let xRowBytes = activationRowBytes(w)
         let ys = Int64(yRowStride ?? w.rows)
-        // Rows are split across threads; keep ranges multiples of 16 (the C row tile).
-        pool.parallelFor(w.rows, align: 16, chunksPerThread: nTokens == 1 ? 4 : 2) { range in
+        // Rows are split across threads; keep ranges multiples of 16 (the C row tile). One matvec range per
+        // thread: each lk_matmul call prepares the activation once and streams its rows in four long runs.
+        pool.parallelFor(w.rows, align: 16, chunksPerThread: nTokens == 1 ? 1 : 2) { range in
             lk_matmul(
                 type, w.data, w.rowBytes, Int64(w.cols), xq, xRowBytes, Int64(nTokens), y, ys,
                 Int64(range.lowerBound), Int64(range.upperBound))

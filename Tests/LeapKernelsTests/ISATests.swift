@@ -133,3 +133,37 @@ func simdMatmulEqualsScalar(_ t: GGMLType) throws {
         #expect(badH.isEmpty, "[\(isa.name)] f32->f16 differs at \(badH.prefix(5).map { floats[$0] })")
     }
 }
+
+/// One-token matvec over the shapes where the AVX-512 VNNI matvec kernels (even block counts, rows in groups
+/// of four a quarter of the range apart, leftover rows one by one) take over from the row kernels.
+@Test(arguments: weightTypes.filter { $0.blockSize == 32 })
+func simdMatvecEqualsScalar(_ t: GGMLType) throws {
+    var rng = Rng(UInt64(t.rawValue) &+ 11)
+    let pool = try ThreadPool(threads: 2)
+    for cols in [2, 4, 18, 48].map({ $0 * 32 }) {
+        for rows in [1, 3, 4, 7, 37, 64] {
+            let wBytes = randomWeights(t, rows: rows, cols: cols, rng: &rng)
+            let x = randomActivations(cols, rng: &rng)
+            func run(_ isa: KernelISA) -> [Float] {
+                var y = [Float](repeating: .nan, count: rows)
+                isa.withThreadSelection {
+                    wBytes.withUnsafeBytes { wp in
+                        let w = try! WeightMatrix(type: t, rows: rows, cols: cols, data: wp.baseAddress!)
+                        Kernels.matmul(w, x: x, y: &y, nTokens: 1, pool: pool)
+                    }
+                }
+                return y
+            }
+            let ref = run(.scalar)
+            let wDeq = dequantizeAll(t, wBytes, count: rows * cols)
+            for isa in simdPaths {
+                let got = run(isa)
+                for r in 0..<rows {
+                    let scale = absDotScale(Array(wDeq[(r * cols)..<((r + 1) * cols)]), x)
+                    #expect(abs(Double(got[r]) - Double(ref[r])) <= 2e-6 * scale + 1e-30,
+                            "\(t.name) cols=\(cols) rows=\(rows) [\(isa.name)] y[\(r)] = \(got[r]) vs scalar \(ref[r])")
+                }
+            }
+        }
+    }
+}
