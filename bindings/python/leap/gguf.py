@@ -85,57 +85,41 @@ class GGUFTensor:
     n_elements: int
 
 
-class GGUFFile:
+class GGUFFile(_lib.OwnedHandle):
     """An open GGUF file. Use as a context manager, or call :meth:`close`."""
 
+    _kind = "GGUF file"
+    _free = staticmethod(_free)
+
     def __init__(self, path: str) -> None:
-        self._handle: Optional[Any] = None
         handle = leap_gguf_p()
         check(_open(utf8(str(path)), ctypes.byref(handle)))
-        self._handle = handle
+        self._h = handle
         self.path = str(path)
         self._metadata: Optional[Dict[str, Any]] = None
         self._tensors: Optional[List[GGUFTensor]] = None
 
-    def close(self) -> None:
-        """Unmap the file. Further use raises ValueError."""
-        if self._handle is not None:
-            _free(self._handle)
-            self._handle = None
-
     def __enter__(self) -> "GGUFFile":
         return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        if getattr(self, "_handle", None) is not None:
-            self.close()
-
-    def _h(self) -> Any:
-        if self._handle is None:
-            raise ValueError("GGUF file is closed")
-        return self._handle
 
     @property
     def version(self) -> int:
         """GGUF format version (2 or 3)."""
         v = ctypes.c_uint32()
-        check(_version(self._h(), ctypes.byref(v)))
+        check(_version(self._handle(), ctypes.byref(v)))
         return v.value
 
     @property
     def metadata(self) -> Dict[str, Any]:
         """All key/value metadata in file order (arrays as lists; non-finite floats as None)."""
-        self._h()
+        self._handle()
         if self._metadata is None:
             n = ctypes.c_size_t()
-            check(_metadata_count(self._h(), ctypes.byref(n)))
+            check(_metadata_count(self._handle(), ctypes.byref(n)))
             out: Dict[str, Any] = {}
             for i in range(n.value):
                 p = ctypes.c_void_p()
-                check(_metadata_key(self._h(), i, ctypes.byref(p)))
+                check(_metadata_key(self._handle(), i, ctypes.byref(p)))
                 key = take_string(p.value) or ""
                 out[key] = self.value(key)
             self._metadata = out
@@ -144,29 +128,29 @@ class GGUFFile:
     def value(self, key: str) -> Any:
         """One metadata value; raises InvalidArgumentError for a missing key."""
         p = ctypes.c_void_p()
-        check(_metadata_json(self._h(), utf8(key), ctypes.byref(p)))
+        check(_metadata_json(self._handle(), utf8(key), ctypes.byref(p)))
         return json.loads(take_string(p.value) or "null")
 
     def value_type(self, key: str) -> str:
         """The GGUF type of a value: "UINT32", "STRING", "ARRAY[STRING]", ..."""
         p = ctypes.c_void_p()
-        check(_metadata_type(self._h(), utf8(key), ctypes.byref(p)))
+        check(_metadata_type(self._handle(), utf8(key), ctypes.byref(p)))
         return take_string(p.value) or ""
 
     @property
     def tensors(self) -> List[GGUFTensor]:
         """The tensor table, in file order."""
-        self._h()
+        self._handle()
         if self._tensors is None:
             n = ctypes.c_size_t()
-            check(_tensor_count(self._h(), ctypes.byref(n)))
+            check(_tensor_count(self._handle(), ctypes.byref(n)))
             self._tensors = [self._info(i) for i in range(n.value)]
         return self._tensors
 
     def _info(self, index: int) -> GGUFTensor:
         info = _TensorInfo()
         info.struct_size = ctypes.sizeof(_TensorInfo)
-        check(_tensor_info(self._h(), index, ctypes.byref(info)))
+        check(_tensor_info(self._handle(), index, ctypes.byref(info)))
         return GGUFTensor(
             index=index,
             name=(info.name or b"").decode("utf-8"),
@@ -181,7 +165,7 @@ class GGUFFile:
     def tensor_info(self, name: str) -> GGUFTensor:
         """The table entry of tensor ``name``; raises InvalidArgumentError if there is none."""
         i = ctypes.c_size_t()
-        check(_find_tensor(self._h(), utf8(name), ctypes.byref(i)))
+        check(_find_tensor(self._handle(), utf8(name), ctypes.byref(i)))
         return self.tensors[i.value]
 
     def tensor(self, name: str) -> "array":
@@ -189,5 +173,5 @@ class GGUFFile:
         index = self.tensor_info(name).index
         p = ctypes.POINTER(ctypes.c_float)()
         n = ctypes.c_size_t()
-        check(_dequantize(self._h(), index, ctypes.byref(p), ctypes.byref(n)))
+        check(_dequantize(self._handle(), index, ctypes.byref(p), ctypes.byref(n)))
         return take_floats(p, n.value)

@@ -56,47 +56,31 @@ def _take(p: ctypes.c_void_p, n: int) -> bytes:
         _string_free(p)
 
 
-class Tokenizer:
+class Tokenizer(_lib.OwnedHandle):
     """The tokenizer of a GGUF file. Use as a context manager, or call :meth:`close`.
 
     Immutable once loaded: one instance may be used from several threads.
     """
 
+    _kind = "tokenizer"
+    _free = staticmethod(_free)
+
     def __init__(self, path: str) -> None:
-        self._handle: Optional[Any] = None
         handle = leap_tokenizer_p()
         check(_load(utf8(str(path)), ctypes.byref(handle)))
-        self._handle = handle
+        self._h = handle
         self.path = str(path)
 
     @classmethod
     def _adopt(cls, handle: Any, path: str) -> "Tokenizer":
         """Wrap a leap_tokenizer handle the caller owns (e.g. from leap_model_tokenizer)."""
         t = cls.__new__(cls)
-        t._handle = handle
+        t._h = handle
         t.path = path
         return t
 
-    def close(self) -> None:
-        """Release the tokenizer. Further use raises ValueError."""
-        if self._handle is not None:
-            _free(self._handle)
-            self._handle = None
-
     def __enter__(self) -> "Tokenizer":
         return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        if getattr(self, "_handle", None) is not None:
-            self.close()
-
-    def _h(self) -> Any:
-        if self._handle is None:
-            raise ValueError("tokenizer is closed")
-        return self._handle
 
     def tokenize(self, text: Union[str, bytes], add_special: bool = True, parse_special: bool = False) -> List[int]:
         """Token ids of ``text`` (str, or bytes that need not be valid UTF-8).
@@ -107,7 +91,7 @@ class Tokenizer:
         data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
         ids = _i32_p()
         n = ctypes.c_size_t()
-        check(_tokenize(self._h(), data, len(data), int(add_special), int(parse_special), ctypes.byref(ids),
+        check(_tokenize(self._handle(), data, len(data), int(add_special), int(parse_special), ctypes.byref(ids),
                         ctypes.byref(n)))
         try:
             return ids[: n.value]
@@ -120,7 +104,7 @@ class Tokenizer:
         arr = (ctypes.c_int32 * max(1, len(ids)))(*ids)
         out = ctypes.c_void_p()
         n = ctypes.c_size_t()
-        check(_detokenize(self._h(), arr, len(ids), int(special), ctypes.byref(out), ctypes.byref(n)))
+        check(_detokenize(self._handle(), arr, len(ids), int(special), ctypes.byref(out), ctypes.byref(n)))
         return _take(out, n.value)
 
     def detokenize(self, tokens: Iterable[int], special: bool = False) -> str:
@@ -132,31 +116,31 @@ class Tokenizer:
         """The bytes of one token (possibly part of a character)."""
         out = ctypes.c_void_p()
         n = ctypes.c_size_t()
-        check(_token_to_piece(self._h(), int(token), int(special), ctypes.byref(out), ctypes.byref(n)))
+        check(_token_to_piece(self._handle(), int(token), int(special), ctypes.byref(out), ctypes.byref(n)))
         return _take(out, n.value)
 
     @property
     def vocab_size(self) -> int:
         n = ctypes.c_size_t()
-        check(_vocab_size(self._h(), ctypes.byref(n)))
+        check(_vocab_size(self._handle(), ctypes.byref(n)))
         return n.value
 
     @property
     def bos_id(self) -> Optional[int]:
         """Beginning-of-sequence id, or None."""
         v = ctypes.c_int32()
-        check(_bos_id(self._h(), ctypes.byref(v)))
+        check(_bos_id(self._handle(), ctypes.byref(v)))
         return None if v.value < 0 else v.value
 
     @property
     def eos_id(self) -> Optional[int]:
         """End-of-sequence id, or None."""
         v = ctypes.c_int32()
-        check(_eos_id(self._h(), ctypes.byref(v)))
+        check(_eos_id(self._handle(), ctypes.byref(v)))
         return None if v.value < 0 else v.value
 
     def is_eog(self, token: int) -> bool:
         """Whether ``token`` ends generation (EOS, <|im_end|>, <end_of_turn>, <|eot_id|>, ...)."""
         v = ctypes.c_int32()
-        check(_is_eog(self._h(), int(token), ctypes.byref(v)))
+        check(_is_eog(self._handle(), int(token), ctypes.byref(v)))
         return bool(v.value)
