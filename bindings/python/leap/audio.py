@@ -15,7 +15,6 @@ from typing import Any, Union
 
 from . import _lib
 from ._lib import c_status, check, float_buffer, fn, take_bytes, take_floats
-from .errors import InvalidArgumentError
 
 __all__ = ["PCM", "Resampler", "decode_wav", "load_wav", "resample", "encode_wav",
            "INPUT_SAMPLE_RATE", "OUTPUT_SAMPLE_RATE"]
@@ -131,16 +130,20 @@ def encode_wav(samples: Any, sample_rate: int, channel_count: int = 1, encoding:
     return take_bytes(out, size.value)
 
 
-class Resampler:
+class Resampler(_lib.OwnedHandle):
     """Streaming resampler for one mono stream: ``process`` chunks of any size, then ``flush``. The
     concatenated outputs equal one :func:`resample` call over the whole stream. After ``flush`` it is
     ready for a new stream. Not thread-safe."""
 
+    _kind = "resampler"
+    _free = staticmethod(_rs_free)
+
     def __init__(self, from_rate: int, to_rate: int) -> None:
-        self._h = leap_resampler_p()
-        check(_rs_create(int(from_rate), int(to_rate), ctypes.byref(self._h)))
         self.from_rate = int(from_rate)
         self.to_rate = int(to_rate)
+        h = leap_resampler_p()
+        check(_rs_create(self.from_rate, self.to_rate, ctypes.byref(h)))
+        self._h = h
 
     def process(self, samples: Any) -> array:
         ptr, n, keep = float_buffer(samples)
@@ -156,24 +159,5 @@ class Resampler:
         check(_rs_flush(self._handle(), ctypes.byref(out), ctypes.byref(count)))
         return take_floats(out, count.value)
 
-    def _handle(self) -> Any:
-        if not self._h:
-            raise InvalidArgumentError("the resampler is closed")
-        return self._h
-
-    def close(self) -> None:
-        if self._h:
-            _rs_free(self._h)
-            self._h = leap_resampler_p()
-
     def __enter__(self) -> "Resampler":
         return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass

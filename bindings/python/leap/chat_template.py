@@ -65,34 +65,23 @@ def message_to_template_dict(m: ChatMessage) -> Dict[str, Any]:
     return d
 
 
-class ChatTemplate:
+class ChatTemplate(_lib.OwnedHandle):
     """A parsed chat template (immutable; may be rendered from several threads)."""
+
+    _kind = "chat template"
+    _free = staticmethod(_free)
 
     CHATML: str = (_chatml() or b"").decode("utf-8")
     """The ChatML template libleap falls back to for models that carry none."""
 
     def __init__(self, source: str) -> None:
-        self._p = leap_chat_template_p()
-        check(_create(utf8(source), ctypes.byref(self._p)))
         self.source = source
-
-    def close(self) -> None:
-        """Release the template now (also done when the object is garbage collected)."""
-        if self._p:
-            _free(self._p)
-            self._p = leap_chat_template_p()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:  # noqa: BLE001 - interpreter shutdown
-            pass
+        h = leap_chat_template_p()
+        check(_create(utf8(source), ctypes.byref(h)))
+        self._h = h
 
     def __enter__(self) -> "ChatTemplate":
         return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     def render(self, messages: Sequence[MessageLike], tools: Optional[Sequence[Dict[str, Any]]] = None,
                add_generation_prompt: bool = True, **variables: Any) -> str:
@@ -100,11 +89,10 @@ class ChatTemplate:
         dicts). The template also sees ``add_generation_prompt``, ``bos_token`` / ``eos_token`` ("" unless
         given) and every keyword in ``variables`` (e.g. ``enable_thinking=False``), which are JSON-encoded.
         """
-        if not self._p:
-            raise ValueError("the template was closed")
+        h = self._handle()
         msgs = [message_to_template_dict(m) if isinstance(m, ChatMessage) else m for m in messages]
         out = ctypes.c_void_p()
-        check(_render(self._p, utf8(json.dumps(msgs, ensure_ascii=False)),
+        check(_render(h, utf8(json.dumps(msgs, ensure_ascii=False)),
                       None if tools is None else utf8(json.dumps(list(tools), ensure_ascii=False)),
                       1 if add_generation_prompt else 0,
                       utf8(json.dumps(variables, ensure_ascii=False)), ctypes.byref(out)))
