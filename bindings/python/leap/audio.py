@@ -15,6 +15,7 @@ from typing import Any, Union
 
 from . import _lib
 from ._lib import c_status, check, float_buffer, fn, take_bytes, take_floats
+from .errors import InvalidArgumentError
 
 __all__ = ["PCM", "Resampler", "decode_wav", "load_wav", "resample", "encode_wav",
            "INPUT_SAMPLE_RATE", "OUTPUT_SAMPLE_RATE"]
