@@ -35,10 +35,7 @@ private func borrowSampler(_ p: OpaquePointer?) throws -> SamplerBox {
 
 @c @implementation
 public func leap_context_params_init(_ p: UnsafeMutablePointer<leap_context_params>?, _ size: Int) {
-    guard let p, size >= MemoryLayout<UInt32>.size else { return }
-    var d = leap_context_params()
-    d.struct_size = UInt32(min(size, MemoryLayout<leap_context_params>.size))
-    writeParams(d, to: p, size: size)
+    initParams(leap_context_params(), into: p, size: size)
 }
 
 @c @implementation
@@ -170,10 +167,8 @@ public func leap_model_token_is_eog(_ m: OpaquePointer?, _ token: Int32, _ out: 
 
 @c @implementation
 public func leap_sampler_params_init(_ p: UnsafeMutablePointer<leap_sampler_params>?, _ size: Int) {
-    guard let p, size >= MemoryLayout<UInt32>.size else { return }
     let s = SamplerParams()
     var d = leap_sampler_params()
-    d.struct_size = UInt32(min(size, MemoryLayout<leap_sampler_params>.size))
     d.temperature = s.temperature
     d.top_k = Int32(s.topK)
     d.top_p = s.topP
@@ -183,7 +178,7 @@ public func leap_sampler_params_init(_ p: UnsafeMutablePointer<leap_sampler_para
     d.presence_penalty = s.presencePenalty
     d.penalty_last_n = Int32(s.penaltyLastN)
     d.seed = s.seed
-    writeParams(d, to: p, size: size)
+    initParams(d, into: p, size: size)
 }
 
 @c @implementation

@@ -105,9 +105,7 @@ func generationOptions(_ p: UnsafePointer<leap_generation_options>?) throws -> G
 
 @c @implementation
 public func leap_generation_options_init(_ p: UnsafeMutablePointer<leap_generation_options>?, _ size: Int) {
-    guard let p, size >= MemoryLayout<UInt32>.size else { return }
     var d = leap_generation_options()
-    d.struct_size = UInt32(min(size, MemoryLayout<leap_generation_options>.size))
     d.temperature = -1
     d.top_p = -1
     d.min_p = -1
@@ -121,15 +119,12 @@ public func leap_generation_options_init(_ p: UnsafeMutablePointer<leap_generati
     d.function_call_parser = 1  // LEAP_FUNCTION_CALL_PARSER_LFM
     d.inline_thinking_tags = 0
     d.enable_thinking = 0
-    writeParams(d, to: p, size: size)
+    initParams(d, into: p, size: size)
 }
 
 @c @implementation
 public func leap_generation_callbacks_init(_ p: UnsafeMutablePointer<leap_generation_callbacks>?, _ size: Int) {
-    guard let p, size >= MemoryLayout<UInt32>.size else { return }
-    var d = leap_generation_callbacks()
-    d.struct_size = UInt32(min(size, MemoryLayout<leap_generation_callbacks>.size))
-    writeParams(d, to: p, size: size)
+    initParams(leap_generation_callbacks(), into: p, size: size)
 }
 
 @c @implementation

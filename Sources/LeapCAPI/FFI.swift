@@ -118,3 +118,13 @@ func writeParams<T>(_ value: T, to p: UnsafeMutablePointer<T>, size: Int) {
         if let base = src.baseAddress { UnsafeMutableRawPointer(p).copyMemory(from: base, byteCount: n) }
     }
 }
+
+/// The body of every `leap_*_init(&s, sizeof s)`: writes `defaults` into the caller's struct (at most
+/// `size` bytes) with `struct_size` set to the bytes that struct really has. A NULL pointer or a size too
+/// small to hold `struct_size` is ignored (these functions return nothing).
+func initParams<T>(_ defaults: T, into p: UnsafeMutablePointer<T>?, size: Int) {
+    guard let p, size >= MemoryLayout<UInt32>.size else { return }
+    var d = defaults
+    withUnsafeMutableBytes(of: &d) { $0.storeBytes(of: UInt32(min(size, MemoryLayout<T>.size)), as: UInt32.self) }
+    writeParams(d, to: p, size: size)
+}

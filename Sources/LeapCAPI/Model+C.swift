@@ -25,13 +25,11 @@ func optionalUTF8(_ p: UnsafePointer<CChar>?, _ name: StaticString) throws -> St
 
 @c @implementation
 public func leap_model_params_init(_ p: UnsafeMutablePointer<leap_model_params>?, _ size: Int) {
-    guard let p, size >= MemoryLayout<UInt32>.size else { return }
     var d = leap_model_params()
-    d.struct_size = UInt32(min(size, MemoryLayout<leap_model_params>.size))
     d.n_threads = 0
     d.context_size = 0
     d.auto_detect_companion_files = 1
-    writeParams(d, to: p, size: size)
+    initParams(d, into: p, size: size)
 }
 
 @c @implementation
