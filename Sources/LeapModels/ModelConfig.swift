@@ -6,6 +6,8 @@ package enum Architecture: String, Sendable, CaseIterable {
     case lfm2
     case llama
     case gemma3
+    case qwen2
+    case qwen3
 }
 
 /// What a layer mixes tokens with.
@@ -83,6 +85,18 @@ struct ArchKeys {
             return xs.map { Int($0) }
         }
         return [Int](repeating: try file.metadata.int(full), count: n)
+    }
+
+    /// RoPE frequency scale as llama.cpp reads it: `rope.scaling.type` (default "linear") with
+    /// `rope.scaling.factor` (or the older `rope.scale_linear`); other scaling types are not implemented.
+    func ropeFreqScale() throws -> Float {
+        let type = try file.optionalString(prefix + "rope.scaling.type") ?? "linear"
+        let factor = try float("rope.scaling.factor") ?? float("rope.scale_linear") ?? 0
+        switch type {
+        case "none": return 1
+        case "linear": return factor > 0 ? 1 / factor : 1
+        default: throw LeapError.unsupported("\(prefix)rope.scaling.type '\(type)' is not supported (only none and linear) in \(file.path)")
+        }
     }
 
     func positive(_ key: String, _ v: Int, max limit: Int = 1 << 24) throws -> Int {
