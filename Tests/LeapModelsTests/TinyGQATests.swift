@@ -7,23 +7,26 @@ import LeapModels
 let tinyGQAModels: [(String, Architecture)] = [
     ("llama3-tiny-f32", .llama), ("llama3-tiny-q8_0", .llama),
     ("qwen2-tiny-f16", .qwen2), ("qwen2-tiny-q8_0", .qwen2),
-    ("qwen3-tiny-f32", .qwen3), ("qwen3-tiny-q8_0", .qwen3),
+    ("qwen3-tiny-f32", .qwen3), ("qwen3-tiny-q8_0", .qwen3), ("qwen3-tiny-q4_k", .qwen3),
 ]
 
-/// Largest |ours - llama.cpp| over the five logits llama.cpp ranked highest at every teacher-forced position,
-/// and the largest |logit| among them (the scale the difference is judged against).
-private func top5LogitDiff(_ model: LanguageModel, _ g: LlamaCppGolden) throws -> (diff: Float, scale: Float) {
+/// Teacher-forced over the golden tokens: the largest |ours - llama.cpp| over the five logits llama.cpp ranked
+/// highest at every position, the largest |logit| among them (the scale the difference is judged against),
+/// and the largest argmax gap (our top logit minus our logit of llama.cpp's top token: 0 when the argmaxes
+/// agree everywhere, small when they differ only on near-ties).
+private func teacherForcedDiffs(_ model: LanguageModel, _ g: LlamaCppGolden) throws -> (diff: Float, scale: Float, argmaxGap: Float) {
     let ctx = try model.makeContext(contextSize: 256)
     try ctx.eval(tokens: g.tokens, wantAllLogits: true)
-    var d: Float = 0, scale: Float = 0
+    var d: Float = 0, scale: Float = 0, gap: Float = 0
     for (p, gp) in g.positions.enumerated() {
         let row = try ctx.logits(at: p)
         for (id, logit) in gp.top {
             d = max(d, abs(row[Int(id)] - logit))
             scale = max(scale, abs(logit))
         }
+        gap = max(gap, row[Int(argmax(row))] - row[Int(gp.argmax)])
     }
-    return (d, scale)
+    return (d, scale, gap)
 }
 
 /// Greedy decoding teacher-forced on llama.cpp's continuation of each golden prompt. Returns, per prompt,
@@ -57,17 +60,20 @@ func tinyGQAMatchesLlamaCpp(name: String, arch: Architecture) throws {
     #expect(model.config.nVocab == g.nVocab)
     #expect(model.config.ropeNeox == (arch != .llama))
     let s = try compareTeacherForced(model, g)
-    let top5 = try top5LogitDiff(model, g)
+    let tf = try teacherForcedDiffs(model, g)
     let greedy = try greedyAgreement(model, g, count: 32)
-    print("\(name): argmax agreement \(s.agreement), ppl \(s.perplexity) vs llama.cpp \(g.perplexity), max top-5 logit diff \(top5.diff) (largest logit \(top5.scale)), greedy prefix \(greedy.map(\.prefix)), max near-tie gap \(greedy.map(\.gap).max() ?? 0)")
-    // Float weights differ from llama.cpp only by the F16 KV cache rounding and summation order; Q8_0 files
-    // also by 8-bit activation blocks, which flip greedy steps where llama.cpp's top two logits are within
-    // ~0.015 (llama3-tiny-q8_0: 2 of 128 steps), so a mismatching step must be such a near-tie.
-    let quantized = name.contains("q8_0")
-    #expect(s.agreement >= 0.98)
+    print("\(name): argmax agreement \(s.agreement) (max near-tie gap \(tf.argmaxGap)), ppl \(s.perplexity) vs llama.cpp \(g.perplexity), max top-5 logit diff \(tf.diff) (largest logit \(tf.scale)), greedy prefix \(greedy.map(\.prefix)) (max near-tie gap \(greedy.map(\.gap).max() ?? 0))")
+    // Float weights differ from llama.cpp only by the F16 KV cache rounding and summation order: every argmax
+    // and greedy step agrees. Quantized files also differ by 8-bit activation blocks (rounded differently by
+    // each kernel ISA), and their random untied outputs give flat distributions over 512 tokens whose top two
+    // logits are often within 0.05: there a mismatching argmax or greedy step must be such a near-tie
+    // (llama3-tiny-q8_0: llama.cpp's margins at the two flipped greedy steps are 0.010 and 0.014).
+    let quantized = !(name.hasSuffix("f32") || name.hasSuffix("f16"))
+    #expect(s.agreement >= (quantized ? 0.95 : 1.0))
+    #expect(tf.argmaxGap < (quantized ? 0.1 : 1e-6))
     #expect(abs(s.perplexity / g.perplexity - 1) < 0.01)
-    #expect(top5.diff < (quantized ? 0.2 : 0.01))
-    #expect(greedy.allSatisfy { $0.gap < (quantized ? 0.05 : 1e-6) })
+    #expect(tf.diff < (quantized ? 0.2 : 0.01))
+    #expect(greedy.allSatisfy { $0.gap < (quantized ? 0.1 : 1e-6) })
     #expect(greedy.filter { $0.prefix >= 32 }.count >= (quantized ? 2 : g.generations.count))
 }
 
@@ -104,8 +110,8 @@ func tinyGQABatchPrefillEqualsDecode(name: String, arch: Architecture) throws {
     let original = try #require(readBytes(modelFixturesDir + "/llama3-tiny-f32.gguf"))
     let bytes = try #require(renaming("rope_freqs.weight", to: "rope_frexs.weight", in: original))
     let model = try LanguageModel.load(file: try GGUFFile(bytes: bytes), threads: 2)
-    let top5 = try top5LogitDiff(model, g)
-    #expect(top5.diff > 0.5, "max top-5 logit diff without rope_freqs: \(top5.diff)")
+    let tf = try teacherForcedDiffs(model, g)
+    #expect(tf.diff > 0.5, "max top-5 logit diff without rope_freqs: \(tf.diff)")
 }
 
 @Test(arguments: [
