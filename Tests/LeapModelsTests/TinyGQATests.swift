@@ -1,6 +1,7 @@
 import Testing
 import LeapGGUF
 import LeapModels
+import LeapTokenizer
 
 /// Tiny random-weight Llama 3 (rope_freqs), Qwen2 (Q/K/V biases) and Qwen3 (Q/K norms) files from
 /// scripts/fixtures/make_tiny_gqa.py, against llama.cpp goldens (make_model_goldens.py --gqa-only).
@@ -128,4 +129,23 @@ func tinyGQAMissingTensorIsNamed(name: String, tensor: String, renamed: String) 
     } catch {
         #expect("\(error)".contains(tensor), "\(error)")
     }
+}
+
+/// The whole text path of these files: our tokenizer (pre-tokenizer llama-bpe with BOS for llama, qwen2
+/// without BOS) reproduces the ids llama.cpp fed the model for the goldens.
+@Test(arguments: tinyGQAModels)
+func tinyGQATokenizesLikeLlamaCpp(name: String, arch: Architecture) throws {
+    let g = try #require(LlamaCppGolden(path: goldensDir + "/\(name).llamacpp.txt"))
+    let file = try GGUFFile(path: modelFixturesDir + "/\(name).gguf")
+    let tokenizer = try Tokenizer(vocabulary: TokenizerVocabulary(gguf: file))
+    var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
+    parts.removeLast(3)  // Tests/LeapModelsTests/TinyGQATests.swift
+    let text = try #require(readText(parts.joined(separator: "/") + "/scripts/fixtures/golden_text.txt"))
+    let ids = tokenizer.tokenize(text, addSpecial: true, parseSpecial: false)
+    #expect(Array(ids.prefix(g.tokens.count)) == g.tokens)
+    #expect((ids.first == 1) == (arch == .llama))
+    // The greedy prompts of make_model_goldens.py (PROMPTS), in order.
+    let prompts = ["The capital of France is", "Once upon a time, there was a little robot who",
+                   "def fibonacci(n):\n", "Water boils at a temperature of"]
+    #expect(g.generations.map(\.prompt) == prompts.map { tokenizer.tokenize($0, addSpecial: true, parseSpecial: false) })
 }
