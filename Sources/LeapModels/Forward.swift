@@ -246,17 +246,26 @@ extension InferenceContext {
 
     /// RoPE with ggml's angle recurrence (θ_0 = pos, θ_{i+1} = θ_i · base^(-2/n_rot) in float, cosf/sinf),
     /// so that positions deep in the context rotate exactly as in llama.cpp. Llama 3 frequency factors
-    /// divide θ_i before the frequency scale, in ggml's order: freqScale · (θ_i / factor_i).
+    /// divide θ_i before the frequency scale, in ggml's order: freqScale · (θ_i / factor_i); YaRN blends
+    /// that with θ_i / factor_i by its ramp and scales cos/sin (RopeScaling.swift).
     func ropeGGML(_ x: UnsafeMutablePointer<Float>, heads: Int, pos: Float, base: Float, freqScale: Float) {
         let hd = cfg.headDim, nRot = cfg.nRot, half = nRot / 2
         let thetaScale = powf(base, -2.0 / Float(nRot))
         let factors = model.weights.ropeFreqFactors  // [half] when present (checked at load)
+        let yarn = cfg.ropeYaRN
         withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * half) { cs in
             var theta = pos
             for i in 0..<half {
-                let a = freqScale * (factors.map { theta / $0[i] } ?? theta)
-                cs[2 * i] = cosf(a)
-                cs[2 * i + 1] = sinf(a)
+                let extrap = factors.map { theta / $0[i] } ?? theta
+                var a = freqScale * extrap
+                var m: Float = 1
+                if let yarn {
+                    let mix = yarn.ramp(i) * yarn.extFactor
+                    a = a * (1 - mix) + extrap * mix
+                    m = yarn.mscale
+                }
+                cs[2 * i] = cosf(a) * m
+                cs[2 * i + 1] = sinf(a) * m
                 theta *= thetaScale
             }
             for h in 0..<heads {

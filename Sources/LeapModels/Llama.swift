@@ -42,16 +42,21 @@ func plainGQAConfig(_ file: GGUFFile, _ arch: Architecture, ropeNeox: Bool, defa
         throw LeapError.modelLoading("\(name): rope.dimension_count \(nRot) must be even and <= head dim \(headDim)")
     }
     let kinds = [LayerKind](repeating: .attention, count: nLayer)
-    return ModelConfig(
+    let nCtxTrain = try keys.optional("context_length") ?? defaultContext
+    let ropeBase = try keys.float("rope.freq_base") ?? 10000
+    let (freqScale, yarn) = try keys.ropeScaling(nRot: nRot, base: ropeBase, nCtxTrain: nCtxTrain)
+    var cfg = ModelConfig(
         architecture: arch, name: try file.optionalString("general.name") ?? name,
-        nLayer: nLayer, nEmbd: nEmbd, nVocab: 0, nCtxTrain: try keys.optional("context_length") ?? defaultContext,
+        nLayer: nLayer, nEmbd: nEmbd, nVocab: 0, nCtxTrain: nCtxTrain,
         nFF: nFF, nHead: nHead, nHeadKV: nHeadKV, headDim: headDim, layerKinds: kinds,
         rmsEps: try keys.float("attention.layer_norm_rms_epsilon") ?? defaultEps,
-        ropeBase: try keys.float("rope.freq_base") ?? 10000, ropeFreqScale: try keys.ropeFreqScale(), ropeBaseSWA: 10000,
+        ropeBase: ropeBase, ropeFreqScale: freqScale, ropeBaseSWA: 10000,
         nRot: nRot, ropeNeox: ropeNeox, slidingWindow: 0, isSlidingLayer: [Bool](repeating: false, count: nLayer),
         embedScale: nil, queryScale: 1 / Float(headDim).squareRoot(), queryPreScaled: false,
         activation: .silu, convLCache: 0, finalLogitSoftcap: nil,
         chatTemplate: try file.optionalString("tokenizer.chat_template"))
+    cfg.ropeYaRN = yarn
+    return cfg
 }
 
 /// Embedding, every attention + SwiGLU layer, final norm and (tied or separate) output of a plain GQA decoder.

@@ -48,6 +48,7 @@ package struct ModelConfig: Sendable {
     package var convLCache: Int          // LFM2 short-conv kernel length (3)
     package var finalLogitSoftcap: Float?
     package var chatTemplate: String?
+    package var ropeYaRN: RopeYaRN? = nil  // YaRN context extension (rope.scaling.type "yarn"), see RopeScaling.swift
 
     package var nAttentionLayers: Int { layerKinds.filter { $0 == .attention }.count }
     package var maxHeadKV: Int { nHeadKV.max() ?? 0 }
@@ -85,18 +86,6 @@ struct ArchKeys {
             return xs.map { Int($0) }
         }
         return [Int](repeating: try file.metadata.int(full), count: n)
-    }
-
-    /// RoPE frequency scale as llama.cpp reads it: `rope.scaling.type` (default "linear") with
-    /// `rope.scaling.factor` (or the older `rope.scale_linear`); other scaling types are not implemented.
-    func ropeFreqScale() throws -> Float {
-        let type = try file.optionalString(prefix + "rope.scaling.type") ?? "linear"
-        let factor = try float("rope.scaling.factor") ?? float("rope.scale_linear") ?? 0
-        switch type {
-        case "none": return 1
-        case "linear": return factor > 0 ? 1 / factor : 1
-        default: throw LeapError.unsupported("\(prefix)rope.scaling.type '\(type)' is not supported (only none and linear) in \(file.path)")
-        }
     }
 
     func positive(_ key: String, _ v: Int, max limit: Int = 1 << 24) throws -> Int {

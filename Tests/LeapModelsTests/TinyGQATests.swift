@@ -9,6 +9,7 @@ let tinyGQAModels: [(String, Architecture)] = [
     ("llama3-tiny-f32", .llama), ("llama3-tiny-q8_0", .llama),
     ("qwen2-tiny-f16", .qwen2), ("qwen2-tiny-q8_0", .qwen2),
     ("qwen3-tiny-f32", .qwen3), ("qwen3-tiny-q8_0", .qwen3), ("qwen3-tiny-q4_k", .qwen3),
+    ("qwen3-tiny-yarn-f32", .qwen3),
 ]
 
 /// Teacher-forced over the golden tokens: the largest |ours - llama.cpp| over the five logits llama.cpp ranked
@@ -101,18 +102,39 @@ func tinyGQABatchPrefillEqualsDecode(name: String, arch: Architecture) throws {
     // Qwen3: head dim from attention.key_length, so n_head × head_dim (4 × 32) != n_embd (64).
     let qwen3 = try loadTiny("qwen3-tiny-f32").config
     #expect(qwen3.headDim == 32 && qwen3.nHead * qwen3.headDim == 128 && qwen3.nEmbd == 64)
-    #expect(qwen3.rmsEps == 1e-6 && qwen3.nHeadKV == [2, 2, 2])
+    #expect(qwen3.rmsEps == 1e-6 && qwen3.nHeadKV == [2, 2, 2] && qwen3.ropeYaRN == nil)
+    let yarn = try loadTiny("qwen3-tiny-yarn-f32").config
+    #expect(yarn.ropeFreqScale == 0.25 && yarn.ropeYaRN != nil)
 }
 
-/// The Llama 3 frequency factors change the logits: without `rope_freqs.weight` the model no longer
-/// matches llama.cpp (guards against the factors being read but not applied).
-@Test func llama3WithoutRopeFreqsDisagreesWithLlamaCpp() throws {
-    let g = try #require(LlamaCppGolden(path: goldensDir + "/llama3-tiny-f32.llamacpp.txt"))
-    let original = try #require(readBytes(modelFixturesDir + "/llama3-tiny-f32.gguf"))
-    let bytes = try #require(renaming("rope_freqs.weight", to: "rope_frexs.weight", in: original))
+@Test func unknownRopeScalingTypeIsUnsupported() throws {
+    let original = try #require(readBytes(modelFixturesDir + "/qwen3-tiny-yarn-f32.gguf"))
+    // The first "yarn" is in general.name ("qwen3-tiny-yarn-f32"), the second is rope.scaling.type's value.
+    let nameRenamed = try #require(renaming("yarn", to: "yarx", in: original))
+    let bytes = try #require(renaming("yarn", to: "yarx", in: nameRenamed))
+    do {
+        _ = try LanguageModel.load(file: try GGUFFile(bytes: bytes))
+        Issue.record("loaded with rope.scaling.type yarx")
+    } catch {
+        #expect("\(error)".contains("qwen3.rope.scaling.type 'yarx'"), "\(error)")
+    }
+}
+
+/// RoPE scaling changes the logits: without Llama 3's `rope_freqs.weight`, or with the YaRN file's
+/// scaling type hidden (so that its factor 4 becomes llama.cpp's default linear scaling), the model no
+/// longer matches llama.cpp (guards against the scaling being read but not applied).
+@Test(arguments: [
+    ("llama3-tiny-f32", "rope_freqs.weight", "rope_frexs.weight"),
+    ("qwen3-tiny-yarn-f32", "qwen3.rope.scaling.type", "qwen3.rope.scaling.tyqe"),
+])
+func ropeScalingMattersAgainstLlamaCpp(name: String, key: String, renamed: String) throws {
+    let g = try #require(LlamaCppGolden(path: goldensDir + "/\(name).llamacpp.txt"))
+    let original = try #require(readBytes(modelFixturesDir + "/\(name).gguf"))
+    let bytes = try #require(renaming(key, to: renamed, in: original))
     let model = try LanguageModel.load(file: try GGUFFile(bytes: bytes), threads: 2)
     let tf = try teacherForcedDiffs(model, g)
-    #expect(tf.diff > 0.5, "max top-5 logit diff without rope_freqs: \(tf.diff)")
+    print("\(name) without \(key): max top-5 logit diff \(tf.diff)")
+    #expect(tf.diff > 0.5)
 }
 
 @Test(arguments: [
