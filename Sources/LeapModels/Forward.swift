@@ -256,7 +256,8 @@ extension InferenceContext {
         withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * half) { cs in
             var theta = pos
             for i in 0..<half {
-                let extrap = factors.map { theta / $0[i] } ?? theta
+                var extrap = theta
+                if let factors { extrap = theta / factors[i] }
                 var a = freqScale * extrap
                 var m: Float = 1
                 if let yarn {
