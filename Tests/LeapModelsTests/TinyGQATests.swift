@@ -9,7 +9,7 @@ let tinyGQAModels: [(String, Architecture)] = [
     ("llama3-tiny-f32", .llama), ("llama3-tiny-q8_0", .llama),
     ("qwen2-tiny-f16", .qwen2), ("qwen2-tiny-q8_0", .qwen2),
     ("qwen3-tiny-f32", .qwen3), ("qwen3-tiny-q8_0", .qwen3), ("qwen3-tiny-q4_k", .qwen3),
-    ("qwen3-tiny-yarn-f32", .qwen3),
+    ("qwen3-tiny-yarn-f16", .qwen3),
 ]
 
 /// Teacher-forced over the golden tokens: the largest |ours - llama.cpp| over the five logits llama.cpp ranked
@@ -103,13 +103,13 @@ func tinyGQABatchPrefillEqualsDecode(name: String, arch: Architecture) throws {
     let qwen3 = try loadTiny("qwen3-tiny-f32").config
     #expect(qwen3.headDim == 32 && qwen3.nHead * qwen3.headDim == 128 && qwen3.nEmbd == 64)
     #expect(qwen3.rmsEps == 1e-6 && qwen3.nHeadKV == [2, 2, 2] && qwen3.ropeYaRN == nil)
-    let yarn = try loadTiny("qwen3-tiny-yarn-f32").config
+    let yarn = try loadTiny("qwen3-tiny-yarn-f16").config
     #expect(yarn.ropeFreqScale == 0.25 && yarn.ropeYaRN != nil)
 }
 
 @Test func unknownRopeScalingTypeIsUnsupported() throws {
-    let original = try #require(readBytes(modelFixturesDir + "/qwen3-tiny-yarn-f32.gguf"))
-    // The first "yarn" is in general.name ("qwen3-tiny-yarn-f32"), the second is rope.scaling.type's value.
+    let original = try #require(readBytes(modelFixturesDir + "/qwen3-tiny-yarn-f16.gguf"))
+    // The first "yarn" is in general.name ("qwen3-tiny-yarn-f16"), the second is rope.scaling.type's value.
     let nameRenamed = try #require(renaming("yarn", to: "yarx", in: original))
     let bytes = try #require(renaming("yarn", to: "yarx", in: nameRenamed))
     do {
@@ -125,7 +125,7 @@ func tinyGQABatchPrefillEqualsDecode(name: String, arch: Architecture) throws {
 /// longer matches llama.cpp (guards against the scaling being read but not applied).
 @Test(arguments: [
     ("llama3-tiny-f32", "rope_freqs.weight", "rope_frexs.weight"),
-    ("qwen3-tiny-yarn-f32", "qwen3.rope.scaling.type", "qwen3.rope.scaling.tyqe"),
+    ("qwen3-tiny-yarn-f16", "qwen3.rope.scaling.type", "qwen3.rope.scaling.tyqe"),
 ])
 func ropeScalingMattersAgainstLlamaCpp(name: String, key: String, renamed: String) throws {
     let g = try #require(LlamaCppGolden(path: goldensDir + "/\(name).llamacpp.txt"))
