@@ -457,26 +457,58 @@ LEAP_API const char *leap_chat_template_chatml(void);
  * loading: one leap_model may be used from any number of threads and conversations at once. */
 typedef struct leap_model leap_model;
 
+/*
+ * Companion files of multimodal models (LEAP): the vision / audio projector ("mmproj"), the audio decoder
+ * (vocoder) and the audio tokenizer. A path given in leap_model_params wins; for a kind left NULL, with
+ * auto_detect_companion_files = 1 (the default), the model's directory is searched as LEAP does:
+ *   - mmproj: a file named mmproj*.gguf;
+ *   - audio decoder: a .gguf or .bin file whose name contains "audio" and "decoder";
+ *   - audio tokenizer: never detected (LEAP does not either); give its path.
+ * Names are compared without case; when several files match, the first by name (byte order) wins; the
+ * model file itself is never a companion. Every companion, given or found, is checked at load: it must
+ * be a readable GGUF file (LEAP_ERR_IO when it cannot be opened, LEAP_ERR_MODEL_LOADING when it is not a
+ * valid GGUF; the message names the kind and the path), and a projector must be one
+ * (general.architecture "clip"). Audio decoders / tokenizers not named .gguf only need to be readable,
+ * non-empty files (LEAP accepts .bin decoders).
+ *
+ * This engine has no vision or audio encoder and no audio decoder yet: companions are reported
+ * (leap_model_companion_path) but not used. The model loads and chats as a text model; a prompt with an
+ * image or audio part fails with LEAP_ERR_UNSUPPORTED naming the part and the projector.
+ */
 typedef struct leap_model_params {
     uint32_t struct_size;
     int32_t n_threads;                   /* CPU threads for matrix work; 0 = physical cores (default)   */
     int32_t context_size;                /* tokens per conversation; 0 = min(trained context, 4096)     */
     const char *chat_template;           /* Jinja source overriding the model's; NULL = the model's own */
-    const char *mmproj_path;             /* vision / audio projector (multimodal models); NULL = none   */
-    const char *audio_decoder_path;      /* audio decoder (audio-out models); NULL = none               */
+    const char *mmproj_path;             /* vision / audio projector (multimodal models); NULL = none
+                                            given (auto-detected, see above)                            */
+    const char *audio_decoder_path;      /* audio decoder (audio-out models); NULL = none given         */
     const char *audio_tokenizer_path;    /* audio tokenizer (audio-out models); NULL = none             */
-    int32_t auto_detect_companion_files; /* 1 (default): find mmproj-*.gguf / *audio*decoder* next to
-                                            the model when the paths above are NULL                    */
+    int32_t auto_detect_companion_files; /* 1 (default): find mmproj*.gguf / *audio*decoder*.gguf|.bin
+                                            next to the model for the paths above left NULL; 0: only the
+                                            given paths                                                 */
 } leap_model_params;
 
 /* Writes the defaults into *params (at most struct_size bytes) and sets params->struct_size. */
 LEAP_API void leap_model_params_init(leap_model_params *params, size_t struct_size);
 
-/* Loads a GGUF file. params may be NULL (defaults). Errors: LEAP_ERR_IO (cannot open / map),
- * LEAP_ERR_MODEL_LOADING (bad file, missing tensor or key: the message names it), LEAP_ERR_UNSUPPORTED
- * (architecture or tensor type). */
+/* Loads a GGUF file. params may be NULL (defaults). Errors: LEAP_ERR_IO (cannot open / map the model or a
+ * companion), LEAP_ERR_MODEL_LOADING (bad file, missing tensor or key, invalid companion: the message
+ * names it), LEAP_ERR_UNSUPPORTED (architecture or tensor type). */
 LEAP_API leap_status leap_model_load(const char *gguf_path, const leap_model_params *params,
                                      leap_model **out_model);
+
+typedef enum leap_companion_kind {
+    LEAP_COMPANION_MMPROJ = 0,          /* vision / audio projector */
+    LEAP_COMPANION_AUDIO_DECODER = 1,
+    LEAP_COMPANION_AUDIO_TOKENIZER = 2
+} leap_companion_kind;
+
+/* The companion file of `kind` the model was loaded with (given or auto-detected), as a path built from
+ * the model's path (relative when that was relative), or *out_path = NULL when there is none. Release it
+ * with leap_string_free(). A kind outside the enum gives LEAP_ERR_INVALID_ARGUMENT. */
+LEAP_API leap_status leap_model_companion_path(const leap_model *model, leap_companion_kind kind,
+                                               char **out_path);
 /* Conversations and contexts keep the model alive: freeing it while they exist is allowed. */
 LEAP_API void leap_model_free(leap_model *model);
 
