@@ -645,8 +645,16 @@ LEAP_API leap_status leap_sampler_reset(leap_sampler *sampler);
  * evaluates new tokens. One generation at a time per conversation (a second gets LEAP_ERR_BUSY);
  * different conversations of one model may generate concurrently from different threads.
  * A leap_conversation and its leap_generation are used by one thread at a time, except
- * leap_conversation_stop(), which may be called from any thread at any time (while the conversation
- * handle is alive). Freeing the model while its conversations exist is allowed: they keep it alive.
+ * leap_conversation_stop() and leap_conversation_is_generating(), which may be called from any thread at
+ * any time (while the conversation handle is alive). Freeing the model while its conversations exist is
+ * allowed: they keep it alive.
+ *
+ * Stop semantics: leap_conversation_stop() applies to the generation running at that moment, including
+ * one that is still starting (leap_conversation_generate_begin has returned, or leap_conversation_generate
+ * has been entered, and the prompt is not evaluated yet): that generation ends at its next token boundary
+ * and completes with LEAP_FINISH_INTERRUPTED (also before its first token: 0 completion tokens). A stop
+ * while the conversation is idle does nothing and never carries over to a later generation. Starting,
+ * stopping and ending a generation are serialized, so no stop is lost in between.
  *
  * Streaming comes in two forms over the same engine:
  *   - leap_conversation_generate(): blocking, with callbacks (return non-zero from one to stop);
@@ -654,6 +662,16 @@ LEAP_API leap_status leap_sampler_reset(leap_sampler *sampler);
  * Events arrive in order: text chunks, reasoning chunks (text inside <think>...</think>), function calls
  * (when a call's closing marker arrives), audio samples; COMPLETE is always last. Text is valid UTF-8 and
  * never splits a character; tool-call markup never appears in text chunks.
+ *
+ * Generated audio (models that speak; text models never produce any): each chunk the model generates is
+ * one AUDIO_SAMPLE event / on_audio_sample call, right after the text of the token that produced it, as
+ * float32 mono samples in [-1, 1] at a sample rate that is constant within the turn (24000 Hz for current
+ * audio models). The turn's samples, concatenated, are also appended to the assistant message as an
+ * audio_pcm_f32 part after its text part, so they are in the COMPLETE message and in the history (and its
+ * JSON). When the history is replayed to a model, an assistant's generated audio counts as its text. A
+ * chunk at another sample rate than the turn's first, or with non-finite samples, ends the generation
+ * with LEAP_ERR_GENERATION ("generated audio: ..."), after the events that came before it. An error
+ * always comes after the events produced before it, with no COMPLETE.
  * ====================================================================================================== */
 
 typedef struct leap_conversation leap_conversation;
@@ -745,7 +763,7 @@ typedef struct leap_generation_callbacks {
     leap_text_callback on_chunk;
     leap_text_callback on_reasoning_chunk;
     leap_function_calls_callback on_function_calls;
-    leap_audio_callback on_audio_sample;  /* generated audio (see the audio section) */
+    leap_audio_callback on_audio_sample;  /* generated audio (see above and the audio section) */
     leap_complete_callback on_complete;
     leap_error_callback on_error;
     void *user_data;                    /* passed to every callback */
@@ -778,8 +796,11 @@ LEAP_API leap_status leap_conversation_remove_last(leap_conversation *conversati
  * (the bare {"name":...,"parameters":...} object is accepted too). It reaches the chat template as a tool. */
 LEAP_API leap_status leap_conversation_register_function(leap_conversation *conversation,
                                                          const char *function_json);
+/* 1 while a generation runs (from generate / generate_begin until it completes, fails or is freed), else
+ * 0. Any thread. */
 LEAP_API leap_status leap_conversation_is_generating(const leap_conversation *conversation, int32_t *out_flag);
-/* Asks a running generation to stop after the current token. Any thread; no-op when idle. */
+/* Asks the running (or starting) generation to stop after the current token: it completes with
+ * LEAP_FINISH_INTERRUPTED. Any thread; no-op when idle (see "Stop semantics" above). */
 LEAP_API leap_status leap_conversation_stop(leap_conversation *conversation);
 
 /* Generates the response to `message` (copied; appended to the history), blocking, delivering events
