@@ -25,6 +25,8 @@ package final class Generation {
     /// JSON-schema constraint: the matcher of the output so far, and the allowed-token mask buffer.
     private let matcher: GrammarMatcher?
     private var mask = TokenMask(vocabularySize: 0)
+    /// Keys of the constrained JSON so far: the grammar cannot tell two free-form keys apart.
+    private var keys = JSONKeyTracker()
     private var router: ResponseStreamProcessor
     /// The turn's generated audio: validated (one sample rate, finite samples) and collected for the final
     /// message; each chunk is also queued as an `.audioSample` event.
@@ -173,7 +175,18 @@ package final class Generation {
             runner.vocabularyIndex.fillMask(for: matcher, into: &mask)
             mask.apply(to: logits)
         }
-        let token = sampler.sample(logits: UnsafeBufferPointer(logits))
+        var token = sampler.sample(logits: UnsafeBufferPointer(logits))
+        if matcher != nil {
+            // A token closing a key its object already has is masked out and another one drawn (there is
+            // always one: a free-form key can go on with another character).
+            while !runner.tokenizer.isEndOfGeneration(token) && !keys.allows(runner.tokenizer.piece(token)) {
+                logits[Int(token)] = -.infinity
+                token = sampler.sample(logits: UnsafeBufferPointer(logits))
+                guard logits[Int(token)] > -.infinity else {
+                    throw LeapError(.internal, "the JSON-schema constraint left no token that does not repeat an object key")
+                }
+            }
+        }
         if generated.isEmpty { firstTokenTime = monotonicSeconds() }
         if runner.tokenizer.isEndOfGeneration(token) { return try finish(.stop) }
         generated.append(token)
@@ -183,6 +196,7 @@ package final class Generation {
             guard runner.vocabularyIndex.acceptToken(Int(token), matcher: matcher) else {
                 throw LeapError(.internal, "the sampler chose token \(token), which the JSON-schema constraint does not allow")
             }
+            keys.accept(runner.tokenizer.piece(token))
             if matcher.isComplete { return try finish(.constraint) }
         }
         if session.tokenCount + 1 > session.contextSize { return try finish(.exceedContext) }

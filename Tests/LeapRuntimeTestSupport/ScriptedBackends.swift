@@ -60,8 +60,9 @@ package final class ChatMLTemplate: ChatTemplateBackend {
     }
 }
 
-/// A "model" whose logits always favour the next token of a script; it advances when that token is
-/// evaluated. Records what it was asked to do so tests can check cache reuse.
+/// A "model" whose logits always favour the next token of a script (logit 100), with the one after it as
+/// second choice (logit 50: what it says when a constraint refuses the first); it advances past the token
+/// that is evaluated. Records what it was asked to do so tests can check cache reuse.
 package final class ScriptedModel: LanguageModelBackend {
     package let vocabularySize: Int
     package let architecture = "scripted"
@@ -115,11 +116,16 @@ package final class ScriptedSession: InferenceSessionBackend {
             pendingAudio += model.audio[cursor] ?? []
             cursor += 1
             onDecode?()
+        } else if t.count == 1, cursor + 1 < model.script.count, t[0] == model.script[cursor + 1] {
+            pendingAudio += model.audio[cursor + 1] ?? []
+            cursor += 2
+            onDecode?()
         } else {
             while cursor < model.script.count && model.turnEnds.contains(model.script[cursor]) { cursor += 1 }
         }
         tokens += t
         for i in logits.indices { logits[i] = 0 }
+        if cursor + 1 < model.script.count { logits[Int(model.script[cursor + 1])] = 50 }
         if cursor < model.script.count { logits[Int(model.script[cursor])] = 100 }
     }
 

@@ -272,6 +272,21 @@ func completion(_ events: [GenerationEvent]) -> (ChatMessage, GenerationFinishRe
         #expect(completion(events2)?.0.reasoningContent == "hmm")
     }
 
+    /// The scripted model wants to write `{"ok":1,"ok":2}` (with `"Paris"` as its second choice of key);
+    /// additional properties are allowed, but not the same key twice: the second `"ok"` is refused.
+    @Test func constrainedObjectsNeverRepeatAKey() throws {
+        let (runner, _, _) = makeRunner(script: ["{", "\"ok\"", ":", "1", ",", "\"ok\"", "\"Paris\"", ":", "2", "}", "<|im_end|>"])
+        var o = greedy
+        o.jsonSchemaConstraint = #"{"type":"object","additionalProperties":{"type":"integer"}}"#
+        o.maxTokens = 60
+        let conv = runner.createConversation()
+        let (text, events) = try collect(try conv.generate(ChatMessage(role: .user, text: "Hi"), options: o))
+        #expect(text == #"{"ok":1,"Paris":2}"#)
+        #expect(completion(events)?.1 == .constraint)
+        let value = try JSONParser.parse(text)  // rejects duplicate keys
+        #expect(value.objectValue?["ok"] == .int(1))
+    }
+
     /// The scripted model wants to say "Hello"; the constraint only lets a JSON boolean through.
     @Test func jsonSchemaConstraintMasksTokens() throws {
         let (runner, _, _) = makeRunner(script: ["Hello", "there", "<|im_end|>"])
