@@ -92,15 +92,20 @@ import Testing
         return cb
     }
 
+    /// leap_conversation_generate of "Hi", greedy, with `log`'s callbacks.
+    func generate(_ conv: OpaquePointer, _ log: Log) throws -> leap_status {
+        let m = try userMessage("Hi")
+        defer { leap_message_free(m) }
+        var cb = callbacks(log)
+        var o = greedy
+        return leap_conversation_generate(conv, m, &o, &cb)
+    }
+
     @Test func callbacksGetAudioInOrderWithTextAndTheMessageKeepsIt() throws {
         let (model, conv) = try conversation()
         defer { leap_conversation_free(conv); leap_model_free(model) }
-        let m = try userMessage("Hi")
-        defer { leap_message_free(m) }
         let log = Log()
-        var cb = callbacks(log)
-        var o = greedy
-        #expect(leap_conversation_generate(conv, m, &o, &cb) == LEAP_OK)
+        #expect(try generate(conv, log) == LEAP_OK)
         #expect(log.events == ["text:Hello", "audio:3@24000", "text: ", "text:there", "audio:1@24000", "audio:4@24000",
                                "complete", "message-pcm@24000"])
         #expect(log.samples == Self.a + Self.b + Self.c)
@@ -125,13 +130,9 @@ import Testing
     @Test func nonZeroFromTheAudioCallbackStopsWithinOneToken() throws {
         let (model, conv) = try conversation([0: [AudioChunk(samples: Self.a)], 1: [AudioChunk(samples: Self.b)]])
         defer { leap_conversation_free(conv); leap_model_free(model) }
-        let m = try userMessage("Hi")
-        defer { leap_message_free(m) }
         let log = Log()
         log.stopOnAudio = true
-        var cb = callbacks(log)
-        var o = greedy
-        #expect(leap_conversation_generate(conv, m, &o, &cb) == LEAP_OK)
+        #expect(try generate(conv, log) == LEAP_OK)
         #expect(log.events == ["text:Hello", "audio:3@24000", "complete", "message-pcm@24000"])
         #expect(log.reason == Int32(LEAP_FINISH_INTERRUPTED.rawValue))
         #expect(log.messagePCM == Self.a)
@@ -142,12 +143,8 @@ import Testing
     @Test func aSampleRateChangeIsAnErrorAfterTheEventsBeforeIt() throws {
         let (model, conv) = try conversation([0: [AudioChunk(samples: Self.a)], 2: [AudioChunk(samples: Self.b, sampleRate: 16_000)]])
         defer { leap_conversation_free(conv); leap_model_free(model) }
-        let m = try userMessage("Hi")
-        defer { leap_message_free(m) }
         let log = Log()
-        var cb = callbacks(log)
-        var o = greedy
-        #expect(leap_conversation_generate(conv, m, &o, &cb) == LEAP_ERR_GENERATION)
+        #expect(try generate(conv, log) == LEAP_ERR_GENERATION)
         #expect(log.events == ["text:Hello", "audio:3@24000", "text: ", "text:there"])
         #expect(log.error == "\(LEAP_ERR_GENERATION.rawValue): generated audio: audio chunk 1 has sample rate 16000 Hz, but this turn's audio is 24000 Hz")
         var n = 0

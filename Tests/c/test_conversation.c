@@ -59,19 +59,6 @@ static void generate(leap_conversation *conv, const char *prompt, const leap_gen
     leap_message *m = user(prompt);
     leap_generation_callbacks_init(&cb, sizeof cb);
     cb.on_chunk = on_chunk;
-    cb.on_complete = on_complete;
-    cb.on_error = on_error;
-    cb.user_data = c;
-    CHECK_OK(leap_conversation_generate(conv, m, o, &cb));
-    leap_message_free(m);
-}
-
-static void generate_with_audio_callback(leap_conversation *conv, const char *prompt, const leap_generation_options *o,
-                                        collector *c) {
-    leap_generation_callbacks cb;
-    leap_message *m = user(prompt);
-    leap_generation_callbacks_init(&cb, sizeof cb);
-    cb.on_chunk = on_chunk;
     cb.on_audio_sample = on_audio;
     cb.on_complete = on_complete;
     cb.on_error = on_error;
@@ -210,7 +197,7 @@ int main(void) {
         CHECK(n == 3 && pcm[0] == 0.5f && pcm[1] == -0.25f && pcm[2] == 0.125f && rate == 24000);
         leap_buffer_free(pcm);
         leap_message_free(copy);
-        generate_with_audio_callback(a, "And again?", &greedy, &c);
+        generate(a, "And again?", &greedy, &c);
         CHECK(c.completes == 1 && c.errors == 0 && c.audio_calls == 0);
         CHECK_OK(leap_conversation_message_count(a, &n));
         CHECK(n == 4);
