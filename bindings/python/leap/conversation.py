@@ -340,7 +340,13 @@ def _history_json(history: Any) -> str:
 
 class Model(_lib.OwnedHandle):
     """A loaded GGUF model (LEAP ``ModelRunner``). Close it (or use ``with``) to release it; conversations
-    keep it alive while they exist."""
+    keep it alive while they exist.
+
+    Companion files of multimodal models (``mmproj_path``, ``audio_decoder_path``,
+    ``audio_tokenizer_path``) are taken as given, or found next to the model as LEAP does
+    (``mmproj*.gguf``, ``*audio*decoder*.gguf|.bin``) unless ``auto_detect_companion_files=False``;
+    they are validated at load and reported by :attr:`companions`, but not used: this engine runs text
+    only, so image / audio parts raise UnsupportedError naming the projector."""
 
     _kind = "model"
     _free = staticmethod(_model_free)
@@ -523,7 +529,8 @@ class Conversation(_lib.OwnedHandle):
         check(_conv_register(self._handle(), utf8(d if isinstance(d, str) else json.dumps(d, ensure_ascii=False))))
 
     def stop(self) -> None:
-        """Stop the running generation after the current token (safe from any thread)."""
+        """Stop the running generation, or the one starting at this moment, after the current token: it
+        completes as INTERRUPTED. Safe from any thread; does nothing when idle (and never carries over)."""
         check(_conv_stop(self._handle()))
 
     def generate_response(self, message: Union[ChatMessage, str],
