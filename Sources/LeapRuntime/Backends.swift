@@ -22,7 +22,8 @@ package protocol InferenceSessionBackend: AnyObject {
     /// Tokens currently in the cache.
     var tokenCount: Int { get }
     /// Evaluates `tokens` at positions tokenCount..., leaving the logits of the last one readable.
-    /// `shouldStop` is polled between chunks of a long prompt; returning true ends early (cancelled).
+    /// `shouldStop` is polled between chunks of a long prompt; returning true ends early by throwing
+    /// `LeapError(.cancelled)`, with `tokenCount` covering the tokens evaluated so far.
     func evaluate(_ tokens: [Int32], shouldStop: () -> Bool) throws
     /// Logits of the last evaluated token ([vocabularySize]); valid and writable until the next evaluate.
     func lastLogits() -> UnsafeMutableBufferPointer<Float>

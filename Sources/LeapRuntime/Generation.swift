@@ -154,6 +154,15 @@ package final class Generation {
             stats.promptTokens = fresh.count
             stats.cachedPromptTokens = keep
             stats.promptTokensPerSecond = dt > 0 ? Double(fresh.count) / dt : 0
+        } catch let e as LeapError where e.kind == .cancelled {
+            // Stopped during the prompt: what was evaluated stays cached, and the turn completes as
+            // interrupted like a stop at any other token boundary.
+            let evaluated = min(max(session.tokenCount, keep), prompt.count)
+            conversation.sessionTokens = Array(prompt[0..<evaluated])
+            stats.promptTokens = evaluated - keep
+            stats.cachedPromptTokens = keep
+            state = .running
+            return try finish(.interrupted)
         } catch {
             // The cache may be half-updated: start from scratch next turn.
             conversation.sessionTokens = []

@@ -73,6 +73,10 @@ package final class ScriptedModel: LanguageModelBackend {
     package var sessions: [ScriptedSession] = []
     /// Audio the model "speaks" when it evaluates script token i (keyed by script index).
     package var audio: [Int: [AudioChunk]] = [:]
+    /// Prompts are evaluated in chunks of this many tokens, polling `shouldStop` in between (as the real
+    /// engine does), and `onPrefillChunk` runs after each chunk.
+    package var prefillChunk = Int.max
+    package var onPrefillChunk: (() -> Void)?
 
     package init(vocabularySize: Int, script: [Int32]) {
         self.vocabularySize = vocabularySize
@@ -123,7 +127,15 @@ package final class ScriptedSession: InferenceSessionBackend {
         } else {
             while cursor < model.script.count && model.turnEnds.contains(model.script[cursor]) { cursor += 1 }
         }
-        tokens += t
+        var start = 0
+        while t.count - start > model.prefillChunk {
+            if start > 0 && shouldStop() { throw LeapError(.cancelled, "stopped during the prompt") }
+            tokens += t[start..<start + model.prefillChunk]
+            start += model.prefillChunk
+            model.onPrefillChunk?()
+        }
+        if start > 0 && shouldStop() { throw LeapError(.cancelled, "stopped during the prompt") }
+        tokens += t[start...]
         for i in logits.indices { logits[i] = 0 }
         if cursor + 1 < model.script.count { logits[Int(model.script[cursor + 1])] = 50 }
         if cursor < model.script.count { logits[Int(model.script[cursor])] = 100 }

@@ -150,6 +150,27 @@ func completion(_ events: [GenerationEvent]) -> (ChatMessage, GenerationFinishRe
         }
     }
 
+    /// A stop during a long prompt ends the turn as interrupted (not as an error) and keeps the part of the
+    /// prompt already evaluated in the cache.
+    @Test func aStopDuringThePromptCompletesAsInterrupted() throws {
+        let (runner, model, _) = makeRunner(script: ["Hello", "<|im_end|>", "Fine", "<|im_end|>"])
+        let conv = runner.createConversation()
+        model.prefillChunk = 4
+        model.onPrefillChunk = { conv.stop() }
+        let (text, events) = try collect(try conv.generate(ChatMessage(role: .user, text: "How are you?"), options: greedy))
+        #expect(text == "")
+        let (message, reason, stats) = try #require(completion(events))
+        #expect(reason == .interrupted)
+        #expect(events.count == 1)
+        #expect(stats.promptTokens == 4 && stats.cachedPromptTokens == 0 && stats.completionTokens == 0)
+        #expect(conv.history == [ChatMessage(role: .user, text: "How are you?"), message])
+        // The next turn reuses the four evaluated tokens.
+        model.onPrefillChunk = nil
+        let (_, next) = try collect(try conv.generate(ChatMessage(role: .user, text: "Hi"), options: greedy))
+        #expect(completion(next)?.1 == .stop)
+        #expect(completion(next)?.2.cachedPromptTokens == 4)
+    }
+
     @Test func aStopWhileIdleDoesNotCarryOver() throws {
         let (runner, _, _) = makeRunner(script: ["Hello", "<|im_end|>", "Fine", "<|im_end|>"])
         let conv = runner.createConversation()
