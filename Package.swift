@@ -90,7 +90,11 @@ let package = Package(
         .testTarget(name: "LeapToolCallsTests", dependencies: ["LeapToolCalls", "LeapJSON", "LeapMessages", "LeapChatTemplate"], swiftSettings: swift5),
         .testTarget(name: "LeapGrammarTests", dependencies: ["LeapGrammar", "LeapJSON"], swiftSettings: swift5),
         .testTarget(name: "LeapModelsTests", dependencies: ["LeapModels", "LeapGGUF", "LeapKernels", "LeapTokenizer"], swiftSettings: fast),
-        .testTarget(name: "LeapRuntimeTests", dependencies: ["LeapRuntime", "LeapMessages", "LeapJSON"], swiftSettings: swift5),
-        .testTarget(name: "LeapCAPITests", dependencies: ["LeapCAPI", "CLeap"], swiftSettings: swift5),
+        // Scripted runtime backends (no weights) shared by the runtime and C-API tests.
+        .target(name: "LeapRuntimeTestSupport", dependencies: ["LeapRuntime", "LeapAudio", "LeapJSON"],
+                path: "Tests/LeapRuntimeTestSupport", swiftSettings: swift5),
+        .testTarget(name: "LeapRuntimeTests", dependencies: ["LeapRuntime", "LeapRuntimeTestSupport", "LeapMessages", "LeapJSON"],
+                    swiftSettings: swift5),
+        .testTarget(name: "LeapCAPITests", dependencies: ["LeapCAPI", "CLeap", "LeapRuntimeTestSupport"], swiftSettings: swift5),
     ]
 )

@@ -457,26 +457,58 @@ LEAP_API const char *leap_chat_template_chatml(void);
  * loading: one leap_model may be used from any number of threads and conversations at once. */
 typedef struct leap_model leap_model;
 
+/*
+ * Companion files of multimodal models (LEAP): the vision / audio projector ("mmproj"), the audio decoder
+ * (vocoder) and the audio tokenizer. A path given in leap_model_params wins; for a kind left NULL, with
+ * auto_detect_companion_files = 1 (the default), the model's directory is searched as LEAP does:
+ *   - mmproj: a file named mmproj*.gguf;
+ *   - audio decoder: a .gguf or .bin file whose name contains "audio" and "decoder";
+ *   - audio tokenizer: never detected (LEAP does not either); give its path.
+ * Names are compared without case; when several files match, the first by name (byte order) wins; the
+ * model file itself is never a companion. Every companion, given or found, is checked at load: it must
+ * be a readable GGUF file (LEAP_ERR_IO when it cannot be opened, LEAP_ERR_MODEL_LOADING when it is not a
+ * valid GGUF; the message names the kind and the path), and a projector must be one
+ * (general.architecture "clip"). Audio decoders / tokenizers not named .gguf only need to be readable,
+ * non-empty files (LEAP accepts .bin decoders).
+ *
+ * This engine has no vision or audio encoder and no audio decoder yet: companions are reported
+ * (leap_model_companion_path) but not used. The model loads and chats as a text model; a prompt with an
+ * image or audio part fails with LEAP_ERR_UNSUPPORTED naming the part and the projector.
+ */
 typedef struct leap_model_params {
     uint32_t struct_size;
     int32_t n_threads;                   /* CPU threads for matrix work; 0 = physical cores (default)   */
     int32_t context_size;                /* tokens per conversation; 0 = min(trained context, 4096)     */
     const char *chat_template;           /* Jinja source overriding the model's; NULL = the model's own */
-    const char *mmproj_path;             /* vision / audio projector (multimodal models); NULL = none   */
-    const char *audio_decoder_path;      /* audio decoder (audio-out models); NULL = none               */
+    const char *mmproj_path;             /* vision / audio projector (multimodal models); NULL = none
+                                            given (auto-detected, see above)                            */
+    const char *audio_decoder_path;      /* audio decoder (audio-out models); NULL = none given         */
     const char *audio_tokenizer_path;    /* audio tokenizer (audio-out models); NULL = none             */
-    int32_t auto_detect_companion_files; /* 1 (default): find mmproj-*.gguf / *audio*decoder* next to
-                                            the model when the paths above are NULL                    */
+    int32_t auto_detect_companion_files; /* 1 (default): find mmproj*.gguf / *audio*decoder*.gguf|.bin
+                                            next to the model for the paths above left NULL; 0: only the
+                                            given paths                                                 */
 } leap_model_params;
 
 /* Writes the defaults into *params (at most struct_size bytes) and sets params->struct_size. */
 LEAP_API void leap_model_params_init(leap_model_params *params, size_t struct_size);
 
-/* Loads a GGUF file. params may be NULL (defaults). Errors: LEAP_ERR_IO (cannot open / map),
- * LEAP_ERR_MODEL_LOADING (bad file, missing tensor or key: the message names it), LEAP_ERR_UNSUPPORTED
- * (architecture or tensor type). */
+/* Loads a GGUF file. params may be NULL (defaults). Errors: LEAP_ERR_IO (cannot open / map the model or a
+ * companion), LEAP_ERR_MODEL_LOADING (bad file, missing tensor or key, invalid companion: the message
+ * names it), LEAP_ERR_UNSUPPORTED (architecture or tensor type). */
 LEAP_API leap_status leap_model_load(const char *gguf_path, const leap_model_params *params,
                                      leap_model **out_model);
+
+typedef enum leap_companion_kind {
+    LEAP_COMPANION_MMPROJ = 0,          /* vision / audio projector */
+    LEAP_COMPANION_AUDIO_DECODER = 1,
+    LEAP_COMPANION_AUDIO_TOKENIZER = 2
+} leap_companion_kind;
+
+/* The companion file of `kind` the model was loaded with (given or auto-detected), as a path built from
+ * the model's path (relative when that was relative), or *out_path = NULL when there is none. Release it
+ * with leap_string_free(). A kind outside the enum gives LEAP_ERR_INVALID_ARGUMENT. */
+LEAP_API leap_status leap_model_companion_path(const leap_model *model, leap_companion_kind kind,
+                                               char **out_path);
 /* Conversations and contexts keep the model alive: freeing it while they exist is allowed. */
 LEAP_API void leap_model_free(leap_model *model);
 
@@ -613,8 +645,17 @@ LEAP_API leap_status leap_sampler_reset(leap_sampler *sampler);
  * evaluates new tokens. One generation at a time per conversation (a second gets LEAP_ERR_BUSY);
  * different conversations of one model may generate concurrently from different threads.
  * A leap_conversation and its leap_generation are used by one thread at a time, except
- * leap_conversation_stop(), which may be called from any thread at any time (while the conversation
- * handle is alive). Freeing the model while its conversations exist is allowed: they keep it alive.
+ * leap_conversation_stop() and leap_conversation_is_generating(), which may be called from any thread at
+ * any time (while the conversation handle is alive). Freeing the model while its conversations exist is
+ * allowed: they keep it alive.
+ *
+ * Stop semantics: leap_conversation_stop() applies to the generation running at that moment, including
+ * one that is still starting (leap_conversation_generate_begin has returned, or leap_conversation_generate
+ * has been entered, and the prompt is not evaluated yet): that generation ends at its next token boundary
+ * and completes with LEAP_FINISH_INTERRUPTED (also before its first token: 0 completion tokens; a long
+ * prompt is evaluated in chunks of 256 tokens, and the part evaluated before the stop stays cached). A stop
+ * while the conversation is idle does nothing and never carries over to a later generation. Starting,
+ * stopping and ending a generation are serialized, so no stop is lost in between.
  *
  * Streaming comes in two forms over the same engine:
  *   - leap_conversation_generate(): blocking, with callbacks (return non-zero from one to stop);
@@ -622,6 +663,16 @@ LEAP_API leap_status leap_sampler_reset(leap_sampler *sampler);
  * Events arrive in order: text chunks, reasoning chunks (text inside <think>...</think>), function calls
  * (when a call's closing marker arrives), audio samples; COMPLETE is always last. Text is valid UTF-8 and
  * never splits a character; tool-call markup never appears in text chunks.
+ *
+ * Generated audio (models that speak; text models never produce any): each chunk the model generates is
+ * one AUDIO_SAMPLE event / on_audio_sample call, right after the text of the token that produced it, as
+ * float32 mono samples in [-1, 1] at a sample rate that is constant within the turn (24000 Hz for current
+ * audio models). The turn's samples, concatenated, are also appended to the assistant message as an
+ * audio_pcm_f32 part after its text part, so they are in the COMPLETE message and in the history (and its
+ * JSON). When the history is replayed to a model, an assistant's generated audio counts as its text. A
+ * chunk at another sample rate than the turn's first, or with non-finite samples, ends the generation
+ * with LEAP_ERR_GENERATION ("generated audio: ..."), after the events that came before it. An error
+ * always comes after the events produced before it, with no COMPLETE.
  * ====================================================================================================== */
 
 typedef struct leap_conversation leap_conversation;
@@ -713,7 +764,7 @@ typedef struct leap_generation_callbacks {
     leap_text_callback on_chunk;
     leap_text_callback on_reasoning_chunk;
     leap_function_calls_callback on_function_calls;
-    leap_audio_callback on_audio_sample;  /* generated audio (see the audio section) */
+    leap_audio_callback on_audio_sample;  /* generated audio (see above and the audio section) */
     leap_complete_callback on_complete;
     leap_error_callback on_error;
     void *user_data;                    /* passed to every callback */
@@ -746,8 +797,11 @@ LEAP_API leap_status leap_conversation_remove_last(leap_conversation *conversati
  * (the bare {"name":...,"parameters":...} object is accepted too). It reaches the chat template as a tool. */
 LEAP_API leap_status leap_conversation_register_function(leap_conversation *conversation,
                                                          const char *function_json);
+/* 1 while a generation runs (from generate / generate_begin until it completes, fails or is freed), else
+ * 0. Any thread. */
 LEAP_API leap_status leap_conversation_is_generating(const leap_conversation *conversation, int32_t *out_flag);
-/* Asks a running generation to stop after the current token. Any thread; no-op when idle. */
+/* Asks the running (or starting) generation to stop after the current token: it completes with
+ * LEAP_FINISH_INTERRUPTED. Any thread; no-op when idle (see "Stop semantics" above). */
 LEAP_API leap_status leap_conversation_stop(leap_conversation *conversation);
 
 /* Generates the response to `message` (copied; appended to the history), blocking, delivering events

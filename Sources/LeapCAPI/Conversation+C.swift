@@ -1,5 +1,6 @@
 import CLeap
 import Glibc
+import LeapAudio
 import LeapCore
 import LeapJSON
 import LeapMessages
@@ -308,6 +309,7 @@ public func leap_conversation_generate(_ c: OpaquePointer?, _ m: OpaquePointer?,
         let generation = try conversation.generate(message, options: opts)
         defer { generation.close() }
         let ud = cb.user_data
+        let audioOut = audioSink(cb.on_audio_sample, ud)
         var stopRequested = false
         while let event = try generation.next() {
             var rc: Int32 = 0
@@ -319,7 +321,7 @@ public func leap_conversation_generate(_ c: OpaquePointer?, _ m: OpaquePointer?,
             case .functionCalls(let calls):
                 if let f = cb.on_function_calls { rc = functionCallsJSON(calls).withCString { f($0, ud) } }
             case .audioSample(let samples, let rate):
-                if let f = cb.on_audio_sample { rc = samples.withUnsafeBufferPointer { f($0.baseAddress, $0.count, Int32(clamping: rate), ud) } }
+                if let audioOut, !audioOut(AudioChunk(samples: samples, sampleRate: rate)) { rc = 1 }
             case .complete(let message, let reason, let stats):
                 if let f = cb.on_complete {
                     let mbox = MessageBox(message)

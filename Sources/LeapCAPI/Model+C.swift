@@ -15,6 +15,13 @@ final class ModelBox: HandleBox {
     }
 }
 
+/// A `leap_model` handle (owned by the caller: release with `leap_model_free`) over a runner built in Swift,
+/// e.g. with another backend. Not part of the C API; Swift code embedding the library (and its tests, which
+/// drive the C entry points over scripted backends) uses it.
+package func retainedModelHandle(_ runner: ModelRunner) -> OpaquePointer {
+    Handle.retain(ModelBox(runner))
+}
+
 func borrowModel(_ p: OpaquePointer?) throws -> ModelBox {
     try Handle.borrow(p, ModelBox.self, kind: .model, "model")
 }
@@ -53,6 +60,20 @@ public func leap_model_load(_ path: UnsafePointer<CChar>?, _ params: UnsafePoint
         o.audioTokenizerPath = try optionalUTF8(c.audio_tokenizer_path, "params->audio_tokenizer_path")
         o.autoDetectCompanionFiles = c.auto_detect_companion_files != 0
         out.pointee = Handle.retain(ModelBox(try ModelRunner.load(path: file, options: o)))
+    }
+}
+
+@c @implementation
+public func leap_model_companion_path(_ m: OpaquePointer?, _ kind: leap_companion_kind,
+                                      _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> leap_status {
+    ffi {
+        let out = try required(out, "out_path")
+        out.pointee = nil
+        let runner = try borrowModel(m).runner
+        guard let k = CompanionKind(rawValue: Int32(bitPattern: kind.rawValue)) else {
+            throw LeapError.invalidArgument("kind \(kind.rawValue) is not a leap_companion_kind")
+        }
+        if let path = runner.companions[k] { out.pointee = try ownedCString(path) }
     }
 }
 

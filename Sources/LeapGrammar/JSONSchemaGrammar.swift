@@ -10,9 +10,10 @@ import LeapJSON
 //   are allowed only when `additionalProperties` is `true` or a schema (absent means false: a model
 //   should produce what the schema describes, nothing else); extra keys come after the declared ones,
 //   contain no escapes and differ from every declared key. Required keys missing from `properties` are
-//   added (with the `additionalProperties` schema, or any value). Note: free-form keys (extra
-//   properties, the empty schema) cannot be checked against each other by a grammar, so two equal
-//   free-form keys in one object are possible there.
+//   added (with the `additionalProperties` schema, or any value). Free-form keys (extra properties,
+//   the empty schema) cannot be checked against each other by a grammar, so the grammar alone allows two
+//   equal free-form keys in one object; decoding pairs it with `JSONKeyTracker`, which rejects a token
+//   that would close a repeated key (the runtime then draws another).
 // - Arrays: `items`, `prefixItems` (and the older array form of `items` with `additionalItems`),
 //   `minItems`, `maxItems` (at most 10000).
 // - Strings: any JSON string (escapes incl. `\uXXXX` with valid surrogate pairs, valid UTF-8, no raw

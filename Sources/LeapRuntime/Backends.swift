@@ -1,3 +1,4 @@
+import LeapAudio
 import LeapCore
 import LeapJSON
 
@@ -21,12 +22,23 @@ package protocol InferenceSessionBackend: AnyObject {
     /// Tokens currently in the cache.
     var tokenCount: Int { get }
     /// Evaluates `tokens` at positions tokenCount..., leaving the logits of the last one readable.
-    /// `shouldStop` is polled between chunks of a long prompt; returning true ends early (cancelled).
+    /// `shouldStop` is polled between chunks of a long prompt; returning true ends early by throwing
+    /// `LeapError(.cancelled)`, with `tokenCount` covering the tokens evaluated so far.
     func evaluate(_ tokens: [Int32], shouldStop: () -> Bool) throws
     /// Logits of the last evaluated token ([vocabularySize]); valid and writable until the next evaluate.
     func lastLogits() -> UnsafeMutableBufferPointer<Float>
     /// Keeps the first `n` tokens and forgets the rest.
     func truncate(to n: Int) throws
+    /// Audio the model generated during the evaluations since the last call, oldest first (models that
+    /// speak, e.g. interleaved text-and-audio output; text models have none). The runtime streams each
+    /// chunk right after the text of the token whose evaluation produced it and collects the turn's audio
+    /// into the assistant message. A turn's chunks must share one sample rate.
+    func takeGeneratedAudio() -> [AudioChunk]
+}
+
+extension InferenceSessionBackend {
+    /// Text models generate no audio.
+    package func takeGeneratedAudio() -> [AudioChunk] { [] }
 }
 
 /// Text <-> token ids for one vocabulary.

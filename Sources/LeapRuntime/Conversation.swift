@@ -10,11 +10,18 @@ import LeapToolCalls
 /// the generation completes without error (also when it was interrupted). One generation at a time per
 /// conversation: a second one gets `LeapError(.busy)`. Different conversations of one runner may generate
 /// concurrently from different threads; each keeps its own KV cache, reused across turns.
+///
+/// Stop semantics: `stop()` applies to the generation running at that moment, including one that is
+/// starting (it has been created by `generate` but has not evaluated its prompt yet): that generation
+/// completes as interrupted at its next token boundary. A stop while idle does nothing and never carries
+/// over to a later generation. `generate`, `stop` and the end of a generation change the two flags under
+/// one lock, so a stop cannot fall between the busy check and the reset of a new generation.
 package final class Conversation: @unchecked Sendable {
     package let runner: ModelRunner
     private let lock = Lock()
     private var _history: [ChatMessage]
     private var _functions: [LeapFunction] = []
+    /// Written only under `lock` (read lock-free by the token loop and `isGenerating`).
     let generating = AtomicFlag()
     let stopRequested = AtomicFlag()
 
@@ -36,14 +43,18 @@ package final class Conversation: @unchecked Sendable {
 
     /// Adds a message without generating (tool results, replayed turns).
     package func append(_ message: ChatMessage) throws {
-        guard !generating.isSet else { throw LeapError(.busy, "the conversation is generating; append after it completes") }
-        lock.withLock { _history.append(message) }
+        try lock.withLock {
+            guard !generating.isSet else { throw LeapError(.busy, "the conversation is generating; append after it completes") }
+            _history.append(message)
+        }
     }
 
     /// Removes the last message (no-op when empty).
     package func removeLastMessage() throws {
-        guard !generating.isSet else { throw LeapError(.busy, "the conversation is generating; remove messages after it completes") }
-        lock.withLock { _ = _history.popLast() }
+        try lock.withLock {
+            guard !generating.isSet else { throw LeapError(.busy, "the conversation is generating; remove messages after it completes") }
+            _ = _history.popLast()
+        }
     }
 
     /// Registers a function the model may call (LEAP: no de-duplication).
@@ -57,7 +68,7 @@ package final class Conversation: @unchecked Sendable {
 
     /// Asks a running generation to stop after the current token (any thread; no-op when idle).
     package func stop() {
-        if generating.isSet { stopRequested.set() }
+        lock.withLock { if generating.isSet { stopRequested.set() } }
     }
 
     /// Starts a generation for `message` (appended to the history now). Pull events with `next()`.
@@ -71,11 +82,14 @@ package final class Conversation: @unchecked Sendable {
                 throw LeapError(.invalidArgument, "json_schema_constraint: \(e.message)")
             }
         }
-        guard generating.testAndSet() else {
-            throw LeapError(.busy, "the conversation is already generating; wait for it to complete or stop it")
+        try lock.withLock {
+            guard !generating.isSet else {
+                throw LeapError(.busy, "the conversation is already generating; wait for it to complete or stop it")
+            }
+            stopRequested.clear()
+            generating.set()
+            _history.append(message)
         }
-        stopRequested.clear()
-        lock.withLock { _history.append(message) }
         return Generation(conversation: self, options: options, constraint: constraint)
     }
 
@@ -84,6 +98,6 @@ package final class Conversation: @unchecked Sendable {
     }
 
     func finishGenerating() {
-        generating.clear()
+        lock.withLock { generating.clear() }
     }
 }

@@ -1,4 +1,5 @@
 import Glibc
+import LeapAudio
 import LeapCore
 import LeapJSON
 import LeapGrammar
@@ -17,12 +18,19 @@ package final class Generation {
     private var state = State.notStarted
     private var queue: [GenerationEvent] = []
     private var queueHead = 0
+    /// The error that ended the generation, thrown once the events queued before it are out.
+    private var failure: (any Error)?
 
     private var sampler: Sampler
     /// JSON-schema constraint: the matcher of the output so far, and the allowed-token mask buffer.
     private let matcher: GrammarMatcher?
     private var mask = TokenMask(vocabularySize: 0)
+    /// Keys of the constrained JSON so far: the grammar cannot tell two free-form keys apart.
+    private var keys = JSONKeyTracker()
     private var router: ResponseStreamProcessor
+    /// The turn's generated audio: validated (one sample rate, finite samples) and collected for the final
+    /// message; each chunk is also queued as an `.audioSample` event.
+    private var audio = AudioOutputDelivery(sink: nil)
     private var generated: [Int32] = []
     private var stats = GenerationStats()
     private var startTime = 0.0
@@ -42,8 +50,8 @@ package final class Generation {
         if state != .done { conversation.finishGenerating() }
     }
 
-    /// The next event, or nil once `.complete` has been returned. Throws when generation fails; the
-    /// stream is then over and no assistant message is added.
+    /// The next event, or nil once `.complete` has been returned. Throws when generation fails (after the
+    /// events produced before the failure); the stream is then over and no assistant message is added.
     package func next() throws -> GenerationEvent? {
         while queueHead == queue.count && state != .done {
             do {
@@ -51,10 +59,16 @@ package final class Generation {
             } catch {
                 state = .done
                 conversation.finishGenerating()
-                throw error
+                failure = error
             }
         }
-        guard queueHead < queue.count else { return nil }
+        guard queueHead < queue.count else {
+            if let failure {
+                self.failure = nil
+                throw failure
+            }
+            return nil
+        }
         let e = queue[queueHead]
         queueHead += 1
         if queueHead == queue.count {
@@ -95,7 +109,7 @@ package final class Generation {
     private func start() throws {
         startTime = monotonicSeconds()
         let history = conversation.history
-        try Generation.checkContentIsSupported(history)
+        try Generation.checkContentIsSupported(history, companions: runner.companions)
         let builder = PromptBuilder(runner: runner)
         let promptText = try builder.text(for: history, tools: conversation.functions, options: options)
         // Templates of reasoning models may open the think block in the generation prompt.
@@ -140,6 +154,15 @@ package final class Generation {
             stats.promptTokens = fresh.count
             stats.cachedPromptTokens = keep
             stats.promptTokensPerSecond = dt > 0 ? Double(fresh.count) / dt : 0
+        } catch let e as LeapError where e.kind == .cancelled {
+            // Stopped during the prompt: what was evaluated stays cached, and the turn completes as
+            // interrupted like a stop at any other token boundary.
+            let evaluated = min(max(session.tokenCount, keep), prompt.count)
+            conversation.sessionTokens = Array(prompt[0..<evaluated])
+            stats.promptTokens = evaluated - keep
+            stats.cachedPromptTokens = keep
+            state = .running
+            return try finish(.interrupted)
         } catch {
             // The cache may be half-updated: start from scratch next turn.
             conversation.sessionTokens = []
@@ -148,6 +171,7 @@ package final class Generation {
         }
         sampler.accept(contentsOf: prompt)
         state = .running
+        try collectAudio(from: session)
         if conversation.stopRequested.isSet { try finish(.interrupted) }
     }
 
@@ -160,7 +184,18 @@ package final class Generation {
             runner.vocabularyIndex.fillMask(for: matcher, into: &mask)
             mask.apply(to: logits)
         }
-        let token = sampler.sample(logits: UnsafeBufferPointer(logits))
+        var token = sampler.sample(logits: UnsafeBufferPointer(logits))
+        if matcher != nil {
+            // A token closing a key its object already has is masked out and another one drawn (there is
+            // always one: a free-form key can go on with another character).
+            while !runner.tokenizer.isEndOfGeneration(token) && !keys.allows(runner.tokenizer.piece(token)) {
+                logits[Int(token)] = -.infinity
+                token = sampler.sample(logits: UnsafeBufferPointer(logits))
+                guard logits[Int(token)] > -.infinity else {
+                    throw LeapError(.internal, "the JSON-schema constraint left no token that does not repeat an object key")
+                }
+            }
+        }
         if generated.isEmpty { firstTokenTime = monotonicSeconds() }
         if runner.tokenizer.isEndOfGeneration(token) { return try finish(.stop) }
         generated.append(token)
@@ -170,6 +205,7 @@ package final class Generation {
             guard runner.vocabularyIndex.acceptToken(Int(token), matcher: matcher) else {
                 throw LeapError(.internal, "the sampler chose token \(token), which the JSON-schema constraint does not allow")
             }
+            keys.accept(runner.tokenizer.piece(token))
             if matcher.isComplete { return try finish(.constraint) }
         }
         if session.tokenCount + 1 > session.contextSize { return try finish(.exceedContext) }
@@ -180,6 +216,20 @@ package final class Generation {
             conversation.sessionTokens = []
             conversation.session = nil
             throw error
+        }
+        try collectAudio(from: session)
+    }
+
+    /// Queues the audio the last evaluation produced (after the text of the token that produced it). A
+    /// chunk that breaks the turn's audio (another sample rate, non-finite samples) fails the generation.
+    private func collectAudio(from session: any InferenceSessionBackend) throws {
+        for chunk in session.takeGeneratedAudio() {
+            do {
+                try audio.deliver(chunk)
+            } catch let e as LeapError {
+                throw LeapError(.generation, "generated audio: \(e.message)")
+            }
+            if !chunk.samples.isEmpty { queue.append(.audioSample(samples: chunk.samples, sampleRate: chunk.sampleRate)) }
         }
     }
 
@@ -202,6 +252,7 @@ package final class Generation {
     private func finish(_ reason: GenerationFinishReason) throws {
         let (tailEvents, summary) = router.finish()
         try emit(tailEvents)
+        if let session = conversation.session { try collectAudio(from: session) }
         let end = monotonicSeconds()
         stats.completionTokens = generated.count
         if firstTokenTime > 0 {
@@ -209,25 +260,35 @@ package final class Generation {
             let decodeTime = end - firstTokenTime
             stats.tokensPerSecond = generated.count > 1 && decodeTime > 0 ? Double(generated.count - 1) / decodeTime : 0
         }
-        let message = summary.assistantMessage
+        var message = summary.assistantMessage
+        // LEAP §2.8: the turn's audio follows the text part, so it stays in the history.
+        if let turn = audio.buffer.finishTurn() {
+            message.content.append(.audioPCMF32(samples: turn.samples, sampleRate: turn.sampleRate))
+        }
         if reason != .error { conversation.appendAssistant(message) }
         state = .done
         conversation.finishGenerating()
         queue.append(.complete(message: message, finishReason: reason, stats: stats))
     }
 
-    /// Text models cannot see images or hear audio: say so instead of silently dropping the parts.
-    static func checkContentIsSupported(_ history: [ChatMessage]) throws {
+    /// Text models cannot see images or hear audio: say so instead of silently dropping the parts, and
+    /// name the projector when the model came with one (it is found and checked at load, but this engine
+    /// has no vision / audio encoder to run it).
+    static func checkContentIsSupported(_ history: [ChatMessage], companions: CompanionFiles = CompanionFiles()) throws {
         for (i, m) in history.enumerated() {
             for (j, part) in m.content.enumerated() {
+                let what: String
                 switch part {
                 case .text: continue
-                case .image:
-                    throw LeapError(.unsupported, "history[\(i)].content[\(j)]: an image part needs a vision model with its projector (mmproj); this engine runs text models only")
+                case .image: what = "an image part needs a vision encoder"
                 case .audio, .audioPCMF32:
                     guard m.role != .assistant else { continue }  // generated audio in the history is only replayed as text
-                    throw LeapError(.unsupported, "history[\(i)].content[\(j)]: an audio part needs an audio model with its projector (mmproj); this engine runs text models only")
+                    what = "an audio part needs an audio encoder"
                 }
+                let why = companions.mmproj.map {
+                    "this model was loaded with the projector '\($0)' (mmproj), but this engine has no vision or audio encoder yet (text only)"
+                } ?? "this is a text model (no projector: give mmproj_path or put mmproj-*.gguf next to the model), and this engine runs text models only"
+                throw LeapError(.unsupported, "history[\(i)].content[\(j)]: \(what); \(why)")
             }
         }
     }

@@ -18,6 +18,8 @@ extension ModelRunner {
         } catch let e as LeapError where e.kind == .format {
             throw LeapError(.modelLoading, "\(path): \(e.message)")
         }
+        // Companions first: a bad companion path fails before the weights are read.
+        let companions = try CompanionFiles.resolve(modelPath: path, options: options)
         let model = try LanguageModel.load(file: file, threads: options.threads)
         let tokenizer = try Tokenizer(gguf: file)
         let embedded = try file.optionalString("tokenizer.chat_template")
@@ -28,14 +30,13 @@ extension ModelRunner {
         } catch let e as LeapError {
             throw LeapError(.modelLoading, "chat template of \(path): \(e.message)")
         }
-        try rejectUnsupportedCompanions(path: path, options: options)
         let trained = model.config.nCtxTrain > 0 ? model.config.nCtxTrain : 4096
         let contextSize = options.contextSize ?? min(trained, 4096)
         return ModelRunner(
             modelId: modelId(path), model: LanguageModelAdapter(model, threads: options.threads),
             tokenizer: TokenizerAdapter(tokenizer), template: TemplateAdapter(template), templateSource: source,
             templateIsFallback: options.chatTemplate == nil && embedded == nil, contextSize: contextSize,
-            samplingDefaults: try samplingDefaults(file))
+            samplingDefaults: try samplingDefaults(file), companions: companions)
     }
 
     /// "models/SmolLM2-135M-Instruct.Q4_1.gguf" -> "SmolLM2-135M-Instruct.Q4_1".
@@ -54,17 +55,6 @@ extension ModelRunner {
         if let k = try? f.optionalInt("general.sampling.top_k") { d.topK = k }
         if let r = try? f.optionalFloat("general.sampling.penalty_repeat") { d.repetitionPenalty = r }
         return d
-    }
-
-    /// Multimodal companions (vision / audio projectors, audio decoders) need encoders this engine does not
-    /// have yet: say so at load time instead of failing on the first image or audio part.
-    static func rejectUnsupportedCompanions(path: String, options: RunnerOptions) throws {
-        for (what, p) in [("mmproj", options.mmprojPath), ("audio decoder", options.audioDecoderPath),
-                          ("audio tokenizer", options.audioTokenizerPath)] {
-            if let p {
-                throw LeapError(.unsupported, "\(what) \(p): multimodal companion models are not supported yet (text models only)")
-            }
-        }
     }
 }
 

@@ -29,6 +29,8 @@ package final class ModelRunner: @unchecked Sendable {
     /// Context size of new conversations.
     package let contextSize: Int
     package let samplingDefaults: SamplingDefaults
+    /// Multimodal companion files found or given at load (validated; not used by this text engine).
+    package let companions: CompanionFiles
     private let indexLock = Lock()
     private var _vocabularyIndex: TokenVocabularyIndex?
 
@@ -53,7 +55,7 @@ package final class ModelRunner: @unchecked Sendable {
 
     package init(modelId: String, model: any LanguageModelBackend, tokenizer: any TokenizerBackend,
                  template: any ChatTemplateBackend, templateSource: String = "", templateIsFallback: Bool, contextSize: Int,
-                 samplingDefaults: SamplingDefaults = SamplingDefaults()) {
+                 samplingDefaults: SamplingDefaults = SamplingDefaults(), companions: CompanionFiles = CompanionFiles()) {
         self.modelId = modelId
         self.model = model
         self.tokenizer = tokenizer
@@ -62,6 +64,7 @@ package final class ModelRunner: @unchecked Sendable {
         self.templateIsFallback = templateIsFallback
         self.contextSize = contextSize
         self.samplingDefaults = samplingDefaults
+        self.companions = companions
     }
 
     /// A conversation whose history starts with `systemPrompt` (no system message when nil or empty).

@@ -11,7 +11,7 @@ package struct PromptBuilder {
     static let schemaPreamble = "Follow the JSON schema below for your response:\n"
 
     package func text(for messages: [ChatMessage], tools: [LeapFunction], options: GenerationOptions) throws -> String {
-        var history = messages
+        var history = PromptBuilder.replayableHistory(messages)
         if let schema = options.jsonSchemaConstraint, options.injectSchemaIntoPrompt {
             history = PromptBuilder.injectSchema(schema, into: history)
         }
@@ -43,6 +43,22 @@ package struct PromptBuilder {
         let bos = runner.tokenizer.bosText
         if runner.tokenizer.addsBOS, !bos.isEmpty, text.hasPrefix(bos) { text.removeFirst(bos.count) }
         return try runner.tokenizer.tokenize(text, addSpecial: true, parseSpecial: true)
+    }
+
+    /// The history as a text engine replays it: the audio an assistant generated (its audio_pcm_f32 part,
+    /// LEAP §2.8) is not input the model can read; the model sees the turn's text, as it wrote it.
+    static func replayableHistory(_ messages: [ChatMessage]) -> [ChatMessage] {
+        messages.map { m in
+            guard m.role == .assistant else { return m }
+            var text = m
+            text.content.removeAll { part in
+                switch part {
+                case .audio, .audioPCMF32: return true
+                case .text, .image: return false
+                }
+            }
+            return text
+        }
     }
 
     /// LEAP (§6.9): "\n\nFollow the JSON schema below for your response:\n<schema>" appended to the first

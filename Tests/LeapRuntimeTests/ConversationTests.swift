@@ -3,38 +3,21 @@ import LeapCore
 import LeapJSON
 import LeapMessages
 import LeapRuntime
+import LeapRuntimeTestSupport
 import Testing
 
-/// A runner over the scripted backends: the vocabulary has ChatML markers, words, and the two halves of
-/// "é" (0xC3 0xA9) as separate tokens.
-private func makeRunner(script: [String], contextSize: Int = 256) -> (ModelRunner, ScriptedModel, ScriptedTokenizer) {
-    let words = ["<|im_start|>", "<|im_end|>", "<think>", "</think>", "system", "user", "assistant", "\n", " ",
-                 "Hello", "Hi", "there", "!", "caf", "How", "are", "you", "?", "Fine", "Be", "brief", ".",
-                 "<|tool_call_start|>", "<|tool_call_end|>", "[get_weather(", "city=", "\"Paris\"", ")]", "hmm",
-                 "true", "false", "{", "}", "\"ok\"", ":"]
-    let tok = ScriptedTokenizer(pieces: words, bytePieces: [[0xC3], [0xA9]] + (32...126).map { [UInt8($0)] },
-                                special: ["<|im_start|>", "<|im_end|>", "<think>", "</think>", "<|tool_call_start|>", "<|tool_call_end|>"],
-                                eog: ["<|im_end|>"])
-    func id(_ s: String) -> Int32 {
-        if s == "\u{C3}" { return Int32(words.count) }
-        if s == "\u{A9}" { return Int32(words.count + 1) }
-        return tok.id(s)
-    }
-    let model = ScriptedModel(vocabularySize: tok.vocabularySize, script: script.map(id))
-    model.turnEnds = [tok.id("<|im_end|>")]
-    let runner = ModelRunner(modelId: "scripted", model: model, tokenizer: tok, template: ChatMLTemplate(),
-                             templateIsFallback: false, contextSize: contextSize)
-    return (runner, model, tok)
+func makeRunner(script: [String], contextSize: Int = 256) -> (ModelRunner, ScriptedModel, ScriptedTokenizer) {
+    makeScriptedRunner(script: script, contextSize: contextSize)
 }
 
-private var greedy: GenerationOptions {
+var greedy: GenerationOptions {
     var o = GenerationOptions()
     o.temperature = 0
     o.repetitionPenalty = 1
     return o
 }
 
-private func collect(_ g: Generation) throws -> (text: String, events: [GenerationEvent]) {
+func collect(_ g: Generation) throws -> (text: String, events: [GenerationEvent]) {
     var text = ""
     var events: [GenerationEvent] = []
     while let e = try g.next() {
@@ -44,7 +27,7 @@ private func collect(_ g: Generation) throws -> (text: String, events: [Generati
     return (text, events)
 }
 
-private func completion(_ events: [GenerationEvent]) -> (ChatMessage, GenerationFinishReason, GenerationStats)? {
+func completion(_ events: [GenerationEvent]) -> (ChatMessage, GenerationFinishReason, GenerationStats)? {
     guard case .complete(let m, let r, let s)? = events.last else { return nil }
     return (m, r, s)
 }
@@ -139,6 +122,65 @@ private func completion(_ events: [GenerationEvent]) -> (ChatMessage, Generation
         let (_, events) = try collect(g)
         #expect(completion(events)?.1 == .interrupted)
         #expect((completion(events)?.2.completionTokens ?? 0) <= 12)
+    }
+
+    /// A stop issued once the conversation reports that it is generating always reaches that generation,
+    /// even when it lands while `generate` is still setting up (before, the setup could clear it).
+    @Test func aStopOnceGeneratingIsNeverLost() throws {
+        final class Box: @unchecked Sendable {
+            let conv: Conversation
+            init(_ c: Conversation) { conv = c }
+        }
+        for _ in 0..<500 {
+            let (runner, _, _) = makeRunner(script: ["Hello", "!", "<|im_end|>"])
+            let conv = runner.createConversation()
+            var thread = pthread_t()
+            pthread_create(&thread, nil, { arg in
+                guard let arg else { return nil }
+                let conv = Unmanaged<Box>.fromOpaque(arg).takeRetainedValue().conv
+                while !conv.isGenerating {}
+                conv.stop()
+                return nil
+            }, Unmanaged.passRetained(Box(conv)).toOpaque())
+            let g = try conv.generate(ChatMessage(role: .user, text: "Hi"), options: greedy)
+            pthread_join(thread, nil)
+            let (text, events) = try collect(g)
+            #expect(completion(events)?.1 == .interrupted)
+            #expect(text == "")
+        }
+    }
+
+    /// A stop during a long prompt ends the turn as interrupted (not as an error) and keeps the part of the
+    /// prompt already evaluated in the cache.
+    @Test func aStopDuringThePromptCompletesAsInterrupted() throws {
+        let (runner, model, _) = makeRunner(script: ["Hello", "<|im_end|>", "Fine", "<|im_end|>"])
+        let conv = runner.createConversation()
+        model.prefillChunk = 4
+        model.onPrefillChunk = { conv.stop() }
+        let (text, events) = try collect(try conv.generate(ChatMessage(role: .user, text: "How are you?"), options: greedy))
+        #expect(text == "")
+        let (message, reason, stats) = try #require(completion(events))
+        #expect(reason == .interrupted)
+        #expect(events.count == 1)
+        #expect(stats.promptTokens == 4 && stats.cachedPromptTokens == 0 && stats.completionTokens == 0)
+        #expect(conv.history == [ChatMessage(role: .user, text: "How are you?"), message])
+        // The next turn reuses the four evaluated tokens.
+        model.onPrefillChunk = nil
+        let (_, next) = try collect(try conv.generate(ChatMessage(role: .user, text: "Hi"), options: greedy))
+        #expect(completion(next)?.1 == .stop)
+        #expect(completion(next)?.2.cachedPromptTokens == 4)
+    }
+
+    @Test func aStopWhileIdleDoesNotCarryOver() throws {
+        let (runner, _, _) = makeRunner(script: ["Hello", "<|im_end|>", "Fine", "<|im_end|>"])
+        let conv = runner.createConversation()
+        conv.stop()
+        let (_, first) = try collect(try conv.generate(ChatMessage(role: .user, text: "Hi"), options: greedy))
+        #expect(completion(first)?.1 == .stop)
+        conv.stop()  // after the turn completed: for nobody
+        let (text, second) = try collect(try conv.generate(ChatMessage(role: .user, text: "How are you?"), options: greedy))
+        #expect(completion(second)?.1 == .stop)
+        #expect(text == "Fine")
     }
 
     @Test func secondTurnReusesTheCachedPrompt() throws {
@@ -249,6 +291,21 @@ private func completion(_ events: [GenerationEvent]) -> (ChatMessage, Generation
         let (text2, events2) = try collect(try runner2.createConversation().generate(ChatMessage(role: .user, text: "Hi"), options: inline))
         #expect(text2 == "<think>hmm</think>Hi")
         #expect(completion(events2)?.0.reasoningContent == "hmm")
+    }
+
+    /// The scripted model wants to write `{"ok":1,"ok":2}` (with `"Paris"` as its second choice of key);
+    /// additional properties are allowed, but not the same key twice: the second `"ok"` is refused.
+    @Test func constrainedObjectsNeverRepeatAKey() throws {
+        let (runner, _, _) = makeRunner(script: ["{", "\"ok\"", ":", "1", ",", "\"ok\"", "\"Paris\"", ":", "2", "}", "<|im_end|>"])
+        var o = greedy
+        o.jsonSchemaConstraint = #"{"type":"object","additionalProperties":{"type":"integer"}}"#
+        o.maxTokens = 60
+        let conv = runner.createConversation()
+        let (text, events) = try collect(try conv.generate(ChatMessage(role: .user, text: "Hi"), options: o))
+        #expect(text == #"{"ok":1,"Paris":2}"#)
+        #expect(completion(events)?.1 == .constraint)
+        let value = try JSONParser.parse(text)  // rejects duplicate keys
+        #expect(value.objectValue?["ok"] == .int(1))
     }
 
     /// The scripted model wants to say "Hello"; the constraint only lets a JSON boolean through.

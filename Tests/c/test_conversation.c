@@ -6,7 +6,7 @@
 typedef struct {
     char text[8192];
     size_t len;
-    int chunks, completes, errors, stop_after;
+    int chunks, completes, errors, stop_after, audio_calls;
     leap_finish_reason reason;
     leap_generation_stats stats;
 } collector;
@@ -39,6 +39,14 @@ static void on_error(leap_status st, const char *msg, void *ud) {
     ((collector *)ud)->errors++;
 }
 
+static int32_t on_audio(const float *samples, size_t n, int32_t rate, void *ud) {
+    (void)samples;
+    (void)n;
+    (void)rate;
+    ((collector *)ud)->audio_calls++;
+    return 0;
+}
+
 static leap_message *user(const char *text) {
     leap_message *m = NULL;
     leap_message_create(LEAP_ROLE_USER, &m);
@@ -51,6 +59,7 @@ static void generate(leap_conversation *conv, const char *prompt, const leap_gen
     leap_message *m = user(prompt);
     leap_generation_callbacks_init(&cb, sizeof cb);
     cb.on_chunk = on_chunk;
+    cb.on_audio_sample = on_audio;
     cb.on_complete = on_complete;
     cb.on_error = on_error;
     cb.user_data = c;
@@ -120,6 +129,11 @@ int main(void) {
         CHECK_OK(leap_conversation_create(model, NULL, &b));
         generate(a, "Name a planet.", &greedy, &c);
         CHECK_OK(leap_conversation_generate_begin(b, m, &greedy, &g));
+        {   /* as in LEAP, the user message enters the history when the generation starts */
+            size_t n = 0;
+            CHECK_OK(leap_conversation_message_count(b, &n));
+            CHECK(n == 1);
+        }
         for (;;) {
             memset(&ev, 0, sizeof ev);
             ev.struct_size = sizeof ev;
@@ -156,6 +170,38 @@ int main(void) {
         leap_message_free(m);
         leap_conversation_free(a);
         leap_conversation_free(b);
+    }
+    {   /* an assistant turn with generated audio (LEAP: an audio_pcm_f32 part after the text) survives the
+         * history JSON and is replayed as its text; a text model never calls on_audio_sample */
+        static const char history[] =
+            "[{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"Say hi.\"}]},"
+            "{\"role\":\"assistant\",\"content\":[{\"type\":\"text\",\"text\":\"Hi!\"},"
+            "{\"type\":\"audio_pcm_f32\",\"samples\":[0.5,-0.25,0.125],\"sampleRate\":24000}]}]";
+        leap_conversation *a = NULL;
+        leap_message *copy = NULL;
+        char *json = NULL;
+        collector c;
+        float *pcm = NULL;
+        size_t n = 0;
+        int32_t rate = 0;
+        leap_content_type type = LEAP_CONTENT_TEXT;
+        memset(&c, 0, sizeof c);
+        CHECK_OK(leap_conversation_create_from_history(model, history, &a));
+        CHECK_OK(leap_conversation_history_json(a, &json));
+        CHECK(json && strcmp(json, history) == 0);
+        leap_string_free(json);
+        CHECK_OK(leap_conversation_message(a, 1, &copy));
+        CHECK_OK(leap_message_part_type(copy, 1, &type));
+        CHECK(type == LEAP_CONTENT_AUDIO_PCM_F32);
+        CHECK_OK(leap_message_part_pcm(copy, 1, &pcm, &n, &rate));
+        CHECK(n == 3 && pcm[0] == 0.5f && pcm[1] == -0.25f && pcm[2] == 0.125f && rate == 24000);
+        leap_buffer_free(pcm);
+        leap_message_free(copy);
+        generate(a, "And again?", &greedy, &c);
+        CHECK(c.completes == 1 && c.errors == 0 && c.audio_calls == 0);
+        CHECK_OK(leap_conversation_message_count(a, &n));
+        CHECK(n == 4);
+        leap_conversation_free(a);
     }
     {   /* errors: context overflow, bad options, bad JSON, NULLs */
         leap_model *small = NULL;

@@ -73,6 +73,17 @@ static void *worker(void *arg) {
     return NULL;
 }
 
+/* Stops the conversation once it reports that it is generating (the stop lands while the generation is
+ * starting, or just after). */
+static void *stop_when_generating(void *arg) {
+    leap_conversation *conv = (leap_conversation *)arg;
+    int32_t busy = 0;
+    long spins = 0;
+    while (leap_conversation_is_generating(conv, &busy) == LEAP_OK && !busy && spins++ < 100000000L) {}
+    leap_conversation_stop(conv);
+    return NULL;
+}
+
 static void *stopper(void *arg) {
     job *j = (job *)arg;
     struct timespec pause = {0, 1000000};
@@ -163,6 +174,36 @@ int main(void) {
         essay.completes = 0;
         CHECK_OK(run_job(&essay));
         CHECK(essay.completes == 1 && essay.len > 0);
+    }
+    {   /* a stop issued once the conversation is generating always reaches that generation, even while
+         * leap_conversation_generate_begin is still setting it up: it completes INTERRUPTED, 0 tokens */
+        leap_message *m = NULL;
+        int k, interrupted = 0, none_generated = 0;
+        CHECK_OK(leap_message_create(LEAP_ROLE_USER, &m));
+        CHECK_OK(leap_message_add_text(m, "Hi"));
+        for (k = 0; k < 40; k++) {
+            leap_conversation *conv = NULL;
+            leap_generation *g = NULL;
+            leap_event ev;
+            pthread_t t;
+            CHECK_OK(leap_conversation_create(model, NULL, &conv));
+            CHECK(pthread_create(&t, NULL, stop_when_generating, conv) == 0);
+            CHECK_OK(leap_conversation_generate_begin(conv, m, &greedy, &g));
+            pthread_join(t, NULL);
+            for (;;) {
+                memset(&ev, 0, sizeof ev);
+                ev.struct_size = sizeof ev;
+                if (leap_generation_next(g, &ev) != LEAP_OK || ev.kind == LEAP_EVENT_NONE) break;
+                if (ev.kind == LEAP_EVENT_COMPLETE) {
+                    interrupted += ev.finish_reason == LEAP_FINISH_INTERRUPTED;
+                    none_generated += ev.stats->completion_tokens == 0;
+                }
+            }
+            leap_generation_free(g);
+            leap_conversation_free(conv);
+        }
+        CHECK(interrupted == 40 && none_generated == 40);
+        leap_message_free(m);
     }
     leap_conversation_free(essay.conv);
     leap_conversation_free(reference.conv);

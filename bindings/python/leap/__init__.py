@@ -22,7 +22,7 @@ from .context import Context, Sampler
 from .messages import Audio, AudioPcmF32, ChatMessage, Content, Image, LeapFunctionCall, Role, Text
 from .conversation import (
     AudioSample, Chunk, Complete, Conversation, FunctionCalls, GenerationFinishReason, GenerationOptions,
-    GenerationStats, MessageResponse, Model, ReasoningChunk, load_model,
+    GenerationStats, MessageResponse, Model, ModelCompanions, ReasoningChunk, ResponseStream, load_model,
 )
 
 __version__ = (_lib.leap_version_string() or b"0.0.0").decode()
@@ -40,5 +40,6 @@ __all__ = [
     "BooleanType", "ArrayType", "ObjectType", "NullType",
     "FunctionCallParser", "LFMFunctionCallParser", "HermesFunctionCallParser",
     "load_model", "Model", "Conversation", "GenerationOptions", "GenerationFinishReason", "GenerationStats",
+    "ModelCompanions", "ResponseStream",
     "MessageResponse", "Chunk", "ReasoningChunk", "FunctionCalls", "AudioSample", "Complete",
 ]

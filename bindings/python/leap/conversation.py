@@ -1,8 +1,9 @@
 """Models, conversations and streamed generation (the LEAP conversation API).
 
-``generate_response`` is a generator over the C pull iterator (``leap_generation_next``): no threads,
-no callbacks. ctypes releases the GIL while the library computes, so ``conversation.stop()`` works from
-another Python thread.
+``generate_response`` starts a generation at once (as the C API's ``leap_conversation_generate_begin``)
+and returns a :class:`ResponseStream` iterating the C pull iterator (``leap_generation_next``): no
+threads, no callbacks. ctypes releases the GIL while the library computes, so ``conversation.stop()``
+works from another Python thread.
 """
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import enum
 import json
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Dict, Iterator, List, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
 
 from . import _lib
 from ._lib import c_status, check, fn, take_string, utf8
@@ -100,6 +101,8 @@ _model_fallback = fn("leap_model_uses_fallback_template", c_status, leap_model_p
 _model_ctx = fn("leap_model_context_size", c_status, leap_model_p, _P(ctypes.c_int32))
 _model_vocab = fn("leap_model_vocab_size", c_status, leap_model_p, _P(ctypes.c_int32))
 _model_prompt_tokens = fn("leap_model_prompt_token_count", c_status, leap_model_p, ctypes.c_char_p, _P(ctypes.c_size_t))
+# LEAP_API leap_status leap_model_companion_path(const leap_model *model, leap_companion_kind kind, char **out_path);
+_model_companion = fn("leap_model_companion_path", c_status, leap_model_p, ctypes.c_int, _P(ctypes.c_void_p))
 _model_apply_template = fn("leap_model_apply_chat_template", c_status, leap_model_p, ctypes.c_char_p, ctypes.c_char_p,
                            ctypes.c_int32, ctypes.c_char_p, _P(ctypes.c_void_p))
 # LEAP_API void leap_generation_options_init(leap_generation_options *options, size_t struct_size);
@@ -184,6 +187,93 @@ class Complete:
 
 MessageResponse = Union[Chunk, ReasoningChunk, FunctionCalls, AudioSample, Complete]
 
+
+@dataclass(frozen=True)
+class ModelCompanions:
+    """Companion files of a multimodal model, given or found next to it at load (``None``: none). They are
+    validated but not used yet: this engine runs text only, so image / audio parts raise UnsupportedError."""
+
+    mmproj: Optional[str] = None
+    audio_decoder: Optional[str] = None
+    audio_tokenizer: Optional[str] = None
+
+
+def _event_from_c(ev: leap_event) -> Optional[MessageResponse]:
+    """The Python event for a filled ``leap_event`` (copied out of the borrowed pointers); None for NONE."""
+    kind = ev.kind
+    if kind == _EVENT_CHUNK:
+        return Chunk(ctypes.string_at(ev.text, ev.text_len).decode("utf-8"))
+    if kind == _EVENT_REASONING:
+        return ReasoningChunk(ctypes.string_at(ev.text, ev.text_len).decode("utf-8"))
+    if kind == _EVENT_CALLS:
+        calls = json.loads((ev.function_calls_json or b"[]").decode("utf-8"))
+        return FunctionCalls([LeapFunctionCall(c["name"], c.get("arguments") or {}) for c in calls])
+    if kind == _EVENT_AUDIO:
+        from array import array
+
+        a = array("f")
+        if ev.n_samples:
+            a.frombytes(ctypes.string_at(ev.samples, 4 * ev.n_samples))
+        return AudioSample(a, ev.sample_rate)
+    if kind == _EVENT_COMPLETE:
+        out = ctypes.c_void_p()
+        check(_message_to_json(ev.message, ctypes.byref(out)))
+        msg = ChatMessage._from_canonical(json.loads(take_string(out.value) or "{}"))
+        s = ev.stats.contents
+        stats = GenerationStats(s.prompt_tokens, s.completion_tokens, s.total_tokens, s.tokens_per_second,
+                                s.cached_prompt_tokens, s.time_to_first_token, s.prompt_tokens_per_second)
+        return Complete(msg, GenerationFinishReason(ev.finish_reason), stats)
+    return None
+
+
+class ResponseStream:
+    """The events of one running generation, in order (an iterator; :class:`Complete` is the last).
+
+    The generation started when the stream was made; ``close()`` (or leaving a ``with`` block, or dropping
+    the stream) ends it early: a generation that already produced tokens then completes as interrupted
+    and its partial answer enters the history. An error raises from ``next()`` and ends the stream."""
+
+    def __init__(self, handle: Any, conversation: "Conversation") -> None:
+        self._g = handle
+        self._conversation = conversation  # keeps the Python conversation (and its model) alive
+
+    def __iter__(self) -> "ResponseStream":
+        return self
+
+    def __next__(self) -> MessageResponse:
+        if self._g is None:
+            raise StopIteration
+        ev = leap_event()
+        ev.struct_size = ctypes.sizeof(ev)
+        try:
+            check(_gen_next(self._g, ctypes.byref(ev)))
+            e = _event_from_c(ev)
+        except BaseException:
+            self.close()
+            raise
+        if e is None or isinstance(e, Complete):
+            self.close()
+        if e is None:
+            raise StopIteration
+        return e
+
+    def close(self) -> None:
+        g, self._g = self._g, None
+        if g is not None:
+            _gen_free(g)
+
+    def __enter__(self) -> "ResponseStream":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
 _PARSERS = {None: 0, "none": 0, "lfm": 1, "hermes": 2}
 
 
@@ -250,7 +340,13 @@ def _history_json(history: Any) -> str:
 
 class Model(_lib.OwnedHandle):
     """A loaded GGUF model (LEAP ``ModelRunner``). Close it (or use ``with``) to release it; conversations
-    keep it alive while they exist."""
+    keep it alive while they exist.
+
+    Companion files of multimodal models (``mmproj_path``, ``audio_decoder_path``,
+    ``audio_tokenizer_path``) are taken as given, or found next to the model as LEAP does
+    (``mmproj*.gguf``, ``*audio*decoder*.gguf|.bin``) unless ``auto_detect_companion_files=False``;
+    they are validated at load and reported by :attr:`companions`, but not used: this engine runs text
+    only, so image / audio parts raise UnsupportedError naming the projector."""
 
     _kind = "model"
     _free = staticmethod(_model_free)
@@ -316,6 +412,16 @@ class Model(_lib.OwnedHandle):
         v = ctypes.c_int32()
         check(_model_ctx(self._handle(), ctypes.byref(v)))
         return v.value
+
+    @property
+    def companions(self) -> ModelCompanions:
+        """The multimodal companion files loaded with the model (given or auto-detected)."""
+        paths = []
+        for kind in range(3):  # leap_companion_kind: MMPROJ, AUDIO_DECODER, AUDIO_TOKENIZER
+            out = ctypes.c_void_p()
+            check(_model_companion(self._handle(), kind, ctypes.byref(out)))
+            paths.append(take_string(out.value) if out.value else None)
+        return ModelCompanions(*paths)
 
     @property
     def vocab_size(self) -> int:
@@ -423,16 +529,20 @@ class Conversation(_lib.OwnedHandle):
         check(_conv_register(self._handle(), utf8(d if isinstance(d, str) else json.dumps(d, ensure_ascii=False))))
 
     def stop(self) -> None:
-        """Stop the running generation after the current token (safe from any thread)."""
+        """Stop the running generation, or the one starting at this moment, after the current token: it
+        completes as INTERRUPTED. Safe from any thread; does nothing when idle (and never carries over)."""
         check(_conv_stop(self._handle()))
 
     def generate_response(self, message: Union[ChatMessage, str],
-                          options: Optional[GenerationOptions] = None) -> Iterator[MessageResponse]:
-        """Stream the response to ``message`` (a ChatMessage or user text): yields Chunk, ReasoningChunk,
-        FunctionCalls, AudioSample and finally Complete. The generation starts at the first ``next()`` (a
-        busy conversation raises BusyError there), which is also when the user message enters the history;
-        the assistant message is appended when the generation completes. Closing the generator early, or
-        dropping it (garbage collection), stops the generation and keeps the partial answer."""
+                          options: Optional[GenerationOptions] = None) -> ResponseStream:
+        """Start the response to ``message`` (a ChatMessage or user text) and return the stream of its
+        events: Chunk, ReasoningChunk, FunctionCalls, AudioSample, and finally Complete.
+
+        As in the C API (and LEAP), the generation starts now: the user message enters the history and
+        the conversation is busy before this returns (a busy conversation raises BusyError here); the
+        prompt is evaluated at the first ``next()``. The assistant message is appended when the
+        generation completes. Closing the stream early, or dropping it, stops the generation (a started
+        one keeps its partial answer)."""
         if not isinstance(message, ChatMessage):
             message = ChatMessage(Role.USER, message)
         opts, keep = (options or GenerationOptions())._to_c()
@@ -440,36 +550,4 @@ class Conversation(_lib.OwnedHandle):
         with message._to_handle() as m:
             check(_gen_begin(self._handle(), m.p, ctypes.byref(opts), ctypes.byref(g)))
         del keep  # the C side copied the schema
-        try:
-            ev = leap_event()
-            while True:
-                ev.struct_size = ctypes.sizeof(ev)
-                check(_gen_next(g, ctypes.byref(ev)))
-                kind = ev.kind
-                if kind == _EVENT_CHUNK:
-                    yield Chunk(ctypes.string_at(ev.text, ev.text_len).decode("utf-8"))
-                elif kind == _EVENT_REASONING:
-                    yield ReasoningChunk(ctypes.string_at(ev.text, ev.text_len).decode("utf-8"))
-                elif kind == _EVENT_CALLS:
-                    calls = json.loads((ev.function_calls_json or b"[]").decode("utf-8"))
-                    yield FunctionCalls([LeapFunctionCall(c["name"], c.get("arguments") or {}) for c in calls])
-                elif kind == _EVENT_AUDIO:
-                    from array import array
-
-                    a = array("f")
-                    if ev.n_samples:
-                        a.frombytes(ctypes.string_at(ev.samples, 4 * ev.n_samples))
-                    yield AudioSample(a, ev.sample_rate)
-                elif kind == _EVENT_COMPLETE:
-                    out = ctypes.c_void_p()
-                    check(_message_to_json(ev.message, ctypes.byref(out)))
-                    msg = ChatMessage._from_canonical(json.loads(take_string(out.value) or "{}"))
-                    s = ev.stats.contents
-                    stats = GenerationStats(s.prompt_tokens, s.completion_tokens, s.total_tokens, s.tokens_per_second,
-                                            s.cached_prompt_tokens, s.time_to_first_token, s.prompt_tokens_per_second)
-                    yield Complete(msg, GenerationFinishReason(ev.finish_reason), stats)
-                    return
-                else:
-                    return
-        finally:
-            _gen_free(g)
+        return ResponseStream(g, self)

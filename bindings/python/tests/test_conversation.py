@@ -185,9 +185,95 @@ def test_bad_inputs(model):
 def test_media_parts_need_a_multimodal_model(model):
     conv = model.create_conversation()
     msg = leap.ChatMessage(leap.Role.USER, [leap.Text("What is this?"), leap.Image(b"\xff\xd8\xff\xe0" + bytes(16))])
-    with pytest.raises(leap.UnsupportedError, match="vision model"):
+    with pytest.raises(leap.UnsupportedError, match=r"history\[0\]\.content\[1\]: an image part needs a vision encoder; "
+                                                     r"this is a text model \(no projector"):
         list(conv.generate_response(msg, GREEDY))
     assert not conv.is_generating
+
+
+def test_generation_starts_when_generate_response_returns(model):
+    # As leap_conversation_generate_begin: the user message enters the history and the conversation is
+    # busy before any event is pulled; busy errors raise at the call.
+    conv = model.create_conversation("Be brief.")
+    stream = conv.generate_response("Hello", GREEDY)
+    assert conv.is_generating
+    assert [m.role for m in conv.history] == [leap.Role.SYSTEM, leap.Role.USER]
+    with pytest.raises(leap.BusyError):
+        conv.generate_response("Again", GREEDY)
+    assert len(conv.history) == 2  # the refused message did not enter the history
+    stream.close()  # closed before it started: no assistant message, the user message stays (LEAP)
+    assert not conv.is_generating
+    assert [m.role for m in conv.history] == [leap.Role.SYSTEM, leap.Role.USER]
+    assert list(stream) == []
+    with conv.generate_response("Hello again", GREEDY) as s:
+        events = list(s)
+    assert isinstance(events[-1], leap.Complete)
+    assert [m.role for m in conv.history] == [leap.Role.SYSTEM, leap.Role.USER, leap.Role.USER, leap.Role.ASSISTANT]
+
+
+def test_stop_right_after_the_start_interrupts_that_generation(model):
+    # Stop semantics: a stop while a generation is starting applies to it (before its first token).
+    conv = model.create_conversation()
+    stream = conv.generate_response("Write a long story.", leap.GenerationOptions(temperature=0))
+    t = threading.Thread(target=conv.stop)
+    t.start()
+    t.join()
+    events = list(stream)
+    assert [type(e) for e in events] == [leap.Complete]
+    assert events[-1].finish_reason == leap.GenerationFinishReason.INTERRUPTED
+    assert events[-1].stats.completion_tokens == 0
+    conv.stop()  # idle: for nobody, and it does not carry over
+    _, done = run(conv, "Hi")
+    assert done.finish_reason in (leap.GenerationFinishReason.STOP, leap.GenerationFinishReason.MAX_TOKENS)
+    # A long prompt is evaluated in chunks of 256 tokens with the stop polled in between: the turn still
+    # completes as interrupted (not as an error), after the first chunk, which stays cached.
+    conv = model.create_conversation()
+    stream = conv.generate_response("word " * 400, leap.GenerationOptions(temperature=0))
+    conv.stop()
+    events = list(stream)
+    assert [type(e) for e in events] == [leap.Complete]
+    assert events[0].finish_reason == leap.GenerationFinishReason.INTERRUPTED
+    assert events[0].stats.prompt_tokens == 256 and events[0].stats.completion_tokens == 0
+    _, done = run(conv, "Hi")
+    assert done.stats.cached_prompt_tokens == 256
+
+
+def test_generated_audio_in_the_history_round_trips_and_is_replayed(model):
+    samples = [0.5, -0.25, 0.125, -1.0, 1.0, 0.0078125]
+    history = [leap.ChatMessage(leap.Role.USER, "Say hi."),
+               leap.ChatMessage(leap.Role.ASSISTANT, [leap.Text("Hi!"), leap.AudioPcmF32(samples, 24000)])]
+    conv = model.create_conversation_from_history(history)
+    assert conv.history == history
+    assert conv.export_json()[1]["content"][1] == {"type": "audio_pcm_f32", "samples": samples, "sampleRate": 24000}
+    again = model.create_conversation_from_history(json.dumps(conv.export_json()))
+    assert again.history == history
+    # The assistant's generated audio is replayed as its text; it is not refused as input audio.
+    _, done = run(conv, "And again?")
+    assert done.finish_reason in (leap.GenerationFinishReason.STOP, leap.GenerationFinishReason.MAX_TOKENS)
+    assert conv.history[:2] == history
+
+
+def test_audio_events_are_copied_out_of_the_c_event():
+    # The C event of an audio chunk (text models never emit one; the Swift tests drive scripted audio
+    # models through the same C event) becomes a leap.AudioSample owning its samples.
+    import ctypes
+    from leap import conversation as c
+
+    buf = (ctypes.c_float * 3)(0.5, -0.5, 0.25)
+    ev = c.leap_event()
+    ev.struct_size = ctypes.sizeof(ev)
+    ev.kind = 4
+    ev.samples = ctypes.cast(buf, ctypes.POINTER(ctypes.c_float))
+    ev.n_samples = 3
+    ev.sample_rate = 24000
+    e = c._event_from_c(ev)
+    buf[0] = 9.0
+    assert isinstance(e, leap.AudioSample)
+    assert list(e.samples) == [0.5, -0.5, 0.25] and e.sample_rate == 24000
+    ev.n_samples = 0
+    assert list(c._event_from_c(ev).samples) == []
+    ev.kind = 0
+    assert c._event_from_c(ev) is None
 
 
 # A JSON Schema subset validator (enough for the schemas below), independent of the library.

@@ -1,4 +1,0 @@
-import Testing
-
-// Placeholder until this module has tests.
-@Test func placeholder() {}

@@ -1,0 +1,127 @@
+import Glibc
+import LeapCore
+import LeapMessages
+import LeapRuntime
+import Testing
+
+/// Companion files (LEAP §2.9-2.11, §3.15): detection next to the model, explicit paths, validation, and a
+/// real (tiny, random-weight) LFM2 model that loads and chats with a projector next to it.
+@Suite struct CompanionFileTests {
+    /// <repo>/Tests/Fixtures/models/lfm2-tiny-f32.gguf, found from this file's path.
+    static let tinyModel: String = {
+        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
+        parts.removeLast(2)
+        return parts.joined(separator: "/") + "/Fixtures/models/lfm2-tiny-f32.gguf"
+    }()
+
+    /// A fresh directory under /tmp.
+    func tempDir() throws -> String {
+        var template = Array("/tmp/leap-companions-XXXXXX".utf8CString)
+        guard let p = mkdtemp(&template) else { throw LeapError(.io, "mkdtemp failed") }
+        return String(cString: p)
+    }
+
+    func write(_ path: String, _ bytes: [UInt8]) {
+        let f = fopen(path, "wb")
+        _ = bytes.withUnsafeBytes { fwrite($0.baseAddress, 1, $0.count, f) }
+        fclose(f)
+    }
+
+    /// A metadata-only GGUF v3 with general.architecture = arch (the layout of the GGUF spec).
+    func gguf(architecture arch: String) -> [UInt8] {
+        func u32(_ v: UInt32) -> [UInt8] { withUnsafeBytes(of: v.littleEndian, Array.init) }
+        func u64(_ v: UInt64) -> [UInt8] { withUnsafeBytes(of: v.littleEndian, Array.init) }
+        func str(_ s: String) -> [UInt8] { u64(UInt64(s.utf8.count)) + Array(s.utf8) }
+        return Array("GGUF".utf8) + u32(3) + u64(0) + u64(1) + str("general.architecture") + u32(8) + str(arch)
+    }
+
+    @Test func detectionFollowsLEAPsNamingRules() throws {
+        let dir = try tempDir()
+        for name in ["model.gguf", "mmproj-model-q8_0.gguf", "MMPROJ-model-f16.gguf", "mmproj-notes.txt",
+                     "audio-only.gguf", "decoder-only.bin", "LFM2-Audio-Decoder.BIN", "audio_decoder.gguf",
+                     "tokenizer-audio.gguf", "vocoder.gguf"] {
+            write(dir + "/" + name, [1])
+        }
+        mkdir(dir + "/mmproj-a-directory.gguf", 0o755)
+        let found = CompanionFiles.detect(nextTo: dir + "/model.gguf")
+        // Byte order: upper case sorts first, so "MMPROJ-..." and "LFM2-Audio-Decoder.BIN" win.
+        #expect(found == CompanionFiles(mmproj: dir + "/MMPROJ-model-f16.gguf", audioDecoder: dir + "/LFM2-Audio-Decoder.BIN"))
+        // The model file itself is never its own companion.
+        #expect(CompanionFiles.detect(nextTo: dir + "/mmproj-model-q8_0.gguf").mmproj == dir + "/MMPROJ-model-f16.gguf")
+        #expect(CompanionFiles.detect(nextTo: "/nonexistent-dir/model.gguf") == CompanionFiles())
+    }
+
+    @Test func explicitPathsWinAndEveryCompanionIsValidated() throws {
+        let dir = try tempDir()
+        write(dir + "/model.gguf", [1])
+        write(dir + "/mmproj-found.gguf", gguf(architecture: "clip"))
+        write(dir + "/given.gguf", gguf(architecture: "clip"))
+        write(dir + "/llm.gguf", gguf(architecture: "llama"))
+        write(dir + "/speaker.gguf", gguf(architecture: "whatever"))
+        write(dir + "/decoder.bin", [0, 1, 2])
+        write(dir + "/empty.bin", [])
+        write(dir + "/garbage.gguf", Array("RIFF....WAVE".utf8))
+        let model = dir + "/model.gguf"
+        var o = RunnerOptions()
+        #expect(try CompanionFiles.resolve(modelPath: model, options: o) == CompanionFiles(mmproj: dir + "/mmproj-found.gguf"))
+        o.mmprojPath = dir + "/given.gguf"
+        o.audioDecoderPath = dir + "/decoder.bin"
+        o.audioTokenizerPath = dir + "/speaker.gguf"
+        #expect(try CompanionFiles.resolve(modelPath: model, options: o)
+                == CompanionFiles(mmproj: dir + "/given.gguf", audioDecoder: dir + "/decoder.bin", audioTokenizer: dir + "/speaker.gguf"))
+        o = RunnerOptions()
+        o.autoDetectCompanionFiles = false
+        #expect(try CompanionFiles.resolve(modelPath: model, options: o) == CompanionFiles())
+
+        func failure(_ change: (inout RunnerOptions) -> Void) -> LeapError? {
+            var o = RunnerOptions()
+            o.autoDetectCompanionFiles = false
+            change(&o)
+            do {
+                _ = try CompanionFiles.resolve(modelPath: model, options: o)
+                return nil
+            } catch let e as LeapError {
+                return e
+            } catch {
+                return nil
+            }
+        }
+        #expect(failure { $0.mmprojPath = dir + "/llm.gguf" }
+                == LeapError(.modelLoading, "mmproj: '\(dir)/llm.gguf' is not a multimodal projector (general.architecture is \"llama\", expected \"clip\")"))
+        #expect(failure { $0.mmprojPath = dir + "/missing.gguf" }
+                == LeapError(.io, "mmproj: cannot open GGUF file '\(dir)/missing.gguf': No such file or directory"))
+        #expect(failure { $0.audioDecoderPath = dir + "/missing.bin" }
+                == LeapError(.io, "audio decoder: cannot open '\(dir)/missing.bin': No such file or directory"))
+        #expect(failure { $0.audioDecoderPath = dir + "/empty.bin" }
+                == LeapError(.modelLoading, "audio decoder: '\(dir)/empty.bin' is not a non-empty regular file"))
+        let garbage = failure { $0.audioTokenizerPath = dir + "/garbage.gguf" }
+        #expect(garbage?.kind == .modelLoading)
+        #expect(garbage?.message.hasPrefix("audio tokenizer: \(dir)/garbage.gguf: ") == true)
+        // A broken projector found next to the model fails the load as well.
+        write(dir + "/mmproj-found.gguf", Array("GGUF".utf8))
+        #expect(throws: LeapError.self) { try CompanionFiles.resolve(modelPath: model, options: RunnerOptions()) }
+    }
+
+    @Test(.enabled(if: access(CompanionFileTests.tinyModel, R_OK) == 0))
+    func aTextModelWithAProjectorNextToItLoadsChatsAndRefusesImages() throws {
+        let dir = try tempDir()
+        let model = dir + "/lfm2-tiny.gguf"
+        #expect(symlink(Self.tinyModel, model) == 0)
+        write(dir + "/mmproj-lfm2-tiny.gguf", gguf(architecture: "clip"))
+        let runner = try ModelRunner.load(path: model)
+        #expect(runner.companions == CompanionFiles(mmproj: dir + "/mmproj-lfm2-tiny.gguf"))
+        var o = GenerationOptions()
+        o.temperature = 0
+        o.maxTokens = 3
+        let conv = runner.createConversation()
+        let g = try conv.generate(ChatMessage(role: .user, text: "Hi"), options: o)
+        var reason: GenerationFinishReason?
+        while let e = try g.next() { if case .complete(_, let r, _) = e { reason = r } }
+        #expect(reason == .maxTokens || reason == .stop)
+        let image = ChatMessage(role: .user, content: [.text("What is this?"), .image(jpeg: [0xFF, 0xD8, 0xFF, 0xE0, 0, 0])])
+        #expect(throws: LeapError(.unsupported, "history[2].content[1]: an image part needs a vision encoder; this model was loaded with the projector '\(dir)/mmproj-lfm2-tiny.gguf' (mmproj), but this engine has no vision or audio encoder yet (text only)")) {
+            _ = try conv.generate(image, options: o).next()
+        }
+        #expect(!conv.isGenerating)
+    }
+}

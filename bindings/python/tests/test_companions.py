@@ -1,0 +1,97 @@
+"""Companion files of multimodal models (mmproj, audio decoder / tokenizer): auto-detection next to the
+model as LEAP does, explicit paths, validation, and what a text engine does with them (loads and chats;
+image / audio parts raise UnsupportedError naming the projector)."""
+import os
+
+import pytest
+
+import leap
+from conftest import MODELS
+
+SMOL = MODELS / "SmolLM2-135M-Instruct.Q4_1.gguf"
+pytestmark = pytest.mark.skipif(not SMOL.exists(), reason=f"{SMOL} not found (run scripts/fetch-models.sh)")
+gguf = pytest.importorskip("gguf")
+
+GREEDY = leap.GenerationOptions(temperature=0.0, max_tokens=8)
+NONE = leap.ModelCompanions(None, None, None)
+
+
+def write_gguf(path, arch):
+    """A metadata-only GGUF (as llama.cpp's gguf-py writes it) with general.architecture = arch."""
+    w = gguf.GGUFWriter(str(path), arch)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
+@pytest.fixture
+def model_dir(tmp_path):
+    os.symlink(SMOL, tmp_path / "model.gguf")
+    return tmp_path
+
+
+def test_companions_next_to_the_model_are_detected(model_dir):
+    write_gguf(model_dir / "mmproj-model-q8_0.gguf", "clip")
+    write_gguf(model_dir / "mmproj-model-f16.gguf", "clip")  # first by name wins
+    (model_dir / "Model-Audio-Decoder.bin").write_bytes(b"\x01\x02\x03")
+    (model_dir / "mmproj-notes.txt").write_text("not a projector")
+    os.mkdir(model_dir / "mmproj-aaa.gguf")  # a directory is never a companion
+    (model_dir / "tokenizer-audio.gguf").write_bytes(b"ignored: tokenizers are not detected")
+    path = str(model_dir / "model.gguf")
+    with leap.load_model(path) as m:
+        assert m.companions == leap.ModelCompanions(str(model_dir / "mmproj-model-f16.gguf"),
+                                                    str(model_dir / "Model-Audio-Decoder.bin"), None)
+        # A text model with a projector next to it still loads and chats.
+        conv = m.create_conversation()
+        events = list(conv.generate_response("Hi", GREEDY))
+        assert isinstance(events[-1], leap.Complete) and events[-1].full_message.text
+        # Media parts name the part and the projector.
+        image = leap.ChatMessage(leap.Role.USER, [leap.Text("What is this?"), leap.Image(b"\xff\xd8\xff\xe0" + bytes(16))])
+        with pytest.raises(leap.UnsupportedError) as e:
+            list(conv.generate_response(image, GREEDY))
+        projector = str(model_dir / "mmproj-model-f16.gguf")
+        assert str(e.value) == (f"history[2].content[1]: an image part needs a vision encoder; this model was loaded "
+                                f"with the projector '{projector}' (mmproj), but this engine has no vision or audio "
+                                f"encoder yet (text only)")
+        conv.remove_last_message()
+        audio = leap.ChatMessage(leap.Role.USER, [leap.AudioPcmF32([0.0] * 160, 16000)])
+        with pytest.raises(leap.UnsupportedError, match=r"history\[2\]\.content\[0\]: an audio part needs an audio encoder; "
+                                                        r"this model was loaded with the projector"):
+            list(conv.generate_response(audio, GREEDY))
+    with leap.load_model(path, auto_detect_companion_files=False) as m:
+        assert m.companions == NONE
+
+
+def test_a_lone_model_has_no_companions(model_dir):
+    with leap.load_model(model_dir / "model.gguf") as m:
+        assert m.companions == NONE
+
+
+def test_explicit_paths_win_and_are_validated(model_dir, tmp_path_factory):
+    elsewhere = tmp_path_factory.mktemp("companions")
+    write_gguf(model_dir / "mmproj-found.gguf", "clip")
+    write_gguf(elsewhere / "projector.gguf", "clip")
+    write_gguf(elsewhere / "speaker.gguf", "lfm2-audio-tokenizer")
+    path = model_dir / "model.gguf"
+    with leap.load_model(path, mmproj_path=str(elsewhere / "projector.gguf"),
+                         audio_tokenizer_path=str(elsewhere / "speaker.gguf")) as m:
+        assert m.companions == leap.ModelCompanions(str(elsewhere / "projector.gguf"), None, str(elsewhere / "speaker.gguf"))
+    missing = str(elsewhere / "missing.gguf")
+    with pytest.raises(leap.LeapIOError, match=f"mmproj: cannot open GGUF file '{missing}'"):
+        leap.load_model(path, mmproj_path=missing)
+    with pytest.raises(leap.LeapIOError, match="audio decoder: cannot open '.*decoder.bin'"):
+        leap.load_model(path, audio_decoder_path=str(elsewhere / "decoder.bin"))
+    (elsewhere / "garbage.gguf").write_bytes(b"RIFF0000WAVEfmt ")
+    with pytest.raises(leap.ModelLoadingError, match="audio decoder: .*garbage.gguf"):
+        leap.load_model(path, audio_decoder_path=str(elsewhere / "garbage.gguf"))
+    # A language model given as the projector is refused: it is not one.
+    with pytest.raises(leap.ModelLoadingError, match=r"mmproj: '.*' is not a multimodal projector \(general.architecture "
+                                                     r"is \"llama\", expected \"clip\"\)"):
+        leap.load_model(path, mmproj_path=str(SMOL))
+    # A detected projector that is broken fails the load too, naming it.
+    (model_dir / "mmproj-broken.gguf").write_bytes(b"GGUF\x03\x00\x00\x00")
+    with pytest.raises(leap.ModelLoadingError, match="mmproj: .*mmproj-broken.gguf"):
+        leap.load_model(path)
+    with leap.load_model(path, auto_detect_companion_files=False) as m:
+        assert m.companions == NONE
