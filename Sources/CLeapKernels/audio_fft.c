@@ -116,17 +116,31 @@
         }                                                                                                \
     }
 
-/* out = x * h per frequency (h broadcast over lanes). */
+/* out = x * h per frequency (h broadcast over lanes). y may alias x: each bin's lanes are all read into
+ * locals before any is written, so the compiler vectorizes without runtime alias checks (which fail, and
+ * fall back to scalar code, exactly in the in-place case). */
 #define SPECTRUM_BODY                                                                          \
     for (size_t f = 0; f < n; f++) {                                                           \
         const float hr = h_re[f], hi = h_im[f];                                                \
-        const float *xr = x_re + f * W, *xi = x_im + f * W;                  \
-        float *yr = y_re + f * W, *yi = y_im + f * W;                        \
+        const float *xr = x_re + f * W, *xi = x_im + f * W;                                    \
+        float *yr = y_re + f * W, *yi = y_im + f * W;                                          \
+        float a[W], b[W];                                                                      \
+        for (int l = 0; l < W; l++) { a[l] = xr[l]; b[l] = xi[l]; }                            \
         for (int l = 0; l < W; l++) {                                                          \
-            const float a = xr[l], b = xi[l];                                                  \
-            yr[l] = a * hr - b * hi;                                                           \
-            yi[l] = a * hi + b * hr;                                                           \
+            yr[l] = a[l] * hr - b[l] * hi;                                                     \
+            yi[l] = a[l] * hi + b[l] * hr;                                                     \
         }                                                                                      \
+    }
+
+/* In-place fold (see the header): bins 2j and 2j + 1 summed into j; j <= 2j, so reads stay ahead of
+ * writes, and each bin's lanes are read into locals first (vectorizes, as above). */
+#define FOLD2_BODY                                                                             \
+    for (size_t j = 0; j < n / 2; j++) {                                                       \
+        const float *r0 = re + 2 * j * W, *i0 = im + 2 * j * W;                                \
+        float a[W], b[W];                                                                      \
+        for (int l = 0; l < W; l++) { a[l] = r0[l] + r0[W + l]; b[l] = i0[l] + i0[W + l]; }    \
+        float *rd = re + j * W, *id = im + j * W;                                              \
+        for (int l = 0; l < W; l++) { rd[l] = a[l]; id[l] = b[l]; }                            \
     }
 
 #define DEFINE_VARIANT(SUFFIX, ATTR)                                                                      \
@@ -139,6 +153,9 @@
     ATTR static void mul_##SUFFIX(const float *x_re, const float *x_im, const float *h_re, const float *h_im, \
                                   float *y_re, float *y_im, size_t n) {                                   \
         SPECTRUM_BODY                                                                                     \
+    }                                                                                                     \
+    ATTR static void fold2_##SUFFIX(float *re, float *im, size_t n) {                                     \
+        FOLD2_BODY                                                                                        \
     }
 
 DEFINE_VARIANT(portable, )
@@ -182,15 +199,14 @@ void lk_audio_spectrum_multiply(const float *x_re, const float *x_im, const floa
 }
 
 void lk_audio_spectrum_fold2(float *re, float *im, size_t n) {
-    for (size_t j = 0; j < n / 2; j++) {
-        const float *r0 = re + 2 * j * W, *i0 = im + 2 * j * W;
-        float *rd = re + j * W, *id = im + j * W;
-        for (int l = 0; l < W; l++) {  /* j <= 2j: reads stay ahead of writes */
-            const float a = r0[l] + r0[W + l], b = i0[l] + i0[W + l];
-            rd[l] = a;
-            id[l] = b;
-        }
+#if defined(__x86_64__)
+    switch (lk_audio_kernel_level()) {
+    case 3: fold2_avx512(re, im, n); return;
+    case 2: fold2_avx2(re, im, n); return;
+    default: break;
     }
+#endif
+    fold2_portable(re, im, n);
 }
 
 void lk_audio_fft_load_pairs(const float *x, size_t block, size_t n, size_t batch, float *re, float *im) {

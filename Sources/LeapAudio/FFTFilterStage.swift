@@ -21,8 +21,7 @@ final class FFTFilterStage {
     let twiddleRe: [Float], twiddleIm: [Float]   // exp(-2 pi i k / N), k < N/2
     let halfTwiddleRe: [Float], halfTwiddleIm: [Float]  // exp(-2 pi i k / (N/2)), k < N/4 (for D = 2)
     let spectraRe: [[Float]], spectraIm: [[Float]]  // per phase: conj(FFT(g_p)) / N, bit-reversed order
-    var buffer: [Float]               // input; the next pair of blocks starts at buffer[head]
-    var head = 0
+    let buffer = SampleQueue()        // input; the next pair of blocks starts at its first sample
     var inputCount = 0
     var outputCount = 0
     // Work arrays [N][lanes] for the batch, reused.
@@ -66,7 +65,7 @@ final class FFTFilterStage {
         }
         spectraRe = sre
         spectraIm = sim
-        buffer = [Float](repeating: 0, count: table.halfLength - 1)
+        buffer.appendZeros(table.halfLength - 1)
         workRe = [Float](repeating: 0, count: n * lanes)
         workIm = workRe
         outRe = upsample > 1 ? workRe : []
@@ -76,35 +75,31 @@ final class FFTFilterStage {
     /// Inputs a pair of blocks needs beyond its start.
     var pairSpan: Int { blockOutputs + size }
 
-    func process(_ input: UnsafeBufferPointer<Float>, into out: inout [Float]) {
+    func process(_ input: UnsafeBufferPointer<Float>, into out: SampleQueue) {
         inputCount += input.count
-        buffer.append(contentsOf: input)
-        run(into: &out, limit: Int.max)
+        buffer.append(input)
+        run(into: out, limit: Int.max)
     }
 
     /// Runs every complete pair of blocks (at most `limit` outputs are kept).
-    private func run(into out: inout [Float], limit: Int) {
+    private func run(into out: SampleQueue, limit: Int) {
         let lanes = FFTFilterStage.lanes
         let n = size, b = blockOutputs
-        var pairs = buffer.count - head >= pairSpan ? (buffer.count - head - pairSpan) / (2 * b) + 1 : 0
-        out.reserveCapacity(out.count + min(limit, 2 * b * pairs * upsample))
+        var pairs = buffer.count >= pairSpan ? (buffer.count - pairSpan) / (2 * b) + 1 : 0
         var kept = 0
         while pairs > 0 && kept < limit {
             let batch = min(pairs, lanes)
             // Load: lane l, real part = block starting at 2bl, imaginary part = block at 2bl + b.
-            buffer.withUnsafeBufferPointer { x in
-                workRe.withUnsafeMutableBufferPointer { re in
-                    workIm.withUnsafeMutableBufferPointer { im in
-                        lk_audio_fft_load_pairs(x.baseAddress! + head, b, n, batch, re.baseAddress, im.baseAddress)
-                        lk_audio_fft_forward(re.baseAddress, im.baseAddress, n, twiddleRe, twiddleIm)
-                    }
+            workRe.withUnsafeMutableBufferPointer { re in
+                workIm.withUnsafeMutableBufferPointer { im in
+                    lk_audio_fft_load_pairs(buffer.samples, b, n, batch, re.baseAddress, im.baseAddress)
+                    lk_audio_fft_forward(re.baseAddress, im.baseAddress, n, twiddleRe, twiddleIm)
                 }
             }
             // Filter each phase and transform back; outputs interleave phases.
             let perBlock = b / decimate   // outputs per block and phase
             let produced = 2 * perBlock * batch * upsample
-            let start = out.count
-            out.append(contentsOf: repeatElement(0, count: produced))
+            let dest = out.reserve(produced)
             for p in 0..<upsample {
                 let last = p == upsample - 1
                 workRe.withUnsafeMutableBufferPointer { xr in
@@ -121,37 +116,32 @@ final class FFTFilterStage {
                                 } else {
                                     lk_audio_fft_inverse(yr, yi, n, twiddleRe, twiddleIm)
                                 }
-                                out.withUnsafeMutableBufferPointer { o in
-                                    lk_audio_fft_store_pairs(yr, yi, perBlock, batch, upsample, p, o.baseAddress! + start)
-                                }
+                                lk_audio_fft_store_pairs(yr, yi, perBlock, batch, upsample, p, dest)
                             }
                         }
                     }
                 }
             }
-            head += 2 * b * batch
+            out.commit(produced)
+            buffer.drop(2 * b * batch)
             outputCount += produced
             kept += produced
             pairs -= batch
         }
-        // Drop consumed input once per call (not per batch: that would be quadratic on long inputs).
-        buffer.removeFirst(head)
-        head = 0
     }
 
     /// Ends the stream: outputs for the input plus the filter's tail (`halfLength` input samples of
     /// silence), `upsample` per input sample (one per `decimate`).
-    func finish(halfLength: Int, into out: inout [Float]) {
+    func finish(halfLength: Int, into out: SampleQueue) {
         let total = (upsample * (inputCount + halfLength) + decimate - 1) / decimate
         guard total > outputCount else { return }
         // Enough silence to complete the pair holding the last needed output.
         let needInputs = ((total - outputCount) * decimate + upsample - 1) / upsample
-        buffer.append(contentsOf: repeatElement(0, count: needInputs + pairSpan + 2 * blockOutputs))
-        let before = out.count
-        run(into: &out, limit: total - outputCount)
+        buffer.appendZeros(needInputs + pairSpan + 2 * blockOutputs)
+        run(into: out, limit: total - outputCount)
         let excess = outputCount - total
         if excess > 0 {
-            out.removeLast(min(excess, out.count - before))
+            out.dropLast(excess)
             outputCount = total
         }
     }

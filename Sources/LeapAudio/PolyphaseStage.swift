@@ -52,13 +52,13 @@ final class BlockTable: @unchecked Sendable {
     deinit { coefficients.deallocate() }
 }
 
-struct PolyphaseStage {
+final class PolyphaseStage {
     let table: PolyphaseTable
     let block: BlockTable?
     var filter: lk_polyphase
     let stepNumerator: Int    // M
     let stepDenominator: Int  // L
-    var buffer: [Float]       // pending input; the next output's window starts at buffer[position]
+    let buffer = SampleQueue() // pending input; the next output's window starts at sample `position`
     var position = 0
     var phase: UInt32 = 0     // dot kernel: phase of the next output; block kernel: pattern of the next group
 
@@ -75,59 +75,57 @@ struct PolyphaseStage {
             table: UnsafePointer(table.coefficients), taps: table.taps, L: UInt32(l), step_r: UInt32(m % l),
             step_q: m / l, interp_p: UInt32(design.interpolatedRows))
         // The window of output 0 starts halfLength - 1 samples before input 0: those are silence.
-        self.buffer = [Float](repeating: 0, count: table.halfLength - 1)
+        buffer.appendZeros(table.halfLength - 1)
     }
+
+    /// Input samples each output (or group of 16 outputs, block kernel) reads.
+    var windowLength: Int { block?.window ?? table.taps }
 
     /// An upper bound of the outputs `available` more input samples can produce.
     func maxOutputs(available: Int) -> Int { (available * stepDenominator / stepNumerator + 2) / 16 * 16 + 32 }
 
-    mutating func process(_ input: UnsafeBufferPointer<Float>, into out: inout [Float], limit: Int = Int.max) {
-        buffer.append(contentsOf: input)
-        run(into: &out, limit: limit)
+    func process(_ input: UnsafeBufferPointer<Float>, into out: SampleQueue, limit: Int = Int.max) {
+        buffer.append(input)
+        run(into: out, limit: limit)
     }
 
     /// Produces what the buffered input allows, at most `limit` outputs (the block kernel computes whole
     /// groups of 16; outputs past `limit` are dropped, which only happens at the end of a stream).
-    private mutating func run(into out: inout [Float], limit: Int) {
+    private func run(into out: SampleQueue, limit: Int) {
         let capacity = min(limit, maxOutputs(available: buffer.count - position))
         if capacity <= 0 { return }
-        let start = out.count
         let slots = (capacity + 15) / 16 * 16
-        out.append(contentsOf: repeatElement(0, count: slots))
+        let dest = out.reserve(slots)
+        let x = buffer.samples, available = buffer.count
         var pos = position, ph = phase
         var produced = 0
-        buffer.withUnsafeBufferPointer { x in
-            out.withUnsafeMutableBufferPointer { o in
-                if let block {
-                    block.advance.withUnsafeBufferPointer { adv in
-                        produced = 16 * lk_audio_polyblock_run(
-                            block.coefficients, block.window, UInt32(block.patterns), adv.baseAddress, x.baseAddress,
-                            x.count, &pos, &ph, o.baseAddress! + start, slots / 16)
-                    }
-                } else {
-                    produced = withUnsafePointer(to: filter) { f in
-                        lk_audio_polyphase_run(f, x.baseAddress, x.count, &pos, &ph, o.baseAddress! + start, capacity)
-                    }
-                }
+        if let block {
+            block.advance.withUnsafeBufferPointer { adv in
+                produced = 16 * lk_audio_polyblock_run(
+                    block.coefficients, block.window, UInt32(block.patterns), adv.baseAddress, x,
+                    available, &pos, &ph, dest, slots / 16)
+            }
+        } else {
+            produced = withUnsafePointer(to: filter) { f in
+                lk_audio_polyphase_run(f, x, available, &pos, &ph, dest, capacity)
             }
         }
-        out.removeLast(slots - min(produced, capacity))
-        position = pos
+        out.commit(min(produced, capacity))
         phase = ph
         // Drop input no later window needs.
-        let drop = min(position, buffer.count)
-        buffer.removeFirst(drop)
-        position -= drop
+        let drop = min(pos, available)
+        buffer.drop(drop)
+        position = pos - drop
     }
 
     /// Ends the stream (input followed by silence) and produces exactly `count` more outputs.
-    mutating func finish(producing count: Int, into out: inout [Float]) {
+    func finish(producing count: Int, into out: SampleQueue) {
         var remaining = count
         while remaining > 0 {
-            let need = (block?.window ?? table.taps) + (remaining + 16) * (stepNumerator / stepDenominator + 1)
-            buffer.append(contentsOf: repeatElement(0, count: need))
+            let need = windowLength + (remaining + 16) * (stepNumerator / stepDenominator + 1)
+            buffer.appendZeros(need)
             let before = out.count
-            run(into: &out, limit: remaining)
+            run(into: out, limit: remaining)
             remaining -= out.count - before
         }
     }

@@ -20,6 +20,10 @@ package final class Resampler {
     var polyphase: PolyphaseStage?    // nil when the sharp stage already produces the output rate
     var inputCount = 0
     var outputCount = 0
+    // Stage outputs, reused from piece to piece: one per half-band stage, the sharp stage's, the result.
+    var halfbandOutputs: [SampleQueue] = []
+    let sharpOutput = SampleQueue()
+    let output = SampleQueue()
 
     /// Rates accepted by the resampler (Hz).
     package static let rateRange = 1...1_000_000
@@ -40,6 +44,7 @@ package final class Resampler {
             while rate % 2 == 0 && 2 * rate >= 5 * outputRate {
                 halfbands.append(HalfbandStage(taps: halfbandTaps(
                     inputRate: Double(rate), passbandEdgeHz: Double(outputRate) / 2, quality: quality)))
+                halfbandOutputs.append(SampleQueue())
                 rate /= 2
             }
             let nyquist = Double(outputRate) / 2
@@ -132,40 +137,73 @@ package final class Resampler {
             inputCount += input.count
             return Array(input)
         }
-        var out: [Float] = []
-        out.reserveCapacity(totalOutputs(forInputCount: inputCount + input.count) - outputCount + 16)
+        // Outputs go straight into the returned array, sized for everything the stream can still produce
+        // (so that appending `flush()`'s outputs does not reallocate either) plus what the polyphase
+        // kernel may write past the outputs it keeps.
+        let remaining = totalOutputs(forInputCount: inputCount + input.count) - outputCount
+        guard remaining < Int.max / 2 else {
+            processPieces(input)
+            return takeOutput()
+        }
+        var spilled = false
+        let result = [Float](unsafeUninitializedCapacity: remaining + outputSlack) { buffer, initialized in
+            output.borrow(buffer)
+            processPieces(input)
+            if let n = output.endBorrowing() { initialized = n } else { spilled = true }
+        }
+        return spilled ? takeOutput() : result
+    }
+
+    /// Outputs the polyphase kernel may write beyond those it keeps (it works in groups of 16).
+    var outputSlack: Int { 64 + (polyphase.map { $0.maxOutputs(available: $0.windowLength) } ?? 0) }
+
+    /// Runs `input` through the stages, in pieces, appending to `output`.
+    private func processPieces(_ input: UnsafeBufferPointer<Float>) {
+        let before = output.count
         var start = 0
         while start < input.count {
             let end = min(input.count, start + Resampler.pieceSize)
-            processPiece(UnsafeBufferPointer(rebasing: input[start..<end]), into: &out)
+            inputCount += end - start
+            runStages(UnsafeBufferPointer(rebasing: input[start..<end]), finishing: false)
             start = end
         }
-        return out
+        outputCount += output.count - before
     }
 
-    private func processPiece(_ input: UnsafeBufferPointer<Float>, into out: inout [Float]) {
-        inputCount += input.count
+    /// Feeds `input` through every stage into `output`; `finishing` ends each stage's stream after it (the
+    /// polyphase stage then stops at the stream's total output count).
+    private func runStages(_ input: UnsafeBufferPointer<Float>, finishing: Bool) {
         guard let sharp else { return }
-        var current: [Float] = []
-        if halfbands.isEmpty {
-            sharp.process(input, into: &current)
-        } else {
-            var staged = Array(input)
-            for i in halfbands.indices {
-                var next: [Float] = []
-                next.reserveCapacity(staged.count / 2 + 16)
-                staged.withUnsafeBufferPointer { halfbands[i].process($0, into: &next) }
-                staged = next
-            }
-            staged.withUnsafeBufferPointer { sharp.process($0, into: &current) }
+        var current = input
+        for i in halfbands.indices {
+            let next = halfbandOutputs[i]
+            next.removeAll()
+            if !current.isEmpty { halfbands[i].process(current, into: next) }
+            if finishing { halfbands[i].finish(into: next) }
+            current = UnsafeBufferPointer(start: next.samples, count: next.count)
         }
-        let before = out.count
-        if polyphase == nil {
-            out.append(contentsOf: current)
-        } else {
-            current.withUnsafeBufferPointer { polyphase!.process($0, into: &out) }
+        let remaining = max(0, totalOutputs(forInputCount: inputCount) - outputCount)
+        let sharpDestination = polyphase == nil ? output : sharpOutput
+        if polyphase != nil { sharpOutput.removeAll() }
+        sharp.process(current, into: sharpDestination)
+        if finishing {
+            sharp.finish(halfLength: sharpHalfLength, into: sharpDestination)
+            if polyphase == nil { output.dropLast(output.count - min(output.count, remaining)) }
         }
-        outputCount += out.count - before
+        guard let polyphase else { return }
+        let sharpOut = UnsafeBufferPointer(start: sharpOutput.samples, count: sharpOutput.count)
+        if finishing {
+            polyphase.process(sharpOut, into: output, limit: remaining)
+            polyphase.finish(producing: remaining - output.count, into: output)
+        } else {
+            polyphase.process(sharpOut, into: output)
+        }
+    }
+
+    private func takeOutput() -> [Float] {
+        let result = Array(UnsafeBufferPointer(start: output.samples, count: output.count))
+        output.removeAll()
+        return result
     }
 
     package func process(_ input: [Float]) -> [Float] {
@@ -175,27 +213,11 @@ package final class Resampler {
     /// Ends the stream: returns the remaining outputs, so that the total is `totalOutputs(forInputCount:)`.
     /// A flushed resampler is finished; use a new one for the next stream.
     package func flush() -> [Float] {
-        guard let sharp else { return [] }
-        var staged: [Float] = []
-        for i in halfbands.indices {
-            var next: [Float] = []
-            if !staged.isEmpty { staged.withUnsafeBufferPointer { halfbands[i].process($0, into: &next) } }
-            halfbands[i].finish(into: &next)
-            staged = next
-        }
-        var current: [Float] = []
-        staged.withUnsafeBufferPointer { sharp.process($0, into: &current) }
-        sharp.finish(halfLength: sharpHalfLength, into: &current)
-        let remaining = max(0, totalOutputs(forInputCount: inputCount) - outputCount)
-        var out: [Float] = []
-        if polyphase == nil {
-            out = Array(current.prefix(remaining))
-        } else {
-            current.withUnsafeBufferPointer { polyphase!.process($0, into: &out, limit: remaining) }
-            polyphase!.finish(producing: remaining - out.count, into: &out)
-        }
-        outputCount += out.count
-        return out
+        guard sharp != nil else { return [] }
+        output.removeAll()
+        runStages(UnsafeBufferPointer(start: nil, count: 0), finishing: true)
+        outputCount += output.count
+        return takeOutput()
     }
 
     /// One-shot conversion of a whole signal.
