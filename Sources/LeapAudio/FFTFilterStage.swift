@@ -99,14 +99,13 @@ final class FFTFilterStage {
             // Filter each phase and transform back; outputs interleave phases.
             let perBlock = b / decimate   // outputs per block and phase
             let produced = 2 * perBlock * batch * upsample
-            let dest = out.reserve(produced)
+            // Phase 0 of two goes to out*, the last phase overwrites the input spectrum in work*.
             for p in 0..<upsample {
                 let last = p == upsample - 1
                 workRe.withUnsafeMutableBufferPointer { xr in
                     workIm.withUnsafeMutableBufferPointer { xi in
                         outRe.withUnsafeMutableBufferPointer { orr in
                             outIm.withUnsafeMutableBufferPointer { oi in
-                                // The last phase may overwrite the input spectrum.
                                 let yr = last ? xr.baseAddress! : orr.baseAddress!
                                 let yi = last ? xi.baseAddress! : oi.baseAddress!
                                 lk_audio_spectrum_multiply(xr.baseAddress, xi.baseAddress, spectraRe[p], spectraIm[p], yr, yi, n)
@@ -116,11 +115,16 @@ final class FFTFilterStage {
                                 } else {
                                     lk_audio_fft_inverse(yr, yi, n, twiddleRe, twiddleIm)
                                 }
-                                lk_audio_fft_store_pairs(yr, yi, perBlock, batch, upsample, p, dest)
                             }
                         }
                     }
                 }
+            }
+            let dest = out.reserve(produced)
+            if upsample == 1 {
+                lk_audio_fft_store_pairs(workRe, workIm, nil, nil, 1, perBlock, batch, dest)
+            } else {
+                lk_audio_fft_store_pairs(outRe, outIm, workRe, workIm, 2, perBlock, batch, dest)
             }
             out.commit(produced)
             buffer.drop(2 * b * batch)
