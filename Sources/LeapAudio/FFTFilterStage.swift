@@ -76,8 +76,13 @@ final class FFTFilterStage {
     var pairSpan: Int { blockOutputs + size }
 
     func process(_ input: UnsafeBufferPointer<Float>, into out: SampleQueue) {
-        inputCount += input.count
         buffer.append(input)
+        received(input.count, into: out)
+    }
+
+    /// Runs on `count` samples a previous stage appended to `buffer` directly.
+    func received(_ count: Int, into out: SampleQueue) {
+        inputCount += count
         run(into: out, limit: Int.max)
     }
 

@@ -89,6 +89,9 @@ final class PolyphaseStage {
         run(into: out, limit: limit)
     }
 
+    /// Runs on what a previous stage appended to `buffer` directly.
+    func received(into out: SampleQueue, limit: Int = Int.max) { run(into: out, limit: limit) }
+
     /// Produces what the buffered input allows, at most `limit` outputs (the block kernel computes whole
     /// groups of 16; outputs past `limit` are dropped, which only happens at the end of a stream).
     private func run(into out: SampleQueue, limit: Int) {

@@ -20,9 +20,8 @@ package final class Resampler {
     var polyphase: PolyphaseStage?    // nil when the sharp stage already produces the output rate
     var inputCount = 0
     var outputCount = 0
-    // Stage outputs, reused from piece to piece: one per half-band stage, the sharp stage's, the result.
-    var halfbandOutputs: [SampleQueue] = []
-    let sharpOutput = SampleQueue()
+    // Outputs of the half-band stages feeding another half-band stage, and the result.
+    var halfbandOutputs: [SampleQueue] = []  // the last stays empty: the sharp stage's input follows it
     let output = SampleQueue()
 
     /// Rates accepted by the resampler (Hz).
@@ -77,6 +76,20 @@ package final class Resampler {
                 polyphase = Resampler.makePolyphase(from: 2 * inputRate, to: outputRate, contentEdge: nyquist, quality: quality)
             }
         }
+        reserveQueues()
+    }
+
+    /// Sizes the stage queues for a whole piece up front (growing them by copies mid-stream costs more).
+    private func reserveQueues() {
+        guard let sharp else { return }
+        var piece = Resampler.pieceSize
+        for (i, halfband) in halfbands.enumerated() {
+            piece /= 2
+            for queue in [halfband.even, halfband.odd] { queue.reserveCapacity(piece + 2 * halfband.taps.count + 2) }
+            halfbandOutputs[i].reserveCapacity(piece + halfband.taps.count + 2)
+        }
+        sharp.buffer.reserveCapacity(piece + 2 * sharp.pairSpan)
+        polyphase?.buffer.reserveCapacity(sharp.upsample * (piece + 2 * sharp.pairSpan) + sharp.taps)
     }
 
     /// Bound on the steep filter (memory and time grow with it): reached only by extreme down-sampling
@@ -171,32 +184,37 @@ package final class Resampler {
     }
 
     /// Feeds `input` through every stage into `output`; `finishing` ends each stage's stream after it (the
-    /// polyphase stage then stops at the stream's total output count).
+    /// polyphase stage then stops at the stream's total output count). Each stage writes straight into the
+    /// next one's input queue.
     private func runStages(_ input: UnsafeBufferPointer<Float>, finishing: Bool) {
         guard let sharp else { return }
-        var current = input
-        for i in halfbands.indices {
-            let next = halfbandOutputs[i]
-            next.removeAll()
-            if !current.isEmpty { halfbands[i].process(current, into: next) }
-            if finishing { halfbands[i].finish(into: next) }
-            current = UnsafeBufferPointer(start: next.samples, count: next.count)
+        let sharpInput = sharp.buffer, sharpBefore = sharpInput.count
+        if halfbands.isEmpty {
+            sharpInput.append(input)
+        } else {
+            var current = input
+            for i in halfbands.indices {
+                let last = i == halfbands.count - 1
+                let next = last ? sharpInput : halfbandOutputs[i]
+                if !last { next.removeAll() }
+                if !current.isEmpty { halfbands[i].process(current, into: next) }
+                if finishing { halfbands[i].finish(into: next) }
+                current = UnsafeBufferPointer(start: next.samples, count: next.count)
+            }
         }
         let remaining = max(0, totalOutputs(forInputCount: inputCount) - outputCount)
-        let sharpDestination = polyphase == nil ? output : sharpOutput
-        if polyphase != nil { sharpOutput.removeAll() }
-        sharp.process(current, into: sharpDestination)
+        let sharpDestination = polyphase?.buffer ?? output
+        sharp.received(sharpInput.count - sharpBefore, into: sharpDestination)
         if finishing {
             sharp.finish(halfLength: sharpHalfLength, into: sharpDestination)
             if polyphase == nil { output.dropLast(output.count - min(output.count, remaining)) }
         }
         guard let polyphase else { return }
-        let sharpOut = UnsafeBufferPointer(start: sharpOutput.samples, count: sharpOutput.count)
         if finishing {
-            polyphase.process(sharpOut, into: output, limit: remaining)
+            polyphase.received(into: output, limit: remaining)
             polyphase.finish(producing: remaining - output.count, into: output)
         } else {
-            polyphase.process(sharpOut, into: output)
+            polyphase.received(into: output)
         }
     }
 

@@ -68,6 +68,11 @@ final class SampleQueue {
         return storage + end
     }
 
+    /// Makes room for `n` live samples in all (growing now rather than by copies later).
+    func reserveCapacity(_ n: Int) {
+        if n > count { _ = reserve(n - count) }
+    }
+
     /// Makes `n` samples written at `reserve`'s pointer live.
     func commit(_ n: Int) { end += n }
 

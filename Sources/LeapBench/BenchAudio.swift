@@ -40,7 +40,7 @@ func benchAudio(_ arguments: [String]) {
         var outCount = 0
         for run in 0..<runs {
             let t0 = nowSeconds()
-            guard var r = try? Resampler(inputRate: fin, outputRate: fout) else { return }
+            guard let r = try? Resampler(inputRate: fin, outputRate: fout) else { return }
             let t1 = nowSeconds()
             var out = r.process(input)
             out.append(contentsOf: r.flush())
