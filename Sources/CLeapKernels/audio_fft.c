@@ -4,17 +4,9 @@
  * blocks (one in re, one in im): filtering with a real filter keeps them apart. Lanes never interact, so a
  * block's result does not depend on which lane or batch it ran in. */
 #include "leap_audio_kernels.h"
-#include <string.h>
+#include "audio_vector.h"
 
 #define W LK_FFT_LANES
-
-/* One float per lane: a generic vector the compiler lowers to the variant's ISA (1 zmm, 2 ymm, 4 xmm/q
- * registers). Unaligned loads and stores go through memcpy. */
-typedef float lane_v __attribute__((vector_size(W * sizeof(float))));
-/* Macros, not functions: a 64-byte vector passed by value would change the ABI between variants. */
-#define load_v(p) ({ lane_v v_; memcpy(&v_, (p), sizeof v_); v_; })
-#define store_v(p, v) do { const lane_v s_ = (v); memcpy((p), &s_, sizeof s_); } while (0)
-#define splat_v(x) ((lane_v){0} + (x))
 
 /* In-register transpose of 16 rows of 16 (rows[i][j] -> rows[j][i]): four rounds that swap the
  * off-diagonal s x s blocks of every 2s x 2s block (s = 8, 4, 2, 1); shuffle index 16 + c is b[c]. */

@@ -25,7 +25,8 @@ final class BlockTable: @unchecked Sendable {
         func q(_ k: Int) -> Int { k * m / l }
         var span = 0
         for p in 0..<patterns { span = max(span, q(16 * p + 15) - q(16 * p)) }
-        let window = (table.taps + span + 3) / 4 * 4
+        let used = 2 * table.halfLength  // the table's rows are zero padded beyond this
+        let window = (used + span + 3) / 4 * 4
         guard patterns * window * 16 <= BlockTable.maxSize, m.multipliedReportingOverflow(by: 16 * patterns + 16).overflow == false else {
             return nil
         }
@@ -37,7 +38,7 @@ final class BlockTable: @unchecked Sendable {
             for j in 0..<16 {
                 let offset = q(k0 + j) - q(k0)
                 let row = (k0 + j) * m % l
-                for t in 0..<table.taps {
+                for t in 0..<used {
                     c[(p * window + offset + t) * 16 + j] = table.coefficients[row * table.taps + t]
                 }
             }

@@ -61,7 +61,8 @@ package final class Resampler {
                 sharp = FFTFilterStage(table: table, upsample: 1, decimate: 2)
             } else {
                 sharp = FFTFilterStage(table: table, upsample: 1)
-                polyphase = Resampler.makePolyphase(from: rate, to: outputRate, contentEdge: nyquist, quality: quality)
+                polyphase = Resampler.makePolyphase(from: rate, to: outputRate, passEdge: passEdge,
+                                                       contentEdge: nyquist, quality: quality)
             }
         } else {
             // Up: band-limit sharply to [0, in/2) while doubling the rate (FFT, two phases), then a short
@@ -73,7 +74,8 @@ package final class Resampler {
                                        cutoff: (passEdge + nyquist) / 2 / Double(inputRate), beta: beta)
             sharp = FFTFilterStage(table: table, upsample: 2)
             if 2 * inputRate != outputRate {
-                polyphase = Resampler.makePolyphase(from: 2 * inputRate, to: outputRate, contentEdge: nyquist, quality: quality)
+                polyphase = Resampler.makePolyphase(from: 2 * inputRate, to: outputRate, passEdge: passEdge,
+                                                       contentEdge: nyquist, quality: quality)
             }
         }
         reserveQueues()
@@ -104,9 +106,11 @@ package final class Resampler {
     static let maxExactTableSize = 1 << 20
     static let interpolatedPhases = 2048
 
-    /// The polyphase stage for a signal band-limited to `contentEdge` Hz: flat there, images (which start at
-    /// fin - contentEdge) rejected.
-    static func makePolyphase(from fin: Int, to fout: Int, contentEdge: Double, quality q: ResamplerQuality) -> PolyphaseStage {
+    /// The polyphase stage for a signal band-limited to `contentEdge` Hz whose passband ends at `passEdge`:
+    /// flat to `passEdge` (above it is the sharp stage's transition band, where flatness does not matter),
+    /// images (which start at fin - contentEdge) rejected.
+    static func makePolyphase(from fin: Int, to fout: Int, passEdge: Double, contentEdge: Double,
+                              quality q: ResamplerQuality) -> PolyphaseStage {
         // 10 dB more than the sharp stage: its ripple adds to the sharp stage's (measured: 130 dB here cost
         // up to 6 dB of tone SNR), and a short filter's extra taps are cheap.
         var quality = q
@@ -114,8 +118,8 @@ package final class Resampler {
         let g = gcd(fin, fout)
         let l = fout / g, m = fin / g
         let stopEdge = Double(fin) - contentEdge
-        let halfLength = halfLength(quality.filterSeconds(transitionHz: stopEdge - contentEdge), rate: fin)
-        let cutoff = (contentEdge + stopEdge) / 2 / Double(fin)
+        let halfLength = halfLength(quality.filterSeconds(transitionHz: stopEdge - passEdge), rate: fin)
+        let cutoff = (passEdge + stopEdge) / 2 / Double(fin)
         let exact = l * 2 * halfLength <= maxExactTableSize
         let beta = quality.kaiserBeta
         let key = PolyphaseDesignKey(numerator: m, denominator: l, halfLength: halfLength,
