@@ -1,15 +1,16 @@
 // A streaming polyphase FIR stage: output k is the band-limited input evaluated at time k * M / L input
 // samples (zero phase: no delay to compensate, the first output is aligned with the first input).
 //
-// Two kernels: with an exact phase table of modest size, outputs are computed 16 at a time from
+// Two kernels: with an exact phase table of modest size, outputs are computed 8 at a time from
 // per-group coefficient matrices (`BlockTable`, one vector FMA per input sample); otherwise (interpolated
 // phases) one dot product per output.
 import CLeapKernels
 
-/// Coefficients of groups of 16 consecutive outputs over the union of their windows.
+/// Coefficients of groups of `group` consecutive outputs over the union of their windows.
 final class BlockTable: @unchecked Sendable {
-    let coefficients: UnsafeMutablePointer<Float>  // [patterns, window, 16]
+    let coefficients: UnsafeMutablePointer<Float>  // [patterns, window, group]
     let advance: [UInt32]                            // input advance after a group, per pattern
+    let group = Int(LK_POLYBLOCK_GROUP)              // outputs per group
     let patterns: Int
     let window: Int                                  // multiple of 4
 
@@ -17,32 +18,34 @@ final class BlockTable: @unchecked Sendable {
     static let maxSize = 1 << 20
 
     init?(table: PolyphaseTable, numerator m: Int, denominator l: Int) {
-        // The phase pattern of a group repeats every lcm(L, 16) outputs.
-        var g16 = 16, a = l
-        while a != 0 { (g16, a) = (a, g16 % a) }
-        let patterns = l / g16
+        let group = self.group
+        // The phase pattern of a group repeats every lcm(L, group) outputs.
+        var gcd = group, a = l
+        while a != 0 { (gcd, a) = (a, gcd % a) }
+        let patterns = l / gcd
         // q(k) = floor(k M / L): window start of output k relative to output 0's.
         func q(_ k: Int) -> Int { k * m / l }
         var span = 0
-        for p in 0..<patterns { span = max(span, q(16 * p + 15) - q(16 * p)) }
+        for p in 0..<patterns { span = max(span, q(group * p + group - 1) - q(group * p)) }
         let used = 2 * table.halfLength  // the table's rows are zero padded beyond this
         let window = (used + span + 3) / 4 * 4
-        guard patterns * window * 16 <= BlockTable.maxSize, m.multipliedReportingOverflow(by: 16 * patterns + 16).overflow == false else {
+        guard patterns * window * group <= BlockTable.maxSize,
+              m.multipliedReportingOverflow(by: group * patterns + group).overflow == false else {
             return nil
         }
-        let c = UnsafeMutablePointer<Float>.allocate(capacity: patterns * window * 16)
-        c.initialize(repeating: 0, count: patterns * window * 16)
+        let c = UnsafeMutablePointer<Float>.allocate(capacity: patterns * window * group)
+        c.initialize(repeating: 0, count: patterns * window * group)
         var advance: [UInt32] = []
         for p in 0..<patterns {
-            let k0 = 16 * p
-            for j in 0..<16 {
+            let k0 = group * p
+            for j in 0..<group {
                 let offset = q(k0 + j) - q(k0)
                 let row = (k0 + j) * m % l
                 for t in 0..<used {
-                    c[(p * window + offset + t) * 16 + j] = table.coefficients[row * table.taps + t]
+                    c[(p * window + offset + t) * group + j] = table.coefficients[row * table.taps + t]
                 }
             }
-            advance.append(UInt32(q(k0 + 16) - q(k0)))
+            advance.append(UInt32(q(k0 + group) - q(k0)))
         }
         self.coefficients = c
         self.advance = advance
@@ -105,9 +108,9 @@ final class PolyphaseStage {
         var produced = 0
         if let block {
             block.advance.withUnsafeBufferPointer { adv in
-                produced = 16 * lk_audio_polyblock_run(
+                produced = block.group * lk_audio_polyblock_run(
                     block.coefficients, block.window, UInt32(block.patterns), adv.baseAddress, x,
-                    available, &pos, &ph, dest, slots / 16)
+                    available, &pos, &ph, dest, slots / block.group)
             }
         } else {
             produced = withUnsafePointer(to: filter) { f in

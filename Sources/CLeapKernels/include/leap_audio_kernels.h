@@ -22,10 +22,12 @@ typedef struct {
 size_t lk_audio_polyphase_run(const lk_polyphase *f, const float *x, size_t n_x, size_t *pos, uint32_t *phase,
                               float *out, size_t max_out);
 
-/* Block polyphase: groups of 16 consecutive outputs. table: [patterns][window][16] (window a multiple of
- * 4), the coefficients of each output of a group over the union of their windows; group g uses pattern
- * g mod patterns, reads x[*pos, *pos + window) and advances *pos by advance[pattern]. Produces at most
- * max_groups groups (16 outputs each) while the window fits in x[0, n_x); returns the groups written. */
+/* Block polyphase: groups of LK_POLYBLOCK_GROUP consecutive outputs. table: [patterns][window][group]
+ * (window a multiple of 4), the coefficients of each output of a group over the union of their windows;
+ * group g uses pattern g mod patterns, reads x[*pos, *pos + window) and advances *pos by
+ * advance[pattern]. Produces at most max_groups groups while the window fits in x[0, n_x); returns the
+ * groups written. */
+#define LK_POLYBLOCK_GROUP 8
 size_t lk_audio_polyblock_run(const float *table, size_t window, uint32_t patterns, const uint32_t *advance,
                               const float *x, size_t n_x, size_t *pos, uint32_t *pattern, float *out,
                               size_t max_groups);
