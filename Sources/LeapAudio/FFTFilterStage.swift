@@ -80,20 +80,22 @@ final class FFTFilterStage {
         received(input.count, into: out)
     }
 
-    /// Runs on `count` samples a previous stage appended to `buffer` directly.
-    func received(_ count: Int, into out: SampleQueue) {
+    /// Runs on `count` samples a previous stage appended to `buffer` directly. With `fullBatchesOnly`,
+    /// pairs that do not fill a whole batch wait for more input (a partial batch costs a full one).
+    func received(_ count: Int, into out: SampleQueue, fullBatchesOnly: Bool = false) {
         inputCount += count
-        run(into: out, limit: Int.max)
+        run(into: out, limit: Int.max, fullBatchesOnly: fullBatchesOnly)
     }
 
     /// Runs every complete pair of blocks (at most `limit` outputs are kept).
-    private func run(into out: SampleQueue, limit: Int) {
+    private func run(into out: SampleQueue, limit: Int, fullBatchesOnly: Bool = false) {
         let lanes = FFTFilterStage.lanes
         let n = size, b = blockOutputs
         var pairs = buffer.count >= pairSpan ? (buffer.count - pairSpan) / (2 * b) + 1 : 0
         var kept = 0
         while pairs > 0 && kept < limit {
             let batch = min(pairs, lanes)
+            if fullBatchesOnly && batch < lanes { break }
             // Load: lane l, real part = block starting at 2bl, imaginary part = block at 2bl + b.
             workRe.withUnsafeMutableBufferPointer { re in
                 workIm.withUnsafeMutableBufferPointer { im in

@@ -90,8 +90,10 @@ package final class Resampler {
             for queue in [halfband.even, halfband.odd] { queue.reserveCapacity(piece + 2 * halfband.taps.count + 2) }
             halfbandOutputs[i].reserveCapacity(piece + halfband.taps.count + 2)
         }
-        sharp.buffer.reserveCapacity(piece + 2 * sharp.pairSpan)
-        polyphase?.buffer.reserveCapacity(sharp.upsample * (piece + 2 * sharp.pairSpan) + sharp.taps)
+        // The sharp stage may hold back up to a batch of pairs between pieces.
+        let heldBack = 2 * FFTFilterStage.lanes * sharp.blockOutputs + sharp.pairSpan
+        sharp.buffer.reserveCapacity(piece + heldBack)
+        polyphase?.buffer.reserveCapacity(sharp.upsample * (piece + heldBack) + sharp.taps)
     }
 
     /// Bound on the steep filter (memory and time grow with it): reached only by extreme down-sampling
@@ -111,10 +113,7 @@ package final class Resampler {
     /// images (which start at fin - contentEdge) rejected.
     static func makePolyphase(from fin: Int, to fout: Int, passEdge: Double, contentEdge: Double,
                               quality q: ResamplerQuality) -> PolyphaseStage {
-        // 10 dB more than the sharp stage: its ripple adds to the sharp stage's (measured: 130 dB here cost
-        // up to 6 dB of tone SNR), and a short filter's extra taps are cheap.
-        var quality = q
-        quality.attenuationDB += 10
+        let quality = q.shortStage
         let g = gcd(fin, fout)
         let l = fout / g, m = fin / g
         let stopEdge = Double(fin) - contentEdge
@@ -181,7 +180,8 @@ package final class Resampler {
         while start < input.count {
             let end = min(input.count, start + Resampler.pieceSize)
             inputCount += end - start
-            runStages(UnsafeBufferPointer(rebasing: input[start..<end]), finishing: false)
+            // Pieces are internal: only the call's last one runs a partial FFT batch.
+            runStages(UnsafeBufferPointer(rebasing: input[start..<end]), finishing: false, lastPiece: end == input.count)
             start = end
         }
         outputCount += output.count - before
@@ -190,7 +190,7 @@ package final class Resampler {
     /// Feeds `input` through every stage into `output`; `finishing` ends each stage's stream after it (the
     /// polyphase stage then stops at the stream's total output count). Each stage writes straight into the
     /// next one's input queue.
-    private func runStages(_ input: UnsafeBufferPointer<Float>, finishing: Bool) {
+    private func runStages(_ input: UnsafeBufferPointer<Float>, finishing: Bool, lastPiece: Bool = true) {
         guard let sharp else { return }
         let sharpInput = sharp.buffer, sharpBefore = sharpInput.count
         if halfbands.isEmpty {
@@ -208,7 +208,7 @@ package final class Resampler {
         }
         let remaining = max(0, totalOutputs(forInputCount: inputCount) - outputCount)
         let sharpDestination = polyphase?.buffer ?? output
-        sharp.received(sharpInput.count - sharpBefore, into: sharpDestination)
+        sharp.received(sharpInput.count - sharpBefore, into: sharpDestination, fullBatchesOnly: !lastPiece)
         if finishing {
             sharp.finish(halfLength: sharpHalfLength, into: sharpDestination)
             if polyphase == nil { output.dropLast(output.count - min(output.count, remaining)) }
