@@ -25,7 +25,8 @@ final class FFTFilterStage {
     var inputCount = 0
     var outputCount = 0
     // Work arrays [N][lanes] for the batch, reused.
-    var workRe: [Float], workIm: [Float], outRe: [Float], outIm: [Float]
+    let workRe: UnsafeMutablePointer<Float>, workIm: UnsafeMutablePointer<Float>
+    let outRe: UnsafeMutablePointer<Float>, outIm: UnsafeMutablePointer<Float>  // phase 0 of two
 
     static let lanes = Int(LK_FFT_LANES)
 
@@ -66,10 +67,15 @@ final class FFTFilterStage {
         spectraRe = sre
         spectraIm = sim
         buffer.appendZeros(table.halfLength - 1)
-        workRe = [Float](repeating: 0, count: n * lanes)
-        workIm = workRe
-        outRe = upsample > 1 ? workRe : []
-        outIm = outRe
+        let workSize = n * lanes
+        workRe = allocateAlignedFloats(workSize)
+        workIm = allocateAlignedFloats(workSize)
+        outRe = allocateAlignedFloats(upsample > 1 ? workSize : 0)
+        outIm = allocateAlignedFloats(upsample > 1 ? workSize : 0)
+    }
+
+    deinit {
+        for p in [workRe, workIm, outRe, outIm] { p.deallocate() }
     }
 
     /// Inputs a pair of blocks needs beyond its start.
@@ -97,34 +103,21 @@ final class FFTFilterStage {
             let batch = min(pairs, lanes)
             if fullBatchesOnly && batch < lanes { break }
             // Load: lane l, real part = block starting at 2bl, imaginary part = block at 2bl + b.
-            workRe.withUnsafeMutableBufferPointer { re in
-                workIm.withUnsafeMutableBufferPointer { im in
-                    lk_audio_fft_load_pairs(buffer.samples, b, n, batch, re.baseAddress, im.baseAddress)
-                    lk_audio_fft_forward(re.baseAddress, im.baseAddress, n, twiddleRe, twiddleIm)
-                }
-            }
-            // Filter each phase and transform back; outputs interleave phases.
+            lk_audio_fft_load_pairs(buffer.samples, b, n, batch, workRe, workIm)
+            lk_audio_fft_forward(workRe, workIm, n, twiddleRe, twiddleIm)
+            // Filter each phase and transform back. Phase 0 of two goes to out*, the last phase overwrites
+            // the input spectrum in work*.
             let perBlock = b / decimate   // outputs per block and phase
             let produced = 2 * perBlock * batch * upsample
-            // Phase 0 of two goes to out*, the last phase overwrites the input spectrum in work*.
             for p in 0..<upsample {
                 let last = p == upsample - 1
-                workRe.withUnsafeMutableBufferPointer { xr in
-                    workIm.withUnsafeMutableBufferPointer { xi in
-                        outRe.withUnsafeMutableBufferPointer { orr in
-                            outIm.withUnsafeMutableBufferPointer { oi in
-                                let yr = last ? xr.baseAddress! : orr.baseAddress!
-                                let yi = last ? xi.baseAddress! : oi.baseAddress!
-                                lk_audio_spectrum_multiply(xr.baseAddress, xi.baseAddress, spectraRe[p], spectraIm[p], yr, yi, n)
-                                if decimate == 2 {
-                                    lk_audio_spectrum_fold2(yr, yi, n)
-                                    lk_audio_fft_inverse(yr, yi, n / 2, halfTwiddleRe, halfTwiddleIm)
-                                } else {
-                                    lk_audio_fft_inverse(yr, yi, n, twiddleRe, twiddleIm)
-                                }
-                            }
-                        }
-                    }
+                let yr = last ? workRe : outRe, yi = last ? workIm : outIm
+                lk_audio_spectrum_multiply(workRe, workIm, spectraRe[p], spectraIm[p], yr, yi, n)
+                if decimate == 2 {
+                    lk_audio_spectrum_fold2(yr, yi, n)
+                    lk_audio_fft_inverse(yr, yi, n / 2, halfTwiddleRe, halfTwiddleIm)
+                } else {
+                    lk_audio_fft_inverse(yr, yi, n, twiddleRe, twiddleIm)
                 }
             }
             let dest = out.reserve(produced)

@@ -77,7 +77,7 @@ package final class PolyphaseTable: @unchecked Sendable {
     init(rows: Int, rowDenominator: Int, halfLength: Int, cutoff: Double, beta: Double) {
         let used = 2 * halfLength
         let taps = (used + 7) / 8 * 8
-        let table = UnsafeMutablePointer<Float>.allocate(capacity: rows * taps)
+        let table = allocateAlignedFloats(rows * taps)
         table.initialize(repeating: 0, count: rows * taps)
         let window = KaiserWindow(beta: beta)
         var row = [Double](repeating: 0, count: used)

@@ -33,7 +33,7 @@ final class BlockTable: @unchecked Sendable {
               m.multipliedReportingOverflow(by: group * patterns + group).overflow == false else {
             return nil
         }
-        let c = UnsafeMutablePointer<Float>.allocate(capacity: patterns * window * group)
+        let c = allocateAlignedFloats(patterns * window * group)
         c.initialize(repeating: 0, count: patterns * window * group)
         var advance: [UInt32] = []
         for p in 0..<patterns {

@@ -42,7 +42,7 @@ package final class Resampler {
             var rate = inputRate
             while rate % 2 == 0 && 2 * rate >= 5 * outputRate {
                 halfbands.append(HalfbandStage(taps: halfbandTaps(
-                    inputRate: Double(rate), passbandEdgeHz: Double(outputRate) / 2, quality: quality)))
+                    inputRate: Double(rate), passbandEdgeHz: Double(outputRate) / 2, quality: quality.shortStage)))
                 halfbandOutputs.append(SampleQueue())
                 rate /= 2
             }

@@ -16,18 +16,12 @@ final class SampleQueue {
 
     init(capacity: Int = 0) {
         ownCapacity = max(capacity, 16)
-        own = SampleQueue.allocate(ownCapacity)
+        own = allocateAlignedFloats(ownCapacity)
         storage = own
         self.capacity = ownCapacity
     }
 
     deinit { own.deallocate() }
-
-    /// Cache-line aligned storage.
-    private static func allocate(_ count: Int) -> UnsafeMutablePointer<Float> {
-        UnsafeMutableRawPointer.allocate(byteCount: count * MemoryLayout<Float>.stride, alignment: 64)
-            .bindMemory(to: Float.self, capacity: count)
-    }
 
     private var isBorrowing: Bool { storage != own }
 
@@ -61,7 +55,7 @@ final class SampleQueue {
             if live + n > capacity {
                 // Grow geometrically (amortized O(1) per sample).
                 let grown = max(live + n, 2 * capacity)
-                let bigger = SampleQueue.allocate(grown)
+                let bigger = allocateAlignedFloats(grown)
                 bigger.update(from: storage + head, count: live)
                 own.deallocate()
                 (own, ownCapacity, storage, capacity) = (bigger, grown, bigger, grown)
