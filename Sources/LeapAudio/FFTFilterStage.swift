@@ -81,12 +81,7 @@ final class FFTFilterStage {
     /// Inputs a pair of blocks needs beyond its start.
     var pairSpan: Int { blockOutputs + size }
 
-    func process(_ input: UnsafeBufferPointer<Float>, into out: SampleQueue) {
-        buffer.append(input)
-        received(input.count, into: out)
-    }
-
-    /// Runs on `count` samples a previous stage appended to `buffer` directly. With `fullBatchesOnly`,
+    /// Runs on `count` samples appended to `buffer` (by the caller or a previous stage). With `fullBatchesOnly`,
     /// pairs that do not fill a whole batch wait for more input (a partial batch costs a full one).
     func received(_ count: Int, into out: SampleQueue, fullBatchesOnly: Bool = false) {
         inputCount += count

@@ -88,12 +88,7 @@ final class PolyphaseStage {
     /// An upper bound of the outputs `available` more input samples can produce.
     func maxOutputs(available: Int) -> Int { (available * stepDenominator / stepNumerator + 2) / 16 * 16 + 32 }
 
-    func process(_ input: UnsafeBufferPointer<Float>, into out: SampleQueue, limit: Int = Int.max) {
-        buffer.append(input)
-        run(into: out, limit: limit)
-    }
-
-    /// Runs on what a previous stage appended to `buffer` directly.
+    /// Runs on what the previous stage appended to `buffer`.
     func received(into out: SampleQueue, limit: Int = Int.max) { run(into: out, limit: limit) }
 
     /// Produces what the buffered input allows, at most `limit` outputs (the block kernel computes whole

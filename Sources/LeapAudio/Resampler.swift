@@ -8,7 +8,11 @@
 // for all common rates), otherwise 2049 phases with linear interpolation between adjacent ones (error below
 // -140 dB). All filters are zero phase: output k is the input's band-limited value at time k / outputRate,
 // so a tone comes out exactly aligned, and chunked processing gives the same samples as one call (the state
-// is integer positions plus pending input; FFT blocks are placed by absolute position).
+// is integer positions plus pending input; FFT blocks are placed by absolute position, and which lane or
+// batch a block runs in does not change its result).
+//
+// Each stage writes straight into the next stage's input queue (`SampleQueue`), long inputs go through in
+// pieces so that those queues stay small, and the result is written in place into the returned array.
 import LeapCore
 
 package final class Resampler {
@@ -20,8 +24,9 @@ package final class Resampler {
     var polyphase: PolyphaseStage?    // nil when the sharp stage already produces the output rate
     var inputCount = 0
     var outputCount = 0
-    // Outputs of the half-band stages feeding another half-band stage, and the result.
-    var halfbandOutputs: [SampleQueue] = []  // the last stays empty: the sharp stage's input follows it
+    // Each stage writes into the next one's input queue; these are the outputs of half-band stages
+    // followed by another half-band stage (whose input is de-interleaved), and the result.
+    var halfbandOutputs: [SampleQueue] = []
     let output = SampleQueue()
 
     /// Rates accepted by the resampler (Hz).
@@ -43,9 +48,9 @@ package final class Resampler {
             while rate % 2 == 0 && 2 * rate >= 5 * outputRate {
                 halfbands.append(HalfbandStage(taps: halfbandTaps(
                     inputRate: Double(rate), passbandEdgeHz: Double(outputRate) / 2, quality: quality.shortStage)))
-                halfbandOutputs.append(SampleQueue())
                 rate /= 2
             }
+            halfbandOutputs = (0..<max(0, halfbands.count - 1)).map { _ in SampleQueue() }
             let nyquist = Double(outputRate) / 2
             let passEdge = quality.passband * nyquist
             sharpHalfLength = Resampler.halfLength(quality.filterSeconds(transitionHz: nyquist - passEdge), rate: rate)
@@ -88,7 +93,7 @@ package final class Resampler {
         for (i, halfband) in halfbands.enumerated() {
             piece /= 2
             for queue in [halfband.even, halfband.odd] { queue.reserveCapacity(piece + 2 * halfband.taps.count + 2) }
-            halfbandOutputs[i].reserveCapacity(piece + halfband.taps.count + 2)
+            if i < halfbandOutputs.count { halfbandOutputs[i].reserveCapacity(piece + halfband.taps.count + 2) }
         }
         // The sharp stage may hold back up to a batch of pairs between pieces.
         let heldBack = 2 * FFTFilterStage.lanes * sharp.blockOutputs + sharp.pairSpan
