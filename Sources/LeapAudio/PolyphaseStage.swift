@@ -82,7 +82,7 @@ final class PolyphaseStage {
         buffer.appendZeros(table.halfLength - 1)
     }
 
-    /// Input samples each output (or group of 16 outputs, block kernel) reads.
+    /// Input samples each output (or group of outputs, block kernel) reads.
     var windowLength: Int { block?.window ?? table.taps }
 
     /// An upper bound of the outputs `available` more input samples can produce.
@@ -92,11 +92,12 @@ final class PolyphaseStage {
     func received(into out: SampleQueue, limit: Int = Int.max) { run(into: out, limit: limit) }
 
     /// Produces what the buffered input allows, at most `limit` outputs (the block kernel computes whole
-    /// groups of 16; outputs past `limit` are dropped, which only happens at the end of a stream).
+    /// groups; outputs past `limit` are dropped, which only happens at the end of a stream).
     private func run(into out: SampleQueue, limit: Int) {
         let capacity = min(limit, maxOutputs(available: buffer.count - position))
         if capacity <= 0 { return }
-        let slots = (capacity + 15) / 16 * 16
+        let group = block?.group ?? 1
+        let slots = (capacity + group - 1) / group * group
         let dest = out.reserve(slots)
         let x = buffer.samples, available = buffer.count
         var pos = position, ph = phase

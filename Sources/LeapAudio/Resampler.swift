@@ -175,7 +175,7 @@ package final class Resampler {
         return spilled ? takeOutput() : result
     }
 
-    /// Outputs the polyphase kernel may write beyond those it keeps (it works in groups of 16).
+    /// Outputs the polyphase kernel may write beyond those it keeps (it writes whole groups).
     var outputSlack: Int { 64 + (polyphase.map { $0.maxOutputs(available: $0.windowLength) } ?? 0) }
 
     /// Runs `input` through the stages, in pieces, appending to `output`.
@@ -211,7 +211,7 @@ package final class Resampler {
                 current = UnsafeBufferPointer(start: next.samples, count: next.count)
             }
         }
-        let remaining = max(0, totalOutputs(forInputCount: inputCount) - outputCount)
+        let remaining = finishing ? max(0, totalOutputs(forInputCount: inputCount) - outputCount) : 0
         let sharpDestination = polyphase?.buffer ?? output
         sharp.received(sharpInput.count - sharpBefore, into: sharpDestination, fullBatchesOnly: !lastPiece)
         if finishing {
