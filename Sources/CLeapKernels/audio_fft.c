@@ -4,8 +4,34 @@
  * blocks (one in re, one in im): filtering with a real filter keeps them apart. Lanes never interact, so a
  * block's result does not depend on which lane or batch it ran in. */
 #include "leap_audio_kernels.h"
+#include "audio_vector.h"
 
 #define W LK_FFT_LANES
+
+/* In-register transpose of 16 rows of 16 (rows[i][j] -> rows[j][i]): four rounds that swap the
+ * off-diagonal s x s blocks of every 2s x 2s block (s = 8, 4, 2, 1); shuffle index 16 + c is b[c]. */
+_Static_assert(LK_FFT_LANES == 16, "the lane transpose is written for 16 lanes");
+#define SWAP8_LO 0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23
+#define SWAP8_HI 8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31
+#define SWAP4_LO 0, 1, 2, 3, 16, 17, 18, 19, 8, 9, 10, 11, 24, 25, 26, 27
+#define SWAP4_HI 4, 5, 6, 7, 20, 21, 22, 23, 12, 13, 14, 15, 28, 29, 30, 31
+#define SWAP2_LO 0, 1, 16, 17, 4, 5, 20, 21, 8, 9, 24, 25, 12, 13, 28, 29
+#define SWAP2_HI 2, 3, 18, 19, 6, 7, 22, 23, 10, 11, 26, 27, 14, 15, 30, 31
+#define SWAP1_LO 0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30
+#define SWAP1_HI 1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31
+#define SWAP_BLOCKS(S, LO, HI)                                                                  \
+    for (int i = 0; i < 16; i++) {                                                              \
+        if (i & (S)) continue;                                                                  \
+        const lane_v a = rows[i], b = rows[i + (S)];                                            \
+        rows[i] = __builtin_shufflevector(a, b, LO);                                            \
+        rows[i + (S)] = __builtin_shufflevector(a, b, HI);                                      \
+    }
+static inline __attribute__((always_inline)) void transpose16(lane_v rows[16]) {
+    SWAP_BLOCKS(8, SWAP8_LO, SWAP8_HI)
+    SWAP_BLOCKS(4, SWAP4_LO, SWAP4_HI)
+    SWAP_BLOCKS(2, SWAP2_LO, SWAP2_HI)
+    SWAP_BLOCKS(1, SWAP1_LO, SWAP1_HI)
+}
 
 /* Forward DIF: natural order in, bit-reversed order out. tw[k] = exp(-2 pi i k / n), k < n/2.
  * Two radix-2 stages (half = 2q, then q) are fused per pass (half the memory traffic); a leftover single
@@ -116,17 +142,67 @@
         }                                                                                                \
     }
 
-/* out = x * h per frequency (h broadcast over lanes). */
+/* out = x * h per frequency (h broadcast over lanes); y may alias x. */
 #define SPECTRUM_BODY                                                                          \
     for (size_t f = 0; f < n; f++) {                                                           \
-        const float hr = h_re[f], hi = h_im[f];                                                \
-        const float *xr = x_re + f * W, *xi = x_im + f * W;                  \
-        float *yr = y_re + f * W, *yi = y_im + f * W;                        \
-        for (int l = 0; l < W; l++) {                                                          \
-            const float a = xr[l], b = xi[l];                                                  \
-            yr[l] = a * hr - b * hi;                                                           \
-            yi[l] = a * hi + b * hr;                                                           \
+        const lane_v hr = splat_v(h_re[f]), hi = splat_v(h_im[f]);                             \
+        const lane_v a = load_v(x_re + f * W), b = load_v(x_im + f * W);                       \
+        store_v(y_re + f * W, a * hr - b * hi);                                                \
+        store_v(y_im + f * W, a * hi + b * hr);                                                \
+    }
+
+/* In-place fold (see the header): bins 2j and 2j + 1 summed into j (j <= 2j: reads stay ahead). */
+#define FOLD2_BODY                                                                             \
+    for (size_t j = 0; j < n / 2; j++) {                                                       \
+        const lane_v a = load_v(re + 2 * j * W) + load_v(re + (2 * j + 1) * W);                \
+        const lane_v b = load_v(im + 2 * j * W) + load_v(im + (2 * j + 1) * W);                \
+        store_v(re + j * W, a);                                                                \
+        store_v(im + j * W, b);                                                                \
+    }
+
+/* Overlap-save batch input: 16 x 16 tiles of the blocks transposed into lanes. */
+#define LOAD_PAIRS_BODY                                                                        \
+    lane_v rows[16];                                                                           \
+    for (int part = 0; part < 2; part++) {                                                     \
+        float *dst = part == 0 ? re : im;                                                      \
+        for (size_t i = 0; i < n; i += 16) {                                                   \
+            for (size_t l = 0; l < 16; l++)                                                    \
+                rows[l] = l < batch ? load_v(x + 2 * block * l + part * block + i) : (lane_v){0}; \
+            transpose16(rows);                                                                 \
+            for (size_t k = 0; k < 16; k++) store_v(dst + (i + k) * W, rows[k]);               \
         }                                                                                      \
+    }
+
+/* Overlap-save batch output: the first `block` outputs of each lane, phases interleaved. */
+#define STORE_PAIRS_BODY                                                                       \
+    lane_v rows[16], rows1[16];                                                                \
+    for (int part = 0; part < 2; part++) {                                                     \
+        const float *src0 = part == 0 ? re0 : im0, *src1 = part == 0 ? re1 : im1;              \
+        size_t t = 0;                                                                          \
+        for (; t + 16 <= block; t += 16) {                                                     \
+            for (size_t k = 0; k < 16; k++) rows[k] = load_v(src0 + (t + k) * W);              \
+            transpose16(rows);                                                                 \
+            if (phases == 1) {                                                                 \
+                for (size_t l = 0; l < batch; l++)                                             \
+                    store_v(out + 2 * block * l + part * block + t, rows[l]);                  \
+                continue;                                                                      \
+            }                                                                                  \
+            for (size_t k = 0; k < 16; k++) rows1[k] = load_v(src1 + (t + k) * W);             \
+            transpose16(rows1);                                                                \
+            for (size_t l = 0; l < batch; l++) {                                               \
+                float *o = out + 2 * (2 * block * l + part * block + t);                       \
+                store_v(o, __builtin_shufflevector(rows[l], rows1[l], 0, 16, 1, 17, 2, 18, 3, 19, \
+                                                   4, 20, 5, 21, 6, 22, 7, 23));              \
+                store_v(o + 16, __builtin_shufflevector(rows[l], rows1[l], 8, 24, 9, 25, 10, 26, \
+                                                        11, 27, 12, 28, 13, 29, 14, 30, 15, 31)); \
+            }                                                                                  \
+        }                                                                                      \
+        for (; t < block; t++)                                                                 \
+            for (size_t l = 0; l < batch; l++) {                                               \
+                const size_t at = (2 * block * l + part * block + t) * phases;                 \
+                out[at] = src0[t * W + l];                                                     \
+                if (phases == 2) out[at + 1] = src1[t * W + l];                                \
+            }                                                                                  \
     }
 
 #define DEFINE_VARIANT(SUFFIX, ATTR)                                                                      \
@@ -139,6 +215,16 @@
     ATTR static void mul_##SUFFIX(const float *x_re, const float *x_im, const float *h_re, const float *h_im, \
                                   float *y_re, float *y_im, size_t n) {                                   \
         SPECTRUM_BODY                                                                                     \
+    }                                                                                                     \
+    ATTR static void fold2_##SUFFIX(float *re, float *im, size_t n) {                                     \
+        FOLD2_BODY                                                                                        \
+    }                                                                                                     \
+    ATTR static void load_##SUFFIX(const float *x, size_t block, size_t n, size_t batch, float *re, float *im) { \
+        LOAD_PAIRS_BODY                                                                                   \
+    }                                                                                                     \
+    ATTR static void store_##SUFFIX(const float *re0, const float *im0, const float *re1, const float *im1, \
+                                    size_t phases, size_t block, size_t batch, float *out) {              \
+        STORE_PAIRS_BODY                                                                                  \
     }
 
 DEFINE_VARIANT(portable, )
@@ -182,36 +268,35 @@ void lk_audio_spectrum_multiply(const float *x_re, const float *x_im, const floa
 }
 
 void lk_audio_spectrum_fold2(float *re, float *im, size_t n) {
-    for (size_t j = 0; j < n / 2; j++) {
-        const float *r0 = re + 2 * j * W, *i0 = im + 2 * j * W;
-        float *rd = re + j * W, *id = im + j * W;
-        for (int l = 0; l < W; l++) {  /* j <= 2j: reads stay ahead of writes */
-            const float a = r0[l] + r0[W + l], b = i0[l] + i0[W + l];
-            rd[l] = a;
-            id[l] = b;
-        }
+#if defined(__x86_64__)
+    switch (lk_audio_kernel_level()) {
+    case 3: fold2_avx512(re, im, n); return;
+    case 2: fold2_avx2(re, im, n); return;
+    default: break;
     }
+#endif
+    fold2_portable(re, im, n);
 }
 
 void lk_audio_fft_load_pairs(const float *x, size_t block, size_t n, size_t batch, float *re, float *im) {
-    for (size_t i = 0; i < n; i++) {
-        float *r = re + i * W, *m = im + i * W;
-        size_t l = 0;
-        for (; l < batch; l++) {
-            r[l] = x[2 * block * l + i];
-            m[l] = x[2 * block * l + block + i];
-        }
-        for (; l < W; l++) r[l] = m[l] = 0;
+#if defined(__x86_64__)
+    switch (lk_audio_kernel_level()) {
+    case 3: load_avx512(x, block, n, batch, re, im); return;
+    case 2: load_avx2(x, block, n, batch, re, im); return;
+    default: break;
     }
+#endif
+    load_portable(x, block, n, batch, re, im);
 }
 
-void lk_audio_fft_store_pairs(const float *re, const float *im, size_t block, size_t batch, size_t stride,
-                              size_t phase, float *out) {
-    for (size_t t = 0; t < block; t++) {
-        const float *r = re + t * W, *m = im + t * W;
-        for (size_t l = 0; l < batch; l++) {
-            out[(2 * block * l + t) * stride + phase] = r[l];
-            out[(2 * block * l + block + t) * stride + phase] = m[l];
-        }
+void lk_audio_fft_store_pairs(const float *re0, const float *im0, const float *re1, const float *im1,
+                              size_t phases, size_t block, size_t batch, float *out) {
+#if defined(__x86_64__)
+    switch (lk_audio_kernel_level()) {
+    case 3: store_avx512(re0, im0, re1, im1, phases, block, batch, out); return;
+    case 2: store_avx2(re0, im0, re1, im1, phases, block, batch, out); return;
+    default: break;
     }
+#endif
+    store_portable(re0, im0, re1, im1, phases, block, batch, out);
 }

@@ -21,12 +21,12 @@ final class FFTFilterStage {
     let twiddleRe: [Float], twiddleIm: [Float]   // exp(-2 pi i k / N), k < N/2
     let halfTwiddleRe: [Float], halfTwiddleIm: [Float]  // exp(-2 pi i k / (N/2)), k < N/4 (for D = 2)
     let spectraRe: [[Float]], spectraIm: [[Float]]  // per phase: conj(FFT(g_p)) / N, bit-reversed order
-    var buffer: [Float]               // input; the next pair of blocks starts at buffer[head]
-    var head = 0
+    let buffer = SampleQueue()        // input; the next pair of blocks starts at its first sample
     var inputCount = 0
     var outputCount = 0
     // Work arrays [N][lanes] for the batch, reused.
-    var workRe: [Float], workIm: [Float], outRe: [Float], outIm: [Float]
+    let workRe: UnsafeMutablePointer<Float>, workIm: UnsafeMutablePointer<Float>
+    let outRe: UnsafeMutablePointer<Float>, outIm: UnsafeMutablePointer<Float>  // phase 0 of two
 
     static let lanes = Int(LK_FFT_LANES)
 
@@ -66,92 +66,81 @@ final class FFTFilterStage {
         }
         spectraRe = sre
         spectraIm = sim
-        buffer = [Float](repeating: 0, count: table.halfLength - 1)
-        workRe = [Float](repeating: 0, count: n * lanes)
-        workIm = workRe
-        outRe = upsample > 1 ? workRe : []
-        outIm = outRe
+        buffer.appendZeros(table.halfLength - 1)
+        let workSize = n * lanes
+        workRe = allocateAlignedFloats(workSize)
+        workIm = allocateAlignedFloats(workSize)
+        outRe = allocateAlignedFloats(upsample > 1 ? workSize : 0)
+        outIm = allocateAlignedFloats(upsample > 1 ? workSize : 0)
+    }
+
+    deinit {
+        for p in [workRe, workIm, outRe, outIm] { p.deallocate() }
     }
 
     /// Inputs a pair of blocks needs beyond its start.
     var pairSpan: Int { blockOutputs + size }
 
-    func process(_ input: UnsafeBufferPointer<Float>, into out: inout [Float]) {
-        inputCount += input.count
-        buffer.append(contentsOf: input)
-        run(into: &out, limit: Int.max)
+    /// Runs on `count` samples appended to `buffer` (by the caller or a previous stage). With `fullBatchesOnly`,
+    /// pairs that do not fill a whole batch wait for more input (a partial batch costs a full one).
+    func received(_ count: Int, into out: SampleQueue, fullBatchesOnly: Bool = false) {
+        inputCount += count
+        run(into: out, limit: Int.max, fullBatchesOnly: fullBatchesOnly)
     }
 
     /// Runs every complete pair of blocks (at most `limit` outputs are kept).
-    private func run(into out: inout [Float], limit: Int) {
+    private func run(into out: SampleQueue, limit: Int, fullBatchesOnly: Bool = false) {
         let lanes = FFTFilterStage.lanes
         let n = size, b = blockOutputs
-        var pairs = buffer.count - head >= pairSpan ? (buffer.count - head - pairSpan) / (2 * b) + 1 : 0
-        out.reserveCapacity(out.count + min(limit, 2 * b * pairs * upsample))
+        var pairs = buffer.count >= pairSpan ? (buffer.count - pairSpan) / (2 * b) + 1 : 0
         var kept = 0
         while pairs > 0 && kept < limit {
             let batch = min(pairs, lanes)
+            if fullBatchesOnly && batch < lanes { break }
             // Load: lane l, real part = block starting at 2bl, imaginary part = block at 2bl + b.
-            buffer.withUnsafeBufferPointer { x in
-                workRe.withUnsafeMutableBufferPointer { re in
-                    workIm.withUnsafeMutableBufferPointer { im in
-                        lk_audio_fft_load_pairs(x.baseAddress! + head, b, n, batch, re.baseAddress, im.baseAddress)
-                        lk_audio_fft_forward(re.baseAddress, im.baseAddress, n, twiddleRe, twiddleIm)
-                    }
-                }
-            }
-            // Filter each phase and transform back; outputs interleave phases.
+            lk_audio_fft_load_pairs(buffer.samples, b, n, batch, workRe, workIm)
+            lk_audio_fft_forward(workRe, workIm, n, twiddleRe, twiddleIm)
+            // Filter each phase and transform back. Phase 0 of two goes to out*, the last phase overwrites
+            // the input spectrum in work*.
             let perBlock = b / decimate   // outputs per block and phase
             let produced = 2 * perBlock * batch * upsample
-            let start = out.count
-            out.append(contentsOf: repeatElement(0, count: produced))
             for p in 0..<upsample {
                 let last = p == upsample - 1
-                workRe.withUnsafeMutableBufferPointer { xr in
-                    workIm.withUnsafeMutableBufferPointer { xi in
-                        outRe.withUnsafeMutableBufferPointer { orr in
-                            outIm.withUnsafeMutableBufferPointer { oi in
-                                // The last phase may overwrite the input spectrum.
-                                let yr = last ? xr.baseAddress! : orr.baseAddress!
-                                let yi = last ? xi.baseAddress! : oi.baseAddress!
-                                lk_audio_spectrum_multiply(xr.baseAddress, xi.baseAddress, spectraRe[p], spectraIm[p], yr, yi, n)
-                                if decimate == 2 {
-                                    lk_audio_spectrum_fold2(yr, yi, n)
-                                    lk_audio_fft_inverse(yr, yi, n / 2, halfTwiddleRe, halfTwiddleIm)
-                                } else {
-                                    lk_audio_fft_inverse(yr, yi, n, twiddleRe, twiddleIm)
-                                }
-                                out.withUnsafeMutableBufferPointer { o in
-                                    lk_audio_fft_store_pairs(yr, yi, perBlock, batch, upsample, p, o.baseAddress! + start)
-                                }
-                            }
-                        }
-                    }
+                let yr = last ? workRe : outRe, yi = last ? workIm : outIm
+                lk_audio_spectrum_multiply(workRe, workIm, spectraRe[p], spectraIm[p], yr, yi, n)
+                if decimate == 2 {
+                    lk_audio_spectrum_fold2(yr, yi, n)
+                    lk_audio_fft_inverse(yr, yi, n / 2, halfTwiddleRe, halfTwiddleIm)
+                } else {
+                    lk_audio_fft_inverse(yr, yi, n, twiddleRe, twiddleIm)
                 }
             }
-            head += 2 * b * batch
+            let dest = out.reserve(produced)
+            if upsample == 1 {
+                lk_audio_fft_store_pairs(workRe, workIm, nil, nil, 1, perBlock, batch, dest)
+            } else {
+                lk_audio_fft_store_pairs(outRe, outIm, workRe, workIm, 2, perBlock, batch, dest)
+            }
+            out.commit(produced)
+            buffer.drop(2 * b * batch)
             outputCount += produced
             kept += produced
             pairs -= batch
         }
-        // Drop consumed input once per call (not per batch: that would be quadratic on long inputs).
-        buffer.removeFirst(head)
-        head = 0
     }
 
     /// Ends the stream: outputs for the input plus the filter's tail (`halfLength` input samples of
     /// silence), `upsample` per input sample (one per `decimate`).
-    func finish(halfLength: Int, into out: inout [Float]) {
+    func finish(halfLength: Int, into out: SampleQueue) {
         let total = (upsample * (inputCount + halfLength) + decimate - 1) / decimate
         guard total > outputCount else { return }
         // Enough silence to complete the pair holding the last needed output.
         let needInputs = ((total - outputCount) * decimate + upsample - 1) / upsample
-        buffer.append(contentsOf: repeatElement(0, count: needInputs + pairSpan + 2 * blockOutputs))
-        let before = out.count
-        run(into: &out, limit: total - outputCount)
+        buffer.appendZeros(needInputs + pairSpan + 2 * blockOutputs)
+        run(into: out, limit: total - outputCount)
         let excess = outputCount - total
         if excess > 0 {
-            out.removeLast(min(excess, out.count - before))
+            out.dropLast(excess)
             outputCount = total
         }
     }

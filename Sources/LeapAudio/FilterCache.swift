@@ -23,7 +23,7 @@ final class PolyphaseDesign: @unchecked Sendable {
     }
 
     /// Floats held (what the cache budgets).
-    var size: Int { table.rows * table.taps + (block.map { $0.patterns * $0.window * 16 } ?? 0) }
+    var size: Int { table.rows * table.taps + (block.map { $0.patterns * $0.window * $0.group } ?? 0) }
 }
 
 struct PolyphaseDesignKey: Hashable {

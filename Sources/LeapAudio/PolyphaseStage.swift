@@ -1,15 +1,16 @@
 // A streaming polyphase FIR stage: output k is the band-limited input evaluated at time k * M / L input
 // samples (zero phase: no delay to compensate, the first output is aligned with the first input).
 //
-// Two kernels: with an exact phase table of modest size, outputs are computed 16 at a time from
+// Two kernels: with an exact phase table of modest size, outputs are computed 8 at a time from
 // per-group coefficient matrices (`BlockTable`, one vector FMA per input sample); otherwise (interpolated
 // phases) one dot product per output.
 import CLeapKernels
 
-/// Coefficients of groups of 16 consecutive outputs over the union of their windows.
+/// Coefficients of groups of `group` consecutive outputs over the union of their windows.
 final class BlockTable: @unchecked Sendable {
-    let coefficients: UnsafeMutablePointer<Float>  // [patterns, window, 16]
+    let coefficients: UnsafeMutablePointer<Float>  // [patterns, window, group]
     let advance: [UInt32]                            // input advance after a group, per pattern
+    let group = Int(LK_POLYBLOCK_GROUP)              // outputs per group
     let patterns: Int
     let window: Int                                  // multiple of 4
 
@@ -17,31 +18,34 @@ final class BlockTable: @unchecked Sendable {
     static let maxSize = 1 << 20
 
     init?(table: PolyphaseTable, numerator m: Int, denominator l: Int) {
-        // The phase pattern of a group repeats every lcm(L, 16) outputs.
-        var g16 = 16, a = l
-        while a != 0 { (g16, a) = (a, g16 % a) }
-        let patterns = l / g16
+        let group = self.group
+        // The phase pattern of a group repeats every lcm(L, group) outputs.
+        var gcd = group, a = l
+        while a != 0 { (gcd, a) = (a, gcd % a) }
+        let patterns = l / gcd
         // q(k) = floor(k M / L): window start of output k relative to output 0's.
         func q(_ k: Int) -> Int { k * m / l }
         var span = 0
-        for p in 0..<patterns { span = max(span, q(16 * p + 15) - q(16 * p)) }
-        let window = (table.taps + span + 3) / 4 * 4
-        guard patterns * window * 16 <= BlockTable.maxSize, m.multipliedReportingOverflow(by: 16 * patterns + 16).overflow == false else {
+        for p in 0..<patterns { span = max(span, q(group * p + group - 1) - q(group * p)) }
+        let used = 2 * table.halfLength  // the table's rows are zero padded beyond this
+        let window = (used + span + 3) / 4 * 4
+        guard patterns * window * group <= BlockTable.maxSize,
+              m.multipliedReportingOverflow(by: group * patterns + group).overflow == false else {
             return nil
         }
-        let c = UnsafeMutablePointer<Float>.allocate(capacity: patterns * window * 16)
-        c.initialize(repeating: 0, count: patterns * window * 16)
+        let c = allocateAlignedFloats(patterns * window * group)
+        c.initialize(repeating: 0, count: patterns * window * group)
         var advance: [UInt32] = []
         for p in 0..<patterns {
-            let k0 = 16 * p
-            for j in 0..<16 {
+            let k0 = group * p
+            for j in 0..<group {
                 let offset = q(k0 + j) - q(k0)
                 let row = (k0 + j) * m % l
-                for t in 0..<table.taps {
-                    c[(p * window + offset + t) * 16 + j] = table.coefficients[row * table.taps + t]
+                for t in 0..<used {
+                    c[(p * window + offset + t) * group + j] = table.coefficients[row * table.taps + t]
                 }
             }
-            advance.append(UInt32(q(k0 + 16) - q(k0)))
+            advance.append(UInt32(q(k0 + group) - q(k0)))
         }
         self.coefficients = c
         self.advance = advance
@@ -52,13 +56,13 @@ final class BlockTable: @unchecked Sendable {
     deinit { coefficients.deallocate() }
 }
 
-struct PolyphaseStage {
+final class PolyphaseStage {
     let table: PolyphaseTable
     let block: BlockTable?
     var filter: lk_polyphase
     let stepNumerator: Int    // M
     let stepDenominator: Int  // L
-    var buffer: [Float]       // pending input; the next output's window starts at buffer[position]
+    let buffer = SampleQueue() // pending input; the next output's window starts at sample `position`
     var position = 0
     var phase: UInt32 = 0     // dot kernel: phase of the next output; block kernel: pattern of the next group
 
@@ -75,59 +79,56 @@ struct PolyphaseStage {
             table: UnsafePointer(table.coefficients), taps: table.taps, L: UInt32(l), step_r: UInt32(m % l),
             step_q: m / l, interp_p: UInt32(design.interpolatedRows))
         // The window of output 0 starts halfLength - 1 samples before input 0: those are silence.
-        self.buffer = [Float](repeating: 0, count: table.halfLength - 1)
+        buffer.appendZeros(table.halfLength - 1)
     }
+
+    /// Input samples each output (or group of outputs, block kernel) reads.
+    var windowLength: Int { block?.window ?? table.taps }
 
     /// An upper bound of the outputs `available` more input samples can produce.
     func maxOutputs(available: Int) -> Int { (available * stepDenominator / stepNumerator + 2) / 16 * 16 + 32 }
 
-    mutating func process(_ input: UnsafeBufferPointer<Float>, into out: inout [Float], limit: Int = Int.max) {
-        buffer.append(contentsOf: input)
-        run(into: &out, limit: limit)
-    }
+    /// Runs on what the previous stage appended to `buffer`.
+    func received(into out: SampleQueue, limit: Int = Int.max) { run(into: out, limit: limit) }
 
     /// Produces what the buffered input allows, at most `limit` outputs (the block kernel computes whole
-    /// groups of 16; outputs past `limit` are dropped, which only happens at the end of a stream).
-    private mutating func run(into out: inout [Float], limit: Int) {
+    /// groups; outputs past `limit` are dropped, which only happens at the end of a stream).
+    private func run(into out: SampleQueue, limit: Int) {
         let capacity = min(limit, maxOutputs(available: buffer.count - position))
         if capacity <= 0 { return }
-        let start = out.count
-        let slots = (capacity + 15) / 16 * 16
-        out.append(contentsOf: repeatElement(0, count: slots))
+        let group = block?.group ?? 1
+        let slots = (capacity + group - 1) / group * group
+        let dest = out.reserve(slots)
+        let x = buffer.samples, available = buffer.count
         var pos = position, ph = phase
         var produced = 0
-        buffer.withUnsafeBufferPointer { x in
-            out.withUnsafeMutableBufferPointer { o in
-                if let block {
-                    block.advance.withUnsafeBufferPointer { adv in
-                        produced = 16 * lk_audio_polyblock_run(
-                            block.coefficients, block.window, UInt32(block.patterns), adv.baseAddress, x.baseAddress,
-                            x.count, &pos, &ph, o.baseAddress! + start, slots / 16)
-                    }
-                } else {
-                    produced = withUnsafePointer(to: filter) { f in
-                        lk_audio_polyphase_run(f, x.baseAddress, x.count, &pos, &ph, o.baseAddress! + start, capacity)
-                    }
-                }
+        if let block {
+            block.advance.withUnsafeBufferPointer { adv in
+                produced = block.group * lk_audio_polyblock_run(
+                    block.coefficients, block.window, UInt32(block.patterns), adv.baseAddress, x,
+                    available, &pos, &ph, dest, slots / block.group)
+            }
+        } else {
+            produced = withUnsafePointer(to: filter) { f in
+                lk_audio_polyphase_run(f, x, available, &pos, &ph, dest, capacity)
             }
         }
-        out.removeLast(slots - min(produced, capacity))
-        position = pos
+        out.commit(min(produced, capacity))
         phase = ph
         // Drop input no later window needs.
-        let drop = min(position, buffer.count)
-        buffer.removeFirst(drop)
-        position -= drop
+        let drop = min(pos, available)
+        buffer.drop(drop)
+        position = pos - drop
     }
 
     /// Ends the stream (input followed by silence) and produces exactly `count` more outputs.
-    mutating func finish(producing count: Int, into out: inout [Float]) {
+    func finish(producing count: Int, into out: SampleQueue) {
         var remaining = count
         while remaining > 0 {
-            let need = (block?.window ?? table.taps) + (remaining + 16) * (stepNumerator / stepDenominator + 1)
-            buffer.append(contentsOf: repeatElement(0, count: need))
+            let need = windowLength + (remaining + 16) * (stepNumerator / stepDenominator + 1)
+            buffer.appendZeros(need)
             let before = out.count
-            run(into: &out, limit: remaining)
+            run(into: out, limit: remaining)
             remaining -= out.count - before
         }
     }

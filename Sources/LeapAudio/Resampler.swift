@@ -8,7 +8,11 @@
 // for all common rates), otherwise 2049 phases with linear interpolation between adjacent ones (error below
 // -140 dB). All filters are zero phase: output k is the input's band-limited value at time k / outputRate,
 // so a tone comes out exactly aligned, and chunked processing gives the same samples as one call (the state
-// is integer positions plus pending input; FFT blocks are placed by absolute position).
+// is integer positions plus pending input; FFT blocks are placed by absolute position, and which lane or
+// batch a block runs in does not change its result).
+//
+// Each stage writes straight into the next stage's input queue (`SampleQueue`), long inputs go through in
+// pieces so that those queues stay small, and the result is written in place into the returned array.
 import LeapCore
 
 package final class Resampler {
@@ -20,6 +24,10 @@ package final class Resampler {
     var polyphase: PolyphaseStage?    // nil when the sharp stage already produces the output rate
     var inputCount = 0
     var outputCount = 0
+    // Each stage writes into the next one's input queue; these are the outputs of half-band stages
+    // followed by another half-band stage (whose input is de-interleaved), and the result.
+    var halfbandOutputs: [SampleQueue] = []
+    let output = SampleQueue()
 
     /// Rates accepted by the resampler (Hz).
     package static let rateRange = 1...1_000_000
@@ -39,9 +47,10 @@ package final class Resampler {
             var rate = inputRate
             while rate % 2 == 0 && 2 * rate >= 5 * outputRate {
                 halfbands.append(HalfbandStage(taps: halfbandTaps(
-                    inputRate: Double(rate), passbandEdgeHz: Double(outputRate) / 2, quality: quality)))
+                    inputRate: Double(rate), passbandEdgeHz: Double(outputRate) / 2, quality: quality.shortStage)))
                 rate /= 2
             }
+            halfbandOutputs = (0..<max(0, halfbands.count - 1)).map { _ in SampleQueue() }
             let nyquist = Double(outputRate) / 2
             let passEdge = quality.passband * nyquist
             sharpHalfLength = Resampler.halfLength(quality.filterSeconds(transitionHz: nyquist - passEdge), rate: rate)
@@ -57,7 +66,8 @@ package final class Resampler {
                 sharp = FFTFilterStage(table: table, upsample: 1, decimate: 2)
             } else {
                 sharp = FFTFilterStage(table: table, upsample: 1)
-                polyphase = Resampler.makePolyphase(from: rate, to: outputRate, contentEdge: nyquist, quality: quality)
+                polyphase = Resampler.makePolyphase(from: rate, to: outputRate, passEdge: passEdge,
+                                                       contentEdge: nyquist, quality: quality)
             }
         } else {
             // Up: band-limit sharply to [0, in/2) while doubling the rate (FFT, two phases), then a short
@@ -69,9 +79,26 @@ package final class Resampler {
                                        cutoff: (passEdge + nyquist) / 2 / Double(inputRate), beta: beta)
             sharp = FFTFilterStage(table: table, upsample: 2)
             if 2 * inputRate != outputRate {
-                polyphase = Resampler.makePolyphase(from: 2 * inputRate, to: outputRate, contentEdge: nyquist, quality: quality)
+                polyphase = Resampler.makePolyphase(from: 2 * inputRate, to: outputRate, passEdge: passEdge,
+                                                       contentEdge: nyquist, quality: quality)
             }
         }
+        reserveQueues()
+    }
+
+    /// Sizes the stage queues for a whole piece up front (growing them by copies mid-stream costs more).
+    private func reserveQueues() {
+        guard let sharp else { return }
+        var piece = Resampler.pieceSize
+        for (i, halfband) in halfbands.enumerated() {
+            piece /= 2
+            for queue in [halfband.even, halfband.odd] { queue.reserveCapacity(piece + 2 * halfband.taps.count + 2) }
+            if i < halfbandOutputs.count { halfbandOutputs[i].reserveCapacity(piece + halfband.taps.count + 2) }
+        }
+        // The sharp stage may hold back up to a batch of pairs between pieces.
+        let heldBack = 2 * FFTFilterStage.lanes * sharp.blockOutputs + sharp.pairSpan
+        sharp.buffer.reserveCapacity(piece + heldBack)
+        polyphase?.buffer.reserveCapacity(sharp.upsample * (piece + heldBack) + sharp.taps)
     }
 
     /// Bound on the steep filter (memory and time grow with it): reached only by extreme down-sampling
@@ -86,18 +113,17 @@ package final class Resampler {
     static let maxExactTableSize = 1 << 20
     static let interpolatedPhases = 2048
 
-    /// The polyphase stage for a signal band-limited to `contentEdge` Hz: flat there, images (which start at
-    /// fin - contentEdge) rejected.
-    static func makePolyphase(from fin: Int, to fout: Int, contentEdge: Double, quality q: ResamplerQuality) -> PolyphaseStage {
-        // 10 dB more than the sharp stage: its ripple adds to the sharp stage's (measured: 130 dB here cost
-        // up to 6 dB of tone SNR), and a short filter's extra taps are cheap.
-        var quality = q
-        quality.attenuationDB += 10
+    /// The polyphase stage for a signal band-limited to `contentEdge` Hz whose passband ends at `passEdge`:
+    /// flat to `passEdge` (above it is the sharp stage's transition band, where flatness does not matter),
+    /// images (which start at fin - contentEdge) rejected.
+    static func makePolyphase(from fin: Int, to fout: Int, passEdge: Double, contentEdge: Double,
+                              quality q: ResamplerQuality) -> PolyphaseStage {
+        let quality = q.shortStage
         let g = gcd(fin, fout)
         let l = fout / g, m = fin / g
         let stopEdge = Double(fin) - contentEdge
-        let halfLength = halfLength(quality.filterSeconds(transitionHz: stopEdge - contentEdge), rate: fin)
-        let cutoff = (contentEdge + stopEdge) / 2 / Double(fin)
+        let halfLength = halfLength(quality.filterSeconds(transitionHz: stopEdge - passEdge), rate: fin)
+        let cutoff = (passEdge + stopEdge) / 2 / Double(fin)
         let exact = l * 2 * halfLength <= maxExactTableSize
         let beta = quality.kaiserBeta
         let key = PolyphaseDesignKey(numerator: m, denominator: l, halfLength: halfLength,
@@ -132,40 +158,79 @@ package final class Resampler {
             inputCount += input.count
             return Array(input)
         }
-        var out: [Float] = []
-        out.reserveCapacity(totalOutputs(forInputCount: inputCount + input.count) - outputCount + 16)
+        // Outputs go straight into the returned array, sized for everything the stream can still produce
+        // (so that appending `flush()`'s outputs does not reallocate either) plus what the polyphase
+        // kernel may write past the outputs it keeps.
+        let remaining = totalOutputs(forInputCount: inputCount + input.count) - outputCount
+        guard remaining < Int.max / 2 else {
+            processPieces(input)
+            return takeOutput()
+        }
+        var spilled = false
+        let result = [Float](unsafeUninitializedCapacity: remaining + outputSlack) { buffer, initialized in
+            output.borrow(buffer)
+            processPieces(input)
+            if let n = output.endBorrowing() { initialized = n } else { spilled = true }
+        }
+        return spilled ? takeOutput() : result
+    }
+
+    /// Outputs the polyphase kernel may write beyond those it keeps (it writes whole groups).
+    var outputSlack: Int { 64 + (polyphase.map { $0.maxOutputs(available: $0.windowLength) } ?? 0) }
+
+    /// Runs `input` through the stages, in pieces, appending to `output`.
+    private func processPieces(_ input: UnsafeBufferPointer<Float>) {
+        let before = output.count
         var start = 0
         while start < input.count {
             let end = min(input.count, start + Resampler.pieceSize)
-            processPiece(UnsafeBufferPointer(rebasing: input[start..<end]), into: &out)
+            inputCount += end - start
+            // Pieces are internal: only the call's last one runs a partial FFT batch.
+            runStages(UnsafeBufferPointer(rebasing: input[start..<end]), finishing: false, lastPiece: end == input.count)
             start = end
         }
-        return out
+        outputCount += output.count - before
     }
 
-    private func processPiece(_ input: UnsafeBufferPointer<Float>, into out: inout [Float]) {
-        inputCount += input.count
+    /// Feeds `input` through every stage into `output`; `finishing` ends each stage's stream after it (the
+    /// polyphase stage then stops at the stream's total output count). Each stage writes straight into the
+    /// next one's input queue.
+    private func runStages(_ input: UnsafeBufferPointer<Float>, finishing: Bool, lastPiece: Bool = true) {
         guard let sharp else { return }
-        var current: [Float] = []
+        let sharpInput = sharp.buffer, sharpBefore = sharpInput.count
         if halfbands.isEmpty {
-            sharp.process(input, into: &current)
+            sharpInput.append(input)
         } else {
-            var staged = Array(input)
+            var current = input
             for i in halfbands.indices {
-                var next: [Float] = []
-                next.reserveCapacity(staged.count / 2 + 16)
-                staged.withUnsafeBufferPointer { halfbands[i].process($0, into: &next) }
-                staged = next
+                let last = i == halfbands.count - 1
+                let next = last ? sharpInput : halfbandOutputs[i]
+                if !last { next.removeAll() }
+                if !current.isEmpty { halfbands[i].process(current, into: next) }
+                if finishing { halfbands[i].finish(into: next) }
+                current = UnsafeBufferPointer(start: next.samples, count: next.count)
             }
-            staged.withUnsafeBufferPointer { sharp.process($0, into: &current) }
         }
-        let before = out.count
-        if polyphase == nil {
-            out.append(contentsOf: current)
+        let remaining = finishing ? max(0, totalOutputs(forInputCount: inputCount) - outputCount) : 0
+        let sharpDestination = polyphase?.buffer ?? output
+        sharp.received(sharpInput.count - sharpBefore, into: sharpDestination, fullBatchesOnly: !lastPiece)
+        if finishing {
+            sharp.finish(halfLength: sharpHalfLength, into: sharpDestination)
+            if polyphase == nil { output.dropLast(output.count - min(output.count, remaining)) }
+        }
+        guard let polyphase else { return }
+        if finishing {
+            polyphase.received(into: output, limit: remaining)
+            polyphase.finish(producing: remaining - output.count, into: output)
         } else {
-            current.withUnsafeBufferPointer { polyphase!.process($0, into: &out) }
+            polyphase.received(into: output)
         }
-        outputCount += out.count - before
+    }
+
+    private func takeOutput() -> [Float] {
+        let result = Array(UnsafeBufferPointer(start: output.samples, count: output.count))
+        output.removeAll()
+        return result
     }
 
     package func process(_ input: [Float]) -> [Float] {
@@ -175,27 +240,11 @@ package final class Resampler {
     /// Ends the stream: returns the remaining outputs, so that the total is `totalOutputs(forInputCount:)`.
     /// A flushed resampler is finished; use a new one for the next stream.
     package func flush() -> [Float] {
-        guard let sharp else { return [] }
-        var staged: [Float] = []
-        for i in halfbands.indices {
-            var next: [Float] = []
-            if !staged.isEmpty { staged.withUnsafeBufferPointer { halfbands[i].process($0, into: &next) } }
-            halfbands[i].finish(into: &next)
-            staged = next
-        }
-        var current: [Float] = []
-        staged.withUnsafeBufferPointer { sharp.process($0, into: &current) }
-        sharp.finish(halfLength: sharpHalfLength, into: &current)
-        let remaining = max(0, totalOutputs(forInputCount: inputCount) - outputCount)
-        var out: [Float] = []
-        if polyphase == nil {
-            out = Array(current.prefix(remaining))
-        } else {
-            current.withUnsafeBufferPointer { polyphase!.process($0, into: &out, limit: remaining) }
-            polyphase!.finish(producing: remaining - out.count, into: &out)
-        }
-        outputCount += out.count
-        return out
+        guard sharp != nil else { return [] }
+        output.removeAll()
+        runStages(UnsafeBufferPointer(start: nil, count: 0), finishing: true)
+        outputCount += output.count
+        return takeOutput()
     }
 
     /// One-shot conversion of a whole signal.

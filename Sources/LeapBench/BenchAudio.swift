@@ -26,9 +26,11 @@ func benchAudio(_ arguments: [String]) {
     var pairs = [(8_000, 16_000), (11_025, 16_000), (22_050, 16_000), (24_000, 16_000), (32_000, 16_000),
                  (44_100, 16_000), (48_000, 16_000), (96_000, 16_000), (44_056, 16_000), (16_000, 24_000),
                  (24_000, 48_000)]
-    // `leap-bench audio FROM TO` measures one pair only.
-    if arguments.count == 2, let a = Int(arguments[0]), let b = Int(arguments[1]) { pairs = [(a, b)] }
-    print("resample \(seconds) s of audio (best of 5; thread CPU time, includes filter design; one thread)")
+    // `leap-bench audio FROM TO [RUNS]` measures one pair only (RUNS > 5: for a profiler).
+    var runs = 5
+    if arguments.count >= 2, let a = Int(arguments[0]), let b = Int(arguments[1]) { pairs = [(a, b)] }
+    if arguments.count == 3, let n = Int(arguments[2]), n > 0 { runs = n }
+    print("resample \(seconds) s of audio (best of \(runs); thread CPU time, includes filter design; one thread)")
     print("(polyphase designs are cached process-wide, so runs 2-5 reuse the first's; 'first' is the first run)")
     print("from -> to        time ms    Msamples/s in   x real time   design ms   first ms  first design ms")
     for (fin, fout) in pairs {
@@ -36,9 +38,9 @@ func benchAudio(_ arguments: [String]) {
         var best = Double.infinity, design = Double.infinity
         var first = 0.0, firstDesign = 0.0
         var outCount = 0
-        for run in 0..<5 {
+        for run in 0..<runs {
             let t0 = nowSeconds()
-            guard var r = try? Resampler(inputRate: fin, outputRate: fout) else { return }
+            guard let r = try? Resampler(inputRate: fin, outputRate: fout) else { return }
             let t1 = nowSeconds()
             var out = r.process(input)
             out.append(contentsOf: r.flush())
@@ -52,7 +54,7 @@ func benchAudio(_ arguments: [String]) {
         print("\(label)  \(fmt(best * 1e3, 8))   \(fmt(Double(input.count) / best / 1e6, 10))   \(fmt(Double(seconds) / best, 11))   \(fmt(design * 1e3, 8))   \(fmt(first * 1e3, 8))   \(fmt(firstDesign * 1e3, 8))   (\(outCount) out)")
     }
     let script = "scripts/bench_audio_soxr.py"
-    if arguments.count == 2 { return }
+    if arguments.count >= 2 { return }
     if access(script, R_OK) == 0 {
         print("\nlibsoxr (python soxr, HQ) on the same machine:")
         fflush(stdout)

@@ -22,10 +22,12 @@ typedef struct {
 size_t lk_audio_polyphase_run(const lk_polyphase *f, const float *x, size_t n_x, size_t *pos, uint32_t *phase,
                               float *out, size_t max_out);
 
-/* Block polyphase: groups of 16 consecutive outputs. table: [patterns][window][16] (window a multiple of
- * 4), the coefficients of each output of a group over the union of their windows; group g uses pattern
- * g mod patterns, reads x[*pos, *pos + window) and advances *pos by advance[pattern]. Produces at most
- * max_groups groups (16 outputs each) while the window fits in x[0, n_x); returns the groups written. */
+/* Block polyphase: groups of LK_POLYBLOCK_GROUP consecutive outputs. table: [patterns][window][group]
+ * (window a multiple of 4), the coefficients of each output of a group over the union of their windows;
+ * group g uses pattern g mod patterns, reads x[*pos, *pos + window) and advances *pos by
+ * advance[pattern]. Produces at most max_groups groups while the window fits in x[0, n_x); returns the
+ * groups written. */
+#define LK_POLYBLOCK_GROUP 8
 size_t lk_audio_polyblock_run(const float *table, size_t window, uint32_t patterns, const uint32_t *advance,
                               const float *x, size_t n_x, size_t *pos, uint32_t *pattern, float *out,
                               size_t max_groups);
@@ -58,11 +60,13 @@ void lk_audio_spectrum_multiply(const float *x_re, const float *x_im, const floa
  * fold adds neighbours, in place into the first half. */
 void lk_audio_spectrum_fold2(float *re, float *im, size_t n);
 /* Overlap-save batch I/O: lane l < batch gets x[2*block*l + i] (re) and x[2*block*l + block + i] (im) for
- * i < n; lanes >= batch are zeroed. Store writes the first `block` outputs of each: lane l's re part to
- * out[(2*block*l + t) * stride + phase], its im part to out[(2*block*l + block + t) * stride + phase]. */
+ * i < n (n a multiple of 16); lanes >= batch are zeroed. Store writes the first `block` outputs of each
+ * lane for `phases` (1 or 2) output phases, interleaved: phase p of lane l's re part goes to
+ * out[(2*block*l + t) * phases + p], of its im part to out[(2*block*l + block + t) * phases + p]
+ * (re1/im1: phase 1, unused when phases == 1). */
 void lk_audio_fft_load_pairs(const float *x, size_t block, size_t n, size_t batch, float *re, float *im);
-void lk_audio_fft_store_pairs(const float *re, const float *im, size_t block, size_t batch, size_t stride,
-                              size_t phase, float *out);
+void lk_audio_fft_store_pairs(const float *re0, const float *im0, const float *re1, const float *im1,
+                              size_t phases, size_t block, size_t batch, float *out);
 
 /* Which kernel variant runs here: 0 portable, 2 AVX2+FMA, 3 AVX-512F. */
 int lk_audio_kernel_level(void);
