@@ -79,19 +79,18 @@ extension InferenceContext {
         jobs[0] = MatmulJob(w: l.gate, x: xg.0, xRowBytes: xg.1, y: ffA, yStride: F)
         jobs[1] = MatmulJob(w: l.up, x: xu.0, xRowBytes: xu.1, y: ffB, yStride: F)
         runMatmuls(2, T: T)
-        let n = T * F
-        if let table = geluTable {
-            // ggml: gelu(f16(x)) from an F16 table, exact ends beyond ±10.
-            table.withUnsafeBufferPointer { tb in
-                for i in 0..<n {
-                    let g = ffA[i]
-                    let a: Float = g <= -10 ? 0 : g >= 10 ? g : tb[Int(lk_f32_to_f16(g))]
-                    ffA[i] = a * ffB[i]
-                }
+        // act(gate) ⊙ up, rows split over the pool (single-threaded this was ~10% of a Gemma prefill)
+        let (a, b) = (ffA, ffB)
+        let gelu = geluTable
+        pool.parallelFor(T, chunksPerThread: 1) { rows in
+            let off = rows.lowerBound * F, n = Int64(rows.count * F)
+            if let table = gelu {
+                // ggml: gelu(f16(x)) from an F16 table, exact ends beyond ±10.
+                table.withUnsafeBufferPointer { lk_gelu_table_mul($0.baseAddress, a + off, b + off, a + off, n) }
+            } else {
+                lk_silu(a + off, a + off, n)
+                lk_mul(a + off, b + off, a + off, n)
             }
-        } else {
-            lk_silu(ffA, ffA, Int64(n))
-            lk_mul(ffA, ffB, ffA, Int64(n))
         }
         let xd = quantize(ffA, rows: T, for: l.down, buffer: 0)
         jobs[0] = MatmulJob(w: l.down, x: xd.0, xRowBytes: xd.1, y: mix, yStride: cfg.nEmbd)
