@@ -44,6 +44,8 @@ INLINE int32_t load_i32(const void *p) { int32_t v; memcpy(&v, p, 4); return v; 
 INLINE uint16_t load_u16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
 INLINE float h2f(uint16_t h) { return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h))); }
 INLINE __m512i bcast32(const void *p) { return _mm512_set1_epi32(load_i32(p)); }
+/* two s16 in one s32 lane (a low, b high), the operand layout of vpdpwssd */
+INLINE int32_t pair16(int a, int b) { return (int32_t)(((uint32_t)(uint16_t)(int16_t)b << 16) | (uint16_t)(int16_t)a); }
 
 /* rows [16][bk] (row-major unsigned bytes) → bk/4 vectors, lane r of vector g = bytes 4g..4g+3 of row r */
 INLINE void transpose_rows(const uint8_t *rows, int bk, uint8_t *out) {
@@ -219,7 +221,8 @@ INLINE int gemm32(int type, int64_t cols, const void *w, size_t wrb, const void 
 
 /* ======================================= Q4_K ======================================= */
 
-/* Tile layout per super-block: 64 byte vectors (the 256 weights in element order), 8 scale vectors (s32),
+/* Tile layout per super-block: 64 byte vectors (the 256 weights in element order), 8 scale vectors (s16
+ * pairs sc, sc: vpmaddubsw of 4 weights gives two s16 sums, vpdpwssd scales and adds them),
  * 8 min vectors (s16 pairs m, m: vpdpwssd with a bsums pair gives m·(bsums[2j] + bsums[2j+1])), d, dmin. */
 enum { Q4K_W = 0, Q4K_SC = 4096, Q4K_M = 4608, Q4K_D = 5120, Q4K_DMIN = 5184, Q4K_STRIDE = 5248 };
 
@@ -249,8 +252,8 @@ INLINE void build_tile_q4_K(const uint8_t *w, size_t wrb, int64_t nb, int nr, ui
             for (int j = 0; j < 8; j++) {
                 uint8_t s, m;
                 lk_get_scale_min_k4(j, b->scales, &s, &m);
-                sc[j][r] = s;
-                mp[j][r] = (int32_t)(((uint32_t)m << 16) | m);
+                sc[j][r] = pair16(s, s);
+                mp[j][r] = pair16(m, m);
             }
             d[r] = h2f(b->d);
             dmin[r] = h2f(b->dmin);
@@ -276,11 +279,9 @@ INLINE void tile_q4_K_token(const uint8_t *tile, int64_t nb, const block_q8_K *x
             const __m512i s0 = _mm512_load_si512((const void *)(tb + Q4K_SC + 64 * (2 * c)));
             const __m512i s1 = _mm512_load_si512((const void *)(tb + Q4K_SC + 64 * (2 * c + 1)));
             for (int j = 0; j < 8; j++) { /* vector 16c + j: low nibbles 4j..; 16c + 8 + j: high nibbles */
-                const __m512i lo = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_load_si512((const void *)(tb + 64 * (16 * c + j))),
-                                                       bcast32(xq + 64 * c + 4 * j));
-                const __m512i hi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_load_si512((const void *)(tb + 64 * (16 * c + 8 + j))),
-                                                       bcast32(xq + 64 * c + 32 + 4 * j));
-                sumi[j] = _mm512_add_epi32(sumi[j], _mm512_add_epi32(_mm512_mullo_epi32(lo, s0), _mm512_mullo_epi32(hi, s1)));
+                const __m512i lo = _mm512_maddubs_epi16(_mm512_load_si512((const void *)(tb + 64 * (16 * c + j))), bcast32(xq + 64 * c + 4 * j));
+                const __m512i hi = _mm512_maddubs_epi16(_mm512_load_si512((const void *)(tb + 64 * (16 * c + 8 + j))), bcast32(xq + 64 * c + 32 + 4 * j));
+                sumi[j] = _mm512_dpwssd_epi32(_mm512_dpwssd_epi32(sumi[j], lo, s0), hi, s1);
             }
         }
         for (int j = 0; j < 8; j++)
@@ -309,6 +310,107 @@ INLINE int gemm_q4_K_impl(int64_t cols, const void *w, size_t wrb, const void *x
     return 1;
 }
 
+/* ================================ float weights (F16, F32) ================================ */
+
+/* The attention products (Q·Kᵀ and P·V over an F16 KV cache) and float weight matrices. FLOAT_ROWS
+ * (kernels_avx2.c) gives each (row, token) two 8-lane accumulators: lane k of the first sums the columns
+ * 16i + k, lane k of the second the columns 16i + 8 + k; their sum is reduced by hsum_ps. Here column c of
+ * 16 rows is one vector of the tile (f32, transposed 16×16 at a time), so lane position c % 16 is one
+ * accumulator vector per token. Columns go FC at a time (the lanes wait in scratch between passes); tokens
+ * FT at a time (one tile build each). Column counts that are not a multiple of 16 (FLOAT_ROWS then has
+ * tails) fall back to the row kernels. */
+enum { FC = 256, FT = 64, NTF = 3 };
+
+/* r[i] = row i of a 16×16 block → r[c] = column c */
+INLINE void transpose16(__m512 *r) {
+    __m512 t[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) { /* lane k of r[i + j]: column 4k + j of rows i..i+3 */
+        r[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[i]), _mm512_castps_pd(t[i + 2])));
+        r[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i]), _mm512_castps_pd(t[i + 2])));
+        r[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[i + 1]), _mm512_castps_pd(t[i + 3])));
+        r[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i + 1]), _mm512_castps_pd(t[i + 3])));
+    }
+    for (int j = 0; j < 4; j++) { /* 128-bit lanes: columns j, 8 + j (rows 0-7) and j + 4, j + 12 */
+        t[j] = _mm512_shuffle_f32x4(r[j], r[j + 4], 0x88);
+        t[j + 4] = _mm512_shuffle_f32x4(r[j], r[j + 4], 0xdd);
+        t[j + 8] = _mm512_shuffle_f32x4(r[j + 8], r[j + 12], 0x88);
+        t[j + 12] = _mm512_shuffle_f32x4(r[j + 8], r[j + 12], 0xdd);
+    }
+    for (int j = 0; j < 8; j++) {
+        r[j] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0x88);
+        r[j + 8] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0xdd);
+    }
+}
+
+INLINE __m512 load16_float(int type, const uint8_t *row, int64_t c) {
+    return type == LK_TYPE_F16 ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(row + 2 * c)))
+                               : _mm512_loadu_ps((const float *)row + c);
+}
+
+/* tile[c][r] = W[r][c0 + c] for c < cc (a multiple of 16), r < nr (zeros for r >= nr) */
+INLINE void build_tile_float(int type, const uint8_t *w, size_t wrb, int64_t c0, int64_t cc, int nr, float *tile) {
+    for (int64_t c = 0; c < cc; c += 16) {
+        __m512 r[16];
+        for (int i = 0; i < 16; i++) r[i] = i < nr ? load16_float(type, w + (size_t)i * wrb, c0 + c) : _mm512_setzero_ps();
+        transpose16(r);
+        for (int j = 0; j < 16; j++) _mm512_store_ps(tile + 16 * (c + j), r[j]);
+    }
+}
+
+/* Lane positions 8h..8h+7 of NT tokens over the tile's cc columns (activation columns x + c0), continuing
+ * the accumulators in lanes[t][16] (zero when first). */
+INLINE void tile_float_pass(const float *tile, int64_t cc, const uint8_t *x, size_t xrb, int64_t c0, int h,
+                            __m512 (*lanes)[16], int first, const int NT) {
+    __m512 a[NTF][8];
+    for (int t = 0; t < NT; t++)
+        for (int k = 0; k < 8; k++) a[t][k] = first ? _mm512_setzero_ps() : lanes[t][8 * h + k];
+    for (int64_t c = 8 * h; c < cc; c += 16)
+        for (int k = 0; k < 8; k++) {
+            const __m512 wv = _mm512_load_ps(tile + 16 * (c + k));
+            for (int t = 0; t < NT; t++)
+                a[t][k] = _mm512_fmadd_ps(wv, _mm512_set1_ps(((const float *)(x + (size_t)t * xrb))[c0 + c + k]), a[t][k]);
+        }
+    for (int t = 0; t < NT; t++)
+        for (int k = 0; k < 8; k++) lanes[t][8 * h + k] = a[t][k];
+}
+
+INLINE int gemm_float(int type, int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
+                      float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
+    if (cols % 16) return 0;
+    uint8_t *scratch = aligned_alloc(64, sizeof(float) * 16 * FC + sizeof(__m512) * 16 * FT);
+    if (!scratch) return 0;
+    float *tile = (float *)scratch;
+    __m512(*lanes)[16] = (__m512(*)[16])(scratch + sizeof(float) * 16 * FC);
+    const uint8_t *wb = w, *xb = x;
+    for (int64_t r0 = row_begin; r0 < row_end; r0 += TR) {
+        const int nr = row_end - r0 < TR ? (int)(row_end - r0) : TR;
+        for (int64_t t0 = 0; t0 < n_tokens; t0 += FT) {
+            const int64_t nt = n_tokens - t0 < FT ? n_tokens - t0 : FT;
+            const uint8_t *xt = xb + (size_t)t0 * xrb;
+            for (int64_t c0 = 0; c0 < cols; c0 += FC) {
+                const int64_t cc = cols - c0 < FC ? cols - c0 : FC;
+                build_tile_float(type, wb + (size_t)r0 * wrb, wrb, c0, cc, nr, tile);
+                for (int h = 0; h < 2; h++) {
+                    int64_t t = 0;
+                    for (; t + NTF <= nt; t += NTF) tile_float_pass(tile, cc, xt + (size_t)t * xrb, xrb, c0, h, lanes + t, c0 == 0, NTF);
+                    for (; t < nt; t++) tile_float_pass(tile, cc, xt + (size_t)t * xrb, xrb, c0, h, lanes + t, c0 == 0, 1);
+                }
+            }
+            for (int64_t t = 0; t < nt; t++) { /* hsum_ps(acc0 + acc1) */
+                __m512 v[8];
+                for (int k = 0; k < 8; k++) v[k] = _mm512_add_ps(lanes[t][k], lanes[t][8 + k]);
+                store_rows(y + (t0 + t) * ys + r0, reduce8(v), nr);
+            }
+        }
+    }
+    free(scratch);
+    return 1;
+}
+
 /* ===================================== entries ===================================== */
 
 #define GEMM32(NAME, TYPE)                                                                                    \
@@ -328,6 +430,16 @@ static int gemm_q4_K(int64_t cols, const void *w, size_t wrb, const void *x, siz
     return gemm_q4_K_impl(cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
 }
 
+static int gemm_f16(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens, float *y,
+                    int64_t ys, int64_t row_begin, int64_t row_end) {
+    return gemm_float(LK_TYPE_F16, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
+}
+
+static int gemm_f32(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens, float *y,
+                    int64_t ys, int64_t row_begin, int64_t row_end) {
+    return gemm_float(LK_TYPE_F32, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
+}
+
 #pragma clang attribute pop
 
 void lk_fill_avx512_gemm(lk_kernel_table *t) {
@@ -337,6 +449,8 @@ void lk_fill_avx512_gemm(lk_kernel_table *t) {
     t->gemm[LK_TYPE_Q5_1] = gemm_q5_1;
     t->gemm[LK_TYPE_Q8_0] = gemm_q8_0;
     t->gemm[LK_TYPE_Q4_K] = gemm_q4_K;
+    t->gemm[LK_TYPE_F16] = gemm_f16;
+    t->gemm[LK_TYPE_F32] = gemm_f32;
 }
 
 #else

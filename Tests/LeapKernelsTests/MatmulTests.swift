@@ -167,7 +167,7 @@ func matmulOfNTokensEqualsNMatvecs(_ t: GGMLType) throws {
 @Test(arguments: matmulTypes)
 func batchedMatmulIsBitIdenticalToOneTokenCalls(_ t: GGMLType) throws {
     let pool = try ThreadPool(threads: 2)
-    let widths = t.blockSize == 1 ? [100, 576] : t.blockSize == 32 ? [544, 576] : [512, 768] // odd and even block counts
+    let widths = t.blockSize == 1 ? [100, 576, 1024] : t.blockSize == 32 ? [544, 576] : [512, 768] // odd and even block counts
     for cols in widths {
         var rng = Rng(4000 + UInt64(t.rawValue) + UInt64(cols))
         let rows = 37, nTokens = 21 // a partial 16-row tile; 16+ tokens
