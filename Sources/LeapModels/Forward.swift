@@ -66,9 +66,18 @@ extension InferenceContext {
     // MARK: - blocks
 
     func rmsNormRows(_ src: UnsafeMutablePointer<Float>, _ w: [Float], _ dst: UnsafeMutablePointer<Float>, _ T: Int, _ n: Int) {
+        let eps = cfg.rmsEps
         w.withUnsafeBufferPointer { wp in
-            for t in 0..<T { lk_rms_norm(src + t * n, wp.baseAddress, dst + t * n, Int64(n), cfg.rmsEps) }
+            forRows(T) { rows in
+                for t in rows { lk_rms_norm(src + t * n, wp.baseAddress, dst + t * n, Int64(n), eps) }
+            }
         }
+    }
+
+    /// Runs `body` over 0..<T, split over the pool for a prefill batch (per-row work between the matmuls
+    /// would otherwise leave the other threads idle).
+    func forRows(_ T: Int, _ body: (Range<Int>) -> Void) {
+        if T >= 8 { pool.parallelFor(T, chunksPerThread: 1, body) } else { body(0..<T) }
     }
 
     /// h → mix: down(act(gate·xn) ⊙ up·xn).
@@ -151,13 +160,15 @@ extension InferenceContext {
         let sliding = cfg.isSlidingLayer[il]
         let base = sliding ? cfg.ropeBaseSWA : cfg.ropeBase
         let fscale: Float = sliding ? 1 : cfg.ropeFreqScale
-        for t in 0..<T {
-            let q = qBuf + t * qDim, k = kBuf + t * kvDim
-            if let qn = a.qNorm { qn.withUnsafeBufferPointer { w in for h in 0..<H { lk_rms_norm(q + h * hd, w.baseAddress, q + h * hd, Int64(hd), cfg.rmsEps) } } }
-            if let kn = a.kNorm { kn.withUnsafeBufferPointer { w in for h in 0..<Hkv { lk_rms_norm(k + h * hd, w.baseAddress, k + h * hd, Int64(hd), cfg.rmsEps) } } }
-            let pos = Float(pos0 + t)
-            ropeGGML(q, heads: H, pos: pos, base: base, freqScale: fscale)
-            ropeGGML(k, heads: Hkv, pos: pos, base: base, freqScale: fscale)
+        forRows(T) { rows in
+            for t in rows {
+                let q = self.qBuf + t * qDim, k = self.kBuf + t * kvDim
+                if let qn = a.qNorm { qn.withUnsafeBufferPointer { w in for h in 0..<H { lk_rms_norm(q + h * hd, w.baseAddress, q + h * hd, Int64(hd), self.cfg.rmsEps) } } }
+                if let kn = a.kNorm { kn.withUnsafeBufferPointer { w in for h in 0..<Hkv { lk_rms_norm(k + h * hd, w.baseAddress, k + h * hd, Int64(hd), self.cfg.rmsEps) } } }
+                let pos = Float(pos0 + t)
+                self.ropeGGML(q, heads: H, pos: pos, base: base, freqScale: fscale)
+                self.ropeGGML(k, heads: Hkv, pos: pos, base: base, freqScale: fscale)
+            }
         }
         kv.store(slot: a.kvSlot, pos0: pos0, n: T, k: kBuf, v: vBuf, stride: kvDim)
 
