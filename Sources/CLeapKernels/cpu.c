@@ -197,8 +197,8 @@ float lk_vec_dot(int type, int64_t n, const void *w, const void *x) {
 /* Rows are processed in tiles of ROW_TILE so that the tile's weights stay in L1/L2 while every group of 4
  * tokens passes over them; dot4 unpacks each weight block once for 4 tokens. */
 enum { ROW_TILE = 16 };
-/* From this many tokens a table's gemm kernel (when it has one) does the whole call: it unpacks each weight
- * tile once per call, which pays off over several 8-token passes. */
+/* From this many tokens a table's gemm kernel (when it has one) does the whole call: it unpacks and
+ * transposes each 16-row weight tile once per call, which costs about as much as 8 tokens' products. */
 enum { LK_GEMM_MIN_TOKENS = 16 };
 
 void lk_matmul(int type, const void *w, size_t w_row_bytes, int64_t cols, const void *x, size_t x_row_bytes,

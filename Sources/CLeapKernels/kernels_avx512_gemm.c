@@ -1,5 +1,7 @@
-/* AVX-512 VNNI matrix × matrix (prefill) for Q4_0, Q4_1, Q5_0, Q5_1, Q8_0 and Q4_K: one lk_matmul call
- * with many tokens, bit for bit equal to the one-token path (so batched prefill and decode agree exactly).
+/* AVX-512 VNNI matrix × matrix (prefill) for Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, F16 and F32: one
+ * lk_matmul call with many tokens, bit for bit equal to the one-token path (so batched prefill and decode
+ * agree exactly). Q6_K keeps its AVX-512 row kernel: a tile version measured no faster (that kernel
+ * already folds the scales into vpmaddwd and unpacks once per 4 tokens).
  *
  * The row kernels give each (row, token) pair its own vector accumulator: every vpdpbusd of 64 weights
  * pays for a share of the unpack, an offset sum, a scale product, a lane permute and the conversion, about
@@ -23,8 +25,15 @@
  *     sc_2c+1·(hi nibbles · x), summed over the 4 chunks; acc_j += (d·dx)·sumi_j per super-block and
  *     accm += (dmin·dx)·Σ m·bsums, result hsum(acc) − accm.
  *
+ *   F16 / F32: see gemm_float.
+ *
  * Odd block counts (the row kernels finish with an AVX2 block) fall back to the row kernels. Scratch per
- * call: one tile and the offset terms of up to CHUNK tokens, from malloc; on failure the caller falls back. */
+ * call: one tile and the offset terms of up to CHUNK tokens, from malloc; on failure the caller falls back.
+ *
+ * Throughput (1 thread, 512 tokens, thread CPU time; BENCHMARKS.md): Q5_0 72 → 150 GFLOP/s, Q4_K 71 →
+ * 150; what is left per vpdpbusd is the float work the exact order needs (one vcvtdq2ps + one FMA per
+ * 4 weights and block). An unconstrained version (one float FMA per block, branch s2-prefill-fastgemm)
+ * was another ~1.5x faster but changes the logits by float rounding. */
 #include "lk_internal.h"
 
 #if defined(__x86_64__)
