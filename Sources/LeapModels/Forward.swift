@@ -91,7 +91,7 @@ extension InferenceContext {
         // act(gate) ⊙ up, rows split over the pool (single-threaded this was ~10% of a Gemma prefill)
         let (a, b) = (ffA, ffB)
         let gelu = geluTable
-        pool.parallelFor(T, chunksPerThread: 1) { rows in
+        forRows(T) { rows in
             let off = rows.lowerBound * F, n = Int64(rows.count * F)
             if let table = gelu {
                 // ggml: gelu(f16(x)) from an F16 table, exact ends beyond ±10.
