@@ -197,6 +197,9 @@ float lk_vec_dot(int type, int64_t n, const void *w, const void *x) {
 /* Rows are processed in tiles of ROW_TILE so that the tile's weights stay in L1/L2 while every group of 4
  * tokens passes over them; dot4 unpacks each weight block once for 4 tokens. */
 enum { ROW_TILE = 16 };
+/* From this many tokens a table's gemm kernel (when it has one) does the whole call: it unpacks and
+ * transposes each 16-row weight tile once per call, which costs about as much as 8 tokens' products. */
+enum { LK_GEMM_MIN_TOKENS = 16 };
 
 void lk_matmul(int type, const void *w, size_t w_row_bytes, int64_t cols, const void *x, size_t x_row_bytes,
                int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin, int64_t row_end) {
@@ -207,6 +210,9 @@ void lk_matmul(int type, const void *w, size_t w_row_bytes, int64_t cols, const 
     const lk_dot2_fn dot2 = k->dot2[type];
     if (!dot) return;
     const uint8_t *wb = w, *xb = x;
+    if (n_tokens >= LK_GEMM_MIN_TOKENS && k->gemm[type] &&
+        k->gemm[type](cols, w, w_row_bytes, x, x_row_bytes, n_tokens, y, y_row_stride, row_begin, row_end))
+        return;
     if (n_tokens == 1) {
         const lk_matvec_fn mv = k->matvec[type];
         if (mv && row_end > row_begin &&

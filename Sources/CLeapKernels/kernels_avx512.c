@@ -124,6 +124,7 @@ void lk_fill_avx512(lk_kernel_table *t, int use_vnni) {
         SET(LK_TYPE_Q5_1, q5_1_vnni);
         SET(LK_TYPE_Q8_0, q8_0_vnni);
         lk_fill_avx512_matvec(t);
+        lk_fill_avx512_gemm(t);
     } else {
         SET(LK_TYPE_Q4_0, q4_0_bw);
         SET(LK_TYPE_Q4_1, q4_1_bw);

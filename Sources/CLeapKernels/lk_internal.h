@@ -91,12 +91,17 @@ typedef void (*lk_dot2_fn)(int64_t n, const void *w, size_t w_stride, const void
  * the kernel does not handle this width, and the caller falls back to dot/dot2. */
 typedef int (*lk_matvec_fn)(int64_t n, const void *w, size_t w_stride, const void *x, float *y, int64_t nrows);
 typedef void (*lk_quant_fn)(const float *x, void *y, int64_t n);
+/* lk_matmul for many tokens (same arguments): returns 0 (nothing done) when it cannot run, e.g. out of
+ * memory for its scratch, and the caller falls back to dot4/dot2. */
+typedef int (*lk_gemm_fn)(int64_t cols, const void *w, size_t w_row_bytes, const void *x, size_t x_row_bytes,
+                          int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin, int64_t row_end);
 
 typedef struct {
     lk_dot_fn dot[LK_TYPE_COUNT];
     lk_dot4_fn dot4[LK_TYPE_COUNT]; /* optional */
     lk_dot2_fn dot2[LK_TYPE_COUNT]; /* optional */
     lk_matvec_fn matvec[LK_TYPE_COUNT]; /* optional */
+    lk_gemm_fn gemm[LK_TYPE_COUNT];     /* optional, used from LK_GEMM_MIN_TOKENS tokens */
     lk_quant_fn quantize[LK_TYPE_COUNT]; /* for activation types Q8_0, Q8_1, Q8_K */
     void (*f16_to_f32)(const uint16_t *src, float *dst, int64_t n);
     void (*f32_to_f16)(const float *src, uint16_t *dst, int64_t n);
@@ -108,6 +113,7 @@ void lk_fill_scalar(lk_kernel_table *t);
 void lk_fill_avx2(lk_kernel_table *t);
 void lk_fill_avx512(lk_kernel_table *t, int use_vnni);
 void lk_fill_avx512_matvec(lk_kernel_table *t); /* VNNI only */
+void lk_fill_avx512_gemm(lk_kernel_table *t);   /* VNNI only */
 void lk_fill_neon(lk_kernel_table *t);
 const lk_kernel_table *lk_kernels(void);
 

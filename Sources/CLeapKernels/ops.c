@@ -87,3 +87,19 @@ void lk_scale(const float *x, float s, float *y, int64_t n) {
 void lk_axpy_f16(int64_t n, float a, const uint16_t *v, float *y) {
     for (int64_t i = 0; i < n; i++) y[i] += a * lk_h2f(v[i]);
 }
+
+/* ggml's GGML_GELU_FP16: the gate's f16 bits index a 65536-entry table of gelu values (exact ends beyond
+ * ±10), times the up projection. The f16 conversion runs through the SIMD row converter in 256-value steps. */
+void lk_gelu_table_mul(const float *table, const float *g, const float *u, float *y, int64_t n) {
+    enum { STEP = 256 };
+    uint16_t h[STEP];
+    for (int64_t i0 = 0; i0 < n; i0 += STEP) {
+        const int64_t m = n - i0 < STEP ? n - i0 : STEP;
+        lk_f32_to_f16_row(g + i0, h, m);
+        for (int64_t i = 0; i < m; i++) {
+            const float x = g[i0 + i];
+            const float a = x <= -10.0f ? 0.0f : x >= 10.0f ? x : table[h[i]];
+            y[i0 + i] = a * u[i0 + i];
+        }
+    }
+}

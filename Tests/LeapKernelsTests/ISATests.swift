@@ -74,8 +74,10 @@ func simdQuantizeEqualsScalar(_ act: GGMLType) {
 func simdMatmulEqualsScalar(_ t: GGMLType) throws {
     var rng = Rng(UInt64(t.rawValue) &+ 7)
     let pool = try ThreadPool(threads: 2)
-    let cols = testWidths(t)[2]
-    for (rows, nTokens) in [(1, 1), (2, 1), (37, 1), (5, 3), (19, 4), (37, 9), (64, 5)] {
+    // the widest width: float weights in several column passes of the gemm tile, with a ragged end
+    for cols in [testWidths(t)[2], testWidths(t).last ?? 0] {
+    // 16+ tokens: the AVX-512 VNNI gemm kernels (whole tiles, a partial last tile, 8-token steps plus a tail)
+    for (rows, nTokens) in [(1, 1), (2, 1), (37, 1), (5, 3), (19, 4), (37, 9), (64, 5), (16, 16), (37, 21), (50, 43)] {
         let wBytes = randomWeights(t, rows: rows, cols: cols, rng: &rng)
         let x = randomActivations(nTokens * cols, rng: &rng)
         func run(_ isa: KernelISA) -> [Float] {
@@ -97,10 +99,11 @@ func simdMatmulEqualsScalar(_ t: GGMLType) throws {
                     let scale = absDotScale(Array(wDeq[(r * cols)..<((r + 1) * cols)]), Array(x[(tok * cols)..<((tok + 1) * cols)]))
                     let (g, e) = (got[tok * rows + r], ref[tok * rows + r])
                     #expect(abs(Double(g) - Double(e)) <= 2e-6 * scale + 1e-30,
-                            "\(t.name) rows=\(rows) tokens=\(nTokens) [\(isa.name)] y[\(tok),\(r)] = \(g) vs scalar \(e)")
+                            "\(t.name) cols=\(cols) rows=\(rows) tokens=\(nTokens) [\(isa.name)] y[\(tok),\(r)] = \(g) vs scalar \(e)")
                 }
             }
         }
+    }
     }
 }
 

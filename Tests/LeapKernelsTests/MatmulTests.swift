@@ -160,3 +160,29 @@ func matmulOfNTokensEqualsNMatvecs(_ t: GGMLType) throws {
         #expect(throws: (any Error).self) { try Kernels.dequantizeRow(w, row: -1, into: &out) }
     }
 }
+
+/// Batch invariance: a token's outputs do not depend on how many tokens share the call (the batched
+/// kernels, e.g. the AVX-512 VNNI gemm tiles from 16 tokens, reproduce the one-token path bit for bit), so
+/// a prompt evaluated in one batch and token by token gives identical logits.
+@Test(arguments: matmulTypes)
+func batchedMatmulIsBitIdenticalToOneTokenCalls(_ t: GGMLType) throws {
+    let pool = try ThreadPool(threads: 2)
+    let widths = t.blockSize == 1 ? [100, 576, 1024] : t.blockSize == 32 ? [544, 576] : [512, 768] // odd and even block counts
+    for cols in widths {
+        var rng = Rng(4000 + UInt64(t.rawValue) + UInt64(cols))
+        let rows = 37, nTokens = 21 // a partial 16-row tile; 16+ tokens
+        let wBytes = randomWeights(t, rows: rows, cols: cols, rng: &rng)
+        let x = randomActivations(nTokens * cols, rng: &rng)
+        wBytes.withUnsafeBytes { wp in
+            let w = try! WeightMatrix(type: t, rows: rows, cols: cols, data: wp.baseAddress!)
+            var batch = [Float](repeating: .nan, count: nTokens * rows)
+            Kernels.matmul(w, x: x, y: &batch, nTokens: nTokens, pool: pool)
+            for tok in 0..<nTokens {
+                var one = [Float](repeating: .nan, count: rows)
+                Kernels.matmul(w, x: Array(x[(tok * cols)..<((tok + 1) * cols)]), y: &one, nTokens: 1, pool: pool)
+                let same = (0..<rows).allSatisfy { one[$0].bitPattern == batch[tok * rows + $0].bitPattern }
+                #expect(same, "\(t.name) cols=\(cols) token \(tok): batched and one-token results differ")
+            }
+        }
+    }
+}

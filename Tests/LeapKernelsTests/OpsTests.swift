@@ -128,3 +128,21 @@ func ropeMatchesFloat64(_ mode: RopeMode) {
     Kernels.f16ToF32([0x3c00, 0xc000, 0x7bff], &roundTrip, n: 3)
     #expect(roundTrip == [1, -2, 65504])
 }
+
+/// The table GELU looks gelu up by the F16 bits of the gate (Swift's Float16 rounding), with the exact ends
+/// beyond ±10, and multiplies by the up projection; odd lengths cross the 256-value conversion steps.
+@Test func geluTableMulLooksUpByF16Bits() {
+    var rng = Rng(11)
+    let table = (0..<65536).map { Float(UInt16($0)) * 0.5 - 7 }   // any distinct values: index = f16 bits
+    let n = 1000
+    var g = (0..<n).map { _ in rng.normal() * 6 }
+    g[0] = -10; g[1] = 10; g[2] = -10.5; g[3] = 12; g[4] = 0; g[5] = -0.0; g[6] = 9.999
+    let u = (0..<n).map { _ in rng.normal() }
+    var y = [Float](repeating: .nan, count: n)
+    lk_gelu_table_mul(table, g, u, &y, Int64(n))
+    for i in 0..<n {
+        let x = g[i]
+        let a: Float = x <= -10 ? 0 : x >= 10 ? x : table[Int(Float16(x).bitPattern)]
+        #expect(y[i].bitPattern == (a * u[i]).bitPattern, "x = \(x)")
+    }
+}

@@ -116,6 +116,9 @@ void lk_softmax(float *x, int64_t n); /* in place, numerically stable */
 void lk_silu(const float *x, float *y, int64_t n);
 void lk_gelu_tanh(const float *x, float *y, int64_t n);
 void lk_mul(const float *a, const float *b, float *y, int64_t n);
+/* y[n] = gelu(g) · u with gelu looked up by the f16 bits of g in `table` (65536 floats, ggml's GELU table;
+ * g beyond ±10 gives 0 / g). y may alias g or u. */
+void lk_gelu_table_mul(const float *table, const float *g, const float *u, float *y, int64_t n);
 void lk_add(const float *a, const float *b, float *y, int64_t n);
 void lk_scale(const float *x, float s, float *y, int64_t n);
 /* y[n] += a · v[n] with v in F16 (softmax(P)·V over an F16 value cache). */

@@ -1,0 +1,467 @@
+/* AVX-512 VNNI matrix × matrix (prefill) for Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, F16 and F32: one
+ * lk_matmul call with many tokens, bit for bit equal to the one-token path (so batched prefill and decode
+ * agree exactly). Q6_K keeps its AVX-512 row kernel: a tile version measured no faster (that kernel
+ * already folds the scales into vpmaddwd and unpacks once per 4 tokens).
+ *
+ * The row kernels give each (row, token) pair its own vector accumulator: every vpdpbusd of 64 weights
+ * pays for a share of the unpack, an offset sum, a scale product, a lane permute and the conversion, about
+ * 8 instructions. Here the vector runs over 16 weight rows instead:
+ *
+ *   tile   16 rows unpacked once per call to unsigned bytes and transposed so that s32 lane r of vector g
+ *          holds bytes 4g..4g+3 of row r, with the per-row scales as 16-float (or s32) vectors;
+ *   token  the 4 activation bytes of a group are broadcast from the Q8 row into vpdpbusd: one instruction
+ *          is 4 multiply-adds for each of 16 rows.
+ *
+ * Bit-exactness: the one-token kernels keep one float accumulator per s32 lane of their vectors (a lane
+ * = 4 weights of one block) and reduce the lanes at the end. Integer sums are exact in any order, so this
+ * kernel forms the same per-lane integers, keeps one accumulator vector per lane position (16 for the
+ * 32-block types, 8 for Q4_K), applies the same float operations in the same order, and adds the lane
+ * accumulators in the reduction tree of the row kernels (see reduce16 / reduce8).
+ *
+ *   32-block types (kernels_avx512_impl.h): lane L of a block pair (i, i+1) is block i + L/8, group L%8;
+ *     acc_L += (dw·dx) · (Σ q·x − offset·Σx over the group) per pair; Q4_1/Q5_1 add m·s per block parity.
+ *     Weights become u = q (Q4/Q5, with offset 8 / 16 through the activations) or q + 128 (Q8_0).
+ *   Q4_K (kernels_avx2.c): lane j of chunk c (64 weights): sc_2c·(lo nibbles 4j..4j+3 · x) +
+ *     sc_2c+1·(hi nibbles · x), summed over the 4 chunks; acc_j += (d·dx)·sumi_j per super-block and
+ *     accm += (dmin·dx)·Σ m·bsums, result hsum(acc) − accm.
+ *
+ *   F16 / F32: see gemm_float.
+ *
+ * Odd block counts (the row kernels finish with an AVX2 block) fall back to the row kernels. Scratch per
+ * call: one tile and the offset terms of up to CHUNK tokens, from malloc; on failure the caller falls back.
+ *
+ * Throughput (1 thread, 512 tokens, thread CPU time; BENCHMARKS.md): Q5_0 72 → 150 GFLOP/s, Q4_K 71 →
+ * 150; what is left per vpdpbusd is the float work the exact order needs (one vcvtdq2ps + one FMA per
+ * 4 weights and block). An unconstrained version (one float FMA per block, branch s2-prefill-fastgemm)
+ * was another ~1.5x faster but changes the logits by float rounding. */
+#include "lk_internal.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#include <stdlib.h>
+
+#define INLINE static inline __attribute__((always_inline))
+
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), apply_to = function)
+
+enum {
+    TR = 16,     /* weight rows per tile (s32 lanes) */
+    CHUNK = 128, /* tokens whose offset terms are prepared at once */
+};
+
+INLINE int32_t load_i32(const void *p) { int32_t v; memcpy(&v, p, 4); return v; }
+INLINE uint16_t load_u16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+INLINE float h2f(uint16_t h) { return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h))); }
+INLINE __m512i bcast32(const void *p) { return _mm512_set1_epi32(load_i32(p)); }
+/* two s16 in one s32 lane (a low, b high), the operand layout of vpdpwssd */
+INLINE int32_t pair16(int a, int b) { return (int32_t)(((uint32_t)(uint16_t)(int16_t)b << 16) | (uint16_t)(int16_t)a); }
+
+/* rows [16][bk] (row-major unsigned bytes) → bk/4 vectors, lane r of vector g = bytes 4g..4g+3 of row r */
+INLINE void transpose_rows(const uint8_t *rows, int bk, uint8_t *out) {
+    const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                                           _mm512_set1_epi32(bk));
+    for (int g = 0; g < bk / 4; g++)
+        _mm512_store_si512((void *)(out + 64 * g), _mm512_i32gather_epi32(idx, (const void *)(rows + 4 * g), 1));
+}
+
+INLINE void store_rows(float *y, __m512 v, int nr) {
+    if (nr == TR) _mm512_storeu_ps(y, v);
+    else _mm512_mask_storeu_ps(y, (__mmask16)((1u << nr) - 1), v);
+}
+
+/* _mm512_reduce_add_ps of lanes a[0..15] as the row kernels compile it: halves, quarters, pairs. */
+INLINE __m512 reduce16(const __m512 *a) {
+    __m512 h[8], q[4];
+    for (int i = 0; i < 8; i++) h[i] = _mm512_add_ps(a[i], a[i + 8]);
+    for (int i = 0; i < 4; i++) q[i] = _mm512_add_ps(h[i], h[i + 4]);
+    return _mm512_add_ps(_mm512_add_ps(q[0], q[2]), _mm512_add_ps(q[1], q[3]));
+}
+
+/* hsum_ps (kernels_avx2.c) of lanes a[0..7] */
+INLINE __m512 reduce8(const __m512 *a) {
+    const __m512 q0 = _mm512_add_ps(a[0], a[4]), q1 = _mm512_add_ps(a[1], a[5]);
+    const __m512 q2 = _mm512_add_ps(a[2], a[6]), q3 = _mm512_add_ps(a[3], a[7]);
+    return _mm512_add_ps(_mm512_add_ps(q0, q2), _mm512_add_ps(q1, q3));
+}
+
+/* ================================== 32-element blocks ================================== */
+
+/* Tile layout per block: 8 byte vectors, then the 16 row scales d, then (Q4_1/Q5_1) the 16 mins m. */
+enum { B32_W = 0, B32_D = 512, B32_M = 576, B32_STRIDE = 640 };
+
+INLINE int q8_1_activations(int type) { return type == LK_TYPE_Q4_1 || type == LK_TYPE_Q5_1; }
+INLINE int weight_offset(int type) { return type == LK_TYPE_Q4_0 ? 8 : type == LK_TYPE_Q5_0 ? 16 : type == LK_TYPE_Q8_0 ? 128 : 0; }
+
+/* One weight block → 32 unsigned bytes in element order. */
+INLINE __m256i unpack32(int type, const uint8_t *blk) {
+    if (type == LK_TYPE_Q8_0)
+        return _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)((const block_q8_0 *)blk)->qs), _mm256_set1_epi8((char)0x80));
+    const uint8_t *qs = type == LK_TYPE_Q4_0 ? ((const block_q4_0 *)blk)->qs
+                      : type == LK_TYPE_Q4_1 ? ((const block_q4_1 *)blk)->qs
+                      : type == LK_TYPE_Q5_0 ? ((const block_q5_0 *)blk)->qs
+                                             : ((const block_q5_1 *)blk)->qs;
+    const __m128i q = _mm_loadu_si128((const __m128i *)qs);
+    const __m256i nib = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(15));
+    if (type == LK_TYPE_Q5_0 || type == LK_TYPE_Q5_1) { /* bit j of qh is the 5th bit of element j */
+        const uint32_t qh = (uint32_t)load_i32(type == LK_TYPE_Q5_0 ? ((const block_q5_0 *)blk)->qh : ((const block_q5_1 *)blk)->qh);
+        return _mm256_mask_add_epi8(nib, (__mmask32)qh, nib, _mm256_set1_epi8(16));
+    }
+    return nib;
+}
+
+INLINE void build_tile32(int type, const uint8_t *w, size_t wrb, int64_t nb, int nr, uint8_t *tile) {
+    const size_t bb = lk_block_bytes(type);
+    _Alignas(64) uint8_t rows[TR * 32];
+    _Alignas(64) float d[TR], m[TR];
+    for (int64_t b = 0; b < nb; b++) {
+        for (int r = 0; r < TR; r++) {
+            if (r < nr) {
+                const uint8_t *blk = w + (size_t)r * wrb + (size_t)b * bb;
+                _mm256_store_si256((__m256i *)(rows + 32 * r), unpack32(type, blk));
+                d[r] = h2f(load_u16(blk));
+                m[r] = q8_1_activations(type) ? h2f(load_u16(blk + 2)) : 0.0f;
+            } else {
+                _mm256_store_si256((__m256i *)(rows + 32 * r), _mm256_setzero_si256());
+                d[r] = m[r] = 0.0f;
+            }
+        }
+        uint8_t *t = tile + b * B32_STRIDE;
+        transpose_rows(rows, 32, t + B32_W);
+        memcpy(t + B32_D, d, sizeof d);
+        memcpy(t + B32_M, m, sizeof m);
+    }
+}
+
+/* Per token and block: dx (the activation scale as float) and, for Q8_0 activations, −offset · Σx over each
+ * 4-byte group (the starting integer accumulators). */
+INLINE void prep_terms32(int type, const uint8_t *x, size_t xrb, int64_t nt, int64_t nb, float *dx, int32_t *neg) {
+    const size_t xb = q8_1_activations(type) ? sizeof(block_q8_1) : sizeof(block_q8_0);
+    const __m256i off = _mm256_set1_epi8((char)weight_offset(type));
+    for (int64_t t = 0; t < nt; t++)
+        for (int64_t b = 0; b < nb; b++) {
+            const uint8_t *blk = x + (size_t)t * xrb + (size_t)b * xb;
+            dx[t * nb + b] = h2f(load_u16(blk));
+            if (q8_1_activations(type)) continue;
+            const __m256i s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), off, _mm256_loadu_si256((const __m256i *)(blk + 2)));
+            _mm256_storeu_si256((__m256i *)(neg + (t * nb + b) * 8), _mm256_sub_epi32(_mm256_setzero_si256(), s));
+        }
+}
+
+/* GP groups per pass: the 16 lane accumulators of NT tokens do not fit in the 32 registers, so the groups
+ * are done in 8/GP passes over the blocks, each weight vector load serving NT tokens. */
+enum { GP = 4, NT32 = 2 };
+
+/* Lanes L = 8·(block parity) + g, g in [g0, g0 + GP), of NT tokens (Q8 row t at x + t·xrb, terms at
+ * dx + t·nb, neg + t·nb·8) over all blocks, into lanes[t][L]. */
+INLINE void tile32_pass(int type, const uint8_t *tile, int64_t nb, const uint8_t *x, size_t xrb, const float *dx,
+                        const int32_t *neg, int g0, __m512 (*lanes)[16], const int NT) {
+    const int q81 = q8_1_activations(type);
+    const size_t xb = q81 ? sizeof(block_q8_1) : sizeof(block_q8_0), qs_off = q81 ? 4 : 2;
+    __m512 acc[NT32][2][GP];
+    for (int t = 0; t < NT; t++)
+        for (int p = 0; p < 2; p++)
+            for (int g = 0; g < GP; g++) acc[t][p][g] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; b += 2) {
+        for (int p = 0; p < 2; p++) { /* blocks b, b + 1: lanes 0-7, 8-15 of the row kernels' pair */
+            const uint8_t *tb = tile + (b + p) * B32_STRIDE;
+            const __m512 d = _mm512_load_ps((const float *)(tb + B32_D));
+            __m512 dd[NT32];
+            for (int t = 0; t < NT; t++) dd[t] = _mm512_mul_ps(d, _mm512_set1_ps(dx[t * nb + b + p]));
+            for (int g = 0; g < GP; g++) {
+                const __m512i wv = _mm512_load_si512((const void *)(tb + B32_W + 64 * (g0 + g)));
+                for (int t = 0; t < NT; t++) {
+                    const __m512i init = q81 ? _mm512_setzero_si512() : _mm512_set1_epi32(neg[(t * nb + b + p) * 8 + g0 + g]);
+                    const uint8_t *xq = x + (size_t)t * xrb + (size_t)(b + p) * xb + qs_off + 4 * (g0 + g);
+                    acc[t][p][g] = _mm512_fmadd_ps(dd[t], _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(init, wv, bcast32(xq))), acc[t][p][g]);
+                }
+            }
+        }
+    }
+    for (int t = 0; t < NT; t++)
+        for (int p = 0; p < 2; p++)
+            for (int g = 0; g < GP; g++) lanes[t][8 * p + g0 + g] = acc[t][p][g];
+}
+
+/* NT tokens × one tile → Y[t, 0..nr) at y + t·ys. */
+INLINE void tile32_tokens(int type, const uint8_t *tile, int64_t nb, const uint8_t *x, size_t xrb, const float *dx,
+                          const int32_t *neg, float *y, int64_t ys, int nr, const int NT) {
+    __m512 lanes[NT32][16];
+    for (int g0 = 0; g0 < 8; g0 += GP) tile32_pass(type, tile, nb, x, xrb, dx, neg, g0, lanes, NT);
+    for (int t = 0; t < NT; t++) {
+        __m512 summ[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()}; /* Q4_1/Q5_1: m·s per block parity */
+        if (q8_1_activations(type))
+            for (int64_t b = 0; b < nb; b++) {
+                const float s = h2f(load_u16(x + (size_t)t * xrb + (size_t)b * sizeof(block_q8_1) + 2));
+                summ[b & 1] = _mm512_fmadd_ps(_mm512_load_ps((const float *)(tile + b * B32_STRIDE + B32_M)), _mm512_set1_ps(s), summ[b & 1]);
+            }
+        store_rows(y + t * ys, _mm512_add_ps(reduce16(lanes[t]), _mm512_add_ps(summ[0], summ[1])), nr);
+    }
+}
+
+INLINE int gemm32(int type, int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
+                  float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
+    const int64_t nb = cols / QK;
+    if (nb & 1) return 0;
+    const int64_t chunk = n_tokens < CHUNK ? n_tokens : CHUNK;
+    const size_t tile_bytes = (size_t)nb * B32_STRIDE;
+    uint8_t *scratch = aligned_alloc(64, (tile_bytes + (size_t)chunk * (size_t)nb * 36 + 63) / 64 * 64);
+    if (!scratch) return 0;
+    uint8_t *tile = scratch;
+    float *dx = (float *)(scratch + tile_bytes);
+    int32_t *neg = (int32_t *)(dx + chunk * nb);
+    const uint8_t *wb = w, *xb = x;
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += chunk) {
+        const int64_t nt = n_tokens - t0 < chunk ? n_tokens - t0 : chunk;
+        const uint8_t *xc = xb + (size_t)t0 * xrb;
+        prep_terms32(type, xc, xrb, nt, nb, dx, neg);
+        for (int64_t r0 = row_begin; r0 < row_end; r0 += TR) {
+            const int nr = row_end - r0 < TR ? (int)(row_end - r0) : TR;
+            build_tile32(type, wb + (size_t)r0 * wrb, wrb, nb, nr, tile);
+            int64_t t = 0;
+            for (; t + NT32 <= nt; t += NT32)
+                tile32_tokens(type, tile, nb, xc + (size_t)t * xrb, xrb, dx + t * nb, neg + t * nb * 8, y + (t0 + t) * ys + r0, ys, nr, NT32);
+            for (; t < nt; t++)
+                tile32_tokens(type, tile, nb, xc + (size_t)t * xrb, xrb, dx + t * nb, neg + t * nb * 8, y + (t0 + t) * ys + r0, ys, nr, 1);
+        }
+    }
+    free(scratch);
+    return 1;
+}
+
+/* ======================================= Q4_K ======================================= */
+
+/* Tile layout per super-block: 64 byte vectors (the 256 weights in element order), 8 scale vectors (s16
+ * pairs sc, sc: vpmaddubsw of 4 weights gives two s16 sums, vpdpwssd scales and adds them),
+ * 8 min vectors (s16 pairs m, m: vpdpwssd with a bsums pair gives m·(bsums[2j] + bsums[2j+1])), d, dmin. */
+enum { Q4K_W = 0, Q4K_SC = 4096, Q4K_M = 4608, Q4K_D = 5120, Q4K_DMIN = 5184, Q4K_STRIDE = 5248 };
+
+INLINE void unpack_q4_K(const block_q4_K *b, uint8_t *out) {
+    const __m256i m4 = _mm256_set1_epi8(15);
+    for (int c = 0; c < 4; c++) { /* 64 elements: low nibbles of 32 bytes, then high */
+        const __m256i q = _mm256_loadu_si256((const __m256i *)(b->qs + 32 * c));
+        _mm256_store_si256((__m256i *)(out + 64 * c), _mm256_and_si256(q, m4));
+        _mm256_store_si256((__m256i *)(out + 64 * c + 32), _mm256_and_si256(_mm256_srli_epi16(q, 4), m4));
+    }
+}
+
+INLINE void build_tile_q4_K(const uint8_t *w, size_t wrb, int64_t nb, int nr, uint8_t *tile) {
+    _Alignas(64) uint8_t rows[TR * QK_K];
+    _Alignas(64) int32_t sc[8][TR], mp[8][TR];
+    _Alignas(64) float d[TR], dmin[TR];
+    for (int64_t i = 0; i < nb; i++) {
+        for (int r = 0; r < TR; r++) {
+            if (r >= nr) {
+                memset(rows + QK_K * r, 0, QK_K);
+                for (int j = 0; j < 8; j++) sc[j][r] = mp[j][r] = 0;
+                d[r] = dmin[r] = 0.0f;
+                continue;
+            }
+            const block_q4_K *b = (const block_q4_K *)(w + (size_t)r * wrb) + i;
+            unpack_q4_K(b, rows + QK_K * r);
+            for (int j = 0; j < 8; j++) {
+                uint8_t s, m;
+                lk_get_scale_min_k4(j, b->scales, &s, &m);
+                sc[j][r] = pair16(s, s);
+                mp[j][r] = pair16(m, m);
+            }
+            d[r] = h2f(b->d);
+            dmin[r] = h2f(b->dmin);
+        }
+        uint8_t *t = tile + i * Q4K_STRIDE;
+        transpose_rows(rows, QK_K, t + Q4K_W);
+        memcpy(t + Q4K_SC, sc, sizeof sc);
+        memcpy(t + Q4K_M, mp, sizeof mp);
+        memcpy(t + Q4K_D, d, sizeof d);
+        memcpy(t + Q4K_DMIN, dmin, sizeof dmin);
+    }
+}
+
+INLINE void tile_q4_K_token(const uint8_t *tile, int64_t nb, const block_q8_K *x, float *y, int nr) {
+    __m512 acc[8], accm = _mm512_setzero_ps();
+    for (int j = 0; j < 8; j++) acc[j] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        const uint8_t *tb = tile + i * Q4K_STRIDE;
+        const uint8_t *xq = (const uint8_t *)x[i].qs;
+        __m512i sumi[8], summ = _mm512_setzero_si512();
+        for (int j = 0; j < 8; j++) sumi[j] = _mm512_setzero_si512();
+        for (int c = 0; c < 4; c++) {
+            const __m512i s0 = _mm512_load_si512((const void *)(tb + Q4K_SC + 64 * (2 * c)));
+            const __m512i s1 = _mm512_load_si512((const void *)(tb + Q4K_SC + 64 * (2 * c + 1)));
+            for (int j = 0; j < 8; j++) { /* vector 16c + j: low nibbles 4j..; 16c + 8 + j: high nibbles */
+                const __m512i lo = _mm512_maddubs_epi16(_mm512_load_si512((const void *)(tb + 64 * (16 * c + j))), bcast32(xq + 64 * c + 4 * j));
+                const __m512i hi = _mm512_maddubs_epi16(_mm512_load_si512((const void *)(tb + 64 * (16 * c + 8 + j))), bcast32(xq + 64 * c + 32 + 4 * j));
+                sumi[j] = _mm512_dpwssd_epi32(_mm512_dpwssd_epi32(sumi[j], lo, s0), hi, s1);
+            }
+        }
+        for (int j = 0; j < 8; j++)
+            summ = _mm512_dpwssd_epi32(summ, _mm512_load_si512((const void *)(tb + Q4K_M + 64 * j)), bcast32(&x[i].bsums[2 * j]));
+        const __m512 dx = _mm512_set1_ps(x[i].d);
+        const __m512 dd = _mm512_mul_ps(_mm512_load_ps((const float *)(tb + Q4K_D)), dx);
+        for (int j = 0; j < 8; j++) acc[j] = _mm512_fmadd_ps(dd, _mm512_cvtepi32_ps(sumi[j]), acc[j]);
+        accm = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_load_ps((const float *)(tb + Q4K_DMIN)), dx), _mm512_cvtepi32_ps(summ), accm);
+    }
+    store_rows(y, _mm512_sub_ps(reduce8(acc), accm), nr);
+}
+
+INLINE int gemm_q4_K_impl(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
+                          float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
+    const int64_t nb = cols / QK_K;
+    uint8_t *tile = aligned_alloc(64, (size_t)nb * Q4K_STRIDE);
+    if (!tile) return 0;
+    const uint8_t *wb = w, *xb = x;
+    for (int64_t r0 = row_begin; r0 < row_end; r0 += TR) {
+        const int nr = row_end - r0 < TR ? (int)(row_end - r0) : TR;
+        build_tile_q4_K(wb + (size_t)r0 * wrb, wrb, nb, nr, tile);
+        for (int64_t t = 0; t < n_tokens; t++)
+            tile_q4_K_token(tile, nb, (const block_q8_K *)(xb + (size_t)t * xrb), y + t * ys + r0, nr);
+    }
+    free(tile);
+    return 1;
+}
+
+/* ================================ float weights (F16, F32) ================================ */
+
+/* The attention products (Q·Kᵀ and P·V over an F16 KV cache) and float weight matrices. FLOAT_ROWS
+ * (kernels_avx2.c) gives each (row, token) two 8-lane accumulators: lane k of the first sums the columns
+ * 16i + k, lane k of the second the columns 16i + 8 + k; their sum is reduced by hsum_ps. Here column c of
+ * 16 rows is one vector of the tile (f32, transposed 16×16 at a time), so lane position c % 16 is one
+ * accumulator vector per token. Columns go FC at a time (the lanes wait in scratch between passes); tokens
+ * FT at a time (one tile build each). Column counts that are not a multiple of 16 (FLOAT_ROWS then has
+ * tails) fall back to the row kernels. */
+enum { FC = 256, FT = 64, NTF = 3 };
+
+/* r[i] = row i of a 16×16 block → r[c] = column c */
+INLINE void transpose16(__m512 *r) {
+    __m512 t[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) { /* lane k of r[i + j]: column 4k + j of rows i..i+3 */
+        r[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[i]), _mm512_castps_pd(t[i + 2])));
+        r[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i]), _mm512_castps_pd(t[i + 2])));
+        r[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(t[i + 1]), _mm512_castps_pd(t[i + 3])));
+        r[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(t[i + 1]), _mm512_castps_pd(t[i + 3])));
+    }
+    for (int j = 0; j < 4; j++) { /* 128-bit lanes: columns j, 8 + j (rows 0-7) and j + 4, j + 12 */
+        t[j] = _mm512_shuffle_f32x4(r[j], r[j + 4], 0x88);
+        t[j + 4] = _mm512_shuffle_f32x4(r[j], r[j + 4], 0xdd);
+        t[j + 8] = _mm512_shuffle_f32x4(r[j + 8], r[j + 12], 0x88);
+        t[j + 12] = _mm512_shuffle_f32x4(r[j + 8], r[j + 12], 0xdd);
+    }
+    for (int j = 0; j < 8; j++) {
+        r[j] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0x88);
+        r[j + 8] = _mm512_shuffle_f32x4(t[j], t[j + 8], 0xdd);
+    }
+}
+
+INLINE __m512 load16_float(int type, const uint8_t *row, int64_t c) {
+    return type == LK_TYPE_F16 ? _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(row + 2 * c)))
+                               : _mm512_loadu_ps((const float *)row + c);
+}
+
+/* tile[c][r] = W[r][c0 + c] for c < cc (a multiple of 16), r < nr (zeros for r >= nr) */
+INLINE void build_tile_float(int type, const uint8_t *w, size_t wrb, int64_t c0, int64_t cc, int nr, float *tile) {
+    for (int64_t c = 0; c < cc; c += 16) {
+        __m512 r[16];
+        for (int i = 0; i < 16; i++) r[i] = i < nr ? load16_float(type, w + (size_t)i * wrb, c0 + c) : _mm512_setzero_ps();
+        transpose16(r);
+        for (int j = 0; j < 16; j++) _mm512_store_ps(tile + 16 * (c + j), r[j]);
+    }
+}
+
+/* Lane positions 8h..8h+7 of NT tokens over the tile's cc columns (activation columns x + c0), continuing
+ * the accumulators in lanes[t][16] (zero when first). */
+INLINE void tile_float_pass(const float *tile, int64_t cc, const uint8_t *x, size_t xrb, int64_t c0, int h,
+                            __m512 (*lanes)[16], int first, const int NT) {
+    __m512 a[NTF][8];
+    for (int t = 0; t < NT; t++)
+        for (int k = 0; k < 8; k++) a[t][k] = first ? _mm512_setzero_ps() : lanes[t][8 * h + k];
+    for (int64_t c = 8 * h; c < cc; c += 16)
+        for (int k = 0; k < 8; k++) {
+            const __m512 wv = _mm512_load_ps(tile + 16 * (c + k));
+            for (int t = 0; t < NT; t++)
+                a[t][k] = _mm512_fmadd_ps(wv, _mm512_set1_ps(((const float *)(x + (size_t)t * xrb))[c0 + c + k]), a[t][k]);
+        }
+    for (int t = 0; t < NT; t++)
+        for (int k = 0; k < 8; k++) lanes[t][8 * h + k] = a[t][k];
+}
+
+INLINE int gemm_float(int type, int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
+                      float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
+    if (cols % 16) return 0;
+    uint8_t *scratch = aligned_alloc(64, sizeof(float) * 16 * FC + sizeof(__m512) * 16 * FT);
+    if (!scratch) return 0;
+    float *tile = (float *)scratch;
+    __m512(*lanes)[16] = (__m512(*)[16])(scratch + sizeof(float) * 16 * FC);
+    const uint8_t *wb = w, *xb = x;
+    for (int64_t r0 = row_begin; r0 < row_end; r0 += TR) {
+        const int nr = row_end - r0 < TR ? (int)(row_end - r0) : TR;
+        for (int64_t t0 = 0; t0 < n_tokens; t0 += FT) {
+            const int64_t nt = n_tokens - t0 < FT ? n_tokens - t0 : FT;
+            const uint8_t *xt = xb + (size_t)t0 * xrb;
+            for (int64_t c0 = 0; c0 < cols; c0 += FC) {
+                const int64_t cc = cols - c0 < FC ? cols - c0 : FC;
+                build_tile_float(type, wb + (size_t)r0 * wrb, wrb, c0, cc, nr, tile);
+                for (int h = 0; h < 2; h++) {
+                    int64_t t = 0;
+                    for (; t + NTF <= nt; t += NTF) tile_float_pass(tile, cc, xt + (size_t)t * xrb, xrb, c0, h, lanes + t, c0 == 0, NTF);
+                    for (; t < nt; t++) tile_float_pass(tile, cc, xt + (size_t)t * xrb, xrb, c0, h, lanes + t, c0 == 0, 1);
+                }
+            }
+            for (int64_t t = 0; t < nt; t++) { /* hsum_ps(acc0 + acc1) */
+                __m512 v[8];
+                for (int k = 0; k < 8; k++) v[k] = _mm512_add_ps(lanes[t][k], lanes[t][8 + k]);
+                store_rows(y + (t0 + t) * ys + r0, reduce8(v), nr);
+            }
+        }
+    }
+    free(scratch);
+    return 1;
+}
+
+/* ===================================== entries ===================================== */
+
+#define GEMM32(NAME, TYPE)                                                                                    \
+    static int NAME(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,     \
+                    float *y, int64_t ys, int64_t row_begin, int64_t row_end) {                               \
+        return gemm32(TYPE, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);                       \
+    }
+GEMM32(gemm_q4_0, LK_TYPE_Q4_0)
+GEMM32(gemm_q4_1, LK_TYPE_Q4_1)
+GEMM32(gemm_q5_0, LK_TYPE_Q5_0)
+GEMM32(gemm_q5_1, LK_TYPE_Q5_1)
+GEMM32(gemm_q8_0, LK_TYPE_Q8_0)
+#undef GEMM32
+
+static int gemm_q4_K(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens, float *y,
+                     int64_t ys, int64_t row_begin, int64_t row_end) {
+    return gemm_q4_K_impl(cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
+}
+
+static int gemm_f16(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens, float *y,
+                    int64_t ys, int64_t row_begin, int64_t row_end) {
+    return gemm_float(LK_TYPE_F16, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
+}
+
+static int gemm_f32(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens, float *y,
+                    int64_t ys, int64_t row_begin, int64_t row_end) {
+    return gemm_float(LK_TYPE_F32, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
+}
+
+#pragma clang attribute pop
+
+void lk_fill_avx512_gemm(lk_kernel_table *t) {
+    t->gemm[LK_TYPE_Q4_0] = gemm_q4_0;
+    t->gemm[LK_TYPE_Q4_1] = gemm_q4_1;
+    t->gemm[LK_TYPE_Q5_0] = gemm_q5_0;
+    t->gemm[LK_TYPE_Q5_1] = gemm_q5_1;
+    t->gemm[LK_TYPE_Q8_0] = gemm_q8_0;
+    t->gemm[LK_TYPE_Q4_K] = gemm_q4_K;
+    t->gemm[LK_TYPE_F16] = gemm_f16;
+    t->gemm[LK_TYPE_F32] = gemm_f32;
+}
+
+#else
+void lk_fill_avx512_gemm(lk_kernel_table *t) { (void)t; }
+#endif
