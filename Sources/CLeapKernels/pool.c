@@ -35,7 +35,7 @@ struct lk_pool {
     /* the current job (valid for the generation in `claim`) */
     lk_task_fn fn;
     void *ctx;
-    int32_t n_tasks;
+    _Atomic int32_t n_tasks;
     int isa; /* the caller's kernel path, applied on the workers */
     _Atomic uint64_t claim; /* generation << 32 | index of the next unclaimed task */
     atomic_int done_tasks;
@@ -62,8 +62,8 @@ static void run_tasks(lk_pool *p, uint32_t gen, int32_t thread) {
     for (;;) {
         if ((uint32_t)(st >> 32) != gen) return;
         const uint32_t t = (uint32_t)st;
-        /* n_tasks may be stale here only if a later run started, and then the CAS below fails */
-        if (t >= (uint32_t)p->n_tasks) return;
+        /* n_tasks may belong to a later run; then claim was closed (or moved on) first and the CAS fails */
+        if (t >= (uint32_t)atomic_load_explicit(&p->n_tasks, memory_order_relaxed)) return;
         if (!atomic_compare_exchange_weak(&p->claim, &st, st + 1)) continue;
         /* task t of run gen is ours: the run cannot finish (and the job cannot change) before we report */
         if (thread != 0 && p->isa != lk_get_isa()) lk_set_thread_isa(p->isa);
@@ -145,11 +145,15 @@ void lk_pool_run(lk_pool *p, lk_task_fn fn, void *ctx, int32_t n_tasks) {
         for (int32_t t = 0; t < n_tasks; t++) fn(ctx, t, 0);
         return;
     }
-    /* every task of the previous run is done, so no worker touches the job fields now */
+    /* Every task of the previous run is done, but a late worker may still hold claim = (old gen | n_old)
+     * and compare it with n_tasks: close the old run first, so that such a worker's CAS fails instead of
+     * claiming task n_old of the old generation against the new job (a phantom task that ran the new job
+     * out of range and left done_tasks one too high: the caller then waited forever). */
     const uint32_t gen = atomic_load(&p->generation) + 1;
+    atomic_store(&p->claim, (uint64_t)(gen - 1) << 32 | UINT32_MAX);
     p->fn = fn;
     p->ctx = ctx;
-    p->n_tasks = n_tasks;
+    atomic_store_explicit(&p->n_tasks, n_tasks, memory_order_relaxed);
     p->isa = lk_get_isa();
     atomic_store(&p->done_tasks, 0);
     atomic_store(&p->claim, (uint64_t)gen << 32);

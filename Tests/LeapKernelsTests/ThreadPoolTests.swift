@@ -74,3 +74,51 @@ func everyTaskRunsExactlyOnce(_ threads: Int) throws {
     }
     #expect(c.counts.allSatisfy { $0 == 1 })
 }
+
+/// Back-to-back runs whose task counts go up and down: a worker arriving late from a smaller run must never
+/// claim a task of it against the next, larger run (that phantom task ran the new job with an index past
+/// its end and left the caller waiting forever). The loop runs on its own thread under a watchdog, so a
+/// hang fails the test instead of blocking the suite.
+@Test func varyingRunsNeverRunPhantomTasksOrHang() throws {
+    final class Shared: @unchecked Sendable {
+        let pool: ThreadPool
+        var outOfRange = 0, wrongCount = 0
+        var finished = false  // read by the watchdog under `lock`
+        var lock = pthread_mutex_t()
+        init(_ pool: ThreadPool) { self.pool = pool; pthread_mutex_init(&lock, nil) }
+    }
+    let shared = Shared(try ThreadPool(threads: 2))
+    var thread = pthread_t()
+    let started = pthread_create(&thread, nil, { arg in
+        guard let arg else { return nil }
+        let s = Unmanaged<Shared>.fromOpaque(arg).takeRetainedValue()
+        let counts = UnsafeMutablePointer<Int32>.allocate(capacity: 16)
+        defer { counts.deallocate() }
+        for r in 0..<200_000 {
+            let tasks = 1 + (r * 7919) % 8  // 1...8, shuffled
+            counts.initialize(repeating: 0, count: 16)
+            let work = (r % 13) * 50  // uneven task lengths make workers arrive late
+            s.pool.run(tasks: tasks) { t, _ in
+                for i in 0..<work { counts[8 + t % 8] &+= Int32(truncatingIfNeeded: i) }  // real work
+                if t < 0 || t >= tasks { s.outOfRange += 1 } else { counts[t] += 1 }
+            }
+            if (0..<tasks).contains(where: { counts[$0] != 1 }) { s.wrongCount += 1 }
+        }
+        pthread_mutex_lock(&s.lock)
+        s.finished = true
+        pthread_mutex_unlock(&s.lock)
+        return nil
+    }, Unmanaged.passRetained(shared).toOpaque())
+    try #require(started == 0)
+    var done = false
+    for _ in 0..<1200 where !done {  // up to 120 s; the loop takes ~1 s
+        usleep(100_000)
+        pthread_mutex_lock(&shared.lock)
+        done = shared.finished
+        pthread_mutex_unlock(&shared.lock)
+    }
+    #expect(done, "the thread pool hung: a run never completed")
+    if done { pthread_join(thread, nil) } else { pthread_detach(thread) }
+    #expect(shared.outOfRange == 0, "tasks ran with an index past their run's task count")
+    #expect(shared.wrongCount == 0, "a run did not execute each of its tasks exactly once")
+}
