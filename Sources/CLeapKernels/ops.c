@@ -4,9 +4,12 @@
 #include <math.h>
 
 void lk_rms_norm(const float *x, const float *weight, float *y, int64_t n, float eps) {
-    double sum = 0.0; /* double: n up to ~10^4 squares of activations that can be large */
-    for (int64_t i = 0; i < n; i++) sum += (double)x[i] * (double)x[i];
-    const float scale = (float)(1.0 / sqrt(sum / (double)n + (double)eps));
+    /* ggml's arithmetic exactly (float squares summed in double, float mean and scale): an ulp of
+     * difference here flips roundings in the next activation quantization. */
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++) sum += (double)(x[i] * x[i]);
+    const float mean = (float)(sum / (double)n);
+    const float scale = 1.0f / sqrtf(mean + eps);
     if (weight)
         for (int64_t i = 0; i < n; i++) y[i] = x[i] * scale * weight[i];
     else
@@ -59,6 +62,27 @@ void lk_softmax(float *x, int64_t n) {
     const float inv = (float)(1.0 / sum);
     for (int64_t i = 0; i < n; i++) x[i] *= inv;
 }
+
+/* Σ of the 16 values in ggml's order (GCC's _mm512_reduce_add_ps: halves, quarters, then pairs). */
+static float ggml_reduce16(const float *v) {
+    float a[8], b[4];
+    for (int i = 0; i < 8; i++) a[i] = v[i + 8] + v[i];
+    for (int i = 0; i < 4; i++) b[i] = a[i + 4] + a[i];
+    return (b[0] + b[2]) + (b[1] + b[3]);
+}
+
+double lk_softmax_exp_ref(const float *x, float *y, int64_t n, float max) {
+    double sum = 0.0;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        for (int k = 0; k < 16; k++) y[i + k] = lk_ggml_expf(x[i + k] - max);
+        sum += (double)ggml_reduce16(y + i);
+    }
+    for (; i < n; i++) sum += (double)(y[i] = lk_ggml_expf(x[i] - max));
+    return sum;
+}
+
+double lk_softmax_exp(const float *x, float *y, int64_t n, float max) { return lk_kernels()->softmax_exp(x, y, n, max); }
 
 void lk_silu(const float *x, float *y, int64_t n) {
     for (int64_t i = 0; i < n; i++) y[i] = x[i] / (1.0f + expf(-x[i]));

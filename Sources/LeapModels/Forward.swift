@@ -202,21 +202,17 @@ extension InferenceContext {
                 let row = scores + (t - t0) * colsPadded
                 let lo = (window > 0 ? max(0, p - window + 1) : 0) - s0   // first visible key column
                 let hi = p - s0                                             // last visible key column
+                // llama.cpp's softmax over the whole padded row (masked keys are -inf): its exponentials and
+                // summation order, and the inverse of the double sum rounded to float.
                 var m = -Float.infinity
+                for j in 0..<lo { row[j] = -.infinity }
                 for j in lo...hi {
                     row[j] *= kqScale
                     m = max(m, row[j])
                 }
-                var sum: Float = 0
-                for j in lo...hi {
-                    let e = expf(row[j] - m)
-                    row[j] = e
-                    sum += e
-                }
-                let inv = 1 / sum
-                for j in 0..<lo { row[j] = 0 }
-                for j in lo...hi { row[j] *= inv }
-                for j in (hi + 1)..<colsPadded { row[j] = 0 }
+                for j in (hi + 1)..<colsPadded { row[j] = -.infinity }
+                let inv = Float(1 / lk_softmax_exp(row, row, Int64(colsPadded), m))
+                lk_scale(row, inv, row, Int64(colsPadded))
                 if kvType == Int32(GGMLType.f16.rawValue) {  // ggml rounds P to F16 for P·V
                     let hbuf = self.attnHalf + thread * ctx
                     lk_f32_to_f16_row(row, hbuf, Int64(colsPadded))

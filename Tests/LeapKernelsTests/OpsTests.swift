@@ -27,6 +27,46 @@ func close(_ a: [Float], _ b: [Double], rel: Double, abs absTol: Double = 1e-30)
     #expect(inPlace[0..<n].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(n) > 0.999)
 }
 
+/// ggml's RMSNorm arithmetic bit for bit (float squares summed in double, float mean and 1/sqrtf scale):
+/// llama.cpp quantizes the result next, so an ulp here would flip roundings there.
+@Test func rmsNormIsBitExactWithGGMLFormula() {
+    var rng = Rng(7)
+    let n = 640
+    let x = (0..<n).map { _ in rng.normal() * 20 }
+    let w = (0..<n).map { _ in rng.normal() }
+    var y = [Float](repeating: 0, count: n)
+    Kernels.rmsNorm(x, weight: w, y: &y, n: n, eps: 1e-6)
+    var sum = 0.0
+    for v in x { sum += Double(v * v) }
+    let mean = Float(sum / Double(n))
+    let scale: Float = 1 / (mean + 1e-6).squareRoot()
+    #expect((0..<n).allSatisfy { y[$0].bitPattern == (x[$0] * scale * w[$0]).bitPattern })
+}
+
+/// llama.cpp's softmax exponentials: same bits on every path, close to exp, masked keys give 0, and the
+/// sum accumulates them.
+@Test func softmaxExpMatchesExpAndIsIdenticalAcrossPaths() {
+    var rng = Rng(3)
+    let n = 256 + 7  // 16 chunks and a tail
+    var x = (0..<n).map { _ in rng.normal() * 8 }
+    x[5] = -.infinity
+    x[17] = -200
+    let m = x.max() ?? 0
+    func run() -> ([Float], Double) {
+        var y = [Float](repeating: 0, count: n)
+        let s = lk_softmax_exp(x, &y, Int64(n), m)
+        return (y, s)
+    }
+    let (ref, refSum) = KernelISA.scalar.withThreadSelection(run) ?? ([], 0)
+    #expect(close(ref, x.map { Glibc.exp(Double($0 - m)) }, rel: 4e-7, abs: 1e-37))
+    #expect(ref[5] == 0 && ref[17] == 0)
+    #expect(abs(refSum - ref.reduce(0.0) { $0 + Double($1) }) <= 1e-6 * refSum)
+    for isa in KernelISA.allCases where isa.isAvailable {
+        guard let (y, s) = isa.withThreadSelection(run) else { continue }
+        #expect(y.map(\.bitPattern) == ref.map(\.bitPattern) && s == refSum, "[\(isa.name)]")
+    }
+}
+
 func ropeReference(_ x: [Float], nHeads: Int, headDim: Int, nRot: Int, neox: Bool, pos: Double, base: Double, scale: Double) -> [Double] {
     var out = x.map(Double.init)
     for h in 0..<nHeads {

@@ -113,6 +113,10 @@ enum { LK_ROPE_NORM = 0, LK_ROPE_NEOX = 2 }; /* ggml's mode values */
 void lk_rope(float *x, int64_t n_heads, int64_t head_stride, int64_t n_rot, int mode, float pos, float base,
              float freq_scale);
 void lk_softmax(float *x, int64_t n); /* in place, numerically stable */
+/* The exponentials of llama.cpp's CPU softmax, bit for bit: y[i] = exp(x[i] - max) with ggml's vectorised
+ * expf, returns their sum accumulated like ggml (float sums of 16-element chunks, from x[0], added in
+ * double). Attention probabilities are then rounded to F16, so an ulp here flips roundings there. */
+double lk_softmax_exp(const float *x, float *y, int64_t n, float max);
 void lk_silu(const float *x, float *y, int64_t n);
 void lk_gelu_tanh(const float *x, float *y, int64_t n);
 void lk_mul(const float *a, const float *b, float *y, int64_t n);
