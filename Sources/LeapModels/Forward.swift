@@ -6,8 +6,10 @@
 //   logits = output · RMS(h, output_norm)             (only for the rows asked for)
 //
 // Numerics follow ggml's CPU path so that results track llama.cpp: activations are quantized to the
-// weight's vec_dot type before every matmul (done by the kernels), queries and attention probabilities
-// are rounded to F16 when the KV cache is F16, and Gemma's GELU uses ggml's F16 table.
+// weight's vec_dot type before every matmul exactly as llama.cpp's x86 build does (done by the kernels),
+// RMSNorm, RoPE and the softmax exponentials use ggml's arithmetic bit for bit, queries and attention
+// probabilities are rounded to F16 when the KV cache is F16, and Gemma's GELU uses ggml's F16 table. Any
+// ulp of difference can flip a rounding in the next 8-bit quantization (BENCHMARKS.md, "Accuracy").
 import CLeapKernels
 import Glibc
 import LeapGGUF
@@ -229,8 +231,8 @@ extension InferenceContext {
         runMatmuls(1, T: T)
     }
 
-    /// RoPE with ggml's angle recurrence (θ_0 = pos, θ_{i+1} = θ_i · base^(-2/n_rot) in float, cosf/sinf),
-    /// so that positions deep in the context rotate exactly as in llama.cpp.
+    /// RoPE with ggml's angle recurrence (θ_0 = pos, θ_{i+1} = θ_i · base^(-2/n_rot) in float, cosf/sinf) and
+    /// its rotation arithmetic (lk_rope_rotate), so that Q and K rotate bit for bit as in llama.cpp.
     func ropeGGML(_ x: UnsafeMutablePointer<Float>, heads: Int, pos: Float, base: Float, freqScale: Float) {
         let hd = cfg.headDim, nRot = cfg.nRot, half = nRot / 2
         let thetaScale = powf(base, -2.0 / Float(nRot))
@@ -242,22 +244,7 @@ extension InferenceContext {
                 cs[2 * i + 1] = sinf(a)
                 theta *= thetaScale
             }
-            for h in 0..<heads {
-                let v = x + h * hd
-                if cfg.ropeNeox {
-                    for i in 0..<half {
-                        let a = v[i], b = v[i + half]
-                        v[i] = a * cs[2 * i] - b * cs[2 * i + 1]
-                        v[i + half] = a * cs[2 * i + 1] + b * cs[2 * i]
-                    }
-                } else {
-                    for i in 0..<half {
-                        let a = v[2 * i], b = v[2 * i + 1]
-                        v[2 * i] = a * cs[2 * i] - b * cs[2 * i + 1]
-                        v[2 * i + 1] = a * cs[2 * i + 1] + b * cs[2 * i]
-                    }
-                }
-            }
+            lk_rope_rotate(x, Int64(heads), Int64(hd), Int64(nRot), cfg.ropeNeox ? Int32(LK_ROPE_NEOX) : Int32(LK_ROPE_NORM), cs.baseAddress)
         }
     }
 

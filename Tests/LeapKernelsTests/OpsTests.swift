@@ -67,6 +67,27 @@ func close(_ a: [Float], _ b: [Double], rel: Double, abs absTol: Double = 1e-30)
     }
 }
 
+/// llama.cpp's RoPE rotation (x0-products fused): both pairings, against the same formula in Swift.
+@Test(arguments: [RopeMode.normal, .neox])
+func ropeRotateIsBitExactWithGGMLFormula(mode: RopeMode) {
+    var rng = Rng(11)
+    let heads = 3, hd = 64, nRot = 64
+    let x = (0..<(heads * hd)).map { _ in rng.normal() * 4 }
+    let cs = (0..<(nRot / 2)).flatMap { i -> [Float] in let a = Float(i) * 0.37 + 1.1; return [cosf(a), sinf(a)] }
+    var y = x
+    lk_rope_rotate(&y, Int64(heads), Int64(hd), Int64(nRot), mode == .neox ? Int32(LK_ROPE_NEOX) : Int32(LK_ROPE_NORM), cs)
+    var want = x
+    for h in 0..<heads {
+        for i in 0..<(nRot / 2) {
+            let (a, b) = mode == .neox ? (h * hd + i, h * hd + i + nRot / 2) : (h * hd + 2 * i, h * hd + 2 * i + 1)
+            let (x0, x1, c, s) = (x[a], x[b], cs[2 * i], cs[2 * i + 1])
+            want[a] = (-(x1 * s)).addingProduct(x0, c)
+            want[b] = (x1 * c).addingProduct(x0, s)
+        }
+    }
+    #expect(y.map(\.bitPattern) == want.map(\.bitPattern))
+}
+
 func ropeReference(_ x: [Float], nHeads: Int, headDim: Int, nRot: Int, neox: Bool, pos: Double, base: Double, scale: Double) -> [Double] {
     var out = x.map(Double.init)
     for h in 0..<nHeads {
