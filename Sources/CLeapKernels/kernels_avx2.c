@@ -557,7 +557,19 @@ INLINE __m256 ggml_expf_8(__m256 x) {
     const __m256 k = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_slli_epi32(_mm256_castps_si256(z), 23),
                                                           _mm256_castps_si256(_mm256_set1_ps(1.0f))));
     const __m256 ok = _mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), n), _mm256_set1_ps(126.0f), _CMP_LE_OQ);
-    return _mm256_and_ps(_mm256_mul_ps(j, k), ok); /* x <= 0: out of range means below 2^-126 (or -inf) */
+    /* out of range: 0 below 2^-126 (and for -inf), inf above 2^126 */
+    const __m256 out = _mm256_and_ps(_mm256_cmp_ps(n, _mm256_setzero_ps(), _CMP_GT_OQ), _mm256_set1_ps(__builtin_inff()));
+    return _mm256_blendv_ps(out, _mm256_mul_ps(j, k), ok);
+}
+
+static void silu(const float *x, float *y, int64_t n) {
+    const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_loadu_ps(x + i);
+        _mm256_storeu_ps(y + i, _mm256_div_ps(v, _mm256_add_ps(one, ggml_expf_8(_mm256_sub_ps(zero, v)))));
+    }
+    for (; i < n; i++) y[i] = x[i] / (1.0f + lk_ggml_expf(-x[i]));
 }
 
 static double softmax_exp(const float *x, float *y, int64_t n, float max) {
@@ -605,6 +617,7 @@ void lk_fill_avx2(lk_kernel_table *t) {
     t->f32_to_f16 = f32_to_f16_row;
     t->stream_sum = stream_sum;
     t->softmax_exp = softmax_exp;
+    t->silu = silu;
 }
 
 #else

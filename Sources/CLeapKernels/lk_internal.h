@@ -102,10 +102,12 @@ typedef struct {
     void (*f32_to_f16)(const float *src, uint16_t *dst, int64_t n);
     float (*stream_sum)(const float *x, int64_t n); /* memory-bandwidth probe */
     double (*softmax_exp)(const float *x, float *y, int64_t n, float max); /* see lk_softmax_exp */
+    void (*silu)(const float *x, float *y, int64_t n); /* see lk_silu */
 } lk_kernel_table;
 
 /* ggml's vectorised expf (ggml_v_expf, the AVX-512 variant), one lane: a degree-5 polynomial on the reduced
- * argument, scaled by 2^n. Not correctly rounded; what llama.cpp's softmax uses. x <= 0 expected. */
+ * argument, scaled by 2^n. Not correctly rounded; what llama.cpp's softmax and SiLU use. Beyond the float
+ * range (|n| > 126) it returns 0 or inf, where ggml's gives a subnormal or a value that makes no difference. */
 static inline float lk_ggml_expf(float x) {
     const float r = 0x1.8p23f;
     const float z = __builtin_fmaf(x, 0x1.715476p+0f, r);
@@ -119,6 +121,7 @@ static inline float lk_ggml_expf(float x) {
     return j * lk_f32_from_bits((uint32_t)((int32_t)n + 127) << 23);
 }
 double lk_softmax_exp_ref(const float *x, float *y, int64_t n, float max);
+void lk_silu_ref(const float *x, float *y, int64_t n);
 
 /* Each file fills the entries it implements (on top of the scalar ones). */
 void lk_fill_scalar(lk_kernel_table *t);

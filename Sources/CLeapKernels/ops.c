@@ -119,9 +119,12 @@ double lk_softmax_exp_ref(const float *x, float *y, int64_t n, float max) {
 
 double lk_softmax_exp(const float *x, float *y, int64_t n, float max) { return lk_kernels()->softmax_exp(x, y, n, max); }
 
-void lk_silu(const float *x, float *y, int64_t n) {
-    for (int64_t i = 0; i < n; i++) y[i] = x[i] / (1.0f + expf(-x[i]));
+/* x / (1 + e^-x) with ggml's expf, as llama.cpp's SwiGLU (ggml_v_silu). */
+void lk_silu_ref(const float *x, float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] / (1.0f + lk_ggml_expf(-x[i]));
 }
+
+void lk_silu(const float *x, float *y, int64_t n) { lk_kernels()->silu(x, y, n); }
 
 void lk_gelu_tanh(const float *x, float *y, int64_t n) {
     const float sqrt_2_over_pi = 0.79788456080286535587989211986876f, coef_a = 0.044715f;

@@ -547,4 +547,5 @@ void lk_fill_scalar(lk_kernel_table *t) {
     t->f32_to_f16 = f32_to_f16_ref;
     t->stream_sum = stream_sum_ref;
     t->softmax_exp = lk_softmax_exp_ref;
+    t->silu = lk_silu_ref;
 }

