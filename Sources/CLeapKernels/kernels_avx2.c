@@ -85,9 +85,9 @@ static const uint16_t zero16 = 0;
                      const int NT) {                                                                         \
         const int64_t nb = n / QK;                                                                           \
         __m256 acc[2][4];                                                                                    \
-        __m128 summ[2][4];                                                                                   \
+        float summ[2][4];                                                                                    \
         for (int r = 0; r < 2; r++)                                                                          \
-            for (int t = 0; t < 4; t++) acc[r][t] = _mm256_setzero_ps(), summ[r][t] = _mm_setzero_ps();     \
+            for (int t = 0; t < 4; t++) acc[r][t] = _mm256_setzero_ps(), summ[r][t] = 0.0f;                 \
         int64_t i = 0;                                                                                       \
         for (; i + 1 < nb; i += 2) {                                                                         \
             __m256i q0[2], q1[2];                                                                            \
@@ -127,11 +127,17 @@ static const uint16_t zero16 = 0;
         }                                                                                                    \
         for (int r = 0; r < NR; r++)                                                                         \
             for (int t = 0; t < NT; t++)                                                                     \
-                s[4 * r + t] = hsum_ps(acc[r][t]) + _mm_cvtss_f32(_mm_add_ss(summ[r][t], _mm_movehdup_ps(summ[r][t]))); \
+                s[4 * r + t] = hsum_ps(acc[r][t]) + summ[r][t];                                                 \
     }
 
-#define M_PAIR summ[r][t] = _mm_fmadd_ps(h2f_pair(&w0->m, &w1->m), h2f_pair(&x0->s, &x1->s), summ[r][t]);
-#define M_ONE summ[r][t] = _mm_fmadd_ps(h2f_pair(&wb->m, &zero16), h2f_pair(&x0->s, &zero16), summ[r][t]); /* lane 0 only */
+/* Σ m·s block after block in one fused chain, as GCC compiles ggml's `summs += m * s`: bit-identical sums */
+#define M_PAIR                                                                                               \
+    {                                                                                                        \
+        const __m128 m = h2f_pair(&w0->m, &w1->m), xs = h2f_pair(&x0->s, &x1->s);                            \
+        summ[r][t] = __builtin_fmaf(_mm_cvtss_f32(m), _mm_cvtss_f32(xs), summ[r][t]);                        \
+        summ[r][t] = __builtin_fmaf(_mm_cvtss_f32(_mm_movehdup_ps(m)), _mm_cvtss_f32(_mm_movehdup_ps(xs)), summ[r][t]); \
+    }
+#define M_ONE summ[r][t] = __builtin_fmaf(_mm_cvtss_f32(h2f_pair(&wb->m, &zero16)), _mm_cvtss_f32(h2f_pair(&x0->s, &zero16)), summ[r][t]);
 
 /* Q8_0 × Q8_0 is s8 × s8 (dot_s8_ps handles signed weights) */
 BLOCK32_KERNEL(q4_0_rows, block_q4_0, block_q8_0, PREP_Q4_0, dot_s8_ps, , )

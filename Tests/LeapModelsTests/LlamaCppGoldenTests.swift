@@ -1,4 +1,5 @@
 import Testing
+import LeapKernels
 import LeapModels
 import Glibc
 
@@ -118,4 +119,20 @@ private func checkReal(_ name: String, _ arch: Architecture, minAgreement: Doubl
     #expect(abs(s.perplexity / g.perplexity - 1) < 0.01)
     #expect(steps.allSatisfy { $0 >= 27 })
     #expect(steps.reduce(0, +) >= 116)
+}
+
+/// Where our kernels sum in llama.cpp's order (AVX2: Q4_1, Q5_0, Q8_0, Q6_K against ggml's vec_dot) and every
+/// other op is ggml's arithmetic, the logits are llama.cpp's bit for bit (up to the golden's 5 decimals): the
+/// proof that what remains on the other paths is summation order, and a guard for every op of the pass.
+@Test(.enabled(if: KernelISA.avx2.isAvailable, "no AVX2"), arguments: ["SmolLM2-135M-Instruct.Q4_1", "lfm2-tiny-q8_0"])
+func avx2MatchesLlamaCppExactly(name: String) throws {
+    let real = !name.hasPrefix("lfm2-tiny")
+    guard !real || fileExists(realPath(name)) else { return }  // SmolLM2 not found (set LEAP_MODELS_DIR)
+    let g = try golden(name)
+    let model = real ? try LanguageModel.load(path: realPath(name), threads: 2) : try loadTiny(name)
+    let s = try #require(try KernelISA.avx2.withThreadSelection { try compareTeacherForced(model, g) })
+    print("\(name) [avx2]: argmax agreement \(s.agreement), ppl \(s.perplexity) vs llama.cpp \(g.perplexity), max top-1 logit diff \(s.maxTop1LogitDiff)")
+    #expect(s.agreement == 1)
+    #expect(abs(s.perplexity / g.perplexity - 1) < 1e-6)
+    #expect(s.maxTop1LogitDiff < 1e-4)
 }
