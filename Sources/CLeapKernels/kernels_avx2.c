@@ -85,9 +85,9 @@ static const uint16_t zero16 = 0;
                      const int NT) {                                                                         \
         const int64_t nb = n / QK;                                                                           \
         __m256 acc[2][4];                                                                                    \
-        __m128 summ[2][4];                                                                                   \
+        float summ[2][4];                                                                                    \
         for (int r = 0; r < 2; r++)                                                                          \
-            for (int t = 0; t < 4; t++) acc[r][t] = _mm256_setzero_ps(), summ[r][t] = _mm_setzero_ps();     \
+            for (int t = 0; t < 4; t++) acc[r][t] = _mm256_setzero_ps(), summ[r][t] = 0.0f;                 \
         int64_t i = 0;                                                                                       \
         for (; i + 1 < nb; i += 2) {                                                                         \
             __m256i q0[2], q1[2];                                                                            \
@@ -127,11 +127,17 @@ static const uint16_t zero16 = 0;
         }                                                                                                    \
         for (int r = 0; r < NR; r++)                                                                         \
             for (int t = 0; t < NT; t++)                                                                     \
-                s[4 * r + t] = hsum_ps(acc[r][t]) + _mm_cvtss_f32(_mm_add_ss(summ[r][t], _mm_movehdup_ps(summ[r][t]))); \
+                s[4 * r + t] = hsum_ps(acc[r][t]) + summ[r][t];                                                 \
     }
 
-#define M_PAIR summ[r][t] = _mm_fmadd_ps(h2f_pair(&w0->m, &w1->m), h2f_pair(&x0->s, &x1->s), summ[r][t]);
-#define M_ONE summ[r][t] = _mm_fmadd_ps(h2f_pair(&wb->m, &zero16), h2f_pair(&x0->s, &zero16), summ[r][t]); /* lane 0 only */
+/* Σ m·s block after block in one fused chain, as GCC compiles ggml's `summs += m * s`: bit-identical sums */
+#define M_PAIR                                                                                               \
+    {                                                                                                        \
+        const __m128 m = h2f_pair(&w0->m, &w1->m), xs = h2f_pair(&x0->s, &x1->s);                            \
+        summ[r][t] = __builtin_fmaf(_mm_cvtss_f32(m), _mm_cvtss_f32(xs), summ[r][t]);                        \
+        summ[r][t] = __builtin_fmaf(_mm_cvtss_f32(_mm_movehdup_ps(m)), _mm_cvtss_f32(_mm_movehdup_ps(xs)), summ[r][t]); \
+    }
+#define M_ONE summ[r][t] = __builtin_fmaf(_mm_cvtss_f32(h2f_pair(&wb->m, &zero16)), _mm_cvtss_f32(h2f_pair(&x0->s, &zero16)), summ[r][t]);
 
 /* Q8_0 × Q8_0 is s8 × s8 (dot_s8_ps handles signed weights) */
 BLOCK32_KERNEL(q4_0_rows, block_q4_0, block_q8_0, PREP_Q4_0, dot_s8_ps, , )
@@ -425,15 +431,6 @@ void lk_avx2_rows(int type, int64_t n, const void *w, const void *x, size_t xs, 
 
 /* ------------------------------ activation quantization ------------------------------ */
 
-/* roundf semantics (half away from zero), exactly like the scalar reference */
-INLINE __m256 round_half_away(__m256 v) {
-    const __m256 sign = _mm256_set1_ps(-0.0f);
-    const __m256 t = _mm256_round_ps(v, _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
-    const __m256 frac = _mm256_andnot_ps(sign, _mm256_sub_ps(v, t));
-    const __m256 one = _mm256_or_ps(_mm256_set1_ps(1.0f), _mm256_and_ps(v, sign));
-    return _mm256_add_ps(t, _mm256_and_ps(_mm256_cmp_ps(frac, _mm256_set1_ps(0.5f), _CMP_GE_OQ), one));
-}
-
 /* 32 int32 (4 vectors in element order) → 32 int8 */
 INLINE __m256i pack_32(__m256i i0, __m256i i1, __m256i i2, __m256i i3) {
     const __m256i a = _mm256_packs_epi32(i0, i1), b = _mm256_packs_epi32(i2, i3);
@@ -450,11 +447,11 @@ INLINE float amax_32(const float *x) {
     return _mm_cvtss_f32(r);
 }
 
-/* q[32] = roundf(x · id) into `qs`; returns Σ q */
+/* q[32] = x · id rounded half to even (as ggml's x86 quantizer) into `qs`; returns Σ q */
 INLINE int quant_32(const float *x, float id, int8_t *qs) {
     const __m256 vid = _mm256_set1_ps(id);
     __m256i i[4];
-    for (int k = 0; k < 4; k++) i[k] = _mm256_cvttps_epi32(round_half_away(_mm256_mul_ps(_mm256_loadu_ps(x + 8 * k), vid)));
+    for (int k = 0; k < 4; k++) i[k] = _mm256_cvtps_epi32(_mm256_mul_ps(_mm256_loadu_ps(x + 8 * k), vid));
     _mm256_storeu_si256((__m256i *)qs, pack_32(i[0], i[1], i[2], i[3]));
     const __m256i sum = _mm256_add_epi32(_mm256_add_epi32(i[0], i[1]), _mm256_add_epi32(i[2], i[3]));
     __m128i r = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
@@ -466,19 +463,19 @@ INLINE int quant_32(const float *x, float id, int8_t *qs) {
 static void quantize_q8_0(const float *x, void *vy, int64_t n) {
     block_q8_0 *y = vy;
     for (int64_t i = 0; i < n / QK; i++, x += QK) {
-        const float d = amax_32(x) / 127.0f;
-        y[i].d = lk_f2h(d);
-        quant_32(x, d != 0.0f ? 1.0f / d : 0.0f, y[i].qs);
+        const float amax = amax_32(x);
+        y[i].d = lk_f2h(amax / 127.0f);
+        quant_32(x, amax != 0.0f ? 127.0f / amax : 0.0f, y[i].qs);
     }
 }
 
 static void quantize_q8_1(const float *x, void *vy, int64_t n) {
     block_q8_1 *y = vy;
     for (int64_t i = 0; i < n / QK; i++, x += QK) {
-        const float d = amax_32(x) / 127.0f;
+        const float amax = amax_32(x), d = amax / 127.0f;
         y[i].d = lk_f2h(d);
-        const int sum = quant_32(x, d != 0.0f ? 1.0f / d : 0.0f, y[i].qs);
-        y[i].s = lk_f2h((float)sum * d);
+        const int sum = quant_32(x, amax != 0.0f ? 127.0f / amax : 0.0f, y[i].qs);
+        y[i].s = lk_f2h(d * (float)sum);
     }
 }
 
@@ -550,6 +547,55 @@ static float stream_sum(const float *x, int64_t n) {
     return s;
 }
 
+/* ---------------------------------- softmax exponentials ---------------------------------- */
+
+/* lk_ggml_expf on 8 lanes (same operations, so the same bits). */
+INLINE __m256 ggml_expf_8(__m256 x) {
+    const __m256 r = _mm256_set1_ps(0x1.8p23f);
+    const __m256 z = _mm256_fmadd_ps(x, _mm256_set1_ps(0x1.715476p+0f), r);
+    const __m256 n = _mm256_sub_ps(z, r);
+    const __m256 b = _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.7f7d1cp-20f), _mm256_fnmadd_ps(n, _mm256_set1_ps(0x1.62e4p-1f), x));
+    const __m256 u = _mm256_mul_ps(b, b);
+    const __m256 j = _mm256_fmadd_ps(
+        _mm256_fmadd_ps(_mm256_fmadd_ps(_mm256_set1_ps(0x1.0e4020p-7f), b, _mm256_set1_ps(0x1.573e2ep-5f)), u,
+                        _mm256_fmadd_ps(_mm256_set1_ps(0x1.555e66p-3f), b, _mm256_set1_ps(0x1.fffdb6p-2f))),
+        u, _mm256_fmadd_ps(_mm256_set1_ps(0x1.ffffecp-1f), b, _mm256_set1_ps(1.0f)));
+    const __m256 k = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_slli_epi32(_mm256_castps_si256(z), 23),
+                                                          _mm256_castps_si256(_mm256_set1_ps(1.0f))));
+    const __m256 ok = _mm256_cmp_ps(_mm256_andnot_ps(_mm256_set1_ps(-0.0f), n), _mm256_set1_ps(126.0f), _CMP_LE_OQ);
+    /* out of range: 0 below 2^-126 (and for -inf), inf above 2^126 */
+    const __m256 out = _mm256_and_ps(_mm256_cmp_ps(n, _mm256_setzero_ps(), _CMP_GT_OQ), _mm256_set1_ps(__builtin_inff()));
+    return _mm256_blendv_ps(out, _mm256_mul_ps(j, k), ok);
+}
+
+static void silu(const float *x, float *y, int64_t n) {
+    const __m256 one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        const __m256 v = _mm256_loadu_ps(x + i);
+        _mm256_storeu_ps(y + i, _mm256_div_ps(v, _mm256_add_ps(one, ggml_expf_8(_mm256_sub_ps(zero, v)))));
+    }
+    for (; i < n; i++) y[i] = x[i] / (1.0f + lk_ggml_expf(-x[i]));
+}
+
+static double softmax_exp(const float *x, float *y, int64_t n, float max) {
+    const __m256 vm = _mm256_set1_ps(max);
+    double sum = 0.0;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        const __m256 lo = ggml_expf_8(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
+        const __m256 hi = ggml_expf_8(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vm));
+        _mm256_storeu_ps(y + i, lo);
+        _mm256_storeu_ps(y + i + 8, hi);
+        const __m256 a = _mm256_add_ps(hi, lo);
+        const __m128 b = _mm_add_ps(_mm256_extractf128_ps(a, 1), _mm256_castps256_ps128(a));
+        const __m128 c = _mm_add_ps(b, _mm_shuffle_ps(b, b, _MM_SHUFFLE(1, 0, 3, 2)));
+        sum += (double)(_mm_cvtss_f32(c) + _mm_cvtss_f32(_mm_shuffle_ps(c, c, 1)));
+    }
+    for (; i < n; i++) sum += (double)(y[i] = lk_ggml_expf(x[i] - max));
+    return sum;
+}
+
 #pragma clang attribute pop
 
 void lk_fill_avx2(lk_kernel_table *t) {
@@ -576,6 +622,8 @@ void lk_fill_avx2(lk_kernel_table *t) {
     t->f16_to_f32 = f16_to_f32_row;
     t->f32_to_f16 = f32_to_f16_row;
     t->stream_sum = stream_sum;
+    t->softmax_exp = softmax_exp;
+    t->silu = silu;
 }
 
 #else

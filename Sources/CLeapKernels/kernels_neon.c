@@ -202,12 +202,12 @@ ENTRY(bf16)
 
 /* ------------------------------ activation quantization ------------------------------ */
 
-/* q[32] = roundf(x · id) (vcvtaq: nearest, ties away from zero, like roundf); returns Σ q */
+/* q[32] = x · id rounded half to even (vcvtnq, as ggml's quantizers); returns Σ q */
 INLINE int quant_32(const float *x, float id, int8_t *qs) {
     int32x4_t sum = vdupq_n_s32(0);
     for (int k = 0; k < 32; k += 8) {
-        const int32x4_t a = vcvtaq_s32_f32(vmulq_n_f32(vld1q_f32(x + k), id));
-        const int32x4_t b = vcvtaq_s32_f32(vmulq_n_f32(vld1q_f32(x + k + 4), id));
+        const int32x4_t a = vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(x + k), id));
+        const int32x4_t b = vcvtnq_s32_f32(vmulq_n_f32(vld1q_f32(x + k + 4), id));
         sum = vaddq_s32(sum, vaddq_s32(a, b));
         vst1_s8(qs + k, vqmovn_s16(vcombine_s16(vqmovn_s32(a), vqmovn_s32(b))));
     }
@@ -223,19 +223,19 @@ INLINE float amax_32(const float *x) {
 static void quantize_q8_0(const float *x, void *vy, int64_t n) {
     block_q8_0 *y = vy;
     for (int64_t i = 0; i < n / QK; i++, x += QK) {
-        const float d = amax_32(x) / 127.0f;
-        y[i].d = lk_f2h(d);
-        quant_32(x, d != 0.0f ? 1.0f / d : 0.0f, y[i].qs);
+        const float amax = amax_32(x);
+        y[i].d = lk_f2h(amax / 127.0f);
+        quant_32(x, amax != 0.0f ? 127.0f / amax : 0.0f, y[i].qs);
     }
 }
 
 static void quantize_q8_1(const float *x, void *vy, int64_t n) {
     block_q8_1 *y = vy;
     for (int64_t i = 0; i < n / QK; i++, x += QK) {
-        const float d = amax_32(x) / 127.0f;
+        const float amax = amax_32(x), d = amax / 127.0f;
         y[i].d = lk_f2h(d);
-        const int sum = quant_32(x, d != 0.0f ? 1.0f / d : 0.0f, y[i].qs);
-        y[i].s = lk_f2h((float)sum * d);
+        const int sum = quant_32(x, amax != 0.0f ? 127.0f / amax : 0.0f, y[i].qs);
+        y[i].s = lk_f2h(d * (float)sum);
     }
 }
 

@@ -106,7 +106,27 @@ typedef struct {
     void (*f16_to_f32)(const uint16_t *src, float *dst, int64_t n);
     void (*f32_to_f16)(const float *src, uint16_t *dst, int64_t n);
     float (*stream_sum)(const float *x, int64_t n); /* memory-bandwidth probe */
+    double (*softmax_exp)(const float *x, float *y, int64_t n, float max); /* see lk_softmax_exp */
+    void (*silu)(const float *x, float *y, int64_t n); /* see lk_silu */
 } lk_kernel_table;
+
+/* ggml's vectorised expf (ggml_v_expf, the AVX-512 variant), one lane: a degree-5 polynomial on the reduced
+ * argument, scaled by 2^n. Not correctly rounded; what llama.cpp's softmax and SiLU use. Beyond the float
+ * range (|n| > 126) it returns 0 or inf, where ggml's gives a subnormal or a value that makes no difference. */
+static inline float lk_ggml_expf(float x) {
+    const float r = 0x1.8p23f;
+    const float z = __builtin_fmaf(x, 0x1.715476p+0f, r);
+    const float n = z - r;
+    if (!(__builtin_fabsf(n) <= 126.0f)) return n > 0 ? __builtin_inff() : 0.0f; /* -inf, or below 2^-126 */
+    const float b = __builtin_fmaf(-n, 0x1.7f7d1cp-20f, __builtin_fmaf(-n, 0x1.62e4p-1f, x));
+    const float u = b * b;
+    const float j = __builtin_fmaf(__builtin_fmaf(__builtin_fmaf(0x1.0e4020p-7f, b, 0x1.573e2ep-5f), u,
+                                                  __builtin_fmaf(0x1.555e66p-3f, b, 0x1.fffdb6p-2f)),
+                                   u, __builtin_fmaf(0x1.ffffecp-1f, b, 1.0f));
+    return j * lk_f32_from_bits((uint32_t)((int32_t)n + 127) << 23);
+}
+double lk_softmax_exp_ref(const float *x, float *y, int64_t n, float max);
+void lk_silu_ref(const float *x, float *y, int64_t n);
 
 /* Each file fills the entries it implements (on top of the scalar ones). */
 void lk_fill_scalar(lk_kernel_table *t);

@@ -4,9 +4,12 @@
 #include <math.h>
 
 void lk_rms_norm(const float *x, const float *weight, float *y, int64_t n, float eps) {
-    double sum = 0.0; /* double: n up to ~10^4 squares of activations that can be large */
-    for (int64_t i = 0; i < n; i++) sum += (double)x[i] * (double)x[i];
-    const float scale = (float)(1.0 / sqrt(sum / (double)n + (double)eps));
+    /* ggml's arithmetic exactly (float squares summed in double, float mean and scale): an ulp of
+     * difference here flips roundings in the next activation quantization. */
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++) sum += (double)(x[i] * x[i]);
+    const float mean = (float)(sum / (double)n);
+    const float scale = 1.0f / sqrtf(mean + eps);
     if (weight)
         for (int64_t i = 0; i < n; i++) y[i] = x[i] * scale * weight[i];
     else
@@ -43,6 +46,41 @@ void lk_rope(float *x, int64_t n_heads, int64_t head_stride, int64_t n_rot, int 
     }
 }
 
+/* x0·cos − x1·sin and x0·sin + x1·cos with the x0-products fused, as GCC compiles ggml's rotate_pairs
+ * (with plain products 20% of the rotated values differ from llama.cpp's by an ulp). */
+#define ROPE_ROTATE_BODY                                                                                   \
+    const int64_t half = n_rot / 2, step = mode == LK_ROPE_NEOX ? 1 : 2, off = mode == LK_ROPE_NEOX ? half : 1; \
+    for (int64_t h = 0; h < n_heads; h++) {                                                                \
+        float *v = x + h * head_stride;                                                                    \
+        for (int64_t i = 0; i < half; i++) {                                                               \
+            float *a = v + i * step, *b = a + off;                                                         \
+            const float x0 = *a, x1 = *b, c = cs[2 * i], s = cs[2 * i + 1];                                \
+            *a = __builtin_fmaf(x0, c, -(x1 * s));                                                         \
+            *b = __builtin_fmaf(x0, s, x1 * c);                                                            \
+        }                                                                                                  \
+    }
+
+static void rope_rotate_ref(float *x, int64_t n_heads, int64_t head_stride, int64_t n_rot, int mode, const float *cs) {
+    ROPE_ROTATE_BODY
+}
+
+#if defined(__x86_64__)
+__attribute__((target("fma")))
+static void rope_rotate_fma(float *x, int64_t n_heads, int64_t head_stride, int64_t n_rot, int mode, const float *cs) {
+    ROPE_ROTATE_BODY
+}
+#endif
+
+void lk_rope_rotate(float *x, int64_t n_heads, int64_t head_stride, int64_t n_rot, int mode, const float *cs) {
+#if defined(__x86_64__)
+    if (lk_cpu_features() & LK_CPU_FMA) { /* same bits, fmaf is exact either way; only faster */
+        rope_rotate_fma(x, n_heads, head_stride, n_rot, mode, cs);
+        return;
+    }
+#endif
+    rope_rotate_ref(x, n_heads, head_stride, n_rot, mode, cs);
+}
+
 void lk_softmax(float *x, int64_t n) {
     if (n <= 0) return;
     float max = x[0];
@@ -60,9 +98,33 @@ void lk_softmax(float *x, int64_t n) {
     for (int64_t i = 0; i < n; i++) x[i] *= inv;
 }
 
-void lk_silu(const float *x, float *y, int64_t n) {
-    for (int64_t i = 0; i < n; i++) y[i] = x[i] / (1.0f + expf(-x[i]));
+/* Σ of the 16 values in ggml's order (GCC's _mm512_reduce_add_ps: halves, quarters, then pairs). */
+static float ggml_reduce16(const float *v) {
+    float a[8], b[4];
+    for (int i = 0; i < 8; i++) a[i] = v[i + 8] + v[i];
+    for (int i = 0; i < 4; i++) b[i] = a[i + 4] + a[i];
+    return (b[0] + b[2]) + (b[1] + b[3]);
 }
+
+double lk_softmax_exp_ref(const float *x, float *y, int64_t n, float max) {
+    double sum = 0.0;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        for (int k = 0; k < 16; k++) y[i + k] = lk_ggml_expf(x[i + k] - max);
+        sum += (double)ggml_reduce16(y + i);
+    }
+    for (; i < n; i++) sum += (double)(y[i] = lk_ggml_expf(x[i] - max));
+    return sum;
+}
+
+double lk_softmax_exp(const float *x, float *y, int64_t n, float max) { return lk_kernels()->softmax_exp(x, y, n, max); }
+
+/* x / (1 + e^-x) with ggml's expf, as llama.cpp's SwiGLU (ggml_v_silu). */
+void lk_silu_ref(const float *x, float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] / (1.0f + lk_ggml_expf(-x[i]));
+}
+
+void lk_silu(const float *x, float *y, int64_t n) { lk_kernels()->silu(x, y, n); }
 
 void lk_gelu_tanh(const float *x, float *y, int64_t n) {
     const float sqrt_2_over_pi = 0.79788456080286535587989211986876f, coef_a = 0.044715f;

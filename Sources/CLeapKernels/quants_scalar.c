@@ -208,15 +208,24 @@ void lk_dequantize_row(int type, const void *src, float *dst, int64_t n) {
 
 /* ============================ activation quantization ============================ */
 
+/* Round to nearest, ties to even (ggml's nearest_int for |v| < 2^22). */
+static inline int nearest_int(float v) {
+    const float val = v + 12582912.0f;
+    return (int)(lk_f32_bits(val) & 0x007fffff) - 0x00400000;
+}
+
+/* Q8_0 / Q8_1 as ggml's x86 path (what llama.cpp runs here): scale 127/amax (not 1/d, which can differ by an
+ * ulp) and round half to even, so that our activations are bit-identical and matmuls track llama.cpp. */
+static inline float q8_inverse_scale(float amax) { return amax != 0.0f ? 127.0f / amax : 0.0f; }
+
 void lk_quantize_row_q8_0_ref(const float *x, void *vy, int64_t n) {
     block_q8_0 *y = vy;
     for (int64_t i = 0; i < n / QK; i++, x += QK) {
         float amax = 0.0f;
         for (int j = 0; j < QK; j++) amax = fmaxf(amax, fabsf(x[j]));
-        const float d = amax / 127.0f;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
-        y[i].d = lk_f2h(d);
-        for (int j = 0; j < QK; j++) y[i].qs[j] = (int8_t)roundf(x[j] * id);
+        const float id = q8_inverse_scale(amax);
+        y[i].d = lk_f2h(amax / 127.0f);
+        for (int j = 0; j < QK; j++) y[i].qs[j] = (int8_t)nearest_int(x[j] * id);
     }
 }
 
@@ -225,22 +234,15 @@ void lk_quantize_row_q8_1_ref(const float *x, void *vy, int64_t n) {
     for (int64_t i = 0; i < n / QK; i++, x += QK) {
         float amax = 0.0f;
         for (int j = 0; j < QK; j++) amax = fmaxf(amax, fabsf(x[j]));
-        const float d = amax / 127.0f;
-        const float id = d != 0.0f ? 1.0f / d : 0.0f;
+        const float d = amax / 127.0f, id = q8_inverse_scale(amax);
         y[i].d = lk_f2h(d);
         int sum = 0;
         for (int j = 0; j < QK; j++) {
-            y[i].qs[j] = (int8_t)roundf(x[j] * id);
+            y[i].qs[j] = (int8_t)nearest_int(x[j] * id);
             sum += y[i].qs[j];
         }
-        y[i].s = lk_f2h((float)sum * d);
+        y[i].s = lk_f2h(d * (float)sum);
     }
-}
-
-/* Round to nearest, ties to even (ggml's nearest_int for |v| < 2^22). */
-static inline int nearest_int(float v) {
-    const float val = v + 12582912.0f;
-    return (int)(lk_f32_bits(val) & 0x007fffff) - 0x00400000;
 }
 
 void lk_quantize_row_q8_K_ref(const float *x, void *vy, int64_t n) {
@@ -544,4 +546,6 @@ void lk_fill_scalar(lk_kernel_table *t) {
     t->f16_to_f32 = f16_to_f32_ref;
     t->f32_to_f16 = f32_to_f16_ref;
     t->stream_sum = stream_sum_ref;
+    t->softmax_exp = lk_softmax_exp_ref;
+    t->silu = lk_silu_ref;
 }

@@ -6,8 +6,10 @@
 //   logits = output · RMS(h, output_norm)             (only for the rows asked for)
 //
 // Numerics follow ggml's CPU path so that results track llama.cpp: activations are quantized to the
-// weight's vec_dot type before every matmul (done by the kernels), queries and attention probabilities
-// are rounded to F16 when the KV cache is F16, and Gemma's GELU uses ggml's F16 table.
+// weight's vec_dot type before every matmul exactly as llama.cpp's x86 build does (done by the kernels),
+// RMSNorm, RoPE and the softmax exponentials use ggml's arithmetic bit for bit, queries and attention
+// probabilities are rounded to F16 when the KV cache is F16, and Gemma's GELU uses ggml's F16 table. Any
+// ulp of difference can flip a rounding in the next 8-bit quantization (BENCHMARKS.md, "Accuracy").
 import CLeapKernels
 import Glibc
 import LeapGGUF
@@ -217,21 +219,17 @@ extension InferenceContext {
                 let row = scores + (t - t0) * colsPadded
                 let lo = (window > 0 ? max(0, p - window + 1) : 0) - s0   // first visible key column
                 let hi = p - s0                                             // last visible key column
+                // llama.cpp's softmax over the whole padded row (masked keys are -inf): its exponentials and
+                // summation order, and the inverse of the double sum rounded to float.
                 var m = -Float.infinity
+                for j in 0..<lo { row[j] = -.infinity }
                 for j in lo...hi {
                     row[j] *= kqScale
                     m = max(m, row[j])
                 }
-                var sum: Float = 0
-                for j in lo...hi {
-                    let e = expf(row[j] - m)
-                    row[j] = e
-                    sum += e
-                }
-                let inv = 1 / sum
-                for j in 0..<lo { row[j] = 0 }
-                for j in lo...hi { row[j] *= inv }
-                for j in (hi + 1)..<colsPadded { row[j] = 0 }
+                for j in (hi + 1)..<colsPadded { row[j] = -.infinity }
+                let inv = Float(1 / lk_softmax_exp(row, row, Int64(colsPadded), m))
+                lk_scale(row, inv, row, Int64(colsPadded))
                 if kvType == Int32(GGMLType.f16.rawValue) {  // ggml rounds P to F16 for P·V
                     let hbuf = self.attnHalf + thread * ctx
                     lk_f32_to_f16_row(row, hbuf, Int64(colsPadded))
@@ -257,7 +255,8 @@ extension InferenceContext {
     }
 
     /// RoPE with ggml's angle recurrence (θ_0 = pos, θ_{i+1} = θ_i · base^(-2/n_rot) in float, cosf/sinf),
-    /// so that positions deep in the context rotate exactly as in llama.cpp. Llama 3 frequency factors
+    /// and its rotation arithmetic (lk_rope_rotate), so that Q and K rotate bit for bit as in llama.cpp, also
+    /// deep in the context. Llama 3 frequency factors
     /// divide θ_i before the frequency scale, in ggml's order: freqScale · (θ_i / factor_i); YaRN blends
     /// that with θ_i / factor_i by its ramp and scales cos/sin (RopeScaling.swift).
     func ropeGGML(_ x: UnsafeMutablePointer<Float>, heads: Int, pos: Float, base: Float, freqScale: Float) {
@@ -281,22 +280,7 @@ extension InferenceContext {
                 cs[2 * i + 1] = sinf(a) * m
                 theta *= thetaScale
             }
-            for h in 0..<heads {
-                let v = x + h * hd
-                if cfg.ropeNeox {
-                    for i in 0..<half {
-                        let a = v[i], b = v[i + half]
-                        v[i] = a * cs[2 * i] - b * cs[2 * i + 1]
-                        v[i + half] = a * cs[2 * i + 1] + b * cs[2 * i]
-                    }
-                } else {
-                    for i in 0..<half {
-                        let a = v[2 * i], b = v[2 * i + 1]
-                        v[2 * i] = a * cs[2 * i] - b * cs[2 * i + 1]
-                        v[2 * i + 1] = a * cs[2 * i + 1] + b * cs[2 * i]
-                    }
-                }
-            }
+            lk_rope_rotate(x, Int64(heads), Int64(hd), Int64(nRot), cfg.ropeNeox ? Int32(LK_ROPE_NEOX) : Int32(LK_ROPE_NORM), cs.baseAddress)
         }
     }
 

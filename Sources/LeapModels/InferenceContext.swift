@@ -220,7 +220,8 @@ package final class InferenceContext {
         var t = [Float](repeating: 0, count: 65536)
         for h in 0..<65536 {
             let x = lk_f16_to_f32(UInt16(h))
-            let inner: Float = 0.797_884_560_802_865_4 * x * (1 + 0.044715 * x * x)
+            // 1 + a·x·x fused as GCC compiles ggml_gelu_f32 (with the plain product, one entry, x = -1.999, differs)
+            let inner: Float = 0.797_884_560_802_865_4 * x * Float(1).addingProduct(0.044715 * x, x)
             let g: Float = 0.5 * x * (1 + tanhf(inner))
             t[h] = lk_f16_to_f32(lk_f32_to_f16(g))
         }

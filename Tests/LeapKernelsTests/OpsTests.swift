@@ -27,6 +27,67 @@ func close(_ a: [Float], _ b: [Double], rel: Double, abs absTol: Double = 1e-30)
     #expect(inPlace[0..<n].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(n) > 0.999)
 }
 
+/// ggml's RMSNorm arithmetic bit for bit (float squares summed in double, float mean and 1/sqrtf scale):
+/// llama.cpp quantizes the result next, so an ulp here would flip roundings there.
+@Test func rmsNormIsBitExactWithGGMLFormula() {
+    var rng = Rng(7)
+    let n = 640
+    let x = (0..<n).map { _ in rng.normal() * 20 }
+    let w = (0..<n).map { _ in rng.normal() }
+    var y = [Float](repeating: 0, count: n)
+    Kernels.rmsNorm(x, weight: w, y: &y, n: n, eps: 1e-6)
+    var sum = 0.0
+    for v in x { sum += Double(v * v) }
+    let mean = Float(sum / Double(n))
+    let scale: Float = 1 / (mean + 1e-6).squareRoot()
+    #expect((0..<n).allSatisfy { y[$0].bitPattern == (x[$0] * scale * w[$0]).bitPattern })
+}
+
+/// llama.cpp's softmax exponentials: same bits on every path, close to exp, masked keys give 0, and the
+/// sum accumulates them.
+@Test func softmaxExpMatchesExpAndIsIdenticalAcrossPaths() {
+    var rng = Rng(3)
+    let n = 256 + 7  // 16 chunks and a tail
+    var x = (0..<n).map { _ in rng.normal() * 8 }
+    x[5] = -.infinity
+    x[17] = -200
+    let m = x.max() ?? 0
+    func run() -> ([Float], Double) {
+        var y = [Float](repeating: 0, count: n)
+        let s = lk_softmax_exp(x, &y, Int64(n), m)
+        return (y, s)
+    }
+    let (ref, refSum) = KernelISA.scalar.withThreadSelection(run) ?? ([], 0)
+    #expect(close(ref, x.map { Glibc.exp(Double($0 - m)) }, rel: 4e-7, abs: 1e-37))
+    #expect(ref[5] == 0 && ref[17] == 0)
+    #expect(abs(refSum - ref.reduce(0.0) { $0 + Double($1) }) <= 1e-6 * refSum)
+    for isa in KernelISA.allCases where isa.isAvailable {
+        guard let (y, s) = isa.withThreadSelection(run) else { continue }
+        #expect(y.map(\.bitPattern) == ref.map(\.bitPattern) && s == refSum, "[\(isa.name)]")
+    }
+}
+
+/// llama.cpp's RoPE rotation (x0-products fused): both pairings, against the same formula in Swift.
+@Test(arguments: [RopeMode.normal, .neox])
+func ropeRotateIsBitExactWithGGMLFormula(mode: RopeMode) {
+    var rng = Rng(11)
+    let heads = 3, hd = 64, nRot = 64
+    let x = (0..<(heads * hd)).map { _ in rng.normal() * 4 }
+    let cs = (0..<(nRot / 2)).flatMap { i -> [Float] in let a = Float(i) * 0.37 + 1.1; return [cosf(a), sinf(a)] }
+    var y = x
+    lk_rope_rotate(&y, Int64(heads), Int64(hd), Int64(nRot), mode == .neox ? Int32(LK_ROPE_NEOX) : Int32(LK_ROPE_NORM), cs)
+    var want = x
+    for h in 0..<heads {
+        for i in 0..<(nRot / 2) {
+            let (a, b) = mode == .neox ? (h * hd + i, h * hd + i + nRot / 2) : (h * hd + 2 * i, h * hd + 2 * i + 1)
+            let (x0, x1, c, s) = (x[a], x[b], cs[2 * i], cs[2 * i + 1])
+            want[a] = (-(x1 * s)).addingProduct(x0, c)
+            want[b] = (x1 * c).addingProduct(x0, s)
+        }
+    }
+    #expect(y.map(\.bitPattern) == want.map(\.bitPattern))
+}
+
 func ropeReference(_ x: [Float], nHeads: Int, headDim: Int, nRot: Int, neox: Bool, pos: Double, base: Double, scale: Double) -> [Double] {
     var out = x.map(Double.init)
     for h in 0..<nHeads {
@@ -76,6 +137,21 @@ func ropeMatchesFloat64(_ mode: RopeMode) {
     let total = ref.reduce(0, +)
     Kernels.softmax(&big, n: big.count)
     #expect(close(big, ref.map { $0 / total }, rel: 1e-5, abs: 1e-12))
+}
+
+/// llama.cpp's SiLU (ggml's expf): same bits on every path, including beyond exp's float range.
+@Test func siluIsIdenticalAcrossPaths() {
+    let x: [Float] = (0..<2403).map { Float($0 - 1201) / 10 } + [-.infinity, .infinity, 0, -0.0]  // -120.1 ... 120.1
+    func run() -> [UInt32] {
+        var y = [Float](repeating: 0, count: x.count)
+        Kernels.silu(x, y: &y, n: x.count)
+        return y.map(\.bitPattern)
+    }
+    let ref = KernelISA.scalar.withThreadSelection(run) ?? []
+    #expect(Float(bitPattern: ref[0]) == -0 && Float(bitPattern: ref[2402]) == 120.1)
+    for isa in KernelISA.allCases where isa.isAvailable {
+        #expect(isa.withThreadSelection(run) == ref, "[\(isa.name)]")
+    }
 }
 
 @Test func siluAndGeluMatchFloat64() {

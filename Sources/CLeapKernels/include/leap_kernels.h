@@ -112,7 +112,14 @@ enum { LK_ROPE_NORM = 0, LK_ROPE_NEOX = 2 }; /* ggml's mode values */
  * token at position pos: θ_i = pos · freq_scale · base^(−2i/n_rot). NORM pairs (2i, 2i+1), NEOX (i, i+n_rot/2). */
 void lk_rope(float *x, int64_t n_heads, int64_t head_stride, int64_t n_rot, int mode, float pos, float base,
              float freq_scale);
+/* Rotates the first n_rot dims of each head in place by precomputed angles, cs = [cos θ_0, sin θ_0, cos θ_1,
+ * ...] (n_rot/2 pairs): llama.cpp's rotation arithmetic bit for bit (see ops.c). */
+void lk_rope_rotate(float *x, int64_t n_heads, int64_t head_stride, int64_t n_rot, int mode, const float *cs);
 void lk_softmax(float *x, int64_t n); /* in place, numerically stable */
+/* The exponentials of llama.cpp's CPU softmax, bit for bit: y[i] = exp(x[i] - max) with ggml's vectorised
+ * expf, returns their sum accumulated like ggml (float sums of 16-element chunks, from x[0], added in
+ * double). Attention probabilities are then rounded to F16, so an ulp here flips roundings there. */
+double lk_softmax_exp(const float *x, float *y, int64_t n, float max);
 void lk_silu(const float *x, float *y, int64_t n);
 void lk_gelu_tanh(const float *x, float *y, int64_t n);
 void lk_mul(const float *a, const float *b, float *y, int64_t n);
