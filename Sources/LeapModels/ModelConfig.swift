@@ -6,6 +6,7 @@ package enum Architecture: String, Sendable, CaseIterable {
     case lfm2
     case llama
     case gemma3
+    case lfm2moe
 }
 
 /// What a layer mixes tokens with.
