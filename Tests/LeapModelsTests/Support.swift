@@ -101,3 +101,17 @@ let tinyModels = ["lfm2-tiny-f32", "lfm2-tiny-f16-attn", "lfm2-tiny-q8_0", "lfm2
 func loadTiny(_ name: String, threads: Int = 2) throws -> LanguageModel {
     try LanguageModel.load(path: modelFixturesDir + "/" + name + ".gguf", threads: threads)
 }
+
+/// `bytes` with the first occurrence of `name` overwritten by `replacement` (same length): renames a
+/// tensor or key inside a GGUF image so that loading sees it as missing.
+func renaming(_ name: String, to replacement: String, in bytes: [UInt8]) -> [UInt8]? {
+    let needle = Array(name.utf8), repl = Array(replacement.utf8)
+    guard needle.count == repl.count, bytes.count >= needle.count else { return nil }
+    outer: for i in 0...(bytes.count - needle.count) where bytes[i] == needle[0] {
+        for j in 0..<needle.count where bytes[i + j] != needle[j] { continue outer }
+        var out = bytes
+        out.replaceSubrange(i..<(i + needle.count), with: repl)
+        return out
+    }
+    return nil
+}

@@ -1,0 +1,76 @@
+import Testing
+import LeapModels
+import LeapGGUF
+
+// Tiny random-weight LFM2-MoE files (scripts/fixtures/make_tiny_lfm2moe.py) against llama.cpp's goldens:
+// conv + attention mixers, leading dense blocks, routed sigmoid-gated experts with a selection bias.
+
+private let tinyMoEModels = ["lfm2moe-tiny-f32", "lfm2moe-tiny-q8_0", "lfm2moe-tiny-q4_0"]
+
+private func moeGolden(_ name: String) throws -> LlamaCppGolden {
+    try #require(LlamaCppGolden(path: goldensDir + "/\(name).llamacpp.txt"))
+}
+
+/// Largest |ours - llama.cpp| over the golden's top-5 logits of every teacher-forced position.
+private func maxTop5LogitDiff(_ model: LanguageModel, _ g: LlamaCppGolden) throws -> Float {
+    let ctx = try model.makeContext(contextSize: 256)
+    try ctx.eval(tokens: g.tokens, wantAllLogits: true)
+    var worst: Float = 0
+    for (p, gp) in g.positions.enumerated() {
+        let row = try ctx.logits(at: p)
+        for (id, logit) in gp.top { worst = max(worst, abs(row[Int(id)] - logit)) }
+    }
+    return worst
+}
+
+@Test(arguments: tinyMoEModels)
+func tinyLFM2MoEMatchesLlamaCpp(name: String) throws {
+    let g = try moeGolden(name)
+    let model = try loadTiny(name)
+    #expect(model.config.architecture == .lfm2moe)
+    #expect(model.config.nVocab == g.nVocab)
+    let s = try compareTeacherForced(model, g)
+    let diff = try maxTop5LogitDiff(model, g)
+    let greedy = try greedyPrefixMatches(model, g, count: 32)
+    print("\(name): argmax agreement \(s.agreement), ppl \(s.perplexity) vs llama.cpp \(g.perplexity), max top-5 logit diff \(diff), greedy prefix \(greedy)")
+    #expect(s.agreement >= 0.98)
+    #expect(abs(s.perplexity / g.perplexity - 1) < 0.01)
+    #expect(greedy.allSatisfy { $0 >= 32 })
+    #expect(diff < (name.contains("f32") ? 1e-3 : 0.05))
+}
+
+/// Batched prefill groups tokens by expert; one-token decode routes each alone: same logits.
+@Test(arguments: tinyMoEModels)
+func moeBatchPrefillEqualsTokenByToken(name: String) throws {
+    let tokens = Array(try moeGolden(name).tokens.prefix(48))
+    let model = try loadTiny(name)
+    let batch = try model.makeContext(contextSize: 64)
+    try batch.eval(tokens: tokens, wantAllLogits: true)
+    let single = try model.makeContext(contextSize: 64)
+    var maxDiff: Float = 0
+    for (i, t) in tokens.enumerated() {
+        try single.eval(tokens: [t])
+        let a = try batch.logits(at: i), b = try single.logits()
+        for v in 0..<a.count { maxDiff = max(maxDiff, abs(a[v] - b[v])) }
+    }
+    #expect(maxDiff < 1e-3, "max |batch - incremental| = \(maxDiff)")
+}
+
+@Test(arguments: [
+    ("blk.3.ffn_up_exps.weight", "blk.3.ffn_up_expx.weight"),
+    ("blk.2.ffn_gate_inp.weight", "blk.2.ffn_gate_inx.weight"),
+    ("blk.5.exp_probs_b.bias", "blk.5.exp_probs_x.bias"),
+    ("blk.0.ffn_down.weight", "blk.0.ffn_dowx.weight"),
+    ("lfm2moe.expert_gating_func", "lfm2moe.expert_gating_xxxx"),
+    ("lfm2moe.expert_feed_forward_length", "lfm2moe.expert_feed_forward_xxxxxx"),
+])
+func moeMissingTensorOrKeyIsNamed(missing: String, renamedTo: String) throws {
+    let original = try #require(readBytes(modelFixturesDir + "/lfm2moe-tiny-f32.gguf"))
+    let bytes = try #require(renaming(missing, to: renamedTo, in: original))
+    do {
+        _ = try LanguageModel.load(file: try GGUFFile(bytes: bytes))
+        Issue.record("load succeeded without \(missing)")
+    } catch {
+        #expect("\(error)".contains(missing), "\(error)")
+    }
+}
