@@ -1,9 +1,9 @@
 /*
  * leap.h -- the C interface of libleap, an on-device LLM SDK for Linux.
  *
- * libleap loads GGUF models (Liquid LFM2 / LFM2.5, llama-architecture such as SmolLM2, Gemma 3) and runs
- * them in-process on the CPU. This header is the whole contract: a function that is not declared here is
- * not part of the API. C99; every name starts with leap_ / LEAP_.
+ * libleap loads GGUF models (Liquid LFM2 / LFM2.5, llama-architecture such as SmolLM2 and Llama 3.x,
+ * Qwen2 / Qwen2.5, Qwen3, Gemma 3) and runs them in-process on the CPU. This header is the whole contract:
+ * a function that is not declared here is not part of the API. C99; every name starts with leap_ / LEAP_.
  *
  * Errors
  *   Every fallible function returns a leap_status. LEAP_OK (0) is success. On failure,

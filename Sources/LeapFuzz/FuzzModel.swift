@@ -3,7 +3,8 @@ import LeapGGUF
 import LeapModels
 
 /// Model loader: any GGUF bytes. A file that loads must evaluate a token and rewind without crashing
-/// (garbage weights may give NaN logits, never a trap). Seed: the smallest tiny LFM2 fixture.
+/// (garbage weights may give NaN logits, never a trap). Seeds: the smallest tiny fixture of each loader path
+/// (LFM2; Qwen2 biases; Llama 3 rope_freqs; Qwen3 Q/K norms with YaRN keys).
 let fuzzModel: FuzzTarget = (seeds: modelSeeds(), run: fuzzModelInput)
 
 func fuzzModelInput(_ data: [UInt8]) {
@@ -19,15 +20,6 @@ func fuzzModelInput(_ data: [UInt8]) {
 private func modelSeeds() -> [[UInt8]] {
     var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
     parts.removeLast(3)
-    let path = parts.joined(separator: "/") + "/Tests/Fixtures/models/lfm2-tiny-f32.gguf"
-    guard let f = fopen(path, "rb") else { return [] }
-    defer { fclose(f) }
-    var out: [UInt8] = []
-    var buf = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = fread(&buf, 1, buf.count, f)
-        if n <= 0 { break }
-        out.append(contentsOf: buf[0..<n])
-    }
-    return out.isEmpty ? [] : [out]
+    let dir = parts.joined(separator: "/") + "/Tests/Fixtures/models/"
+    return ["lfm2-tiny-f32", "qwen2-tiny-f16", "llama3-tiny-f32", "qwen3-tiny-yarn-f16"].compactMap { readFileBytes(dir + $0 + ".gguf") }
 }

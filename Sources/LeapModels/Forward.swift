@@ -151,6 +151,9 @@ extension InferenceContext {
         jobs[1] = MatmulJob(w: a.k, x: xk.0, xRowBytes: xk.1, y: kBuf, yStride: kvDim)
         jobs[2] = MatmulJob(w: a.v, x: xv.0, xRowBytes: xv.1, y: vBuf, yStride: kvDim)
         runMatmuls(3, T: T)
+        addRowBias(a.qBias, qBuf, rows: T, qDim)
+        addRowBias(a.kBias, kBuf, rows: T, kvDim)
+        addRowBias(a.vBias, vBuf, rows: T, kvDim)
 
         let sliding = cfg.isSlidingLayer[il]
         let base = sliding ? cfg.ropeBaseSWA : cfg.ropeBase
@@ -236,17 +239,37 @@ extension InferenceContext {
         runMatmuls(1, T: T)
     }
 
+    /// y[t] += bias for T rows of n floats (Q/K/V biases, added in F32 after the matmul like ggml_add).
+    func addRowBias(_ bias: [Float]?, _ y: UnsafeMutablePointer<Float>, rows T: Int, _ n: Int) {
+        guard let bias else { return }
+        bias.withUnsafeBufferPointer { b in
+            for t in 0..<T { lk_add(y + t * n, b.baseAddress, y + t * n, Int64(n)) }
+        }
+    }
+
     /// RoPE with ggml's angle recurrence (θ_0 = pos, θ_{i+1} = θ_i · base^(-2/n_rot) in float, cosf/sinf),
-    /// so that positions deep in the context rotate exactly as in llama.cpp.
+    /// so that positions deep in the context rotate exactly as in llama.cpp. Llama 3 frequency factors
+    /// divide θ_i before the frequency scale, in ggml's order: freqScale · (θ_i / factor_i); YaRN blends
+    /// that with θ_i / factor_i by its ramp and scales cos/sin (RopeScaling.swift).
     func ropeGGML(_ x: UnsafeMutablePointer<Float>, heads: Int, pos: Float, base: Float, freqScale: Float) {
         let hd = cfg.headDim, nRot = cfg.nRot, half = nRot / 2
         let thetaScale = powf(base, -2.0 / Float(nRot))
+        let factors = model.weights.ropeFreqFactors  // [half] when present (checked at load)
+        let yarn = cfg.ropeYaRN
         withUnsafeTemporaryAllocation(of: Float.self, capacity: 2 * half) { cs in
             var theta = pos
             for i in 0..<half {
-                let a = freqScale * theta
-                cs[2 * i] = cosf(a)
-                cs[2 * i + 1] = sinf(a)
+                var extrap = theta
+                if let factors { extrap = theta / factors[i] }
+                var a = freqScale * extrap
+                var m: Float = 1
+                if let yarn {
+                    let mix = yarn.ramp(i) * yarn.extFactor
+                    a = a * (1 - mix) + extrap * mix
+                    m = yarn.mscale
+                }
+                cs[2 * i] = cosf(a) * m
+                cs[2 * i + 1] = sinf(a) * m
                 theta *= thetaScale
             }
             for h in 0..<heads {

@@ -134,17 +134,34 @@ func denseFFN(_ b: TensorBinder, prefix p: String, nEmbd: Int, nFF: Int) throws 
         down: try b.matrix(p + "ffn_down.weight", rows: nEmbd, cols: nFF))
 }
 
-/// Attention weights of a plain GQA layer (llama, Gemma 3).
-func standardAttention(_ b: TensorBinder, prefix p: String, cfg: ModelConfig, layer i: Int, kvSlot: Int, qkNorm: Bool) throws -> MixerWeights {
+/// Q/K/V biases of an attention layer: Qwen2 always has them; llama.cpp also applies them when a llama
+/// or Gemma file happens to carry them.
+enum BiasPolicy {
+    case required
+    case ifPresent
+}
+
+/// Attention weights of a plain GQA layer (llama, Qwen2/3, Gemma 3).
+func standardAttention(_ b: TensorBinder, prefix p: String, cfg: ModelConfig, layer i: Int, kvSlot: Int, qkNorm: Bool,
+                       qkvBias: BiasPolicy = .ifPresent) throws -> MixerWeights {
     let hd = cfg.headDim
-    let kvDim = cfg.nHeadKV[i] * hd
+    let qDim = cfg.nHead * hd, kvDim = cfg.nHeadKV[i] * hd
+    func bias(_ name: String, _ n: Int) throws -> [Float]? {
+        qkvBias == .required ? try b.vector(p + name, n) : try b.optionalVector(p + name, n)
+    }
+    if b.has(p + "attn_output.bias") {
+        throw LeapError.unsupported("tensor '\(p)attn_output.bias' (attention output bias) is not supported in \(b.file.path)")
+    }
     return .attention(AttentionWeights(
-        q: try b.matrix(p + "attn_q.weight", rows: cfg.nHead * hd, cols: cfg.nEmbd),
+        q: try b.matrix(p + "attn_q.weight", rows: qDim, cols: cfg.nEmbd),
         k: try b.matrix(p + "attn_k.weight", rows: kvDim, cols: cfg.nEmbd),
         v: try b.matrix(p + "attn_v.weight", rows: kvDim, cols: cfg.nEmbd),
-        output: try b.matrix(p + "attn_output.weight", rows: cfg.nEmbd, cols: cfg.nHead * hd),
+        output: try b.matrix(p + "attn_output.weight", rows: cfg.nEmbd, cols: qDim),
         qNorm: qkNorm ? try b.vector(p + "attn_q_norm.weight", hd) : nil,
         kNorm: qkNorm ? try b.vector(p + "attn_k_norm.weight", hd) : nil,
+        qBias: try bias("attn_q.bias", qDim),
+        kBias: try bias("attn_k.bias", kvDim),
+        vBias: try bias("attn_v.bias", kvDim),
         nHeadKV: cfg.nHeadKV[i], kvSlot: kvSlot))
 }
 

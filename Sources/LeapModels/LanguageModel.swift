@@ -44,6 +44,8 @@ package final class LanguageModel: @unchecked Sendable {
         case .lfm2: loaded = try LFM2.load(file)
         case .llama: loaded = try Llama.load(file)
         case .gemma3: loaded = try Gemma3.load(file)
+        case .qwen2: loaded = try Qwen2.load(file)
+        case .qwen3: loaded = try Qwen3.load(file)
         case .lfm2moe: loaded = try LFM2MoE.load(file)
         case nil:
             let known = Architecture.allCases.map(\.rawValue).joined(separator: ", ")

@@ -6,6 +6,8 @@ package enum Architecture: String, Sendable, CaseIterable {
     case lfm2
     case llama
     case gemma3
+    case qwen2
+    case qwen3
     case lfm2moe
 }
 
@@ -47,6 +49,7 @@ package struct ModelConfig: Sendable {
     package var convLCache: Int          // LFM2 short-conv kernel length (3)
     package var finalLogitSoftcap: Float?
     package var chatTemplate: String?
+    package var ropeYaRN: RopeYaRN? = nil  // YaRN context extension (rope.scaling.type "yarn"), see RopeScaling.swift
 
     package var nAttentionLayers: Int { layerKinds.filter { $0 == .attention }.count }
     package var maxHeadKV: Int { nHeadKV.max() ?? 0 }

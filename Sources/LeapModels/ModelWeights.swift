@@ -18,6 +18,9 @@ package struct AttentionWeights: @unchecked Sendable {
     var output: WeightMatrix  // [E, nHead*hd]
     var qNorm: [Float]?       // [hd] per-head RMSNorm (LFM2, Gemma 3)
     var kNorm: [Float]?
+    var qBias: [Float]? = nil // [nHead*hd] (Qwen2; optional in llama files as in llama.cpp)
+    var kBias: [Float]? = nil // [nHeadKV*hd]
+    var vBias: [Float]? = nil // [nHeadKV*hd]
     var nHeadKV: Int
     var kvSlot: Int           // index of this layer in the KV cache
 }
@@ -55,6 +58,7 @@ package struct ModelWeights: @unchecked Sendable {
     var outputNorm: [Float]            // [E]
     var output: WeightMatrix           // [V, E] (the embedding when tied)
     var layers: [LayerWeights]
+    var ropeFreqFactors: [Float]? = nil  // [nRot/2] Llama 3 `rope_freqs.weight`: rotary frequency i is divided by [i]
 }
 
 /// Binds tensors by name with shape checks; every error names the tensor and the file.

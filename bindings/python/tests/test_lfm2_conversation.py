@@ -1,12 +1,14 @@
-"""The LFM2 path of the conversation API on the tiny random-weight LFM2 files (real LFM2 metadata, tensor
-names, tokenizer and chat template; see scripts/fixtures/make_tiny_lfm2.py): generation, determinism,
+"""The conversation API on the tiny random-weight LFM2 files (real LFM2 metadata, tensor names, tokenizer and
+chat template; see scripts/fixtures/make_tiny_lfm2.py), and on quantized tiny Llama 3 / Qwen2 / Qwen3 files
+with their families' real chat templates (scripts/fixtures/make_tiny_gqa.py): generation, determinism,
 and KV / conv-state reuse across turns giving the same tokens as a fresh conversation."""
 import pytest
 
 import leap
 from conftest import FIXTURES
 
-TINY = sorted((FIXTURES / "models").glob("lfm2-tiny-*.gguf"))
+TINY = sorted((FIXTURES / "models").glob("lfm2-tiny-*.gguf")) + [
+    FIXTURES / "models" / (name + ".gguf") for name in ("llama3-tiny-q8_0", "qwen2-tiny-q8_0", "qwen3-tiny-q4_k")]
 GREEDY = leap.GenerationOptions(temperature=0.0, max_tokens=12, repetition_penalty=1.0)
 
 
@@ -17,9 +19,9 @@ def run(conv, prompt):
 
 
 @pytest.mark.parametrize("path", TINY, ids=[p.stem for p in TINY])
-def test_tiny_lfm2_conversation(path):
-    with leap.load_model(path, context_size=256) as model:
-        assert model.architecture == "lfm2"
+def test_tiny_model_conversation(path):
+    with leap.load_model(path, context_size=512) as model:
+        assert model.architecture == path.stem.split("-")[0].replace("llama3", "llama")
         assert not model.uses_fallback_template
         a = model.create_conversation("You are a test.")
         t1, d1 = run(a, "hello world")
