@@ -43,10 +43,11 @@ func tinyLFM2MoEMatchesLlamaCpp(name: String) throws {
         // Quantized: the 8-bit activation rounding differences of the dense fixtures (max top-1 logit diff
         // 0.14-0.5) also move the router inputs, and a token whose k-th and (k+1)-th expert scores are within
         // ~5e-3 then switches experts (measured: every logit jump > 0.5 sits at such a near-tie, the largest
-        // at a gap of 7e-5). Measured on main's kernels: agreement 97% (Q8_0) / 98.5% (Q4_0), perplexity
-        // within 0.5% / 1.02%, greedy [32, 32, 32, 32] / [32, 32, 32, 4]; with ggml's x86 activation
-        // rounding (s2-accuracy) 98% / 99%, within 0.6% / 0.9%, all 32.
-        #expect(s.agreement >= 0.97)
+        // at a gap of 7e-5). Measured on main's kernels (AVX-512 / AVX2 / scalar): agreement 97 / 96.5 / 96.5%
+        // (Q8_0) and 98.5 / 97.5 / 98.5% (Q4_0), perplexity within 1.02%, greedy [32, 32, 32, 32] and
+        // [32, 32, 32, 4]; with ggml's x86 activation rounding (s2-accuracy, AVX-512) 98% / 99%, within
+        // 0.6% / 0.9%, all 32.
+        #expect(s.agreement >= 0.96)
         #expect(abs(s.perplexity / g.perplexity - 1) < 0.015)
         #expect(greedy.allSatisfy { $0 >= 4 } && greedy.filter { $0 >= 32 }.count >= 3)
         #expect(diff < 2.5)
