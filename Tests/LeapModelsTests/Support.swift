@@ -1,4 +1,5 @@
 import Glibc
+import Testing
 import LeapGGUF
 import LeapModels
 
@@ -114,4 +115,18 @@ func renaming(_ name: String, to replacement: String, in bytes: [UInt8]) -> [UIn
         return out
     }
     return nil
+}
+
+/// A float64 numpy golden of make_tiny_lfm2.py / make_tiny_lfm2moe.py: token ids and full logits [T, V].
+func numpyGolden(_ name: String) throws -> (tokens: [Int32], logits: [Float], nVocab: Int) {
+    let meta = try #require(readText(goldensDir + "/\(name).numpy.txt"))
+    var tokens: [Int32] = []
+    var nVocab = 0
+    for line in meta.split(separator: "\n") {
+        let f = line.split(separator: " ")
+        if f.first == "tokens" { tokens = f.dropFirst().compactMap { Int32($0) } }
+        if f.first == "n_vocab" { nVocab = Int(f[1]) ?? 0 }
+    }
+    let logits = try #require(readFloats(goldensDir + "/\(name).numpy.f32"))
+    return (tokens, logits, nVocab)
 }

@@ -54,6 +54,34 @@ func tinyLFM2MoEMatchesLlamaCpp(name: String) throws {
     }
 }
 
+/// Against the float64 reference of make_tiny_lfm2moe.py (full logits of 48 tokens, one batch). The scaled
+/// file carries `expert_weights_scale`, which llama.cpp ignores for lfm2moe: this is its only oracle.
+@Test(arguments: tinyMoEModels + ["lfm2moe-tiny-f32-scaled"])
+func tinyLFM2MoEMatchesNumpyReference(name: String) throws {
+    let (tokens, ref, V) = try numpyGolden(name)
+    let model = try loadTiny(name)
+    let ctx = try model.makeContext(contextSize: 64)
+    try ctx.eval(tokens: tokens, wantAllLogits: true)
+    var agree = 0
+    var err = 0.0, norm = 0.0
+    for t in 0..<tokens.count {
+        let row = try ctx.logits(at: t)
+        let refRow = Array(ref[(t * V)..<((t + 1) * V)])
+        for i in 0..<V {
+            let d = Double(row[i] - refRow[i])
+            err += d * d
+            norm += Double(refRow[i] * refRow[i])
+        }
+        if argmax(row) == refRow.withUnsafeBufferPointer({ argmax($0) }) { agree += 1 }
+    }
+    let relRMS = (err / norm).squareRoot()
+    let agreement = Double(agree) / Double(tokens.count)
+    print("\(name) vs float64: rel-RMS \(relRMS), argmax agreement \(agreement)")
+    let isFloat = name.contains("f32")
+    #expect(relRMS < (isFloat ? 5e-3 : 0.1))
+    #expect(agreement >= (isFloat ? 1.0 : 0.85))
+}
+
 /// Batched prefill groups tokens by expert; one-token decode routes each alone: same logits.
 @Test(arguments: tinyMoEModels)
 func moeBatchPrefillEqualsTokenByToken(name: String) throws {
