@@ -1,6 +1,5 @@
 import Testing
 import LeapModels
-import LeapGGUF
 
 // Tiny random-weight LFM2-MoE files (scripts/fixtures/make_tiny_lfm2moe.py) against llama.cpp's goldens:
 // conv + attention mixers, leading dense blocks, routed sigmoid-gated experts with a selection bias.
@@ -86,16 +85,7 @@ func tinyLFM2MoEMatchesNumpyReference(name: String) throws {
 @Test(arguments: tinyMoEModels)
 func moeBatchPrefillEqualsTokenByToken(name: String) throws {
     let tokens = Array(try moeGolden(name).tokens.prefix(48))
-    let model = try loadTiny(name)
-    let batch = try model.makeContext(contextSize: 64)
-    try batch.eval(tokens: tokens, wantAllLogits: true)
-    let single = try model.makeContext(contextSize: 64)
-    var maxDiff: Float = 0
-    for (i, t) in tokens.enumerated() {
-        try single.eval(tokens: [t])
-        let a = try batch.logits(at: i), b = try single.logits()
-        for v in 0..<a.count { maxDiff = max(maxDiff, abs(a[v] - b[v])) }
-    }
+    let maxDiff = try maxBatchVsIncrementalDiff(try loadTiny(name), tokens)
     #expect(maxDiff < 1e-3, "max |batch - incremental| = \(maxDiff)")
 }
 
@@ -108,12 +98,6 @@ func moeBatchPrefillEqualsTokenByToken(name: String) throws {
     ("lfm2moe.expert_feed_forward_length", "lfm2moe.expert_feed_forward_xxxxxx"),
 ])
 func moeMissingTensorOrKeyIsNamed(missing: String, renamedTo: String) throws {
-    let original = try #require(readBytes(modelFixturesDir + "/lfm2moe-tiny-f32.gguf"))
-    let bytes = try #require(renaming(missing, to: renamedTo, in: original))
-    do {
-        _ = try LanguageModel.load(file: try GGUFFile(bytes: bytes))
-        Issue.record("load succeeded without \(missing)")
-    } catch {
-        #expect("\(error)".contains(missing), "\(error)")
-    }
+    let error = try loadError("lfm2moe-tiny-f32", renaming: missing, to: renamedTo)
+    #expect(error?.contains(missing) == true, "\(error ?? "loaded without \(missing)")")
 }
