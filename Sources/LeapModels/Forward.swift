@@ -2,7 +2,7 @@
 //
 //   h = embed(tokens) [× sqrt(E) for Gemma]
 //   per layer: h += [postNorm](Mixer(RMS(h)))          Mixer = attention or LFM2 short conv
-//              h += [postNorm](down(act(gate·f) ⊙ up·f)),  f = RMS(h)
+//              h += [postNorm](down(act(gate·f) ⊙ up·f)),  f = RMS(h)   (LFM2-MoE: routed experts, MoE.swift)
 //   logits = output · RMS(h, output_norm)             (only for the rows asked for)
 //
 // Numerics follow ggml's CPU path so that results track llama.cpp: activations are quantized to the
