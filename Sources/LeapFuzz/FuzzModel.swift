@@ -4,7 +4,7 @@ import LeapModels
 
 /// Model loader: any GGUF bytes. A file that loads must evaluate a token and rewind without crashing
 /// (garbage weights may give NaN logits, never a trap). Seeds: the smallest tiny fixture of each loader path
-/// (LFM2; Qwen2 biases; Llama 3 rope_freqs; Qwen3 Q/K norms with YaRN keys).
+/// (LFM2; LFM2-MoE routed experts; Qwen2 biases; Llama 3 rope_freqs; Qwen3 Q/K norms with YaRN keys).
 let fuzzModel: FuzzTarget = (seeds: modelSeeds(), run: fuzzModelInput)
 
 func fuzzModelInput(_ data: [UInt8]) {
@@ -21,5 +21,5 @@ private func modelSeeds() -> [[UInt8]] {
     var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
     parts.removeLast(3)
     let dir = parts.joined(separator: "/") + "/Tests/Fixtures/models/"
-    return ["lfm2-tiny-f32", "qwen2-tiny-f16", "llama3-tiny-f32", "qwen3-tiny-yarn-f16"].compactMap { readFileBytes(dir + $0 + ".gguf") }
+    return ["lfm2-tiny-f32", "lfm2moe-tiny-q4_0", "qwen2-tiny-f16", "llama3-tiny-f32", "qwen3-tiny-yarn-f16"].compactMap { readFileBytes(dir + $0 + ".gguf") }
 }

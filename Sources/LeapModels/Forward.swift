@@ -2,7 +2,7 @@
 //
 //   h = embed(tokens) [× sqrt(E) for Gemma]
 //   per layer: h += [postNorm](Mixer(RMS(h)))          Mixer = attention or LFM2 short conv
-//              h += [postNorm](down(act(gate·f) ⊙ up·f)),  f = RMS(h)
+//              h += [postNorm](down(act(gate·f) ⊙ up·f)),  f = RMS(h)   (LFM2-MoE: routed experts, MoE.swift)
 //   logits = output · RMS(h, output_norm)             (only for the rows asked for)
 //
 // Numerics follow ggml's CPU path so that results track llama.cpp: activations are quantized to the
@@ -47,7 +47,10 @@ extension InferenceContext {
             lk_add(x, mix, x, Int64(T * E))
 
             rmsNormRows(x, layer.ffnNorm, xn, T, E)
-            feedForward(layer, T: T)
+            switch layer.ffn {
+            case .dense(let f): feedForward(f, T: T, from: xn, into: mix)
+            case .moe(let m): mixtureOfExperts(m, T: T)
+            }
             if let pn = layer.postFFNNorm { rmsNormRows(mix, pn, mix, T, E) }
             lk_add(x, mix, x, Int64(T * E))
         }
@@ -82,11 +85,11 @@ extension InferenceContext {
         if T >= 8 { pool.parallelFor(T, chunksPerThread: 1, body) } else { body(0..<T) }
     }
 
-    /// h → mix: down(act(gate·xn) ⊙ up·xn).
-    func feedForward(_ l: LayerWeights, T: Int) {
+    /// src → dst ([T, E] rows): down(act(gate·src) ⊙ up·src).
+    func feedForward(_ l: DenseFFNWeights, T: Int, from src: UnsafeMutablePointer<Float>, into dst: UnsafeMutablePointer<Float>) {
         let F = l.gate.rows
-        let xg = quantize(xn, rows: T, for: l.gate, buffer: 0)
-        let xu = l.up.activationType == l.gate.activationType ? xg : quantize(xn, rows: T, for: l.up, buffer: 1)
+        let xg = quantize(src, rows: T, for: l.gate, buffer: 0)
+        let xu = l.up.activationType == l.gate.activationType ? xg : quantize(src, rows: T, for: l.up, buffer: 1)
         jobs[0] = MatmulJob(w: l.gate, x: xg.0, xRowBytes: xg.1, y: ffA, yStride: F)
         jobs[1] = MatmulJob(w: l.up, x: xu.0, xRowBytes: xu.1, y: ffB, yStride: F)
         runMatmuls(2, T: T)
@@ -104,7 +107,7 @@ extension InferenceContext {
             }
         }
         let xd = quantize(ffA, rows: T, for: l.down, buffer: 0)
-        jobs[0] = MatmulJob(w: l.down, x: xd.0, xRowBytes: xd.1, y: mix, yStride: cfg.nEmbd)
+        jobs[0] = MatmulJob(w: l.down, x: xd.0, xRowBytes: xd.1, y: dst, yStride: cfg.nEmbd)
         runMatmuls(1, T: T)
     }
 

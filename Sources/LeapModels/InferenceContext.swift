@@ -47,6 +47,7 @@ package final class InferenceContext {
     let attnScores: UnsafeMutablePointer<Float>   // [threads][attnChunk, contextSize]
     let attnHalf: UnsafeMutablePointer<UInt16>    // [threads][contextSize]
     let geluTable: [Float]?                   // ggml's F16 GELU table (Gemma)
+    let moeScratch: MoEScratch?               // routed-expert layers (LFM2-MoE)
     var jobs: UnsafeMutablePointer<MatmulJob>
     private let buffers: [RawBuffer]
 
@@ -117,6 +118,7 @@ package final class InferenceContext {
         attnHalf = ah.halves()
         buffers = bufs
         geluTable = cfg.activation == .geluTanh ? Self.makeGeluTable() : nil
+        moeScratch = try MoEScratch(model.weights, maxBatch: B, nEmbd: E)
         jobs = UnsafeMutablePointer<MatmulJob>.allocate(capacity: 4)
         tokens.reserveCapacity(contextSize)
     }

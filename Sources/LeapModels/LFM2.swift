@@ -1,5 +1,5 @@
 // LFM2 / LFM2.5 (`general.architecture = lfm2`): gated short-convolution layers and GQA attention layers
-// with per-head Q/K RMSNorm and NEOX RoPE. The layer type comes only from `head_count_kv[i]` (0 = conv).
+// with per-head Q/K RMSNorm and NEOX RoPE (config and binding shared with `lfm2moe`, LFM2MoE.swift). The layer type comes only from `head_count_kv[i]` (0 = conv).
 // The final norm is stored as `token_embd_norm.weight` (Ollama writes `output_norm.weight`: both accepted);
 // the output projection is tied to the embedding unless `output.weight` exists.
 import LeapCore
@@ -8,32 +8,46 @@ import LeapKernels
 
 enum LFM2 {
     static func load(_ file: GGUFFile) throws -> (ModelConfig, ModelWeights) {
-        let keys = ArchKeys(file: file, prefix: "lfm2.")
+        var cfg = try config(file, .lfm2) { keys, nLayer in
+            guard let nFF = try keys.perLayer("feed_forward_length", nLayer) else {
+                throw LeapError.modelLoading("missing GGUF key 'lfm2.feed_forward_length' in \(file.path)")
+            }
+            return nFF
+        }
+        let weights = try bind(file, &cfg) { b, p, i, cfg in
+            .dense(try denseFFN(b, prefix: p, nEmbd: cfg.nEmbd, nFF: cfg.nFF[i]))
+        }
+        return (cfg, weights)
+    }
+
+    /// The hyper-parameters shared by `lfm2` and `lfm2moe` (keys `<arch>.*`); `ffnWidths(keys, n_layer)`
+    /// gives each layer's FFN width (sizes the scratch buffers). `nVocab` is set by `bind`.
+    static func config(_ file: GGUFFile, _ arch: Architecture,
+                       ffnWidths: (ArchKeys, Int) throws -> [Int]) throws -> ModelConfig {
+        let a = arch.rawValue
+        let keys = ArchKeys(file: file, prefix: a + ".")
         let nLayer = try keys.positive("block_count", keys.required("block_count"), max: 4096)
         let nEmbd = try keys.positive("embedding_length", keys.required("embedding_length"))
         let nHead = try keys.positive("attention.head_count", keys.required("attention.head_count"), max: 4096)
         guard let nHeadKV = try keys.perLayer("attention.head_count_kv", nLayer) else {
-            throw LeapError.modelLoading("missing GGUF key 'lfm2.attention.head_count_kv' in \(file.path)")
+            throw LeapError.modelLoading("missing GGUF key '\(a).attention.head_count_kv' in \(file.path)")
         }
-        guard let nFF = try keys.perLayer("feed_forward_length", nLayer) else {
-            throw LeapError.modelLoading("missing GGUF key 'lfm2.feed_forward_length' in \(file.path)")
-        }
+        let nFF = try ffnWidths(keys, nLayer)
         let headDim = try keys.optional("attention.key_length") ?? (nEmbd / nHead)
         guard headDim > 0, headDim * nHead == nEmbd else {
-            throw LeapError.modelLoading("lfm2: head_count \(nHead) × head dim \(headDim) != embedding_length \(nEmbd)")
+            throw LeapError.modelLoading("\(a): head_count \(nHead) × head dim \(headDim) != embedding_length \(nEmbd)")
         }
         for (i, kv) in nHeadKV.enumerated() where kv < 0 || kv > nHead || (kv > 0 && nHead % kv != 0) {
-            throw LeapError.modelLoading("lfm2.attention.head_count_kv[\(i)] = \(kv) must be 0 or divide head_count \(nHead)")
+            throw LeapError.modelLoading("\(a).attention.head_count_kv[\(i)] = \(kv) must be 0 or divide head_count \(nHead)")
         }
         let lCache = try keys.required("shortconv.l_cache")
         guard lCache >= 1, lCache <= 16 else {
-            throw LeapError.modelLoading("lfm2.shortconv.l_cache = \(lCache) is out of range 1...16")
+            throw LeapError.modelLoading("\(a).shortconv.l_cache = \(lCache) is out of range 1...16")
         }
-        let tokens = try file.optionalStringArray("tokenizer.ggml.tokens")
         let kinds: [LayerKind] = nHeadKV.map { $0 == 0 ? .shortConv : .attention }
         let ctxTrain = try keys.optional("context_length") ?? 128_000
         var cfg = ModelConfig(
-            architecture: .lfm2, name: try file.optionalString("general.name") ?? "lfm2",
+            architecture: arch, name: try file.optionalString("general.name") ?? a,
             nLayer: nLayer, nEmbd: nEmbd, nVocab: 0, nCtxTrain: ctxTrain, nFF: nFF, nHead: nHead,
             nHeadKV: nHeadKV, headDim: headDim, layerKinds: kinds,
             rmsEps: try keys.requiredFloat("attention.layer_norm_rms_epsilon"),
@@ -43,14 +57,20 @@ enum LFM2 {
             queryPreScaled: false, activation: .silu, convLCache: lCache, finalLogitSoftcap: nil,
             chatTemplate: try file.optionalString("tokenizer.chat_template"))
         cfg.isSlidingLayer = [Bool](repeating: cfg.slidingWindow > 0, count: nLayer)
+        return cfg
+    }
 
+    /// Binds the embedding, final norm, output and every layer's norms and mixer; `ffn` binds layer i's FFN.
+    static func bind(_ file: GGUFFile, _ cfg: inout ModelConfig,
+                     ffn: (TensorBinder, _ prefix: String, _ layer: Int, ModelConfig) throws -> FFNWeights) throws -> ModelWeights {
+        let nEmbd = cfg.nEmbd, nHead = cfg.nHead, headDim = cfg.headDim, lCache = cfg.convLCache
         let b = TensorBinder(file: file)
         let embdInfo = try b.info("token_embd.weight")
         guard embdInfo.ne.count >= 2, embdInfo.ne[0] == nEmbd else {
             throw LeapError.modelLoading("tensor 'token_embd.weight' has shape \(embdInfo.ne), expected [\(nEmbd), n_vocab]")
         }
         cfg.nVocab = embdInfo.ne[1]
-        if let tokens, tokens.count != cfg.nVocab {
+        if let tokens = try file.optionalStringArray("tokenizer.ggml.tokens"), tokens.count != cfg.nVocab {
             // llama.cpp uses the token list; a mismatch means a broken file.
             throw LeapError.modelLoading("token_embd.weight has \(cfg.nVocab) rows but the vocabulary has \(tokens.count) tokens")
         }
@@ -61,10 +81,10 @@ enum LFM2 {
 
         var layers: [LayerWeights] = []
         var kvSlot = 0, convSlot = 0
-        for i in 0..<nLayer {
+        for i in 0..<cfg.nLayer {
             let p = "blk.\(i)."
             let mixer: MixerWeights
-            if kinds[i] == .shortConv {
+            if cfg.layerKinds[i] == .shortConv {
                 mixer = .shortConv(ShortConvWeights(
                     inProj: try b.matrix(p + "shortconv.in_proj.weight", rows: 3 * nEmbd, cols: nEmbd),
                     outProj: try b.matrix(p + "shortconv.out_proj.weight", rows: nEmbd, cols: nEmbd),
@@ -72,7 +92,7 @@ enum LFM2 {
                     convSlot: convSlot))
                 convSlot += 1
             } else {
-                let kvDim = nHeadKV[i] * headDim
+                let kvDim = cfg.nHeadKV[i] * headDim
                 mixer = .attention(AttentionWeights(
                     q: try b.matrix(p + "attn_q.weight", rows: nHead * headDim, cols: nEmbd),
                     k: try b.matrix(p + "attn_k.weight", rows: kvDim, cols: nEmbd),
@@ -80,27 +100,38 @@ enum LFM2 {
                     output: try b.matrix(p + "attn_output.weight", rows: nEmbd, cols: nHead * headDim),
                     qNorm: try b.vector(p + "attn_q_norm.weight", headDim),
                     kNorm: try b.vector(p + "attn_k_norm.weight", headDim),
-                    nHeadKV: nHeadKV[i], kvSlot: kvSlot))
+                    nHeadKV: cfg.nHeadKV[i], kvSlot: kvSlot))
                 kvSlot += 1
             }
-            layers.append(try standardLayer(b, prefix: p, nEmbd: nEmbd, nFF: nFF[i], mixer: mixer, postNorms: false))
+            layers.append(try layerWeights(b, prefix: p, nEmbd: nEmbd, mixer: mixer, ffn: try ffn(b, p, i, cfg), postNorms: false))
         }
-        return (cfg, ModelWeights(tokenEmbedding: embd, outputNorm: outNorm, output: output, layers: layers))
+        return ModelWeights(tokenEmbedding: embd, outputNorm: outNorm, output: output, layers: layers)
     }
 }
 
 /// Pre-norms and the gated FFN shared by every supported architecture.
 func standardLayer(_ b: TensorBinder, prefix p: String, nEmbd: Int, nFF: Int, mixer: MixerWeights, postNorms: Bool) throws -> LayerWeights {
-    guard nFF > 0 else { throw LeapError.modelLoading("\(p)feed_forward_length must be positive") }
-    return LayerWeights(
+    try layerWeights(b, prefix: p, nEmbd: nEmbd, mixer: mixer, ffn: .dense(try denseFFN(b, prefix: p, nEmbd: nEmbd, nFF: nFF)), postNorms: postNorms)
+}
+
+/// A layer's norms around the given mixer and FFN.
+func layerWeights(_ b: TensorBinder, prefix p: String, nEmbd: Int, mixer: MixerWeights, ffn: FFNWeights, postNorms: Bool) throws -> LayerWeights {
+    LayerWeights(
         attnNorm: try b.vector(p + "attn_norm.weight", nEmbd),
         mixer: mixer,
         postAttnNorm: postNorms ? try b.vector(p + "post_attention_norm.weight", nEmbd) : nil,
         ffnNorm: try b.vector(p + "ffn_norm.weight", nEmbd),
+        ffn: ffn,
+        postFFNNorm: postNorms ? try b.vector(p + "post_ffw_norm.weight", nEmbd) : nil)
+}
+
+/// The gated FFN `ffn_gate` / `ffn_up` / `ffn_down` of a layer.
+func denseFFN(_ b: TensorBinder, prefix p: String, nEmbd: Int, nFF: Int) throws -> DenseFFNWeights {
+    guard nFF > 0 else { throw LeapError.modelLoading("\(p)feed_forward_length must be positive") }
+    return DenseFFNWeights(
         gate: try b.matrix(p + "ffn_gate.weight", rows: nFF, cols: nEmbd),
         up: try b.matrix(p + "ffn_up.weight", rows: nFF, cols: nEmbd),
-        down: try b.matrix(p + "ffn_down.weight", rows: nEmbd, cols: nFF),
-        postFFNNorm: postNorms ? try b.vector(p + "post_ffw_norm.weight", nEmbd) : nil)
+        down: try b.matrix(p + "ffn_down.weight", rows: nEmbd, cols: nFF))
 }
 
 /// Q/K/V biases of an attention layer: Qwen2 always has them; llama.cpp also applies them when a llama

@@ -46,6 +46,7 @@ package final class LanguageModel: @unchecked Sendable {
         case .gemma3: loaded = try Gemma3.load(file)
         case .qwen2: loaded = try Qwen2.load(file)
         case .qwen3: loaded = try Qwen3.load(file)
+        case .lfm2moe: loaded = try LFM2MoE.load(file)
         case nil:
             let known = Architecture.allCases.map(\.rawValue).joined(separator: ", ")
             throw LeapError.unsupported("unsupported model architecture '\(arch)' in \(file.path) (supported: \(known))")
@@ -70,7 +71,10 @@ package final class LanguageModel: @unchecked Sendable {
     package var weightBytesPerToken: Int {
         var n = weights.output.byteCount + weights.tokenEmbedding.rowBytes
         for l in weights.layers {
-            n += l.gate.byteCount + l.up.byteCount + l.down.byteCount
+            switch l.ffn {
+            case .dense(let f): n += f.gate.byteCount + f.up.byteCount + f.down.byteCount
+            case .moe(let m): n += m.bytesPerToken
+            }
             switch l.mixer {
             case .attention(let a): n += a.q.byteCount + a.k.byteCount + a.v.byteCount + a.output.byteCount
             case .shortConv(let c): n += c.inProj.byteCount + c.outProj.byteCount

@@ -8,6 +8,7 @@ package enum Architecture: String, Sendable, CaseIterable {
     case gemma3
     case qwen2
     case qwen3
+    case lfm2moe
 }
 
 /// What a layer mixes tokens with.

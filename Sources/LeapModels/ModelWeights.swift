@@ -37,10 +37,20 @@ package struct LayerWeights: @unchecked Sendable {
     var mixer: MixerWeights
     var postAttnNorm: [Float]?         // Gemma 3
     var ffnNorm: [Float]               // [E]
+    var ffn: FFNWeights
+    var postFFNNorm: [Float]?          // Gemma 3
+}
+
+/// Feed-forward of one layer: one gated MLP, or a routed mixture of experts (LFM2-MoE, see MoE.swift).
+package enum FFNWeights: @unchecked Sendable {
+    case dense(DenseFFNWeights)
+    case moe(MoEWeights)
+}
+
+package struct DenseFFNWeights: @unchecked Sendable {
     var gate: WeightMatrix             // [F, E]
     var up: WeightMatrix               // [F, E]
     var down: WeightMatrix             // [E, F]
-    var postFFNNorm: [Float]?          // Gemma 3
 }
 
 package struct ModelWeights: @unchecked Sendable {

@@ -1,4 +1,5 @@
 import Glibc
+import Testing
 import LeapGGUF
 import LeapModels
 
@@ -114,4 +115,45 @@ func renaming(_ name: String, to replacement: String, in bytes: [UInt8]) -> [UIn
         return out
     }
     return nil
+}
+
+/// A float64 numpy golden of make_tiny_lfm2.py / make_tiny_lfm2moe.py: token ids and full logits [T, V].
+func numpyGolden(_ name: String) throws -> (tokens: [Int32], logits: [Float], nVocab: Int) {
+    let meta = try #require(readText(goldensDir + "/\(name).numpy.txt"))
+    var tokens: [Int32] = []
+    var nVocab = 0
+    for line in meta.split(separator: "\n") {
+        let f = line.split(separator: " ")
+        if f.first == "tokens" { tokens = f.dropFirst().compactMap { Int32($0) } }
+        if f.first == "n_vocab" { nVocab = Int(f[1]) ?? 0 }
+    }
+    let logits = try #require(readFloats(goldensDir + "/\(name).numpy.f32"))
+    return (tokens, logits, nVocab)
+}
+
+/// Largest |logit| difference between evaluating `tokens` as one batch and one token at a time.
+func maxBatchVsIncrementalDiff(_ model: LanguageModel, _ tokens: [Int32]) throws -> Float {
+    let batch = try model.makeContext(contextSize: 64)
+    try batch.eval(tokens: tokens, wantAllLogits: true)
+    let step = try model.makeContext(contextSize: 64)
+    var maxDiff: Float = 0
+    for (p, t) in tokens.enumerated() {
+        try step.eval(tokens: [t])
+        let a = try batch.logits(at: p), b = try step.logits()
+        for i in 0..<a.count { maxDiff = max(maxDiff, abs(a[i] - b[i])) }
+    }
+    return maxDiff
+}
+
+/// The load error of fixture `file` with `name` renamed to `renamed` (a missing tensor or key), or nil when
+/// it still loads.
+func loadError(_ file: String, renaming name: String, to renamed: String) throws -> String? {
+    let original = try #require(readBytes(modelFixturesDir + "/\(file).gguf"))
+    let bytes = try #require(renaming(name, to: renamed, in: original))
+    do {
+        _ = try LanguageModel.load(file: try GGUFFile(bytes: bytes))
+        return nil
+    } catch {
+        return "\(error)"
+    }
 }

@@ -83,16 +83,7 @@ func tinyGQAMatchesLlamaCpp(name: String, arch: Architecture) throws {
 func tinyGQABatchPrefillEqualsDecode(name: String, arch: Architecture) throws {
     let g = try #require(LlamaCppGolden(path: goldensDir + "/\(name).llamacpp.txt"))
     let tokens = Array(g.tokens.prefix(48))
-    let model = try loadTiny(name)
-    let batch = try model.makeContext(contextSize: 64)
-    try batch.eval(tokens: tokens, wantAllLogits: true)
-    let step = try model.makeContext(contextSize: 64)
-    var maxDiff: Float = 0
-    for (p, t) in tokens.enumerated() {
-        try step.eval(tokens: [t])
-        let a = try batch.logits(at: p), b = try step.logits()
-        for i in 0..<a.count { maxDiff = max(maxDiff, abs(a[i] - b[i])) }
-    }
+    let maxDiff = try maxBatchVsIncrementalDiff(try loadTiny(name), tokens)
     #expect(maxDiff < 1e-3, "max |batch - incremental| = \(maxDiff)")
 }
 
@@ -143,14 +134,8 @@ func ropeScalingMattersAgainstLlamaCpp(name: String, key: String, renamed: Strin
     ("llama3-tiny-q8_0", "blk.0.ffn_up.weight", "blk.0.ffn_ux.weight"),
 ])
 func tinyGQAMissingTensorIsNamed(name: String, tensor: String, renamed: String) throws {
-    let original = try #require(readBytes(modelFixturesDir + "/\(name).gguf"))
-    let bytes = try #require(renaming(tensor, to: renamed, in: original))
-    do {
-        _ = try LanguageModel.load(file: try GGUFFile(bytes: bytes))
-        Issue.record("\(name) loaded without \(tensor)")
-    } catch {
-        #expect("\(error)".contains(tensor), "\(error)")
-    }
+    let error = try loadError(name, renaming: tensor, to: renamed)
+    #expect(error?.contains(tensor) == true, "\(error ?? "\(name) loaded without \(tensor)")")
 }
 
 /// The whole text path of these files: our tokenizer (pre-tokenizer llama-bpe with BOS for llama, qwen2

@@ -17,19 +17,6 @@ private func allLogits(_ ctx: InferenceContext, _ tokens: [Int32], batch: Bool) 
     return rows
 }
 
-private func numpyGolden(_ name: String) throws -> (tokens: [Int32], logits: [Float], nVocab: Int) {
-    let meta = try #require(readText(goldensDir + "/\(name).numpy.txt"))
-    var tokens: [Int32] = []
-    var nVocab = 0
-    for line in meta.split(separator: "\n") {
-        let f = line.split(separator: " ")
-        if f.first == "tokens" { tokens = f.dropFirst().compactMap { Int32($0) } }
-        if f.first == "n_vocab" { nVocab = Int(f[1]) ?? 0 }
-    }
-    let logits = try #require(readFloats(goldensDir + "/\(name).numpy.f32"))
-    return (tokens, logits, nVocab)
-}
-
 @Test(arguments: tinyModels)
 func tinyLFM2MatchesNumpyReference(name: String) throws {
     let (tokens, ref, V) = try numpyGolden(name)

@@ -1,5 +1,6 @@
-"""Llama 3 (rope_freqs), Qwen2 (Q/K/V biases) and Qwen3 (Q/K norms, YaRN) through the public API: the tiny
-random-weight files of scripts/fixtures/make_tiny_gqa.py (real metadata, tensor names and chat templates),
+"""Llama 3 (rope_freqs), Qwen2 (Q/K/V biases), Qwen3 (Q/K norms, YaRN) and LFM2-MoE (routed experts) through
+the public API: the tiny random-weight files of scripts/fixtures/make_tiny_gqa.py and make_tiny_lfm2moe.py
+(real metadata, tensor names and chat templates),
 tokenized and evaluated from Python against the llama.cpp goldens of scripts/fixtures/make_model_goldens.py
 (float weights: differences are only F16 KV-cache rounding and summation order). Conversations with them:
 test_lfm2_conversation.py."""
@@ -28,6 +29,7 @@ def golden(name):
 
 @pytest.mark.parametrize("name,arch", [
     ("llama3-tiny-f32", "llama"), ("qwen2-tiny-f16", "qwen2"), ("qwen3-tiny-yarn-f16", "qwen3"),
+    ("lfm2moe-tiny-f32", "lfm2moe"),  # scripts/fixtures/make_tiny_lfm2moe.py: routed experts
 ])
 def test_tiny_gqa_matches_llama_cpp(name, arch):
     tokens, top = golden(name)

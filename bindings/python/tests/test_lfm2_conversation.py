@@ -1,5 +1,5 @@
 """The conversation API on the tiny random-weight LFM2 files (real LFM2 metadata, tensor names, tokenizer and
-chat template; see scripts/fixtures/make_tiny_lfm2.py), and on quantized tiny Llama 3 / Qwen2 / Qwen3 files
+chat template; see scripts/fixtures/make_tiny_lfm2.py; LFM2-MoE: make_tiny_lfm2moe.py), and on quantized tiny Llama 3 / Qwen2 / Qwen3 files
 with their families' real chat templates (scripts/fixtures/make_tiny_gqa.py): generation, determinism,
 and KV / conv-state reuse across turns giving the same tokens as a fresh conversation."""
 import pytest
@@ -7,7 +7,7 @@ import pytest
 import leap
 from conftest import FIXTURES
 
-TINY = sorted((FIXTURES / "models").glob("lfm2-tiny-*.gguf")) + [
+TINY = sorted((FIXTURES / "models").glob("lfm2-tiny-*.gguf")) + sorted((FIXTURES / "models").glob("lfm2moe-tiny-*.gguf")) + [
     FIXTURES / "models" / (name + ".gguf") for name in ("llama3-tiny-q8_0", "qwen2-tiny-q8_0", "qwen3-tiny-q4_k")]
 GREEDY = leap.GenerationOptions(temperature=0.0, max_tokens=12, repetition_penalty=1.0)
 
