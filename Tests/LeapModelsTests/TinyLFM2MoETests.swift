@@ -34,7 +34,7 @@ func tinyLFM2MoEMatchesLlamaCpp(name: String) throws {
     #expect(model.config.nVocab == g.nVocab)
     let s = try compareTeacherForced(model, g)
     let (diff, scale) = try maxTop5LogitDiff(model, g)
-    let greedy = try greedyPrefixMatches(model, g, count: 32)
+    let (greedy, _) = try greedyMatches(model, g, count: 32)
     print("\(name): argmax agreement \(s.agreement), ppl \(s.perplexity) vs llama.cpp \(g.perplexity), max top-5 logit diff \(diff) (largest logit \(scale)), greedy prefix \(greedy)")
     if name.contains("f32") {
         // F32 weights: only summation order differs from llama.cpp, so routing and logits match.
@@ -43,15 +43,14 @@ func tinyLFM2MoEMatchesLlamaCpp(name: String) throws {
         #expect(greedy.allSatisfy { $0 >= 32 })
         #expect(diff < 1e-3)
     } else {
-        // Quantized: the 8-bit activation rounding differences of the dense fixtures (max top-1 logit diff
-        // 0.14-0.5) also move the router inputs, and a token whose k-th and (k+1)-th expert scores are within
+        // Quantized: the remaining differences of the dense fixtures (kernel summation order now and then
+        // flipping an 8-bit activation rounding) also move the router inputs, and a token whose k-th and (k+1)-th expert scores are within
         // ~5e-3 then switches experts (measured: every logit jump > 0.5 sits at such a near-tie, the largest
-        // at a gap of 7e-5). Measured on main's kernels (AVX-512 / AVX2 / scalar): agreement 97 / 96.5 / 96.5%
-        // (Q8_0) and 98.5 / 97.5 / 98.5% (Q4_0), perplexity within 1.02%, greedy [32, 32, 32, 32] and
-        // [32, 32, 32, 4]; with ggml's x86 activation rounding (s2-accuracy, AVX-512) 98% / 99%, within
-        // 0.6% / 0.9%, all 32. Q4_K: 100%, within 0.6%, all 32. Largest top-5 logit jump: 4-7% of the
-        // largest logit.
-        #expect(s.agreement >= 0.96)
+        // at a gap of 7e-5). Measured with ggml's activation rounding (AVX-512 / AVX2 / scalar): agreement
+        // 98 / 100 / 97.5% (Q8_0; AVX2 is llama.cpp bit for bit), 99 / 98 / 98.5% (Q4_0), 100% (Q4_K);
+        // perplexity within 1.0% except Q4_K on the scalar path (1.2%); greedy all 32 except one AVX2 Q4_0
+        // prompt (4). Largest top-5 logit jump: 4-7% of the largest logit.
+        #expect(s.agreement >= 0.975)
         #expect(abs(s.perplexity / g.perplexity - 1) < 0.015)
         #expect(greedy.allSatisfy { $0 >= 4 } && greedy.filter { $0 >= 32 }.count >= 3)
         #expect(diff < 0.1 * scale)
