@@ -7,21 +7,10 @@ import LeapGGUF
 enum Gemma3 {
     static func load(_ file: GGUFFile) throws -> (ModelConfig, ModelWeights) {
         let keys = ArchKeys(file: file, prefix: "gemma3.")
-        let nLayer = try keys.positive("block_count", keys.required("block_count"), max: 4096)
-        let nEmbd = try keys.positive("embedding_length", keys.required("embedding_length"))
-        let nHead = try keys.positive("attention.head_count", keys.required("attention.head_count"), max: 4096)
-        let nHeadKV = try keys.perLayer("attention.head_count_kv", nLayer) ?? [Int](repeating: nHead, count: nLayer)
-        guard let nFF = try keys.perLayer("feed_forward_length", nLayer) else {
-            throw LeapError.modelLoading("missing GGUF key 'gemma3.feed_forward_length' in \(file.path)")
-        }
-        for (i, kv) in nHeadKV.enumerated() where kv <= 0 || kv > nHead || nHead % kv != 0 {
-            throw LeapError.modelLoading("gemma3.attention.head_count_kv[\(i)] = \(kv) must divide head_count \(nHead)")
-        }
-        let headDim = try keys.optional("attention.key_length") ?? (nEmbd / nHead)
-        if let vl = try keys.optional("attention.value_length"), vl != headDim {
-            throw LeapError.unsupported("gemma3: value_length \(vl) != key_length \(headDim)")
-        }
-        guard headDim > 0, headDim % 2 == 0 else { throw LeapError.modelLoading("gemma3: invalid head dim \(headDim)") }
+        let shape = try gqaShape(keys, "gemma3", file)
+        let (nLayer, nEmbd, nHead, nHeadKV, nFF, headDim) =
+            (shape.nLayer, shape.nEmbd, shape.nHead, shape.nHeadKV, shape.nFF, shape.headDim)
+        guard headDim % 2 == 0 else { throw LeapError.modelLoading("gemma3: head dim \(headDim) must be even (NEOX RoPE over the whole head)") }
         let window = try keys.optional("attention.sliding_window") ?? 0
         // Sliding-window pattern: a period P (layer il is local iff il % P < P-1) or a per-layer bool array.
         var sliding = [Bool](repeating: false, count: nLayer)

@@ -19,10 +19,15 @@ enum Llama {
     }
 }
 
-/// Hyper-parameters of a plain GQA decoder (llama, qwen2, qwen3) from its `<arch>.*` keys.
-func plainGQAConfig(_ file: GGUFFile, _ arch: Architecture, ropeNeox: Bool, defaultEps: Float, defaultContext: Int) throws -> ModelConfig {
-    let name = arch.rawValue
-    let keys = ArchKeys(file: file, prefix: name + ".")
+/// The layer count and attention / FFN sizes every GQA decoder reads the same way from `<arch>.*` keys.
+struct GQAShape {
+    var nLayer: Int, nEmbd: Int, nHead: Int
+    var nHeadKV: [Int]  // [nLayer]
+    var nFF: [Int]      // [nLayer]
+    var headDim: Int
+}
+
+func gqaShape(_ keys: ArchKeys, _ name: String, _ file: GGUFFile) throws -> GQAShape {
     let nLayer = try keys.positive("block_count", keys.required("block_count"), max: 4096)
     let nEmbd = try keys.positive("embedding_length", keys.required("embedding_length"))
     let nHead = try keys.positive("attention.head_count", keys.required("attention.head_count"), max: 4096)
@@ -37,8 +42,21 @@ func plainGQAConfig(_ file: GGUFFile, _ arch: Architecture, ropeNeox: Bool, defa
     if let vl = try keys.optional("attention.value_length"), vl != headDim {
         throw LeapError.unsupported("\(name): attention.value_length \(vl) != key_length \(headDim) in \(file.path)")
     }
+    guard headDim > 0, headDim <= 4096 else {
+        throw LeapError.modelLoading("\(name): invalid head dim \(headDim) in \(file.path)")
+    }
+    return GQAShape(nLayer: nLayer, nEmbd: nEmbd, nHead: nHead, nHeadKV: nHeadKV, nFF: nFF, headDim: headDim)
+}
+
+/// Hyper-parameters of a plain GQA decoder (llama, qwen2, qwen3) from its `<arch>.*` keys.
+func plainGQAConfig(_ file: GGUFFile, _ arch: Architecture, ropeNeox: Bool, defaultEps: Float, defaultContext: Int) throws -> ModelConfig {
+    let name = arch.rawValue
+    let keys = ArchKeys(file: file, prefix: name + ".")
+    let shape = try gqaShape(keys, name, file)
+    let (nLayer, nEmbd, nHead, nHeadKV, nFF, headDim) =
+        (shape.nLayer, shape.nEmbd, shape.nHead, shape.nHeadKV, shape.nFF, shape.headDim)
     let nRot = try keys.optional("rope.dimension_count") ?? headDim
-    guard headDim > 0, headDim <= 4096, nRot > 0, nRot <= headDim, nRot % 2 == 0 else {
+    guard nRot > 0, nRot <= headDim, nRot % 2 == 0 else {
         throw LeapError.modelLoading("\(name): rope.dimension_count \(nRot) must be even and <= head dim \(headDim)")
     }
     let kinds = [LayerKind](repeating: .attention, count: nLayer)
