@@ -185,10 +185,13 @@ package final class Generation {
             mask.apply(to: logits)
         }
         var token = sampler.sample(logits: UnsafeBufferPointer(logits))
+        var keysAfter = keys  // the key tracker once `token` is taken
         if matcher != nil {
             // A token closing a key its object already has is masked out and another one drawn (there is
             // always one: a free-form key can go on with another character).
-            while !runner.tokenizer.isEndOfGeneration(token) && !keys.allows(runner.tokenizer.piece(token)) {
+            while !runner.tokenizer.isEndOfGeneration(token) {
+                keysAfter = keys
+                if keysAfter.accept(runner.tokenizer.piece(token)) { break }
                 logits[Int(token)] = -.infinity
                 token = sampler.sample(logits: UnsafeBufferPointer(logits))
                 guard logits[Int(token)] > -.infinity else {
@@ -205,7 +208,7 @@ package final class Generation {
             guard runner.vocabularyIndex.acceptToken(Int(token), matcher: matcher) else {
                 throw LeapError(.internal, "the sampler chose token \(token), which the JSON-schema constraint does not allow")
             }
-            keys.accept(runner.tokenizer.piece(token))
+            keys = keysAfter
             if matcher.isComplete { return try finish(.constraint) }
         }
         if session.tokenCount + 1 > session.contextSize { return try finish(.exceedContext) }
