@@ -96,10 +96,6 @@ INLINE void q6_K_rows(int64_t n, const void *vw, const void *vx, size_t xs, floa
     static void dot4_##T(int64_t n, const void *w, const void *x, size_t xs, float *s) { T##_rows(n, w, x, xs, s, 4); }
 
 ENTRY(q4_0_bw)
-ENTRY(q4_1_bw)
-ENTRY(q5_0_bw)
-ENTRY(q5_1_bw)
-ENTRY(q8_0_bw)
 ENTRY_K(q6_K)
 #pragma clang attribute pop
 
@@ -108,10 +104,6 @@ ENTRY_K(q6_K)
 #include "kernels_avx512_impl.h"
 #undef LK_VNNI
 ENTRY(q4_0_vnni)
-ENTRY(q4_1_vnni)
-ENTRY(q5_0_vnni)
-ENTRY(q5_1_vnni)
-ENTRY(q8_0_vnni)
 #pragma clang attribute pop
 
 void lk_fill_avx512(lk_kernel_table *t, int use_vnni) {
@@ -119,18 +111,10 @@ void lk_fill_avx512(lk_kernel_table *t, int use_vnni) {
 #define SET_K(ID, T) t->dot[ID] = dot_##T, t->dot4[ID] = dot4_##T
     if (use_vnni && (lk_cpu_features() & LK_CPU_AVX512VNNI)) {
         SET(LK_TYPE_Q4_0, q4_0_vnni);
-        SET(LK_TYPE_Q4_1, q4_1_vnni);
-        SET(LK_TYPE_Q5_0, q5_0_vnni);
-        SET(LK_TYPE_Q5_1, q5_1_vnni);
-        SET(LK_TYPE_Q8_0, q8_0_vnni);
         lk_fill_avx512_matvec(t);
         lk_fill_avx512_gemm(t);
     } else {
         SET(LK_TYPE_Q4_0, q4_0_bw);
-        SET(LK_TYPE_Q4_1, q4_1_bw);
-        SET(LK_TYPE_Q5_0, q5_0_bw);
-        SET(LK_TYPE_Q5_1, q5_1_bw);
-        SET(LK_TYPE_Q8_0, q8_0_bw);
     }
     /* Q4_K/Q5_K stay on the AVX2 kernels: a 512-bit Q4_K was ~15% slower on this (double-pumped
      * AVX-512) CPU because of the extra lane shuffles, so it was dropped. */

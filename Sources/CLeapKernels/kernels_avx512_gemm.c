@@ -198,10 +198,49 @@ INLINE void tile32_tokens(int type, const uint8_t *tile, int64_t nb, const uint8
     }
 }
 
+/* Q4_1, Q5_0, Q5_1, Q8_0 in ggml's order (vec_dot, llamafile's tinyBLAS_Q0_AVX, our AVX2 kernels): lane g
+ * (group g, bytes 4g..4g+3 of every block) is one float chain over the blocks in order, acc_g += (dw·dx) ·
+ * sumi_g; the result is hsum_ps of the 8 lanes (reduce8) plus the fused chain Σ m·s (Q4_1/Q5_1). One pass
+ * over the blocks: the 8 lane accumulators of NTS tokens fit in the registers. */
+enum { NTS = 2 };
+
+INLINE void tile32_seq_tokens(int type, const uint8_t *tile, int64_t nb, const uint8_t *x, size_t xrb, const float *dx,
+                              const int32_t *neg, float *y, int64_t ys, int nr, const int NT) {
+    const int q81 = q8_1_activations(type);
+    const size_t xb = q81 ? sizeof(block_q8_1) : sizeof(block_q8_0), qs_off = q81 ? 4 : 2;
+    __m512 acc[NTS][8], summ[NTS];
+    for (int t = 0; t < NT; t++) {
+        summ[t] = _mm512_setzero_ps();
+        for (int g = 0; g < 8; g++) acc[t][g] = _mm512_setzero_ps();
+    }
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *tb = tile + b * B32_STRIDE;
+        const __m512 d = _mm512_load_ps((const float *)(tb + B32_D));
+        __m512 dd[NTS];
+        for (int t = 0; t < NT; t++) {
+            dd[t] = _mm512_mul_ps(d, _mm512_set1_ps(dx[t * nb + b]));
+            if (q81) {
+                const float s = h2f(load_u16(x + (size_t)t * xrb + (size_t)b * xb + 2));
+                summ[t] = _mm512_fmadd_ps(_mm512_load_ps((const float *)(tb + B32_M)), _mm512_set1_ps(s), summ[t]);
+            }
+        }
+        for (int g = 0; g < 8; g++) {
+            const __m512i wv = _mm512_load_si512((const void *)(tb + B32_W + 64 * g));
+            for (int t = 0; t < NT; t++) {
+                const __m512i init = q81 ? _mm512_setzero_si512() : _mm512_set1_epi32(neg[(t * nb + b) * 8 + g]);
+                const uint8_t *xq = x + (size_t)t * xrb + (size_t)b * xb + qs_off + 4 * g;
+                acc[t][g] = _mm512_fmadd_ps(dd[t], _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(init, wv, bcast32(xq))), acc[t][g]);
+            }
+        }
+    }
+    for (int t = 0; t < NT; t++) store_rows(y + t * ys, _mm512_add_ps(reduce8(acc[t]), summ[t]), nr);
+}
+
 INLINE int gemm32(int type, int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
                   float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
     const int64_t nb = cols / QK;
-    if (nb & 1) return 0;
+    const int pairs = type == LK_TYPE_Q4_0; /* Q4_0: two blocks per s32 vector (its row kernel's order) */
+    if (pairs && (nb & 1)) return 0;
     const int64_t chunk = n_tokens < CHUNK ? n_tokens : CHUNK;
     const size_t tile_bytes = (size_t)nb * B32_STRIDE;
     uint8_t *scratch = aligned_alloc(64, (tile_bytes + (size_t)chunk * (size_t)nb * 36 + 63) / 64 * 64);
@@ -218,6 +257,13 @@ INLINE int gemm32(int type, int64_t cols, const void *w, size_t wrb, const void 
             const int nr = row_end - r0 < TR ? (int)(row_end - r0) : TR;
             build_tile32(type, wb + (size_t)r0 * wrb, wrb, nb, nr, tile);
             int64_t t = 0;
+            if (!pairs) {
+                for (; t + NTS <= nt; t += NTS)
+                    tile32_seq_tokens(type, tile, nb, xc + (size_t)t * xrb, xrb, dx + t * nb, neg + t * nb * 8, y + (t0 + t) * ys + r0, ys, nr, NTS);
+                for (; t < nt; t++)
+                    tile32_seq_tokens(type, tile, nb, xc + (size_t)t * xrb, xrb, dx + t * nb, neg + t * nb * 8, y + (t0 + t) * ys + r0, ys, nr, 1);
+                continue;
+            }
             for (; t + NT32 <= nt; t += NT32)
                 tile32_tokens(type, tile, nb, xc + (size_t)t * xrb, xrb, dx + t * nb, neg + t * nb * 8, y + (t0 + t) * ys + r0, ys, nr, NT32);
             for (; t < nt; t++)

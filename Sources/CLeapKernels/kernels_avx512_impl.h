@@ -3,7 +3,9 @@
  *
  * 32-block types process two blocks per 512-bit vector: the nibbles of blocks i and i+1 are arranged as
  * [lo_i, hi_i, lo_i+1, hi_i+1] (128-bit lanes) to match the activation bytes [x_i, x_i+1]; lanes 0-7 of the
- * s32 result belong to block i and lanes 8-15 to block i+1, so a blended scale vector finishes both. */
+ * s32 result belong to block i and lanes 8-15 to block i+1, so a blended scale vector finishes both.
+ * Only Q4_0 is left here: Q4_1, Q5_0, Q5_1 and Q8_0 keep the AVX2 row kernels on AVX-512 CPUs (ggml's
+ * summation order; their decode and prefill kernels are in kernels_avx512_matvec.c / _gemm.c). */
 
 #if LK_VNNI
 #define SFX(name) name##_vnni_rows
@@ -92,70 +94,12 @@ INLINE __m512 SFX(spread_pair)(__m128 v) {
     }
 
 #define NO_M _mm_setzero_ps()
-#define W_M SFX(h2f_pair)(&w0->m, &w1->m)
-#define X_S SFX(h2f_pair)(&x0->s, &x1->s)
 #define PREP_NIBBLES const __m512i q = SFX(nibbles_64)(w0->qs, w1->qs);
 
 PAIR_KERNEL(q4_0, LK_TYPE_Q4_0, block_q4_0, block_q8_0, PREP_NIBBLES, 8, 0, NO_M, NO_M)
-PAIR_KERNEL(q4_1, LK_TYPE_Q4_1, block_q4_1, block_q8_1, PREP_NIBBLES, 0, 1, W_M, X_S)
-
-/* 5th bits: bit j of qh is element j of the block, so the two qh words form the byte mask directly */
-#define Q5_PREP                                                                                              \
-    uint32_t h0, h1;                                                                                         \
-    memcpy(&h0, w0->qh, 4);                                                                                  \
-    memcpy(&h1, w1->qh, 4);                                                                                  \
-    const __m512i nib = SFX(nibbles_64)(w0->qs, w1->qs);                                                     \
-    const __m512i q = _mm512_mask_add_epi8(nib, (__mmask64)h0 | ((__mmask64)h1 << 32), nib, _mm512_set1_epi8(16));
-
-PAIR_KERNEL(q5_0, LK_TYPE_Q5_0, block_q5_0, block_q8_0, Q5_PREP, 16, 0, NO_M, NO_M)
-PAIR_KERNEL(q5_1, LK_TYPE_Q5_1, block_q5_1, block_q8_1, Q5_PREP, 0, 1, W_M, X_S)
-
-/* Q8_0 × Q8_0 is s8 × s8: take |w| and move w's sign onto the activations (per row: sign differs) */
-INLINE void SFX(q8_0)(int64_t n, const void *vw, size_t ws, const void *vx, size_t xs, float *s, const int NR,
-                      const int NT) {
-    const int64_t nb = n / QK;
-    __m512 acc[2][4];
-    for (int r = 0; r < 2; r++)
-        for (int t = 0; t < 4; t++) acc[r][t] = _mm512_setzero_ps();
-    for (int64_t i = 0; i + 1 < nb; i += 2) {
-        __m512i aw[2];
-        __mmask64 neg[2];
-        __m128 dw[2];
-        for (int r = 0; r < NR; r++) {
-            const block_q8_0 *w0 = (const block_q8_0 *)((const uint8_t *)vw + (size_t)r * ws) + i, *w1 = w0 + 1;
-            const __m512i wq = SFX(load_pair)(w0->qs, w1->qs);
-            aw[r] = _mm512_abs_epi8(wq);
-            neg[r] = _mm512_movepi8_mask(wq);
-            dw[r] = SFX(h2f_pair)(&w0->d, &w1->d);
-        }
-        for (int t = 0; t < NT; t++) {
-            const block_q8_0 *x0 = XT(block_q8_0, t) + i, *x1 = x0 + 1;
-            const __m512i y = SFX(load_pair)(x0->qs, x1->qs);
-            const __m128 xd = SFX(h2f_pair)(&x0->d, &x1->d);
-            for (int r = 0; r < NR; r++) {
-                const __m512i sy = _mm512_mask_sub_epi8(y, neg[r], _mm512_setzero_si512(), y);
-                const __m512i p = DOT_US(_mm512_setzero_si512(), aw[r], sy);
-                acc[r][t] = _mm512_fmadd_ps(SFX(spread_pair)(_mm_mul_ps(dw[r], xd)), _mm512_cvtepi32_ps(p), acc[r][t]);
-            }
-        }
-    }
-    for (int r = 0; r < NR; r++)
-        for (int t = 0; t < NT; t++) s[4 * r + t] = _mm512_reduce_add_ps(acc[r][t]);
-    if (nb & 1) {
-        for (int r = 0; r < NR; r++) {
-            float tail[4];
-            const block_q8_0 *wl = (const block_q8_0 *)((const uint8_t *)vw + (size_t)r * ws) + nb - 1;
-            lk_avx2_rows(LK_TYPE_Q8_0, QK, wl, (const uint8_t *)vx + (size_t)(nb - 1) * sizeof(block_q8_0), xs, tail, NT);
-            for (int t = 0; t < NT; t++) s[4 * r + t] += tail[t];
-        }
-    }
-}
 
 #undef NO_M
-#undef W_M
-#undef X_S
 #undef PREP_NIBBLES
 #undef PAIR_KERNEL
-#undef Q5_PREP
 #undef SFX
 #undef DOT_US
