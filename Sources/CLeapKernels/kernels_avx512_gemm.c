@@ -1,7 +1,7 @@
 /* AVX-512 VNNI matrix × matrix (prefill) for Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, F16 and F32: one
  * lk_matmul call with many tokens, bit for bit equal to the one-token path (so batched prefill and decode
- * agree exactly). Q6_K keeps its AVX-512 row kernel: a tile version measured no faster (that kernel
- * already folds the scales into vpmaddwd and unpacks once per 4 tokens).
+ * agree exactly). Q6_K keeps its row kernel (two rows per zmm, dot2): a tile version measured no faster
+ * (that kernel folds the scales into vpmaddwd and unpacks once per 4 tokens).
  *
  * The row kernels give each (row, token) pair its own vector accumulator: every vpdpbusd of 64 weights
  * pays for a share of the unpack, an offset sum, a scale product, a lane permute and the conversion, about
@@ -18,8 +18,11 @@
  * 32-block types, 8 for Q4_K), applies the same float operations in the same order, and adds the lane
  * accumulators in the reduction tree of the row kernels (see reduce16 / reduce8).
  *
- *   32-block types (kernels_avx512_impl.h): lane L of a block pair (i, i+1) is block i + L/8, group L%8;
- *     acc_L += (dw·dx) · (Σ q·x − offset·Σx over the group) per pair; Q4_1/Q5_1 add m·s per block parity.
+ *   Q4_1, Q5_0, Q5_1, Q8_0 (ggml's order, = the AVX2 row kernels and kernels_avx512_matvec.c): lane g
+ *     (group g of every block) is one chain over the blocks in order, acc_g += (dw·dx) · (Σ q·x − offset·Σx
+ *     over the group), result hsum_ps (reduce8) + the fused chain Σ m·s (Q4_1/Q5_1); see tile32_seq_tokens.
+ *   Q4_0 (kernels_avx512_impl.h): lane L of a block pair (i, i+1) is block i + L/8, group L%8;
+ *     acc_L += (dw·dx) · (Σ q·x − 8·Σx over the group) per pair.
  *     Weights become u = q (Q4/Q5, with offset 8 / 16 through the activations) or q + 128 (Q8_0).
  *   Q4_K (kernels_avx2.c): lane j of chunk c (64 weights): sc_2c·(lo nibbles 4j..4j+3 · x) +
  *     sc_2c+1·(hi nibbles · x), summed over the 4 chunks; acc_j += (d·dx)·sumi_j per super-block and
@@ -27,7 +30,7 @@
  *
  *   F16 / F32: see gemm_float.
  *
- * Odd block counts (the row kernels finish with an AVX2 block) fall back to the row kernels. Scratch per
+ * Q4_0 with an odd block count (its row kernel finishes with an AVX2 block) falls back to the row kernel. Scratch per
  * call: one tile and the offset terms of up to CHUNK tokens, from malloc; on failure the caller falls back.
  *
  * Throughput (1 thread, 512 tokens, thread CPU time; BENCHMARKS.md): Q5_0 72 → 150 GFLOP/s, Q4_K 71 →
