@@ -32,15 +32,13 @@ INLINE float h2f(uint16_t h) {
 INLINE void q6_K_rows2(int64_t n, const void *vw, size_t ws, const void *vx, size_t xs, float *s, const int NT) {
     const block_q6_K *wa = vw, *wb = (const block_q6_K *)((const uint8_t *)vw + ws);
     const __m512i m4 = _mm512_set1_epi8(15), m3 = _mm512_set1_epi8(3);
-    /* vpermw indices: for vector v of half h, s16 lanes 0-7 (bytes 0-15 of row a's vector) take scale
-     * 8h + 2v, lanes 8-15 take 8h + 2v + 1; lanes 16-31 the same for row b (its scales at 16..31) */
-    __m512i idx[2][4];
-    for (int h = 0; h < 2; h++)
-        for (int v = 0; v < 4; v++) {
-            short ix[32];
-            for (int k = 0; k < 32; k++) ix[k] = (short)(16 * (k / 16) + 8 * h + 2 * v + (k % 16) / 8);
-            idx[h][v] = _mm512_loadu_si512((const void *)ix);
-        }
+    /* vpermw indices: for vector v of half h (j = 4h + v), s16 lanes 0-7 (bytes 0-15 of row a's vector)
+     * take scale 2j, lanes 8-15 scale 2j + 1; lanes 16-31 the same for row b (its scales at 16..31) */
+#define E8(x) x, x, x, x, x, x, x, x
+#define IDX(j) {E8(2 * (j)), E8(2 * (j) + 1), E8(16 + 2 * (j)), E8(17 + 2 * (j))}
+    static const int16_t scale_idx[8][32] __attribute__((aligned(64))) = {IDX(0), IDX(1), IDX(2), IDX(3), IDX(4), IDX(5), IDX(6), IDX(7)};
+#undef IDX
+#undef E8
     __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
     for (int64_t i = 0; i < n / QK_K; i++) {
         const __m512i sc = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)wa[i].scales))),
@@ -60,7 +58,7 @@ INLINE void q6_K_rows2(int64_t n, const void *vw, size_t ws, const void *vx, siz
             q[3] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l1, 4), m4),
                                    _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(hb, 6), m3), 4));
             for (int v = 0; v < 4; v++) {
-                const __m512i scv = _mm512_permutexvar_epi16(idx[h][v], sc);
+                const __m512i scv = _mm512_permutexvar_epi16(_mm512_load_si512((const void *)scale_idx[4 * h + v]), sc);
                 for (int t = 0; t < NT; t++) {
                     const __m512i y = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(XT(block_q8_K, t)[i].qs + 128 * h + 32 * v)));
                     sumi[t] = _mm512_add_epi32(sumi[t], _mm512_madd_epi16(_mm512_maddubs_epi16(q[v], y), scv));
