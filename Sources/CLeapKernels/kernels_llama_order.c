@@ -193,6 +193,11 @@ int lk_repack_q4_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, 
     return repack_q4_K_avx2(cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
 }
 
+int lk_tiled_q6_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
+                       float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
+    return tiled_q6_K_avx2(cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
+}
+
 #pragma clang attribute pop
 
 void lk_fill_llama_order_avx2(lk_kernel_table *t) {
@@ -205,6 +210,11 @@ void lk_fill_llama_order_avx2(lk_kernel_table *t) {
 void lk_fill_llama_order_avx2(lk_kernel_table *t) { (void)t; }
 int lk_repack_q4_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
                         float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
+    (void)cols, (void)w, (void)wrb, (void)x, (void)xrb, (void)n_tokens, (void)y, (void)ys, (void)row_begin, (void)row_end;
+    return 0;
+}
+int lk_tiled_q6_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
+                       float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
     (void)cols, (void)w, (void)wrb, (void)x, (void)xrb, (void)n_tokens, (void)y, (void)ys, (void)row_begin, (void)row_end;
     return 0;
 }

@@ -142,9 +142,12 @@ void lk_fill_llama_order_avx2(lk_kernel_table *t);
 void lk_fill_llama_order_avx512(lk_kernel_table *t); /* VNNI only */
 const lk_kernel_table *lk_kernels(void);
 
-/* llama.cpp's repacked Q4_K order on the AVX2 row kernels (the AVX-512 path's fallback below its tile). */
+/* llama.cpp's repacked Q4_K / tiled Q6_K orders on the AVX2 row kernels (the AVX-512 path's fallbacks below
+ * its tiles); kernels_llama_order.c. */
 int lk_repack_q4_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
                         float *y, int64_t ys, int64_t row_begin, int64_t row_end);
+int lk_tiled_q6_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
+                       float *y, int64_t ys, int64_t row_begin, int64_t row_end);
 
 /* AVX2 row kernels of the 32-block types (used for the odd last block of the AVX-512 kernels). */
 void lk_avx2_rows(int type, int64_t n, const void *w, const void *x, size_t xs, float *s, int nt);
