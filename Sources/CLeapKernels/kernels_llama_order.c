@@ -58,16 +58,26 @@ INLINE int32_t hsum_epi32(__m256i v) {
 
 #define XT(t) ((const block_q8_K *)((const uint8_t *)vx + (size_t)(t) * xs))
 
-/* s[t] = row · token t (t < NT) in `order` (see the top). */
+/* [M_0, M_1, M_2, M_3] of one activation block: the bsums pairs (32-element sub-blocks) times the mins. */
+INLINE __m128i q4_K_mins(const block_q8_K *x, __m128i mins16) {
+    const __m256i bs = _mm256_loadu_si256((const __m256i *)x->bsums);
+    const __m128i pairs = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1));
+    return _mm_madd_epi16(pairs, mins16);
+}
+
+/* s[t] = row · token t (t < NT) in `order` (see the top). The 4-token gemm order keeps the tokens in the
+ * lanes of one vector: lane t gets exactly token t's scalar FMA chain. */
 INLINE void q4_K_rows_order(int64_t n, const void *vw, const void *vx, size_t xs, float *s, const int NT, const int order) {
     const block_q4_K *w = vw;
     const __m256i m4 = _mm256_set1_epi8(15);
     float acc[4] = {0, 0, 0, 0}, accm[4] = {0, 0, 0, 0};
+    __m128 acc4 = _mm_setzero_ps(), accm4 = _mm_setzero_ps();
     for (int64_t i = 0; i < n / QK_K; i++) {
         uint8_t sc[8], mn[8];
         for (int j = 0; j < 8; j++) lk_get_scale_min_k4(j, w[i].scales, &sc[j], &mn[j]);
+        const __m128i mins16 = _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)mn));
         const float d = h2f(w[i].d), dmin = h2f(w[i].dmin);
-        __m256i sumi[4][4]; /* [t][c] */
+        __m256i sumi[4][4]; /* [c][t] */
         for (int c = 0; c < 4; c++) {
             const __m256i bits = _mm256_loadu_si256((const __m256i *)(w[i].qs + 32 * c));
             const __m256i lo = _mm256_and_si256(bits, m4), hi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), m4);
@@ -76,33 +86,49 @@ INLINE void q4_K_rows_order(int64_t n, const void *vw, const void *vx, size_t xs
                 const int8_t *a = XT(t)[i].qs + 64 * c;
                 const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)a)), s0);
                 const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(a + 32))), s1);
-                sumi[t][c] = _mm256_add_epi32(p0, p1);
+                sumi[c][t] = _mm256_add_epi32(p0, p1);
             }
+        }
+        if (order == ORDER_GEMM && NT == 4) {
+            const __m128 dx = _mm_setr_ps(XT(0)[i].d, XT(1)[i].d, XT(2)[i].d, XT(3)[i].d);
+            const __m128 dd = _mm_mul_ps(_mm_set1_ps(d), dx), dm = _mm_mul_ps(_mm_set1_ps(dmin), dx);
+            __m128 m[4];
+            for (int t = 0; t < 4; t++) m[t] = _mm_cvtepi32_ps(q4_K_mins(XT(t) + i, mins16));
+            _MM_TRANSPOSE4_PS(m[0], m[1], m[2], m[3]); /* m[c] = M_c of tokens 0..3 */
+            for (int c = 0; c < 4; c++) {
+                acc4 = _mm_fmadd_ps(_mm_cvtepi32_ps(hsum4_epi32(sumi[c])), dd, acc4);
+                accm4 = _mm_fmadd_ps(m[c], dm, accm4);
+            }
+            continue;
         }
         for (int t = 0; t < NT; t++) {
             const block_q8_K *x = XT(t) + i;
             int32_t mc[4];
-            for (int c = 0; c < 4; c++)
-                mc[c] = mn[2 * c] * (x->bsums[4 * c] + x->bsums[4 * c + 1]) + mn[2 * c + 1] * (x->bsums[4 * c + 2] + x->bsums[4 * c + 3]);
+            _mm_storeu_si128((__m128i *)mc, q4_K_mins(x, mins16));
             if (order == ORDER_GEMM) {
+                const __m256i v[4] = {sumi[0][t], sumi[1][t], sumi[2][t], sumi[3][t]};
                 int32_t sc4[4];
-                _mm_storeu_si128((__m128i *)sc4, hsum4_epi32(sumi[t]));
+                _mm_storeu_si128((__m128i *)sc4, hsum4_epi32(v));
                 const float dd = d * x->d, dm = dmin * x->d;
                 for (int c = 0; c < 4; c++) {
                     acc[t] = __builtin_fmaf((float)sc4[c], dd, acc[t]);
                     accm[t] = __builtin_fmaf((float)mc[c], dm, accm[t]);
                 }
+                continue;
+            }
+            const __m256i v = _mm256_add_epi32(_mm256_add_epi32(sumi[0][t], sumi[1][t]), _mm256_add_epi32(sumi[2][t], sumi[3][t]));
+            const int32_t S = hsum_epi32(v), M = mc[0] + mc[1] + mc[2] + mc[3];
+            if (order == ORDER_GEMV) {
+                acc[t] = __builtin_fmaf((float)S, d * x->d, acc[t]);
+                accm[t] = __builtin_fmaf((float)M, dmin * x->d, accm[t]);
             } else {
-                const __m256i v = _mm256_add_epi32(_mm256_add_epi32(sumi[t][0], sumi[t][1]), _mm256_add_epi32(sumi[t][2], sumi[t][3]));
-                const int32_t S = hsum_epi32(v), M = mc[0] + mc[1] + mc[2] + mc[3];
-                if (order == ORDER_GEMV) {
-                    acc[t] = __builtin_fmaf((float)S, d * x->d, acc[t]);
-                    accm[t] = __builtin_fmaf((float)M, dmin * x->d, accm[t]);
-                } else {
-                    acc[t] = __builtin_fmaf(__builtin_fmaf(-dmin, (float)M, (float)S * d), x->d, acc[t]);
-                }
+                acc[t] = __builtin_fmaf(__builtin_fmaf(-dmin, (float)M, (float)S * d), x->d, acc[t]);
             }
         }
+    }
+    if (order == ORDER_GEMM && NT == 4) {
+        _mm_storeu_ps(s, _mm_sub_ps(acc4, accm4));
+        return;
     }
     for (int t = 0; t < NT; t++) s[t] = acc[t] - accm[t];
 }
