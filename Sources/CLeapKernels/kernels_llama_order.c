@@ -57,6 +57,7 @@ INLINE int32_t hsum_epi32(__m256i v) {
 }
 
 #define XT(t) ((const block_q8_K *)((const uint8_t *)vx + (size_t)(t) * xs))
+#include "kernels_avx2_ksums.h"
 
 /* [M_0, M_1, M_2, M_3] of one activation block: the bsums pairs (32-element sub-blocks) times the mins. */
 INLINE __m128i q4_K_mins(const block_q8_K *x, __m128i mins16) {
@@ -69,7 +70,6 @@ INLINE __m128i q4_K_mins(const block_q8_K *x, __m128i mins16) {
  * lanes of one vector: lane t gets exactly token t's scalar FMA chain. */
 INLINE void q4_K_rows_order(int64_t n, const void *vw, const void *vx, size_t xs, float *s, const int NT, const int order) {
     const block_q4_K *w = vw;
-    const __m256i m4 = _mm256_set1_epi8(15);
     float acc[4] = {0, 0, 0, 0}, accm[4] = {0, 0, 0, 0};
     __m128 acc4 = _mm_setzero_ps(), accm4 = _mm_setzero_ps();
     for (int64_t i = 0; i < n / QK_K; i++) {
@@ -78,17 +78,7 @@ INLINE void q4_K_rows_order(int64_t n, const void *vw, const void *vx, size_t xs
         const __m128i mins16 = _mm_cvtepu8_epi16(_mm_loadl_epi64((const __m128i *)mn));
         const float d = h2f(w[i].d), dmin = h2f(w[i].dmin);
         __m256i sumi[4][4]; /* [c][t] */
-        for (int c = 0; c < 4; c++) {
-            const __m256i bits = _mm256_loadu_si256((const __m256i *)(w[i].qs + 32 * c));
-            const __m256i lo = _mm256_and_si256(bits, m4), hi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), m4);
-            const __m256i s0 = _mm256_set1_epi16(sc[2 * c]), s1 = _mm256_set1_epi16(sc[2 * c + 1]);
-            for (int t = 0; t < NT; t++) {
-                const int8_t *a = XT(t)[i].qs + 64 * c;
-                const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)a)), s0);
-                const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(a + 32))), s1);
-                sumi[c][t] = _mm256_add_epi32(p0, p1);
-            }
-        }
+        q4_K_chunk_sums(w + i, sc, vx, xs, i, NT, sumi);
         if (order == ORDER_GEMM && NT == 4) {
             const __m128 dx = _mm_setr_ps(XT(0)[i].d, XT(1)[i].d, XT(2)[i].d, XT(3)[i].d);
             const __m128 dd = _mm_mul_ps(_mm_set1_ps(d), dx), dm = _mm_mul_ps(_mm_set1_ps(dmin), dx);
@@ -133,45 +123,14 @@ INLINE void q4_K_rows_order(int64_t n, const void *vw, const void *vx, size_t xs
     for (int t = 0; t < NT; t++) s[t] = acc[t] - accm[t];
 }
 
-/* Q6_K in the tiled order: q = 0..63 as u8, the −32 offset applied through the activation block sums. */
+/* Q6_K in the tiled order. */
 INLINE void q6_K_rows_tiled(int64_t n, const void *vw, const void *vx, size_t xs, float *s, const int NT) {
     const block_q6_K *w = vw;
-    const __m256i m4 = _mm256_set1_epi8(15), m3 = _mm256_set1_epi8(3);
     float acc[4] = {0, 0, 0, 0};
     for (int64_t i = 0; i < n / QK_K; i++) {
         const float d = h2f(w[i].d);
-        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w[i].scales));
-        __m256i sumi[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
-        for (int half = 0; half < 2; half++) {
-            const uint8_t *ql = w[i].ql + 64 * half, *qh = w[i].qh + 32 * half;
-            const int8_t *sc = w[i].scales + 8 * half;
-            const __m256i l0 = _mm256_loadu_si256((const __m256i *)ql), l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
-            const __m256i hb = _mm256_loadu_si256((const __m256i *)qh);
-            const __m256i q1 = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(hb, m3), 4));
-            const __m256i q2 = _mm256_or_si256(_mm256_and_si256(l1, m4),
-                                               _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), m3), 4));
-            const __m256i q3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
-                                               _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), m3), 4));
-            const __m256i q4 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
-                                               _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), m3), 4));
-            const __m256i s0 = _mm256_set_m128i(_mm_set1_epi16(sc[1]), _mm_set1_epi16(sc[0]));
-            const __m256i s1 = _mm256_set_m128i(_mm_set1_epi16(sc[3]), _mm_set1_epi16(sc[2]));
-            const __m256i s2 = _mm256_set_m128i(_mm_set1_epi16(sc[5]), _mm_set1_epi16(sc[4]));
-            const __m256i s3 = _mm256_set_m128i(_mm_set1_epi16(sc[7]), _mm_set1_epi16(sc[6]));
-            for (int t = 0; t < NT; t++) {
-                const int8_t *a = XT(t)[i].qs + 128 * half;
-                __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(q1, _mm256_loadu_si256((const __m256i *)a)), s0);
-                p = _mm256_add_epi32(p, _mm256_madd_epi16(_mm256_maddubs_epi16(q2, _mm256_loadu_si256((const __m256i *)(a + 32))), s1));
-                p = _mm256_add_epi32(p, _mm256_madd_epi16(_mm256_maddubs_epi16(q3, _mm256_loadu_si256((const __m256i *)(a + 64))), s2));
-                p = _mm256_add_epi32(p, _mm256_madd_epi16(_mm256_maddubs_epi16(q4, _mm256_loadu_si256((const __m256i *)(a + 96))), s3));
-                sumi[t] = _mm256_add_epi32(sumi[t], p);
-            }
-        }
-        for (int t = 0; t < NT; t++) {
-            const block_q8_K *x = XT(t) + i;
-            const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)x->bsums)); /* Σ sc·bsum */
-            sumi[t] = _mm256_sub_epi32(sumi[t], _mm256_slli_epi32(corr, 5));
-        }
+        __m256i sumi[4];
+        q6_K_block_sums(w + i, vx, xs, i, NT, sumi);
         if (NT == 4) {
             int32_t S[4];
             _mm_storeu_si128((__m128i *)S, hsum4_epi32(sumi));
