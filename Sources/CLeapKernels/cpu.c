@@ -273,8 +273,7 @@ void lk_matmul_tensor(int type, int repacked, const void *w, size_t w_row_bytes,
                       int64_t row_end) {
     if (type < 0 || type >= LK_TYPE_COUNT) return;
     const lk_kernel_table *k = lk_kernels();
-    /* ggml repacks Q4_K (AVX2) when the row count is a multiple of 8 (ggml_repack_get_optimal_repack_type), and
-     * only weights its repack buffer holds: the token embedding stays plain for its row lookups */
+    /* ggml repacks Q4_K (AVX2) when the row count is a multiple of 8 (ggml_repack_get_optimal_repack_type) */
     const lk_gemm_fn f = k->repack[type] && repacked ? k->repack[type]
                        : n_tokens >= LK_TILED_MIN_TOKENS ? k->tiled[type] : NULL;
     if (f && f(cols, w, w_row_bytes, x, x_row_bytes, n_tokens, y, y_row_stride, row_begin, row_end)) return;

@@ -11,13 +11,13 @@ package struct WeightMatrix: @unchecked Sendable {
     package let cols: Int
     package let data: UnsafeRawPointer // [rows, rowBytes]
     package let rowBytes: Int
-    /// Whether llama.cpp's x86 CPU backend holds this tensor repacked into interleaved 8-row blocks (a weight
-    /// only multiplied, with a row count that is a multiple of 8; not the token embedding, which it also
-    /// looks up by row). It then sums Q4_K products in another order (`lk_matmul_tensor`), which we follow.
-    package let repackedByLlamaCpp: Bool
+    /// Whether llama.cpp's x86 CPU backend holds this tensor repacked into interleaved 8-row blocks when it
+    /// multiplies with it: a row count that is a multiple of 8 (a tied output is a repacked duplicate of the
+    /// token embedding there). It then sums Q4_K products in another order (`lk_matmul_tensor`), which we follow.
+    package var repackedByLlamaCpp: Bool { rows % 8 == 0 }
 
     /// Validates everything the kernels later rely on without checks.
-    package init(type: GGMLType, rows: Int, cols: Int, data: UnsafeRawPointer, isEmbedding: Bool = false) throws {
+    package init(type: GGMLType, rows: Int, cols: Int, data: UnsafeRawPointer) throws {
         guard lk_type_supported(Int32(type.rawValue)) != 0 else {
             throw LeapError(.unsupported, "weight type \(type.name) is not supported by the matmul kernels")
         }
@@ -37,7 +37,6 @@ package struct WeightMatrix: @unchecked Sendable {
         self.cols = cols
         self.data = data
         self.rowBytes = rb
-        self.repackedByLlamaCpp = !isEmbedding && rows % 8 == 0
     }
 
     /// Total bytes of the matrix.
@@ -62,7 +61,7 @@ extension WeightMatrix {
         guard let base = data.baseAddress, data.count == tensor.byteCount else {
             throw LeapError(.modelLoading, "tensor '\(tensor.name)' has no data in \(file.path)")
         }
-        try self.init(type: tensor.type, rows: ne[1], cols: ne[0], data: base, isEmbedding: tensor.name == "token_embd.weight")
+        try self.init(type: tensor.type, rows: ne[1], cols: ne[0], data: base)
         guard byteCount == tensor.byteCount else {
             throw LeapError(.modelLoading, "tensor '\(tensor.name)': \(tensor.byteCount) bytes, expected \(byteCount)")
         }

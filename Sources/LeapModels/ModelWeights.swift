@@ -86,7 +86,7 @@ struct TensorBinder {
             throw LeapError.modelLoading("tensor '\(name)' data is outside \(file.path)")
         }
         do {
-            return try WeightMatrix(type: t.type, rows: rows, cols: cols, data: base, isEmbedding: name == "token_embd.weight")
+            return try WeightMatrix(type: t.type, rows: rows, cols: cols, data: base)
         } catch let e as LeapError {
             throw LeapError(e.kind == .unsupported ? .unsupported : .modelLoading, "tensor '\(name)': \(e.message)")
         }

@@ -100,7 +100,7 @@ private func reference(_ t: GGMLType, _ order: Order, row w: [UInt8], _ x: [Q8KB
 }
 
 /// Runs `Kernels.matmul` on `path` and checks token t against `order(t)`, or against the token alone.
-private func check(_ t: GGMLType, rows: Int, nTokens: Int, path: KernelISA, seed: UInt64, isEmbedding: Bool = false,
+private func check(_ t: GGMLType, rows: Int, nTokens: Int, path: KernelISA, seed: UInt64,
                    order: (Int) -> Order?) throws {
     let cols = 512
     var rng = Rng(seed)
@@ -108,7 +108,7 @@ private func check(_ t: GGMLType, rows: Int, nTokens: Int, path: KernelISA, seed
     let x = randomActivations(nTokens * cols, rng: &rng)
     let rowBytes = wBytes.count / rows
     try wBytes.withUnsafeBytes { wp in
-        let w = try WeightMatrix(type: t, rows: rows, cols: cols, data: wp.baseAddress!, isEmbedding: isEmbedding)
+        let w = try WeightMatrix(type: t, rows: rows, cols: cols, data: wp.baseAddress!)
         let pool = try ThreadPool(threads: 2)
         var batch = [Float](repeating: .nan, count: nTokens * rows)
         _ = path.withThreadSelection { Kernels.matmul(w, x: x, y: &batch, nTokens: nTokens, pool: pool) }
@@ -138,15 +138,13 @@ func q4KRepackedTensorsFollowGgmlGemmAndGemv(nTokens: Int) throws {
     }
 }
 
-/// Q6_K tensors, and Q4_K ones ggml does not repack (37 rows, or the token embedding used as the output): the
-/// tiled order from 8 tokens in the batch; below 8 every token gets its one-token result (ggml_vec_dot).
-@Test(arguments: [(GGMLType.q6_K, 40, false), (GGMLType.q6_K, 37, false), (GGMLType.q4_K, 37, false), (GGMLType.q4_K, 40, true)])
-func tiledOrderFromEightTokens(_ t: GGMLType, rows: Int, isEmbedding: Bool) throws {
+/// Q6_K tensors, and Q4_K ones ggml does not repack (37 rows): the tiled order from 8 tokens in the batch;
+/// below 8 every token gets its one-token result (ggml_vec_dot).
+@Test(arguments: [(GGMLType.q6_K, 40), (GGMLType.q6_K, 37), (GGMLType.q4_K, 37)])
+func tiledOrderFromEightTokens(_ t: GGMLType, rows: Int) throws {
     for path in llamaOrderPaths {
         for n in [5, 7, 8, 21] {
-            try check(t, rows: rows, nTokens: n, path: path, seed: 8000 + UInt64(n), isEmbedding: isEmbedding) { _ in
-                n >= 8 ? .tiled : nil
-            }
+            try check(t, rows: rows, nTokens: n, path: path, seed: 8000 + UInt64(n)) { _ in n >= 8 ? .tiled : nil }
         }
     }
 }

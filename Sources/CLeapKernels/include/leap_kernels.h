@@ -103,10 +103,11 @@ void lk_matmul(int type, const void *w, size_t w_row_bytes, int64_t cols, const 
 
 /* lk_matmul in the summation order llama.cpp's x86 CPU backend uses for this tensor and batch, where this
  * path implements it (AVX2 and AVX-512). `repacked`: 1 when llama.cpp holds the tensor in its repacked
- * buffer (row count a multiple of 8, not the token embedding): Q4_K products then go in 4-token groups from
- * the first token of the call and one by one for the rest; Q6_K, and Q4_K not repacked, in its tiled order
- * from 8 tokens. Otherwise lk_matmul's order. A token's result then depends on its place in the batch and
- * the batch size, as in llama.cpp; callers pass whole batches (row ranges may be split across threads). */
+ * buffer (row count a multiple of 8; a tied output is a repacked duplicate of the embedding there): Q4_K
+ * products then go in 4-token groups from the first token of the call and one by one for the rest; Q6_K,
+ * and Q4_K not repacked, in its tiled order from 8 tokens. Otherwise lk_matmul's order. A token's result
+ * then depends on its place in the batch and the batch size, as in llama.cpp; callers pass whole batches
+ * (row ranges may be split across threads). */
 void lk_matmul_tensor(int type, int repacked, const void *w, size_t w_row_bytes, int64_t cols, const void *x,
                       size_t x_row_bytes, int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin,
                       int64_t row_end);
