@@ -268,13 +268,14 @@ void lk_matmul(int type, const void *w, size_t w_row_bytes, int64_t cols, const 
 /* ggml's tiled K-quant matmul takes over from this many tokens (ggml_tiled_min_batch). */
 enum { LK_TILED_MIN_TOKENS = 8 };
 
-void lk_matmul_tensor(int type, int repacked, const void *w, size_t w_row_bytes, int64_t cols, const void *x,
+void lk_matmul_tensor(int type, int layout, const void *w, size_t w_row_bytes, int64_t cols, const void *x,
                       size_t x_row_bytes, int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin,
                       int64_t row_end) {
     if (type < 0 || type >= LK_TYPE_COUNT) return;
     const lk_kernel_table *k = lk_kernels();
     /* ggml repacks Q4_K (AVX2) when the row count is a multiple of 8 (ggml_repack_get_optimal_repack_type) */
-    const lk_gemm_fn f = k->repack[type] && repacked ? k->repack[type]
+    const lk_gemm_fn f = layout == LK_LLAMA_REPACKED && k->repack[type] ? k->repack[type]
+                       : layout == LK_LLAMA_REPACKED_ID && k->repack_id[type] ? k->repack_id[type]
                        : n_tokens >= LK_TILED_MIN_TOKENS ? k->tiled[type] : NULL;
     if (f && f(cols, w, w_row_bytes, x, x_row_bytes, n_tokens, y, y_row_stride, row_begin, row_end)) return;
     lk_matmul(type, w, w_row_bytes, cols, x, x_row_bytes, n_tokens, y, y_row_stride, row_begin, row_end);

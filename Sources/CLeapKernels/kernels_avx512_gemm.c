@@ -325,8 +325,8 @@ INLINE void tile_q4_K_token(const uint8_t *tile, int64_t nb, const block_q8_K *x
     store_rows(y, _mm512_sub_ps(order == Q4K_ROWS ? reduce8(acc) : acc[0], accm), nr);
 }
 
-/* order Q4K_ROWS: every token alike; otherwise llama.cpp's repacked order: tokens [0, n − n % 4) gemm, the
- * rest gemv. */
+/* order Q4K_ROWS: every token alike; Q4K_GEMM: llama.cpp's repacked order, tokens [0, n − n % 4) gemm, the
+ * rest gemv; Q4K_GEMV: gemv for every token (its MUL_MAT_ID). */
 INLINE int gemm_q4_K_impl(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
                           float *y, int64_t ys, int64_t row_begin, int64_t row_end, const int order) {
     const int64_t nb = cols / QK_K;
@@ -340,7 +340,7 @@ INLINE int gemm_q4_K_impl(int64_t cols, const void *w, size_t wrb, const void *x
         for (int64_t t = 0; t < n_tokens; t++) {
             const block_q8_K *xt = (const block_q8_K *)(xb + (size_t)t * xrb);
             if (order == Q4K_ROWS) tile_q4_K_token(tile, nb, xt, y + t * ys + r0, nr, Q4K_ROWS);
-            else if (t < n4) tile_q4_K_token(tile, nb, xt, y + t * ys + r0, nr, Q4K_GEMM);
+            else if (order == Q4K_GEMM && t < n4) tile_q4_K_token(tile, nb, xt, y + t * ys + r0, nr, Q4K_GEMM);
             else tile_q4_K_token(tile, nb, xt, y + t * ys + r0, nr, Q4K_GEMV);
         }
     }
@@ -570,6 +570,13 @@ static int repack_q4_K(int64_t cols, const void *w, size_t wrb, const void *x, s
     return lk_repack_q4_K_avx2(cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
 }
 
+static int repack_id_q4_K(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
+                          float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
+    if (n_tokens >= 16 && gemm_q4_K_impl(cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end, Q4K_GEMV))
+        return 1;
+    return lk_repack_id_q4_K_avx2(cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
+}
+
 static int gemm_f16(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens, float *y,
                     int64_t ys, int64_t row_begin, int64_t row_end) {
     return gemm_float(LK_TYPE_F16, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
@@ -602,6 +609,7 @@ static int tiled_q6_K_or_rows(int64_t cols, const void *w, size_t wrb, const voi
 
 void lk_fill_llama_order_avx512(lk_kernel_table *t) {
     t->repack[LK_TYPE_Q4_K] = repack_q4_K;
+    t->repack_id[LK_TYPE_Q4_K] = repack_id_q4_K;
     t->tiled[LK_TYPE_Q6_K] = tiled_q6_K_or_rows;
 }
 

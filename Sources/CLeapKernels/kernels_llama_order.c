@@ -170,12 +170,18 @@ INLINE void q6_K_rows_tiled(int64_t n, const void *vw, const void *vx, size_t xs
 #define Q4K_GEMV(n, w, x, xs, s, NT) q4_K_rows_order(n, w, x, xs, s, NT, ORDER_GEMV)
 #define Q4K_TILED(n, w, x, xs, s, NT) q4_K_rows_order(n, w, x, xs, s, NT, ORDER_TILED)
 ROWS_DRIVER(repack_q4_K_avx2, Q4K_GEMM, Q4K_GEMV)
+ROWS_DRIVER(repack_id_q4_K_avx2, Q4K_GEMV, Q4K_GEMV) /* MUL_MAT_ID: ggml_gemv for every routed token */
 ROWS_DRIVER(tiled_q4_K_avx2, Q4K_TILED, Q4K_TILED)
 ROWS_DRIVER(tiled_q6_K_avx2, q6_K_rows_tiled, q6_K_rows_tiled)
 
 int lk_repack_q4_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
                         float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
     return repack_q4_K_avx2(cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
+}
+
+int lk_repack_id_q4_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
+                           float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
+    return repack_id_q4_K_avx2(cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
 }
 
 int lk_tiled_q6_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
@@ -187,6 +193,7 @@ int lk_tiled_q6_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, s
 
 void lk_fill_llama_order_avx2(lk_kernel_table *t) {
     t->repack[LK_TYPE_Q4_K] = repack_q4_K_avx2;
+    t->repack_id[LK_TYPE_Q4_K] = repack_id_q4_K_avx2;
     t->tiled[LK_TYPE_Q4_K] = tiled_q4_K_avx2;
     t->tiled[LK_TYPE_Q6_K] = tiled_q6_K_avx2;
 }
@@ -195,6 +202,11 @@ void lk_fill_llama_order_avx2(lk_kernel_table *t) {
 void lk_fill_llama_order_avx2(lk_kernel_table *t) { (void)t; }
 int lk_repack_q4_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
                         float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
+    (void)cols, (void)w, (void)wrb, (void)x, (void)xrb, (void)n_tokens, (void)y, (void)ys, (void)row_begin, (void)row_end;
+    return 0;
+}
+int lk_repack_id_q4_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
+                           float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
     (void)cols, (void)w, (void)wrb, (void)x, (void)xrb, (void)n_tokens, (void)y, (void)ys, (void)row_begin, (void)row_end;
     return 0;
 }

@@ -104,6 +104,7 @@ typedef struct {
     lk_gemm_fn gemm[LK_TYPE_COUNT];     /* optional, used from LK_GEMM_MIN_TOKENS tokens */
     /* optional, llama.cpp's orders (kernels_llama_order.c), chosen by lk_matmul_tensor: */
     lk_gemm_fn repack[LK_TYPE_COUNT]; /* tensors ggml repacks (row count a multiple of 8), any token count */
+    lk_gemm_fn repack_id[LK_TYPE_COUNT]; /* the same through MUL_MAT_ID: one token at a time (its gemv) */
     lk_gemm_fn tiled[LK_TYPE_COUNT];  /* other tensors from LK_TILED_MIN_TOKENS tokens */
     lk_quant_fn quantize[LK_TYPE_COUNT]; /* for activation types Q8_0, Q8_1, Q8_K */
     void (*f16_to_f32)(const uint16_t *src, float *dst, int64_t n);
@@ -146,6 +147,8 @@ const lk_kernel_table *lk_kernels(void);
  * its tiles); kernels_llama_order.c. */
 int lk_repack_q4_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
                         float *y, int64_t ys, int64_t row_begin, int64_t row_end);
+int lk_repack_id_q4_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
+                           float *y, int64_t ys, int64_t row_begin, int64_t row_end);
 int lk_tiled_q6_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
                        float *y, int64_t ys, int64_t row_begin, int64_t row_end);
 

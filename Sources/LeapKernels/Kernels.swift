@@ -76,7 +76,7 @@ package enum Kernels {
         // thread: each lk_matmul call prepares the activation once and streams its rows in four long runs.
         pool.parallelFor(w.rows, align: 16, chunksPerThread: nTokens == 1 ? 1 : 2) { range in
             lk_matmul_tensor(
-                type, w.repackedByLlamaCpp ? 1 : 0, w.data, w.rowBytes, Int64(w.cols), xq, xRowBytes, Int64(nTokens), y, ys,
+                type, w.llamaLayout, w.data, w.rowBytes, Int64(w.cols), xq, xRowBytes, Int64(nTokens), y, ys,
                 Int64(range.lowerBound), Int64(range.upperBound))
         }
     }

@@ -11,10 +11,14 @@ package struct WeightMatrix: @unchecked Sendable {
     package let cols: Int
     package let data: UnsafeRawPointer // [rows, rowBytes]
     package let rowBytes: Int
-    /// Whether llama.cpp's x86 CPU backend holds this tensor repacked into interleaved 8-row blocks when it
-    /// multiplies with it: a row count that is a multiple of 8 (a tied output is a repacked duplicate of the
-    /// token embedding there). It then sums Q4_K products in another order (`lk_matmul_tensor`), which we follow.
-    package var repackedByLlamaCpp: Bool { rows % 8 == 0 }
+    /// One expert of a stacked tensor (llama.cpp multiplies those with MUL_MAT_ID).
+    package var isExpert = false
+    /// How llama.cpp's x86 CPU backend holds this tensor (`LK_LLAMA_*`), which decides its summation order
+    /// (`lk_matmul_tensor`): repacked into interleaved 8-row blocks when the row count is a multiple of 8 (a tied
+    /// output is a repacked duplicate of the token embedding there).
+    package var llamaLayout: Int32 {
+        rows % 8 != 0 ? Int32(LK_LLAMA_PLAIN) : isExpert ? Int32(LK_LLAMA_REPACKED_ID) : Int32(LK_LLAMA_REPACKED)
+    }
 
     /// Validates everything the kernels later rely on without checks.
     package init(type: GGMLType, rows: Int, cols: Int, data: UnsafeRawPointer) throws {

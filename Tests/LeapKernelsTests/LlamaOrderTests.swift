@@ -100,7 +100,7 @@ private func reference(_ t: GGMLType, _ order: Order, row w: [UInt8], _ x: [Q8KB
 }
 
 /// Runs `Kernels.matmul` on `path` and checks token t against `order(t)`, or against the token alone.
-private func check(_ t: GGMLType, rows: Int, nTokens: Int, path: KernelISA, seed: UInt64,
+private func check(_ t: GGMLType, rows: Int, nTokens: Int, path: KernelISA, seed: UInt64, isExpert: Bool = false,
                    order: (Int) -> Order?) throws {
     let cols = 512
     var rng = Rng(seed)
@@ -108,7 +108,8 @@ private func check(_ t: GGMLType, rows: Int, nTokens: Int, path: KernelISA, seed
     let x = randomActivations(nTokens * cols, rng: &rng)
     let rowBytes = wBytes.count / rows
     try wBytes.withUnsafeBytes { wp in
-        let w = try WeightMatrix(type: t, rows: rows, cols: cols, data: wp.baseAddress!)
+        var w = try WeightMatrix(type: t, rows: rows, cols: cols, data: wp.baseAddress!)
+        w.isExpert = isExpert
         let pool = try ThreadPool(threads: 2)
         var batch = [Float](repeating: .nan, count: nTokens * rows)
         _ = path.withThreadSelection { Kernels.matmul(w, x: x, y: &batch, nTokens: nTokens, pool: pool) }
@@ -135,6 +136,14 @@ func q4KRepackedTensorsFollowGgmlGemmAndGemv(nTokens: Int) throws {
         try check(.q4_K, rows: 40, nTokens: nTokens, path: path, seed: 7000 + UInt64(nTokens)) {
             $0 < nTokens - nTokens % 4 ? .gemm : .gemv
         }
+    }
+}
+
+/// A repacked Q4_K expert (MUL_MAT_ID): ggml_gemv for every routed token, whatever their number.
+@Test(arguments: [3, 11, 21])
+func q4KRepackedExpertsFollowGgmlGemv(nTokens: Int) throws {
+    for path in llamaOrderPaths {
+        try check(.q4_K, rows: 40, nTokens: nTokens, path: path, seed: 9000 + UInt64(nTokens), isExpert: true) { _ in .gemv }
     }
 }
 
