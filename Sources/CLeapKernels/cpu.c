@@ -65,11 +65,15 @@ static void build_tables(void) {
     lk_fill_scalar(&tables[LK_ISA_SCALAR]);
     tables[LK_ISA_AVX2] = tables[LK_ISA_SCALAR];
     tables[LK_ISA_NEON] = tables[LK_ISA_SCALAR];
-    if (lk_isa_available(LK_ISA_AVX2)) lk_fill_avx2(&tables[LK_ISA_AVX2]);
+    if (lk_isa_available(LK_ISA_AVX2)) {
+        lk_fill_avx2(&tables[LK_ISA_AVX2]);
+        lk_fill_llama_order_avx2(&tables[LK_ISA_AVX2]);
+    }
     tables[LK_ISA_AVX512] = tables[LK_ISA_AVX2];
     tables[LK_ISA_AVX512_NOVNNI] = tables[LK_ISA_AVX2];
     if (lk_isa_available(LK_ISA_AVX512)) {
         lk_fill_avx512(&tables[LK_ISA_AVX512], 1);
+        if (lk_cpu_features() & LK_CPU_AVX512VNNI) lk_fill_llama_order_avx512(&tables[LK_ISA_AVX512]);
         lk_fill_avx512(&tables[LK_ISA_AVX512_NOVNNI], 0);
     }
     if (lk_isa_available(LK_ISA_NEON)) lk_fill_neon(&tables[LK_ISA_NEON]);
@@ -259,4 +263,20 @@ void lk_matmul(int type, const void *w, size_t w_row_bytes, int64_t cols, const 
             for (int64_t r = r0; r < r1; r++) y[t * y_row_stride + r] = dot(cols, wb + (size_t)r * w_row_bytes, xt);
         }
     }
+}
+
+/* ggml's tiled K-quant matmul takes over from this many tokens (ggml_tiled_min_batch). */
+enum { LK_TILED_MIN_TOKENS = 8 };
+
+void lk_matmul_tensor(int type, int layout, const void *w, size_t w_row_bytes, int64_t cols, const void *x,
+                      size_t x_row_bytes, int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin,
+                      int64_t row_end) {
+    if (type < 0 || type >= LK_TYPE_COUNT) return;
+    const lk_kernel_table *k = lk_kernels();
+    /* ggml repacks Q4_K (AVX2) when the row count is a multiple of 8 (ggml_repack_get_optimal_repack_type) */
+    const lk_gemm_fn f = layout == LK_LLAMA_REPACKED && k->repack[type] ? k->repack[type]
+                       : layout == LK_LLAMA_REPACKED_ID && k->repack_id[type] ? k->repack_id[type]
+                       : n_tokens >= LK_TILED_MIN_TOKENS ? k->tiled[type] : NULL;
+    if (f && f(cols, w, w_row_bytes, x, x_row_bytes, n_tokens, y, y_row_stride, row_begin, row_end)) return;
+    lk_matmul(type, w, w_row_bytes, cols, x, x_row_bytes, n_tokens, y, y_row_stride, row_begin, row_end);
 }

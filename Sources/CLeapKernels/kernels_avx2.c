@@ -58,6 +58,7 @@ INLINE __m256 dot_u8_ps(__m256i w, __m256i x) {
 }
 
 #define XT(type, t) ((const type *)((const uint8_t *)vx + (size_t)(t) * xs))
+#include "kernels_avx2_ksums.h"
 
 /* ---------------------------------- 32-block types ---------------------------------- */
 
@@ -150,30 +151,20 @@ BLOCK32_KERNEL(q8_0_rows, block_q8_0, block_q8_0, PREP_Q8_0, dot_s8_ps, , )
 
 INLINE void q4_K_rows(int64_t n, const void *vw, const void *vx, size_t xs, float *s, const int NT) {
     const block_q4_K *w = vw;
-    const __m256i m4 = _mm256_set1_epi8(15);
     __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
     float accm[4] = {0, 0, 0, 0};
     for (int64_t i = 0; i < n / QK_K; i++) {
         uint8_t sc[8], mn[8];
         for (int j = 0; j < 8; j++) lk_get_scale_min_k4(j, w[i].scales, &sc[j], &mn[j]);
         const float d = h2f(w[i].d), dmin = h2f(w[i].dmin);
-        __m256i sumi[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
-        for (int c = 0; c < 4; c++) {
-            const __m256i bits = _mm256_loadu_si256((const __m256i *)(w[i].qs + 32 * c));
-            const __m256i lo = _mm256_and_si256(bits, m4), hi = _mm256_and_si256(_mm256_srli_epi16(bits, 4), m4);
-            const __m256i s0 = _mm256_set1_epi16(sc[2 * c]), s1 = _mm256_set1_epi16(sc[2 * c + 1]);
-            for (int t = 0; t < NT; t++) {
-                const int8_t *a = XT(block_q8_K, t)[i].qs + 64 * c;
-                const __m256i p0 = _mm256_madd_epi16(_mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)a)), s0);
-                const __m256i p1 = _mm256_madd_epi16(_mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(a + 32))), s1);
-                sumi[t] = _mm256_add_epi32(sumi[t], _mm256_add_epi32(p0, p1));
-            }
-        }
+        __m256i chunk[4][4];
+        q4_K_chunk_sums(w + i, sc, vx, xs, i, NT, chunk);
         for (int t = 0; t < NT; t++) {
             const block_q8_K *x = XT(block_q8_K, t) + i;
+            const __m256i sumi = _mm256_add_epi32(_mm256_add_epi32(_mm256_add_epi32(chunk[0][t], chunk[1][t]), chunk[2][t]), chunk[3][t]);
             int summ = 0;
             for (int j = 0; j < 8; j++) summ += mn[j] * (x->bsums[2 * j] + x->bsums[2 * j + 1]);
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * x->d), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * x->d), _mm256_cvtepi32_ps(sumi), acc[t]);
             accm[t] += dmin * x->d * (float)summ;
         }
     }
@@ -220,44 +211,13 @@ INLINE void q5_K_rows(int64_t n, const void *vw, const void *vx, size_t xs, floa
 /* Q6_K: q = 0..63 as u8 (the −32 offset is applied through the activation block sums: Σ sc·bsum·32). */
 INLINE void q6_K_rows(int64_t n, const void *vw, const void *vx, size_t xs, float *s, const int NT) {
     const block_q6_K *w = vw;
-    const __m256i m4 = _mm256_set1_epi8(15), m3 = _mm256_set1_epi8(3);
     __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int64_t i = 0; i < n / QK_K; i++) {
         const float d = h2f(w[i].d);
-        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w[i].scales));
-        __m256i sumi[4] = {_mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256(), _mm256_setzero_si256()};
-        for (int half = 0; half < 2; half++) {
-            const uint8_t *ql = w[i].ql + 64 * half, *qh = w[i].qh + 32 * half;
-            const int8_t *sc = w[i].scales + 8 * half;
-            const __m256i l0 = _mm256_loadu_si256((const __m256i *)ql), l1 = _mm256_loadu_si256((const __m256i *)(ql + 32));
-            const __m256i hb = _mm256_loadu_si256((const __m256i *)qh);
-            const __m256i q1 = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(hb, m3), 4));
-            const __m256i q2 = _mm256_or_si256(_mm256_and_si256(l1, m4),
-                                               _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), m3), 4));
-            const __m256i q3 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
-                                               _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), m3), 4));
-            const __m256i q4 = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
-                                               _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), m3), 4));
-            const __m256i s0 = _mm256_set_m128i(_mm_set1_epi16(sc[1]), _mm_set1_epi16(sc[0]));
-            const __m256i s1 = _mm256_set_m128i(_mm_set1_epi16(sc[3]), _mm_set1_epi16(sc[2]));
-            const __m256i s2 = _mm256_set_m128i(_mm_set1_epi16(sc[5]), _mm_set1_epi16(sc[4]));
-            const __m256i s3 = _mm256_set_m128i(_mm_set1_epi16(sc[7]), _mm_set1_epi16(sc[6]));
-            for (int t = 0; t < NT; t++) {
-                const int8_t *a = XT(block_q8_K, t)[i].qs + 128 * half;
-                __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(q1, _mm256_loadu_si256((const __m256i *)a)), s0);
-                p = _mm256_add_epi32(p, _mm256_madd_epi16(_mm256_maddubs_epi16(q2, _mm256_loadu_si256((const __m256i *)(a + 32))), s1));
-                p = _mm256_add_epi32(p, _mm256_madd_epi16(_mm256_maddubs_epi16(q3, _mm256_loadu_si256((const __m256i *)(a + 64))), s2));
-                p = _mm256_add_epi32(p, _mm256_madd_epi16(_mm256_maddubs_epi16(q4, _mm256_loadu_si256((const __m256i *)(a + 96))), s3));
-                sumi[t] = _mm256_add_epi32(sumi[t], p);
-            }
-        }
-        for (int t = 0; t < NT; t++) {
-            const block_q8_K *x = XT(block_q8_K, t) + i;
-            /* − 32 · Σ_g sc_g · bsum_g */
-            const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)x->bsums));
-            sumi[t] = _mm256_sub_epi32(sumi[t], _mm256_slli_epi32(corr, 5));
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * x->d), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
-        }
+        __m256i sumi[4];
+        q6_K_block_sums(w + i, vx, xs, i, NT, sumi);
+        for (int t = 0; t < NT; t++)
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * XT(block_q8_K, t)[i].d), _mm256_cvtepi32_ps(sumi[t]), acc[t]);
     }
     for (int t = 0; t < NT; t++) s[t] = hsum_ps(acc[t]);
 }

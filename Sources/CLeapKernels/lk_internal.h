@@ -102,6 +102,10 @@ typedef struct {
     lk_dot2_fn dot2[LK_TYPE_COUNT]; /* optional */
     lk_matvec_fn matvec[LK_TYPE_COUNT]; /* optional */
     lk_gemm_fn gemm[LK_TYPE_COUNT];     /* optional, used from LK_GEMM_MIN_TOKENS tokens */
+    /* optional, llama.cpp's orders (kernels_llama_order.c), chosen by lk_matmul_tensor: */
+    lk_gemm_fn repack[LK_TYPE_COUNT]; /* tensors ggml repacks (row count a multiple of 8), any token count */
+    lk_gemm_fn repack_id[LK_TYPE_COUNT]; /* the same through MUL_MAT_ID: one token at a time (its gemv) */
+    lk_gemm_fn tiled[LK_TYPE_COUNT];  /* other tensors from LK_TILED_MIN_TOKENS tokens */
     lk_quant_fn quantize[LK_TYPE_COUNT]; /* for activation types Q8_0, Q8_1, Q8_K */
     void (*f16_to_f32)(const uint16_t *src, float *dst, int64_t n);
     void (*f32_to_f16)(const float *src, uint16_t *dst, int64_t n);
@@ -135,7 +139,18 @@ void lk_fill_avx512(lk_kernel_table *t, int use_vnni);
 void lk_fill_avx512_matvec(lk_kernel_table *t); /* VNNI only */
 void lk_fill_avx512_gemm(lk_kernel_table *t);   /* VNNI only */
 void lk_fill_neon(lk_kernel_table *t);
+void lk_fill_llama_order_avx2(lk_kernel_table *t);
+void lk_fill_llama_order_avx512(lk_kernel_table *t); /* VNNI only */
 const lk_kernel_table *lk_kernels(void);
+
+/* llama.cpp's repacked Q4_K / tiled Q6_K orders on the AVX2 row kernels (the AVX-512 path's fallbacks below
+ * its tiles); kernels_llama_order.c. */
+int lk_repack_q4_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
+                        float *y, int64_t ys, int64_t row_begin, int64_t row_end);
+int lk_repack_id_q4_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
+                           float *y, int64_t ys, int64_t row_begin, int64_t row_end);
+int lk_tiled_q6_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
+                       float *y, int64_t ys, int64_t row_begin, int64_t row_end);
 
 /* AVX2 row kernels of the 32-block types (used for the odd last block of the AVX-512 kernels). */
 void lk_avx2_rows(int type, int64_t n, const void *w, const void *x, size_t xs, float *s, int nt);

@@ -41,7 +41,9 @@ package enum Kernels {
     }
 
     /// Y = X · Wᵀ for a batch of tokens (prefill): `Y[t, r] = Σ_c W[r, c] · X[t, c]`.
-    /// Activations are quantized once per call into the pool's scratch buffer.
+    /// Activations are quantized once per call into the pool's scratch buffer. Summed in llama.cpp's order
+    /// for `w` and this batch size (`lk_matmul_tensor`): for Q4_K and Q6_K weights a token's result can
+    /// differ in the last bits from the same token multiplied alone.
     package static func matmul(
         _ w: WeightMatrix,
         x: UnsafePointer<Float>, // [nTokens, w.cols]
@@ -73,8 +75,8 @@ package enum Kernels {
         // Rows are split across threads; keep ranges multiples of 16 (the C row tile). One matvec range per
         // thread: each lk_matmul call prepares the activation once and streams its rows in four long runs.
         pool.parallelFor(w.rows, align: 16, chunksPerThread: nTokens == 1 ? 1 : 2) { range in
-            lk_matmul(
-                type, w.data, w.rowBytes, Int64(w.cols), xq, xRowBytes, Int64(nTokens), y, ys,
+            lk_matmul_tensor(
+                type, w.llamaLayout, w.data, w.rowBytes, Int64(w.cols), xq, xRowBytes, Int64(nTokens), y, ys,
                 Int64(range.lowerBound), Int64(range.upperBound))
         }
     }

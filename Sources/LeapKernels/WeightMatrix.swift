@@ -11,6 +11,14 @@ package struct WeightMatrix: @unchecked Sendable {
     package let cols: Int
     package let data: UnsafeRawPointer // [rows, rowBytes]
     package let rowBytes: Int
+    /// One expert of a stacked tensor (llama.cpp multiplies those with MUL_MAT_ID).
+    package var isExpert = false
+    /// How llama.cpp's x86 CPU backend holds this tensor (`LK_LLAMA_*`), which decides its summation order
+    /// (`lk_matmul_tensor`): repacked into interleaved 8-row blocks when the row count is a multiple of 8 (a tied
+    /// output is a repacked duplicate of the token embedding there).
+    package var llamaLayout: Int32 {
+        rows % 8 != 0 ? Int32(LK_LLAMA_PLAIN) : isExpert ? Int32(LK_LLAMA_REPACKED_ID) : Int32(LK_LLAMA_REPACKED)
+    }
 
     /// Validates everything the kernels later rely on without checks.
     package init(type: GGMLType, rows: Int, cols: Int, data: UnsafeRawPointer) throws {

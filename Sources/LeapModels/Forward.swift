@@ -336,8 +336,8 @@ extension InferenceContext {
             let job = jobs[j]
             let r0 = (task - start) * c
             let r1 = min(job.w.rows, r0 + c)
-            lk_matmul(Int32(job.w.type.rawValue), job.w.data, job.w.rowBytes, Int64(job.w.cols), job.x, job.xRowBytes,
-                      Int64(T), job.y, Int64(job.yStride), Int64(r0), Int64(r1))
+            lk_matmul_tensor(Int32(job.w.type.rawValue), job.w.llamaLayout, job.w.data, job.w.rowBytes, Int64(job.w.cols),
+                             job.x, job.xRowBytes, Int64(T), job.y, Int64(job.yStride), Int64(r0), Int64(r1))
         }
     }
 }

@@ -96,7 +96,11 @@ extension TensorBinder {
             guard first.byteCount * count == t.byteCount else {
                 throw LeapError.modelLoading("tensor '\(name)' holds \(t.byteCount) bytes, expected \(count) experts of \(first.byteCount)")
             }
-            return try (0..<count).map { try WeightMatrix(type: t.type, rows: rows, cols: cols, data: base + $0 * first.byteCount) }
+            return try (0..<count).map {
+                var w = try WeightMatrix(type: t.type, rows: rows, cols: cols, data: base + $0 * first.byteCount)
+                w.isExpert = true
+                return w
+            }
         } catch let e as LeapError {
             throw LeapError(e.kind == .unsupported ? .unsupported : .modelLoading, "tensor '\(name)': \(e.message)")
         }

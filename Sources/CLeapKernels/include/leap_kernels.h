@@ -101,6 +101,24 @@ float lk_vec_dot(int type, int64_t n, const void *w, const void *x);
 void lk_matmul(int type, const void *w, size_t w_row_bytes, int64_t cols, const void *x, size_t x_row_bytes,
                int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin, int64_t row_end);
 
+/* How llama.cpp's x86 CPU backend holds a weight tensor, which decides its summation order. */
+enum {
+    LK_LLAMA_PLAIN = 0,       /* not repacked: Q6_K, Q4_K whose row count is not a multiple of 8, ... */
+    LK_LLAMA_REPACKED = 1,    /* repacked into 8-row blocks (Q4_K, row count a multiple of 8; a tied output is a
+                               * repacked duplicate of the embedding there), multiplied by MUL_MAT */
+    LK_LLAMA_REPACKED_ID = 2  /* the same, an expert of a stacked tensor multiplied by MUL_MAT_ID */
+};
+
+/* lk_matmul in the summation order llama.cpp's x86 CPU backend uses for this tensor (`layout`, LK_LLAMA_*)
+ * and batch, where this path implements it (AVX2 and AVX-512): repacked Q4_K goes in 4-token groups from the
+ * first token of the call and one by one for the rest (MUL_MAT_ID: one by one throughout); plain Q6_K and
+ * Q4_K in its tiled order from 8 tokens. Otherwise lk_matmul's order. A token's result then depends on its
+ * place in the batch and the batch size, as in llama.cpp; callers pass whole batches (an expert's whole group
+ * of tokens; row ranges may be split across threads). */
+void lk_matmul_tensor(int type, int layout, const void *w, size_t w_row_bytes, int64_t cols, const void *x,
+                      size_t x_row_bytes, int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin,
+                      int64_t row_end);
+
 /* Σ x[n] with the widest loads available: a streaming-read probe for measuring memory bandwidth. */
 float lk_stream_sum(const float *x, int64_t n);
 
