@@ -102,6 +102,7 @@ typedef struct {
     lk_dot2_fn dot2[LK_TYPE_COUNT]; /* optional */
     lk_matvec_fn matvec[LK_TYPE_COUNT]; /* optional */
     lk_gemm_fn gemm[LK_TYPE_COUNT];     /* optional, used from LK_GEMM_MIN_TOKENS tokens */
+    int gemm_min_tokens[LK_TYPE_COUNT]; /* 0: LK_GEMM_MIN_TOKENS; else from this many tokens */
     lk_quant_fn quantize[LK_TYPE_COUNT]; /* for activation types Q8_0, Q8_1, Q8_K */
     void (*f16_to_f32)(const uint16_t *src, float *dst, int64_t n);
     void (*f32_to_f16)(const float *src, uint16_t *dst, int64_t n);
@@ -135,6 +136,7 @@ void lk_fill_avx512(lk_kernel_table *t, int use_vnni);
 void lk_fill_avx512_matvec(lk_kernel_table *t); /* VNNI only */
 void lk_fill_avx512_gemm(lk_kernel_table *t);   /* VNNI only */
 void lk_fill_neon(lk_kernel_table *t);
+void lk_fill_q4_0(lk_kernel_table *t, int vnni); /* x86 Q4_0 in llama.cpp's order (kernels_q4_0.c) */
 const lk_kernel_table *lk_kernels(void);
 
 /* AVX2 row kernels of the 32-block types (used for the odd last block of the AVX-512 kernels). */

@@ -1,0 +1,306 @@
+/* Q4_0 × Q8_0 in llama.cpp's order (x86: AVX2 and AVX-512 VNNI): matvec (decode), gemm (prefill) and the
+ * one-row dot product, all giving the same bits, so batched prefill equals token-by-token decode.
+ *
+ * llama.cpp (x86, AVX2 or AVX-512) repacks every Q4_0 matrix whose row count is a multiple of 8 into its
+ * q4_0_8x8 layout and multiplies it with ggml_gemv_q4_0_8x8_q8_0 (one token) or ggml_gemm_q4_0_8x8_q8_0
+ * (groups of 4 tokens). Both keep one float per (row, token) and add each 32-block in one FMA:
+ *
+ *   acc = fma(float(isum_b), dw_b · dx_b, acc)   for b = 0, 1, ... (acc from 0), y = acc
+ *
+ * with isum_b = Σ (q − 8)·x over the block, an exact integer. (ggml_vec_dot_q4_0_q8_0, used for other
+ * row counts, keeps 8 lanes per block and adds them at the end: not this order.) Integer sums are exact in
+ * any order, so the kernels below are free in how they form isum_b; only the float chain is fixed:
+ *
+ *   matvec  8 rows at a time (lanes = rows): per row the block's 32 products into 8 s32 lanes (vpmaddubsw
+ *           of the unsigned nibbles, vpmaddwd), the 8 rows' vectors reduced to one by a hadd tree,
+ *           minus 8·Σx (the nibble offset, applied through the activations);
+ *   gemm    a tile of 8 (AVX2) or 16 (AVX-512) rows transposed once per call so that lane r of vector g
+ *           holds nibbles 4g..4g+3 of row r; each group of 4 activation bytes is broadcast: vpmaddubsw +
+ *           16-bit adds (AVX2; 8 pair sums of at most 2·15·127 fit in s16) or vpdpbusd (VNNI) form the
+ *           block sums of all rows of the tile for one token without any horizontal work.
+ * The scalar path (quants_scalar.c) keeps ggml's reference order. */
+#include "lk_internal.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#include <stdlib.h>
+
+#define INLINE static inline __attribute__((always_inline))
+
+enum {
+    MAX_BLOCKS = 1024, /* activation terms of up to 32768 columns live on the stack (8 KB) */
+    TOKENS = 64,       /* tokens whose activation terms are prepared at once by the gemm kernels */
+};
+
+INLINE uint16_t load_u16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+INLINE int32_t load_i32(const void *p) { int32_t v; memcpy(&v, p, 4); return v; }
+
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+
+INLINE float h2f(uint16_t h) {
+    __m128i v = _mm_cvtsi32_si128(h);
+    __asm__("" : "+x"(v)); /* a clean vmovd (see kernels_avx2.c) */
+    return _mm_cvtss_f32(_mm_cvtph_ps(v));
+}
+
+/* 32 nibbles of qs[16] → unsigned bytes in element order (low nibbles, then high) */
+INLINE __m256i nibbles(const uint8_t *qs) {
+    const __m128i t = _mm_loadu_si128((const __m128i *)qs);
+    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(15));
+}
+
+/* 8 s32 lanes of Σ u·x (4 products each) */
+INLINE __m256i dot_u8(__m256i u, __m256i x) { return _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), _mm256_set1_epi16(1)); }
+
+INLINE int32_t hsum_i32(__m256i v) {
+    __m128i r = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    r = _mm_add_epi32(r, _mm_unpackhi_epi64(r, r));
+    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 1));
+    return _mm_cvtsi128_si32(r);
+}
+
+/* Per Q8_0 block of one token: dx (the scale as float) and 8·Σx (the offset term of the nibbles). */
+INLINE void activation_terms(const uint8_t *x, int64_t nb, float *dx, int32_t *xs8) {
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *blk = x + (size_t)b * sizeof(block_q8_0);
+        dx[b] = h2f(load_u16(blk));
+        xs8[b] = hsum_i32(dot_u8(_mm256_set1_epi8(8), _mm256_loadu_si256((const __m256i *)(blk + 2))));
+    }
+}
+
+/* One row: the float chain of the block sums. */
+static float dot_q4_0(int64_t n, const void *vw, const void *vx) {
+    const block_q4_0 *w = vw;
+    const block_q8_0 *x = vx;
+    float acc = 0.0f;
+    for (int64_t b = 0; b < n / QK; b++) {
+        const __m256i xv = _mm256_loadu_si256((const __m256i *)x[b].qs);
+        const int32_t isum = hsum_i32(_mm256_sub_epi32(dot_u8(nibbles(w[b].qs), xv), dot_u8(_mm256_set1_epi8(8), xv)));
+        acc = __builtin_fmaf((float)isum, h2f(w[b].d) * h2f(x[b].d), acc);
+    }
+    return acc;
+}
+
+/* [Σ lanes of p0, ..., Σ lanes of p7] */
+INLINE __m256i sum_8x8(const __m256i *p) {
+    const __m256i a = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
+    const __m256i b = _mm256_hadd_epi32(_mm256_hadd_epi32(p[4], p[5]), _mm256_hadd_epi32(p[6], p[7]));
+    return _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20), _mm256_permute2x128_si256(a, b, 0x31));
+}
+
+/* The block-b scales of 8 rows as floats */
+INLINE __m256 scales_8(const uint8_t *const *w, int64_t b) {
+    const size_t o = (size_t)b * sizeof(block_q4_0);
+    return _mm256_cvtph_ps(_mm_setr_epi16((short)load_u16(w[0] + o), (short)load_u16(w[1] + o), (short)load_u16(w[2] + o),
+                                          (short)load_u16(w[3] + o), (short)load_u16(w[4] + o), (short)load_u16(w[5] + o),
+                                          (short)load_u16(w[6] + o), (short)load_u16(w[7] + o)));
+}
+
+/* 8 rows (row pointers w[8]) × one token → out[8] */
+INLINE void rows_8(const uint8_t *const *w, int64_t nb, const uint8_t *x, const float *dx, const int32_t *xs8, float *out) {
+    __m256 acc = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        const size_t o = (size_t)b * sizeof(block_q4_0) + 2;
+        const __m256i xv = _mm256_loadu_si256((const __m256i *)(x + (size_t)b * sizeof(block_q8_0) + 2));
+        __m256i p[8];
+        for (int r = 0; r < 8; r++) p[r] = dot_u8(nibbles(w[r] + o), xv);
+        const __m256i isum = _mm256_sub_epi32(sum_8x8(p), _mm256_set1_epi32(xs8[b]));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(scales_8(w, b), _mm256_set1_ps(dx[b])), acc);
+    }
+    _mm256_storeu_ps(out, acc);
+}
+
+/* Rows 0..nrows of one token, 8 at a time; a short last group repeats its last row (not stored). */
+static int matvec_q4_0(int64_t n, const void *vw, size_t ws, const void *x, float *y, int64_t nrows) {
+    const int64_t nb = n / QK;
+    if (nb > MAX_BLOCKS) return 0;
+    float dx[MAX_BLOCKS];
+    int32_t xs8[MAX_BLOCKS];
+    activation_terms(x, nb, dx, xs8);
+    for (int64_t r0 = 0; r0 < nrows; r0 += 8) {
+        const uint8_t *w[8];
+        for (int r = 0; r < 8; r++) w[r] = (const uint8_t *)vw + (size_t)(r0 + r < nrows ? r0 + r : nrows - 1) * ws;
+        float out[8];
+        rows_8(w, nb, x, dx, xs8, out);
+        const int64_t nr = nrows - r0 < 8 ? nrows - r0 : 8;
+        memcpy(y + r0, out, (size_t)nr * sizeof(float));
+    }
+    return 1;
+}
+
+/* ---- gemm: 8-row tiles ---- */
+
+/* Tile layout per block: 8 vectors of 32 bytes (lane r of vector g = nibbles 4g..4g+3 of row r), the 8 row
+ * scales d as floats. */
+enum { T8_D = 256, T8_STRIDE = 288 };
+
+INLINE void build_tile_8(const uint8_t *w, size_t ws, int64_t nb, int nr, uint8_t *tile) {
+    _Alignas(32) uint8_t rows[8 * 32];
+    _Alignas(32) float d[8];
+    const __m256i idx = _mm256_setr_epi32(0, 32, 64, 96, 128, 160, 192, 224);
+    for (int64_t b = 0; b < nb; b++) {
+        for (int r = 0; r < 8; r++) {
+            const uint8_t *blk = w + (size_t)r * ws + (size_t)b * sizeof(block_q4_0);
+            _mm256_store_si256((__m256i *)(rows + 32 * r), r < nr ? nibbles(blk + 2) : _mm256_setzero_si256());
+            d[r] = r < nr ? h2f(load_u16(blk)) : 0.0f;
+        }
+        uint8_t *t = tile + b * T8_STRIDE;
+        for (int g = 0; g < 8; g++)
+            _mm256_store_si256((__m256i *)(t + 32 * g), _mm256_i32gather_epi32((const int *)(rows + 4 * g), idx, 1));
+        memcpy(t + T8_D, d, sizeof d);
+    }
+}
+
+enum { NT8 = 4 };
+
+/* NT tokens (Q8 row t at x + t·xs, terms at dx + t·nb, xs8 + t·nb) × one tile → out[t][8] */
+INLINE void tile_8_tokens(const uint8_t *tile, int64_t nb, const uint8_t *x, size_t xs, const float *dx, const int32_t *xs8,
+                          float (*out)[8], const int NT) {
+    __m256 acc[NT8];
+    for (int t = 0; t < NT; t++) acc[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *tb = tile + b * T8_STRIDE;
+        __m256i s16[NT8];
+        for (int t = 0; t < NT; t++) s16[t] = _mm256_setzero_si256();
+        for (int g = 0; g < 8; g++) {
+            const __m256i wv = _mm256_load_si256((const __m256i *)(tb + 32 * g));
+            for (int t = 0; t < NT; t++) {
+                const uint8_t *xq = x + (size_t)t * xs + (size_t)b * sizeof(block_q8_0) + 2 + 4 * g;
+                s16[t] = _mm256_add_epi16(s16[t], _mm256_maddubs_epi16(wv, _mm256_set1_epi32(load_i32(xq))));
+            }
+        }
+        const __m256 d = _mm256_load_ps((const float *)(tb + T8_D));
+        for (int t = 0; t < NT; t++) {
+            const __m256i isum = _mm256_sub_epi32(_mm256_madd_epi16(s16[t], _mm256_set1_epi16(1)), _mm256_set1_epi32(xs8[t * nb + b]));
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(d, _mm256_set1_ps(dx[t * nb + b])), acc[t]);
+        }
+    }
+    for (int t = 0; t < NT; t++) _mm256_storeu_ps(out[t], acc[t]);
+}
+
+static int gemm_q4_0(int64_t cols, const void *w, size_t ws, const void *x, size_t xs, int64_t n_tokens, float *y,
+                     int64_t ys, int64_t row_begin, int64_t row_end) {
+    const int64_t nb = cols / QK;
+    const int64_t chunk = n_tokens < TOKENS ? n_tokens : TOKENS;
+    const size_t tile_bytes = (size_t)nb * T8_STRIDE;
+    uint8_t *scratch = aligned_alloc(32, (tile_bytes + (size_t)chunk * (size_t)nb * 8 + 31) / 32 * 32);
+    if (!scratch) return 0;
+    uint8_t *tile = scratch;
+    float *dx = (float *)(scratch + tile_bytes);
+    int32_t *xs8 = (int32_t *)(dx + chunk * nb);
+    const uint8_t *wb = w, *xb = x;
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += chunk) {
+        const int64_t nt = n_tokens - t0 < chunk ? n_tokens - t0 : chunk;
+        const uint8_t *xc = xb + (size_t)t0 * xs;
+        for (int64_t t = 0; t < nt; t++) activation_terms(xc + (size_t)t * xs, nb, dx + t * nb, xs8 + t * nb);
+        for (int64_t r0 = row_begin; r0 < row_end; r0 += 8) {
+            const int nr = row_end - r0 < 8 ? (int)(row_end - r0) : 8;
+            build_tile_8(wb + (size_t)r0 * ws, ws, nb, nr, tile);
+            float out[NT8][8];
+            for (int64_t t = 0; t < nt;) {
+                const int k = nt - t >= NT8 ? NT8 : 1;
+                if (k == NT8) tile_8_tokens(tile, nb, xc + (size_t)t * xs, xs, dx + t * nb, xs8 + t * nb, out, NT8);
+                else tile_8_tokens(tile, nb, xc + (size_t)t * xs, xs, dx + t * nb, xs8 + t * nb, out, 1);
+                for (int i = 0; i < k; i++) memcpy(y + (t0 + t + i) * ys + r0, out[i], (size_t)nr * sizeof(float));
+                t += k;
+            }
+        }
+    }
+    free(scratch);
+    return 1;
+}
+
+#pragma clang attribute pop
+
+/* ---- AVX-512 VNNI gemm: 16-row tiles ---- */
+
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), apply_to = function)
+
+enum { T16_D = 512, T16_STRIDE = 576, NT16 = 4 };
+
+INLINE void build_tile_16(const uint8_t *w, size_t ws, int64_t nb, int nr, uint8_t *tile) {
+    _Alignas(64) uint8_t rows[16 * 32];
+    _Alignas(64) float d[16];
+    const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(32));
+    for (int64_t b = 0; b < nb; b++) {
+        for (int r = 0; r < 16; r++) {
+            const uint8_t *blk = w + (size_t)r * ws + (size_t)b * sizeof(block_q4_0);
+            _mm256_store_si256((__m256i *)(rows + 32 * r), r < nr ? nibbles(blk + 2) : _mm256_setzero_si256());
+            d[r] = r < nr ? h2f(load_u16(blk)) : 0.0f;
+        }
+        uint8_t *t = tile + b * T16_STRIDE;
+        for (int g = 0; g < 8; g++)
+            _mm512_store_si512((void *)(t + 64 * g), _mm512_i32gather_epi32(idx, (const void *)(rows + 4 * g), 1));
+        memcpy(t + T16_D, d, sizeof d);
+    }
+}
+
+INLINE void tile_16_tokens(const uint8_t *tile, int64_t nb, const uint8_t *x, size_t xs, const float *dx, const int32_t *xs8,
+                           float *y, int64_t ys, int nr, const int NT) {
+    __m512 acc[NT16];
+    for (int t = 0; t < NT; t++) acc[t] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *tb = tile + b * T16_STRIDE;
+        __m512i is[NT16][2]; /* two vpdpbusd chains per token (even / odd groups) */
+        for (int t = 0; t < NT; t++) is[t][0] = _mm512_set1_epi32(-xs8[t * nb + b]), is[t][1] = _mm512_setzero_si512();
+        for (int g = 0; g < 8; g++) {
+            const __m512i wv = _mm512_load_si512((const void *)(tb + 64 * g));
+            for (int t = 0; t < NT; t++) {
+                const uint8_t *xq = x + (size_t)t * xs + (size_t)b * sizeof(block_q8_0) + 2 + 4 * g;
+                is[t][g & 1] = _mm512_dpbusd_epi32(is[t][g & 1], wv, _mm512_set1_epi32(load_i32(xq)));
+            }
+        }
+        const __m512 d = _mm512_load_ps((const float *)(tb + T16_D));
+        for (int t = 0; t < NT; t++) {
+            const __m512i isum = _mm512_add_epi32(is[t][0], is[t][1]);
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(d, _mm512_set1_ps(dx[t * nb + b])), acc[t]);
+        }
+    }
+    for (int t = 0; t < NT; t++) _mm512_mask_storeu_ps(y + t * ys, (__mmask16)((1u << nr) - 1), acc[t]);
+}
+
+static int gemm_q4_0_vnni(int64_t cols, const void *w, size_t ws, const void *x, size_t xs, int64_t n_tokens, float *y,
+                          int64_t ys, int64_t row_begin, int64_t row_end) {
+    const int64_t nb = cols / QK;
+    const int64_t chunk = n_tokens < TOKENS ? n_tokens : TOKENS;
+    const size_t tile_bytes = (size_t)nb * T16_STRIDE;
+    uint8_t *scratch = aligned_alloc(64, (tile_bytes + (size_t)chunk * (size_t)nb * 8 + 63) / 64 * 64);
+    if (!scratch) return 0;
+    uint8_t *tile = scratch;
+    float *dx = (float *)(scratch + tile_bytes);
+    int32_t *xs8 = (int32_t *)(dx + chunk * nb);
+    const uint8_t *wb = w, *xb = x;
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += chunk) {
+        const int64_t nt = n_tokens - t0 < chunk ? n_tokens - t0 : chunk;
+        const uint8_t *xc = xb + (size_t)t0 * xs;
+        for (int64_t t = 0; t < nt; t++) activation_terms(xc + (size_t)t * xs, nb, dx + t * nb, xs8 + t * nb);
+        for (int64_t r0 = row_begin; r0 < row_end; r0 += 16) {
+            const int nr = row_end - r0 < 16 ? (int)(row_end - r0) : 16;
+            build_tile_16(wb + (size_t)r0 * ws, ws, nb, nr, tile);
+            int64_t t = 0;
+            for (; t + NT16 <= nt; t += NT16)
+                tile_16_tokens(tile, nb, xc + (size_t)t * xs, xs, dx + t * nb, xs8 + t * nb, y + (t0 + t) * ys + r0, ys, nr, NT16);
+            for (; t < nt; t++)
+                tile_16_tokens(tile, nb, xc + (size_t)t * xs, xs, dx + t * nb, xs8 + t * nb, y + (t0 + t) * ys + r0, ys, nr, 1);
+        }
+    }
+    free(scratch);
+    return 1;
+}
+
+#pragma clang attribute pop
+
+/* Q4_0 entries of an x86 table: AVX2 kernels for level LK_ISA_AVX2 (also AVX-512 without VNNI), the VNNI
+ * gemm on top for LK_ISA_AVX512. dot2/dot4 (another order) are cleared: gemm takes every batch. */
+void lk_fill_q4_0(lk_kernel_table *t, int vnni) {
+    t->dot[LK_TYPE_Q4_0] = dot_q4_0;
+    t->dot2[LK_TYPE_Q4_0] = NULL;
+    t->dot4[LK_TYPE_Q4_0] = NULL;
+    t->matvec[LK_TYPE_Q4_0] = matvec_q4_0;
+    t->gemm[LK_TYPE_Q4_0] = vnni ? gemm_q4_0_vnni : gemm_q4_0;
+    t->gemm_min_tokens[LK_TYPE_Q4_0] = 2;
+}
+
+#else
+void lk_fill_q4_0(lk_kernel_table *t, int vnni) { (void)t; (void)vnni; }
+#endif
