@@ -68,6 +68,7 @@ static void build_tables(void) {
     if (lk_isa_available(LK_ISA_AVX2)) lk_fill_avx2(&tables[LK_ISA_AVX2]);
     tables[LK_ISA_AVX512] = tables[LK_ISA_AVX2];
     tables[LK_ISA_AVX512_NOVNNI] = tables[LK_ISA_AVX2];
+    if (lk_isa_available(LK_ISA_AVX2)) lk_fill_avx2_gemm(&tables[LK_ISA_AVX2]);
     if (lk_isa_available(LK_ISA_AVX512)) {
         lk_fill_avx512(&tables[LK_ISA_AVX512], 1);
         lk_fill_avx512(&tables[LK_ISA_AVX512_NOVNNI], 0);

@@ -136,6 +136,7 @@ void lk_fill_avx512(lk_kernel_table *t, int use_vnni);
 void lk_fill_avx512_matvec(lk_kernel_table *t); /* VNNI only */
 void lk_fill_avx512_gemm(lk_kernel_table *t);   /* VNNI only */
 void lk_fill_neon(lk_kernel_table *t);
+void lk_fill_avx2_gemm(lk_kernel_table *t); /* AVX2 only: equal to the AVX2 row kernels, not the AVX-512 ones */
 void lk_fill_q4_0(lk_kernel_table *t, int vnni); /* x86 Q4_0 in llama.cpp's order (kernels_q4_0.c) */
 const lk_kernel_table *lk_kernels(void);
 
