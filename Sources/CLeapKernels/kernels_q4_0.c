@@ -81,31 +81,37 @@ static float dot_q4_0(int64_t n, const void *vw, const void *vx) {
     return acc;
 }
 
-/* [Σ lanes of p0, ..., Σ lanes of p7] */
-INLINE __m256i sum_8x8(const __m256i *p) {
-    const __m256i a = _mm256_hadd_epi32(_mm256_hadd_epi32(p[0], p[1]), _mm256_hadd_epi32(p[2], p[3]));
-    const __m256i b = _mm256_hadd_epi32(_mm256_hadd_epi32(p[4], p[5]), _mm256_hadd_epi32(p[6], p[7]));
-    return _mm256_add_epi32(_mm256_permute2x128_si256(a, b, 0x20), _mm256_permute2x128_si256(a, b, 0x31));
+/* 32 nibbles at qs → unsigned bytes in element order, from one broadcast load */
+INLINE __m256i nibbles_bcast(const uint8_t *qs) {
+    const __m256i t = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)qs));
+    return _mm256_and_si256(_mm256_srlv_epi64(t, _mm256_setr_epi64x(0, 0, 4, 4)), _mm256_set1_epi8(15));
 }
 
-/* The block-b scales of 8 rows as floats */
-INLINE __m256 scales_8(const uint8_t *const *w, int64_t b) {
-    const size_t o = (size_t)b * sizeof(block_q4_0);
-    return _mm256_cvtph_ps(_mm_setr_epi16((short)load_u16(w[0] + o), (short)load_u16(w[1] + o), (short)load_u16(w[2] + o),
-                                          (short)load_u16(w[3] + o), (short)load_u16(w[4] + o), (short)load_u16(w[5] + o),
-                                          (short)load_u16(w[6] + o), (short)load_u16(w[7] + o)));
+/* [Σ of p0, ..., Σ of p7] for 8 vectors of 16 s16 (vpmaddubsw results of at most 2·15·127 each: the sums of
+ * 8 per 128-bit half stay within s16), as s32 */
+INLINE __m256i sum_8x16(const __m256i *p) {
+    const __m256i a = _mm256_hadd_epi16(_mm256_hadd_epi16(p[0], p[1]), _mm256_hadd_epi16(p[2], p[3]));
+    const __m256i b = _mm256_hadd_epi16(_mm256_hadd_epi16(p[4], p[5]), _mm256_hadd_epi16(p[6], p[7]));
+    const __m256i h = _mm256_hadd_epi16(a, b); /* each 128-bit half: the 8 rows' sums over that half */
+    return _mm256_add_epi32(_mm256_cvtepi16_epi32(_mm256_castsi256_si128(h)), _mm256_cvtepi16_epi32(_mm256_extracti128_si256(h, 1)));
 }
 
-/* 8 rows (row pointers w[8]) × one token → out[8] */
-INLINE void rows_8(const uint8_t *const *w, int64_t nb, const uint8_t *x, const float *dx, const int32_t *xs8, float *out) {
+/* 8 rows (row r at w + off[r]) × one token → out[8] */
+INLINE void rows_8(const uint8_t *w, __m256i off, int64_t nb, const uint8_t *x, const float *dx, const int32_t *xs8, float *out) {
+    int32_t o[8];
+    _mm256_storeu_si256((__m256i *)o, off);
     __m256 acc = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        const size_t o = (size_t)b * sizeof(block_q4_0) + 2;
+        const size_t ob = (size_t)b * sizeof(block_q4_0);
         const __m256i xv = _mm256_loadu_si256((const __m256i *)(x + (size_t)b * sizeof(block_q8_0) + 2));
         __m256i p[8];
-        for (int r = 0; r < 8; r++) p[r] = dot_u8(nibbles(w[r] + o), xv);
-        const __m256i isum = _mm256_sub_epi32(sum_8x8(p), _mm256_set1_epi32(xs8[b]));
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(scales_8(w, b), _mm256_set1_ps(dx[b])), acc);
+        for (int r = 0; r < 8; r++) p[r] = _mm256_maddubs_epi16(nibbles_bcast(w + o[r] + ob + 2), xv);
+        const __m256i isum = _mm256_sub_epi32(sum_8x16(p), _mm256_set1_epi32(xs8[b]));
+        /* the 8 scales: dwords gathered at the block starts, their low halves packed */
+        const __m256i h = _mm256_and_si256(_mm256_i32gather_epi32((const int *)(w + ob), off, 1), _mm256_set1_epi32(0xffff));
+        const __m256i h16 = _mm256_permute4x64_epi64(_mm256_packus_epi32(h, h), _MM_SHUFFLE(3, 1, 2, 0));
+        const __m256 d = _mm256_cvtph_ps(_mm256_castsi256_si128(h16));
+        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(d, _mm256_set1_ps(dx[b])), acc);
     }
     _mm256_storeu_ps(out, acc);
 }
@@ -113,16 +119,16 @@ INLINE void rows_8(const uint8_t *const *w, int64_t nb, const uint8_t *x, const 
 /* Rows 0..nrows of one token, 8 at a time; a short last group repeats its last row (not stored). */
 static int matvec_q4_0(int64_t n, const void *vw, size_t ws, const void *x, float *y, int64_t nrows) {
     const int64_t nb = n / QK;
-    if (nb > MAX_BLOCKS) return 0;
+    if (nb > MAX_BLOCKS || (uint64_t)ws * 8 > (uint64_t)INT32_MAX) return 0;
     float dx[MAX_BLOCKS];
     int32_t xs8[MAX_BLOCKS];
     activation_terms(x, nb, dx, xs8);
+    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     for (int64_t r0 = 0; r0 < nrows; r0 += 8) {
-        const uint8_t *w[8];
-        for (int r = 0; r < 8; r++) w[r] = (const uint8_t *)vw + (size_t)(r0 + r < nrows ? r0 + r : nrows - 1) * ws;
-        float out[8];
-        rows_8(w, nb, x, dx, xs8, out);
         const int64_t nr = nrows - r0 < 8 ? nrows - r0 : 8;
+        const __m256i off = _mm256_mullo_epi32(_mm256_min_epi32(lanes, _mm256_set1_epi32((int)nr - 1)), _mm256_set1_epi32((int)ws));
+        float out[8];
+        rows_8((const uint8_t *)vw + (size_t)r0 * ws, off, nb, x, dx, xs8, out);
         memcpy(y + r0, out, (size_t)nr * sizeof(float));
     }
     return 1;
@@ -216,6 +222,77 @@ static int gemm_q4_0(int64_t cols, const void *w, size_t ws, const void *x, size
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), apply_to = function)
 
+/* ---- AVX-512 VNNI matvec: 16 rows, two blocks per vpdpbusd ---- */
+
+/* Nibbles of blocks b, b+1 → [lo_b, lo_b+1, hi_b, hi_b+1] (128-bit chunks); the activations are laid out alike */
+INLINE __m512i q4_pair(const uint8_t *qs0, const uint8_t *qs1) {
+    const __m256i t = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)qs0)),
+                                              _mm_loadu_si128((const __m128i *)qs1), 1);
+    return _mm512_and_si512(_mm512_inserti64x4(_mm512_castsi256_si512(t), _mm256_srli_epi16(t, 4), 1), _mm512_set1_epi8(15));
+}
+
+/* 16 vectors p[r] (chunks: 4 lanes of row r for block b, b+1, b, b+1) → the block sums of the 16 rows for
+ * block b (s[0]) and b+1 (s[1]), lanes in the row order row_perm */
+INLINE void sum_16x2(const __m512i *p, __m512i *s) {
+    __m512i v[8], w[4], z[2];
+    for (int r = 0; r < 8; r++)
+        v[r] = _mm512_add_epi32(_mm512_shuffle_i64x2(p[r], p[r + 8], _MM_SHUFFLE(1, 0, 1, 0)),
+                                _mm512_shuffle_i64x2(p[r], p[r + 8], _MM_SHUFFLE(3, 2, 3, 2)));
+    for (int r = 0; r < 4; r++)
+        w[r] = _mm512_add_epi32(_mm512_unpacklo_epi32(v[2 * r], v[2 * r + 1]), _mm512_unpackhi_epi32(v[2 * r], v[2 * r + 1]));
+    for (int r = 0; r < 2; r++)
+        z[r] = _mm512_add_epi32(_mm512_unpacklo_epi64(w[2 * r], w[2 * r + 1]), _mm512_unpackhi_epi64(w[2 * r], w[2 * r + 1]));
+    s[0] = _mm512_shuffle_i64x2(z[0], z[1], _MM_SHUFFLE(2, 0, 2, 0));
+    s[1] = _mm512_shuffle_i64x2(z[0], z[1], _MM_SHUFFLE(3, 1, 3, 1));
+}
+/* lane L of sum_16x2's result holds row row_perm[L] (an involution: chunks 1 and 2 swapped) */
+static const int32_t row_perm[16] = {0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 12, 13, 14, 15};
+
+/* 16 rows (row row_perm[L] at w + off[L]) × one token → out[16] in row order */
+INLINE void rows_16(const uint8_t *w, __m512i off, int64_t nb, const uint8_t *x, const float *dx, const int32_t *xs8, float *out) {
+    const uint8_t *row[16];
+    int32_t o[16];
+    _mm512_storeu_si512((void *)o, off);
+    for (int L = 0; L < 16; L++) row[row_perm[L]] = w + o[L];
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; b += 2) {
+        const int pair = b + 1 < nb; /* an odd last block is paired with itself, its second half unused */
+        const size_t o0 = (size_t)b * sizeof(block_q4_0), o1 = pair ? o0 + sizeof(block_q4_0) : o0;
+        const uint8_t *x0 = x + (size_t)b * sizeof(block_q8_0) + 2, *x1 = pair ? x0 + sizeof(block_q8_0) : x0;
+        const __m256i lo = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)x0)), _mm_loadu_si128((const __m128i *)x1), 1);
+        const __m256i hi = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(x0 + 16))), _mm_loadu_si128((const __m128i *)(x1 + 16)), 1);
+        const __m512i y = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
+        __m512i p[16], s[2];
+        for (int r = 0; r < 16; r++) p[r] = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q4_pair(row[r] + o0 + 2, row[r] + o1 + 2), y);
+        sum_16x2(p, s);
+        for (int k = 0; k < 1 + pair; k++) {
+            const __m512i h = _mm512_i32gather_epi32(off, (const void *)(w + o0 + (size_t)k * sizeof(block_q4_0)), 1);
+            const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(h)); /* low 16 bits of each dword: the scale */
+            const __m512i isum = _mm512_sub_epi32(s[k], _mm512_set1_epi32(xs8[b + k]));
+            acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(d, _mm512_set1_ps(dx[b + k])), acc);
+        }
+    }
+    _mm512_storeu_ps(out, _mm512_permutexvar_ps(_mm512_loadu_si512((const void *)row_perm), acc));
+}
+
+static int matvec_q4_0_vnni(int64_t n, const void *vw, size_t ws, const void *x, float *y, int64_t nrows) {
+    const int64_t nb = n / QK;
+    if (nb > MAX_BLOCKS || (uint64_t)ws * 16 > (uint64_t)INT32_MAX) return 0;
+    float dx[MAX_BLOCKS];
+    int32_t xs8[MAX_BLOCKS];
+    activation_terms(x, nb, dx, xs8);
+    const __m512i perm = _mm512_loadu_si512((const void *)row_perm);
+    for (int64_t r0 = 0; r0 < nrows; r0 += 16) {
+        const int64_t nr = nrows - r0 < 16 ? nrows - r0 : 16;
+        /* byte offsets of the lanes' rows; a short last group repeats its last row (not stored) */
+        const __m512i off = _mm512_mullo_epi32(_mm512_min_epi32(perm, _mm512_set1_epi32((int)nr - 1)), _mm512_set1_epi32((int)ws));
+        float out[16];
+        rows_16((const uint8_t *)vw + (size_t)r0 * ws, off, nb, x, dx, xs8, out);
+        memcpy(y + r0, out, (size_t)nr * sizeof(float));
+    }
+    return 1;
+}
+
 enum { T16_D = 512, T16_STRIDE = 576, NT16 = 4 };
 
 INLINE void build_tile_16(const uint8_t *w, size_t ws, int64_t nb, int nr, uint8_t *tile) {
@@ -296,7 +373,7 @@ void lk_fill_q4_0(lk_kernel_table *t, int vnni) {
     t->dot[LK_TYPE_Q4_0] = dot_q4_0;
     t->dot2[LK_TYPE_Q4_0] = NULL;
     t->dot4[LK_TYPE_Q4_0] = NULL;
-    t->matvec[LK_TYPE_Q4_0] = matvec_q4_0;
+    t->matvec[LK_TYPE_Q4_0] = vnni ? matvec_q4_0_vnni : matvec_q4_0;
     t->gemm[LK_TYPE_Q4_0] = vnni ? gemm_q4_0_vnni : gemm_q4_0;
     t->gemm_min_tokens[LK_TYPE_Q4_0] = 2;
 }
