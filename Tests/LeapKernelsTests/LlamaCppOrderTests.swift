@@ -35,3 +35,37 @@ import Testing
         #expect(dot?.bitPattern == want[2 * rows + 7].bitPattern, "[\(isa.name)] lk_vec_dot")
     }
 }
+
+/// Batch invariance on every SIMD path (not just the default one): the gemm kernels (AVX2 8-row tiles for
+/// Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/Q6_K, AVX-512 VNNI tiles) reproduce that path's one-token kernels bit for bit for
+/// every batch size, with odd row and block counts and partial tiles.
+@Test(arguments: [GGMLType.q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .q6_K])
+func batchesOf1To17TokensEqualOneTokenCallsOnEveryPath(_ t: GGMLType) throws {
+    let pool = try ThreadPool(threads: 2)
+    let cols = t.blockSize == 32 ? 7 * 32 : 3 * 256
+    for rows in [9, 37] {
+        var rng = Rng(5000 + UInt64(t.rawValue) + UInt64(rows))
+        let nTokens = 17
+        let wBytes = randomWeights(t, rows: rows, cols: cols, rng: &rng)
+        let x = randomActivations(nTokens * cols, rng: &rng)
+        for isa in simdPaths {
+            isa.withThreadSelection {
+                wBytes.withUnsafeBytes { wp in
+                    let w = try! WeightMatrix(type: t, rows: rows, cols: cols, data: wp.baseAddress!)
+                    var one = [Float](repeating: .nan, count: nTokens * rows)
+                    for tok in 0..<nTokens {
+                        var y = [Float](repeating: .nan, count: rows)
+                        Kernels.matmul(w, x: Array(x[(tok * cols)..<((tok + 1) * cols)]), y: &y, nTokens: 1, pool: pool)
+                        for r in 0..<rows { one[tok * rows + r] = y[r] }
+                    }
+                    for n in 1...nTokens {
+                        var batch = [Float](repeating: .nan, count: n * rows)
+                        Kernels.matmul(w, x: Array(x[0..<(n * cols)]), y: &batch, nTokens: n, pool: pool)
+                        let same = (0..<(n * rows)).allSatisfy { batch[$0].bitPattern == one[$0].bitPattern }
+                        #expect(same, "\(t.name) [\(isa.name)] rows=\(rows) batch of \(n): differs from one-token calls")
+                    }
+                }
+            }
+        }
+    }
+}
