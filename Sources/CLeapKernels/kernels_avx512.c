@@ -95,7 +95,6 @@ INLINE void q6_K_rows(int64_t n, const void *vw, const void *vx, size_t xs, floa
     }                                                                                                        \
     static void dot4_##T(int64_t n, const void *w, const void *x, size_t xs, float *s) { T##_rows(n, w, x, xs, s, 4); }
 
-ENTRY(q4_0_bw)
 ENTRY(q4_1_bw)
 ENTRY(q5_0_bw)
 ENTRY(q5_1_bw)
@@ -107,7 +106,6 @@ ENTRY_K(q6_K)
 #define LK_VNNI 1
 #include "kernels_avx512_impl.h"
 #undef LK_VNNI
-ENTRY(q4_0_vnni)
 ENTRY(q4_1_vnni)
 ENTRY(q5_0_vnni)
 ENTRY(q5_1_vnni)
@@ -118,7 +116,6 @@ void lk_fill_avx512(lk_kernel_table *t, int use_vnni) {
 #define SET(ID, T) t->dot[ID] = dot_##T, t->dot4[ID] = dot4_##T, t->dot2[ID] = dot2_##T
 #define SET_K(ID, T) t->dot[ID] = dot_##T, t->dot4[ID] = dot4_##T
     if (use_vnni && (lk_cpu_features() & LK_CPU_AVX512VNNI)) {
-        SET(LK_TYPE_Q4_0, q4_0_vnni);
         SET(LK_TYPE_Q4_1, q4_1_vnni);
         SET(LK_TYPE_Q5_0, q5_0_vnni);
         SET(LK_TYPE_Q5_1, q5_1_vnni);
@@ -126,7 +123,6 @@ void lk_fill_avx512(lk_kernel_table *t, int use_vnni) {
         lk_fill_avx512_matvec(t);
         lk_fill_avx512_gemm(t);
     } else {
-        SET(LK_TYPE_Q4_0, q4_0_bw);
         SET(LK_TYPE_Q4_1, q4_1_bw);
         SET(LK_TYPE_Q5_0, q5_0_bw);
         SET(LK_TYPE_Q5_1, q5_1_bw);

@@ -1,4 +1,4 @@
-/* AVX-512 VNNI matrix × matrix (prefill) for Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, F16 and F32: one
+/* AVX-512 VNNI matrix × matrix (prefill) for Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, F16 and F32 (Q4_0: kernels_q4_0.c): one
  * lk_matmul call with many tokens, bit for bit equal to the one-token path (so batched prefill and decode
  * agree exactly). Q6_K keeps its AVX-512 row kernel: a tile version measured no faster (that kernel
  * already folds the scales into vpmaddwd and unpacks once per 4 tokens).
@@ -427,7 +427,6 @@ INLINE int gemm_float(int type, int64_t cols, const void *w, size_t wrb, const v
                     float *y, int64_t ys, int64_t row_begin, int64_t row_end) {                               \
         return gemm32(TYPE, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);                       \
     }
-GEMM32(gemm_q4_0, LK_TYPE_Q4_0)
 GEMM32(gemm_q4_1, LK_TYPE_Q4_1)
 GEMM32(gemm_q5_0, LK_TYPE_Q5_0)
 GEMM32(gemm_q5_1, LK_TYPE_Q5_1)
@@ -452,7 +451,6 @@ static int gemm_f32(int64_t cols, const void *w, size_t wrb, const void *x, size
 #pragma clang attribute pop
 
 void lk_fill_avx512_gemm(lk_kernel_table *t) {
-    t->gemm[LK_TYPE_Q4_0] = gemm_q4_0;
     t->gemm[LK_TYPE_Q4_1] = gemm_q4_1;
     t->gemm[LK_TYPE_Q5_0] = gemm_q5_0;
     t->gemm[LK_TYPE_Q5_1] = gemm_q5_1;

@@ -96,7 +96,6 @@ INLINE __m512 SFX(spread_pair)(__m128 v) {
 #define X_S SFX(h2f_pair)(&x0->s, &x1->s)
 #define PREP_NIBBLES const __m512i q = SFX(nibbles_64)(w0->qs, w1->qs);
 
-PAIR_KERNEL(q4_0, LK_TYPE_Q4_0, block_q4_0, block_q8_0, PREP_NIBBLES, 8, 0, NO_M, NO_M)
 PAIR_KERNEL(q4_1, LK_TYPE_Q4_1, block_q4_1, block_q8_1, PREP_NIBBLES, 0, 1, W_M, X_S)
 
 /* 5th bits: bit j of qh is element j of the block, so the two qh words form the byte mask directly */

@@ -1,4 +1,5 @@
-/* AVX-512 VNNI matrix × vector (decode) for Q4_0, Q4_1 and Q8_0: the whole row range of one lk_matmul call.
+/* AVX-512 VNNI matrix × vector (decode) for Q4_1 and Q8_0 (Q4_0: kernels_q4_0.c): the whole row range of one
+ * lk_matmul call.
  *
  * A row-at-a-time dot product redoes the activation's work (loading, f16 scale conversion, offset sums)
  * for every row. Here the activation is prepared once per call, per pair of 32-blocks (64 values):
@@ -195,11 +196,6 @@ INLINE void q8_0_rows(const uint8_t **w, int64_t np, const mv_pair *pa, float *o
         return 1;                                                                                            \
     }
 
-#define PREP prep_q4(x, sizeof(block_q8_0), np, 8, pa)
-#define CALL(w, s, NR) q4_rows(w, np, pa, s, NR, 0)
-MATVEC(matvec_q4_0, CALL)
-#undef PREP
-#undef CALL
 #define PREP prep_q4(x, sizeof(block_q8_1), np, 0, pa)
 #define CALL(w, s, NR) q4_rows(w, np, pa, s, NR, 1)
 MATVEC(matvec_q4_1, CALL)
@@ -215,7 +211,6 @@ MATVEC(matvec_q8_0, CALL)
 #pragma clang attribute pop
 
 void lk_fill_avx512_matvec(lk_kernel_table *t) {
-    t->matvec[LK_TYPE_Q4_0] = matvec_q4_0;
     t->matvec[LK_TYPE_Q4_1] = matvec_q4_1;
     t->matvec[LK_TYPE_Q8_0] = matvec_q8_0;
 }
