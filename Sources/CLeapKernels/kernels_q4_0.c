@@ -138,38 +138,37 @@ static int matvec_q4_0(int64_t n, const void *vw, size_t ws, const void *x, floa
     return 1;
 }
 
-/* ---- gemm: 8-row tiles ---- */
+/* ---- gemm: tiles of 8 (AVX2) or 16 (AVX-512) rows ---- */
 
-/* Tile layout per block: 8 vectors of 32 bytes (lane r of vector g = nibbles 4g..4g+3 of row r), the 8 row
- * scales d as floats. */
-enum { T8_D = 256, T8_STRIDE = 288 };
-
-INLINE void build_tile_8(const uint8_t *w, size_t ws, int64_t nb, int nr, uint8_t *tile) {
-    _Alignas(32) uint8_t rows[8 * 32];
-    _Alignas(32) float d[8];
+/* Tile layout per block, TR rows: 8 vectors of TR s32 lanes (lane r of vector g = nibbles 4g..4g+3 of row r),
+ * then the TR row scales d as floats: 36·TR bytes. Rows r >= nr are zeros. */
+INLINE void build_tile(const uint8_t *w, size_t ws, int64_t nb, int nr, uint8_t *tile, const int TR) {
+    _Alignas(32) uint8_t rows[16 * 32];
+    _Alignas(32) float d[16];
     const __m256i idx = _mm256_setr_epi32(0, 32, 64, 96, 128, 160, 192, 224);
     for (int64_t b = 0; b < nb; b++) {
-        for (int r = 0; r < 8; r++) {
+        for (int r = 0; r < TR; r++) {
             const uint8_t *blk = w + (size_t)r * ws + (size_t)b * sizeof(block_q4_0);
             _mm256_store_si256((__m256i *)(rows + 32 * r), r < nr ? nibbles(blk + 2) : _mm256_setzero_si256());
             d[r] = r < nr ? h2f(load_u16(blk)) : 0.0f;
         }
-        uint8_t *t = tile + b * T8_STRIDE;
+        uint8_t *t = tile + b * 36 * TR;
         for (int g = 0; g < 8; g++)
-            _mm256_store_si256((__m256i *)(t + 32 * g), _mm256_i32gather_epi32((const int *)(rows + 4 * g), idx, 1));
-        memcpy(t + T8_D, d, sizeof d);
+            for (int h = 0; h < TR / 8; h++) /* rows 8h..8h+7 */
+                _mm256_store_si256((__m256i *)(t + 4 * TR * g + 32 * h), _mm256_i32gather_epi32((const int *)(rows + 256 * h + 4 * g), idx, 1));
+        memcpy(t + 32 * TR, d, sizeof(float) * (size_t)TR);
     }
 }
 
 enum { NT8 = 4 };
 
-/* NT tokens (Q8 row t at x + t·xs, terms at dx + t·nb, xs8 + t·nb) × one tile → out[t][8] */
+/* NT tokens (Q8 row t at x + t·xs, terms at dx + t·nb, xs8 + t·nb) × one 8-row tile → Y[t, 0..nr) at y + t·ys */
 INLINE void tile_8_tokens(const uint8_t *tile, int64_t nb, const uint8_t *x, size_t xs, const float *dx, const int32_t *xs8,
-                          float (*out)[8], const int NT) {
+                          float *y, int64_t ys, int nr, const int NT) {
     __m256 acc[NT8];
     for (int t = 0; t < NT; t++) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        const uint8_t *tb = tile + b * T8_STRIDE;
+        const uint8_t *tb = tile + b * 36 * 8;
         __m256i s16[NT8];
         for (int t = 0; t < NT; t++) s16[t] = _mm256_setzero_si256();
         for (int g = 0; g < 8; g++) {
@@ -179,46 +178,52 @@ INLINE void tile_8_tokens(const uint8_t *tile, int64_t nb, const uint8_t *x, siz
                 s16[t] = _mm256_add_epi16(s16[t], _mm256_maddubs_epi16(wv, _mm256_set1_epi32(load_i32(xq))));
             }
         }
-        const __m256 d = _mm256_load_ps((const float *)(tb + T8_D));
+        const __m256 d = _mm256_load_ps((const float *)(tb + 256));
         for (int t = 0; t < NT; t++) {
             const __m256i isum = _mm256_sub_epi32(_mm256_madd_epi16(s16[t], _mm256_set1_epi16(1)), _mm256_set1_epi32(xs8[t * nb + b]));
             acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(d, _mm256_set1_ps(dx[t * nb + b])), acc[t]);
         }
     }
-    for (int t = 0; t < NT; t++) _mm256_storeu_ps(out[t], acc[t]);
+    for (int t = 0; t < NT; t++) {
+        float out[8];
+        _mm256_storeu_ps(out, acc[t]);
+        memcpy(y + t * ys, out, (size_t)nr * sizeof(float));
+    }
 }
 
-static int gemm_q4_0(int64_t cols, const void *w, size_t ws, const void *x, size_t xs, int64_t n_tokens, float *y,
-                     int64_t ys, int64_t row_begin, int64_t row_end) {
-    const int64_t nb = cols / QK;
-    const int64_t chunk = n_tokens < TOKENS ? n_tokens : TOKENS;
-    const size_t tile_bytes = (size_t)nb * T8_STRIDE;
-    uint8_t *scratch = aligned_alloc(32, (tile_bytes + (size_t)chunk * (size_t)nb * 8 + 31) / 32 * 32);
-    if (!scratch) return 0;
-    uint8_t *tile = scratch;
-    float *dx = (float *)(scratch + tile_bytes);
-    int32_t *xs8 = (int32_t *)(dx + chunk * nb);
-    const uint8_t *wb = w, *xb = x;
-    for (int64_t t0 = 0; t0 < n_tokens; t0 += chunk) {
-        const int64_t nt = n_tokens - t0 < chunk ? n_tokens - t0 : chunk;
-        const uint8_t *xc = xb + (size_t)t0 * xs;
-        for (int64_t t = 0; t < nt; t++) activation_terms(xc + (size_t)t * xs, nb, dx + t * nb, xs8 + t * nb);
-        for (int64_t r0 = row_begin; r0 < row_end; r0 += 8) {
-            const int nr = row_end - r0 < 8 ? (int)(row_end - r0) : 8;
-            build_tile_8(wb + (size_t)r0 * ws, ws, nb, nr, tile);
-            float out[NT8][8];
-            for (int64_t t = 0; t < nt;) {
-                const int k = nt - t >= NT8 ? NT8 : 1;
-                if (k == NT8) tile_8_tokens(tile, nb, xc + (size_t)t * xs, xs, dx + t * nb, xs8 + t * nb, out, NT8);
-                else tile_8_tokens(tile, nb, xc + (size_t)t * xs, xs, dx + t * nb, xs8 + t * nb, out, 1);
-                for (int i = 0; i < k; i++) memcpy(y + (t0 + t + i) * ys + r0, out[i], (size_t)nr * sizeof(float));
-                t += k;
-            }
-        }
+/* The gemm entry: activation terms per chunk of tokens, then per tile of TR rows TOKENS_FN over NT tokens at
+ * a time (and the remainder one by one). */
+#define GEMM_Q4_0(NAME, TR, TOKENS_FN, NT)                                                                    \
+    static int NAME(int64_t cols, const void *w, size_t ws, const void *x, size_t xs, int64_t n_tokens, float *y, \
+                    int64_t ys, int64_t row_begin, int64_t row_end) {                                         \
+        const int64_t nb = cols / QK;                                                                         \
+        const int64_t chunk = n_tokens < TOKENS ? n_tokens : TOKENS;                                          \
+        const size_t tile_bytes = (size_t)nb * 36 * TR;                                                       \
+        uint8_t *scratch = aligned_alloc(64, (tile_bytes + (size_t)chunk * (size_t)nb * 8 + 63) / 64 * 64);   \
+        if (!scratch) return 0;                                                                               \
+        uint8_t *tile = scratch;                                                                              \
+        float *dx = (float *)(scratch + tile_bytes);                                                          \
+        int32_t *xs8 = (int32_t *)(dx + chunk * nb);                                                          \
+        const uint8_t *wb = w, *xb = x;                                                                       \
+        for (int64_t t0 = 0; t0 < n_tokens; t0 += chunk) {                                                    \
+            const int64_t nt = n_tokens - t0 < chunk ? n_tokens - t0 : chunk;                                 \
+            const uint8_t *xc = xb + (size_t)t0 * xs;                                                         \
+            for (int64_t t = 0; t < nt; t++) activation_terms(xc + (size_t)t * xs, nb, dx + t * nb, xs8 + t * nb); \
+            for (int64_t r0 = row_begin; r0 < row_end; r0 += TR) {                                            \
+                const int nr = row_end - r0 < TR ? (int)(row_end - r0) : TR;                                  \
+                build_tile(wb + (size_t)r0 * ws, ws, nb, nr, tile, TR);                                       \
+                int64_t t = 0;                                                                                \
+                for (; t + NT <= nt; t += NT)                                                                 \
+                    TOKENS_FN(tile, nb, xc + (size_t)t * xs, xs, dx + t * nb, xs8 + t * nb, y + (t0 + t) * ys + r0, ys, nr, NT); \
+                for (; t < nt; t++)                                                                           \
+                    TOKENS_FN(tile, nb, xc + (size_t)t * xs, xs, dx + t * nb, xs8 + t * nb, y + (t0 + t) * ys + r0, ys, nr, 1); \
+            }                                                                                                 \
+        }                                                                                                     \
+        free(scratch);                                                                                        \
+        return 1;                                                                                             \
     }
-    free(scratch);
-    return 1;
-}
+
+GEMM_Q4_0(gemm_q4_0, 8, tile_8_tokens, NT8)
 
 #pragma clang attribute pop
 
@@ -299,31 +304,14 @@ static int matvec_q4_0_vnni(int64_t n, const void *vw, size_t ws, const void *x,
     return 1;
 }
 
-enum { T16_D = 512, T16_STRIDE = 576, NT16 = 4 };
-
-INLINE void build_tile_16(const uint8_t *w, size_t ws, int64_t nb, int nr, uint8_t *tile) {
-    _Alignas(64) uint8_t rows[16 * 32];
-    _Alignas(64) float d[16];
-    const __m512i idx = _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), _mm512_set1_epi32(32));
-    for (int64_t b = 0; b < nb; b++) {
-        for (int r = 0; r < 16; r++) {
-            const uint8_t *blk = w + (size_t)r * ws + (size_t)b * sizeof(block_q4_0);
-            _mm256_store_si256((__m256i *)(rows + 32 * r), r < nr ? nibbles(blk + 2) : _mm256_setzero_si256());
-            d[r] = r < nr ? h2f(load_u16(blk)) : 0.0f;
-        }
-        uint8_t *t = tile + b * T16_STRIDE;
-        for (int g = 0; g < 8; g++)
-            _mm512_store_si512((void *)(t + 64 * g), _mm512_i32gather_epi32(idx, (const void *)(rows + 4 * g), 1));
-        memcpy(t + T16_D, d, sizeof d);
-    }
-}
+enum { NT16 = 4 };
 
 INLINE void tile_16_tokens(const uint8_t *tile, int64_t nb, const uint8_t *x, size_t xs, const float *dx, const int32_t *xs8,
                            float *y, int64_t ys, int nr, const int NT) {
     __m512 acc[NT16];
     for (int t = 0; t < NT; t++) acc[t] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        const uint8_t *tb = tile + b * T16_STRIDE;
+        const uint8_t *tb = tile + b * 36 * 16;
         __m512i is[NT16][2]; /* two vpdpbusd chains per token (even / odd groups) */
         for (int t = 0; t < NT; t++) is[t][0] = _mm512_set1_epi32(-xs8[t * nb + b]), is[t][1] = _mm512_setzero_si512();
         for (int g = 0; g < 8; g++) {
@@ -333,7 +321,7 @@ INLINE void tile_16_tokens(const uint8_t *tile, int64_t nb, const uint8_t *x, si
                 is[t][g & 1] = _mm512_dpbusd_epi32(is[t][g & 1], wv, _mm512_set1_epi32(load_i32(xq)));
             }
         }
-        const __m512 d = _mm512_load_ps((const float *)(tb + T16_D));
+        const __m512 d = _mm512_load_ps((const float *)(tb + 512));
         for (int t = 0; t < NT; t++) {
             const __m512i isum = _mm512_add_epi32(is[t][0], is[t][1]);
             acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(d, _mm512_set1_ps(dx[t * nb + b])), acc[t]);
@@ -342,34 +330,7 @@ INLINE void tile_16_tokens(const uint8_t *tile, int64_t nb, const uint8_t *x, si
     for (int t = 0; t < NT; t++) _mm512_mask_storeu_ps(y + t * ys, (__mmask16)((1u << nr) - 1), acc[t]);
 }
 
-static int gemm_q4_0_vnni(int64_t cols, const void *w, size_t ws, const void *x, size_t xs, int64_t n_tokens, float *y,
-                          int64_t ys, int64_t row_begin, int64_t row_end) {
-    const int64_t nb = cols / QK;
-    const int64_t chunk = n_tokens < TOKENS ? n_tokens : TOKENS;
-    const size_t tile_bytes = (size_t)nb * T16_STRIDE;
-    uint8_t *scratch = aligned_alloc(64, (tile_bytes + (size_t)chunk * (size_t)nb * 8 + 63) / 64 * 64);
-    if (!scratch) return 0;
-    uint8_t *tile = scratch;
-    float *dx = (float *)(scratch + tile_bytes);
-    int32_t *xs8 = (int32_t *)(dx + chunk * nb);
-    const uint8_t *wb = w, *xb = x;
-    for (int64_t t0 = 0; t0 < n_tokens; t0 += chunk) {
-        const int64_t nt = n_tokens - t0 < chunk ? n_tokens - t0 : chunk;
-        const uint8_t *xc = xb + (size_t)t0 * xs;
-        for (int64_t t = 0; t < nt; t++) activation_terms(xc + (size_t)t * xs, nb, dx + t * nb, xs8 + t * nb);
-        for (int64_t r0 = row_begin; r0 < row_end; r0 += 16) {
-            const int nr = row_end - r0 < 16 ? (int)(row_end - r0) : 16;
-            build_tile_16(wb + (size_t)r0 * ws, ws, nb, nr, tile);
-            int64_t t = 0;
-            for (; t + NT16 <= nt; t += NT16)
-                tile_16_tokens(tile, nb, xc + (size_t)t * xs, xs, dx + t * nb, xs8 + t * nb, y + (t0 + t) * ys + r0, ys, nr, NT16);
-            for (; t < nt; t++)
-                tile_16_tokens(tile, nb, xc + (size_t)t * xs, xs, dx + t * nb, xs8 + t * nb, y + (t0 + t) * ys + r0, ys, nr, 1);
-        }
-    }
-    free(scratch);
-    return 1;
-}
+GEMM_Q4_0(gemm_q4_0_vnni, 16, tile_16_tokens, NT16)
 
 #pragma clang attribute pop
 
