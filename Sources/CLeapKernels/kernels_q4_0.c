@@ -244,9 +244,9 @@ INLINE __m512i q4_pair(const uint8_t *qs0, const uint8_t *qs1) {
  * block b (s[0]) and b+1 (s[1]), lanes in the row order row_perm */
 INLINE void sum_16x2(const __m512i *p, __m512i *s) {
     __m512i v[8], w[4], z[2];
-    for (int r = 0; r < 8; r++)
-        v[r] = _mm512_add_epi32(_mm512_shuffle_i64x2(p[r], p[r + 8], _MM_SHUFFLE(1, 0, 1, 0)),
-                                _mm512_shuffle_i64x2(p[r], p[r + 8], _MM_SHUFFLE(3, 2, 3, 2)));
+    for (int r = 0; r < 8; r++) /* [r.c0, r.c1, r+8.c2, r+8.c3] + [r.c2, r.c3, r+8.c0, r+8.c1]: one shuffle, one blend */
+        v[r] = _mm512_add_epi32(_mm512_mask_blend_epi64(0xF0, p[r], p[r + 8]),
+                                _mm512_shuffle_i64x2(p[r], p[r + 8], _MM_SHUFFLE(1, 0, 3, 2)));
     for (int r = 0; r < 4; r++)
         w[r] = _mm512_add_epi32(_mm512_unpacklo_epi32(v[2 * r], v[2 * r + 1]), _mm512_unpackhi_epi32(v[2 * r], v[2 * r + 1]));
     for (int r = 0; r < 2; r++)
