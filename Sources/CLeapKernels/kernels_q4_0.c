@@ -11,9 +11,10 @@
  * row counts, keeps 8 lanes per block and adds them at the end: not this order.) Integer sums are exact in
  * any order, so the kernels below are free in how they form isum_b; only the float chain is fixed:
  *
- *   matvec  8 rows at a time (lanes = rows): per row the block's 32 products into 8 s32 lanes (vpmaddubsw
- *           of the unsigned nibbles, vpmaddwd), the 8 rows' vectors reduced to one by a hadd tree,
- *           minus 8·Σx (the nibble offset, applied through the activations);
+ *   matvec  8 (AVX2) or 16 (VNNI) rows at a time, lanes = rows: per row the block's products (vpmaddubsw of
+ *           the unsigned nibbles; VNNI: one vpdpbusd for two blocks), the rows' vectors reduced to one per
+ *           block by a shuffle tree, minus 8·Σx (the nibble offset, applied through the activations), the
+ *           rows' scales gathered; the next row group is prefetched (see matvec_q4_0);
  *   gemm    a tile of 8 (AVX2) or 16 (AVX-512) rows transposed once per call so that lane r of vector g
  *           holds nibbles 4g..4g+3 of row r; each group of 4 activation bytes is broadcast: vpmaddubsw +
  *           16-bit adds (AVX2; 8 pair sums of at most 2·15·127 fit in s16) or vpdpbusd (VNNI) form the
@@ -227,11 +228,11 @@ GEMM_Q4_0(gemm_q4_0, 8, tile_8_tokens, NT8)
 
 #pragma clang attribute pop
 
-/* ---- AVX-512 VNNI gemm: 16-row tiles ---- */
+/* ---- AVX-512 VNNI ---- */
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), apply_to = function)
 
-/* ---- AVX-512 VNNI matvec: 16 rows, two blocks per vpdpbusd ---- */
+/* matvec: 16 rows, two blocks per vpdpbusd */
 
 /* Nibbles of blocks b, b+1 → [lo_b, lo_b+1, hi_b, hi_b+1] (128-bit chunks); the activations are laid out alike */
 INLINE __m512i q4_pair(const uint8_t *qs0, const uint8_t *qs1) {
@@ -304,6 +305,7 @@ static int matvec_q4_0_vnni(int64_t n, const void *vw, size_t ws, const void *x,
     return 1;
 }
 
+/* gemm: 16-row tiles (build_tile), four tokens per pass, two vpdpbusd chains per token */
 enum { NT16 = 4 };
 
 INLINE void tile_16_tokens(const uint8_t *tile, int64_t nb, const uint8_t *x, size_t xs, const float *dx, const int32_t *xs8,
