@@ -71,12 +71,19 @@ static void build_tables(void) {
     }
     tables[LK_ISA_AVX512] = tables[LK_ISA_AVX2];
     tables[LK_ISA_AVX512_NOVNNI] = tables[LK_ISA_AVX2];
+    if (lk_isa_available(LK_ISA_AVX2)) lk_fill_avx2_gemm(&tables[LK_ISA_AVX2]);
     if (lk_isa_available(LK_ISA_AVX512)) {
         lk_fill_avx512(&tables[LK_ISA_AVX512], 1);
         if (lk_cpu_features() & LK_CPU_AVX512VNNI) lk_fill_llama_order_avx512(&tables[LK_ISA_AVX512]);
         lk_fill_avx512(&tables[LK_ISA_AVX512_NOVNNI], 0);
     }
     if (lk_isa_available(LK_ISA_NEON)) lk_fill_neon(&tables[LK_ISA_NEON]);
+    /* Q4_0 follows llama.cpp's repacked kernels on every x86 SIMD path (replaces the entries above) */
+    if (lk_isa_available(LK_ISA_AVX2)) lk_fill_q4_0(&tables[LK_ISA_AVX2], 0);
+    if (lk_isa_available(LK_ISA_AVX512)) {
+        lk_fill_q4_0(&tables[LK_ISA_AVX512_NOVNNI], 0);
+        lk_fill_q4_0(&tables[LK_ISA_AVX512], (lk_cpu_features() & LK_CPU_AVX512VNNI) != 0);
+    }
 }
 
 static void ensure_tables(void) {
@@ -214,7 +221,8 @@ void lk_matmul(int type, const void *w, size_t w_row_bytes, int64_t cols, const 
     const lk_dot2_fn dot2 = k->dot2[type];
     if (!dot) return;
     const uint8_t *wb = w, *xb = x;
-    if (n_tokens >= LK_GEMM_MIN_TOKENS && k->gemm[type] &&
+    const int gemm_min = k->gemm_min_tokens[type] ? k->gemm_min_tokens[type] : LK_GEMM_MIN_TOKENS;
+    if (n_tokens >= gemm_min && k->gemm[type] &&
         k->gemm[type](cols, w, w_row_bytes, x, x_row_bytes, n_tokens, y, y_row_stride, row_begin, row_end))
         return;
     if (n_tokens == 1) {

@@ -69,7 +69,6 @@ INLINE __m128 h2f_pair(const uint16_t *a, const uint16_t *b) {
 static const uint16_t zero16 = 0;
 
 /* Weight preparation per block `wb` → `q` (32 bytes in element order), and the matching product. */
-#define PREP_Q4_0 const __m256i q = _mm256_sub_epi8(nibbles_32(wb->qs), _mm256_set1_epi8(8));
 #define PREP_Q4_1 const __m256i q = nibbles_32(wb->qs);
 /* Q5_0: q − 16 as s8: nibble | 0xF0 when the 5th bit is clear (= nibble − 16), the nibble when set */
 #define PREP_Q5_0                                                                                            \
@@ -141,7 +140,6 @@ static const uint16_t zero16 = 0;
 #define M_ONE summ[r][t] = __builtin_fmaf(_mm_cvtss_f32(h2f_pair(&wb->m, &zero16)), _mm_cvtss_f32(h2f_pair(&x0->s, &zero16)), summ[r][t]);
 
 /* Q8_0 × Q8_0 is s8 × s8 (dot_s8_ps handles signed weights) */
-BLOCK32_KERNEL(q4_0_rows, block_q4_0, block_q8_0, PREP_Q4_0, dot_s8_ps, , )
 BLOCK32_KERNEL(q4_1_rows, block_q4_1, block_q8_1, PREP_Q4_1, dot_u8_ps, M_PAIR, M_ONE)
 BLOCK32_KERNEL(q5_0_rows, block_q5_0, block_q8_0, PREP_Q5_0, dot_s8_ps, , )
 BLOCK32_KERNEL(q5_1_rows, block_q5_1, block_q8_1, PREP_Q5_1, dot_u8_ps, M_PAIR, M_ONE)
@@ -357,7 +355,6 @@ FLOAT_ROWS(bf16_rows, uint16_t, load8_bf16, lk_bf2f)
         else T##_rows(n, w, ws, x, xs, s, 2, 1);                                                             \
     }
 
-ENTRY2(q4_0)
 ENTRY2(q4_1)
 ENTRY2(q5_0)
 ENTRY2(q5_1)
@@ -379,7 +376,6 @@ void lk_avx2_rows(int type, int64_t n, const void *w, const void *x, size_t xs, 
         else T##_rows(n, w, 0, x, xs, s, 1, 1);           \
         break;
     switch (type) {
-        CASE(LK_TYPE_Q4_0, q4_0)
         CASE(LK_TYPE_Q4_1, q4_1)
         CASE(LK_TYPE_Q5_0, q5_0)
         CASE(LK_TYPE_Q5_1, q5_1)
@@ -561,7 +557,6 @@ static double softmax_exp(const float *x, float *y, int64_t n, float max) {
 void lk_fill_avx2(lk_kernel_table *t) {
 #define SET(ID, T) t->dot[ID] = dot_##T, t->dot4[ID] = dot4_##T
 #define SET2(ID, T) SET(ID, T), t->dot2[ID] = dot2_##T
-    SET2(LK_TYPE_Q4_0, q4_0);
     SET2(LK_TYPE_Q4_1, q4_1);
     SET2(LK_TYPE_Q5_0, q5_0);
     SET2(LK_TYPE_Q5_1, q5_1);

@@ -1,7 +1,7 @@
-/* AVX-512 paths (F + BW + VL; vpdpbusd when the CPU has AVX512-VNNI). Two variants of the 32-block kernels
- * are compiled from kernels_avx512_impl.h; the K-quant kernels use vpmaddubsw + vpmaddwd with the
- * sub-block scales (the scale multiply comes for free in vpmaddwd); Q6_K only, two rows per zmm (dot2).
- * Only reached after the CPU check. */
+/* AVX-512 row kernels (F + BW + VL): Q6_K only, in ggml's order, two rows per zmm (dot2); vpmaddubsw +
+ * vpmaddwd with the sub-block scales (the scale multiply comes for free in vpmaddwd). The 32-block types
+ * keep the AVX2 row kernels (ggml's order); Q4_0 is in kernels_q4_0.c; with AVX512-VNNI the decode matvec
+ * and prefill gemm kernels come from kernels_avx512_matvec.c / _gemm.c. Only reached after the CPU check. */
 #include "lk_internal.h"
 
 #if defined(__x86_64__)
@@ -18,10 +18,6 @@ INLINE float h2f(uint16_t h) {
     __asm__("" : "+x"(v));
     return _mm_cvtss_f32(_mm_cvtph_ps(v));
 }
-#define LK_VNNI 0
-#include "kernels_avx512_impl.h"
-#undef LK_VNNI
-
 /* ------------------------------------- K-quants ------------------------------------- */
 
 /* Q6_K in ggml's order (our AVX2 kernel): per output an 8-lane float chain over the super-blocks, acc +=
@@ -140,20 +136,6 @@ INLINE void q6_K_rows(int64_t n, const void *vw, const void *vx, size_t xs, floa
     }
 }
 
-/* dot (1 row × 1 token), dot4 (1 × 4), dot2 (2 rows × 1 or 4 tokens) */
-#define ENTRY(T)                                                                                              \
-    static float dot_##T(int64_t n, const void *w, const void *x) {                                         \
-        float s[8];                                                                                          \
-        T##_rows(n, w, 0, x, 0, s, 1, 1);                                                                    \
-        return s[0];                                                                                         \
-    }                                                                                                        \
-    static void dot4_##T(int64_t n, const void *w, const void *x, size_t xs, float *s) {                    \
-        T##_rows(n, w, 0, x, xs, s, 1, 4);                                                                   \
-    }                                                                                                        \
-    static void dot2_##T(int64_t n, const void *w, size_t ws, const void *x, size_t xs, int nt, float *s) {  \
-        if (nt == 4) T##_rows(n, w, ws, x, xs, s, 2, 4);                                                     \
-        else T##_rows(n, w, ws, x, xs, s, 2, 1);                                                             \
-    }
 /* Q6_K: one token pairs two rows per zmm (q6_K_rows2, faster); four tokens take each row alone
  * (q6_K_rows: 64-byte activation loads, faster there) */
 static float dot_q6_K(int64_t n, const void *w, const void *x) {
@@ -171,29 +153,16 @@ static void dot2_q6_K(int64_t n, const void *w, size_t ws, const void *x, size_t
     }
 }
 
-ENTRY(q4_0_bw)
-#pragma clang attribute pop
-
-#pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), apply_to = function)
-#define LK_VNNI 1
-#include "kernels_avx512_impl.h"
-#undef LK_VNNI
-ENTRY(q4_0_vnni)
 #pragma clang attribute pop
 
 void lk_fill_avx512(lk_kernel_table *t, int use_vnni) {
-#define SET(ID, T) t->dot[ID] = dot_##T, t->dot4[ID] = dot4_##T, t->dot2[ID] = dot2_##T
     if (use_vnni && (lk_cpu_features() & LK_CPU_AVX512VNNI)) {
-        SET(LK_TYPE_Q4_0, q4_0_vnni);
         lk_fill_avx512_matvec(t);
         lk_fill_avx512_gemm(t);
-    } else {
-        SET(LK_TYPE_Q4_0, q4_0_bw);
     }
     /* Q4_K/Q5_K stay on the AVX2 kernels: a 512-bit Q4_K was ~15% slower on this (double-pumped
      * AVX-512) CPU because of the extra lane shuffles, so it was dropped. */
     t->dot[LK_TYPE_Q6_K] = dot_q6_K, t->dot4[LK_TYPE_Q6_K] = dot4_q6_K, t->dot2[LK_TYPE_Q6_K] = dot2_q6_K;
-#undef SET
 }
 
 #else

@@ -1,7 +1,7 @@
-/* AVX-512 VNNI matrix × matrix (prefill) for Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, F16 and F32: one
+/* AVX-512 VNNI matrix × matrix (prefill) for Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, F16 and F32 (Q4_0: kernels_q4_0.c): one
  * lk_matmul call with many tokens, bit for bit equal to the one-token path (so batched prefill and decode
- * agree exactly). Q6_K keeps its row kernel (two rows per zmm, dot2): a tile version measured no faster
- * (that kernel folds the scales into vpmaddwd and unpacks once per 4 tokens).
+ * agree exactly), plus llama.cpp's batch-dependent orders for Q4_K (repacked) and Q6_K (tiled, from 16
+ * tokens; below, the row kernel, which folds the scales into vpmaddwd and unpacks once per 4 tokens).
  *
  * The row kernels give each (row, token) pair its own vector accumulator: every vpdpbusd of 64 weights
  * pays for a share of the unpack, an offset sum, a scale product, a lane permute and the conversion, about
@@ -14,24 +14,21 @@
  *
  * Bit-exactness: the one-token kernels keep one float accumulator per s32 lane of their vectors (a lane
  * = 4 weights of one block) and reduce the lanes at the end. Integer sums are exact in any order, so this
- * kernel forms the same per-lane integers, keeps one accumulator vector per lane position (16 for the
- * 32-block types, 8 for Q4_K), applies the same float operations in the same order, and adds the lane
- * accumulators in the reduction tree of the row kernels (see reduce16 / reduce8).
+ * kernel forms the same per-lane integers, keeps one accumulator vector per lane position (8, ggml's lanes, for the
+ * 32-block types and Q4_K), applies the same float operations in the same order, and adds the lane
+ * accumulators in the reduction tree of the row kernels (see reduce8).
  *
  *   Q4_1, Q5_0, Q5_1, Q8_0 (ggml's order, = the AVX2 row kernels and kernels_avx512_matvec.c): lane g
  *     (group g of every block) is one chain over the blocks in order, acc_g += (dw·dx) · (Σ q·x − offset·Σx
  *     over the group), result hsum_ps (reduce8) + the fused chain Σ m·s (Q4_1/Q5_1); see tile32_seq_tokens.
- *   Q4_0 (kernels_avx512_impl.h): lane L of a block pair (i, i+1) is block i + L/8, group L%8;
- *     acc_L += (dw·dx) · (Σ q·x − 8·Σx over the group) per pair.
- *     Weights become u = q (Q4/Q5, with offset 8 / 16 through the activations) or q + 128 (Q8_0).
+ *     Weights become u = q (Q4/Q5, Q5_0 with offset 16 through the activations) or q + 128 (Q8_0).
  *   Q4_K (kernels_avx2.c): lane j of chunk c (64 weights): sc_2c·(lo nibbles 4j..4j+3 · x) +
  *     sc_2c+1·(hi nibbles · x), summed over the 4 chunks; acc_j += (d·dx)·sumi_j per super-block and
  *     accm += (dmin·dx)·Σ m·bsums, result hsum(acc) − accm.
  *
  *   F16 / F32: see gemm_float.
  *
- * Q4_0 with an odd block count (its row kernel finishes with an AVX2 block) falls back to the row kernel. Scratch per
- * call: one tile and the offset terms of up to CHUNK tokens, from malloc; on failure the caller falls back.
+ * Scratch per call: one tile and the offset terms of up to CHUNK tokens, from malloc; on failure the caller falls back.
  *
  * Throughput (1 thread, 512 tokens, thread CPU time; BENCHMARKS.md): Q5_0 72 → 150 GFLOP/s, Q4_K 71 →
  * 150; what is left per vpdpbusd is the float work the exact order needs (one vcvtdq2ps + one FMA per
@@ -72,14 +69,6 @@ INLINE void store_rows(float *y, __m512 v, int nr) {
     else _mm512_mask_storeu_ps(y, (__mmask16)((1u << nr) - 1), v);
 }
 
-/* _mm512_reduce_add_ps of lanes a[0..15] as the row kernels compile it: halves, quarters, pairs. */
-INLINE __m512 reduce16(const __m512 *a) {
-    __m512 h[8], q[4];
-    for (int i = 0; i < 8; i++) h[i] = _mm512_add_ps(a[i], a[i + 8]);
-    for (int i = 0; i < 4; i++) q[i] = _mm512_add_ps(h[i], h[i + 4]);
-    return _mm512_add_ps(_mm512_add_ps(q[0], q[2]), _mm512_add_ps(q[1], q[3]));
-}
-
 /* hsum_ps (kernels_avx2.c) of lanes a[0..7] */
 INLINE __m512 reduce8(const __m512 *a) {
     const __m512 q0 = _mm512_add_ps(a[0], a[4]), q1 = _mm512_add_ps(a[1], a[5]);
@@ -93,14 +82,13 @@ INLINE __m512 reduce8(const __m512 *a) {
 enum { B32_W = 0, B32_D = 512, B32_M = 576, B32_STRIDE = 640 };
 
 INLINE int q8_1_activations(int type) { return type == LK_TYPE_Q4_1 || type == LK_TYPE_Q5_1; }
-INLINE int weight_offset(int type) { return type == LK_TYPE_Q4_0 ? 8 : type == LK_TYPE_Q5_0 ? 16 : type == LK_TYPE_Q8_0 ? 128 : 0; }
+INLINE int weight_offset(int type) { return type == LK_TYPE_Q5_0 ? 16 : type == LK_TYPE_Q8_0 ? 128 : 0; }
 
 /* One weight block → 32 unsigned bytes in element order. */
 INLINE __m256i unpack32(int type, const uint8_t *blk) {
     if (type == LK_TYPE_Q8_0)
         return _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)((const block_q8_0 *)blk)->qs), _mm256_set1_epi8((char)0x80));
-    const uint8_t *qs = type == LK_TYPE_Q4_0 ? ((const block_q4_0 *)blk)->qs
-                      : type == LK_TYPE_Q4_1 ? ((const block_q4_1 *)blk)->qs
+    const uint8_t *qs = type == LK_TYPE_Q4_1 ? ((const block_q4_1 *)blk)->qs
                       : type == LK_TYPE_Q5_0 ? ((const block_q5_0 *)blk)->qs
                                              : ((const block_q5_1 *)blk)->qs;
     const __m128i q = _mm_loadu_si128((const __m128i *)qs);
@@ -150,57 +138,6 @@ INLINE void prep_terms32(int type, const uint8_t *x, size_t xrb, int64_t nt, int
         }
 }
 
-/* GP groups per pass: the 16 lane accumulators of NT tokens do not fit in the 32 registers, so the groups
- * are done in 8/GP passes over the blocks, each weight vector load serving NT tokens. */
-enum { GP = 4, NT32 = 2 };
-
-/* Lanes L = 8·(block parity) + g, g in [g0, g0 + GP), of NT tokens (Q8 row t at x + t·xrb, terms at
- * dx + t·nb, neg + t·nb·8) over all blocks, into lanes[t][L]. */
-INLINE void tile32_pass(int type, const uint8_t *tile, int64_t nb, const uint8_t *x, size_t xrb, const float *dx,
-                        const int32_t *neg, int g0, __m512 (*lanes)[16], const int NT) {
-    const int q81 = q8_1_activations(type);
-    const size_t xb = q81 ? sizeof(block_q8_1) : sizeof(block_q8_0), qs_off = q81 ? 4 : 2;
-    __m512 acc[NT32][2][GP];
-    for (int t = 0; t < NT; t++)
-        for (int p = 0; p < 2; p++)
-            for (int g = 0; g < GP; g++) acc[t][p][g] = _mm512_setzero_ps();
-    for (int64_t b = 0; b < nb; b += 2) {
-        for (int p = 0; p < 2; p++) { /* blocks b, b + 1: lanes 0-7, 8-15 of the row kernels' pair */
-            const uint8_t *tb = tile + (b + p) * B32_STRIDE;
-            const __m512 d = _mm512_load_ps((const float *)(tb + B32_D));
-            __m512 dd[NT32];
-            for (int t = 0; t < NT; t++) dd[t] = _mm512_mul_ps(d, _mm512_set1_ps(dx[t * nb + b + p]));
-            for (int g = 0; g < GP; g++) {
-                const __m512i wv = _mm512_load_si512((const void *)(tb + B32_W + 64 * (g0 + g)));
-                for (int t = 0; t < NT; t++) {
-                    const __m512i init = q81 ? _mm512_setzero_si512() : _mm512_set1_epi32(neg[(t * nb + b + p) * 8 + g0 + g]);
-                    const uint8_t *xq = x + (size_t)t * xrb + (size_t)(b + p) * xb + qs_off + 4 * (g0 + g);
-                    acc[t][p][g] = _mm512_fmadd_ps(dd[t], _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(init, wv, bcast32(xq))), acc[t][p][g]);
-                }
-            }
-        }
-    }
-    for (int t = 0; t < NT; t++)
-        for (int p = 0; p < 2; p++)
-            for (int g = 0; g < GP; g++) lanes[t][8 * p + g0 + g] = acc[t][p][g];
-}
-
-/* NT tokens × one tile → Y[t, 0..nr) at y + t·ys. */
-INLINE void tile32_tokens(int type, const uint8_t *tile, int64_t nb, const uint8_t *x, size_t xrb, const float *dx,
-                          const int32_t *neg, float *y, int64_t ys, int nr, const int NT) {
-    __m512 lanes[NT32][16];
-    for (int g0 = 0; g0 < 8; g0 += GP) tile32_pass(type, tile, nb, x, xrb, dx, neg, g0, lanes, NT);
-    for (int t = 0; t < NT; t++) {
-        __m512 summ[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()}; /* Q4_1/Q5_1: m·s per block parity */
-        if (q8_1_activations(type))
-            for (int64_t b = 0; b < nb; b++) {
-                const float s = h2f(load_u16(x + (size_t)t * xrb + (size_t)b * sizeof(block_q8_1) + 2));
-                summ[b & 1] = _mm512_fmadd_ps(_mm512_load_ps((const float *)(tile + b * B32_STRIDE + B32_M)), _mm512_set1_ps(s), summ[b & 1]);
-            }
-        store_rows(y + t * ys, _mm512_add_ps(reduce16(lanes[t]), _mm512_add_ps(summ[0], summ[1])), nr);
-    }
-}
-
 /* Q4_1, Q5_0, Q5_1, Q8_0 in ggml's order (vec_dot, llamafile's tinyBLAS_Q0_AVX, our AVX2 kernels): lane g
  * (group g, bytes 4g..4g+3 of every block) is one float chain over the blocks in order, acc_g += (dw·dx) ·
  * sumi_g; the result is hsum_ps of the 8 lanes (reduce8) plus the fused chain Σ m·s (Q4_1/Q5_1). One pass
@@ -242,8 +179,6 @@ INLINE void tile32_seq_tokens(int type, const uint8_t *tile, int64_t nb, const u
 INLINE int gemm32(int type, int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
                   float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
     const int64_t nb = cols / QK;
-    const int pairs = type == LK_TYPE_Q4_0; /* Q4_0: two blocks per s32 vector (its row kernel's order) */
-    if (pairs && (nb & 1)) return 0;
     const int64_t chunk = n_tokens < CHUNK ? n_tokens : CHUNK;
     const size_t tile_bytes = (size_t)nb * B32_STRIDE;
     uint8_t *scratch = aligned_alloc(64, (tile_bytes + (size_t)chunk * (size_t)nb * 36 + 63) / 64 * 64);
@@ -260,17 +195,10 @@ INLINE int gemm32(int type, int64_t cols, const void *w, size_t wrb, const void 
             const int nr = row_end - r0 < TR ? (int)(row_end - r0) : TR;
             build_tile32(type, wb + (size_t)r0 * wrb, wrb, nb, nr, tile);
             int64_t t = 0;
-            if (!pairs) {
-                for (; t + NTS <= nt; t += NTS)
-                    tile32_seq_tokens(type, tile, nb, xc + (size_t)t * xrb, xrb, dx + t * nb, neg + t * nb * 8, y + (t0 + t) * ys + r0, ys, nr, NTS);
-                for (; t < nt; t++)
-                    tile32_seq_tokens(type, tile, nb, xc + (size_t)t * xrb, xrb, dx + t * nb, neg + t * nb * 8, y + (t0 + t) * ys + r0, ys, nr, 1);
-                continue;
-            }
-            for (; t + NT32 <= nt; t += NT32)
-                tile32_tokens(type, tile, nb, xc + (size_t)t * xrb, xrb, dx + t * nb, neg + t * nb * 8, y + (t0 + t) * ys + r0, ys, nr, NT32);
+            for (; t + NTS <= nt; t += NTS)
+                tile32_seq_tokens(type, tile, nb, xc + (size_t)t * xrb, xrb, dx + t * nb, neg + t * nb * 8, y + (t0 + t) * ys + r0, ys, nr, NTS);
             for (; t < nt; t++)
-                tile32_tokens(type, tile, nb, xc + (size_t)t * xrb, xrb, dx + t * nb, neg + t * nb * 8, y + (t0 + t) * ys + r0, ys, nr, 1);
+                tile32_seq_tokens(type, tile, nb, xc + (size_t)t * xrb, xrb, dx + t * nb, neg + t * nb * 8, y + (t0 + t) * ys + r0, ys, nr, 1);
         }
     }
     free(scratch);
@@ -598,7 +526,6 @@ INLINE int gemm_float(int type, int64_t cols, const void *w, size_t wrb, const v
                     float *y, int64_t ys, int64_t row_begin, int64_t row_end) {                               \
         return gemm32(TYPE, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);                       \
     }
-GEMM32(gemm_q4_0, LK_TYPE_Q4_0)
 GEMM32(gemm_q4_1, LK_TYPE_Q4_1)
 GEMM32(gemm_q5_0, LK_TYPE_Q5_0)
 GEMM32(gemm_q5_1, LK_TYPE_Q5_1)
@@ -639,7 +566,6 @@ static int gemm_f32(int64_t cols, const void *w, size_t wrb, const void *x, size
 #pragma clang attribute pop
 
 void lk_fill_avx512_gemm(lk_kernel_table *t) {
-    t->gemm[LK_TYPE_Q4_0] = gemm_q4_0;
     t->gemm[LK_TYPE_Q4_1] = gemm_q4_1;
     t->gemm[LK_TYPE_Q5_0] = gemm_q5_0;
     t->gemm[LK_TYPE_Q5_1] = gemm_q5_1;

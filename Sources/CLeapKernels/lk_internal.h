@@ -106,6 +106,7 @@ typedef struct {
     lk_gemm_fn repack[LK_TYPE_COUNT]; /* tensors ggml repacks (row count a multiple of 8), any token count */
     lk_gemm_fn repack_id[LK_TYPE_COUNT]; /* the same through MUL_MAT_ID: one token at a time (its gemv) */
     lk_gemm_fn tiled[LK_TYPE_COUNT];  /* other tensors from LK_TILED_MIN_TOKENS tokens */
+    int gemm_min_tokens[LK_TYPE_COUNT]; /* 0: LK_GEMM_MIN_TOKENS; else from this many tokens */
     lk_quant_fn quantize[LK_TYPE_COUNT]; /* for activation types Q8_0, Q8_1, Q8_K */
     void (*f16_to_f32)(const uint16_t *src, float *dst, int64_t n);
     void (*f32_to_f16)(const float *src, uint16_t *dst, int64_t n);
@@ -141,6 +142,8 @@ void lk_fill_avx512_gemm(lk_kernel_table *t);   /* VNNI only */
 void lk_fill_neon(lk_kernel_table *t);
 void lk_fill_llama_order_avx2(lk_kernel_table *t);
 void lk_fill_llama_order_avx512(lk_kernel_table *t); /* VNNI only */
+void lk_fill_avx2_gemm(lk_kernel_table *t); /* AVX2 only: equal to the AVX2 row kernels, not the AVX-512 ones */
+void lk_fill_q4_0(lk_kernel_table *t, int vnni); /* x86 Q4_0 in llama.cpp's order (kernels_q4_0.c) */
 const lk_kernel_table *lk_kernels(void);
 
 /* llama.cpp's repacked Q4_K / tiled Q6_K orders on the AVX2 row kernels (the AVX-512 path's fallbacks below

@@ -1,0 +1,213 @@
+/* AVX2 matrix × matrix (prefill) for Q4_1, Q5_0, Q5_1 and Q8_0: one lk_matmul call with many tokens, bit
+ * for bit equal to the AVX2 row kernels of kernels_avx2.c (so batched prefill equals decode on that path).
+ * (Q4_0's AVX2 gemm is in kernels_q4_0.c: another summation order.)
+ *
+ * The row kernels keep, per (row, token), 8 float lanes: lane k of block b adds (dw·dx)·isum_bk, where
+ * isum_bk = Σ w·x over elements 4k..4k+3 (an exact integer), block after block; the result is hsum_ps of
+ * the lanes (+ the m·s chain for Q8_1 activations). Each block costs them an unpack per 4 tokens and, per
+ * token, a scale product, two sign ops (signed weights), vpmaddubsw, vpmaddwd, a conversion and an FMA.
+ *
+ * Here 8 rows share every instruction: a tile of 8 rows is unpacked once per call and transposed so that s32
+ * lane r of vector g holds bytes 4g..4g+3 of row r; the 4 activation bytes of group g are broadcast. One
+ * vpmaddubsw + vpmaddwd gives isum_bg of 8 rows, one FMA adds it to the lane-g accumulator of those rows.
+ *   Q4_1, Q5_1  unsigned weights (nibbles, + 16 for the 5th bit) × Q8_1; m·s per block in one FMA chain;
+ *   Q5_0        unsigned q (0..31) and −16·Σx over the group added to the integer (exact, as the row
+ *               kernel's signed product);
+ *   Q8_0        |w| in the tile and w's sign moved onto the broadcast activations (vpsignb), as the row
+ *               kernels do (|w|·x pairs stay within s16).
+ * The 8 lane accumulators are then added in hsum_ps's tree. */
+#include "lk_internal.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#include <stdlib.h>
+
+#define INLINE static inline __attribute__((always_inline))
+
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+
+enum {
+    TR = 8,      /* weight rows per tile (s32 lanes) */
+    CHUNK = 64,  /* tokens whose activation terms are prepared at once */
+};
+
+INLINE uint16_t load_u16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+INLINE int32_t load_i32(const void *p) { int32_t v; memcpy(&v, p, 4); return v; }
+INLINE float h2f(uint16_t h) {
+    __m128i v = _mm_cvtsi32_si128(h);
+    __asm__("" : "+x"(v));
+    return _mm_cvtss_f32(_mm_cvtph_ps(v));
+}
+
+/* Tile layout per block: 8 byte vectors (u), 8 sign vectors (Q8_0: w), the 8 row scales d, the 8 mins m. */
+enum { G_W = 0, G_S = 256, G_D = 512, G_M = 544, G_STRIDE = 576 };
+
+INLINE int q8_1_acts(int type) { return type == LK_TYPE_Q4_1 || type == LK_TYPE_Q5_1; }
+
+/* 32 bits → 32 bytes of 0xFF (bit set) / 0x00; byte j takes bit j */
+INLINE __m256i bits_to_bytes(const uint8_t *p) {
+    const __m256i shuf = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0);
+    const __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(load_i32(p)), shuf);
+    const __m256i sel = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+    return _mm256_cmpeq_epi8(_mm256_and_si256(bytes, sel), sel);
+}
+
+INLINE __m256i nibbles(const uint8_t *qs) {
+    const __m128i t = _mm_loadu_si128((const __m128i *)qs);
+    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(15));
+}
+
+/* One weight block → the bytes multiplied (u: unsigned, or |w| for Q8_0) and, for Q8_0, w itself. */
+INLINE __m256i unpack32(int type, const uint8_t *blk, __m256i *sgn) {
+    switch (type) {
+    case LK_TYPE_Q8_0: {
+        const __m256i w = _mm256_loadu_si256((const __m256i *)((const block_q8_0 *)blk)->qs);
+        *sgn = w;
+        return _mm256_sign_epi8(w, w);
+    }
+    case LK_TYPE_Q4_1: return nibbles(((const block_q4_1 *)blk)->qs);
+    case LK_TYPE_Q5_0: {
+        const block_q5_0 *b = (const block_q5_0 *)blk;
+        return _mm256_or_si256(nibbles(b->qs), _mm256_and_si256(bits_to_bytes(b->qh), _mm256_set1_epi8(16)));
+    }
+    default: {
+        const block_q5_1 *b = (const block_q5_1 *)blk;
+        return _mm256_or_si256(nibbles(b->qs), _mm256_and_si256(bits_to_bytes(b->qh), _mm256_set1_epi8(16)));
+    }
+    }
+}
+
+/* rows [8][32] → 8 vectors, lane r of vector g = bytes 4g..4g+3 of row r */
+INLINE void transpose_8(const uint8_t *rows, uint8_t *out) {
+    const __m256i idx = _mm256_setr_epi32(0, 32, 64, 96, 128, 160, 192, 224);
+    for (int g = 0; g < 8; g++)
+        _mm256_store_si256((__m256i *)(out + 32 * g), _mm256_i32gather_epi32((const int *)(rows + 4 * g), idx, 1));
+}
+
+INLINE void build_tile(int type, const uint8_t *w, size_t wrb, int64_t nb, int nr, uint8_t *tile) {
+    const size_t bb = lk_block_bytes(type);
+    _Alignas(32) uint8_t u[TR * 32], s[TR * 32];
+    _Alignas(32) float d[TR], m[TR];
+    for (int64_t b = 0; b < nb; b++) {
+        for (int r = 0; r < TR; r++) {
+            __m256i sg = _mm256_setzero_si256(), q = _mm256_setzero_si256();
+            d[r] = m[r] = 0.0f;
+            if (r < nr) {
+                const uint8_t *blk = w + (size_t)r * wrb + (size_t)b * bb;
+                q = unpack32(type, blk, &sg);
+                d[r] = h2f(load_u16(blk));
+                if (q8_1_acts(type)) m[r] = h2f(load_u16(blk + 2));
+            }
+            _mm256_store_si256((__m256i *)(u + 32 * r), q);
+            _mm256_store_si256((__m256i *)(s + 32 * r), sg);
+        }
+        uint8_t *t = tile + b * G_STRIDE;
+        transpose_8(u, t + G_W);
+        if (type == LK_TYPE_Q8_0) transpose_8(s, t + G_S);
+        memcpy(t + G_D, d, sizeof d);
+        memcpy(t + G_M, m, sizeof m);
+    }
+}
+
+/* Per token and block: dx, and the Q8_1 s (Q4_1/Q5_1) or −16·Σx per group of 4 (Q5_0). */
+INLINE void prep_terms(int type, const uint8_t *x, size_t xrb, int64_t nt, int64_t nb, float *dx, float *xs, int32_t *neg) {
+    const size_t xb = q8_1_acts(type) ? sizeof(block_q8_1) : sizeof(block_q8_0);
+    for (int64_t t = 0; t < nt; t++)
+        for (int64_t b = 0; b < nb; b++) {
+            const uint8_t *blk = x + (size_t)t * xrb + (size_t)b * xb;
+            dx[t * nb + b] = h2f(load_u16(blk));
+            if (q8_1_acts(type)) xs[t * nb + b] = h2f(load_u16(blk + 2));
+            if (type != LK_TYPE_Q5_0) continue;
+            const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(16), _mm256_loadu_si256((const __m256i *)(blk + 2))),
+                                                _mm256_set1_epi16(1));
+            _mm256_storeu_si256((__m256i *)(neg + (t * nb + b) * 8), _mm256_sub_epi32(_mm256_setzero_si256(), p));
+        }
+}
+
+/* hsum_ps (kernels_avx2.c) of lanes a[0..7]: ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)) */
+INLINE __m256 reduce8(const __m256 *a) {
+    const __m256 q0 = _mm256_add_ps(a[0], a[4]), q1 = _mm256_add_ps(a[1], a[5]);
+    const __m256 q2 = _mm256_add_ps(a[2], a[6]), q3 = _mm256_add_ps(a[3], a[7]);
+    return _mm256_add_ps(_mm256_add_ps(q0, q2), _mm256_add_ps(q1, q3));
+}
+
+/* One token × one tile → Y[0..nr) */
+INLINE void tile_token(int type, const uint8_t *tile, int64_t nb, const uint8_t *x, const float *dx, const float *xs,
+                       const int32_t *neg, float *y, int nr) {
+    const int q81 = q8_1_acts(type);
+    const size_t xb = q81 ? sizeof(block_q8_1) : sizeof(block_q8_0), qs_off = q81 ? 4 : 2;
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc[8], summ = _mm256_setzero_ps();
+    for (int g = 0; g < 8; g++) acc[g] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *tb = tile + b * G_STRIDE;
+        const uint8_t *xq = x + (size_t)b * xb + qs_off;
+        const __m256 dd = _mm256_mul_ps(_mm256_load_ps((const float *)(tb + G_D)), _mm256_set1_ps(dx[b]));
+        for (int g = 0; g < 8; g++) {
+            __m256i xv = _mm256_set1_epi32(load_i32(xq + 4 * g));
+            if (type == LK_TYPE_Q8_0) xv = _mm256_sign_epi8(xv, _mm256_load_si256((const __m256i *)(tb + G_S + 32 * g)));
+            __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_load_si256((const __m256i *)(tb + G_W + 32 * g)), xv), ones);
+            if (type == LK_TYPE_Q5_0) p = _mm256_add_epi32(p, _mm256_set1_epi32(neg[b * 8 + g]));
+            acc[g] = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(p), acc[g]);
+        }
+        if (q81) summ = _mm256_fmadd_ps(_mm256_load_ps((const float *)(tb + G_M)), _mm256_set1_ps(xs[b]), summ);
+    }
+    const __m256 out = _mm256_add_ps(reduce8(acc), summ);
+    if (nr == TR) _mm256_storeu_ps(y, out);
+    else {
+        float tmp[TR];
+        _mm256_storeu_ps(tmp, out);
+        memcpy(y, tmp, (size_t)nr * sizeof(float));
+    }
+}
+
+INLINE int gemm32(int type, int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
+                  float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
+    const int64_t nb = cols / QK;
+    const int64_t chunk = n_tokens < CHUNK ? n_tokens : CHUNK;
+    const size_t tile_bytes = (size_t)nb * G_STRIDE;
+    uint8_t *scratch = aligned_alloc(32, (tile_bytes + (size_t)chunk * (size_t)nb * 40 + 31) / 32 * 32);
+    if (!scratch) return 0;
+    uint8_t *tile = scratch;
+    float *dx = (float *)(scratch + tile_bytes);
+    float *xs = dx + chunk * nb;
+    int32_t *neg = (int32_t *)(xs + chunk * nb);
+    const uint8_t *wb = w, *xb = x;
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += chunk) {
+        const int64_t nt = n_tokens - t0 < chunk ? n_tokens - t0 : chunk;
+        const uint8_t *xc = xb + (size_t)t0 * xrb;
+        prep_terms(type, xc, xrb, nt, nb, dx, xs, neg);
+        for (int64_t r0 = row_begin; r0 < row_end; r0 += TR) {
+            const int nr = row_end - r0 < TR ? (int)(row_end - r0) : TR;
+            build_tile(type, wb + (size_t)r0 * wrb, wrb, nb, nr, tile);
+            for (int64_t t = 0; t < nt; t++)
+                tile_token(type, tile, nb, xc + (size_t)t * xrb, dx + t * nb, xs + t * nb, neg + t * nb * 8, y + (t0 + t) * ys + r0, nr);
+        }
+    }
+    free(scratch);
+    return 1;
+}
+
+#define GEMM32(NAME, TYPE)                                                                                    \
+    static int NAME(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,     \
+                    float *y, int64_t ys, int64_t row_begin, int64_t row_end) {                               \
+        return gemm32(TYPE, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);                       \
+    }
+GEMM32(gemm_q4_1, LK_TYPE_Q4_1)
+GEMM32(gemm_q5_0, LK_TYPE_Q5_0)
+GEMM32(gemm_q5_1, LK_TYPE_Q5_1)
+GEMM32(gemm_q8_0, LK_TYPE_Q8_0)
+#undef GEMM32
+
+#pragma clang attribute pop
+
+void lk_fill_avx2_gemm(lk_kernel_table *t) {
+    t->gemm[LK_TYPE_Q4_1] = gemm_q4_1;
+    t->gemm[LK_TYPE_Q5_0] = gemm_q5_0;
+    t->gemm[LK_TYPE_Q5_1] = gemm_q5_1;
+    t->gemm[LK_TYPE_Q8_0] = gemm_q8_0;
+}
+
+#else
+void lk_fill_avx2_gemm(lk_kernel_table *t) { (void)t; }
+#endif
