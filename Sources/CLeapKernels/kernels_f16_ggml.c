@@ -1,17 +1,18 @@
 /* One token's F16 matrix-vector product in the summation order of ggml_vec_dot_f16 (ggml-cpu/vec.cpp with the
- * GGML_F16_* mappings of simd-mappings.h; read, not copied): what llama.cpp uses for attention's Q·Kᵀ and P·V
- * when its ubatch has one token (flash attention off, F16 KV cache; from 2 tokens llamafile's tinyBLAS does
- * them, our lk_matmul order). The accumulation is in float lanes; every product of two f16 values is exact
- * in float, so FMA or multiply-then-add give the same sums. Per row of n elements:
+ * GGML_F16_* mappings of simd-mappings.h; read, not copied) in llama.cpp's AVX-512 build: what it uses for
+ * attention's Q·Kᵀ and P·V when its ubatch has one token (flash attention off, F16 KV cache; from 2 tokens
+ * llamafile's tinyBLAS<16, __m512> does them, our lk_matmul order). Per row of n elements:
  *
- *   AVX-512 build (GGML_F16_STEP 64, EPR 16): element i is added to lane i % 16 of accumulator (i / 16) % 4
- *     over the whole 64-element steps (np = n rounded down to 64); then acc0 += acc2, acc1 += acc3,
- *     acc0 += acc1 and _mm512_reduce_add_ps (halves: 16 -> 8 -> 4 -> 2 -> 1).
- *   AVX / AVX2 build (STEP 32, EPR 8): element i to lane i % 8 of accumulator (i / 8) % 4 over whole
- *     32-element steps; acc0 += acc2, acc1 += acc3, acc0 += acc1; low half + high half, then two hadds:
- *     (l0 + l1) + (l2 + l3).
- *   Both: the float result becomes a double, the leftovers np...n−1 are added one by one in double
- *     (float products), and the double is rounded to float.
+ *   GGML_F16_STEP 64, EPR 16: element i is added to lane i % 16 of accumulator (i / 16) % 4 over the whole
+ *   64-element steps (np = n rounded down to 64); then acc0 += acc2, acc1 += acc3, acc0 += acc1 and
+ *   _mm512_reduce_add_ps (halves: lanes i and i + 8, i and i + 4, i and i + 2, 0 and 1); that float becomes a
+ *   double, the leftovers np...n−1 are added one by one in double (float products), the double is rounded.
+ *
+ * Every product of two f16 values is exact in float, so FMA or multiply-then-add give the same sums. The AVX2
+ * path computes the same thing with two 8-lane halves per 16-lane accumulator: like the rest of that path
+ * (batched F16 attention included) it reproduces the AVX-512 build, the one whose results can be checked
+ * here (scripts/kernels/f16_dot_vs_ggml.py). llama.cpp's AVX2 build would sum otherwise (STEP 32, EPR 8,
+ * then low + high half and two hadds, and tinyBLAS<8, __m256> for batches).
  *
  * `n_padded` >= n: the row counts as n_padded long with zeros beyond n, like llama.cpp's KV length padded to
  * 256 with zero probabilities (its np then covers every real element); zeros are not read, so unused cache
@@ -33,7 +34,9 @@ INLINE float add_leftovers(float s, const uint16_t *w, const float *x, int64_t n
 
 /* The vector part covers [0, np) where np = n_padded rounded down to STEP; real elements are [0, min(n, np)),
  * whole steps are loaded directly and a last partial step goes through zero-filled copies. */
-#define F16_GGML_DRIVER(NAME, STEP, VEC, STEP_FN, REDUCE_FN)                                                  \
+enum { STEP = 64 }; /* GGML_F16_STEP */
+
+#define F16_GGML_DRIVER(NAME, NACC, VEC, STEP_FN, REDUCE_FN)                                                  \
     static void NAME(const uint16_t *w0, size_t wrb, int64_t n, int64_t n_padded, const float *x, float *y,   \
                      int64_t rows) {                                                                           \
         const int64_t np = n_padded / STEP * STEP;                                                            \
@@ -46,8 +49,8 @@ INLINE float add_leftovers(float s, const uint16_t *w, const float *x, int64_t n
         }                                                                                                      \
         for (int64_t r = 0; r < rows; r++) {                                                                   \
             const uint16_t *w = (const uint16_t *)((const uint8_t *)w0 + (size_t)r * wrb);                    \
-            VEC acc[4];                                                                                        \
-            for (int j = 0; j < 4; j++) acc[j] = ZERO_##VEC;                                                   \
+            VEC acc[NACC];                                                                                     \
+            for (int j = 0; j < NACC; j++) acc[j] = ZERO_##VEC;                                                   \
             for (int64_t i = 0; i < whole; i += STEP) STEP_FN(acc, w + i, x + i);                              \
             if (whole < real) {                                                                                \
                 uint16_t wt[STEP];                                                                             \
@@ -59,32 +62,40 @@ INLINE float add_leftovers(float s, const uint16_t *w, const float *x, int64_t n
         }                                                                                                      \
     }
 
-/* ---- AVX / AVX2 build's order ---- */
+/* ---- AVX2: a 16-lane accumulator j is the pair acc[2j] (lanes 0-7), acc[2j + 1] (lanes 8-15) ---- */
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
 
 #define ZERO___m256 _mm256_setzero_ps()
 
-INLINE void step_avx2(__m256 acc[4], const uint16_t *w, const float *x) {
-    for (int j = 0; j < 4; j++) {
+INLINE void step_avx2(__m256 acc[8], const uint16_t *w, const float *x) {
+    for (int j = 0; j < 8; j++) {
         const __m256 wv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w + 8 * j)));
         acc[j] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x + 8 * j), acc[j]);
     }
 }
 
-INLINE float reduce_avx2(__m256 acc[4]) {
-    acc[0] = _mm256_add_ps(acc[0], acc[2]);
-    acc[1] = _mm256_add_ps(acc[1], acc[3]);
-    acc[0] = _mm256_add_ps(acc[0], acc[1]);
-    const __m128 t0 = _mm_add_ps(_mm256_castps256_ps128(acc[0]), _mm256_extractf128_ps(acc[0], 1));
-    const __m128 t1 = _mm_hadd_ps(t0, t0);
-    return _mm_cvtss_f32(_mm_hadd_ps(t1, t1));
+/* The 16 lanes lo, hi (0-7, 8-15) summed as _mm512_reduce_add_ps does. */
+INLINE float reduce16(__m256 lo, __m256 hi) {
+    const __m256 h = _mm256_add_ps(lo, hi);
+    const __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    const __m128 p = _mm_add_ps(q, _mm_movehl_ps(q, q));
+    return _mm_cvtss_f32(_mm_add_ss(p, _mm_movehdup_ps(p)));
 }
 
-F16_GGML_DRIVER(f16_ggml_avx2, 32, __m256, step_avx2, reduce_avx2)
+INLINE float reduce_avx2(__m256 acc[8]) {
+    for (int k = 0; k < 2; k++) {
+        acc[0 + k] = _mm256_add_ps(acc[0 + k], acc[4 + k]);
+        acc[2 + k] = _mm256_add_ps(acc[2 + k], acc[6 + k]);
+        acc[0 + k] = _mm256_add_ps(acc[0 + k], acc[2 + k]);
+    }
+    return reduce16(acc[0], acc[1]);
+}
+
+F16_GGML_DRIVER(f16_ggml_avx2, 8, __m256, step_avx2, reduce_avx2)
 
 #pragma clang attribute pop
 
-/* ---- AVX-512 build's order ---- */
+/* ---- AVX-512 ---- */
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq"))), apply_to = function)
 
 #define ZERO___m512 _mm512_setzero_ps()
@@ -100,14 +111,10 @@ INLINE float reduce_avx512(__m512 acc[4]) {
     acc[0] = _mm512_add_ps(acc[0], acc[2]);
     acc[1] = _mm512_add_ps(acc[1], acc[3]);
     acc[0] = _mm512_add_ps(acc[0], acc[1]);
-    /* _mm512_reduce_add_ps spelled out: lanes i and i + 8, then i and i + 4, i and i + 2, 0 and 1 */
-    const __m256 h = _mm256_add_ps(_mm512_castps512_ps256(acc[0]), _mm512_extractf32x8_ps(acc[0], 1));
-    const __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-    const __m128 p = _mm_add_ps(q, _mm_movehl_ps(q, q));
-    return _mm_cvtss_f32(_mm_add_ss(p, _mm_movehdup_ps(p)));
+    return reduce16(_mm512_castps512_ps256(acc[0]), _mm512_extractf32x8_ps(acc[0], 1));
 }
 
-F16_GGML_DRIVER(f16_ggml_avx512, 64, __m512, step_avx512, reduce_avx512)
+F16_GGML_DRIVER(f16_ggml_avx512, 4, __m512, step_avx512, reduce_avx512)
 
 #pragma clang attribute pop
 

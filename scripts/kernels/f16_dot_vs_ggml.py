@@ -1,8 +1,6 @@
 #!/usr/bin/env python3
-"""lk_matvec_f16_ggml (one-token attention, per ISA) against llama.cpp's own ggml_vec_dot_f16, bit for bit:
-the AVX-512 path against libggml-cpu.so of this machine's (AVX-512) llama.cpp build, the AVX2 path against a
-float32 emulation of the AVX2 build's order (simd-mappings.h: 4 x 8 lanes, halves then two hadds; that build
-cannot run here). Rows: random, real Gemma 3 weights rounded to F16, softmax-like probabilities (P·V);
+"""lk_matvec_f16_ggml (one-token attention) on the AVX2 and AVX-512 paths against llama.cpp's own
+ggml_vec_dot_f16 (libggml-cpu.so of this machine's AVX-512 build), bit for bit. Rows: random, real Gemma 3 weights rounded to F16, softmax-like probabilities (P·V);
 n = 64/256/512 and non-multiples; padded rows (zeros to n_padded, NaN garbage after n in our copy: not read).
 Needs llama-cpp-python (an oracle only) and the kernels as a shared library:
   S=Sources/CLeapKernels; clang -O3 -fno-math-errno -shared -fPIC -I$S/include -o /tmp/liblk.so \
@@ -29,21 +27,6 @@ def ggml_dot(w, x):  # w, x: float16 arrays of the same length
     w = np.ascontiguousarray(w); x = np.ascontiguousarray(x)
     gg.ggml_vec_dot_f16(len(w), ctypes.addressof(s), 0, w.ctypes.data, 0, x.ctypes.data, 0, 1)
     return np.float32(s.value)
-
-
-def avx2_build_dot(w, x):  # the AVX2 build's order, emulated in float32 (products of f16 values are exact)
-    n = len(w); np_ = n // 32 * 32
-    prod = w[:np_].astype(f32) * x[:np_].astype(f32)
-    acc = np.zeros((4, 8), f32)
-    for i in range(0, np_, 32):
-        acc = acc + prod[i:i + 32].reshape(4, 8)
-    a0 = (acc[0] + acc[2]) + (acc[1] + acc[3])
-    t0 = a0[:4] + a0[4:]
-    r = f32(f32(t0[0] + t0[1]) + f32(t0[2] + t0[3]))
-    s = float(r)
-    for i in range(np_, n):
-        s += float(f32(w[i]) * f32(x[i]))
-    return f32(s)
 
 
 def ours(isa, w, x, n_padded, rows=1):
@@ -86,10 +69,10 @@ for n in [1, 7, 16, 31, 32, 33, 63, 64, 65, 100, 127, 128, 200, 255, 256, 300, 5
         for pad in sorted({n, (n + 15) // 16 * 16, (n + 63) // 64 * 64, (n + 255) // 256 * 256}):
             wz = np.zeros((rows, pad), np.float16); wz[:, :n] = w
             xz = np.zeros(pad, np.float16); xz[:n] = x
-            for isa, ref in [(AVX512, ggml_dot), (AVX2, avx2_build_dot)]:
+            for isa in [AVX512, AVX2]:
                 got = ours(isa, w, xz[:n], pad, rows)
                 for r in range(rows):
-                    want = ref(wz[r], xz)
+                    want = ggml_dot(wz[r], xz)
                     checked += 1
                     if got[r].view(np.uint32) != want.view(np.uint32):
                         bad += 1
