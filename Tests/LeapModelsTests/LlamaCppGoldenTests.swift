@@ -161,3 +161,36 @@ func decodeFollowsLlamaCppOneTokenAttention(name: String) throws {
         #expect(d > 0 && d < 0.05, "\(name) [\(isa.name)]: max |batch - incremental| = \(d)")
     }
 }
+
+/// A prompt longer than a forward pass is split where llama.cpp splits it (its default ubatch, 512 tokens):
+/// 600 tokens in one call equal a 512-token call and an 88-token one bit for bit, and a 257-token prompt is one
+/// pass, as in llama.cpp. On the AVX2 / AVX-512 paths the split matters: 256 + 1 tokens (the old default's
+/// split) gives the last token other bits (one-token attention order; likewise a short last chunk would miss
+/// the tiled K-quant order that starts at 8 tokens).
+@Test(arguments: [KernelISA.scalar, .avx2, .avx512])
+func longPromptsSplitLikeLlamaCppUbatches(isa: KernelISA) throws {
+    guard isa.isAvailable else { return }
+    let model = try loadTiny("qwen3-tiny-q4_k")
+    var rng: UInt64 = 12345
+    let tokens: [Int32] = (0..<600).map { _ in
+        rng = rng &* 6364136223846793005 &+ 1442695040888963407
+        return Int32(truncatingIfNeeded: (rng >> 33) % UInt64(model.config.nVocab))
+    }
+    func logitBits(_ calls: [Range<Int>]) throws -> [[UInt32]] {
+        let ctx = try model.makeContext(contextSize: 640)
+        var rows: [[UInt32]] = []
+        for r in calls {
+            try ctx.eval(tokens: Array(tokens[r]), wantAllLogits: true)
+            for i in 0..<r.count { rows.append(try ctx.logits(at: i).map(\.bitPattern)) }
+        }
+        return rows
+    }
+    try isa.withThreadSelection {
+        let whole = try logitBits([0..<600]) == logitBits([0..<512, 512..<600])
+        #expect(whole, "600 tokens in one call differ from 512 + 88")
+        let one = try logitBits([0..<257]), split = try logitBits([0..<256, 256..<257])
+        #expect(one[..<256] == split[..<256])
+        let tailDiffers = one[256] != split[256]
+        #expect(tailDiffers == (isa != .scalar), "257th token alone vs in the batch: differs \(tailDiffers)")
+    }
+}
