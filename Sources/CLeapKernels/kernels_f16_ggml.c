@@ -21,7 +21,6 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
-#include <string.h>
 
 #define INLINE static inline __attribute__((always_inline))
 
@@ -32,32 +31,24 @@ INLINE float add_leftovers(float s, const uint16_t *w, const float *x, int64_t n
     return (float)sum;
 }
 
-/* The vector part covers [0, np) where np = n_padded rounded down to STEP; real elements are [0, min(n, np)),
- * whole steps are loaded directly and a last partial step goes through zero-filled copies. */
+/* The vector part covers [0, np) where np = n_padded rounded down to STEP; real elements are [0, min(n, np)).
+ * Whole steps are loaded directly; in a last partial step the lane groups holding real elements are loaded
+ * with masks (nothing past the row's last real element is read) and the all-zero groups are skipped (adding
+ * +0 products leaves a sum unchanged). */
 enum { STEP = 64 }; /* GGML_F16_STEP */
 
-#define F16_GGML_DRIVER(NAME, NACC, VEC, STEP_FN, REDUCE_FN)                                                  \
+#define F16_GGML_DRIVER(NAME, NACC, VEC, STEP_FN, TAIL_FN, REDUCE_FN)                                         \
     static void NAME(const uint16_t *w0, size_t wrb, int64_t n, int64_t n_padded, const float *x, float *y,   \
                      int64_t rows) {                                                                           \
         const int64_t np = n_padded / STEP * STEP;                                                            \
         const int64_t real = n < np ? n : np;                                                                 \
         const int64_t whole = real / STEP * STEP;                                                             \
-        float xt[STEP];                                                                                        \
-        if (whole < real) {                                                                                    \
-            memset(xt, 0, sizeof xt);                                                                          \
-            memcpy(xt, x + whole, (size_t)(real - whole) * sizeof(float));                                    \
-        }                                                                                                      \
         for (int64_t r = 0; r < rows; r++) {                                                                   \
             const uint16_t *w = (const uint16_t *)((const uint8_t *)w0 + (size_t)r * wrb);                    \
             VEC acc[NACC];                                                                                     \
-            for (int j = 0; j < NACC; j++) acc[j] = ZERO_##VEC;                                                   \
+            for (int j = 0; j < NACC; j++) acc[j] = ZERO_##VEC;                                                \
             for (int64_t i = 0; i < whole; i += STEP) STEP_FN(acc, w + i, x + i);                              \
-            if (whole < real) {                                                                                \
-                uint16_t wt[STEP];                                                                             \
-                memset(wt, 0, sizeof wt);                                                                      \
-                memcpy(wt, w + whole, (size_t)(real - whole) * sizeof(uint16_t));                             \
-                STEP_FN(acc, wt, xt);                                                                          \
-            }                                                                                                  \
+            if (whole < real) TAIL_FN(acc, w + whole, x + whole, (int)(real - whole));                         \
             y[r] = add_leftovers(REDUCE_FN(acc), w, x, np, n);                                                 \
         }                                                                                                      \
     }
@@ -71,6 +62,29 @@ INLINE void step_avx2(__m256 acc[8], const uint16_t *w, const float *x) {
     for (int j = 0; j < 8; j++) {
         const __m256 wv = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w + 8 * j)));
         acc[j] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(x + 8 * j), acc[j]);
+    }
+}
+
+/* step_avx2 over the first `rem` (< 64) elements, the rest taken as zeros. A group of 8 with 1-7 real elements
+ * loads their pairs with a 32-bit mask and inserts an odd last one: nothing beyond w[rem − 1] is read. */
+INLINE void tail_avx2(__m256 acc[8], const uint16_t *w, const float *x, int rem) {
+    for (int j = 0; j < 8 && 8 * j < rem; j++) {
+        const int cnt = rem - 8 * j < 8 ? rem - 8 * j : 8;
+        __m128i h;
+        if (cnt == 8) {
+            h = _mm_loadu_si128((const __m128i *)(w + 8 * j));
+        } else {
+            const __m128i pairs = _mm_cmpgt_epi32(_mm_set1_epi32(cnt / 2), _mm_setr_epi32(0, 1, 2, 3));
+            h = _mm_maskload_epi32((const int *)(w + 8 * j), pairs);
+            if (cnt & 1) {
+                uint16_t hs[8];
+                _mm_storeu_si128((__m128i *)hs, h);
+                hs[cnt - 1] = w[8 * j + cnt - 1];
+                h = _mm_loadu_si128((const __m128i *)hs);
+            }
+        }
+        const __m256i lanes = _mm256_cmpgt_epi32(_mm256_set1_epi32(cnt), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        acc[j] = _mm256_fmadd_ps(_mm256_cvtph_ps(h), _mm256_maskload_ps(x + 8 * j, lanes), acc[j]);
     }
 }
 
@@ -91,7 +105,7 @@ INLINE float reduce_avx2(__m256 acc[8]) {
     return reduce16(acc[0], acc[1]);
 }
 
-F16_GGML_DRIVER(f16_ggml_avx2, 8, __m256, step_avx2, reduce_avx2)
+F16_GGML_DRIVER(f16_ggml_avx2, 8, __m256, step_avx2, tail_avx2, reduce_avx2)
 
 #pragma clang attribute pop
 
@@ -107,6 +121,16 @@ INLINE void step_avx512(__m512 acc[4], const uint16_t *w, const float *x) {
     }
 }
 
+/* step_avx512 over the first `rem` (< 64) elements with masked loads, the rest taken as zeros. */
+INLINE void tail_avx512(__m512 acc[4], const uint16_t *w, const float *x, int rem) {
+    for (int j = 0; j < 4 && 16 * j < rem; j++) {
+        const int cnt = rem - 16 * j < 16 ? rem - 16 * j : 16;
+        const __mmask16 m = (__mmask16)((1u << cnt) - 1);
+        const __m512 wv = _mm512_cvtph_ps(_mm256_maskz_loadu_epi16(m, w + 16 * j));
+        acc[j] = _mm512_fmadd_ps(wv, _mm512_maskz_loadu_ps(m, x + 16 * j), acc[j]);
+    }
+}
+
 INLINE float reduce_avx512(__m512 acc[4]) {
     acc[0] = _mm512_add_ps(acc[0], acc[2]);
     acc[1] = _mm512_add_ps(acc[1], acc[3]);
@@ -114,7 +138,7 @@ INLINE float reduce_avx512(__m512 acc[4]) {
     return reduce16(_mm512_castps512_ps256(acc[0]), _mm512_extractf32x8_ps(acc[0], 1));
 }
 
-F16_GGML_DRIVER(f16_ggml_avx512, 4, __m512, step_avx512, reduce_avx512)
+F16_GGML_DRIVER(f16_ggml_avx512, 4, __m512, step_avx512, tail_avx512, reduce_avx512)
 
 #pragma clang attribute pop
 
