@@ -137,7 +137,8 @@ extension InferenceContext {
                     let q = p - (L - 1) + k
                     if q < 0 { continue }
                     let u = slotBase + (q % ringSize) * E
-                    for e in 0..<E { y[e] += w[e * L + k] * u[e] }
+                    // fused, as ggml_ssm_conv's `sumf += s * c` is compiled (GCC contracts it to an FMA)
+                    for e in 0..<E { y[e].addProduct(u[e], w[e * L + k]) }
                 }
                 lk_mul(y, bcx + E, y, Int64(E))
                 // pack rows contiguously for the out projection: row t at xn + t*E

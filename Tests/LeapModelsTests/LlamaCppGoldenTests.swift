@@ -128,7 +128,8 @@ private func checkReal(_ name: String, _ arch: Architecture, minAgreement: Doubl
 /// llama.cpp's bit for bit (up to the golden's 5 decimals), teacher-forced and in greedy decoding (a prompt
 /// batch, then one token per call): the proof that what remains on the other paths is summation order, and a
 /// guard for every op of the pass.
-@Test(arguments: ["SmolLM2-135M-Instruct.Q4_1", "gemma-3-270m-q4_k_m", "lfm2-tiny-q8_0", "qwen3-tiny-q4_k"],
+@Test(arguments: ["SmolLM2-135M-Instruct.Q4_1", "gemma-3-270m-q4_k_m", "lfm2-tiny-q8_0", "lfm2-tiny-q4_k", "lfm2-tiny-f32",
+                  "lfm2moe-tiny-q4_k", "qwen3-tiny-q4_k"],
       [KernelISA.avx2, .avx512])
 func matchesLlamaCppExactly(name: String, isa: KernelISA) throws {
     guard isa.isAvailable else { return }  // this CPU lacks the path
