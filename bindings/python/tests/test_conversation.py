@@ -225,17 +225,17 @@ def test_stop_right_after_the_start_interrupts_that_generation(model):
     conv.stop()  # idle: for nobody, and it does not carry over
     _, done = run(conv, "Hi")
     assert done.finish_reason in (leap.GenerationFinishReason.STOP, leap.GenerationFinishReason.MAX_TOKENS)
-    # A long prompt is evaluated in chunks of 256 tokens with the stop polled in between: the turn still
+    # A long prompt is evaluated in chunks of 512 tokens with the stop polled in between: the turn still
     # completes as interrupted (not as an error), after the first chunk, which stays cached.
     conv = model.create_conversation()
-    stream = conv.generate_response("word " * 400, leap.GenerationOptions(temperature=0))
+    stream = conv.generate_response("word " * 800, leap.GenerationOptions(temperature=0))
     conv.stop()
     events = list(stream)
     assert [type(e) for e in events] == [leap.Complete]
     assert events[0].finish_reason == leap.GenerationFinishReason.INTERRUPTED
-    assert events[0].stats.prompt_tokens == 256 and events[0].stats.completion_tokens == 0
+    assert events[0].stats.prompt_tokens == 512 and events[0].stats.completion_tokens == 0
     _, done = run(conv, "Hi")
-    assert done.stats.cached_prompt_tokens == 256
+    assert done.stats.cached_prompt_tokens == 512
 
 
 def test_generated_audio_in_the_history_round_trips_and_is_replayed(model):
