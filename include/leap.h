@@ -653,7 +653,7 @@ LEAP_API leap_status leap_sampler_reset(leap_sampler *sampler);
  * one that is still starting (leap_conversation_generate_begin has returned, or leap_conversation_generate
  * has been entered, and the prompt is not evaluated yet): that generation ends at its next token boundary
  * and completes with LEAP_FINISH_INTERRUPTED (also before its first token: 0 completion tokens; a long
- * prompt is evaluated in chunks of 256 tokens, and the part evaluated before the stop stays cached). A stop
+ * prompt is evaluated in chunks of 512 tokens, and the part evaluated before the stop stays cached). A stop
  * while the conversation is idle does nothing and never carries over to a later generation. Starting,
  * stopping and ending a generation are serialized, so no stop is lost in between.
  *

@@ -68,6 +68,7 @@ static void build_tables(void) {
     if (lk_isa_available(LK_ISA_AVX2)) {
         lk_fill_avx2(&tables[LK_ISA_AVX2]);
         lk_fill_llama_order_avx2(&tables[LK_ISA_AVX2]);
+        lk_fill_f16_ggml(&tables[LK_ISA_AVX2], LK_ISA_AVX2);
     }
     tables[LK_ISA_AVX512] = tables[LK_ISA_AVX2];
     tables[LK_ISA_AVX512_NOVNNI] = tables[LK_ISA_AVX2];
@@ -76,6 +77,8 @@ static void build_tables(void) {
         lk_fill_avx512(&tables[LK_ISA_AVX512], 1);
         if (lk_cpu_features() & LK_CPU_AVX512VNNI) lk_fill_llama_order_avx512(&tables[LK_ISA_AVX512]);
         lk_fill_avx512(&tables[LK_ISA_AVX512_NOVNNI], 0);
+        lk_fill_f16_ggml(&tables[LK_ISA_AVX512], LK_ISA_AVX512);
+        lk_fill_f16_ggml(&tables[LK_ISA_AVX512_NOVNNI], LK_ISA_AVX512_NOVNNI);
     }
     if (lk_isa_available(LK_ISA_NEON)) lk_fill_neon(&tables[LK_ISA_NEON]);
     /* Q4_0 follows llama.cpp's repacked kernels on every x86 SIMD path (replaces the entries above) */

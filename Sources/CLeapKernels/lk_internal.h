@@ -113,6 +113,9 @@ typedef struct {
     float (*stream_sum)(const float *x, int64_t n); /* memory-bandwidth probe */
     double (*softmax_exp)(const float *x, float *y, int64_t n, float max); /* see lk_softmax_exp */
     void (*silu)(const float *x, float *y, int64_t n); /* see lk_silu */
+    /* optional, ggml_vec_dot_f16's order of this path's llama.cpp build (kernels_f16_ggml.c), rows from w */
+    void (*matvec_f16_ggml)(const uint16_t *w, size_t w_row_bytes, int64_t n, int64_t n_padded, const float *x,
+                            float *y, int64_t rows);
 } lk_kernel_table;
 
 /* ggml's vectorised expf (ggml_v_expf, the AVX-512 variant), one lane: a degree-5 polynomial on the reduced
@@ -144,6 +147,7 @@ void lk_fill_llama_order_avx2(lk_kernel_table *t);
 void lk_fill_llama_order_avx512(lk_kernel_table *t); /* VNNI only */
 void lk_fill_avx2_gemm(lk_kernel_table *t); /* AVX2 only: equal to the AVX2 row kernels, not the AVX-512 ones */
 void lk_fill_q4_0(lk_kernel_table *t, int vnni); /* x86 Q4_0 in llama.cpp's order (kernels_q4_0.c) */
+void lk_fill_f16_ggml(lk_kernel_table *t, int isa); /* LK_ISA_AVX2, LK_ISA_AVX512(_NOVNNI) */
 const lk_kernel_table *lk_kernels(void);
 
 /* llama.cpp's repacked Q4_K / tiled Q6_K orders on the AVX2 row kernels (the AVX-512 path's fallbacks below

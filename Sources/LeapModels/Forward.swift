@@ -137,7 +137,8 @@ extension InferenceContext {
                     let q = p - (L - 1) + k
                     if q < 0 { continue }
                     let u = slotBase + (q % ringSize) * E
-                    for e in 0..<E { y[e] += w[e * L + k] * u[e] }
+                    // fused, as ggml_ssm_conv's `sumf += s * c` is compiled (GCC contracts it to an FMA)
+                    for e in 0..<E { y[e].addProduct(u[e], w[e * L + k]) }
                 }
                 lk_mul(y, bcx + E, y, Int64(E))
                 // pack rows contiguously for the out projection: row t at xn + t*E
@@ -214,9 +215,17 @@ extension InferenceContext {
             let cols = pLast + 1 - s0
             let colsPadded = min(ctx - s0, (cols + 15) / 16 * 16)
             let scores = self.attnScores + thread * self.attnChunk * ctx   // [t1-t0, colsPadded]
+            // One token in an F16 cache: llama.cpp's ggml_vec_dot_f16 order (its tinyBLAS, our lk_matmul order,
+            // only runs from 2 tokens), over its KV length padded to 256 (zeros in P beyond the last key).
+            let vecDot = T == 1 && kvType == Int32(GGMLType.f16.rawValue)
             // S = Q_h · K_gᵀ over keys s0...pLast
-            lk_matmul(kvType, self.kv.kRow(slot, s0) + g * hd * eb, kRowBytes, Int64(hd),
-                      self.qBuf + t0 * qDim + h * hd, qDim * 4, Int64(t1 - t0), scores, Int64(colsPadded), 0, Int64(cols))
+            if vecDot {
+                lk_matvec_f16_ggml(UnsafeRawPointer(self.kv.kRow(slot, s0) + g * hd * eb).assumingMemoryBound(to: UInt16.self),
+                                   kRowBytes, Int64(hd), Int64(hd), self.qBuf + t0 * qDim + h * hd, scores, 0, Int64(cols))
+            } else {
+                lk_matmul(kvType, self.kv.kRow(slot, s0) + g * hd * eb, kRowBytes, Int64(hd),
+                          self.qBuf + t0 * qDim + h * hd, qDim * 4, Int64(t1 - t0), scores, Int64(colsPadded), 0, Int64(cols))
+            }
             for t in t0..<t1 {
                 let p = pos0 + t
                 let row = scores + (t - t0) * colsPadded
@@ -240,8 +249,14 @@ extension InferenceContext {
                 }
             }
             // O_h = P · V_g  (Vᵀ rows are value dims)
-            lk_matmul(kvType, self.kv.vRow(slot, g * hd) + s0 * eb, vRowBytes, Int64(colsPadded),
-                      scores, colsPadded * 4, Int64(t1 - t0), self.attnOut + t0 * qDim + h * hd, Int64(qDim), 0, Int64(hd))
+            if vecDot {
+                let nKV = min(ctx, (pLast + 1 + 255) / 256 * 256) - s0   // llama.cpp's n_kv from this window start
+                lk_matvec_f16_ggml(UnsafeRawPointer(self.kv.vRow(slot, g * hd) + s0 * eb).assumingMemoryBound(to: UInt16.self),
+                                   vRowBytes, Int64(cols), Int64(nKV), scores, self.attnOut + h * hd, 0, Int64(hd))
+            } else {
+                lk_matmul(kvType, self.kv.vRow(slot, g * hd) + s0 * eb, vRowBytes, Int64(colsPadded),
+                          scores, colsPadded * 4, Int64(t1 - t0), self.attnOut + t0 * qDim + h * hd, Int64(qDim), 0, Int64(hd))
+            }
         }
 
         let xo = quantize(attnOut, rows: T, for: a.output, buffer: 0)

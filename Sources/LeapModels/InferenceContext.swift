@@ -22,7 +22,8 @@ package final class InferenceContext {
 
     let cfg: ModelConfig
     let pool: ThreadPool
-    let maxBatch: Int
+    /// Tokens per forward pass (ContextOptions.maxBatch): longer evals are split into passes of this size.
+    package let maxBatch: Int
     let kv: KVCache
     // LFM2 conv ring: [convSlots][ringSize][E] of u = B⊙x.
     static let convHistory = 64

@@ -10,8 +10,11 @@ package struct ContextOptions: Sendable {
     package var kvCacheType: KVCacheType = .f16
     /// Worker threads including the caller; nil = the model's default (physical cores).
     package var threads: Int?
-    /// Tokens per forward pass when a long prompt is split (bounds the scratch memory).
-    package var maxBatch: Int = 256
+    /// Tokens per forward pass when a long prompt is split (bounds the scratch memory). 512 = llama.cpp's
+    /// default ubatch: on the AVX2 / AVX-512 paths results depend on the batch as in llama.cpp (Q4_K in groups
+    /// of 4 tokens, Q6_K / Q4_K tiled from 8, attention's one-token order), so splitting where it splits keeps
+    /// long prompts llama.cpp's bit for bit. Scratch pages are touched only by batches that long.
+    package var maxBatch: Int = 512
 
     package init(contextSize: Int? = nil, kvCacheType: KVCacheType = .f16, threads: Int? = nil) {
         self.contextSize = contextSize

@@ -81,8 +81,9 @@ final class LanguageModelAdapter: LanguageModelBackend, @unchecked Sendable {
 final class InferenceSessionAdapter: InferenceSessionBackend {
     let context: InferenceContext
     let logits: UnsafeMutableBufferPointer<Float>  // [n_vocab]
-    /// Prompts are evaluated in chunks so that a stop request is honoured during long prefills.
-    static let prefillChunk = 256
+    /// Prompts are evaluated in chunks so that a stop request is honoured during long prefills: one forward
+    /// pass each (the context's maxBatch, llama.cpp's ubatch), so the chunks split where llama.cpp splits.
+    var prefillChunk: Int { context.maxBatch }
 
     init(_ context: InferenceContext, vocabularySize: Int) {
         self.context = context
@@ -99,7 +100,7 @@ final class InferenceSessionAdapter: InferenceSessionBackend {
         var start = 0
         while start < tokens.count {
             if start > 0 && shouldStop() { throw LeapError(.cancelled, "stopped during the prompt") }
-            let end = min(tokens.count, start + InferenceSessionAdapter.prefillChunk)
+            let end = min(tokens.count, start + prefillChunk)
             try context.eval(tokens: Array(tokens[start..<end]))
             start = end
         }

@@ -69,13 +69,13 @@ func tinyLFM2MatchesLlamaCpp(name: String) throws {
     // Float files track llama.cpp to rounding. Quantized nets are chaotic: activations are quantized exactly as
     // llama.cpp does (bit-identical blocks), but matmul sums in another order differ by an ulp, which now and then
     // flips a rounding in the next quantization, and flips grow through the layers. Measured on every kernel
-    // path (scalar, AVX2, AVX-512): agreement >= 98% (16-layer Q4_0: 97% on the scalar path, 100% on the x86
-    // SIMD paths, see q4_0LFM2MatchesLlamaCppExactly), perplexity within 1.6%, greedy prefixes
-    // [32, 32, 32, 3] at worst for the 2-layer files and [3, 22, 32, 32] for the 16-layer one (scalar), and
-    // >= 30 of 32 greedy steps equal on every prompt.
+    // path (scalar, AVX2, AVX-512): agreement >= 97.5% (16-layer Q4_0: 97% on the scalar path); on AVX2 / AVX-512
+    // the q8_0, q4_k and q4_0 files are exact (matchesLlamaCppExactly);
+    // perplexity within 1.6%, greedy prefixes [32, 32, 32, 3] at worst for the 2-layer files and [3, 22, 32, 32]
+    // for the 16-layer one (scalar), and >= 30 of 32 greedy steps equal on every prompt.
     let quantized = name.contains("q4") || name.contains("q8")
     let deep = name.contains("16l")
-    #expect(s.agreement >= (deep ? 0.93 : 0.98))
+    #expect(s.agreement >= (deep ? 0.93 : 0.975))
     #expect(abs(s.perplexity / g.perplexity - 1) < (quantized ? 0.025 : 0.01))
     #expect(steps.allSatisfy { $0 >= 30 })
     if quantized {
@@ -114,8 +114,8 @@ private func checkReal(_ name: String, _ arch: Architecture, minAgreement: Doubl
     // Measured over 320 positions: SmolLM2 Q4_1 and Gemma 3 270M Q4_K_M are llama.cpp's bit for bit in
     // teacher-forced evaluation on the AVX2 and AVX-512 paths (matchesLlamaCppExactly); on the scalar path
     // SmolLM2 agrees on 96.9% (perplexity -0.86%), Gemma on 94.7% (+0.50%). Greedy (4 prompts x 32 steps,
-    // llama.cpp's token fed back) can still part at a near-tie where llama.cpp's one-token attention sums in
-    // another order than its batched one. The rest of the gap is rounding chaos, not a modelling difference
+    // llama.cpp's token fed back) is llama.cpp's on all 32 steps of every prompt on those two paths; the
+    // scalar path can part at a near-tie. The rest of the gap is rounding chaos, not a modelling difference
     // (BENCHMARKS.md, "Accuracy").
     #expect(s.agreement >= minAgreement)
     #expect(abs(s.perplexity / g.perplexity - 1) < 0.01)
@@ -124,38 +124,76 @@ private func checkReal(_ name: String, _ arch: Architecture, minAgreement: Doubl
 }
 
 /// Where our kernels sum in llama.cpp's order (AVX2 and AVX-512: Q4_1, Q5_0, Q5_1, Q8_0, Q6_K against ggml's
-/// vec_dot / tinyBLAS_Q0_AVX, Q4_K / Q6_K in its repacked and tiled orders, F16 attention against tinyBLAS) and
-/// every other op is ggml's arithmetic, the logits are llama.cpp's bit for bit (up to the golden's 5 decimals):
-/// the proof that what remains on the other paths is summation order, and a guard for every op of the pass.
-@Test(arguments: ["SmolLM2-135M-Instruct.Q4_1", "gemma-3-270m-q4_k_m", "lfm2-tiny-q8_0", "qwen3-tiny-q4_k"],
-      [KernelISA.avx2, .avx512])
+/// vec_dot / tinyBLAS_Q0_AVX, Q4_0 / Q4_K in its repacked orders, Q6_K in its tiled one, F16 attention against tinyBLAS for
+/// batches and ggml_vec_dot_f16 for one token) and every other op is ggml's arithmetic, the logits are
+/// llama.cpp's bit for bit (up to the golden's 5 decimals), teacher-forced and in greedy decoding (a prompt
+/// batch, then one token per call): the proof that what remains on the other paths is summation order, and a
+/// guard for every op of the pass. The 16-layer Q4_0 file is chaotic under any other order (94-97% agreement,
+/// greedy prefixes down to 3 on the scalar path); it also runs on AVX-512 without VNNI (other Q4_0 kernels).
+@Test(arguments: ["SmolLM2-135M-Instruct.Q4_1", "gemma-3-270m-q4_k_m", "lfm2-tiny-q8_0", "lfm2-tiny-q4_k", "lfm2-tiny-f32",
+                  "lfm2-tiny-q4_0-16l", "lfm2moe-tiny-q4_k", "qwen3-tiny-q4_k"],
+      [KernelISA.avx2, .avx512, .avx512NoVNNI])
 func matchesLlamaCppExactly(name: String, isa: KernelISA) throws {
-    guard isa.isAvailable else { return }  // this CPU lacks the path
+    guard isa.isAvailable, isa != .avx512NoVNNI || name.contains("q4_0") else { return }  // this CPU lacks the path
     let real = !name.contains("-tiny-")
     guard !real || fileExists(realPath(name)) else { return }  // SmolLM2 not found (set LEAP_MODELS_DIR)
     let g = try golden(name)
     let model = real ? try LanguageModel.load(path: realPath(name), threads: 2) : try loadTiny(name)
     let s = try #require(try isa.withThreadSelection { try compareTeacherForced(model, g) })
-    print("\(name) [\(isa.name)]: argmax agreement \(s.agreement), ppl \(s.perplexity) vs llama.cpp \(g.perplexity), max top-1 logit diff \(s.maxTop1LogitDiff)")
+    let (greedy, _) = try #require(try isa.withThreadSelection { try greedyMatches(model, g, count: 32) })
+    print("\(name) [\(isa.name)]: argmax agreement \(s.agreement), ppl \(s.perplexity) vs llama.cpp \(g.perplexity), max top-1 logit diff \(s.maxTop1LogitDiff), greedy prefix \(greedy)")
+    #expect(greedy == [32, 32, 32, 32])  // one-token decode in llama.cpp's one-token order too
     #expect(s.agreement == 1)
     #expect(abs(s.perplexity / g.perplexity - 1) < 1e-6)
     #expect(s.maxTop1LogitDiff < 1e-4)
 }
 
-/// Q4_0 on the x86 SIMD paths sums in the order of llama.cpp's repacked q4_0_8x8 kernels (kernels_q4_0.c),
-/// and every other op of the dense LFM2 pass is ggml's arithmetic: the 16-layer Q4_0 file, chaotic under any
-/// other order (94-97% agreement, greedy prefixes down to 3), gives llama.cpp's logits on every position.
-/// The AVX-512 path's only difference is the tied Q8_0 output (another order, an ulp in the logits).
-@Test(arguments: [KernelISA.avx2, .avx512, .avx512NoVNNI])
-func q4_0LFM2MatchesLlamaCppExactly(isa: KernelISA) throws {
-    guard isa.isAvailable else { return }  // CPU without this path
-    let g = try golden("lfm2-tiny-q4_0-16l")
-    let model = try loadTiny("lfm2-tiny-q4_0-16l")
-    let r = try #require(try isa.withThreadSelection { (try compareTeacherForced(model, g), try greedyMatches(model, g, count: 32)) })
-    let (s, (greedy, _)) = r
-    print("lfm2-tiny-q4_0-16l [\(isa.name)]: argmax agreement \(s.agreement), ppl \(s.perplexity) vs llama.cpp \(g.perplexity), max top-1 logit diff \(s.maxTop1LogitDiff), greedy prefix \(greedy)")
-    #expect(s.agreement == 1)
-    #expect(abs(s.perplexity / g.perplexity - 1) < 1e-6)
-    #expect(s.maxTop1LogitDiff < 1e-4)
-    #expect(greedy.allSatisfy { $0 >= 32 })
+/// The rule behind greedy decoding's exactness: on the AVX2 / AVX-512 paths a one-token call computes attention
+/// in llama.cpp's one-token order (ggml_vec_dot_f16), so token-by-token decode differs from a batched prefill
+/// of the same tokens, as in llama.cpp; the scalar path keeps one order (bit-identical). F32 files: their
+/// matmuls are batch-invariant and no 8-bit activation rounding hides the difference.
+@Test(arguments: ["llama3-tiny-f32", "qwen3-tiny-f32", "lfm2-tiny-f32"])
+func decodeFollowsLlamaCppOneTokenAttention(name: String) throws {
+    let g = try golden(name)
+    let tokens = Array(g.tokens.prefix(48))
+    let model = try loadTiny(name)
+    let scalar = try #require(try KernelISA.scalar.withThreadSelection { try maxBatchVsIncrementalDiff(model, tokens) })
+    #expect(scalar == 0)
+    for isa in [KernelISA.avx2, .avx512] where isa.isAvailable {
+        let d = try #require(try isa.withThreadSelection { try maxBatchVsIncrementalDiff(model, tokens) })
+        #expect(d > 0 && d < 0.05, "\(name) [\(isa.name)]: max |batch - incremental| = \(d)")
+    }
+}
+
+/// A prompt longer than a forward pass is split where llama.cpp splits it (its default ubatch, 512 tokens):
+/// 600 tokens in one call equal a 512-token call and an 88-token one bit for bit, and a 257-token prompt is one
+/// pass, as in llama.cpp. On the AVX2 / AVX-512 paths the split matters: 256 + 1 tokens (the old default's
+/// split) gives the last token other bits (one-token attention order; likewise a short last chunk would miss
+/// the tiled K-quant order that starts at 8 tokens).
+@Test(arguments: [KernelISA.scalar, .avx2, .avx512])
+func longPromptsSplitLikeLlamaCppUbatches(isa: KernelISA) throws {
+    guard isa.isAvailable else { return }
+    let model = try loadTiny("qwen3-tiny-q4_k")
+    var rng: UInt64 = 12345
+    let tokens: [Int32] = (0..<600).map { _ in
+        rng = rng &* 6364136223846793005 &+ 1442695040888963407
+        return Int32(truncatingIfNeeded: (rng >> 33) % UInt64(model.config.nVocab))
+    }
+    func logitBits(_ calls: [Range<Int>]) throws -> [[UInt32]] {
+        let ctx = try model.makeContext(contextSize: 640)
+        var rows: [[UInt32]] = []
+        for r in calls {
+            try ctx.eval(tokens: Array(tokens[r]), wantAllLogits: true)
+            for i in 0..<r.count { rows.append(try ctx.logits(at: i).map(\.bitPattern)) }
+        }
+        return rows
+    }
+    try isa.withThreadSelection {
+        let whole = try logitBits([0..<600]) == logitBits([0..<512, 512..<600])
+        #expect(whole, "600 tokens in one call differ from 512 + 88")
+        let one = try logitBits([0..<257]), split = try logitBits([0..<256, 256..<257])
+        #expect(one[..<256] == split[..<256])
+        let tailDiffers = one[256] != split[256]
+        #expect(tailDiffers == (isa != .scalar), "257th token alone vs in the batch: differs \(tailDiffers)")
+    }
 }

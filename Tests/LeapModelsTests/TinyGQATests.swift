@@ -84,7 +84,7 @@ func tinyGQABatchPrefillEqualsDecode(name: String, arch: Architecture) throws {
     let g = try #require(LlamaCppGolden(path: goldensDir + "/\(name).llamacpp.txt"))
     let tokens = Array(g.tokens.prefix(48))
     let model = try loadTiny(name)
-    let maxDiff = try #require(try batchInvariantPath(name).withThreadSelection { try maxBatchVsIncrementalDiff(model, tokens) })
+    let maxDiff = try #require(try batchInvariantPath.withThreadSelection { try maxBatchVsIncrementalDiff(model, tokens) })
     #expect(maxDiff < 1e-3, "max |batch - incremental| = \(maxDiff)")
 }
 

@@ -51,7 +51,7 @@ func tinyLFM2MatchesNumpyReference(name: String) throws {
 func batchPrefillEqualsTokenByToken(name: String) throws {
     let (tokens, _, _) = try numpyGolden(name)
     let model = try loadTiny(name)
-    let (a, b) = try #require(try batchInvariantPath(name).withThreadSelection {
+    let (a, b) = try #require(try batchInvariantPath.withThreadSelection {
         (try allLogits(try model.makeContext(contextSize: 64), tokens, batch: true),
          try allLogits(try model.makeContext(contextSize: 64), tokens, batch: false))
     })
