@@ -121,8 +121,8 @@ void lk_matmul_tensor(int type, int layout, const void *w, size_t w_row_bytes, i
 
 /* One token's y[r] = Σ_c W[r, c] · x[c] for row_begin <= r < row_end, W in F16 (row r at w + r * w_row_bytes,
  * cols elements) and x floats that are F16 values (ggml converts them to F16), in the summation order of
- * ggml_vec_dot_f16 in llama.cpp's build for this path (AVX2: 4 x 8 lanes, AVX-512: 4 x 16 lanes, then its
- * reduction and the leftovers in double; see kernels_f16_ggml.c): llama.cpp's one-token attention. Each row
+ * ggml_vec_dot_f16 in llama.cpp's AVX-512 build (4 x 16 lanes, its reduction, the leftovers in double; the
+ * AVX2 path computes the same with 8-lane halves; see kernels_f16_ggml.c): llama.cpp's one-token attention. Each row
  * counts as n_padded >= cols long with zeros beyond cols (not read): llama.cpp's padded KV length. Paths
  * without that order (scalar, NEON) use lk_matmul's. */
 void lk_matvec_f16_ggml(const uint16_t *w, size_t w_row_bytes, int64_t cols, int64_t n_padded, const float *x,
