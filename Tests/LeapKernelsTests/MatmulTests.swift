@@ -164,7 +164,7 @@ func matmulOfNTokensEqualsNMatvecs(_ t: GGMLType) throws {
 /// Batch invariance: a token's outputs do not depend on how many tokens share the call (the batched
 /// kernels, e.g. the AVX-512 VNNI gemm tiles from 16 tokens, reproduce the one-token path bit for bit), so
 /// a prompt evaluated in one batch and token by token gives identical logits. Not for Q4_K and Q6_K on the
-/// AVX2 / AVX-512 paths, which sum in llama.cpp's batch-dependent orders (LlamaOrderTests.swift).
+/// AVX2 / AVX-512 paths, which sum in llama.cpp's batch-dependent orders (KQuantBatchOrderTests.swift).
 @Test(arguments: matmulTypes)
 func batchedMatmulIsBitIdenticalToOneTokenCalls(_ t: GGMLType) throws {
     if t == .q4_K || t == .q6_K, KernelISA.current != .scalar, KernelISA.current != .neon { return }

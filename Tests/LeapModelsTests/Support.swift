@@ -135,7 +135,7 @@ func numpyGolden(_ name: String) throws -> (tokens: [Int32], logits: [Float], nV
 /// The kernel path on which batched prefill must equal token-by-token decode: the scalar one. The AVX2 /
 /// AVX-512 paths follow llama.cpp, whose results depend on the batch: its one-token attention sums in
 /// ggml_vec_dot_f16's order, its batches in tinyBLAS's (decodeFollowsLlamaCppOneTokenAttention), and Q4_K /
-/// Q6_K weights go through batch-dependent orders (LeapKernelsTests/LlamaOrderTests.swift).
+/// Q6_K weights go through batch-dependent orders (LeapKernelsTests/KQuantBatchOrderTests.swift).
 let batchInvariantPath = KernelISA.scalar
 
 /// Largest |logit| difference between evaluating `tokens` as one batch and one token at a time.
