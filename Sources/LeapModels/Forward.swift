@@ -310,12 +310,22 @@ extension InferenceContext {
         let rb = Int(lk_row_bytes(act, Int64(w.cols)))
         let dst = actBuffers[buffer]
         let cols = w.cols
-        if T >= 8 {
-            pool.parallelFor(T, chunksPerThread: 1) { r in
-                for t in r { lk_quantize_row(act, src + t * cols, dst + t * rb, Int64(cols)) }
+        // ggml multiplies F16 weights with F16 activations (the F16 type's vec_dot_type): round them alike.
+        let toHalf = w.type == .f16
+        func prepare(_ t: Int) {
+            lk_quantize_row(act, src + t * cols, dst + t * rb, Int64(cols))
+            if toHalf {
+                let row = (dst + t * rb).assumingMemoryBound(to: Float.self)
+                withUnsafeTemporaryAllocation(of: UInt16.self, capacity: cols) { h in
+                    lk_f32_to_f16_row(row, h.baseAddress, Int64(cols))
+                    lk_f16_to_f32_row(h.baseAddress, row, Int64(cols))
+                }
             }
+        }
+        if T >= 8 {
+            pool.parallelFor(T, chunksPerThread: 1) { r in for t in r { prepare(t) } }
         } else {
-            for t in 0..<T { lk_quantize_row(act, src + t * cols, dst + t * rb, Int64(cols)) }
+            for t in 0..<T { prepare(t) }
         }
         return (UnsafeRawPointer(dst), rb)
     }

@@ -124,14 +124,15 @@ private func checkReal(_ name: String, _ arch: Architecture, minAgreement: Doubl
 }
 
 /// Where our kernels sum in llama.cpp's order (AVX2 and AVX-512: Q4_1, Q5_0, Q5_1, Q8_0, Q6_K against ggml's
-/// vec_dot / tinyBLAS_Q0_AVX, Q4_0 / Q4_K in its repacked orders, Q6_K in its tiled one, F16 attention against tinyBLAS for
+/// vec_dot / tinyBLAS_Q0_AVX, Q4_0 / Q4_K in its repacked orders, Q6_K in its tiled one, F16 weights with
+/// activations rounded to F16 as ggml does, F16 attention against tinyBLAS for
 /// batches and ggml_vec_dot_f16 for one token) and every other op is ggml's arithmetic, the logits are
 /// llama.cpp's bit for bit (up to the golden's 5 decimals), teacher-forced and in greedy decoding (a prompt
 /// batch, then one token per call): the proof that what remains on the other paths is summation order, and a
 /// guard for every op of the pass. The 16-layer Q4_0 file is chaotic under any other order (94-97% agreement,
 /// greedy prefixes down to 3 on the scalar path); it also runs on AVX-512 without VNNI (other Q4_0 kernels).
 @Test(arguments: ["SmolLM2-135M-Instruct.Q4_1", "gemma-3-270m-q4_k_m", "lfm2-tiny-q8_0", "lfm2-tiny-q4_k", "lfm2-tiny-f32",
-                  "lfm2-tiny-q4_0-16l", "lfm2moe-tiny-q4_k", "qwen3-tiny-q4_k"],
+                  "lfm2-tiny-q4_0-16l", "lfm2-tiny-f16-attn", "lfm2moe-tiny-q4_k", "qwen3-tiny-q4_k", "qwen2-tiny-f16"],
       [KernelISA.avx2, .avx512, .avx512NoVNNI])
 func matchesLlamaCppExactly(name: String, isa: KernelISA) throws {
     guard isa.isAvailable, isa != .avx512NoVNNI || name.contains("q4_0") else { return }  // this CPU lacks the path
