@@ -82,10 +82,41 @@ func mutate(_ input: [UInt8], other: [UInt8], rng: inout FuzzRNG) -> [UInt8] {
     return d
 }
 
+/// The input being run, for the crash handler (read there with async-signal-safe calls only).
+var crashInput: UnsafeRawBufferPointer?
+let crashFile = "leap-fuzz-crash.bin"
+
+/// On a crash (trap, abort, bad access) the input that caused it is written to `crashFile` in the working
+/// directory before the signal takes its default course; `leap-fuzz <target> 0 leap-fuzz-crash.bin` replays it.
+func installCrashHandler() {
+    for sig in [SIGABRT, SIGSEGV, SIGILL, SIGTRAP, SIGBUS, SIGFPE] {
+        signal(sig) { s in
+            let fd = open(crashFile, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+            if fd >= 0 {
+                if let b = crashInput, let base = b.baseAddress { _ = write(fd, base, b.count) }
+                close(fd)
+            }
+            let note: StaticString = "leap-fuzz: crashed on an input, saved in leap-fuzz-crash.bin\n"
+            _ = write(2, note.utf8Start, note.utf8CodeUnitCount)
+            signal(s, SIG_DFL)
+            raise(s)
+        }
+    }
+}
+
+/// Runs one input with it registered for the crash handler.
+func runRecorded(_ target: FuzzTarget, _ input: [UInt8]) {
+    input.withUnsafeBytes { b in
+        crashInput = b
+        target.run(input)
+        crashInput = nil
+    }
+}
+
 /// Runs `target` on mutated inputs for `seconds`; returns how many inputs ran.
 func fuzz(_ target: FuzzTarget, seeds: [[UInt8]], seconds: Double, rng: inout FuzzRNG) -> Int {
     var corpus = seeds.isEmpty ? [[UInt8]()] : seeds
-    for s in corpus { target.run(s) }
+    for s in corpus { runRecorded(target, s) }
     let deadline = now() + seconds
     var runs = corpus.count
     while now() < deadline {
@@ -93,7 +124,7 @@ func fuzz(_ target: FuzzTarget, seeds: [[UInt8]], seconds: Double, rng: inout Fu
             let a = corpus[rng.below(corpus.count)]
             let b = corpus[rng.below(corpus.count)]
             let input = mutate(a, other: b, rng: &rng)
-            target.run(input)
+            runRecorded(target, input)
             runs += 1
             // Keep a bounded, slowly refreshed corpus so mutations compound.
             if rng.below(16) == 0 {

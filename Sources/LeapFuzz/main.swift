@@ -34,11 +34,13 @@ guard args.count >= 2 else { usage() }
 let seconds = args.count >= 3 ? (Double(args[2]) ?? 10) : 10
 let extraSeeds = args.dropFirst(3).compactMap { readFileBytes($0) }
 let chosen: [String] = args[1] == "all" ? targets.keys.sorted() : [args[1]]
+installCrashHandler()
 var rng = FuzzRNG(seed: UInt64(getenv("LEAP_FUZZ_SEED").flatMap { UInt64(String(cString: $0)) } ?? 1))
 
 for name in chosen {
     guard let target = targets[name] else { usage() }
     let budget = seconds / Double(chosen.count)
+    fputs("fuzz \(name)...\n", stderr)  // unbuffered: names the target if it crashes
     let runs = fuzz(target, seeds: target.seeds + extraSeeds, seconds: budget, rng: &rng)
     print("fuzz \(name): \(runs) inputs in \(String(format1(budget))) s, no crash")
 }
