@@ -18,8 +18,7 @@ func fuzzGGUFInput(_ data: [UInt8]) {
     for t in file.tensors {
         let data = file.tensorData(t)
         if data.count != t.byteCount {
-            print("tensor \(t.name): \(data.count) bytes readable, \(t.byteCount) expected")
-            abort()
+            fuzzFailure("tensor \(t.name): \(data.count) bytes readable, \(t.byteCount) expected")
         }
         if t.rowCount > 0 && t.rowLength <= 1 << 16 {
             _ = try? file.dequantizeRow(t, 0)

@@ -45,21 +45,18 @@ let fuzzGrammar: FuzzTarget = (
                 _ = try JSONParser.parse(bytes: fed)
             } catch {
                 if !"\(error)".contains("duplicate key") {
-                    print("grammar accepted invalid JSON \(String(decoding: fed, as: UTF8.self)) for schema \(schemaText): \(error)")
-                    abort()
+                    fuzzFailure("grammar accepted invalid JSON \(String(decoding: fed, as: UTF8.self)) for schema \(schemaText): \(error)")
                 }
             }
         }
         let mask = fuzzVocab.mask(for: m)
         for id in mask.allowedIDs where !fuzzVocab.acceptToken(id, matcher: m.clone()) {
-            print("mask allowed token \(id) that the matcher rejects (schema \(schemaText))")
-            abort()
+            fuzzFailure("mask allowed token \(id) that the matcher rejects (schema \(schemaText))")
         }
         // The shortest completion must complete.
         let rest = m.shortestCompletion()
         if !m.accept(rest) || !m.canEnd {
-            print("shortest completion failed for schema \(schemaText) after \(String(decoding: fed, as: UTF8.self))")
-            abort()
+            fuzzFailure("shortest completion failed for schema \(schemaText) after \(String(decoding: fed, as: UTF8.self))")
         }
     }
 )

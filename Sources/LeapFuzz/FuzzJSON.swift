@@ -12,8 +12,7 @@ let fuzzJSON: FuzzTarget = (
         guard let v = try? JSONParser.parse(bytes: bytes) else { return }
         let again = try? JSONParser.parse(v.serialized())
         if again != v {
-            print("JSON round trip mismatch for input \(bytes)")
-            abort()
+            fuzzFailure("JSON round trip mismatch for input \(bytes)")
         }
     }
 )

@@ -10,8 +10,7 @@ let fuzzMessage: FuzzTarget = (
     run: { bytes in
         guard let text = String(validating: bytes, as: UTF8.self), let m = try? ChatMessage.fromJSON(text) else { return }
         guard let again = try? ChatMessage.fromJSON(m.toJSONString()), again == m else {
-            print("message round trip mismatch for input \(text)")
-            abort()
+            fuzzFailure("message round trip mismatch for input \(text)")
         }
     }
 )

@@ -42,8 +42,7 @@ let fuzzTemplate: FuzzTarget = (
         }
         let first = render()
         if first != render() {
-            print("template rendering is not deterministic for input \(bytes)")
-            abort()
+            fuzzFailure("template rendering is not deterministic for input \(bytes)")
         }
     }
 )

@@ -30,16 +30,14 @@ func fuzzTokenizerInput(_ data: [UInt8]) {
         for parseSpecial in [false, true] {
             let ids = tok.tokenize(data, addSpecial: true, parseSpecial: parseSpecial)
             guard let text = try? tok.detokenize(ids, special: true) else {
-                print("detokenize threw on ids from tokenize")
-                abort()
+                fuzzFailure("detokenize threw on ids from tokenize")
             }
             var stream = StreamingDetokenizer(tokenizer: tok, special: true)
             var streamed: [UInt8] = []
             for id in ids { streamed += (try? stream.append(id)) ?? [] }
             streamed += stream.finish()
             if String(validating: streamed, as: UTF8.self) == nil {
-                print("streaming detokenizer emitted invalid UTF-8")
-                abort()
+                fuzzFailure("streaming detokenizer emitted invalid UTF-8")
             }
             // Round trip (pieces joined; BOS rendered first): byte-level BPE keeps every valid text, and the
             // SentencePiece vocabulary here adds no space prefix.
@@ -47,8 +45,7 @@ func fuzzTokenizerInput(_ data: [UInt8]) {
                 var joined: [UInt8] = []
                 for id in ids.dropFirst() { joined += (try? tok.piece(id, special: true)) ?? [] }
                 if joined != data {
-                    print("round trip failed (\(isBPE ? "BPE" : "SPM")): \(data) -> \(ids) -> \(joined); detokenize gave \(text.count) bytes")
-                    abort()
+                    fuzzFailure("round trip failed (\(isBPE ? "BPE" : "SPM")): \(data) -> \(ids) -> \(joined); detokenize gave \(text.count) bytes")
                 }
             }
         }

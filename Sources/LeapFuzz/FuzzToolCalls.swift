@@ -23,20 +23,17 @@ let fuzzToolCalls: FuzzTarget = (
             let dumped = lfm.dump(calls)
             guard let again = try? lfm.parseText(dumped), again.count == calls.count,
                   zip(again, calls).allSatisfy({ sameArguments($0, $1) }) else {
-                print("LFM dump/parse round trip failed for input \(bytes): \(dumped)")
-                abort()
+                fuzzFailure("LFM dump/parse round trip failed for input \(bytes): \(dumped)")
             }
         }
         if let calls = try? hermes.parse(text), !calls.isEmpty {
             guard (try? hermes.parseText(hermes.dump(calls))) == calls else {
-                print("Hermes dump/parse round trip failed for input \(bytes)")
-                abort()
+                fuzzFailure("Hermes dump/parse round trip failed for input \(bytes)")
             }
         }
         if let f = try? LeapFunction.fromToolJSON(text) {
             guard (try? LeapFunction.fromToolJSON(f.toolJSON)) == f else {
-                print("function definition round trip failed for input \(text)")
-                abort()
+                fuzzFailure("function definition round trip failed for input \(text)")
             }
         }
         for parser in [lfm, hermes, nil] as [(any FunctionCallParser)?] {
@@ -56,12 +53,12 @@ let fuzzToolCalls: FuzzTarget = (
             var emitted: [LeapFunctionCall] = []
             for e in events {
                 switch e {
-                case .text(let t), .reasoning(let t): if t.isEmpty { print("empty chunk for input \(bytes)"); abort() }
+                case .text(let t), .reasoning(let t): if t.isEmpty { fuzzFailure("empty chunk for input \(bytes)") }
                 case .functionCalls(let c): emitted += c
                 case .error: break
                 }
             }
-            if emitted != summary.functionCalls { print("calls mismatch for input \(bytes)"); abort() }
+            if emitted != summary.functionCalls { fuzzFailure("calls mismatch for input \(bytes)") }
         }
     }
 )

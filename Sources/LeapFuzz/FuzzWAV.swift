@@ -34,12 +34,10 @@ let fuzzWAV: FuzzTarget = (
 func fuzzWAVOne(_ data: [UInt8]) {
     guard let audio = try? decodeWAV(data) else { return }
     if audio.channels < 1 || audio.samples.count != audio.frameCount * audio.channels {
-        print("WAV decode gave a bad shape: \(audio.channels) channels, \(audio.samples.count) samples")
-        abort()
+        fuzzFailure("WAV decode gave a bad shape: \(audio.channels) channels, \(audio.samples.count) samples")
     }
     if audio.samples.contains(where: { !($0 >= -1 && $0 <= 1) }) {
-        print("WAV decode gave a sample outside [-1, 1]")
-        abort()
+        fuzzFailure("WAV decode gave a sample outside [-1, 1]")
     }
     // Keep the work per input bounded: only short mono inputs run the whole input path (with resampling).
     if audio.channels == 1 && audio.samples.count <= 4_096 { _ = try? loadWAV(data) }

@@ -104,6 +104,13 @@ func installCrashHandler() {
     }
 }
 
+/// A broken invariant: the message goes to stderr (unbuffered, so it survives the abort) and the crash handler
+/// saves the input.
+func fuzzFailure(_ message: String) -> Never {
+    fputs("leap-fuzz: \(message)\n", stderr)
+    abort()
+}
+
 /// Runs one input with it registered for the crash handler.
 func runRecorded(_ target: FuzzTarget, _ input: [UInt8]) {
     input.withUnsafeBytes { b in
