@@ -144,7 +144,7 @@ INLINE void q6_K_rows_tiled(int64_t n, const void *vw, const void *vx, size_t xs
 
 /* Rows in tiles of ROWS; tokens [0, n4) in groups of 4 with `order4`, the rest one by one with `order1`. */
 #define ROWS_DRIVER(NAME, ROWFN4, ROWFN1)                                                                     \
-    static int NAME(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,   \
+    int NAME(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,   \
                     float *y, int64_t ys, int64_t row_begin, int64_t row_end) {                             \
         const uint8_t *wb = w, *xb = x;                                                                      \
         const int64_t n4 = n_tokens - n_tokens % 4;                                                          \
@@ -169,50 +169,20 @@ INLINE void q6_K_rows_tiled(int64_t n, const void *vw, const void *vx, size_t xs
 #define Q4K_GEMM(n, w, x, xs, s, NT) q4_K_rows_order(n, w, x, xs, s, NT, ORDER_GEMM)
 #define Q4K_GEMV(n, w, x, xs, s, NT) q4_K_rows_order(n, w, x, xs, s, NT, ORDER_GEMV)
 #define Q4K_TILED(n, w, x, xs, s, NT) q4_K_rows_order(n, w, x, xs, s, NT, ORDER_TILED)
-ROWS_DRIVER(repack_q4_K_avx2, Q4K_GEMM, Q4K_GEMV)
-ROWS_DRIVER(repack_id_q4_K_avx2, Q4K_GEMV, Q4K_GEMV) /* MUL_MAT_ID: ggml_gemv for every routed token */
-ROWS_DRIVER(tiled_q4_K_avx2, Q4K_TILED, Q4K_TILED)
-ROWS_DRIVER(tiled_q6_K_avx2, q6_K_rows_tiled, q6_K_rows_tiled)
-
-int lk_repack_q4_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
-                        float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
-    return repack_q4_K_avx2(cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
-}
-
-int lk_repack_id_q4_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
-                           float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
-    return repack_id_q4_K_avx2(cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
-}
-
-int lk_tiled_q6_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
-                       float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
-    return tiled_q6_K_avx2(cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
-}
+ROWS_DRIVER(lk_repack_q4_K_avx2, Q4K_GEMM, Q4K_GEMV)
+ROWS_DRIVER(lk_repack_id_q4_K_avx2, Q4K_GEMV, Q4K_GEMV) /* MUL_MAT_ID: ggml_gemv for every routed token */
+ROWS_DRIVER(lk_tiled_q4_K_avx2, Q4K_TILED, Q4K_TILED)
+ROWS_DRIVER(lk_tiled_q6_K_avx2, q6_K_rows_tiled, q6_K_rows_tiled)
 
 #pragma clang attribute pop
 
 void lk_fill_llama_order_avx2(lk_kernel_table *t) {
-    t->repack[LK_TYPE_Q4_K] = repack_q4_K_avx2;
-    t->repack_id[LK_TYPE_Q4_K] = repack_id_q4_K_avx2;
-    t->tiled[LK_TYPE_Q4_K] = tiled_q4_K_avx2;
-    t->tiled[LK_TYPE_Q6_K] = tiled_q6_K_avx2;
+    t->repack[LK_TYPE_Q4_K] = lk_repack_q4_K_avx2;
+    t->repack_id[LK_TYPE_Q4_K] = lk_repack_id_q4_K_avx2;
+    t->tiled[LK_TYPE_Q4_K] = lk_tiled_q4_K_avx2;
+    t->tiled[LK_TYPE_Q6_K] = lk_tiled_q6_K_avx2;
 }
 
 #else
 void lk_fill_llama_order_avx2(lk_kernel_table *t) { (void)t; }
-int lk_repack_q4_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
-                        float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
-    (void)cols, (void)w, (void)wrb, (void)x, (void)xrb, (void)n_tokens, (void)y, (void)ys, (void)row_begin, (void)row_end;
-    return 0;
-}
-int lk_repack_id_q4_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
-                           float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
-    (void)cols, (void)w, (void)wrb, (void)x, (void)xrb, (void)n_tokens, (void)y, (void)ys, (void)row_begin, (void)row_end;
-    return 0;
-}
-int lk_tiled_q6_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
-                       float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
-    (void)cols, (void)w, (void)wrb, (void)x, (void)xrb, (void)n_tokens, (void)y, (void)ys, (void)row_begin, (void)row_end;
-    return 0;
-}
 #endif

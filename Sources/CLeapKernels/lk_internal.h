@@ -156,6 +156,8 @@ int lk_repack_q4_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, 
                         float *y, int64_t ys, int64_t row_begin, int64_t row_end);
 int lk_repack_id_q4_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
                            float *y, int64_t ys, int64_t row_begin, int64_t row_end);
+int lk_tiled_q4_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
+                       float *y, int64_t ys, int64_t row_begin, int64_t row_end);
 int lk_tiled_q6_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
                        float *y, int64_t ys, int64_t row_begin, int64_t row_end);
 

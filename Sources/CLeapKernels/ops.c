@@ -81,6 +81,26 @@ void lk_rope_rotate(float *x, int64_t n_heads, int64_t head_stride, int64_t n_ro
     rope_rotate_ref(x, n_heads, head_stride, n_rot, mode, cs);
 }
 
+/* y[i] += u[i] · w[i · w_stride], fused: LFM2's short conv as GCC compiles ggml_ssm_conv's `sumf += s * c`. */
+#define FMA_STRIDED_BODY for (int64_t i = 0; i < n; i++) y[i] = __builtin_fmaf(u[i], w[i * w_stride], y[i]);
+
+static void fma_strided_ref(float *y, const float *u, const float *w, int64_t w_stride, int64_t n) { FMA_STRIDED_BODY }
+
+#if defined(__x86_64__)
+__attribute__((target("fma")))
+static void fma_strided_fma(float *y, const float *u, const float *w, int64_t w_stride, int64_t n) { FMA_STRIDED_BODY }
+#endif
+
+void lk_fma_strided(float *y, const float *u, const float *w, int64_t w_stride, int64_t n) {
+#if defined(__x86_64__)
+    if (lk_cpu_features() & LK_CPU_FMA) { /* same bits as the libm fmaf of the reference, without a call each */
+        fma_strided_fma(y, u, w, w_stride, n);
+        return;
+    }
+#endif
+    fma_strided_ref(y, u, w, w_stride, n);
+}
+
 void lk_softmax(float *x, int64_t n) {
     if (n <= 0) return;
     float max = x[0];

@@ -127,7 +127,8 @@ extension InferenceContext {
             lk_mul(bcx, bcx + 2 * E, u, Int64(E))
         }
         // y_t = C_t ⊙ Σ_k w[:,k] u_{p-(L-1)+k}, written over the B chunk of ffA.
-        c.conv.withUnsafeBufferPointer { w in
+        c.conv.withUnsafeBufferPointer { wb in
+            guard let w = wb.baseAddress else { return }  // [E, L], checked at load
             for t in 0..<T {
                 let p = pos0 + t
                 let bcx = ffA + t * 3 * E
@@ -137,8 +138,9 @@ extension InferenceContext {
                     let q = p - (L - 1) + k
                     if q < 0 { continue }
                     let u = slotBase + (q % ringSize) * E
-                    // fused, as ggml_ssm_conv's `sumf += s * c` is compiled (GCC contracts it to an FMA)
-                    for e in 0..<E { y[e].addProduct(u[e], w[e * L + k]) }
+                    // fused, as ggml_ssm_conv's `sumf += s * c` is compiled (GCC contracts it to an FMA); in C: Swift's
+                    // baseline x86-64 build would call libm's fmaf for every element
+                    lk_fma_strided(y, u, w + k, Int64(L), Int64(E))
                 }
                 lk_mul(y, bcx + E, y, Int64(E))
                 // pack rows contiguously for the out projection: row t at xn + t*E
@@ -313,13 +315,10 @@ extension InferenceContext {
         // ggml multiplies F16 weights with F16 activations (the F16 type's vec_dot_type): round them alike.
         let toHalf = w.type == .f16
         func prepare(_ t: Int) {
-            lk_quantize_row(act, src + t * cols, dst + t * rb, Int64(cols))
-            if toHalf {
-                let row = (dst + t * rb).assumingMemoryBound(to: Float.self)
-                withUnsafeTemporaryAllocation(of: UInt16.self, capacity: cols) { h in
-                    lk_f32_to_f16_row(row, h.baseAddress, Int64(cols))
-                    lk_f16_to_f32_row(h.baseAddress, row, Int64(cols))
-                }
+            guard toHalf else { return lk_quantize_row(act, src + t * cols, dst + t * rb, Int64(cols)) }
+            withUnsafeTemporaryAllocation(of: UInt16.self, capacity: cols) { h in
+                lk_f32_to_f16_row(src + t * cols, h.baseAddress, Int64(cols))
+                lk_f16_to_f32_row(h.baseAddress, (dst + t * rb).assumingMemoryBound(to: Float.self), Int64(cols))
             }
         }
         if T >= 8 {

@@ -142,6 +142,8 @@ void lk_rope(float *x, int64_t n_heads, int64_t head_stride, int64_t n_rot, int 
 /* Rotates the first n_rot dims of each head in place by precomputed angles, cs = [cos θ_0, sin θ_0, cos θ_1,
  * ...] (n_rot/2 pairs): llama.cpp's rotation arithmetic bit for bit (see ops.c). */
 void lk_rope_rotate(float *x, int64_t n_heads, int64_t head_stride, int64_t n_rot, int mode, const float *cs);
+/* y[i] += u[i] · w[i · w_stride] with one rounding (fused multiply-add), i < n. */
+void lk_fma_strided(float *y, const float *u, const float *w, int64_t w_stride, int64_t n);
 void lk_softmax(float *x, int64_t n); /* in place, numerically stable */
 /* The exponentials of llama.cpp's CPU softmax, bit for bit: y[i] = exp(x[i] - max) with ggml's vectorised
  * expf, returns their sum accumulated like ggml (float sums of 16-element chunks, from x[0], added in
