@@ -154,6 +154,34 @@ void lk_gelu_tanh(const float *x, float *y, int64_t n) {
     }
 }
 
+void lk_gelu_erf(const float *x, float *y, int64_t n) {
+    const float sqrt_2_inv = 0.70710678118654752440084436210484f;
+    for (int64_t i = 0; i < n; i++) {
+        const float v = x[i];
+        y[i] = 0.5f * v * (1.0f + erff(v * sqrt_2_inv));
+    }
+}
+
+void lk_layer_norm(const float *x, const float *weight, const float *bias, float *y, int64_t n, float eps) {
+    /* ggml_norm, then ggml_mul and ggml_add as separate ops (two roundings, no fused multiply-add). */
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++) sum += (double)x[i];
+    const float mean = (float)(sum / (double)n);
+    double sum2 = 0.0;
+    for (int64_t i = 0; i < n; i++) {
+        const float v = x[i] - mean;
+        y[i] = v;
+        sum2 += (double)(v * v);
+    }
+    const float variance = (float)(sum2 / (double)n);
+    const float scale = 1.0f / sqrtf(variance + eps);
+    for (int64_t i = 0; i < n; i++) y[i] *= scale;
+    if (weight)
+        for (int64_t i = 0; i < n; i++) y[i] *= weight[i];
+    if (bias)
+        for (int64_t i = 0; i < n; i++) y[i] += bias[i];
+}
+
 void lk_mul(const float *a, const float *b, float *y, int64_t n) {
     for (int64_t i = 0; i < n; i++) y[i] = a[i] * b[i];
 }

@@ -3,6 +3,7 @@
 // post-FFN norms; GELU-tanh gate. Norm weights are stored with the +1 already applied (use x̂·w).
 import LeapCore
 import LeapGGUF
+import LeapKernels
 
 enum Gemma3 {
     static func load(_ file: GGUFFile) throws -> (ModelConfig, ModelWeights) {

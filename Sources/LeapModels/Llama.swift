@@ -5,6 +5,7 @@
 // The plain-GQA hyper-parameters and layer loop here are shared with Qwen2 and Qwen3.
 import LeapCore
 import LeapGGUF
+import LeapKernels
 
 enum Llama {
     static func load(_ file: GGUFFile) throws -> (ModelConfig, ModelWeights) {

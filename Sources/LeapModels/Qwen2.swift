@@ -2,6 +2,7 @@
 // required here), NEOX RoPE (the converter does not permute Q/K), no other biases; the output projection
 // is tied to the embedding in the small models (no `output.weight`).
 import LeapGGUF
+import LeapKernels
 
 enum Qwen2 {
     static func load(_ file: GGUFFile) throws -> (ModelConfig, ModelWeights) {

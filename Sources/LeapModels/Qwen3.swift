@@ -2,6 +2,7 @@
 // head dim comes from `attention.key_length` (128 in every size, so n_head × head_dim may differ from
 // n_embd, e.g. 16 × 128 = 2048 vs 1024 in Qwen3-0.6B); the output is tied or separate.
 import LeapGGUF
+import LeapKernels
 
 enum Qwen3 {
     static func load(_ file: GGUFFile) throws -> (ModelConfig, ModelWeights) {

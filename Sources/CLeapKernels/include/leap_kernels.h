@@ -151,6 +151,11 @@ void lk_softmax(float *x, int64_t n); /* in place, numerically stable */
 double lk_softmax_exp(const float *x, float *y, int64_t n, float max);
 void lk_silu(const float *x, float *y, int64_t n);
 void lk_gelu_tanh(const float *x, float *y, int64_t n);
+/* Exact GELU: y = 0.5 x (1 + erf(x / sqrt 2)). y may alias x. */
+void lk_gelu_erf(const float *x, float *y, int64_t n);
+/* LayerNorm in ggml's arithmetic (mean and variance summed in double, then y·weight, then +bias, each
+ * rounded): y[n] = (x - mean) / sqrt(var + eps) · weight + bias. weight / bias may be NULL. y may alias x. */
+void lk_layer_norm(const float *x, const float *weight, const float *bias, float *y, int64_t n, float eps);
 void lk_mul(const float *a, const float *b, float *y, int64_t n);
 /* y[n] = gelu(g) · u with gelu looked up by the f16 bits of g in `table` (65536 floats, ggml's GELU table;
  * g beyond ±10 gives 0 / g). y may alias g or u. */
