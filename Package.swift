@@ -46,6 +46,12 @@ let package = Package(
         .target(name: "LeapToolCalls", dependencies: ["LeapCore", "LeapJSON", "LeapMessages"], swiftSettings: swift5),
         .target(name: "LeapGrammar", dependencies: ["LeapCore", "LeapJSON"], swiftSettings: fast),
         .target(name: "LeapModels", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels"], swiftSettings: fast),
+        // Media: image decoding, the encoders that turn images and audio into embedding rows for the text
+        // model, and the audio output decoder.
+        .target(name: "LeapImage", dependencies: ["LeapCore"], swiftSettings: fast),
+        .target(name: "LeapVision", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapImage"], swiftSettings: fast),
+        .target(name: "LeapAudioEncoder", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapAudio"], swiftSettings: fast),
+        .target(name: "LeapSpeech", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapModels", "LeapAudio"], swiftSettings: fast),
         .target(
             name: "LeapRuntime",
             dependencies: [
