@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "CLeap", path: "include", publicHeadersPath: "."),
 
         // Core modules (no Foundation).
-        .target(name: "LeapCore", swiftSettings: swift5, linkerSettings: [.linkedLibrary("m")]),
+        .target(name: "LeapCore", swiftSettings: fast, linkerSettings: [.linkedLibrary("m")]),
         .target(name: "LeapJSON", dependencies: ["LeapCore"], swiftSettings: swift5),
         .target(name: "LeapMessages", dependencies: ["LeapCore", "LeapJSON", "LeapAudio"], swiftSettings: swift5),
         .target(name: "LeapAudio", dependencies: ["LeapCore", "CLeapKernels"], swiftSettings: fast),
@@ -97,7 +97,7 @@ let package = Package(
         .testTarget(name: "LeapGrammarTests", dependencies: ["LeapGrammar", "LeapJSON"], swiftSettings: swift5),
         .testTarget(name: "LeapModelsTests", dependencies: ["LeapModels", "LeapGGUF", "LeapKernels", "LeapTokenizer"], swiftSettings: fast),
         // Scripted runtime backends (no weights) shared by the runtime and C-API tests.
-        .target(name: "LeapRuntimeTestSupport", dependencies: ["LeapRuntime", "LeapAudio", "LeapJSON"],
+        .target(name: "LeapRuntimeTestSupport", dependencies: ["LeapRuntime", "LeapAudio", "LeapJSON", "LeapMessages", "LeapCore"],
                 path: "Tests/LeapRuntimeTestSupport", swiftSettings: swift5),
         .testTarget(name: "LeapRuntimeTests", dependencies: ["LeapRuntime", "LeapRuntimeTestSupport", "LeapMessages", "LeapJSON"],
                     swiftSettings: swift5),

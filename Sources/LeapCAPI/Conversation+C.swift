@@ -148,7 +148,7 @@ public func leap_conversation_create_from_history(_ m: OpaquePointer?, _ history
         out.pointee = nil
         let model = try borrowModel(m)
         let history = try ChatHistoryJSON.decode(try utf8String(historyJSON, "history_json"))
-        out.pointee = Handle.retain(ConversationBox(model.runner.createConversation(history: history), model: model))
+        out.pointee = Handle.retain(ConversationBox(try model.runner.createConversation(history: history), model: model))
     }
 }
 
