@@ -57,13 +57,15 @@ let package = Package(
             dependencies: [
                 "LeapCore", "LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapTokenizer", "LeapChatTemplate",
                 "LeapKernels", "LeapModels", "LeapSampling", "LeapToolCalls", "LeapGrammar",
+                "LeapImage", "LeapVision", "LeapAudioEncoder", "LeapSpeech",
             ],
             swiftSettings: fast),
 
         // The thin C-ABI layer: only `@c @implementation public` entry points and their glue.
         .target(
             name: "LeapCAPI",
-            dependencies: ["CLeap", "LeapRuntime"],
+            dependencies: ["CLeap", "LeapCore", "LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapImage", "LeapRuntime",
+                           "LeapChatTemplate", "LeapModels", "LeapSampling", "LeapTokenizer", "LeapToolCalls"],
             swiftSettings: swift5,
             linkerSettings: [
                 .unsafeFlags([

@@ -44,7 +44,7 @@ private func part(_ m: MessageBox, _ index: Int) throws -> ChatMessageContent {
     return m.message.content[index]
 }
 
-private func validSampleRate(_ rate: Int32) throws -> Int {
+func validSampleRate(_ rate: Int32) throws -> Int {
     guard rate > 0, rate <= 1_000_000 else { throw LeapError.invalidArgument("sample_rate must be in 1...1000000, got \(rate)") }
     return Int(rate)
 }

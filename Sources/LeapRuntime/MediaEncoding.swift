@@ -1,4 +1,5 @@
 import LeapCore
+import LeapImage
 import LeapMessages
 
 // The seam between conversations and the media encoders (LeapVision, LeapAudioEncoder): a content part that
@@ -66,4 +67,53 @@ package protocol MediaEncoderBackend: AnyObject, Sendable {
     /// Decodes and checks `part` (an image or audio part) and lays it out; throws a precise error for
     /// media it cannot take. Cheap next to `encode` (no encoder run).
     func prepare(_ part: ChatMessageContent) throws -> any PreparedMedia
+    /// The same for an image given as pixels (no JPEG round trip).
+    func prepare(image: RGBImage) throws -> any PreparedMedia
+}
+
+extension MediaEncoderBackend {
+    package func prepare(image: RGBImage) throws -> any PreparedMedia {
+        throw LeapError(.unsupported, "this projector takes no images")
+    }
+}
+
+extension ModelRunner {
+    /// The embedding rows the model sees for a media part ([count, embeddingLength]: for an image its
+    /// tiles in order, then the thumbnail), as a conversation would evaluate them.
+    package func embed(_ part: ChatMessageContent) throws -> (rows: [Float], count: Int) {
+        let needs: String
+        switch part {
+        case .text: throw LeapError.invalidArgument("a text part has no media embeddings")
+        case .image: needs = supportsImages ? "" : "an image needs a vision encoder"
+        case .audio, .audioPCMF32: needs = supportsAudioInput ? "" : "audio needs an audio encoder"
+        }
+        guard needs.isEmpty, let media else { throw LeapError(.unsupported, "\(needs); \(projectorSummary)") }
+        return try encodeChecked(try media.prepare(part), width: media.embeddingLength)
+    }
+
+    /// `embed` for an image given as RGB pixels.
+    package func embed(image: RGBImage) throws -> (rows: [Float], count: Int) {
+        guard supportsImages, let media else { throw LeapError(.unsupported, "an image needs a vision encoder; \(projectorSummary)") }
+        return try encodeChecked(try media.prepare(image: image), width: media.embeddingLength)
+    }
+
+    private func encodeChecked(_ prepared: any PreparedMedia, width: Int) throws -> (rows: [Float], count: Int) {
+        let rows = try prepared.encode()
+        guard rows.count == prepared.layout.rowCount * width else {
+            throw LeapError(.internal, "the encoder gave \(rows.count) floats for \(prepared.layout.rowCount) rows of \(width)")
+        }
+        return (rows, prepared.layout.rowCount)
+    }
+
+    /// What the model has in the way of a projector, for error messages.
+    package var projectorSummary: String {
+        if let p = companions.mmproj, let problem = mediaProblem {
+            return "the projector '\(p)' (mmproj) next to the model could not be used: \(problem)"
+        }
+        guard let media else {
+            return "this is a text model (no projector: give mmproj_path or put the model's mmproj-*.gguf next to it)"
+        }
+        let name = companions.mmproj.map { "the projector '\($0)' (mmproj)" } ?? "the projector"
+        return "\(name) of this model is \(media.acceptsImages ? "a vision encoder" : "an audio encoder")"
+    }
 }

@@ -76,6 +76,7 @@ package final class ModelRunner: @unchecked Sendable {
 
     package var supportsImages: Bool { media?.acceptsImages ?? false }
     package var supportsAudioInput: Bool { media?.acceptsAudio ?? false }
+    package var supportsAudioOutput: Bool { false }
 
     /// A conversation whose history starts with `systemPrompt` (no system message when nil or empty).
     package func createConversation(systemPrompt: String? = nil) -> Conversation {
@@ -121,14 +122,8 @@ package final class ModelRunner: @unchecked Sendable {
                 }
                 let place = "history[\(first + i)].content[\(j)]"
                 let needs = isImage ? "an image part needs a vision encoder" : "an audio part needs an audio encoder"
-                guard let media else {
-                    let why = companions.mmproj.map { "the projector '\($0)' (mmproj) next to the model could not be used: \(mediaProblem ?? "unknown reason")" }
-                        ?? "this is a text model (no projector: give mmproj_path or put the model's mmproj-*.gguf next to it)"
-                    throw LeapError(.unsupported, "\(place): \(needs); \(why)")
-                }
-                guard isImage ? media.acceptsImages : media.acceptsAudio else {
-                    let has = media.acceptsImages ? "a vision encoder" : "an audio encoder"
-                    throw LeapError(.unsupported, "\(place): \(needs); the projector '\(companions.mmproj ?? "")' of this model is \(has)")
+                guard let media, isImage ? media.acceptsImages : media.acceptsAudio else {
+                    throw LeapError(.unsupported, "\(place): \(needs); \(projectorSummary)")
                 }
                 let key = MediaKey(part: part)
                 if out[key] != nil { continue }

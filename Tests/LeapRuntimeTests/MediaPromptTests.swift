@@ -102,7 +102,7 @@ private func image(_ bytes: [UInt8]) -> ChatMessageContent { .image(jpeg: bytes)
             #expect(!conv.isGenerating)
         }
         refused(ChatMessage(role: .user, content: [image(Array("BAD".utf8))]), .format, "history[0].content[0]: not a JPEG")
-        refused(ChatMessage(role: .user, content: [.audio(wav: [1, 2])]), .unsupported, "an audio part needs an audio encoder; the projector '' of this model is a vision encoder")
+        refused(ChatMessage(role: .user, content: [.audio(wav: [1, 2])]), .unsupported, "an audio part needs an audio encoder; the projector of this model is a vision encoder")
         refused(ChatMessage(role: .user, text: String(repeating: "Hi ", count: 20)), .promptExceedsContext, "exceeds the max context length")
         #expect(throws: LeapError.self) { try conv.append(ChatMessage(role: .user, content: [image(Array("BADX".utf8))])) }
         #expect(conv.history.isEmpty)
