@@ -76,6 +76,10 @@ func generationOptions(_ p: UnsafePointer<leap_generation_options>?) throws -> G
     var defaults = leap_generation_options()
     leap_generation_options_init(&defaults, MemoryLayout<leap_generation_options>.size)
     let c = try readParams(p, defaults: defaults, "options")
+    for (name, v) in [("temperature", c.temperature), ("top_p", c.top_p), ("min_p", c.min_p),
+                      ("repetition_penalty", c.repetition_penalty)] where !v.isFinite {
+        throw LeapError.invalidArgument("options->\(name) is \(v); it must be a finite number (negative = the model's default)")
+    }
     var o = GenerationOptions()
     o.temperature = c.temperature < 0 ? nil : c.temperature
     o.topP = c.top_p < 0 ? nil : c.top_p
