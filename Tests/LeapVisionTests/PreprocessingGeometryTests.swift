@@ -2,7 +2,7 @@ import LeapCore
 import LeapVision
 import Testing
 
-struct GeometryCase: CustomStringConvertible, Sendable {
+struct PreprocessingGeometryCase: CustomStringConvertible, Sendable {
     struct Side: Sendable, Equatable {
         var cols: Int, rows: Int, tokens: Int, sizes: [PixelSize]
     }
@@ -11,35 +11,35 @@ struct GeometryCase: CustomStringConvertible, Sendable {
 }
 
 /// geometry.txt: `W H llama cols rows tokens WxH,... hf cols rows tokens WxH,...` (cols = rows = 0: untiled).
-let geometryCases: [GeometryCase] = visionFixtureLines("geometry.txt").compactMap { f in
-    func side(_ at: Int) -> GeometryCase.Side? {
+fileprivate let geometryCases: [PreprocessingGeometryCase] = PreprocessingFixtures.lines("geometry.txt").compactMap { f in
+    func side(_ at: Int) -> PreprocessingGeometryCase.Side? {
         guard let c = Int(f[at + 1]), let r = Int(f[at + 2]), let t = Int(f[at + 3]) else { return nil }
         let sizes = f[at + 4].split(separator: ",").compactMap { s -> PixelSize? in
             let p = s.split(separator: "x")
             guard p.count == 2, let w = Int(p[0]), let h = Int(p[1]) else { return nil }
             return PixelSize(width: w, height: h)
         }
-        return GeometryCase.Side(cols: c, rows: r, tokens: t, sizes: sizes)
+        return PreprocessingGeometryCase.Side(cols: c, rows: r, tokens: t, sizes: sizes)
     }
     guard f.count == 12, f[2] == "llama", f[7] == "hf", let w = Int(f[0]), let h = Int(f[1]),
           let l = side(2), let hf = side(7) else { return nil }
-    return GeometryCase(width: w, height: h, llama: l, hf: hf)
+    return PreprocessingGeometryCase(width: w, height: h, llama: l, hf: hf)
 }
 
-let defaults = LFM2VLImageParameters()
+fileprivate let defaults = LFM2VLImageParameters()
 
-func pair(_ g: (cols: Int, rows: Int)) -> [Int] { [g.cols, g.rows] }
+fileprivate func pair(_ g: (cols: Int, rows: Int)) -> [Int] { [g.cols, g.rows] }
 
-func ourSide(_ width: Int, _ height: Int, _ p: LFM2VLImageParameters = defaults) -> GeometryCase.Side {
+fileprivate func ourSide(_ width: Int, _ height: Int, _ p: LFM2VLImageParameters = defaults) -> PreprocessingGeometryCase.Side {
     let layout = p.layout(width: width, height: height)
-    return GeometryCase.Side(cols: layout.grid?.cols ?? 0, rows: layout.grid?.rows ?? 0,
+    return PreprocessingGeometryCase.Side(cols: layout.grid?.cols ?? 0, rows: layout.grid?.rows ?? 0,
                              tokens: layout.tokenCount(tileSize: p.tileSize, alignment: p.alignment),
                              sizes: layout.inputSizes(tileSize: p.tileSize))
 }
 
 @Suite struct PreprocessingGeometryTests {
     @Test func fixturesArePresent() {
-        #expect(geometryCases.count >= 40, "fixtures missing in \(visionFixturesDir)")
+        #expect(geometryCases.count >= 40, "fixtures missing in \(PreprocessingFixtures.dir)")
     }
 
     /// The token counts llama.cpp printed for LFM2-VL (multimodal.md §B.1).
@@ -55,14 +55,14 @@ func ourSide(_ width: Int, _ height: Int, _ p: LFM2VLImageParameters = defaults)
 
     /// Grid, input sizes and token count equal llama.cpp mtmd's pre-processor, run on each size: exact.
     @Test(arguments: geometryCases)
-    func matchesLlamaCpp(_ c: GeometryCase) {
+    func matchesLlamaCpp(_ c: PreprocessingGeometryCase) {
         #expect(ourSide(c.width, c.height) == c.llama)
     }
 
     /// transformers agrees except where Python's round (half to even) and llama.cpp's std::round (half away
     /// from zero) differ: a side of 32k + 16 with k even (side / 32 = k + 0.5).
     @Test(arguments: geometryCases)
-    func matchesTransformersExceptHalfRounding(_ c: GeometryCase) {
+    func matchesTransformersExceptHalfRounding(_ c: PreprocessingGeometryCase) {
         func halfToEvenDiffers(_ side: Int) -> Bool { side % 32 == 16 && (side / 32) % 2 == 0 }
         if ourSide(c.width, c.height) != c.hf {
             #expect(halfToEvenDiffers(c.width) || halfToEvenDiffers(c.height), "\(c.hf) vs ours \(ourSide(c.width, c.height))")

@@ -3,16 +3,16 @@ import LeapImage
 import LeapVision
 import Testing
 
-struct PixelCase: CustomStringConvertible, Sendable {
+struct PreprocessingPixelCase: CustomStringConvertible, Sendable {
     var width: Int, height: Int, cols: Int, rows: Int
     var entries: [(size: PixelSize, hash: UInt64)]
     var description: String { "\(width)x\(height)" }
 }
 
 /// pixels.txt: `W H letterbox <entries> <cols> <rows>`, then per entry `w h fnv1a64`.
-let pixelCases: [PixelCase] = {
-    let lines = visionFixtureLines("pixels.txt")
-    var out: [PixelCase] = []
+fileprivate let pixelCases: [PreprocessingPixelCase] = {
+    let lines = PreprocessingFixtures.lines("pixels.txt")
+    var out: [PreprocessingPixelCase] = []
     var i = 0
     while i < lines.count {
         let f = lines[i]
@@ -22,15 +22,15 @@ let pixelCases: [PixelCase] = {
             guard e.count == 3, let ew = Int(e[0]), let eh = Int(e[1]), let hash = UInt64(e[2], radix: 16) else { return nil }
             return (PixelSize(width: ew, height: eh), hash)
         }
-        out.append(PixelCase(width: w, height: h, cols: c, rows: r, entries: entries))
+        out.append(PreprocessingPixelCase(width: w, height: h, cols: c, rows: r, entries: entries))
         i += n + 1
     }
     return out
 }()
 
 /// mtmd's normalized value of each byte, [3, 256] (normtable.f32).
-let normTable: [Float] = {
-    guard let b = readVisionFixture("normtable.f32"), b.count == 3 * 256 * 4 else { return [] }
+fileprivate let normTable: [Float] = {
+    guard let b = PreprocessingFixtures.read("normtable.f32"), b.count == 3 * 256 * 4 else { return [] }
     var table: [Float] = []
     for i in 0..<(3 * 256) {
         var bits: UInt32 = 0
@@ -42,7 +42,7 @@ let normTable: [Float] = {
 
 /// The bytes a normalized tile came from (each float must be exactly one of normTable's values of its
 /// channel), or nil if some value is not.
-func bytesOf(_ tile: PreprocessedImage.Tile) -> [UInt8]? {
+fileprivate func bytesOf(_ tile: PreprocessedImage.Tile) -> [UInt8]? {
     var lookup: [[UInt32: UInt8]] = [[:], [:], [:]]
     for c in 0..<3 { for v in 0..<256 { lookup[c][normTable[c * 256 + v].bitPattern] = UInt8(v) } }
     var out = [UInt8](repeating: 0, count: tile.pixels.count)
@@ -55,7 +55,7 @@ func bytesOf(_ tile: PreprocessedImage.Tile) -> [UInt8]? {
 
 @Suite struct PreprocessingPixelTests {
     @Test func fixturesArePresent() {
-        #expect(pixelCases.count == 5, "fixtures missing in \(visionFixturesDir)")
+        #expect(pixelCases.count == 5, "fixtures missing in \(PreprocessingFixtures.dir)")
         #expect(normTable.count == 768)
     }
 
@@ -78,21 +78,21 @@ func bytesOf(_ tile: PreprocessedImage.Tile) -> [UInt8]? {
     /// Every encoder input equals llama.cpp mtmd's, byte for byte (tolerance 0: the same integer resize, the
     /// same letterbox and the same Float normalization), checked through a 64-bit hash of each input.
     @Test(arguments: pixelCases)
-    func equalsLlamaCpp(_ c: PixelCase) throws {
-        let out = try LFM2VLPreprocessor().preprocess(try syntheticImage(width: c.width, height: c.height))
+    func equalsLlamaCpp(_ c: PreprocessingPixelCase) throws {
+        let out = try LFM2VLPreprocessor().preprocess(try PreprocessingFixtures.syntheticImage(width: c.width, height: c.height))
         #expect(out.tiles.count == c.entries.count)
         #expect((out.grid?.cols ?? 0) == c.cols && (out.grid?.rows ?? 0) == c.rows)
         for (tile, expected) in zip(out.tiles, c.entries) {
             #expect(PixelSize(width: tile.width, height: tile.height) == expected.size)
             let bytes = try #require(bytesOf(tile), "a value is not the normalization of a byte")
-            #expect(fnv1a64(bytes) == expected.hash, "\(tile.width)x\(tile.height) differs from mtmd")
+            #expect(PreprocessingFixtures.fnv1a64(bytes) == expected.hash, "\(tile.width)x\(tile.height) differs from mtmd")
         }
     }
 
     /// The full 224x352 input of the 60x100 image against mtmd's bytes (the hash test's diagnostic twin).
     @Test func upscaledImageEqualsLlamaCppBytes() throws {
-        let expected = try #require(readVisionFixture("pixels_60x100.u8"))
-        let out = try LFM2VLPreprocessor().preprocess(try syntheticImage(width: 60, height: 100))
+        let expected = try #require(PreprocessingFixtures.read("pixels_60x100.u8"))
+        let out = try LFM2VLPreprocessor().preprocess(try PreprocessingFixtures.syntheticImage(width: 60, height: 100))
         let bytes = try #require(bytesOf(out.tiles[0]))
         #expect(bytes.count == expected.count)
         let differing = zip(bytes, expected).filter { $0 != $1 }.count
@@ -102,7 +102,7 @@ func bytesOf(_ tile: PreprocessedImage.Tile) -> [UInt8]? {
     /// 1100x600 is tiled 2x1: llama.cpp scales it by min(1024/1100, 512/600) to 939x512 and centres it at
     /// x = 42 on black, so tile 0's first 42 columns are black (-1) and the last 43 columns of tile 1 too.
     @Test func letterboxBorderIsBlack() throws {
-        let out = try LFM2VLPreprocessor().preprocess(try syntheticImage(width: 1100, height: 600))
+        let out = try LFM2VLPreprocessor().preprocess(try PreprocessingFixtures.syntheticImage(width: 1100, height: 600))
         #expect(out.tiles.count == 3)
         func column(_ t: Int, _ x: Int) -> [Float] {
             var values: [Float] = []
@@ -131,12 +131,12 @@ func bytesOf(_ tile: PreprocessedImage.Tile) -> [UInt8]? {
             #expect(d.max() ?? 0 <= 1, "\(what): max difference \(d.max() ?? 0)")
             #expect(differing < 0.03, "\(what): \(differing * 100)% of values differ")
         }
-        let small = try #require(readVisionFixture("hf_60x100_rows.u8"))
-        let single = try #require(bytesOf(try pre.preprocess(try syntheticImage(width: 60, height: 100)).tiles[0]))
+        let small = try #require(PreprocessingFixtures.read("hf_60x100_rows.u8"))
+        let single = try #require(bytesOf(try pre.preprocess(try PreprocessingFixtures.syntheticImage(width: 60, height: 100)).tiles[0]))
         compare(Array(single[0..<(64 * 224 * 3)]), small, "60x100")
 
-        let tiled = try #require(readVisionFixture("hf_1100x600_rows.u8"))
-        let out = try pre.preprocess(try syntheticImage(width: 1100, height: 600))
+        let tiled = try #require(PreprocessingFixtures.read("hf_1100x600_rows.u8"))
+        let out = try pre.preprocess(try PreprocessingFixtures.syntheticImage(width: 1100, height: 600))
         #expect(out.tiles.count == 3)
         let t0 = try #require(bytesOf(out.tiles[0])), t1 = try #require(bytesOf(out.tiles[1]))
         let th = try #require(bytesOf(out.tiles[2]))
@@ -164,7 +164,7 @@ func bytesOf(_ tile: PreprocessedImage.Tile) -> [UInt8]? {
     }
 
     @Test func sameSizeIsACopy() throws {
-        let img = try syntheticImage(width: 40, height: 30)
+        let img = try PreprocessingFixtures.syntheticImage(width: 40, height: 30)
         #expect(try resizeBilinearAntialiased(img, width: 40, height: 30) == img)
     }
 

@@ -1,15 +1,17 @@
 import Glibc
 import LeapImage
 
-/// Tests/Fixtures/vision, found from this file's path.
-let visionFixturesDir: String = {
+/// Fixture access and the synthetic image shared by the pre-processing tests.
+enum PreprocessingFixtures {
+/// Tests/Fixtures/vision_preprocessing, found from this file's path.
+static let dir: String = {
     var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
     parts.removeLast(2)  // LeapVisionTests/PreprocessingSupport.swift
-    return parts.joined(separator: "/") + "/Fixtures/vision"
+    return parts.joined(separator: "/") + "/Fixtures/vision_preprocessing"
 }()
 
-func readVisionFixture(_ name: String) -> [UInt8]? {
-    guard let f = fopen("\(visionFixturesDir)/\(name)", "rb") else { return nil }
+static func read(_ name: String) -> [UInt8]? {
+    guard let f = fopen("\(dir)/\(name)", "rb") else { return nil }
     defer { fclose(f) }
     var out: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 65_536)
@@ -21,14 +23,14 @@ func readVisionFixture(_ name: String) -> [UInt8]? {
     return out
 }
 
-func visionFixtureLines(_ name: String) -> [[Substring]] {
-    guard let text = readVisionFixture(name) else { return [] }
+static func lines(_ name: String) -> [[Substring]] {
+    guard let text = read(name) else { return [] }
     return String(decoding: text, as: UTF8.self).split(separator: "\n").map { $0.split(separator: " ") }
 }
 
 /// The synthetic test image of make_lfm2vl_preprocess_goldens.py (same integer formula): gradients in R and
 /// G, an 8-pixel checkerboard in B, plus hashed noise 0...63 in every channel.
-func syntheticImage(width w: Int, height h: Int) throws -> RGBImage {
+static func syntheticImage(width w: Int, height h: Int) throws -> RGBImage {
     var px = [UInt8](repeating: 0, count: w * h * 3)
     for y in 0..<h {
         for x in 0..<w {
@@ -52,8 +54,9 @@ func syntheticImage(width w: Int, height h: Int) throws -> RGBImage {
     return try RGBImage(width: w, height: h, pixels: px)
 }
 
-func fnv1a64(_ bytes: [UInt8]) -> UInt64 {
+static func fnv1a64(_ bytes: [UInt8]) -> UInt64 {
     var h: UInt64 = 0xCBF2_9CE4_8422_2325
     for b in bytes { h = (h ^ UInt64(b)) &* 0x100_0000_01B3 }
     return h
+}
 }
