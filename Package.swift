@@ -79,8 +79,8 @@ let package = Package(
             swiftSettings: fast),
         .executableTarget(
             name: "LeapFuzz",
-            dependencies: ["LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapTokenizer", "LeapChatTemplate",
-                           "LeapToolCalls", "LeapGrammar", "LeapRuntime"],
+            dependencies: ["LeapJSON", "LeapMessages", "LeapAudio", "LeapImage", "LeapGGUF", "LeapTokenizer",
+                           "LeapChatTemplate", "LeapToolCalls", "LeapGrammar", "LeapRuntime"],
             swiftSettings: swift5),
 
         // Tests: one target per module. Tests use only `package`/`public` API (no @testable), so they

@@ -35,7 +35,6 @@ package enum JPEG {
     /// when the image exceeds `maxSide` / `maxPixels`, or when libturbojpeg is missing; `.format` for
     /// corrupt or truncated data (libjpeg's warnings, such as "premature end of data", count as errors).
     package static func decode(_ bytes: UnsafeRawBufferPointer) throws -> RGBImage {
-        let tj = try library()
         guard let base = bytes.baseAddress?.assumingMemoryBound(to: UInt8.self), bytes.count > 0 else {
             throw LeapError.invalidArgument("the image data is empty")
         }
@@ -47,6 +46,7 @@ package enum JPEG {
             }
             throw LeapError.unsupported("the image is \(signature.rawValue), not JPEG; only JPEG images can be decoded")
         }
+        let tj = try library()
         guard let handle = tj.initDecompress() else {
             throw LeapError(.outOfMemory, "TurboJPEG could not create a decompressor: \(tj.errorMessage(nil))")
         }
