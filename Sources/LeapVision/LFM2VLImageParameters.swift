@@ -1,6 +1,7 @@
 // LFM2VLImageParameters: the settings of LFM2-VL's image pre-processing (transformers' Lfm2VlImageProcessor
 // defaults, which are LFM2.5-VL's processor_config.json values and llama.cpp mtmd's constants for lfm2).
 import LeapCore
+import LeapGGUF
 
 package struct LFM2VLImageParameters: Sendable, Equatable {
     /// How the tiled (large) image is brought to the grid's size before it is cut into tiles.
@@ -65,5 +66,32 @@ package struct LFM2VLImageParameters: Sendable, Equatable {
                   "image mean and std need 3 values each, got \(imageMean.count) and \(imageStd.count)")
         try check(imageMean.allSatisfy(\.isFinite) && imageStd.allSatisfy { $0.isFinite && $0 != 0 },
                   "image mean \(imageMean) must be finite and std \(imageStd) finite and non-zero")
+    }
+}
+
+extension LFM2VLImageParameters {
+    /// LFM2-VL's defaults with the pre-processing values of an mmproj GGUF, read as llama.cpp's clip.cpp
+    /// reads them: clip.vision.image_mean and image_std (required, the first 3 values),
+    /// clip.vision.patch_size (required) and clip.vision.projector.scale_factor (optional, default 1).
+    package init(mmproj file: GGUFFile) throws {
+        self.init()
+        func values(_ key: String) throws -> [Float] {
+            guard let v = try file.optionalFloatArray(key), v.count >= 3 else {
+                throw LeapError.modelLoading("the mmproj lacks \(key) (3 values): needed to normalize images")
+            }
+            return Array(v.prefix(3))
+        }
+        imageMean = try values("clip.vision.image_mean")
+        imageStd = try values("clip.vision.image_std")
+        guard let patch = try file.optionalInt("clip.vision.patch_size") else {
+            throw LeapError.modelLoading("the mmproj lacks clip.vision.patch_size")
+        }
+        encoderPatchSize = patch
+        downsampleFactor = try file.optionalInt("clip.vision.projector.scale_factor") ?? 1
+        do {
+            try validate()
+        } catch let e as LeapError {
+            throw LeapError.modelLoading("the mmproj's \(e.message)")
+        }
     }
 }
