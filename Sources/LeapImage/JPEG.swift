@@ -30,6 +30,9 @@ package enum JPEG {
     /// them, and PIL assumes), then R = (255 - K) - (255 - K) * C / 255 with PIL's rounding.
     /// EXIF orientation is ignored, as in the references (transformers' processor and llama.cpp's mtmd
     /// decode without applying it); no colour management (ICC profiles are ignored).
+    /// llama.cpp's tools decode files with stb_image instead, whose IDCT and chroma upsampling differ from
+    /// libjpeg-turbo's by up to 3 levels in a few percent of the values (and, for odd-width 4:2:2 files, in
+    /// the whole last column): comparisons with mtmd should hand it the RGB pixels decoded here.
     ///
     /// Throws: `.invalidArgument` for empty input; `.unsupported` when the bytes are another format (named),
     /// when the image exceeds `maxSide` / `maxPixels`, or when libturbojpeg is missing; `.format` for

@@ -10,6 +10,7 @@
 // uint8 uses the same filter with 16-bit weights of lower precision (and, on CPUs without AVX2, float
 // arithmetic), so its pixels differ from these by one level in a small fraction of places.
 import LeapImage
+import LeapKernels
 
 /// Per output position along one axis: the first input index, how many inputs, and their fixed-point
 /// weights ([outSize, ksize]).
@@ -53,18 +54,24 @@ struct ResampleCoefficients {
     }
 }
 
-/// `image` resized to `width` x `height` (no-op copy when the size is unchanged).
-package func resizeBilinearAntialiased(_ image: RGBImage, width: Int, height: Int) throws -> RGBImage {
+/// `image` resized to `width` x `height` (no-op copy when the size is unchanged); rows are split across
+/// `pool`'s threads when given (the result does not depend on it).
+package func resizeBilinearAntialiased(_ image: RGBImage, width: Int, height: Int, pool: ThreadPool? = nil) throws -> RGBImage {
     var pixels = image.pixels                 // [h, w, 3]
     var w = image.width
     if width != image.width {
-        pixels = resampleRows(pixels, rows: image.height, inWidth: w, outWidth: width)
+        pixels = resampleRows(pixels, rows: image.height, inWidth: w, outWidth: width, pool: pool)
         w = width
     }
     if height != image.height {
-        pixels = resampleColumns(pixels, rowLength: w * 3, inHeight: image.height, outHeight: height)
+        pixels = resampleColumns(pixels, rowLength: w * 3, inHeight: image.height, outHeight: height, pool: pool)
     }
     return try RGBImage(width: width, height: height, pixels: pixels)
+}
+
+/// `body` over `0..<count` in ranges, on `pool` when given.
+private func forRanges(_ count: Int, _ pool: ThreadPool?, _ body: (Range<Int>) -> Void) {
+    if let pool { pool.parallelFor(count, body) } else { body(0..<count) }
 }
 
 @inline(__always) private func fixedToPixel(_ acc: Int32) -> UInt8 {
@@ -73,29 +80,31 @@ package func resizeBilinearAntialiased(_ image: RGBImage, width: Int, height: In
 }
 
 /// Horizontal pass: [rows, inWidth, 3] -> [rows, outWidth, 3].
-private func resampleRows(_ src: [UInt8], rows: Int, inWidth: Int, outWidth: Int) -> [UInt8] {
+private func resampleRows(_ src: [UInt8], rows: Int, inWidth: Int, outWidth: Int, pool: ThreadPool?) -> [UInt8] {
     let c = ResampleCoefficients(inSize: inWidth, outSize: outWidth)
     let half = Int32(1) << Int32(ResampleCoefficients.precisionBits - 1)
     return [UInt8](unsafeUninitializedCapacity: rows * outWidth * 3) { out, n in
         src.withUnsafeBufferPointer { s in
             c.weights.withUnsafeBufferPointer { kw in
-                for y in 0..<rows {
-                    let row = y * inWidth * 3
-                    let dst = y * outWidth * 3
-                    for x in 0..<outWidth {
-                        var a0 = half, a1 = half, a2 = half
-                        var p = row + c.first[x] * 3
-                        let k = x * c.ksize
-                        for i in 0..<c.count[x] {
-                            let wt = kw[k + i]
-                            a0 &+= Int32(s[p]) &* wt
-                            a1 &+= Int32(s[p + 1]) &* wt
-                            a2 &+= Int32(s[p + 2]) &* wt
-                            p += 3
+                forRanges(rows, pool) { range in
+                    for y in range {
+                        let row = y * inWidth * 3
+                        let dst = y * outWidth * 3
+                        for x in 0..<outWidth {
+                            var a0 = half, a1 = half, a2 = half
+                            var p = row + c.first[x] * 3
+                            let k = x * c.ksize
+                            for i in 0..<c.count[x] {
+                                let wt = kw[k + i]
+                                a0 &+= Int32(s[p]) &* wt
+                                a1 &+= Int32(s[p + 1]) &* wt
+                                a2 &+= Int32(s[p + 2]) &* wt
+                                p += 3
+                            }
+                            out[dst + 3 * x] = fixedToPixel(a0)
+                            out[dst + 3 * x + 1] = fixedToPixel(a1)
+                            out[dst + 3 * x + 2] = fixedToPixel(a2)
                         }
-                        out[dst + 3 * x] = fixedToPixel(a0)
-                        out[dst + 3 * x + 1] = fixedToPixel(a1)
-                        out[dst + 3 * x + 2] = fixedToPixel(a2)
                     }
                 }
             }
@@ -105,22 +114,24 @@ private func resampleRows(_ src: [UInt8], rows: Int, inWidth: Int, outWidth: Int
 }
 
 /// Vertical pass: [inHeight, rowLength] -> [outHeight, rowLength], accumulating whole rows.
-private func resampleColumns(_ src: [UInt8], rowLength: Int, inHeight: Int, outHeight: Int) -> [UInt8] {
+private func resampleColumns(_ src: [UInt8], rowLength: Int, inHeight: Int, outHeight: Int, pool: ThreadPool?) -> [UInt8] {
     let c = ResampleCoefficients(inSize: inHeight, outSize: outHeight)
     let half = Int32(1) << Int32(ResampleCoefficients.precisionBits - 1)
-    var acc = [Int32](repeating: 0, count: rowLength)   // [rowLength]
     return [UInt8](unsafeUninitializedCapacity: outHeight * rowLength) { out, n in
         src.withUnsafeBufferPointer { s in
-            acc.withUnsafeMutableBufferPointer { a in
-                for y in 0..<outHeight {
-                    for i in 0..<rowLength { a[i] = half }
-                    for j in 0..<c.count[y] {
-                        let wt = c.weights[y * c.ksize + j]
-                        let row = (c.first[y] + j) * rowLength
-                        for i in 0..<rowLength { a[i] &+= Int32(s[row + i]) &* wt }
+            forRanges(outHeight, pool) { range in
+                var acc = [Int32](repeating: 0, count: rowLength)   // [rowLength], one per range
+                acc.withUnsafeMutableBufferPointer { a in
+                    for y in range {
+                        for i in 0..<rowLength { a[i] = half }
+                        for j in 0..<c.count[y] {
+                            let wt = c.weights[y * c.ksize + j]
+                            let row = (c.first[y] + j) * rowLength
+                            for i in 0..<rowLength { a[i] &+= Int32(s[row + i]) &* wt }
+                        }
+                        let dst = y * rowLength
+                        for i in 0..<rowLength { out[dst + i] = fixedToPixel(a[i]) }
                     }
-                    let dst = y * rowLength
-                    for i in 0..<rowLength { out[dst + i] = fixedToPixel(a[i]) }
                 }
             }
         }

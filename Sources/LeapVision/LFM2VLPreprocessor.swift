@@ -15,6 +15,7 @@
 //   last bit for some values.
 import LeapCore
 import LeapImage
+import LeapKernels
 
 package struct LFM2VLPreprocessor: Sendable {
     package let parameters: LFM2VLImageParameters
@@ -29,13 +30,14 @@ package struct LFM2VLPreprocessor: Sendable {
     }
 
     /// The encoder inputs of `image`: tiles (row-major) then the thumbnail, with the grid; or one image.
-    package func preprocess(_ image: RGBImage) throws -> PreprocessedImage {
+    /// Resizing uses `pool`'s threads when given (same result).
+    package func preprocess(_ image: RGBImage, pool: ThreadPool? = nil) throws -> PreprocessedImage {
         let layout = layout(of: image)
         guard let grid = layout.grid, let refinedSize = layout.refined else {
-            let resized = try resizeBilinearAntialiased(image, width: layout.resized.width, height: layout.resized.height)
+            let resized = try resizeBilinearAntialiased(image, width: layout.resized.width, height: layout.resized.height, pool: pool)
             return PreprocessedImage(tiles: [normalized(resized)], grid: nil)
         }
-        let refined = try fitToGrid(image, refinedSize)
+        let refined = try fitToGrid(image, refinedSize, pool)
         let t = parameters.tileSize
         var tiles: [PreprocessedImage.Tile] = []
         for row in 0..<grid.rows {
@@ -44,18 +46,18 @@ package struct LFM2VLPreprocessor: Sendable {
             }
         }
         if layout.hasThumbnail {
-            let thumbnail = try resizeBilinearAntialiased(image, width: layout.resized.width, height: layout.resized.height)
+            let thumbnail = try resizeBilinearAntialiased(image, width: layout.resized.width, height: layout.resized.height, pool: pool)
             tiles.append(normalized(thumbnail))
         }
         return PreprocessedImage(tiles: tiles, grid: (rows: grid.rows, cols: grid.cols))
     }
 
     /// The image resized into the grid's size (letterboxed on black, or stretched).
-    private func fitToGrid(_ image: RGBImage, _ refined: PixelSize) throws -> RGBImage {
+    private func fitToGrid(_ image: RGBImage, _ refined: PixelSize, _ pool: ThreadPool?) throws -> RGBImage {
         let source = PixelSize(width: image.width, height: image.height)
         if source == refined { return image }
         let fit = parameters.fitted(source, into: refined)
-        let resized = try resizeBilinearAntialiased(image, width: fit.size.width, height: fit.size.height)
+        let resized = try resizeBilinearAntialiased(image, width: fit.size.width, height: fit.size.height, pool: pool)
         if fit.size == refined { return resized }
         var canvas = [UInt8](repeating: 0, count: refined.width * refined.height * 3)   // [H, W, 3] black
         let rowBytes = fit.size.width * 3

@@ -1,5 +1,6 @@
 import LeapCore
 import LeapImage
+import LeapKernels
 import LeapVision
 import Testing
 
@@ -181,6 +182,23 @@ fileprivate func bytesOf(_ tile: PreprocessedImage.Tile) -> [UInt8]? {
         let r = try resizeBilinearAntialiased(img, width: w / 4, height: w / 4)
         for y in 1..<(w / 4 - 1) {
             for x in 1..<(w / 4 - 1) { #expect(r.pixels[(y * w / 4 + x) * 3] == 100, "(\(x), \(y))") }
+        }
+    }
+}
+
+@Suite struct PreprocessingThreadingTests {
+    /// Splitting the resize's rows across threads changes nothing: byte-identical inputs.
+    @Test func poolGivesTheSameInputs() throws {
+        let pool = try ThreadPool(threads: 4)
+        let pre = try LFM2VLPreprocessor()
+        for (w, h) in [(1100, 600), (300, 200), (37, 2000)] {
+            let image = try PreprocessingFixtures.syntheticImage(width: w, height: h)
+            let serial = try pre.preprocess(image)
+            let threaded = try pre.preprocess(image, pool: pool)
+            #expect(serial.tiles.count == threaded.tiles.count)
+            for (a, b) in zip(serial.tiles, threaded.tiles) {
+                #expect(a.width == b.width && a.height == b.height && a.pixels == b.pixels, "\(w)x\(h)")
+            }
         }
     }
 }
