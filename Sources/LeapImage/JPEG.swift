@@ -7,7 +7,7 @@ package enum JPEG {
     /// in practice and keeps a single row allocation small.
     package static let maxSide = 16_384
     /// Largest accepted image, in pixels (64 Mi = 8192 x 8192). The decoded RGB8 image then takes at most
-    /// 192 MiB, and libjpeg's own buffers for progressive files (the whole image's DCT coefficients, 2 bytes
+    /// 192 MiB (256 MiB while a CMYK file is converted), and libjpeg's own buffers for progressive files (the whole image's DCT coefficients, 2 bytes
     /// per sample) at most 384 MiB more; larger photos (64+ Mpx sensors) are rejected rather than risking an
     /// allocation the device cannot make. The vision pre-processing reduces any image to at most 10 tiles of
     /// 512 x 512 anyway.
