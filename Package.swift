@@ -81,8 +81,8 @@ let package = Package(
             swiftSettings: fast),
         .executableTarget(
             name: "LeapFuzz",
-            dependencies: ["LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapTokenizer", "LeapChatTemplate",
-                           "LeapToolCalls", "LeapGrammar", "LeapRuntime"],
+            dependencies: ["LeapJSON", "LeapMessages", "LeapAudio", "LeapImage", "LeapGGUF", "LeapTokenizer",
+                           "LeapChatTemplate", "LeapToolCalls", "LeapGrammar", "LeapRuntime"],
             swiftSettings: swift5),
 
         // Tests: one target per module. Tests use only `package`/`public` API (no @testable), so they
@@ -97,6 +97,8 @@ let package = Package(
         .testTarget(name: "LeapSamplingTests", dependencies: ["LeapSampling"], swiftSettings: swift5),
         .testTarget(name: "LeapToolCallsTests", dependencies: ["LeapToolCalls", "LeapJSON", "LeapMessages", "LeapChatTemplate"], swiftSettings: swift5),
         .testTarget(name: "LeapGrammarTests", dependencies: ["LeapGrammar", "LeapJSON"], swiftSettings: swift5),
+        .testTarget(name: "LeapImageTests", dependencies: ["LeapImage", "LeapCore"], swiftSettings: swift5),
+        .testTarget(name: "LeapVisionTests", dependencies: ["LeapVision", "LeapImage", "LeapGGUF", "LeapKernels", "LeapCore"], swiftSettings: fast),
         .testTarget(name: "LeapModelsTests", dependencies: ["LeapModels", "LeapGGUF", "LeapKernels", "LeapTokenizer"], swiftSettings: fast),
         // Scripted runtime backends (no weights) shared by the runtime and C-API tests.
         .target(name: "LeapRuntimeTestSupport", dependencies: ["LeapRuntime", "LeapAudio", "LeapJSON", "LeapMessages", "LeapCore"],
