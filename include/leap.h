@@ -163,6 +163,11 @@ LEAP_API leap_status leap_message_to_json(const leap_message *message, char **ou
 LEAP_API leap_status leap_message_add_text(leap_message *message, const char *utf8);
 /* JPEG only: data must start with the JPEG SOI marker (FF D8 FF). */
 LEAP_API leap_status leap_message_add_image_jpeg(leap_message *message, const void *jpeg, size_t n_bytes);
+/* Adds an image part encoded as JPEG (baseline, 4:2:0) from 8-bit RGB pixels, row after row (width * height
+ * * 3 bytes), at quality 1..100 (LEAP's image-from-bitmap helpers). Needs libturbojpeg, loaded at first use
+ * (LEAP_ERR_IO naming the Debian package when it is missing). */
+LEAP_API leap_status leap_message_add_image_rgb(leap_message *message, const uint8_t *rgb, int32_t width,
+                                                int32_t height, int32_t quality);
 /* WAV bytes: the RIFF/WAVE header is validated (mono PCM int16/24/32 or float32; any sample rate). */
 LEAP_API leap_status leap_message_add_audio_wav(leap_message *message, const void *wav, size_t n_bytes);
 /* Interleaved float samples, encoded as a float32 WAV part (the SDK's fromFloatSamples helper). */
