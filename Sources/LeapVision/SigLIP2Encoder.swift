@@ -35,6 +35,9 @@ struct SigLIP2Encoder {
     /// v.patch_embd: the conv kernel ne = [p, p, 3, D] read as a [D, 3·p·p] matrix, so a patch's inputs are
     /// ordered (channel, row, column) (transformers flattens (row, column, channel); the converter permutes).
     let patchEmbedding: Linear
+    /// The same kernel rounded to F16 (llama.cpp's arithmetic; the file's own tensor when it is F16).
+    let patchEmbeddingF16: Linear
+    private let patchKernelF16: HalfMatrixStorage?
     let positionGrid: [Float]   // [G, G, D] v.position_embd, row-major over the grid
     let gridSize: Int           // G
     let blocks: [SigLIP2Block]
@@ -58,6 +61,14 @@ struct SigLIP2Encoder {
             throw LeapError.modelLoading("tensor 'v.patch_embd.weight' has \(patch.byteCount) bytes, expected \(kernel.byteCount)")
         }
         patchEmbedding = try Linear(weight: kernel, bias: b.vector("v.patch_embd.bias", D))
+        if kernel.type == .f16 {
+            patchKernelF16 = nil
+            patchEmbeddingF16 = patchEmbedding
+        } else {
+            let half = try HalfMatrixStorage(kernel)
+            patchKernelF16 = half
+            patchEmbeddingF16 = try Linear(weight: half.matrix, bias: patchEmbedding.bias)
+        }
 
         let pos = try b.info("v.position_embd.weight")
         let positions = pos.ne.count >= 2 ? pos.ne[1] : 0
@@ -78,12 +89,12 @@ struct SigLIP2Encoder {
     /// row-major order (T = (height/p)·(width/p)).
     func callAsFunction(
         pixels: UnsafePointer<Float>, // [height, width, 3] normalized
-        height: Int, width: Int, mlpGELU: GELUForm, gelu: GELU, scratch s: VisionScratch, pool: ThreadPool
+        height: Int, width: Int, numerics: VisionNumerics, gelu: GELU, scratch s: VisionScratch, pool: ThreadPool
     ) throws {
         let p = config.patchSize, D = config.hiddenSize, F = config.feedForwardSize
         let rows = height / p, cols = width / p, T = rows * cols
         patchify(pixels, width: width, patchRows: rows, patchColumns: cols, into: s.patches)
-        patchEmbedding(s.patches, rows: T, into: s.x, pool: pool)
+        (numerics.patchEmbeddingInF16 ? patchEmbeddingF16 : patchEmbedding)(s.patches, rows: T, into: s.x, pool: pool)
         positionGrid.withUnsafeBufferPointer { grid in
             guard let grid = grid.baseAddress else { return }
             PositionEmbeddingResize.resize(grid, gridHeight: gridSize, gridWidth: gridSize, dim: D,
@@ -102,7 +113,7 @@ struct SigLIP2Encoder {
 
             blk.norm2(s.x, rows: T, into: s.normed, pool: pool)
             blk.up(s.normed, rows: T, into: s.ff, pool: pool)
-            gelu(mlpGELU, s.ff, rows: T, width: F, pool: pool)
+            gelu(numerics.mlpGELU, s.ff, rows: T, width: F, pool: pool)
             blk.down(s.ff, rows: T, into: s.normed, pool: pool)
             Kernels.add(s.x, s.normed, y: s.x, n: T * D)
         }
@@ -127,4 +138,29 @@ struct SigLIP2Encoder {
             }
         }
     }
+}
+
+/// An F16 copy of a weight matrix, owned (the original stays in the mmap).
+final class HalfMatrixStorage: @unchecked Sendable {
+    let matrix: WeightMatrix
+    private let data: UnsafeMutablePointer<UInt16>
+
+    init(_ w: WeightMatrix) throws {
+        let rows = w.rows, cols = w.cols
+        data = .allocate(capacity: rows * cols)
+        let row = UnsafeMutablePointer<Float>.allocate(capacity: cols)
+        defer { row.deallocate() }
+        for r in 0..<rows {
+            try Kernels.dequantizeRow(w, row: r, into: row)
+            Kernels.f32ToF16(row, data + r * cols, n: cols)
+        }
+        do {
+            matrix = try WeightMatrix(type: .f16, rows: rows, cols: cols, data: UnsafeRawPointer(data))
+        } catch {
+            data.deallocate()
+            throw error
+        }
+    }
+
+    deinit { data.deallocate() }
 }

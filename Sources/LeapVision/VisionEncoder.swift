@@ -8,8 +8,8 @@ import LeapKernels
 /// Loaded once, shared by any number of threads (encode allocates its own buffers).
 package final class VisionEncoder: @unchecked Sendable {
     package let config: VisionProjectorConfig
-    /// The GELUs used by `encode` (llama.cpp's by default).
-    package let activations: VisionActivations
+    /// The arithmetic of `encode` (llama.cpp's by default).
+    package let numerics: VisionNumerics
 
     private let file: GGUFFile   // owns the mmap the weights point into
     private let tower: SigLIP2Encoder
@@ -35,30 +35,30 @@ package final class VisionEncoder: @unchecked Sendable {
     package static let maxPatchesPerTile = 4096
 
     private init(file: GGUFFile, config: VisionProjectorConfig, tower: SigLIP2Encoder, projector: LFM2VLProjector,
-                 activations: VisionActivations) {
+                 numerics: VisionNumerics) {
         self.file = file
         self.config = config
         self.tower = tower
         self.projector = projector
-        self.activations = activations
+        self.numerics = numerics
     }
 
     /// Validates `file` as an LFM2-VL vision projector and binds every tensor with its shape checked.
-    package static func load(file: GGUFFile, activations: VisionActivations = .llamaCpp) throws -> VisionEncoder {
+    package static func load(file: GGUFFile, numerics: VisionNumerics = .llamaCpp) throws -> VisionEncoder {
         let config = try VisionProjectorConfig(file: file)
         let binder = TensorBinder(file: file)
         let tower = try SigLIP2Encoder(binder, config)
         let projector = try LFM2VLProjector(binder, config)
-        return VisionEncoder(file: file, config: config, tower: tower, projector: projector, activations: activations)
+        return VisionEncoder(file: file, config: config, tower: tower, projector: projector, numerics: numerics)
     }
 
-    package static func load(path: String, activations: VisionActivations = .llamaCpp) throws -> VisionEncoder {
-        try load(file: GGUFFile(path: path), activations: activations)
+    package static func load(path: String, numerics: VisionNumerics = .llamaCpp) throws -> VisionEncoder {
+        try load(file: GGUFFile(path: path), numerics: numerics)
     }
 
-    /// The same weights with other GELUs.
-    package func with(activations: VisionActivations) -> VisionEncoder {
-        VisionEncoder(file: file, config: config, tower: tower, projector: projector, activations: activations)
+    /// The same weights with another arithmetic.
+    package func with(numerics: VisionNumerics) -> VisionEncoder {
+        VisionEncoder(file: file, config: config, tower: tower, projector: projector, numerics: numerics)
     }
 
     /// Embedding rows a tile of `width` x `height` pixels gives.
@@ -106,7 +106,7 @@ package final class VisionEncoder: @unchecked Sendable {
         let scratch = makeScratch(patches: T, pool: pool)
         try tile.pixels.withUnsafeBufferPointer { px in
             guard let px = px.baseAddress else { return }
-            try tower(pixels: px, height: tile.height, width: tile.width, mlpGELU: activations.mlp, gelu: gelu,
+            try tower(pixels: px, height: tile.height, width: tile.width, numerics: numerics, gelu: gelu,
                       scratch: scratch, pool: pool)
         }
         return Array(UnsafeBufferPointer(start: scratch.normed, count: T * hiddenSize))
@@ -122,11 +122,11 @@ package final class VisionEncoder: @unchecked Sendable {
         let rows = tile.height / p, cols = tile.width / p
         try tile.pixels.withUnsafeBufferPointer { px in
             guard let px = px.baseAddress else { return }
-            try tower(pixels: px, height: tile.height, width: tile.width, mlpGELU: activations.mlp, gelu: gelu,
+            try tower(pixels: px, height: tile.height, width: tile.width, numerics: numerics, gelu: gelu,
                       scratch: s, pool: pool)
         }
         PixelUnshuffle.apply(s.normed, height: rows, width: cols, channels: hiddenSize, factor: f, into: s.merged)
-        projector(s.merged, rows: (rows / f) * (cols / f), hidden: s.ff, gelu: activations.projector, gelu: gelu,
+        projector(s.merged, rows: (rows / f) * (cols / f), hidden: s.ff, gelu: numerics.projectorGELU, gelu: gelu,
                   into: out, pool: pool)
     }
 

@@ -16,6 +16,7 @@ struct EditedMmproj {
     var bytes: [UInt8]
 
     init() throws { bytes = try #require(fixtureBytes("lfm2vl-tiny-mmproj-f32.gguf")) }
+    init(bytes: [UInt8]) { self.bytes = bytes }
 
     /// Offset just past the one length-prefixed occurrence of `s` (a key or tensor name).
     func end(of s: String) throws -> Int {
@@ -102,7 +103,7 @@ struct EditedMmproj {
         #expect(enc.positionGridSize == 16)
         #expect(enc.imageMean == [0.5, 0.5, 0.5] && enc.imageStd == [0.5, 0.5, 0.5])
         #expect(enc.config.layerNormEps == 1e-6)
-        #expect(enc.activations == .llamaCpp)
+        #expect(enc.numerics == .llamaCpp)
     }
 
     @Test func rejectsBadTiles() throws {

@@ -1,6 +1,8 @@
-// VisionActivations: which GELU the vision MLP and the projector use. transformers computes the SigLIP2
-// MLP's with tanh (gelu_pytorch_tanh) and the LFM2-VL projector's exactly (erf); llama.cpp uses ggml's GELU
-// for both (the tanh form looked up in a table by the input's F16 bits).
+// VisionNumerics: the arithmetic choices where transformers and llama.cpp differ. transformers computes the
+// SigLIP2 MLP's GELU with tanh (gelu_pytorch_tanh) and the LFM2-VL projector's exactly (erf), all in float32;
+// llama.cpp uses ggml's GELU for both (the tanh form looked up in a table by the input's F16 bits) and embeds
+// the patches with ggml_conv_2d, whose im2col rounds the pixels to F16 and whose product then rounds the
+// kernel to F16 as well.
 import CLeapKernels
 import LeapKernels
 
@@ -14,20 +16,23 @@ package enum GELUForm: Sendable, Equatable {
     case ggmlTable
 }
 
-/// The GELUs of one encoder run.
-package struct VisionActivations: Sendable, Equatable {
-    package var mlp: GELUForm
-    package var projector: GELUForm
+/// The arithmetic of one encoder.
+package struct VisionNumerics: Sendable, Equatable {
+    package var mlpGELU: GELUForm
+    package var projectorGELU: GELUForm
+    /// Patch embedding with pixels and kernel rounded to F16 (llama.cpp), or in the file's type (transformers).
+    package var patchEmbeddingInF16: Bool
 
-    package init(mlp: GELUForm, projector: GELUForm) {
-        self.mlp = mlp
-        self.projector = projector
+    package init(mlpGELU: GELUForm, projectorGELU: GELUForm, patchEmbeddingInF16: Bool) {
+        self.mlpGELU = mlpGELU
+        self.projectorGELU = projectorGELU
+        self.patchEmbeddingInF16 = patchEmbeddingInF16
     }
 
     /// llama.cpp mtmd's arithmetic (the default: generation then matches llama.cpp's).
-    package static let llamaCpp = VisionActivations(mlp: .ggmlTable, projector: .ggmlTable)
+    package static let llamaCpp = VisionNumerics(mlpGELU: .ggmlTable, projectorGELU: .ggmlTable, patchEmbeddingInF16: true)
     /// transformers' Lfm2VlModel.
-    package static let transformers = VisionActivations(mlp: .tanh, projector: .erf)
+    package static let transformers = VisionNumerics(mlpGELU: .tanh, projectorGELU: .erf, patchEmbeddingInF16: false)
 }
 
 /// Applies a GELU form in place over rows split on a thread pool.
