@@ -77,7 +77,7 @@ let package = Package(
         // Programs.
         .executableTarget(
             name: "LeapBench",
-            dependencies: ["LeapAudio", "LeapGGUF", "LeapKernels", "LeapTokenizer", "LeapModels", "LeapRuntime"],
+            dependencies: ["LeapAudio", "LeapGGUF", "LeapKernels", "LeapTokenizer", "LeapModels", "LeapRuntime", "LeapVision"],
             swiftSettings: fast),
         .executableTarget(
             name: "LeapFuzz",
