@@ -165,7 +165,7 @@ LEAP_API leap_status leap_message_add_text(leap_message *message, const char *ut
 LEAP_API leap_status leap_message_add_image_jpeg(leap_message *message, const void *jpeg, size_t n_bytes);
 /* Adds an image part encoded as JPEG (baseline, 4:2:0) from 8-bit RGB pixels, row after row (width * height
  * * 3 bytes), at quality 1..100 (LEAP's image-from-bitmap helpers). Needs libturbojpeg, loaded at first use
- * (LEAP_ERR_IO naming the Debian package when it is missing). */
+ * (LEAP_ERR_UNSUPPORTED naming the Debian package when it is missing). */
 LEAP_API leap_status leap_message_add_image_rgb(leap_message *message, const uint8_t *rgb, int32_t width,
                                                 int32_t height, int32_t quality);
 /* WAV bytes: the RIFF/WAVE header is validated (mono PCM int16/24/32 or float32; any sample rate). */
@@ -531,9 +531,10 @@ LEAP_API leap_status leap_model_has_audio_output(const leap_model *model, int32_
  * evaluates them. *out_rows holds *out_n_rows x *out_n_embd floats, row after row (release it with
  * leap_buffer_free); for an image, the rows of its tiles in row-major order, then those of the thumbnail
  * (LFM2-VL's layout; one block for an image that needs no tiling). On failure *out_rows = NULL and the counts
- * are 0. Errors: LEAP_ERR_UNSUPPORTED (the model has no such encoder), LEAP_ERR_FORMAT (not a JPEG, corrupt
- * or truncated data, absurd dimensions), LEAP_ERR_AUDIO_FORMAT (not a mono WAV, too short or too long),
- * LEAP_ERR_IO (libturbojpeg, which decodes JPEG and is loaded at first use, is not installed).
+ * are 0. Errors: LEAP_ERR_UNSUPPORTED (the model has no such encoder; a PNG / GIF / WebP / BMP given as JPEG;
+ * an image above 16384 pixels a side or 64 Mi pixels; libturbojpeg, which decodes JPEG and is loaded at
+ * first use, is not installed: the message names the Debian package), LEAP_ERR_FORMAT (corrupt or truncated
+ * JPEG data), LEAP_ERR_AUDIO_FORMAT (not a mono WAV, too short or too long).
  *
  * Images: JPEG (baseline or progressive; grayscale and CMYK / YCCK are converted to RGB; the EXIF
  * orientation is ignored, as the reference implementations do), or 8-bit RGB pixels row after row
