@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
 
 from . import _lib
-from ._lib import c_status, check, fn, take_string, utf8
+from ._lib import c_status, check, fn, take_bytes, take_string, utf8
 from .messages import Audio, AudioPcmF32, ChatMessage, Image, ImageRGB, LeapFunctionCall, Role, leap_message_p, \
-    _free as _message_free, _to_json as _message_to_json
+    _free as _message_free, _rgb_bytes, _to_json as _message_to_json
 
 if TYPE_CHECKING:
     from .tokenizer import Tokenizer
@@ -467,7 +467,8 @@ class Model(_lib.OwnedHandle):
         a float32 view of shape (n_tokens, n_embd) (``numpy.asarray`` takes it as it is); for an image that
         is tiled, the tiles' rows in row-major order, then the thumbnail's."""
         if isinstance(image, ImageRGB):
-            return self._embeddings(_model_embed_image_rgb, bytes(image.pixels), image.width, image.height)
+            return self._embeddings(_model_embed_image_rgb, _rgb_bytes(image.pixels, image.width, image.height),
+                                    image.width, image.height)
         if isinstance(image, Image):
             return self._embeddings(_model_embed_image, image.jpeg, len(image.jpeg))
         raise TypeError(f"embed_image takes a leap.Image or a leap.ImageRGB, not {type(image).__name__}")

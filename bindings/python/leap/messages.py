@@ -79,13 +79,21 @@ class Image:
     def from_rgb(pixels: bytes, width: int, height: int, quality: int = 90) -> "Image":
         """A JPEG part encoded from 8-bit RGB pixels, row after row (width * height * 3 bytes), at
         ``quality`` 1..100 (LEAP's image-from-bitmap helpers; needs libturbojpeg)."""
-        data = bytes(pixels)
+        data = _rgb_bytes(pixels, width, height)
         with _Handle(Role.USER) as h:
             check(_add_image_rgb(h.p, data, width, height, quality))
             out = ctypes.c_void_p()
             size = ctypes.c_size_t()
             check(_part_data(h.p, 0, ctypes.byref(out), ctypes.byref(size)))
             return Image(take_bytes(out, size.value))
+
+
+def _rgb_bytes(pixels: bytes, width: int, height: int) -> bytes:
+    """The pixels as bytes, checked to be width * height * 3 long (C reads exactly that many)."""
+    data = bytes(pixels)
+    if width <= 0 or height <= 0 or len(data) != width * height * 3:
+        raise _lib.error_for_status(1, f"an RGB image of {width}x{height} needs {width}x{height}x3 bytes, got {len(data)}")
+    return data
 
 
 @dataclass(frozen=True)
