@@ -50,7 +50,7 @@ let package = Package(
         // model, and the audio output decoder.
         .target(name: "LeapImage", dependencies: ["LeapCore"], swiftSettings: fast),
         .target(name: "LeapVision", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapImage"], swiftSettings: fast),
-        .target(name: "LeapAudioEncoder", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapAudio"], swiftSettings: fast),
+        .target(name: "LeapAudioEncoder", dependencies: ["LeapCore", "LeapGGUF", "CLeapKernels", "LeapKernels", "LeapAudio"], swiftSettings: fast),
         .target(name: "LeapSpeech", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapModels", "LeapAudio"], swiftSettings: fast),
         .target(
             name: "LeapRuntime",
@@ -95,6 +95,8 @@ let package = Package(
         .testTarget(name: "LeapSamplingTests", dependencies: ["LeapSampling"], swiftSettings: swift5),
         .testTarget(name: "LeapToolCallsTests", dependencies: ["LeapToolCalls", "LeapJSON", "LeapMessages", "LeapChatTemplate"], swiftSettings: swift5),
         .testTarget(name: "LeapGrammarTests", dependencies: ["LeapGrammar", "LeapJSON"], swiftSettings: swift5),
+        .testTarget(name: "LeapAudioEncoderTests", dependencies: ["LeapAudioEncoder", "LeapAudio", "LeapGGUF", "LeapKernels", "LeapCore"],
+                    swiftSettings: fast),
         .testTarget(name: "LeapModelsTests", dependencies: ["LeapModels", "LeapGGUF", "LeapKernels", "LeapTokenizer"], swiftSettings: fast),
         // Scripted runtime backends (no weights) shared by the runtime and C-API tests.
         .target(name: "LeapRuntimeTestSupport", dependencies: ["LeapRuntime", "LeapAudio", "LeapJSON"],

@@ -1,0 +1,41 @@
+import LeapAudioEncoder
+import LeapCore
+import Testing
+
+@Suite struct EncoderGoldenTests {
+    /// F32 weights, F32 activations: the same arithmetic as torch up to summation order (its GEMMs and FFT
+    /// against our kernels). Measured 2-4e-6 for outputs up to 1.8; 1e-4 leaves room for other SIMD paths
+    /// while a wrong sign, index or missing term anywhere moves outputs by far more.
+    @Test(arguments: rawClips)
+    func tinyF32MatchesLiquidAudio(_ clip: String) throws {
+        let encoder = try loadEncoder(tinyModel)
+        let samples = try loadClip(clip)
+        let got = try encode(encoder, samples)
+        let want = try golden("\(clip).\(tinyModel).la.f32")
+        #expect(got.count == encoder.embeddingCount(sampleCount: samples.count) * encoder.outputDim)
+        #expect(got.count == want.count)
+        let (diff, scale) = maxDifference(got, want)
+        #expect(diff < 1e-4, "max |Δ| \(diff) (values up to \(scale))")
+    }
+
+    /// The 512-wide file (Q8_0 and F16 weights) against liquid-audio running the weights the file stores, in
+    /// float32. What differs is the activations: like ggml, Q8_0 weights multiply activations rounded to Q8_0
+    /// blocks (each value to 1/254 of its block's largest) and F16 weights activations rounded to F16 (2⁻¹¹
+    /// relative). That rounding moves outputs by about 1% of their range (measured 0.027-0.028 for values up
+    /// to 2.9), so the bound is 0.06 on the largest difference and every row must keep its direction
+    /// (cosine > 0.999); mtmd, which rounds the same way, is held much closer (EncoderMtmdTests).
+    @Test(arguments: rawClips)
+    func mixedMatchesLiquidAudio(_ clip: String) throws {
+        let encoder = try loadEncoder(mixedModel)
+        let samples = try loadClip(clip)
+        let got = try encode(encoder, samples)
+        let want = try golden("\(clip).\(mixedModel).la.f32")
+        #expect(got.count == want.count)
+        let (diff, scale) = maxDifference(got, want)
+        #expect(diff < 0.06, "max |Δ| \(diff) (values up to \(scale))")
+        let d = encoder.outputDim
+        var worst = 1.0
+        for r in 0..<(got.count / d) { worst = min(worst, cosine(got[(r * d)..<((r + 1) * d)], want[(r * d)..<((r + 1) * d)])) }
+        #expect(worst > 0.999, "lowest row cosine \(worst)")
+    }
+}
