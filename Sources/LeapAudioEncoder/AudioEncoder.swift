@@ -58,7 +58,7 @@ package struct AudioEncoder: @unchecked Sendable {
         }
         let mel = try melSpectrogram.compute(samples, pool: pool)
         let n = ConvSubsampling.outputFrames(mel.frames)
-        let ws = EncoderWorkspace(frames: n, modelDim: config.modelDim, wideDim: wideDim, threads: pool.threadCount,
+        let ws = try EncoderWorkspace(frames: n, modelDim: config.modelDim, wideDim: wideDim, threads: pool.threadCount,
                                   subsamplingFloats: subsampling.scratchFloats)
         defer { ws.deallocate() }
         var out = [Float](repeating: 0, count: n * config.outputDim)

@@ -1,7 +1,8 @@
 // EncoderWorkspace: every buffer one encode needs, allocated once (a single 64-byte aligned block).
 //
 // Memory grows linearly with the number of encoder frames n = T' (12.5 per second of audio):
-//   n·d       ×7   x, normed, qu (q + u), qv (q + v), k, v, attention context / branch output
+//   n·d       ×7   x, normed (a LayerNorm's output, then its branch's), qu (q + u), qv (q + v), k, v, the
+//                  attention context (qu and qv also hold the conv module's GLU and depthwise outputs)
 //   (2n−1)·d  ×2   position table and its per-layer projection
 //   d·nPad         vᵀ, nPad = n rounded up to 16
 //   n·W            FFN hidden / conv pointwise-1 output / adapter hidden, W = max(ffn, 2d, adapter hidden)
@@ -9,7 +10,9 @@
 //   fixed          the subsampling chunk (independent of n)
 // (plus the log-mel, frames·128, and the [n, output] result). Nothing is O(n²): attention runs per head and
 // per block of query rows, and the rel-pos term is computed for the band of positions those rows need.
-// For 5 minutes (n = 3750) of the real model (d 512, FFN 2048, 2 threads) this is about 140 MB.
+// For 5 minutes (n = 3751) of the real model (d 512, FFN 2048, 2 threads) this is about 135 MB.
+import Glibc
+import LeapCore
 
 struct EncoderWorkspace {
     static let queryBlock = 64
@@ -50,7 +53,7 @@ struct EncoderWorkspace {
             .reduce(0, +)
     }
 
-    init(frames n: Int, modelDim d: Int, wideDim w: Int, threads: Int, subsamplingFloats: Int) {
+    init(frames n: Int, modelDim d: Int, wideDim w: Int, threads: Int, subsamplingFloats: Int) throws {
         frames = n
         paddedFrames = Self.padded(n)
         modelDim = d
@@ -60,7 +63,11 @@ struct EncoderWorkspace {
                                        subsamplingFloats: subsamplingFloats)
         let total = rounded.reduce(0, +)
         byteCount = total * 4
-        base = UnsafeMutableRawPointer.allocate(byteCount: max(64, byteCount), alignment: 64)
+        var p: UnsafeMutableRawPointer?
+        guard posix_memalign(&p, 64, max(64, byteCount)) == 0, let block = p else {
+            throw LeapError(.outOfMemory, "cannot allocate the \(byteCount >> 20) MB the audio encoder needs for \(n) frames")
+        }
+        base = block
         let all = base.bindMemory(to: Float.self, capacity: max(16, total))
         var offsets: [Int] = []
         var o = 0
@@ -80,7 +87,7 @@ struct EncoderWorkspace {
         subsampling = all + offsets[12]
     }
 
-    func deallocate() { base.deallocate() }
+    func deallocate() { free(base) }
 
     /// Thread `t`'s attention block.
     func attentionBlock(thread t: Int) -> UnsafeMutablePointer<Float> {

@@ -107,7 +107,10 @@ func benchAudioEncoder(_ args: [String]) {
                     let out = try samples.withUnsafeBufferPointer { try encoder.encode(samples: $0, pool: pool) }
                     let dt = monotonicSeconds() - t0
                     if r > 0 { times.append(dt) }  // the first run warms up
-                    precondition(out.count == encoder.embeddingCount(sampleCount: samples.count) * encoder.outputDim)
+                    if out.count != encoder.embeddingCount(sampleCount: samples.count) * encoder.outputDim {
+                        fputs("error: \(out.count) values out of the encoder\n", stderr)
+                        exit(1)
+                    }
                 }
                 let t = times.sorted()[times.count / 2]
                 ours[s] = t
