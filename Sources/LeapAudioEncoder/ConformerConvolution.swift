@@ -3,7 +3,6 @@
 //   symmetric padding (K − 1)/2, bias) → BatchNorm (eval; the mmproj ships it folded into a per-channel
 //   scale and shift) → SiLU → pointwise_conv2 (d → d, bias).
 import CLeapKernels
-import Glibc
 import LeapCore
 import LeapKernels
 
@@ -37,10 +36,13 @@ struct ConformerConvolution: @unchecked Sendable {
         let wide = ws.wide  // [n, 2d]
         pointwise1(ws.normed, rows: n, into: wide, pool: pool)
         let gated = ws.qu  // [n, d]
+        // GLU: a · sigmoid(b) = a / (1 + e^(−b)), e^(−b) by the kernels' vectorised exponential (in g first).
         pool.parallelFor(n, chunksPerThread: 1) { rows in
             for t in rows {
                 let a = wide + t * 2 * d, g = gated + t * d
-                for c in 0..<d { g[c] = a[c] / (1 + expf(-a[d + c])) }
+                lk_scale(a + d, -1, g, Int64(d))
+                _ = lk_softmax_exp(g, g, Int64(d), 0)
+                for c in 0..<d { g[c] = a[c] / (1 + g[c]) }
             }
         }
         let conv = ws.qv  // [n, d]

@@ -86,7 +86,7 @@ struct RelPositionAttention: @unchecked Sendable {
                 let shifted = band + ii * bandWidth + (b - 1 - ii)
                 lk_add(s, shifted, s, Int64(n))
                 lk_scale(s, scale, s, Int64(n))
-                lk_softmax(s, Int64(n))
+                Self.softmax(s, n)
                 for j in n..<nPad { s[j] = 0 }
             }
             // softmax · v into the head's columns of the context
@@ -94,5 +94,13 @@ struct RelPositionAttention: @unchecked Sendable {
                       Int64(b), ws.context + i0 * d + h * dk, Int64(d), 0, Int64(dk))
         }
         output(ws.context, rows: n, into: ws.normed, pool: pool)
+    }
+
+    /// In place over x[0 ..< n], with the vectorised exponential of the kernels.
+    private static func softmax(_ x: UnsafeMutablePointer<Float>, _ n: Int) {
+        var m = -Float.infinity
+        for j in 0..<n { m = max(m, x[j]) }
+        let sum = lk_softmax_exp(x, x, Int64(n), m)
+        lk_scale(x, Float(1 / sum), x, Int64(n))
     }
 }
