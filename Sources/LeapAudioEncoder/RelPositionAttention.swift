@@ -98,8 +98,17 @@ struct RelPositionAttention: @unchecked Sendable {
 
     /// In place over x[0 ..< n], with the vectorised exponential of the kernels.
     private static func softmax(_ x: UnsafeMutablePointer<Float>, _ n: Int) {
-        var m = -Float.infinity
-        for j in 0..<n { m = max(m, x[j]) }
+        var m0 = -Float.infinity, m1 = m0, m2 = m0, m3 = m0
+        var j = 0
+        while j + 4 <= n {
+            m0 = x[j] > m0 ? x[j] : m0
+            m1 = x[j + 1] > m1 ? x[j + 1] : m1
+            m2 = x[j + 2] > m2 ? x[j + 2] : m2
+            m3 = x[j + 3] > m3 ? x[j + 3] : m3
+            j += 4
+        }
+        var m = max(max(m0, m1), max(m2, m3))
+        while j < n { m = max(m, x[j]); j += 1 }
         let sum = lk_softmax_exp(x, x, Int64(n), m)
         lk_scale(x, Float(1 / sum), x, Int64(n))
     }
