@@ -39,3 +39,25 @@ import Testing
         #expect(worst > 0.999, "lowest row cosine \(worst)")
     }
 }
+
+@Suite struct EncoderInvarianceTests {
+    /// Work is split by output rows, (head, query block) tasks and FFT batches, never inside a sum, so the
+    /// thread count cannot change a single bit; per-thread scratch that overlapped would.
+    @Test func threadCountDoesNotChangeTheResult() throws {
+        let encoder = try loadEncoder(mixedModel)
+        let samples = try loadClip("clip_4s")
+        let one = try encode(encoder, samples, threads: 1)
+        for threads in [2, 3] {
+            #expect(try encode(encoder, samples, threads: threads) == one, "\(threads) threads")
+        }
+    }
+
+    /// A clip's embeddings do not depend on what was encoded before (no state kept between calls).
+    @Test func encodesAreIndependent() throws {
+        let encoder = try loadEncoder(tinyModel)
+        let a = try loadClip("clip_1s37"), b = try loadClip("clip_4s")
+        let first = try encode(encoder, a)
+        _ = try encode(encoder, b)
+        #expect(try encode(encoder, a) == first)
+    }
+}
