@@ -51,7 +51,9 @@ package struct AudioEncoder: @unchecked Sendable {
                                                         threads: threads, subsamplingFloats: subsampling.scratchFloats)
     }
 
-    /// Embeddings of 16 kHz mono samples: [embeddingCount(sampleCount:), outputDim] rows.
+    /// Embeddings of 16 kHz mono samples: [embeddingCount(sampleCount:), outputDim] rows. Allocates its
+    /// working memory per call (so calls on different pools may run at once; one pool serves one call at a
+    /// time). Throws for fewer than 320 samples, non-finite samples and samples loud enough to overflow.
     package func encode(samples: UnsafeBufferPointer<Float>, pool: ThreadPool) throws -> [Float] {
         guard !samples.isEmpty else {
             throw LeapError(.invalidArgument, "audio is empty: the encoder needs at least 320 samples (20 ms at 16 kHz)")

@@ -100,6 +100,12 @@ struct MelSpectrogram: Sendable {
                 if let pool { pool.run(tasks: batches, body) } else { for b in 0..<batches { body(b, 0) } }
             }
         }
+        // Samples far beyond [-1, 1] (say 1e20) overflow the float power spectrum.
+        if let bad = values.firstIndex(where: { !$0.isFinite }) {
+            throw LeapError(
+                .invalidArgument,
+                "audio around sample \((bad / mels) * Self.hop) is too loud: its power spectrum overflows (samples are expected in [-1, 1])")
+        }
         Self.normalize(&values, frames: frames, valid: valid, mels: mels)
         return (frames, values)
     }

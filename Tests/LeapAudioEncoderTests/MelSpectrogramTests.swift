@@ -38,7 +38,7 @@ import Testing
         }
     }
 
-    @Test func tooShortOrEmptyInputIsRejected() throws {
+    @Test func tooShortEmptyOrBrokenInputIsRejected() throws {
         let encoder = try loadEncoder(tinyModel)
         for n in [0, 1, 319] {
             #expect(throws: LeapError.self) { _ = try encoder.melFeatures([Float](repeating: 0.1, count: n)) }
@@ -48,6 +48,12 @@ import Testing
         // 320 samples = 2 valid frames: the shortest clip that normalises.
         let ok = try encoder.melFeatures((0..<320).map { Float(($0 * 7919) % 200) / 200 - 0.5 })
         #expect(ok.frames == 3)
+        // Silence normalises to zeros (std 0: (x − mean) / (0 + 1e-5)), a usable input.
+        let silence = try encode(encoder, [Float](repeating: 0, count: 4000))
+        #expect(silence.count == encoder.embeddingCount(sampleCount: 4000) * encoder.outputDim)
+        #expect(silence.allSatisfy { $0.isFinite })
+        let loud = (0..<4000).map { Float($0 % 7) * 1e20 }
+        #expect(throws: LeapError.self) { _ = try encode(encoder, loud) }
         var nan = [Float](repeating: 0.1, count: 4000)
         nan[1234] = .nan
         do {
