@@ -17,6 +17,7 @@ let suites: [String: ([String]) -> Void] = [
     "tokenizer": benchTokenizer,
     "template": benchTemplate,
     "grammar": benchGrammar,
+    "vision": benchVision,
 ]
 
 let argv = CommandLine.arguments
