@@ -16,16 +16,21 @@ package struct AudioEncoder: @unchecked Sendable {
     let adapter: AudioAdapter
     let file: GGUFFile  // keeps the mmapped weights alive
 
+    /// The arithmetic it follows (llama.cpp's unless asked otherwise).
+    package var numerics: AudioEncoderNumerics {
+        AudioEncoderNumerics(firstConvolutionInF16: subsampling.inputF16)
+    }
+
     /// Size of each embedding row (clip.audio.projection_dim: the text model's hidden size).
     package var outputDim: Int { config.outputDim }
 
     /// Binds every tensor of an lfm2a mmproj with its shape checked; weights stay in the mmap.
-    package static func load(file: GGUFFile) throws -> AudioEncoder {
+    package static func load(file: GGUFFile, numerics: AudioEncoderNumerics = .llamaCpp) throws -> AudioEncoder {
         let c = try AudioEncoderConfig.read(file)
         let b = TensorBinder(file: file)
         return AudioEncoder(
             config: c, melSpectrogram: MelSpectrogram(melCount: c.melBins),
-            subsampling: try ConvSubsampling(b, config: c),
+            subsampling: try ConvSubsampling(b, config: c, numerics: numerics),
             layers: try (0..<c.layerCount).map { try ConformerLayer(b, layer: $0, config: c) },
             adapter: try AudioAdapter(b, config: c), file: file)
     }

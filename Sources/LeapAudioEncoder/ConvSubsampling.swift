@@ -22,7 +22,8 @@ struct ConvSubsampling: @unchecked Sendable {
 
     let channels: Int           // C
     let melBins: Int            // F
-    let conv0: [Float]          // [9][C]: tap (ky·3 + kx) for every output channel
+    let conv0: [Float]          // [9][C]: tap (ky·3 + kx) for every output channel (F16 values when inputF16)
+    let inputF16: Bool          // conv.0 reads the log-mel rounded to F16 (llama.cpp's im2col)
     let bias0: [Float]          // [C]
     let depthwise1: [Float]     // [9][C]
     let depthwiseBias1: [Float] // [C]
@@ -40,7 +41,7 @@ struct ConvSubsampling: @unchecked Sendable {
     var bins2: Int { Self.halved(bins1) }
     var bins3: Int { Self.halved(bins2) }
 
-    init(_ b: TensorBinder, config c: AudioEncoderConfig) throws {
+    init(_ b: TensorBinder, config c: AudioEncoderConfig, numerics: AudioEncoderNumerics) throws {
         let ch = c.subsamplingChannels
         channels = ch
         melBins = c.melBins
@@ -55,7 +56,9 @@ struct ConvSubsampling: @unchecked Sendable {
             try Linear(weight: b.matrix("a.conv1d.\(i).weight", ne: [1, 1, ch, ch], rows: ch, cols: ch),
                        bias: b.floats("a.conv1d.\(i).bias", ne: [1, 1, ch]))
         }
-        conv0 = try taps("a.conv1d.0.weight")
+        let first = try taps("a.conv1d.0.weight")
+        inputF16 = numerics.firstConvolutionInF16
+        conv0 = inputF16 ? first.map { Float(Float16($0)) } : first
         bias0 = try b.floats("a.conv1d.0.bias", ne: [1, 1, ch])
         depthwise1 = try taps("a.conv1d.2.weight")
         depthwiseBias1 = try b.floats("a.conv1d.2.bias", ne: [1, 1, ch])
@@ -145,7 +148,8 @@ struct ConvSubsampling: @unchecked Sendable {
                                 for kx in 0..<3 {
                                     let fi = 2 * f - 1 + kx
                                     guard fi >= 0, fi < fIn else { continue }
-                                    let v = mel[ti * fIn + fi]
+                                    let m = mel[ti * fIn + fi]
+                                    let v = self.inputF16 ? Float(Float16(m)) : m
                                     let tap = wp + (ky * 3 + kx) * ch
                                     for c in 0..<ch { o[c] += v * tap[c] }
                                 }

@@ -4,14 +4,13 @@ import Testing
 /// Against llama.cpp's mtmd (mel + conformer + adapter from the same raw 16 kHz samples and the same
 /// file, scripts/fixtures/make_audio_encoder_mtmd_goldens.py).
 @Suite struct EncoderMtmdTests {
-    /// mtmd agrees with liquid-audio less closely than we do: ggml_conv_2d runs the first subsampling convolution
-    /// through an F16 im2col, rounding the log-mel and the conv.0 kernel to F16 (5e-4 from the float result on
-    /// an all-F32 512-wide file, where we are within 3e-6 of liquid-audio; rounding those two to F16 as well
-    /// brings us within 3e-5 of mtmd). On this F16 + Q8_0 file that early difference, and ggml's summation
-    /// orders, then land Q8_0 and F16 activation roundings on different sides, so mtmd, liquid-audio and we
-    /// are all about the same distance apart: measured 0.025-0.031 between us and mtmd, 0.029-0.031 between
-    /// mtmd and liquid-audio, for values up to 2.9. Bound: 0.06 and every row's cosine above 0.999, as
-    /// against liquid-audio; the count of rows must match exactly.
+    /// In llama.cpp's arithmetic (the default: conv.0 on the F16-rounded log-mel and kernel, as ggml_conv_2d's
+    /// im2col does) we are within 3e-5 of mtmd on an all-F32 512-wide file (checked while making the fixtures;
+    /// in float arithmetic, 5e-4). On this F16 + Q8_0 file ggml's summation orders and ours still land some
+    /// Q8_0 and F16 activation roundings on different sides, and each such flip moves an input by a full
+    /// quantum (1/127 of its block's largest value for Q8_0), so mtmd, liquid-audio and we are about the same
+    /// distance apart: measured 0.022-0.030 between us and mtmd, 0.029-0.031 between mtmd and liquid-audio,
+    /// for values up to 2.9. Bound: 0.06 and every row's cosine above 0.999; the row count must match exactly.
     @Test(arguments: rawClips)
     func mixedMatchesMtmd(_ clip: String) throws {
         let encoder = try loadEncoder(mixedModel)

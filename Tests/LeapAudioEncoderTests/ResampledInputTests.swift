@@ -11,7 +11,7 @@ import Testing
     /// 5-20x the resampler difference seen, far below what a wrong rate or a dropped block does.
     @Test(arguments: [("clip_44k", Float(0.01)), ("clip_8k", Float(0.05))])
     func wavThroughOurResampler(_ clip: String, bound: Float) throws {
-        let encoder = try loadEncoder(tinyModel)
+        let encoder = try loadEncoder(tinyModel, numerics: .liquidAudio)
         let samples = try loadClip(clip)
         let got = try encode(encoder, samples)
         let want = try golden("\(clip).\(tinyModel).la.f32")

@@ -43,8 +43,8 @@ func loadClip(_ name: String) throws -> [Float] {
     return try loadWAV(bytes)
 }
 
-func loadEncoder(_ model: String) throws -> AudioEncoder {
-    try AudioEncoder.load(file: GGUFFile(path: fixture(model + ".gguf")))
+func loadEncoder(_ model: String, numerics: AudioEncoderNumerics = .llamaCpp) throws -> AudioEncoder {
+    try AudioEncoder.load(file: GGUFFile(path: fixture(model + ".gguf")), numerics: numerics)
 }
 
 func golden(_ name: String) throws -> [Float] {
