@@ -1,3 +1,5 @@
+import LeapAudio
+import LeapAudioEncoder
 import LeapCore
 import LeapGGUF
 import LeapImage
@@ -20,6 +22,7 @@ enum MediaEncoders {
         let encoder: any MediaEncoderBackend
         switch type {
         case "lfm2": encoder = try VisionMedia(file: file, threads: threads)
+        case "lfm2a": encoder = try AudioInputMedia(file: file, threads: threads)
         default:
             throw LeapError(.unsupported, "'\(path)': projector type '\(type)' is not supported (supported: lfm2 for LFM2-VL images, lfm2a for LFM2-Audio)")
         }
@@ -112,4 +115,72 @@ final class PreparedImage: PreparedMedia, @unchecked Sendable {
         case .pixels(let image): return try media.encode(image)
         }
     }
+}
+
+/// LFM2-Audio's audio encoder: an audio part becomes its rows where the message puts it, with no marker
+/// tokens (as liquid-audio's ChatState and llama.cpp lay it out).
+final class AudioInputMedia: MediaEncoderBackend, @unchecked Sendable {
+    let encoder: AudioEncoder
+    let pool: ThreadPool
+    let lock = Lock()
+    let acceptsImages = false
+    let acceptsAudio = true
+    var embeddingLength: Int { encoder.outputDim }
+    /// Longest clip taken: 30 minutes (22,500 rows; memory grows linearly with the length, see
+    /// AudioEncoder.workspaceByteCount); whether it fits a context is the prompt's check.
+    static let maxSeconds = 30 * 60
+
+    init(file: GGUFFile, threads: Int?) throws {
+        encoder = try AudioEncoder.load(file: file)
+        pool = try ThreadPool(threads: threads)
+    }
+
+    /// 16 kHz mono samples of an audio part (WAV: mono, any rate; PCM: any rate), checked for length.
+    func samples(of part: ChatMessageContent) throws -> [Float] {
+        let samples: [Float]
+        switch part {
+        case .audio(let wav):
+            samples = try loadWAV(wav)
+        case .audioPCMF32(let pcm, let rate):
+            if let i = pcm.firstIndex(where: { !$0.isFinite }) {
+                throw LeapError(.audioFormat, "sample \(i) is not finite")
+            }
+            samples = try Resampler.resample(pcm, from: rate, to: AudioEncoder.sampleRate)
+        default:
+            throw LeapError(.unsupported, "LFM2-Audio's projector takes audio only")
+        }
+        let rate = AudioEncoder.sampleRate
+        guard encoder.embeddingCount(sampleCount: samples.count) > 0 else {
+            throw LeapError(.audioFormat, "audio of \(samples.count) samples at \(rate) Hz is too short: the encoder needs at least 2 mel frames (320 samples, 20 ms)")
+        }
+        guard samples.count <= Self.maxSeconds * rate else {
+            throw LeapError(.audioFormat, "audio of \(samples.count / rate) s is too long: at most \(Self.maxSeconds / 60) minutes are taken")
+        }
+        return samples
+    }
+
+    func prepare(_ part: ChatMessageContent) throws -> any PreparedMedia {
+        let n = encoder.embeddingCount(sampleCount: try samples(of: part).count)
+        return PreparedAudio(part: part, layout: MediaLayout(pieces: [.rows(0..<n)], rowCount: n), media: self)
+    }
+
+    func encode(_ part: ChatMessageContent) throws -> [Float] {
+        let s = try samples(of: part)
+        return try lock.withLock { try s.withUnsafeBufferPointer { try encoder.encode(samples: $0, pool: pool) } }
+    }
+}
+
+/// A checked audio part: decoded and resampled again when it is encoded (as images are).
+final class PreparedAudio: PreparedMedia, @unchecked Sendable {
+    let part: ChatMessageContent
+    let layout: MediaLayout
+    unowned let media: AudioInputMedia
+
+    init(part: ChatMessageContent, layout: MediaLayout, media: AudioInputMedia) {
+        self.part = part
+        self.layout = layout
+        self.media = media
+    }
+
+    func encode() throws -> [Float] { try media.encode(part) }
 }
