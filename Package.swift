@@ -51,7 +51,7 @@ let package = Package(
         .target(name: "LeapImage", dependencies: ["LeapCore"], swiftSettings: fast),
         .target(name: "LeapVision", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapImage"], swiftSettings: fast),
         .target(name: "LeapAudioEncoder", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapAudio"], swiftSettings: fast),
-        .target(name: "LeapSpeech", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapModels", "LeapAudio"], swiftSettings: fast),
+        .target(name: "LeapSpeech", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapModels", "LeapSampling", "CLeapKernels"], swiftSettings: fast),
         .target(
             name: "LeapRuntime",
             dependencies: [
@@ -96,6 +96,7 @@ let package = Package(
         .testTarget(name: "LeapToolCallsTests", dependencies: ["LeapToolCalls", "LeapJSON", "LeapMessages", "LeapChatTemplate"], swiftSettings: swift5),
         .testTarget(name: "LeapGrammarTests", dependencies: ["LeapGrammar", "LeapJSON"], swiftSettings: swift5),
         .testTarget(name: "LeapModelsTests", dependencies: ["LeapModels", "LeapGGUF", "LeapKernels", "LeapTokenizer"], swiftSettings: fast),
+        .testTarget(name: "LeapSpeechTests", dependencies: ["LeapSpeech", "LeapModels", "LeapGGUF", "LeapKernels", "LeapJSON"], swiftSettings: fast),
         // Scripted runtime backends (no weights) shared by the runtime and C-API tests.
         .target(name: "LeapRuntimeTestSupport", dependencies: ["LeapRuntime", "LeapAudio", "LeapJSON"],
                 path: "Tests/LeapRuntimeTestSupport", swiftSettings: swift5),

@@ -62,7 +62,7 @@ package final class InferenceContext {
     var jobs: UnsafeMutablePointer<MatmulJob>
     private let buffers: [RawBuffer]
 
-    // Logits of the last eval: `logitRows` rows of n_vocab; row i belongs to batch index logitIndex[i].
+    // Logits of the last eval: `logitRowCount` rows of the output width (n_vocab, or a dense head's rows).
     var logitsBuffer: RawBuffer?
     var logitRowCount = 0
     var logitsFirstIndex = 0          // batch index of row 0
@@ -190,7 +190,7 @@ package final class InferenceContext {
             throw LeapError(.promptExceedsContext,
                 "\(n) \(what) do not fit in the context: \(nPast) of \(contextSize) positions are used")
         }
-        let V = cfg.nVocab
+        let V = cfg.outputWidth
         let rows = wantAllLogits ? n : 1
         let needed = try checkedSize(rows, V, 4, what: "logits")
         let logitsStore: RawBuffer
@@ -239,7 +239,7 @@ package final class InferenceContext {
             let avail = logitRowCount == 1 ? "only the last token (index \(lastBatchCount - 1) or -1)" : "0..<\(lastBatchCount)"
             throw LeapError.invalidArgument("logits index \(index) is not available; the last eval kept \(avail)")
         }
-        return UnsafeBufferPointer(start: buf.floats() + (i - logitsFirstIndex) * cfg.nVocab, count: cfg.nVocab)
+        return UnsafeBufferPointer(start: buf.floats() + (i - logitsFirstIndex) * cfg.outputWidth, count: cfg.outputWidth)
     }
 
     /// Keeps the first `n` positions and forgets the rest (see the header comment for the conv state).
