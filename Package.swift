@@ -75,7 +75,7 @@ let package = Package(
         // Programs.
         .executableTarget(
             name: "LeapBench",
-            dependencies: ["LeapAudio", "LeapGGUF", "LeapKernels", "LeapTokenizer", "LeapModels", "LeapRuntime"],
+            dependencies: ["LeapAudio", "LeapGGUF", "LeapKernels", "LeapTokenizer", "LeapModels", "LeapRuntime", "LeapSpeech"],
             swiftSettings: fast),
         .executableTarget(
             name: "LeapFuzz",

@@ -33,8 +33,9 @@ enum ForwardInput {
 
 extension InferenceContext {
     /// Runs a batch of `T` inputs; writes logits of batch rows `logitsFrom..<T` to `out` ([T - logitsFrom, V])
-    /// and keeps the last row's final-normed hidden state in `hiddenOut`.
-    func forward(_ input: ForwardInput, count T: Int, pos0: Int, logitsFrom: Int, into out: UnsafeMutablePointer<Float>) {
+    /// unless `outputHead` is false, and keeps the last row's final-normed hidden state in `hiddenOut`.
+    func forward(_ input: ForwardInput, count T: Int, pos0: Int, logitsFrom: Int, into out: UnsafeMutablePointer<Float>,
+                 outputHead: Bool = true) {
         let E = cfg.nEmbd
         let W = model.weights
         switch input {
@@ -71,6 +72,7 @@ extension InferenceContext {
         let hLast = x + logitsFrom * E
         rmsNormRows(hLast, W.outputNorm, xn, nOut, E)
         hiddenOut.update(from: xn + (nOut - 1) * E, count: E)
+        guard outputHead else { return }
         let V = cfg.outputWidth
         let xq = quantize(xn, rows: nOut, for: W.output, buffer: 0)
         jobs[0] = MatmulJob(w: W.output, x: xq.0, xRowBytes: xq.1, y: out, yStride: V)

@@ -47,8 +47,9 @@ package final class SpeakingSession {
     package let model: SpeechOutputModel
     package let config: SpeechConfig
     let pool: ThreadPool
-    let frames: AudioFrameGenerator
-    var sampler: AudioCodeSampler
+    /// The frame generator and the code sampler `decodeFrame` uses (benchmarks time the parts).
+    package let generator: AudioFrameGenerator
+    package var sampler: AudioCodeSampler
     let detokenizer: DetokenizerStream
     var istft = StreamingISTFT()
     private var spectra: [Float]   // [6, 1282]
@@ -64,7 +65,7 @@ package final class SpeakingSession {
         self.model = model
         self.config = config
         pool = try ThreadPool(threads: threads)
-        frames = AudioFrameGenerator(vocoder: model.vocoder, pool: pool)
+        generator = AudioFrameGenerator(vocoder: model.vocoder, pool: pool)
         sampler = AudioCodeSampler(config.audioSampling)
         detokenizer = try DetokenizerStream(detokenizer: model.detokenizer, threads: threads, kvCacheType: kvCacheType,
                                             contextFrames: contextFrames)
@@ -79,8 +80,8 @@ package final class SpeakingSession {
 
     /// Codes for the backbone hidden state `hidden`, the frame's feedback row and its samples.
     package func decodeFrame(hidden: UnsafeBufferPointer<Float>) throws -> SpeechFrameOutput {
-        let frame = try frames.frame(hidden: hidden, sampler: &sampler)
-        let feedback = try frames.feedbackEmbedding(frame)
+        let frame = try generator.frame(hidden: hidden, sampler: &sampler)
+        let feedback = try generator.feedbackEmbedding(frame)
         let samples = frame.isEndOfAudio ? [] : try waveform(frame)
         return SpeechFrameOutput(frame: frame, feedback: feedback, samples: samples)
     }

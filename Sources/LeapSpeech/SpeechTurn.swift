@@ -14,7 +14,8 @@
 //     case .audio:                                     // "run an audio frame"
 //       let out = try session.decodeFrame(hidden: backbone.lastHiddenState())   // codes, feedback row, samples
 //       turn.acceptAudio(out.frame)
-//       emit out.samples; backbone.eval(embeddings: out.feedback)
+//       emit out.samples
+//       backbone.eval(embeddings: out.feedback, outputHead: turn.next == .text)   // text logits only if needed
 //     case .done: stop
 //     }
 //   }

@@ -76,7 +76,8 @@ func greedyGenerationMatchesLiquidAudio(name: String) throws {
             turn.acceptAudio(out.frame)
             stream.append(.audio(out.frame.codes))
             samples += out.samples.count
-            try out.feedback.withUnsafeBufferPointer { try ctx.eval(embeddings: $0) }
+            // the text logits are only needed when a text step follows
+            try out.feedback.withUnsafeBufferPointer { try ctx.eval(embeddings: $0, outputHead: turn.next == .text) }
         case .done:
             break loop
         }
@@ -86,4 +87,19 @@ func greedyGenerationMatchesLiquidAudio(name: String) throws {
     let frames = expected.filter { if case .audio(let c) = $0 { return c[0] != 2048 } else { return false } }.count
     samples += session.finishTurn().count
     #expect(samples == 1920 * frames)
+}
+
+// Evaluating without the output head leaves the same hidden state and no logits.
+@Test func hiddenOnlyEvalKeepsTheHiddenState() throws {
+    let backbone = try LanguageModel.load(path: fixturePath("speech-backbone.gguf"), threads: 1)
+    let row = try backbone.tokenEmbedding(60)
+    func run(_ head: Bool) throws -> (hidden: [Float], logits: Bool) {
+        let ctx = try backbone.makeContext(ContextOptions(contextSize: 32, kvCacheType: .f32, threads: 1))
+        try ctx.eval(tokens: [1, 6, 20])
+        try row.withUnsafeBufferPointer { try ctx.eval(embeddings: $0, outputHead: head) }
+        return (Array(try ctx.lastHiddenState()), (try? ctx.logits()) != nil)
+    }
+    let with = try run(true), without = try run(false)
+    #expect(with.hidden == without.hidden)
+    #expect(with.logits && !without.logits)
 }
