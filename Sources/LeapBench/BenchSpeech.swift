@@ -5,7 +5,8 @@
 // after a 32-token prompt, audio frames one after another as in TTS (sequential mode, the runner's sampling:
 // temperature 0.8, top-k 64): backbone step on the previous frame's feedback row → depthformer (8 codebooks)
 // → detokenizer (6 positions) → ISTFT. Prints the real-time factor (time to produce N seconds of audio / N),
-// the time from the first audio frame's hidden state to its first samples, and where a frame's time goes.
+// the time from the first audio frame's hidden state to its first samples, where a frame's time goes, and
+// the CPU time a frame takes (a load-independent figure with --threads 1).
 import Glibc
 import LeapModels
 import LeapSpeech
@@ -13,6 +14,13 @@ import LeapSpeech
 private func now() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+}
+
+/// CPU seconds of the whole process (every thread, spinning workers included).
+private func cpuTime() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
 }
 
@@ -50,14 +58,14 @@ func benchSpeech(_ args: [String]) {
         let prompt: [Int32] = (0..<32).map { Int32(16 + ($0 * 7919) % 60000) }
         print("backbone: \(backbone.config.nLayer) layers x \(backbone.config.nEmbd) (Q4_0), depthformer \(speech.vocoder.depthformer.dim) wide, detokenizer \(speech.detokenizer.model.config.nLayer) x \(speech.detokenizer.model.config.nEmbd); threads \(threads)")
 
-        var rtfs: [Double] = [], firsts: [Double] = []
+        var rtfs: [Double] = [], firsts: [Double] = [], cpuPerFrame: [Double] = []
         var tBackbone = 0.0, tFrame = 0.0, tDetok = 0.0, nMeasured = 0
         for _ in 0..<reps {
             ctx.reset()
             try ctx.eval(tokens: prompt)
             session.startTurn()
             var samples = 0
-            let start = now()
+            let start = now(), cpuStart = cpuTime()
             for f in 0..<frames {
                 let a = now()
                 let frame = try session.generator.frame(hidden: try ctx.lastHiddenState(), sampler: &session.sampler)
@@ -76,6 +84,7 @@ func benchSpeech(_ args: [String]) {
             }
             samples += session.finishTurn().count
             let elapsed = now() - start
+            cpuPerFrame.append((cpuTime() - cpuStart) / Double(frames))
             rtfs.append(elapsed / (Double(samples) / Double(SpeakingSession.sampleRate)))
         }
         let med = { (xs: [Double]) in xs.sorted()[xs.count / 2] }
@@ -83,6 +92,7 @@ func benchSpeech(_ args: [String]) {
         print("audio: \(frames) frames = \(fixed2(Double(frames) * 0.08)) s per run, \(reps) runs")
         print("real-time factor: \(fixed3(med(rtfs))) (time to produce the audio / its duration; goal <= 0.8)")
         print("first samples: \(fixed1(med(firsts) * 1000)) ms from the first frame's hidden state (goal <= 300 ms)")
+        print("CPU time per frame: \(fixed1(med(cpuPerFrame) * 1000)) ms (all threads; with --threads 1 this is the work a frame costs, whatever the load)")
         print("per frame (80 ms of audio): depthformer + codes \(fixed1(tFrame / n * 1000)) ms, detokenizer + ISTFT \(fixed1(tDetok / n * 1000)) ms, backbone step \(fixed1(tBackbone / n * 1000)) ms")
     } catch {
         fputs("error: \(error)\n", stderr)
