@@ -24,6 +24,13 @@ private func cpuTime() -> Double {
     return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
 }
 
+/// CPU seconds of the calling thread.
+private func threadCPUTime() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+}
+
 private func exists(_ path: String) -> Bool { access(path, R_OK) == 0 }
 
 func benchSpeech(_ args: [String]) {
@@ -60,6 +67,7 @@ func benchSpeech(_ args: [String]) {
 
         var rtfs: [Double] = [], firsts: [Double] = [], cpuPerFrame: [Double] = []
         var tBackbone = 0.0, tFrame = 0.0, tDetok = 0.0, nMeasured = 0
+        var cBackbone = 0.0, cFrame = 0.0, cDetok = 0.0   // the calling thread's CPU time
         for _ in 0..<reps {
             ctx.reset()
             try ctx.eval(tokens: prompt)
@@ -67,16 +75,19 @@ func benchSpeech(_ args: [String]) {
             var samples = 0
             let start = now(), cpuStart = cpuTime()
             for f in 0..<frames {
-                let a = now()
+                let a = now(), ca = threadCPUTime()
                 let frame = try session.generator.frame(hidden: try ctx.lastHiddenState(), sampler: &session.sampler)
-                let b = now()
+                let b = now(), cb = threadCPUTime()
                 let pcm = frame.isEndOfAudio ? [] : try session.waveform(frame)
-                let c = now()
+                let c = now(), cc = threadCPUTime()
                 if f == 0 { firsts.append(c - a) }
                 samples += pcm.count
                 let feedback = try session.generator.feedbackEmbedding(frame)
                 try feedback.withUnsafeBufferPointer { try ctx.eval(embeddings: $0, outputHead: false) }
-                let d = now()
+                let d = now(), cd = threadCPUTime()
+                cFrame += cb - ca
+                cDetok += cc - cb
+                cBackbone += cd - cc
                 tFrame += b - a
                 tDetok += c - b
                 tBackbone += d - c
@@ -93,6 +104,9 @@ func benchSpeech(_ args: [String]) {
         print("real-time factor: \(fixed3(med(rtfs))) (time to produce the audio / its duration; goal <= 0.8)")
         print("first samples: \(fixed1(med(firsts) * 1000)) ms from the first frame's hidden state (goal <= 300 ms)")
         print("CPU time per frame: \(fixed1(med(cpuPerFrame) * 1000)) ms (all threads; with --threads 1 this is the work a frame costs, whatever the load)")
+        if threads == 1 {
+            print("CPU time per frame by part: depthformer + codes \(fixed1(cFrame / n * 1000)) ms, detokenizer + ISTFT \(fixed1(cDetok / n * 1000)) ms, backbone step \(fixed1(cBackbone / n * 1000)) ms")
+        }
         print("per frame (80 ms of audio): depthformer + codes \(fixed1(tFrame / n * 1000)) ms, detokenizer + ISTFT \(fixed1(tDetok / n * 1000)) ms, backbone step \(fixed1(tBackbone / n * 1000)) ms")
     } catch {
         fputs("error: \(error)\n", stderr)

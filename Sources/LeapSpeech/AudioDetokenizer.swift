@@ -140,6 +140,6 @@ package final class DetokenizerStream {
         for f in 0..<(keep.count / W) {
             for _ in 0..<R { replay.append(contentsOf: keep[(f * W)..<((f + 1) * W)]) }
         }
-        if !replay.isEmpty { try replay.withUnsafeBufferPointer { try context.eval(embeddings: $0) } }
+        if !replay.isEmpty { try replay.withUnsafeBufferPointer { try context.eval(embeddings: $0, outputHead: false) } }
     }
 }
