@@ -103,3 +103,20 @@ func greedyGenerationMatchesLiquidAudio(name: String) throws {
     #expect(with.hidden == without.hidden)
     #expect(with.logits && !without.logits)
 }
+
+// Sampled codes (the runner's sequential defaults) come from the session's seeded RNG: the same seed gives the
+// same frames, another seed others; a vocoder for another backbone width is refused.
+@Test func sessionSamplingIsSeeded() throws {
+    let model = try speechModel()
+    var gen = TestNumbers(state: 3)
+    let hidden: [[Float]] = (0..<6).map { _ in (0..<64).map { _ in gen.next() } }
+    func run(_ seed: UInt64) throws -> [[Int32]] {
+        let s = try SpeakingSession(model: model, config: SpeechConfig(mode: .sequential, seed: seed), backboneWidth: 64, threads: 1)
+        s.startTurn()
+        return try hidden.map { h in try h.withUnsafeBufferPointer { try s.decodeFrame(hidden: $0).frame.codes } }
+    }
+    let a = try run(9)
+    #expect(try run(9) == a)
+    #expect(try run(10) != a)
+    #expect(leapError { _ = try SpeakingSession(model: model, config: SpeechConfig(mode: .sequential), backboneWidth: 2048) }?.kind == .modelLoading)
+}
