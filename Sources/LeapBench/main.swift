@@ -16,6 +16,7 @@ let suites: [String: ([String]) -> Void] = [
     "tokenizer": benchTokenizer,
     "template": benchTemplate,
     "grammar": benchGrammar,
+    "vision": benchVision,
     "speech": benchSpeech,
 ]
 
