@@ -51,7 +51,7 @@ let package = Package(
         .target(name: "LeapImage", dependencies: ["LeapCore"], swiftSettings: fast),
         .target(name: "LeapVision", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapImage"], swiftSettings: fast),
         .target(name: "LeapAudioEncoder", dependencies: ["LeapCore", "LeapGGUF", "CLeapKernels", "LeapKernels", "LeapAudio"], swiftSettings: fast),
-        .target(name: "LeapSpeech", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapModels", "LeapAudio"], swiftSettings: fast),
+        .target(name: "LeapSpeech", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapModels", "LeapSampling", "CLeapKernels"], swiftSettings: fast),
         .target(
             name: "LeapRuntime",
             dependencies: [
@@ -78,7 +78,7 @@ let package = Package(
         .executableTarget(
             name: "LeapBench",
             dependencies: ["LeapAudio", "LeapAudioEncoder", "LeapGGUF", "LeapKernels", "LeapTokenizer", "LeapModels",
-                           "LeapRuntime", "LeapVision"],
+                           "LeapRuntime", "LeapVision", "LeapSpeech"],
             swiftSettings: fast),
         .executableTarget(
             name: "LeapFuzz",
@@ -103,6 +103,7 @@ let package = Package(
         .testTarget(name: "LeapAudioEncoderTests", dependencies: ["LeapAudioEncoder", "LeapAudio", "LeapGGUF", "LeapKernels", "LeapCore"],
                     swiftSettings: fast),
         .testTarget(name: "LeapModelsTests", dependencies: ["LeapModels", "LeapGGUF", "LeapKernels", "LeapTokenizer"], swiftSettings: fast),
+        .testTarget(name: "LeapSpeechTests", dependencies: ["LeapSpeech", "LeapModels", "LeapGGUF", "LeapKernels", "LeapJSON"], swiftSettings: fast),
         // Scripted runtime backends (no weights) shared by the runtime and C-API tests.
         .target(name: "LeapRuntimeTestSupport", dependencies: ["LeapRuntime", "LeapAudio", "LeapJSON", "LeapMessages", "LeapCore"],
                 path: "Tests/LeapRuntimeTestSupport", swiftSettings: swift5),

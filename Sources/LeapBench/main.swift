@@ -18,6 +18,7 @@ let suites: [String: ([String]) -> Void] = [
     "template": benchTemplate,
     "grammar": benchGrammar,
     "vision": benchVision,
+    "speech": benchSpeech,
 ]
 
 let argv = CommandLine.arguments

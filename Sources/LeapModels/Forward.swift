@@ -3,7 +3,7 @@
 //   h = embed(tokens) [× sqrt(E) for Gemma], or embedding rows given by the caller (encoders)
 //   per layer: h += [postNorm](Mixer(RMS(h)))          Mixer = attention or LFM2 short conv
 //              h += [postNorm](down(act(gate·f) ⊙ up·f)),  f = RMS(h)   (LFM2-MoE: routed experts, MoE.swift)
-//   logits = output · RMS(h, output_norm)             (only for the rows asked for)
+//   logits = output · RMS(h, output_norm) [+ bias]    (only for the rows asked for; a dense head's outputs)
 //
 // Numerics follow ggml's CPU path so that results track llama.cpp: activations are quantized to the
 // weight's vec_dot type before every matmul exactly as llama.cpp's x86 build does (done by the kernels),
@@ -33,8 +33,9 @@ enum ForwardInput {
 
 extension InferenceContext {
     /// Runs a batch of `T` inputs; writes logits of batch rows `logitsFrom..<T` to `out` ([T - logitsFrom, V])
-    /// and keeps the last row's final-normed hidden state in `hiddenOut`.
-    func forward(_ input: ForwardInput, count T: Int, pos0: Int, logitsFrom: Int, into out: UnsafeMutablePointer<Float>) {
+    /// unless `outputHead` is false, and keeps the last row's final-normed hidden state in `hiddenOut`.
+    func forward(_ input: ForwardInput, count T: Int, pos0: Int, logitsFrom: Int, into out: UnsafeMutablePointer<Float>,
+                 outputHead: Bool = true) {
         let E = cfg.nEmbd
         let W = model.weights
         switch input {
@@ -71,10 +72,12 @@ extension InferenceContext {
         let hLast = x + logitsFrom * E
         rmsNormRows(hLast, W.outputNorm, xn, nOut, E)
         hiddenOut.update(from: xn + (nOut - 1) * E, count: E)
-        let V = cfg.nVocab
+        guard outputHead else { return }
+        let V = cfg.outputWidth
         let xq = quantize(xn, rows: nOut, for: W.output, buffer: 0)
         jobs[0] = MatmulJob(w: W.output, x: xq.0, xRowBytes: xq.1, y: out, yStride: V)
         runMatmuls(1, T: nOut)
+        addRowBias(W.outputBias, out, rows: nOut, V)
         if let c = cfg.finalLogitSoftcap, c > 0 {
             for i in 0..<(nOut * V) { out[i] = c * tanhf(out[i] / c) }
         }

@@ -62,7 +62,7 @@ package final class InferenceContext {
     var jobs: UnsafeMutablePointer<MatmulJob>
     private let buffers: [RawBuffer]
 
-    // Logits of the last eval: `logitRows` rows of n_vocab; row i belongs to batch index logitIndex[i].
+    // Logits of the last eval: `logitRowCount` rows of the output width (n_vocab, or a dense head's rows).
     var logitsBuffer: RawBuffer?
     var logitRowCount = 0
     var logitsFirstIndex = 0          // batch index of row 0
@@ -167,7 +167,9 @@ package final class InferenceContext {
     /// Evaluates embedding rows ([n, E] floats, E = the model's embedding length) at positions
     /// nPast..<nPast+n, as `eval(tokens:)` does token ids: the rows enter the first layer as they are (no
     /// embedding scale). Throws (and changes nothing) for a ragged or non-finite input or one that doesn't fit.
-    package func eval(embeddings rows: UnsafeBufferPointer<Float>, wantAllLogits: Bool = false) throws {
+    /// `outputHead: false` skips the output head: only `lastHiddenState()` is available afterwards (a speech
+    /// model's audio frame reads the hidden state, not the text logits).
+    package func eval(embeddings rows: UnsafeBufferPointer<Float>, wantAllLogits: Bool = false, outputHead: Bool = true) throws {
         let E = cfg.nEmbd
         guard !rows.isEmpty, rows.count % E == 0 else {
             throw LeapError.invalidArgument("embedding input of \(rows.count) floats is not a whole number (> 0) of rows of \(E)")
@@ -178,7 +180,7 @@ package final class InferenceContext {
         }
         guard let base = rows.baseAddress else { return }
         let n = rows.count / E
-        try evalInputs(count: n, what: "embedding rows", wantAllLogits: wantAllLogits) { start, _ in
+        try evalInputs(count: n, what: "embedding rows", wantAllLogits: wantAllLogits && outputHead, outputHead: outputHead) { start, _ in
             .embeddings(base + start * E)
         }
         inputs.append(contentsOf: repeatElement(Self.embeddingInput, count: n))
@@ -194,10 +196,10 @@ package final class InferenceContext {
         }
     }
 
-    private func evalInputs(count n: Int, what: String, wantAllLogits: Bool,
+    private func evalInputs(count n: Int, what: String, wantAllLogits: Bool, outputHead: Bool = true,
                             chunk: (_ start: Int, _ m: Int) -> ForwardInput) throws {
         try checkFits(n, what)
-        let V = cfg.nVocab
+        let V = cfg.outputWidth
         let rows = wantAllLogits ? n : 1
         let needed = try checkedSize(rows, V, 4, what: "logits")
         let logitsStore: RawBuffer
@@ -215,14 +217,15 @@ package final class InferenceContext {
             if wantAllLogits {
                 forward(chunk(done, m), count: m, pos0: nPast, logitsFrom: 0, into: logits + done * V)
             } else {
-                forward(chunk(done, m), count: m, pos0: nPast, logitsFrom: isLast ? m - 1 : m, into: logits)
+                forward(chunk(done, m), count: m, pos0: nPast, logitsFrom: isLast ? m - 1 : m, into: logits,
+                        outputHead: outputHead)
             }
             nPast += m
             convValidFrom = max(convValidFrom, nPast - ringSize)
             done += m
         }
         lastBatchCount = n
-        logitRowCount = rows
+        logitRowCount = outputHead ? rows : 0
         logitsFirstIndex = wantAllLogits ? 0 : n - 1
     }
 
@@ -243,10 +246,11 @@ package final class InferenceContext {
         }
         let i = index < 0 ? lastBatchCount + index : index
         guard i >= logitsFirstIndex, i < logitsFirstIndex + logitRowCount else {
-            let avail = logitRowCount == 1 ? "only the last token (index \(lastBatchCount - 1) or -1)" : "0..<\(lastBatchCount)"
+            let avail = logitRowCount == 0 ? "none (evaluated without the output head)"
+                : logitRowCount == 1 ? "only the last token (index \(lastBatchCount - 1) or -1)" : "0..<\(lastBatchCount)"
             throw LeapError.invalidArgument("logits index \(index) is not available; the last eval kept \(avail)")
         }
-        return UnsafeBufferPointer(start: buf.floats() + (i - logitsFirstIndex) * cfg.nVocab, count: cfg.nVocab)
+        return UnsafeBufferPointer(start: buf.floats() + (i - logitsFirstIndex) * cfg.outputWidth, count: cfg.outputWidth)
     }
 
     /// Keeps the first `n` positions and forgets the rest (see the header comment for the conv state).

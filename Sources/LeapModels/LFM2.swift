@@ -1,7 +1,11 @@
 // LFM2 / LFM2.5 (`general.architecture = lfm2`): gated short-convolution layers and GQA attention layers
 // with per-head Q/K RMSNorm and NEOX RoPE (config and binding shared with `lfm2moe`, LFM2MoE.swift). The layer type comes only from `head_count_kv[i]` (0 = conv).
 // The final norm is stored as `token_embd_norm.weight` (Ollama writes `output_norm.weight`: both accepted);
-// the output projection is tied to the embedding unless `output.weight` exists.
+// the output projection is tied to the embedding unless `output.weight` exists. A file with `dense_2.weight`
+// (and optional `dense_2.bias`) is an embedding model: that dense head of `lfm2.embedding_length_out` rows
+// replaces the language-model head (LFM2-ColBERT, the LFM2.5-Audio detokenizer). With
+// `lfm2.attention.sliding_window` = n every attention layer is causal sliding-window (query p sees keys
+// p-n+1...p, llama.cpp's LLAMA_SWA_TYPE_STANDARD) with the same RoPE base as the others.
 import LeapCore
 import LeapGGUF
 import LeapKernels
@@ -57,6 +61,7 @@ enum LFM2 {
             queryPreScaled: false, activation: .silu, convLCache: lCache, finalLogitSoftcap: nil,
             chatTemplate: try file.optionalString("tokenizer.chat_template"))
         cfg.isSlidingLayer = [Bool](repeating: cfg.slidingWindow > 0, count: nLayer)
+        cfg.ropeBaseSWA = cfg.ropeBase
         return cfg
     }
 
@@ -77,7 +82,19 @@ enum LFM2 {
         let embd = try b.matrix("token_embd.weight", rows: cfg.nVocab, cols: nEmbd)
         let normName = b.has("token_embd_norm.weight") ? "token_embd_norm.weight" : "output_norm.weight"
         let outNorm = try b.vector(normName, nEmbd)
-        let output = b.has("output.weight") ? try b.matrix("output.weight", rows: cfg.nVocab, cols: nEmbd) : embd
+        var output = b.has("output.weight") ? try b.matrix("output.weight", rows: cfg.nVocab, cols: nEmbd) : embd
+        var outputBias: [Float]? = nil
+        if b.has("dense_2.weight") {
+            let info = try b.info("dense_2.weight")
+            let nOut = info.ne.count >= 2 ? info.ne[1] : 0
+            let declared = try file.metadata.optionalInt(cfg.architecture.rawValue + ".embedding_length_out")
+            guard nOut > 0, declared == nil || declared == nOut else {
+                throw LeapError.modelLoading("tensor 'dense_2.weight' has shape \(info.ne), expected [\(nEmbd), \(declared ?? 0)] (\(cfg.architecture.rawValue).embedding_length_out) in \(file.path)")
+            }
+            output = try b.matrix("dense_2.weight", rows: nOut, cols: nEmbd)
+            outputBias = try b.optionalVector("dense_2.bias", nOut)
+            cfg.denseOutputWidth = nOut
+        }
 
         var layers: [LayerWeights] = []
         var kvSlot = 0, convSlot = 0
@@ -105,7 +122,7 @@ enum LFM2 {
             }
             layers.append(try layerWeights(b, prefix: p, nEmbd: nEmbd, mixer: mixer, ffn: try ffn(b, p, i, cfg), postNorms: false))
         }
-        return ModelWeights(tokenEmbedding: embd, outputNorm: outNorm, output: output, layers: layers)
+        return ModelWeights(tokenEmbedding: embd, outputNorm: outNorm, output: output, outputBias: outputBias, layers: layers)
     }
 }
 

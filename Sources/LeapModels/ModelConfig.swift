@@ -50,6 +50,12 @@ package struct ModelConfig: Sendable {
     package var finalLogitSoftcap: Float?
     package var chatTemplate: String?
     package var ropeYaRN: RopeYaRN? = nil  // YaRN context extension (rope.scaling.type "yarn"), see RopeScaling.swift
+    /// Rows of a dense output head that replaces the language-model head (LFM2 `dense_2`, e.g. the LFM2.5-Audio
+    /// detokenizer's 1282 spectrum values); nil = logits over the vocabulary.
+    package var denseOutputWidth: Int? = nil
+
+    /// Floats per position the output head writes (what `InferenceContext.logits(at:)` returns).
+    package var outputWidth: Int { denseOutputWidth ?? nVocab }
 
     package var nAttentionLayers: Int { layerKinds.filter { $0 == .attention }.count }
     package var maxHeadKV: Int { nHeadKV.max() ?? 0 }

@@ -56,7 +56,8 @@ package struct DenseFFNWeights: @unchecked Sendable {
 package struct ModelWeights: @unchecked Sendable {
     var tokenEmbedding: WeightMatrix   // [V, E]
     var outputNorm: [Float]            // [E]
-    var output: WeightMatrix           // [V, E] (the embedding when tied)
+    var output: WeightMatrix           // [V, E] (the embedding when tied; [outputWidth, E] for a dense head)
+    var outputBias: [Float]? = nil     // [outputWidth] (LFM2 `dense_2.bias`)
     var layers: [LayerWeights]
     var ropeFreqFactors: [Float]? = nil  // [nRot/2] Llama 3 `rope_freqs.weight`: rotary frequency i is divided by [i]
 }
