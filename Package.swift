@@ -3,7 +3,7 @@
 //
 // Module graph (one-way; nothing below LeapCAPI knows about C):
 //
-// LeapCore (LeapError) sits under everything.
+// LeapCore (LeapError) sits under every module that can fail (all but LeapSampling and CLeapKernels).
 //   LeapJSON, LeapAudio ──► LeapMessages ─────────────────────────────┐
 //   LeapJSON ──► LeapChatTemplate ─────────────────────────┤
 //   LeapAudio ─────────────────────────────────────────────┤
@@ -42,10 +42,10 @@ let package = Package(
         .target(name: "LeapKernels", dependencies: ["LeapCore", "LeapGGUF", "CLeapKernels"], swiftSettings: fast),
         .target(name: "LeapTokenizer", dependencies: ["LeapCore", "LeapGGUF"], swiftSettings: fast),
         .target(name: "LeapChatTemplate", dependencies: ["LeapCore", "LeapJSON"], swiftSettings: swift5),
-        .target(name: "LeapSampling", dependencies: ["LeapCore"], swiftSettings: fast),
+        .target(name: "LeapSampling", swiftSettings: fast),
         .target(name: "LeapToolCalls", dependencies: ["LeapCore", "LeapJSON", "LeapMessages"], swiftSettings: swift5),
         .target(name: "LeapGrammar", dependencies: ["LeapCore", "LeapJSON"], swiftSettings: fast),
-        .target(name: "LeapModels", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels"], swiftSettings: fast),
+        .target(name: "LeapModels", dependencies: ["LeapCore", "LeapGGUF", "CLeapKernels", "LeapKernels"], swiftSettings: fast),
         // Media: image decoding, the encoders that turn images and audio into embedding rows for the text
         // model, and the audio output decoder.
         .target(name: "LeapImage", dependencies: ["LeapCore"], swiftSettings: fast),
@@ -56,14 +56,15 @@ let package = Package(
             name: "LeapRuntime",
             dependencies: [
                 "LeapCore", "LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapTokenizer", "LeapChatTemplate",
-                "LeapKernels", "LeapModels", "LeapSampling", "LeapToolCalls", "LeapGrammar",
+                "LeapModels", "LeapSampling", "LeapToolCalls", "LeapGrammar",
             ],
             swiftSettings: fast),
 
         // The thin C-ABI layer: only `@c @implementation public` entry points and their glue.
         .target(
             name: "LeapCAPI",
-            dependencies: ["CLeap", "LeapRuntime"],
+            dependencies: ["CLeap", "LeapCore", "LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapTokenizer",
+                           "LeapChatTemplate", "LeapModels", "LeapSampling", "LeapToolCalls", "LeapRuntime"],
             swiftSettings: swift5,
             linkerSettings: [
                 .unsafeFlags([
@@ -75,32 +76,33 @@ let package = Package(
         // Programs.
         .executableTarget(
             name: "LeapBench",
-            dependencies: ["LeapAudio", "LeapGGUF", "LeapKernels", "LeapTokenizer", "LeapModels", "LeapRuntime"],
+            dependencies: ["CLeapKernels", "LeapJSON", "LeapAudio", "LeapGGUF", "LeapKernels", "LeapTokenizer", "LeapChatTemplate",
+                           "LeapToolCalls", "LeapGrammar", "LeapModels"],
             swiftSettings: fast),
         .executableTarget(
             name: "LeapFuzz",
             dependencies: ["LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapTokenizer", "LeapChatTemplate",
-                           "LeapToolCalls", "LeapGrammar", "LeapRuntime"],
+                           "LeapToolCalls", "LeapGrammar", "LeapModels"],
             swiftSettings: swift5),
 
         // Tests: one target per module. Tests use only `package`/`public` API (no @testable), so they
         // also run in release builds (`swift test -c release`).
-        .testTarget(name: "LeapJSONTests", dependencies: ["LeapJSON"], swiftSettings: swift5),
-        .testTarget(name: "LeapMessagesTests", dependencies: ["LeapMessages"], swiftSettings: swift5),
-        .testTarget(name: "LeapAudioTests", dependencies: ["LeapAudio"], swiftSettings: swift5),
-        .testTarget(name: "LeapGGUFTests", dependencies: ["LeapGGUF"], swiftSettings: fast),
-        .testTarget(name: "LeapKernelsTests", dependencies: ["LeapKernels", "LeapGGUF"], swiftSettings: fast),
-        .testTarget(name: "LeapTokenizerTests", dependencies: ["LeapTokenizer", "LeapGGUF"], swiftSettings: swift5),
-        .testTarget(name: "LeapChatTemplateTests", dependencies: ["LeapChatTemplate", "LeapJSON"], swiftSettings: swift5),
+        .testTarget(name: "LeapJSONTests", dependencies: ["LeapCore", "LeapJSON"], swiftSettings: swift5),
+        .testTarget(name: "LeapMessagesTests", dependencies: ["LeapCore", "LeapJSON", "LeapMessages"], swiftSettings: swift5),
+        .testTarget(name: "LeapAudioTests", dependencies: ["LeapCore", "LeapAudio"], swiftSettings: swift5),
+        .testTarget(name: "LeapGGUFTests", dependencies: ["LeapCore", "LeapGGUF"], swiftSettings: fast),
+        .testTarget(name: "LeapKernelsTests", dependencies: ["CLeapKernels", "LeapKernels", "LeapGGUF"], swiftSettings: fast),
+        .testTarget(name: "LeapTokenizerTests", dependencies: ["LeapCore", "LeapTokenizer"], swiftSettings: swift5),
+        .testTarget(name: "LeapChatTemplateTests", dependencies: ["LeapCore", "LeapChatTemplate", "LeapJSON"], swiftSettings: swift5),
         .testTarget(name: "LeapSamplingTests", dependencies: ["LeapSampling"], swiftSettings: swift5),
-        .testTarget(name: "LeapToolCallsTests", dependencies: ["LeapToolCalls", "LeapJSON", "LeapMessages", "LeapChatTemplate"], swiftSettings: swift5),
-        .testTarget(name: "LeapGrammarTests", dependencies: ["LeapGrammar", "LeapJSON"], swiftSettings: swift5),
-        .testTarget(name: "LeapModelsTests", dependencies: ["LeapModels", "LeapGGUF", "LeapKernels", "LeapTokenizer"], swiftSettings: fast),
+        .testTarget(name: "LeapToolCallsTests", dependencies: ["LeapCore", "LeapToolCalls", "LeapJSON", "LeapMessages", "LeapChatTemplate"], swiftSettings: swift5),
+        .testTarget(name: "LeapGrammarTests", dependencies: ["LeapCore", "LeapGrammar", "LeapJSON"], swiftSettings: swift5),
+        .testTarget(name: "LeapModelsTests", dependencies: ["LeapCore", "LeapModels", "LeapGGUF", "LeapKernels", "LeapTokenizer"], swiftSettings: fast),
         // Scripted runtime backends (no weights) shared by the runtime and C-API tests.
-        .target(name: "LeapRuntimeTestSupport", dependencies: ["LeapRuntime", "LeapAudio", "LeapJSON"],
+        .target(name: "LeapRuntimeTestSupport", dependencies: ["LeapCore", "LeapRuntime", "LeapAudio", "LeapJSON"],
                 path: "Tests/LeapRuntimeTestSupport", swiftSettings: swift5),
-        .testTarget(name: "LeapRuntimeTests", dependencies: ["LeapRuntime", "LeapRuntimeTestSupport", "LeapMessages", "LeapJSON"],
+        .testTarget(name: "LeapRuntimeTests", dependencies: ["LeapCore", "LeapAudio", "LeapRuntime", "LeapRuntimeTestSupport", "LeapMessages", "LeapJSON"],
                     swiftSettings: swift5),
-        .testTarget(name: "LeapCAPITests", dependencies: ["LeapCAPI", "CLeap", "LeapRuntimeTestSupport"], swiftSettings: swift5),
+        .testTarget(name: "LeapCAPITests", dependencies: ["LeapCAPI", "CLeap", "LeapAudio", "LeapRuntime", "LeapRuntimeTestSupport"], swiftSettings: swift5),
     ]
 )

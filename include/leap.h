@@ -583,8 +583,10 @@ LEAP_API leap_status leap_context_logits(leap_context *ctx, int32_t index, const
                                          size_t *out_n_vocab);
 
 /* Keeps the first n_keep positions (0 <= n_keep <= n_past) so that a shared prefix need not be
- * evaluated again. Free for attention models; for LFM2 exact and free when rewinding by up to ~64
- * tokens, otherwise the kept prefix is re-evaluated internally. Clears the last logits. */
+ * evaluated again. Free for attention models. LFM2's short-conv state keeps the last 576 positions
+ * evaluated (the 512-token batch + 64): a rewind by up to 574 positions from the furthest one evaluated
+ * is exact and free, a deeper one re-evaluates the kept prefix internally (exact, costs one prefill).
+ * Clears the last logits. */
 LEAP_API leap_status leap_context_rewind(leap_context *ctx, int32_t n_keep);
 LEAP_API leap_status leap_context_n_past(const leap_context *ctx, int32_t *out_n_past);
 LEAP_API leap_status leap_context_size(const leap_context *ctx, int32_t *out_positions);

@@ -3,8 +3,8 @@ import LeapCore
 import LeapJSON
 
 // The seams between the conversation runtime and the engine. LeapModels, LeapTokenizer and
-// LeapChatTemplate provide the real implementations (see Adapters.swift); tests also plug in scripted
-// ones to drive the runtime token by token.
+// LeapChatTemplate provide the real implementations (the adapters in ModelLoader.swift); tests also plug
+// in scripted ones to drive the runtime token by token.
 
 /// A loaded model's weights: immutable, shared by every conversation of a runner.
 package protocol LanguageModelBackend: AnyObject {
