@@ -77,7 +77,9 @@ func tinyLFM2MatchesLlamaCpp(name: String) throws {
     // each floor allows about twice the worst miss rate measured on any path (2.5% -> 5%; 16 layers: 3% ->
     // 7%) and the perplexity about 1.5x its worst gap; a modelling error (a wrong norm, RoPE or conv) moves
     // every position, and the float64 comparison (TinyLFM2Tests) pins the float path to 5e-3 rel-RMS.
-    let quantized = name.contains("q4") || name.contains("q8")
+    // BF16 activations make a net as sensitive to summation order as 8-bit blocks do: a path that does not sum
+    // in llama.cpp's order (all but AVX-512 with AVX512-BF16, see BF16Tests) gets the quantized bounds.
+    let quantized = name.contains("q4") || name.contains("q8") || name.contains("bf16")
     let deep = name.contains("16l")
     #expect(s.agreement >= (deep ? 0.93 : 0.95))
     #expect(abs(s.perplexity / g.perplexity - 1) < (quantized ? 0.025 : 0.01))

@@ -11,22 +11,6 @@ private func moeGolden(_ name: String) throws -> LlamaCppGolden {
     try #require(LlamaCppGolden(path: goldensDir + "/\(name).llamacpp.txt"))
 }
 
-/// Largest |ours - llama.cpp| over the golden's top-5 logits of every teacher-forced position, and the
-/// largest |logit| among them (the scale).
-private func maxTop5LogitDiff(_ model: LanguageModel, _ g: LlamaCppGolden) throws -> (diff: Float, scale: Float) {
-    let ctx = try model.makeContext(contextSize: 256)
-    try ctx.eval(tokens: g.tokens, wantAllLogits: true)
-    var worst: Float = 0, scale: Float = 0
-    for (p, gp) in g.positions.enumerated() {
-        let row = try ctx.logits(at: p)
-        for (id, logit) in gp.top {
-            worst = max(worst, abs(row[Int(id)] - logit))
-            scale = max(scale, abs(logit))
-        }
-    }
-    return (worst, scale)
-}
-
 @Test(arguments: tinyMoEModels)
 func tinyLFM2MoEMatchesLlamaCpp(name: String) throws {
     let g = try moeGolden(name)

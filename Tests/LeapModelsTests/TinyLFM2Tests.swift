@@ -43,8 +43,9 @@ func tinyLFM2MatchesNumpyReference(name: String) throws {
     // F32 weights: only the F16 KV cache differs from float64 (2^-11 relative per cached value; 5e-3 is ten
     // times that, after attention averages them). Quantized: ggml-style 8-bit activation blocks round every
     // matmul input by up to amax/254 (~1% relative), compounding over the layers: 0.08 bounds that, while a
-    // modelling error gives O(1). Argmax: float logits keep every top-1; quantized ones may swap near-ties.
-    let isFloat = name.contains("f32") || name.contains("f16")
+    // modelling error gives O(1). BF16 rounds every matmul input by up to 2^-9 (0.2%), compounding likewise,
+    // so it takes the quantized bounds. Argmax: float logits keep every top-1; the others may swap near-ties.
+    let isFloat = name.contains("f32") || name.hasSuffix("f16-attn")
     print("\(name): rel-RMS \(relRMS), argmax agreement \(agreement)")
     #expect(relRMS < (isFloat ? 5e-3 : 0.08))
     #expect(agreement >= (isFloat ? 1.0 : 0.85))
