@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "leap", type: .dynamic, targets: ["LeapCAPI"]),
         .executable(name: "leap-bench", targets: ["LeapBench"]),
         .executable(name: "leap-fuzz", targets: ["LeapFuzz"]),
+        .executable(name: "leap-libfuzzer", targets: ["LeapLibFuzzer"]),
     ],
     targets: [
         // The public C header, exposed to Swift so that `@c @implementation` checks every entry point.
@@ -79,11 +80,16 @@ let package = Package(
             dependencies: ["CLeapKernels", "LeapJSON", "LeapAudio", "LeapGGUF", "LeapKernels", "LeapTokenizer", "LeapChatTemplate",
                            "LeapToolCalls", "LeapGrammar", "LeapModels"],
             swiftSettings: fast),
-        .executableTarget(
-            name: "LeapFuzz",
+        // The fuzz targets (one per parser) and their two drivers: leap-fuzz, a random mutator in the release
+        // build, and leap-libfuzzer, coverage-guided under libFuzzer + ASan (scripts/fuzz.sh) or a replay tool.
+        .target(
+            name: "LeapFuzzTargets",
             dependencies: ["LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapTokenizer", "LeapChatTemplate",
                            "LeapToolCalls", "LeapGrammar", "LeapModels"],
             swiftSettings: swift5),
+        .executableTarget(name: "LeapFuzz", dependencies: ["LeapFuzzTargets"], swiftSettings: swift5),
+        .executableTarget(name: "LeapLibFuzzer", dependencies: ["LeapFuzzTargets"],
+                          swiftSettings: swift5 + [.unsafeFlags(["-parse-as-library"])]),
 
         // Tests: one target per module. Tests use only `package`/`public` API (no @testable), so they
         // also run in release builds (`swift test -c release`).
@@ -97,6 +103,7 @@ let package = Package(
         .testTarget(name: "LeapSamplingTests", dependencies: ["LeapSampling"], swiftSettings: swift5),
         .testTarget(name: "LeapToolCallsTests", dependencies: ["LeapCore", "LeapToolCalls", "LeapJSON", "LeapMessages", "LeapChatTemplate"], swiftSettings: swift5),
         .testTarget(name: "LeapGrammarTests", dependencies: ["LeapCore", "LeapGrammar", "LeapJSON"], swiftSettings: swift5),
+        .testTarget(name: "LeapFuzzTargetsTests", dependencies: ["LeapFuzzTargets"], swiftSettings: swift5),
         .testTarget(name: "LeapModelsTests", dependencies: ["LeapCore", "LeapModels", "LeapGGUF", "LeapKernels", "LeapTokenizer"], swiftSettings: fast),
         // Scripted runtime backends (no weights) shared by the runtime and C-API tests.
         .target(name: "LeapRuntimeTestSupport", dependencies: ["LeapCore", "LeapRuntime", "LeapAudio", "LeapJSON"],
