@@ -156,6 +156,7 @@ package final class InferenceContext {
     package func eval(tokens newTokens: UnsafeBufferPointer<Int32>, wantAllLogits: Bool = false) throws {
         let n = newTokens.count
         guard n > 0 else { throw LeapError.invalidArgument("eval needs at least one token") }
+        try checkFits(n, "tokens")  // before reading them: a count past the context need not be readable
         for (i, t) in newTokens.enumerated() where t < 0 || Int(t) >= cfg.nVocab {
             throw LeapError.invalidArgument("token id \(t) at index \(i) is out of range 0..<\(cfg.nVocab)")
         }
@@ -173,6 +174,7 @@ package final class InferenceContext {
         guard !rows.isEmpty, rows.count % E == 0 else {
             throw LeapError.invalidArgument("embedding input of \(rows.count) floats is not a whole number (> 0) of rows of \(E)")
         }
+        try checkFits(rows.count / E, "embedding rows")  // before reading them
         if let i = rows.firstIndex(where: { !$0.isFinite }) {
             throw LeapError.invalidArgument("embedding input value \(i) (row \(i / E)) is not finite")
         }
@@ -185,14 +187,19 @@ package final class InferenceContext {
         embeddingLog.append(contentsOf: rows)
     }
 
-    /// Splits `count` inputs into forward passes of at most maxBatch (`chunk(start, m)` gives each pass's
-    /// input) and keeps the logits asked for.
-    private func evalInputs(count n: Int, what: String, wantAllLogits: Bool,
-                            chunk: (_ start: Int, _ m: Int) -> ForwardInput) throws {
+    /// Throws `.promptExceedsContext` unless `n` more positions fit.
+    private func checkFits(_ n: Int, _ what: String) throws {
         guard n <= contextSize - nPast else {
             throw LeapError(.promptExceedsContext,
                 "\(n) \(what) do not fit in the context: \(nPast) of \(contextSize) positions are used")
         }
+    }
+
+    /// Splits `count` inputs into forward passes of at most maxBatch (`chunk(start, m)` gives each pass's
+    /// input) and keeps the logits asked for.
+    private func evalInputs(count n: Int, what: String, wantAllLogits: Bool,
+                            chunk: (_ start: Int, _ m: Int) -> ForwardInput) throws {
+        try checkFits(n, what)
         let V = cfg.nVocab
         let rows = wantAllLogits ? n : 1
         let needed = try checkedSize(rows, V, 4, what: "logits")
