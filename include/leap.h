@@ -464,12 +464,16 @@ typedef struct leap_model leap_model;
  *   - mmproj: a file named mmproj*.gguf;
  *   - audio decoder: a .gguf or .bin file whose name contains "audio" and "decoder";
  *   - audio tokenizer: never detected (LEAP does not either); give its path.
- * Names are compared without case; when several files match, the first by name (byte order) wins; the
- * model file itself is never a companion. Every companion, given or found, is checked at load: it must
- * be a readable GGUF file (LEAP_ERR_IO when it cannot be opened, LEAP_ERR_MODEL_LOADING when it is not a
- * valid GGUF; the message names the kind and the path), and a projector must be one
- * (general.architecture "clip"). Audio decoders / tokenizers not named .gguf only need to be readable,
- * non-empty files (LEAP accepts .bin decoders).
+ * Names are compared without case. Candidates are matched to the model by its file-name stem: one that
+ * contains the whole stem (mmproj-LFM2-VL-450M-Q8_0.gguf for LFM2-VL-450M-Q8_0.gguf) comes first, then one
+ * that contains the stem without its quantization tag (mmproj-LFM2-VL-450M-F16.gguf), then the first by
+ * name (byte order); a candidate naming no part of the stem is taken only when it is the one of its kind.
+ * The model file itself is never a companion. Every companion is checked at load: it must be a readable
+ * GGUF file, and a projector must be one (general.architecture "clip"); audio decoders / tokenizers not
+ * named .gguf only need to be readable, non-empty files (LEAP accepts .bin decoders). A given path that
+ * fails the check fails the load (LEAP_ERR_IO when it cannot be opened, LEAP_ERR_MODEL_LOADING when it is
+ * not valid; the message names the kind and the path); a detected file that fails it is left out and the
+ * model loads without it (there is no log callback to report it: leap_model_companion_path says NULL).
  *
  * This engine has no vision or audio encoder and no audio decoder yet: companions are reported
  * (leap_model_companion_path) but not used. The model loads and chats as a text model; a prompt with an
