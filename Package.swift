@@ -32,7 +32,7 @@ let package = Package(
         .target(name: "CLeap", path: "include", publicHeadersPath: "."),
 
         // Core modules (no Foundation).
-        .target(name: "LeapCore", swiftSettings: swift5, linkerSettings: [.linkedLibrary("m")]),
+        .target(name: "LeapCore", swiftSettings: fast, linkerSettings: [.linkedLibrary("m")]),
         .target(name: "LeapJSON", dependencies: ["LeapCore"], swiftSettings: swift5),
         .target(name: "LeapMessages", dependencies: ["LeapCore", "LeapJSON", "LeapAudio"], swiftSettings: swift5),
         .target(name: "LeapAudio", dependencies: ["LeapCore", "CLeapKernels"], swiftSettings: fast),
@@ -46,26 +46,27 @@ let package = Package(
         .target(name: "LeapSampling", swiftSettings: fast),
         .target(name: "LeapToolCalls", dependencies: ["LeapCore", "LeapJSON", "LeapMessages"], swiftSettings: swift5),
         .target(name: "LeapGrammar", dependencies: ["LeapCore", "LeapJSON"], swiftSettings: fast),
-        .target(name: "LeapModels", dependencies: ["LeapCore", "LeapGGUF", "CLeapKernels", "LeapKernels"], swiftSettings: fast),
+        .target(name: "LeapModels", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "CLeapKernels"], swiftSettings: fast),
         // Media: image decoding, the encoders that turn images and audio into embedding rows for the text
         // model, and the audio output decoder.
         .target(name: "LeapImage", dependencies: ["LeapCore"], swiftSettings: fast),
-        .target(name: "LeapVision", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapImage"], swiftSettings: fast),
-        .target(name: "LeapAudioEncoder", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapAudio"], swiftSettings: fast),
+        .target(name: "LeapVision", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapImage", "CLeapKernels"], swiftSettings: fast),
+        .target(name: "LeapAudioEncoder", dependencies: ["LeapCore", "LeapGGUF", "CLeapKernels", "LeapKernels", "LeapAudio"], swiftSettings: fast),
         .target(name: "LeapSpeech", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapModels", "LeapAudio"], swiftSettings: fast),
         .target(
             name: "LeapRuntime",
             dependencies: [
                 "LeapCore", "LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapTokenizer", "LeapChatTemplate",
-                "LeapModels", "LeapSampling", "LeapToolCalls", "LeapGrammar",
+                "LeapKernels", "LeapModels", "LeapSampling", "LeapToolCalls", "LeapGrammar",
+                "LeapImage", "LeapVision", "LeapAudioEncoder", "LeapSpeech",
             ],
             swiftSettings: fast),
 
         // The thin C-ABI layer: only `@c @implementation public` entry points and their glue.
         .target(
             name: "LeapCAPI",
-            dependencies: ["CLeap", "LeapCore", "LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapTokenizer",
-                           "LeapChatTemplate", "LeapModels", "LeapSampling", "LeapToolCalls", "LeapRuntime"],
+            dependencies: ["CLeap", "LeapCore", "LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapImage", "LeapRuntime",
+                           "LeapChatTemplate", "LeapModels", "LeapSampling", "LeapTokenizer", "LeapToolCalls"],
             swiftSettings: swift5,
             linkerSettings: [
                 .unsafeFlags([
@@ -77,15 +78,15 @@ let package = Package(
         // Programs.
         .executableTarget(
             name: "LeapBench",
-            dependencies: ["CLeapKernels", "LeapJSON", "LeapAudio", "LeapGGUF", "LeapKernels", "LeapTokenizer", "LeapChatTemplate",
-                           "LeapToolCalls", "LeapGrammar", "LeapModels"],
+            dependencies: ["CLeapKernels", "LeapJSON", "LeapAudio", "LeapAudioEncoder", "LeapGGUF", "LeapKernels",
+                           "LeapTokenizer", "LeapChatTemplate", "LeapToolCalls", "LeapGrammar", "LeapModels", "LeapVision"],
             swiftSettings: fast),
         // The fuzz targets (one per parser) and their two drivers: leap-fuzz, a random mutator in the release
         // build, and leap-libfuzzer, coverage-guided under libFuzzer + ASan (scripts/fuzz.sh) or a replay tool.
         .target(
             name: "LeapFuzzTargets",
-            dependencies: ["LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapTokenizer", "LeapChatTemplate",
-                           "LeapToolCalls", "LeapGrammar", "LeapModels"],
+            dependencies: ["LeapJSON", "LeapMessages", "LeapAudio", "LeapImage", "LeapGGUF", "LeapTokenizer",
+                           "LeapChatTemplate", "LeapToolCalls", "LeapGrammar", "LeapModels"],
             swiftSettings: swift5),
         .executableTarget(name: "LeapFuzz", dependencies: ["LeapFuzzTargets"], swiftSettings: swift5),
         .executableTarget(name: "LeapLibFuzzer", dependencies: ["LeapFuzzTargets"],
@@ -93,23 +94,27 @@ let package = Package(
 
         // Tests: one target per module. Tests use only `package`/`public` API (no @testable), so they
         // also run in release builds (`swift test -c release`).
-        .testTarget(name: "LeapJSONTests", dependencies: ["LeapCore", "LeapJSON"], swiftSettings: swift5),
-        .testTarget(name: "LeapMessagesTests", dependencies: ["LeapCore", "LeapJSON", "LeapMessages"], swiftSettings: swift5),
-        .testTarget(name: "LeapAudioTests", dependencies: ["LeapCore", "LeapAudio"], swiftSettings: swift5),
-        .testTarget(name: "LeapGGUFTests", dependencies: ["LeapCore", "LeapGGUF"], swiftSettings: fast),
-        .testTarget(name: "LeapKernelsTests", dependencies: ["CLeapKernels", "LeapKernels", "LeapGGUF"], swiftSettings: fast),
-        .testTarget(name: "LeapTokenizerTests", dependencies: ["LeapCore", "LeapTokenizer"], swiftSettings: swift5),
-        .testTarget(name: "LeapChatTemplateTests", dependencies: ["LeapCore", "LeapChatTemplate", "LeapJSON"], swiftSettings: swift5),
-        .testTarget(name: "LeapSamplingTests", dependencies: ["LeapSampling"], swiftSettings: swift5),
-        .testTarget(name: "LeapToolCallsTests", dependencies: ["LeapCore", "LeapToolCalls", "LeapJSON", "LeapMessages", "LeapChatTemplate"], swiftSettings: swift5),
-        .testTarget(name: "LeapGrammarTests", dependencies: ["LeapCore", "LeapGrammar", "LeapJSON"], swiftSettings: swift5),
+        .testTarget(name: "LeapJSONTests", dependencies: ["LeapJSON", "LeapCore"], swiftSettings: swift5),
+        .testTarget(name: "LeapMessagesTests", dependencies: ["LeapMessages", "LeapCore", "LeapJSON"], swiftSettings: swift5),
+        .testTarget(name: "LeapAudioTests", dependencies: ["LeapAudio", "LeapCore"], swiftSettings: swift5),
+        .testTarget(name: "LeapGGUFTests", dependencies: ["LeapGGUF", "LeapCore"], swiftSettings: fast),
+        .testTarget(name: "LeapKernelsTests", dependencies: ["LeapKernels", "LeapGGUF", "CLeapKernels"], swiftSettings: fast),
+        .testTarget(name: "LeapTokenizerTests", dependencies: ["LeapTokenizer", "LeapCore"], swiftSettings: swift5),
+        .testTarget(name: "LeapChatTemplateTests", dependencies: ["LeapChatTemplate", "LeapJSON", "LeapCore"], swiftSettings: swift5),
         .testTarget(name: "LeapFuzzTargetsTests", dependencies: ["LeapFuzzTargets"], swiftSettings: swift5),
-        .testTarget(name: "LeapModelsTests", dependencies: ["LeapCore", "LeapModels", "LeapGGUF", "LeapKernels", "LeapTokenizer"], swiftSettings: fast),
+        .testTarget(name: "LeapSamplingTests", dependencies: ["LeapSampling"], swiftSettings: swift5),
+        .testTarget(name: "LeapToolCallsTests", dependencies: ["LeapToolCalls", "LeapJSON", "LeapMessages", "LeapChatTemplate", "LeapCore"], swiftSettings: swift5),
+        .testTarget(name: "LeapGrammarTests", dependencies: ["LeapGrammar", "LeapJSON", "LeapCore"], swiftSettings: swift5),
+        .testTarget(name: "LeapImageTests", dependencies: ["LeapImage", "LeapCore"], swiftSettings: swift5),
+        .testTarget(name: "LeapVisionTests", dependencies: ["LeapVision", "LeapImage", "LeapGGUF", "LeapKernels", "LeapCore"], swiftSettings: fast),
+        .testTarget(name: "LeapAudioEncoderTests", dependencies: ["LeapAudioEncoder", "LeapAudio", "LeapGGUF", "LeapKernels", "LeapCore"],
+                    swiftSettings: fast),
+        .testTarget(name: "LeapModelsTests", dependencies: ["LeapModels", "LeapGGUF", "LeapKernels", "LeapTokenizer", "LeapCore"], swiftSettings: fast),
         // Scripted runtime backends (no weights) shared by the runtime and C-API tests.
-        .target(name: "LeapRuntimeTestSupport", dependencies: ["LeapCore", "LeapRuntime", "LeapAudio", "LeapJSON"],
+        .target(name: "LeapRuntimeTestSupport", dependencies: ["LeapRuntime", "LeapAudio", "LeapJSON", "LeapMessages", "LeapCore"],
                 path: "Tests/LeapRuntimeTestSupport", swiftSettings: swift5),
-        .testTarget(name: "LeapRuntimeTests", dependencies: ["LeapCore", "LeapAudio", "LeapRuntime", "LeapRuntimeTestSupport", "LeapMessages", "LeapJSON"],
+        .testTarget(name: "LeapRuntimeTests", dependencies: ["LeapRuntime", "LeapRuntimeTestSupport", "LeapMessages", "LeapJSON", "LeapCore", "LeapAudio"],
                     swiftSettings: swift5),
-        .testTarget(name: "LeapCAPITests", dependencies: ["LeapCAPI", "CLeap", "LeapAudio", "LeapRuntime", "LeapRuntimeTestSupport"], swiftSettings: swift5),
+        .testTarget(name: "LeapCAPITests", dependencies: ["LeapCAPI", "CLeap", "LeapRuntimeTestSupport", "LeapAudio", "LeapRuntime"], swiftSettings: swift5),
     ]
 )

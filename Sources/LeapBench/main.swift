@@ -10,12 +10,14 @@ let suites: [String: ([String]) -> Void] = [
     "json": benchJSON,
     "gguf": benchGGUF,
     "audio": benchAudio,
+    "audio-encoder": benchAudioEncoder,
     "toolcalls": benchToolCalls,
     "kernels": benchKernels,
     "model": benchModel,
     "tokenizer": benchTokenizer,
     "template": benchTemplate,
     "grammar": benchGrammar,
+    "vision": benchVision,
 ]
 
 let argv = CommandLine.arguments

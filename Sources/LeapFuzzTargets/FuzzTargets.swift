@@ -11,14 +11,14 @@ package typealias FuzzTarget = (seeds: [[UInt8]], run: ([UInt8]) -> Void)
 
 /// Every target by name. The libFuzzer corpus of target `name` is Tests/Fixtures/fuzz/<name>/, its
 /// regression inputs (crashes found and fixed) Tests/Fixtures/fuzz/regressions/<name>/.
-/// Slots for parsers that live elsewhere: "jpeg" (the image decoder's) and "bundle" (LEAP bundle manifests)
-/// are added here with their seeds when those parsers exist.
+/// Slot: "bundle" (LEAP bundle manifests) is added here with its seeds when that parser exists.
 package let fuzzTargets: [String: FuzzTarget] = [
     "json": fuzzJSON,
     "message": fuzzMessage,
     "gguf": fuzzGGUF,
     "model": fuzzModel,
     "wav": fuzzWAV,
+    "jpeg": fuzzJPEG,
     "toolcalls": fuzzToolCalls,
     "tokenizer": fuzzTokenizer,
     "template": fuzzTemplate,

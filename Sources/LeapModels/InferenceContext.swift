@@ -156,7 +156,8 @@ package final class InferenceContext {
     package func eval(tokens newTokens: UnsafeBufferPointer<Int32>, wantAllLogits: Bool = false) throws {
         let n = newTokens.count
         guard n > 0 else { throw LeapError.invalidArgument("eval needs at least one token") }
-        try checkFits(n, "tokens")  // before reading them: a count past the context need not be readable
+        // Fit first: a count that does not fit is never read (it may not describe readable memory).
+        try checkFits(n, "tokens")
         for (i, t) in newTokens.enumerated() where t < 0 || Int(t) >= cfg.nVocab {
             throw LeapError.invalidArgument("token id \(t) at index \(i) is out of range 0..<\(cfg.nVocab)")
         }
@@ -174,7 +175,7 @@ package final class InferenceContext {
         guard !rows.isEmpty, rows.count % E == 0 else {
             throw LeapError.invalidArgument("embedding input of \(rows.count) floats is not a whole number (> 0) of rows of \(E)")
         }
-        try checkFits(rows.count / E, "embedding rows")  // before reading them
+        try checkFits(rows.count / E, "embedding rows")
         if let i = rows.firstIndex(where: { !$0.isFinite }) {
             throw LeapError.invalidArgument("embedding input value \(i) (row \(i / E)) is not finite")
         }
