@@ -3,7 +3,7 @@
 //
 // Module graph (one-way; nothing below LeapCAPI knows about C):
 //
-// LeapCore (LeapError) sits under everything.
+// LeapCore (LeapError) sits under every module that can fail (all but LeapSampling and CLeapKernels).
 //   LeapJSON, LeapAudio ──► LeapMessages ─────────────────────────────┐
 //   LeapJSON ──► LeapChatTemplate ─────────────────────────┤
 //   LeapAudio ─────────────────────────────────────────────┤
@@ -25,6 +25,7 @@ let package = Package(
         .library(name: "leap", type: .dynamic, targets: ["LeapCAPI"]),
         .executable(name: "leap-bench", targets: ["LeapBench"]),
         .executable(name: "leap-fuzz", targets: ["LeapFuzz"]),
+        .executable(name: "leap-libfuzzer", targets: ["LeapLibFuzzer"]),
     ],
     targets: [
         // The public C header, exposed to Swift so that `@c @implementation` checks every entry point.
@@ -42,14 +43,14 @@ let package = Package(
         .target(name: "LeapKernels", dependencies: ["LeapCore", "LeapGGUF", "CLeapKernels"], swiftSettings: fast),
         .target(name: "LeapTokenizer", dependencies: ["LeapCore", "LeapGGUF"], swiftSettings: fast),
         .target(name: "LeapChatTemplate", dependencies: ["LeapCore", "LeapJSON"], swiftSettings: swift5),
-        .target(name: "LeapSampling", dependencies: ["LeapCore"], swiftSettings: fast),
+        .target(name: "LeapSampling", swiftSettings: fast),
         .target(name: "LeapToolCalls", dependencies: ["LeapCore", "LeapJSON", "LeapMessages"], swiftSettings: swift5),
         .target(name: "LeapGrammar", dependencies: ["LeapCore", "LeapJSON"], swiftSettings: fast),
-        .target(name: "LeapModels", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels"], swiftSettings: fast),
+        .target(name: "LeapModels", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "CLeapKernels"], swiftSettings: fast),
         // Media: image decoding, the encoders that turn images and audio into embedding rows for the text
         // model, and the audio output decoder.
         .target(name: "LeapImage", dependencies: ["LeapCore"], swiftSettings: fast),
-        .target(name: "LeapVision", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapImage"], swiftSettings: fast),
+        .target(name: "LeapVision", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapImage", "CLeapKernels"], swiftSettings: fast),
         .target(name: "LeapAudioEncoder", dependencies: ["LeapCore", "LeapGGUF", "CLeapKernels", "LeapKernels", "LeapAudio"], swiftSettings: fast),
         .target(name: "LeapSpeech", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapModels", "LeapSampling", "CLeapKernels"], swiftSettings: fast),
         .target(
@@ -77,38 +78,45 @@ let package = Package(
         // Programs.
         .executableTarget(
             name: "LeapBench",
-            dependencies: ["LeapAudio", "LeapAudioEncoder", "LeapGGUF", "LeapKernels", "LeapTokenizer", "LeapModels",
-                           "LeapRuntime", "LeapVision", "LeapSpeech"],
+            dependencies: ["CLeapKernels", "LeapJSON", "LeapAudio", "LeapAudioEncoder", "LeapGGUF", "LeapKernels",
+                           "LeapTokenizer", "LeapChatTemplate", "LeapToolCalls", "LeapGrammar", "LeapModels", "LeapVision",
+                           "LeapSpeech"],
             swiftSettings: fast),
-        .executableTarget(
-            name: "LeapFuzz",
+        // The fuzz targets (one per parser) and their two drivers: leap-fuzz, a random mutator in the release
+        // build, and leap-libfuzzer, coverage-guided under libFuzzer + ASan (scripts/fuzz.sh) or a replay tool.
+        .target(
+            name: "LeapFuzzTargets",
             dependencies: ["LeapJSON", "LeapMessages", "LeapAudio", "LeapImage", "LeapGGUF", "LeapTokenizer",
-                           "LeapChatTemplate", "LeapToolCalls", "LeapGrammar", "LeapRuntime"],
+                           "LeapChatTemplate", "LeapToolCalls", "LeapGrammar", "LeapModels"],
             swiftSettings: swift5),
+        .executableTarget(name: "LeapFuzz", dependencies: ["LeapFuzzTargets"], swiftSettings: swift5),
+        .executableTarget(name: "LeapLibFuzzer", dependencies: ["LeapFuzzTargets"],
+                          swiftSettings: swift5 + [.unsafeFlags(["-parse-as-library"])]),
 
         // Tests: one target per module. Tests use only `package`/`public` API (no @testable), so they
         // also run in release builds (`swift test -c release`).
-        .testTarget(name: "LeapJSONTests", dependencies: ["LeapJSON"], swiftSettings: swift5),
-        .testTarget(name: "LeapMessagesTests", dependencies: ["LeapMessages"], swiftSettings: swift5),
-        .testTarget(name: "LeapAudioTests", dependencies: ["LeapAudio"], swiftSettings: swift5),
-        .testTarget(name: "LeapGGUFTests", dependencies: ["LeapGGUF"], swiftSettings: fast),
-        .testTarget(name: "LeapKernelsTests", dependencies: ["LeapKernels", "LeapGGUF"], swiftSettings: fast),
-        .testTarget(name: "LeapTokenizerTests", dependencies: ["LeapTokenizer", "LeapGGUF"], swiftSettings: swift5),
-        .testTarget(name: "LeapChatTemplateTests", dependencies: ["LeapChatTemplate", "LeapJSON"], swiftSettings: swift5),
+        .testTarget(name: "LeapJSONTests", dependencies: ["LeapJSON", "LeapCore"], swiftSettings: swift5),
+        .testTarget(name: "LeapMessagesTests", dependencies: ["LeapMessages", "LeapCore", "LeapJSON"], swiftSettings: swift5),
+        .testTarget(name: "LeapAudioTests", dependencies: ["LeapAudio", "LeapCore"], swiftSettings: swift5),
+        .testTarget(name: "LeapGGUFTests", dependencies: ["LeapGGUF", "LeapCore"], swiftSettings: fast),
+        .testTarget(name: "LeapKernelsTests", dependencies: ["LeapKernels", "LeapGGUF", "CLeapKernels"], swiftSettings: fast),
+        .testTarget(name: "LeapTokenizerTests", dependencies: ["LeapTokenizer", "LeapCore"], swiftSettings: swift5),
+        .testTarget(name: "LeapChatTemplateTests", dependencies: ["LeapChatTemplate", "LeapJSON", "LeapCore"], swiftSettings: swift5),
+        .testTarget(name: "LeapFuzzTargetsTests", dependencies: ["LeapFuzzTargets"], swiftSettings: swift5),
         .testTarget(name: "LeapSamplingTests", dependencies: ["LeapSampling"], swiftSettings: swift5),
-        .testTarget(name: "LeapToolCallsTests", dependencies: ["LeapToolCalls", "LeapJSON", "LeapMessages", "LeapChatTemplate"], swiftSettings: swift5),
-        .testTarget(name: "LeapGrammarTests", dependencies: ["LeapGrammar", "LeapJSON"], swiftSettings: swift5),
+        .testTarget(name: "LeapToolCallsTests", dependencies: ["LeapToolCalls", "LeapJSON", "LeapMessages", "LeapChatTemplate", "LeapCore"], swiftSettings: swift5),
+        .testTarget(name: "LeapGrammarTests", dependencies: ["LeapGrammar", "LeapJSON", "LeapCore"], swiftSettings: swift5),
         .testTarget(name: "LeapImageTests", dependencies: ["LeapImage", "LeapCore"], swiftSettings: swift5),
         .testTarget(name: "LeapVisionTests", dependencies: ["LeapVision", "LeapImage", "LeapGGUF", "LeapKernels", "LeapCore"], swiftSettings: fast),
         .testTarget(name: "LeapAudioEncoderTests", dependencies: ["LeapAudioEncoder", "LeapAudio", "LeapGGUF", "LeapKernels", "LeapCore"],
                     swiftSettings: fast),
-        .testTarget(name: "LeapModelsTests", dependencies: ["LeapModels", "LeapGGUF", "LeapKernels", "LeapTokenizer"], swiftSettings: fast),
+        .testTarget(name: "LeapModelsTests", dependencies: ["LeapModels", "LeapGGUF", "LeapKernels", "LeapTokenizer", "LeapCore"], swiftSettings: fast),
         .testTarget(name: "LeapSpeechTests", dependencies: ["LeapSpeech", "LeapModels", "LeapGGUF", "LeapKernels", "LeapJSON"], swiftSettings: fast),
         // Scripted runtime backends (no weights) shared by the runtime and C-API tests.
         .target(name: "LeapRuntimeTestSupport", dependencies: ["LeapRuntime", "LeapAudio", "LeapJSON", "LeapMessages", "LeapCore"],
                 path: "Tests/LeapRuntimeTestSupport", swiftSettings: swift5),
-        .testTarget(name: "LeapRuntimeTests", dependencies: ["LeapRuntime", "LeapRuntimeTestSupport", "LeapMessages", "LeapJSON", "LeapCore", "LeapTokenizer"],
+        .testTarget(name: "LeapRuntimeTests", dependencies: ["LeapRuntime", "LeapRuntimeTestSupport", "LeapMessages", "LeapJSON", "LeapCore", "LeapAudio"],
                     swiftSettings: swift5),
-        .testTarget(name: "LeapCAPITests", dependencies: ["LeapCAPI", "CLeap", "LeapRuntimeTestSupport"], swiftSettings: swift5),
+        .testTarget(name: "LeapCAPITests", dependencies: ["LeapCAPI", "CLeap", "LeapRuntimeTestSupport", "LeapAudio", "LeapRuntime"], swiftSettings: swift5),
     ]
 )

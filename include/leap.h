@@ -469,12 +469,16 @@ typedef struct leap_model leap_model;
  *   - mmproj: a file named mmproj*.gguf;
  *   - audio decoder: a .gguf or .bin file whose name contains "audio" and "decoder";
  *   - audio tokenizer: never detected (LEAP does not either); give its path.
- * Names are compared without case; when several files match, the first by name (byte order) wins; the
- * model file itself is never a companion. Every companion, given or found, is checked at load: it must
- * be a readable GGUF file (LEAP_ERR_IO when it cannot be opened, LEAP_ERR_MODEL_LOADING when it is not a
- * valid GGUF; the message names the kind and the path), and a projector must be one
- * (general.architecture "clip"). Audio decoders / tokenizers not named .gguf only need to be readable,
- * non-empty files (LEAP accepts .bin decoders).
+ * Names are compared without case. Candidates are matched to the model by its file-name stem: one that
+ * contains the whole stem (mmproj-LFM2-VL-450M-Q8_0.gguf for LFM2-VL-450M-Q8_0.gguf) comes first, then one
+ * that contains the stem without its quantization tag (mmproj-LFM2-VL-450M-F16.gguf), then the first by
+ * name (byte order); a candidate naming no part of the stem is taken only when it is the one of its kind.
+ * The model file itself is never a companion. Every companion is checked at load: it must be a readable
+ * GGUF file, and a projector must be one (general.architecture "clip"); audio decoders / tokenizers not
+ * named .gguf only need to be readable, non-empty files (LEAP accepts .bin decoders). A given path that
+ * fails the check fails the load (LEAP_ERR_IO when it cannot be opened, LEAP_ERR_MODEL_LOADING when it is
+ * not valid; the message names the kind and the path); a detected file that fails it is left out and the
+ * model loads without it (there is no log callback to report it: leap_model_companion_path says NULL).
  *
  * The projector's encoder is loaded with the model, by its clip.projector_type: "lfm2" (LFM2-VL /
  * LFM2.5-VL: images) or "lfm2a" (LFM2-Audio / LFM2.5-Audio: audio input). A given mmproj_path that cannot
@@ -622,8 +626,10 @@ LEAP_API leap_status leap_context_logits(leap_context *ctx, int32_t index, const
                                          size_t *out_n_vocab);
 
 /* Keeps the first n_keep positions (0 <= n_keep <= n_past) so that a shared prefix need not be
- * evaluated again. Free for attention models; for LFM2 exact and free when rewinding by up to ~64
- * tokens, otherwise the kept prefix is re-evaluated internally. Clears the last logits. */
+ * evaluated again. Free for attention models. LFM2's short-conv state keeps the last 576 positions
+ * evaluated (the 512-token batch + 64): a rewind by up to 574 positions from the furthest one evaluated
+ * is exact and free, a deeper one re-evaluates the kept prefix internally (exact, costs one prefill).
+ * Clears the last logits. */
 LEAP_API leap_status leap_context_rewind(leap_context *ctx, int32_t n_keep);
 LEAP_API leap_status leap_context_n_past(const leap_context *ctx, int32_t *out_n_past);
 LEAP_API leap_status leap_context_size(const leap_context *ctx, int32_t *out_positions);

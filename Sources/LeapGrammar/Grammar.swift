@@ -1,4 +1,4 @@
-// LeapGrammar: JSON-schema constraints compiled to a grammar that masks token logits (issue 6).
+// LeapGrammar: JSON-schema constraints compiled to a grammar that masks token logits.
 //
 // A grammar is a set of rules over bytes, GBNF-like: each rule is a list of alternatives, each
 // alternative a sequence of elements (a byte, a byte class, a starred byte class or a reference to a

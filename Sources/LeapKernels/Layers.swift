@@ -34,8 +34,8 @@ package struct Linear: @unchecked Sendable {
 
     package enum BiasUse { case required, ifPresent, none }
 
-    /// Y[t] = W·X[t] + b for t < rows. F16 weights multiply activations rounded to F16 (ggml's vec_dot type),
-    /// the others their usual 8-bit blocks (Kernels.matmul).
+    /// Y[t] = W·X[t] + b for t < rows. F16 / BF16 weights multiply activations rounded to F16 / BF16 (ggml's
+    /// vec_dot types), the others their usual 8-bit blocks (Kernels.matmul).
     package func callAsFunction(
         _ x: UnsafePointer<Float>,          // [rows, inputs]
         rows: Int,
@@ -52,6 +52,10 @@ package struct Linear: @unchecked Sendable {
             defer { half.deallocate() }
             lk_f32_to_f16_row(x, half, Int64(rows * n))
             lk_f16_to_f32_row(half, rounded, Int64(rows * n))
+            Kernels.matmulQuantized(weight, xq: UnsafeRawPointer(rounded), y: y, nTokens: rows, yRowStride: ys, pool: pool)
+        } else if weight.type == .bf16 {
+            let rounded = pool.scratch(bytes: rows * inputs * 4).assumingMemoryBound(to: Float.self)
+            lk_round_bf16_row(x, rounded, Int64(rows * inputs))
             Kernels.matmulQuantized(weight, xq: UnsafeRawPointer(rounded), y: y, nTokens: rows, yRowStride: ys, pool: pool)
         } else {
             Kernels.matmul(weight, x: x, y: y, nTokens: rows, yRowStride: ys, pool: pool)

@@ -90,6 +90,9 @@ package enum KernelISA: Int32, CaseIterable, Sendable {
     package var name: String { String(cString: lk_isa_name(rawValue)) }
     package static var best: KernelISA { KernelISA(rawValue: lk_best_isa()) ?? .scalar }
     package static var current: KernelISA { KernelISA(rawValue: lk_get_isa()) ?? .scalar }
+    /// The CPU has AVX512-BF16's dot product (VDPBF16PS): the AVX-512 paths then multiply BF16 weights in
+    /// llama.cpp's order (kernels_bf16_ggml.c).
+    package static var cpuHasBF16DotProduct: Bool { lk_cpu_features() & UInt32(LK_CPU_AVX512BF16) != 0 }
 
     /// Forces this path process-wide; returns false (and changes nothing) if the CPU lacks it.
     @discardableResult

@@ -1,4 +1,4 @@
-// ThreadPool: persistent worker threads for splitting one kernel call across cores (issue 4).
+// ThreadPool: persistent worker threads for splitting one kernel call across cores.
 import CLeapKernels
 import LeapCore
 

@@ -327,9 +327,14 @@ extension InferenceContext {
         let rb = Int(lk_row_bytes(act, Int64(w.cols)))
         let dst = actBuffers[buffer]
         let cols = w.cols
-        // ggml multiplies F16 weights with F16 activations (the F16 type's vec_dot_type): round them alike.
+        // ggml multiplies F16 / BF16 weights with activations converted to F16 / BF16 (their vec_dot_type):
+        // round them alike (the kernels take the rounded values as floats).
         let toHalf = w.type == .f16
+        let toBF16 = w.type == .bf16
         func prepare(_ t: Int) {
+            if toBF16 {
+                return lk_round_bf16_row(src + t * cols, (dst + t * rb).assumingMemoryBound(to: Float.self), Int64(cols))
+            }
             guard toHalf else { return lk_quantize_row(act, src + t * cols, dst + t * rb, Int64(cols)) }
             withUnsafeTemporaryAllocation(of: UInt16.self, capacity: cols) { h in
                 lk_f32_to_f16_row(src + t * cols, h.baseAddress, Int64(cols))

@@ -3,10 +3,13 @@
 //
 // Rewind and the LFM2 conv state: a short-conv layer needs the gated inputs u = B⊙x of the previous
 // L-1 (= 2) positions. Instead of a 2-row rolling state we keep a ring of u for the last
-// `maxBatch + convHistory` positions of every conv layer. The state at any position still in the ring is
-// therefore available, so `rewind(to:)` by up to `convHistory` (64) tokens — the usual case when a chat
-// turn re-uses the cached prompt — is free and exact. A deeper rewind re-evaluates the kept prefix from
-// the recorded inputs (exact, costs one prefill). Attention layers only need `nPast` to move back.
+// `ringSize = maxBatch + convHistory` positions evaluated, in every conv layer (a forward pass of up to
+// maxBatch positions never overwrites the rows its first positions read). `rewind(to: n)` is free and
+// exact while the L-1 positions before `n` are still in the ring (`convValidFrom`, the lowest position
+// not yet overwritten, only moves up until `reset`): with the default maxBatch of 512, a rewind by up to
+// 574 positions from the furthest position evaluated — a chat turn re-using the cached prompt. A deeper
+// rewind resets and replays the kept prefix from the recorded inputs (token ids and embedding rows; exact,
+// costs one prefill). Attention layers only need `nPast` to move back.
 //
 // Inputs: a position holds a token id or an embedding row given by the caller (an image or audio encoder's
 // output, a generated audio frame's feedback embedding): `eval(tokens:)` and `eval(embeddings:)` share one
@@ -187,8 +190,7 @@ package final class InferenceContext {
         embeddingLog.append(contentsOf: rows)
     }
 
-    /// Splits `count` inputs into forward passes of at most maxBatch (`chunk(start, m)` gives each pass's
-    /// input) and keeps the logits asked for.
+    /// Throws `.promptExceedsContext` unless `n` more positions fit.
     private func checkFits(_ n: Int, _ what: String) throws {
         guard n <= contextSize - nPast else {
             throw LeapError(.promptExceedsContext,
@@ -196,6 +198,8 @@ package final class InferenceContext {
         }
     }
 
+    /// Splits `count` inputs into forward passes of at most maxBatch (`chunk(start, m)` gives each pass's
+    /// input) and keeps the logits asked for.
     private func evalInputs(count n: Int, what: String, wantAllLogits: Bool, outputHead: Bool = true,
                             chunk: (_ start: Int, _ m: Int) -> ForwardInput) throws {
         try checkFits(n, what)

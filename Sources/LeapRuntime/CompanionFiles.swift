@@ -6,7 +6,7 @@ import LeapGGUF
 // the audio decoder (vocoder) and the audio tokenizer that sit next to the language model GGUF.
 //
 // This engine has no vision or audio encoder and no audio decoder yet, so companions are found,
-// validated and reported, but not used: the model loads and chats as a text model, and an image or audio
+// validated and reported (`leap_model_companion_path`), but not used: the model loads and chats as a text model, and an image or audio
 // part in a prompt fails with `.unsupported` naming the part and the companion (see Generation).
 
 /// A kind of companion file (raw values are the C enum `leap_companion_kind`).
@@ -29,11 +29,15 @@ package struct CompanionFiles: Sendable, Equatable {
     package var mmproj: String?
     package var audioDecoder: String?
     package var audioTokenizer: String?
+    /// Auto-detected files left out because they failed validation, one message each (kind, path, cause):
+    /// a stray or broken file next to a text model does not stop it from loading. Explicit paths still fail.
+    package var skipped: [String] = []
 
-    package init(mmproj: String? = nil, audioDecoder: String? = nil, audioTokenizer: String? = nil) {
+    package init(mmproj: String? = nil, audioDecoder: String? = nil, audioTokenizer: String? = nil, skipped: [String] = []) {
         self.mmproj = mmproj
         self.audioDecoder = audioDecoder
         self.audioTokenizer = audioTokenizer
+        self.skipped = skipped
     }
 
     package subscript(kind: CompanionKind) -> String? {
@@ -55,40 +59,102 @@ package struct CompanionFiles: Sendable, Equatable {
 
     /// The companions of the model at `modelPath`: the explicit paths of `options`, then (when
     /// `autoDetectCompanionFiles`) files found next to the model for the kinds left unset. Every one is
-    /// checked (see `validate`).
+    /// checked (see `validate`): an explicit path that fails throws; a detected file that fails is left out
+    /// and named in `skipped`.
     package static func resolve(modelPath: String, options: RunnerOptions) throws -> CompanionFiles {
         var files = CompanionFiles(mmproj: options.mmprojPath, audioDecoder: options.audioDecoderPath,
                                    audioTokenizer: options.audioTokenizerPath)
-        if options.autoDetectCompanionFiles {
-            let found = detect(nextTo: modelPath)
-            for kind in CompanionKind.allCases where files[kind] == nil { files[kind] = found[kind] }
-        }
         for kind in CompanionKind.allCases {
             if let path = files[kind] { try validate(kind, path) }
+        }
+        if options.autoDetectCompanionFiles {
+            let found = detect(nextTo: modelPath)
+            for kind in CompanionKind.allCases where files[kind] == nil {
+                guard let path = found[kind] else { continue }
+                do {
+                    try validate(kind, path)
+                    files[kind] = path
+                } catch let e as LeapError {
+                    files.skipped.append("detected \(kind.name) '\(path)' left out: \(e.message)")
+                }
+            }
         }
         return files
     }
 
     /// LEAP's auto-detection in the model's directory: `mmproj*.gguf` is the projector; a `.gguf` or
     /// `.bin` file whose name contains "audio" and "decoder" is the audio decoder (names compared without
-    /// case). Audio tokenizers are not detected (LEAP does not either): give their path. When several files
-    /// match, the first by name (byte order) wins, so the choice does not depend on the directory order.
+    /// case). Audio tokenizers are not detected (LEAP does not either): give their path.
+    ///
+    /// A folder may hold several models with their companions, so candidates are matched to the model by
+    /// its file-name stem (`matchRank`): the first candidate, by rank then by name (byte order, so the choice
+    /// does not depend on the directory order), wins. A candidate that names no part of the stem is taken
+    /// only when it is the one candidate of its kind (a folder for one model whose files are named apart).
     package static func detect(nextTo modelPath: String) -> CompanionFiles {
         let slash = modelPath.lastIndex(of: "/")
         let prefix = slash.map { String(modelPath[...$0]) } ?? ""
         let modelName = slash.map { String(modelPath[modelPath.index(after: $0)...]) } ?? modelPath
-        var found = CompanionFiles()
+        var candidates: [CompanionKind: [String]] = [:]
         for name in directoryEntries(prefix.isEmpty ? "." : prefix).sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
         where name != modelName && isRegularFile(prefix + name) {
             let lower = String(name.lowercased())
             if lower.hasPrefix("mmproj") {
-                if found.mmproj == nil && lower.hasSuffix(".gguf") { found.mmproj = prefix + name }
-            } else if found.audioDecoder == nil, lower.contains("audio"), lower.contains("decoder"),
-                      lower.hasSuffix(".gguf") || lower.hasSuffix(".bin") {
-                found.audioDecoder = prefix + name
+                if lower.hasSuffix(".gguf") { candidates[.mmproj, default: []].append(name) }
+            } else if lower.contains("audio"), lower.contains("decoder"), lower.hasSuffix(".gguf") || lower.hasSuffix(".bin") {
+                candidates[.audioDecoder, default: []].append(name)
             }
         }
+        var found = CompanionFiles()
+        for (kind, names) in candidates {
+            let ranked = names.map { (name: $0, rank: matchRank($0, model: modelName)) }
+            // Stable: among equal ranks the byte order of the names stays.
+            let best = ranked.enumerated().min { ($0.element.rank, $0.offset) < ($1.element.rank, $1.offset) }?.element
+            if let best, best.rank < 2 || names.count == 1 { found[kind] = prefix + best.name }
+        }
         return found
+    }
+
+    /// How well companion `name` matches model file `model` (lower is better): 0 when it contains the model's
+    /// whole stem (`mmproj-LFM2-VL-450M-Q8_0.gguf` for `LFM2-VL-450M-Q8_0.gguf`), 1 when it contains the stem
+    /// without its quantization tag (`mmproj-LFM2-VL-450M-F16.gguf`), 2 otherwise. Compared without case.
+    package static func matchRank(_ name: String, model: String) -> Int {
+        let candidate = String(name.lowercased())
+        let stem = withoutExtension(String(model.lowercased()))
+        if !stem.isEmpty && candidate.contains(stem) { return 0 }
+        let base = withoutQuantizationTag(stem)
+        return !base.isEmpty && candidate.contains(base) ? 1 : 2
+    }
+
+    private static func withoutExtension(_ name: String) -> String {
+        guard let dot = name.lastIndex(of: "."), dot != name.startIndex else { return name }
+        return String(name[..<dot])
+    }
+
+    /// The stem without its trailing quantization tag: `lfm2-vl-450m-q8_0` -> `lfm2-vl-450m`, likewise
+    /// `.q4_k_m`, `-f16`, `_bf16`, `-iq4_xs`. The tag is the last separated part that reads q<digit>...,
+    /// iq<digit>..., f16, f32, bf16 or fp16, followed only by parts of one or two characters (`_k_m`, `_0`).
+    package static func withoutQuantizationTag(_ stem: String) -> String {
+        let bytes = Array(stem.utf8)
+        func isSeparator(_ c: UInt8) -> Bool { c == UInt8(ascii: "-") || c == UInt8(ascii: "_") || c == UInt8(ascii: ".") }
+        var end = bytes.count
+        var start = end
+        while start > 0 {
+            start = (bytes[..<end].lastIndex(where: isSeparator) ?? -1) + 1
+            let part = bytes[start..<end]
+            if start > 0 && isQuantizationHead(Array(part)) { return String(decoding: bytes[..<(start - 1)], as: UTF8.self) }
+            guard part.count <= 2, start > 0 else { break }
+            end = start - 1
+        }
+        return stem
+    }
+
+    /// q<digit>..., iq<digit>..., f16, f32, bf16, fp16.
+    private static func isQuantizationHead(_ t: [UInt8]) -> Bool {
+        func digit(_ i: Int) -> Bool { i < t.count && t[i] >= UInt8(ascii: "0") && t[i] <= UInt8(ascii: "9") }
+        let s = String(decoding: t, as: UTF8.self)
+        if ["f16", "f32", "bf16", "fp16"].contains(s) { return true }
+        if s.hasPrefix("iq") { return digit(2) }
+        return s.hasPrefix("q") && digit(1)
     }
 
     /// A companion must be a readable GGUF file; a projector must say so (`general.architecture` "clip",

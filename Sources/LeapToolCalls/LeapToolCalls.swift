@@ -1,6 +1,6 @@
 // LeapToolCalls: function definitions (LeapFunction -> OpenAI tool JSON and back), tool-call parsers
 // (LFM pythonic + its JSON variant, Hermes), the streamed response router (text / reasoning / calls)
-// and the conversion of history + tools into chat-template inputs (issue 6).
+// and the conversion of history + tools into chat-template inputs.
 //
 //   FunctionDefinition.swift       LeapFunction, LeapFunctionParameter(Type) -> JSON Schema / tool JSON
 //   FunctionDefinitionJSON.swift   tool JSON -> LeapFunction (for C and Python), with path-precise errors

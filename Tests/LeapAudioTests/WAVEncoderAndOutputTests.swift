@@ -20,6 +20,7 @@ import Testing
         let x = (0..<(channels * 500)).map { _ in rng.float() }
         let audio = try decodeWAV(try encodeWAV(x, channels: channels, sampleRate: 8_000, encoding: .int16))
         #expect(audio.channels == channels && audio.sampleRate == 8_000 && audio.samples.count == x.count)
+        // Rounding to the nearest of 65536 steps costs half a step; 1e-9 covers float32's rounding of the step.
         for (a, b) in zip(audio.samples, x) { #expect(abs(a - b) <= 0.5 / 32_768 + 1e-9) }
     }
 
@@ -52,7 +53,7 @@ import Testing
         try buffer.append(AudioChunk(samples: []))
         try buffer.append(AudioChunk(samples: [0.3]))
         #expect(buffer.sampleRate == 24_000 && buffer.chunkCount == 3)
-        #expect(abs(buffer.duration - 3.0 / 24_000) < 1e-12)
+        #expect(abs(buffer.duration - 3.0 / 24_000) < 1e-12)  // a Double division: rounding only
         let finished = buffer.finishTurn()
         let turn = try #require(finished)
         #expect(turn.samples == [0.1, 0.2, 0.3] && turn.sampleRate == 24_000)

@@ -73,9 +73,15 @@ func tinyLFM2MatchesLlamaCpp(name: String) throws {
     // the q8_0, q4_k and q4_0 files are exact (matchesLlamaCppExactly);
     // perplexity within 1.6%, greedy prefixes [32, 32, 32, 3] at worst for the 2-layer files and [3, 22, 32, 32]
     // for the 16-layer one (scalar), and >= 30 of 32 greedy steps equal on every prompt.
-    let quantized = name.contains("q4") || name.contains("q8")
+    // Bounds: the misses are near-ties flipped by rounding, whose number depends on the CPU's kernel path, so
+    // each floor allows about twice the worst miss rate measured on any path (2.5% -> 5%; 16 layers: 3% ->
+    // 7%) and the perplexity about 1.5x its worst gap; a modelling error (a wrong norm, RoPE or conv) moves
+    // every position, and the float64 comparison (TinyLFM2Tests) pins the float path to 5e-3 rel-RMS.
+    // BF16 activations make a net as sensitive to summation order as 8-bit blocks do: a path that does not sum
+    // in llama.cpp's order (all but AVX-512 with AVX512-BF16, see BF16Tests) gets the quantized bounds.
+    let quantized = name.contains("q4") || name.contains("q8") || name.contains("bf16")
     let deep = name.contains("16l")
-    #expect(s.agreement >= (deep ? 0.93 : 0.975))
+    #expect(s.agreement >= (deep ? 0.93 : 0.95))
     #expect(abs(s.perplexity / g.perplexity - 1) < (quantized ? 0.025 : 0.01))
     #expect(steps.allSatisfy { $0 >= 30 })
     if quantized {
@@ -116,7 +122,9 @@ private func checkReal(_ name: String, _ arch: Architecture, minAgreement: Doubl
     // SmolLM2 agrees on 96.9% (perplexity -0.86%), Gemma on 94.7% (+0.50%). Greedy (4 prompts x 32 steps,
     // llama.cpp's token fed back) is llama.cpp's on all 32 steps of every prompt on those two paths; the
     // scalar path can part at a near-tie. The rest of the gap is rounding chaos, not a modelling difference
-    // (BENCHMARKS.md, "Accuracy").
+    // (BENCHMARKS.md, "Accuracy"). The floors (SmolLM2 95%, Gemma 93%) sit about 2 points under the scalar
+    // path's agreement, room for a few more near-ties flipped by a CPU with other rounding; the perplexity gap
+    // (worst 0.86%) stays under 1%, which a modelling error would exceed at once.
     #expect(s.agreement >= minAgreement)
     #expect(abs(s.perplexity / g.perplexity - 1) < 0.01)
     #expect(steps.allSatisfy { $0 >= 27 })

@@ -98,7 +98,7 @@ func argmax(_ row: UnsafeBufferPointer<Float>) -> Int32 {
     return Int32(best)
 }
 
-let tinyModels = ["lfm2-tiny-f32", "lfm2-tiny-f16-attn", "lfm2-tiny-q8_0", "lfm2-tiny-q4_0-16l", "lfm2-tiny-q4_k"]
+let tinyModels = ["lfm2-tiny-f32", "lfm2-tiny-f16-attn", "lfm2-tiny-bf16", "lfm2-tiny-q8_0", "lfm2-tiny-q4_0-16l", "lfm2-tiny-q4_k"]
 
 func loadTiny(_ name: String, threads: Int = 2) throws -> LanguageModel {
     try LanguageModel.load(path: modelFixturesDir + "/" + name + ".gguf", threads: threads)
@@ -163,4 +163,20 @@ func loadError(_ file: String, renaming name: String, to renamed: String) throws
     } catch {
         return "\(error)"
     }
+}
+
+/// Largest |ours - llama.cpp| over the golden's top-5 logits of every teacher-forced position, and the
+/// largest |logit| among them (the scale).
+func maxTop5LogitDiff(_ model: LanguageModel, _ g: LlamaCppGolden) throws -> (diff: Float, scale: Float) {
+    let ctx = try model.makeContext(contextSize: 256)
+    try ctx.eval(tokens: g.tokens, wantAllLogits: true)
+    var worst: Float = 0, scale: Float = 0
+    for (p, gp) in g.positions.enumerated() {
+        let row = try ctx.logits(at: p)
+        for (id, logit) in gp.top {
+            worst = max(worst, abs(row[Int(id)] - logit))
+            scale = max(scale, abs(logit))
+        }
+    }
+    return (worst, scale)
 }

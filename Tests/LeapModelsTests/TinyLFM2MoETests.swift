@@ -11,22 +11,6 @@ private func moeGolden(_ name: String) throws -> LlamaCppGolden {
     try #require(LlamaCppGolden(path: goldensDir + "/\(name).llamacpp.txt"))
 }
 
-/// Largest |ours - llama.cpp| over the golden's top-5 logits of every teacher-forced position, and the
-/// largest |logit| among them (the scale).
-private func maxTop5LogitDiff(_ model: LanguageModel, _ g: LlamaCppGolden) throws -> (diff: Float, scale: Float) {
-    let ctx = try model.makeContext(contextSize: 256)
-    try ctx.eval(tokens: g.tokens, wantAllLogits: true)
-    var worst: Float = 0, scale: Float = 0
-    for (p, gp) in g.positions.enumerated() {
-        let row = try ctx.logits(at: p)
-        for (id, logit) in gp.top {
-            worst = max(worst, abs(row[Int(id)] - logit))
-            scale = max(scale, abs(logit))
-        }
-    }
-    return (worst, scale)
-}
-
 @Test(arguments: tinyMoEModels)
 func tinyLFM2MoEMatchesLlamaCpp(name: String) throws {
     let g = try moeGolden(name)
@@ -50,8 +34,10 @@ func tinyLFM2MoEMatchesLlamaCpp(name: String) throws {
         // at a gap of 7e-5). Measured with ggml's activation rounding (AVX-512 / AVX2 / scalar): agreement
         // 98 / 100 / 97.5% (Q8_0; AVX2 is llama.cpp bit for bit), 100 / 100 / 98.5% (Q4_0), 100% (Q4_K);
         // perplexity within 1.0% except Q4_K on the scalar path (1.2%); greedy all 32. Largest top-5 logit
-        // jump: 4-7% of the largest logit.
-        #expect(s.agreement >= 0.975)
+        // jump: 4-7% of the largest logit. Bounds: each miss is a routing near-tie flipped by rounding, whose
+        // number depends on the kernel path, so the floor allows twice the worst miss rate measured (2.5% ->
+        // 5%), the perplexity gap and logit jump about 1.5x their worst; the F32 file above pins the modelling.
+        #expect(s.agreement >= 0.95)
         #expect(abs(s.perplexity / g.perplexity - 1) < 0.015)
         #expect(greedy.allSatisfy { $0 >= 4 } && greedy.filter { $0 >= 32 }.count >= 3)
         #expect(diff < 0.1 * scale)
@@ -81,6 +67,8 @@ func tinyLFM2MoEMatchesNumpyReference(name: String) throws {
     let relRMS = (err / norm).squareRoot()
     let agreement = Double(agree) / Double(tokens.count)
     print("\(name) vs float64: rel-RMS \(relRMS), argmax agreement \(agreement)")
+    // As for the dense files (TinyLFM2Tests), plus a routing near-tie that can pick another expert on the
+    // quantized files: 0.1 rather than 0.08.
     let isFloat = name.contains("f32")
     #expect(relRMS < (isFloat ? 5e-3 : 0.1))
     #expect(agreement >= (isFloat ? 1.0 : 0.85))
@@ -92,7 +80,8 @@ func moeBatchPrefillEqualsTokenByToken(name: String) throws {
     let tokens = Array(try moeGolden(name).tokens.prefix(48))
     let model = try loadTiny(name)
     let maxDiff = try #require(try batchInvariantPath.withThreadSelection { try maxBatchVsIncrementalDiff(model, tokens) })
-    #expect(maxDiff < 1e-3, "max |batch - incremental| = \(maxDiff)")
+    // The batch-invariant path sums every row in one order whatever the batch: the logits are equal bit for bit.
+    #expect(maxDiff == 0, "max |batch - incremental| = \(maxDiff)")
 }
 
 @Test(arguments: [

@@ -40,8 +40,12 @@ func tinyLFM2MatchesNumpyReference(name: String) throws {
     }
     let relRMS = (err / norm).squareRoot()
     let agreement = Double(agree) / Double(tokens.count)
-    // F32 weights: only the F16 KV cache differs from float64. Quantized: ggml-style 8-bit activations.
-    let isFloat = name.contains("f32") || name.contains("f16")
+    // F32 weights: only the F16 KV cache differs from float64 (2^-11 relative per cached value; 5e-3 is ten
+    // times that, after attention averages them). Quantized: ggml-style 8-bit activation blocks round every
+    // matmul input by up to amax/254 (~1% relative), compounding over the layers: 0.08 bounds that, while a
+    // modelling error gives O(1). BF16 rounds every matmul input by up to 2^-9 (0.2%), compounding likewise,
+    // so it takes the quantized bounds. Argmax: float logits keep every top-1; the others may swap near-ties.
+    let isFloat = name.contains("f32") || name.hasSuffix("f16-attn")
     print("\(name): rel-RMS \(relRMS), argmax agreement \(agreement)")
     #expect(relRMS < (isFloat ? 5e-3 : 0.08))
     #expect(agreement >= (isFloat ? 1.0 : 0.85))
@@ -57,7 +61,8 @@ func batchPrefillEqualsTokenByToken(name: String) throws {
     })
     var maxDiff: Float = 0
     for t in 0..<tokens.count { for i in 0..<a[t].count { maxDiff = max(maxDiff, abs(a[t][i] - b[t][i])) } }
-    #expect(maxDiff < 1e-3, "max |batch - incremental| = \(maxDiff)")
+    // The batch-invariant path sums every row in one order whatever the batch: the logits are equal bit for bit.
+    #expect(maxDiff == 0, "max |batch - incremental| = \(maxDiff)")
 }
 
 @Test func rewindThenReevalEqualsFreshEval() throws {
@@ -74,6 +79,8 @@ func batchPrefillEqualsTokenByToken(name: String) throws {
     #expect(ctx.nPast == 25)
     try ctx.eval(tokens: Array(tokens[25..<30]))
     let got = Array(try ctx.logits())
+    // The conv and KV states are the same; only the batch split differs (5 tokens vs 30 in one pass), which
+    // reorders matmul sums on the SIMD paths: float rounding, ~1e-6 of logits of magnitude ~10.
     for i in 0..<want.count { #expect(abs(got[i] - want[i]) < 1e-4) }
 
     try ctx.rewind(to: 0)
@@ -98,6 +105,8 @@ func batchPrefillEqualsTokenByToken(name: String) throws {
     let fresh = try model.makeContext(ContextOptions(contextSize: 256))
     try fresh.eval(tokens: Array(long[0..<12]))
     let want = Array(try fresh.logits())
+    // Batch splits differ (passes of 4 vs one of 12) on a 16-layer quantized net, where a reordered sum can
+    // flip an 8-bit activation rounding: 1e-3 allows that, a stale conv state moves logits by O(0.1).
     for i in 0..<want.count { #expect(abs(got[i] - want[i]) < 1e-3) }
 }
 
@@ -145,6 +154,8 @@ func batchPrefillEqualsTokenByToken(name: String) throws {
     }
     let f16 = try relRMS(.f16), f32 = try relRMS(.f32)
     print("lfm2-tiny-f32 vs float64: rel-RMS \(f16) with an F16 KV cache, \(f32) with F32")
+    // With an F32 cache only float32 rounding remains (2^-24 per op, over some hundred ops): 5e-5 is far
+    // above that and ten times below the F16 cache's own 2^-11 rounding.
     #expect(f32 < 5e-5)
     #expect(f32 < f16 / 2)
 }

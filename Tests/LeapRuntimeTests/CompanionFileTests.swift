@@ -38,13 +38,14 @@ import Testing
     @Test func detectionFollowsLEAPsNamingRules() throws {
         let dir = try tempDir()
         for name in ["model.gguf", "mmproj-model-q8_0.gguf", "MMPROJ-model-f16.gguf", "mmproj-notes.txt",
-                     "audio-only.gguf", "decoder-only.bin", "LFM2-Audio-Decoder.BIN", "audio_decoder.gguf",
+                     "audio-only.gguf", "decoder-only.bin", "LFM2-Audio-Decoder.BIN",
                      "tokenizer-audio.gguf", "vocoder.gguf"] {
             write(dir + "/" + name, [1])
         }
         mkdir(dir + "/mmproj-a-directory.gguf", 0o755)
         let found = CompanionFiles.detect(nextTo: dir + "/model.gguf")
-        // Byte order: upper case sorts first, so "MMPROJ-..." and "LFM2-Audio-Decoder.BIN" win.
+        // Both projectors name the model's stem: byte order decides (upper case first), "MMPROJ-..." wins. The
+        // one audio decoder names no part of it, and is taken as the only candidate of its kind.
         #expect(found == CompanionFiles(mmproj: dir + "/MMPROJ-model-f16.gguf", audioDecoder: dir + "/LFM2-Audio-Decoder.BIN"))
         // The model file itself is never its own companion.
         #expect(CompanionFiles.detect(nextTo: dir + "/mmproj-model-q8_0.gguf").mmproj == dir + "/MMPROJ-model-f16.gguf")
@@ -97,9 +98,38 @@ import Testing
         let garbage = failure { $0.audioTokenizerPath = dir + "/garbage.gguf" }
         #expect(garbage?.kind == .modelLoading)
         #expect(garbage?.message.hasPrefix("audio tokenizer: \(dir)/garbage.gguf: ") == true)
-        // A broken projector found next to the model fails the load as well.
+        // A broken projector found next to the model is left out (and named), the model still loads; given
+        // explicitly, the same file fails the load.
         write(dir + "/mmproj-found.gguf", Array("GGUF".utf8))
-        #expect(throws: LeapError.self) { try CompanionFiles.resolve(modelPath: model, options: RunnerOptions()) }
+        let resolved = try CompanionFiles.resolve(modelPath: model, options: RunnerOptions())
+        #expect(resolved.mmproj == nil && resolved.skipped.count == 1)
+        #expect(resolved.skipped.first?.hasPrefix("detected mmproj '\(dir)/mmproj-found.gguf' left out: mmproj: ") == true)
+        #expect(failure { $0.mmprojPath = dir + "/mmproj-found.gguf" }?.kind == .modelLoading)
+        // So is a language model named like a projector.
+        write(dir + "/mmproj-found.gguf", gguf(architecture: "llama"))
+        #expect(try CompanionFiles.resolve(modelPath: model, options: RunnerOptions()).skipped
+                == ["detected mmproj '\(dir)/mmproj-found.gguf' left out: mmproj: '\(dir)/mmproj-found.gguf' is not a multimodal projector (general.architecture is \"llama\", expected \"clip\")"])
+    }
+
+    @Test func companionsAreMatchedByTheModelsStem() throws {
+        let dir = try tempDir()
+        for name in ["LFM2-VL-450M-Q8_0.gguf", "LFM2-VL-1.6B-Q4_K_M.gguf", "lfm2-350m.gguf",
+                     "mmproj-LFM2-VL-1.6B-F16.gguf", "mmproj-LFM2-VL-450M-F16.gguf", "mmproj-LFM2-VL-450M-Q8_0.gguf",
+                     "LFM2.5-Audio-1.5B-Q8_0.gguf", "audio-decoder-LFM2.5-Audio-1.5B-Q8_0.gguf", "audio-decoder-other.gguf"] {
+            write(dir + "/" + name, [1])
+        }
+        func detected(_ model: String) -> CompanionFiles { CompanionFiles.detect(nextTo: dir + "/" + model) }
+        // The whole stem (same quantization) first, then the stem without its quantization tag.
+        #expect(detected("LFM2-VL-450M-Q8_0.gguf").mmproj == dir + "/mmproj-LFM2-VL-450M-Q8_0.gguf")
+        #expect(detected("LFM2-VL-1.6B-Q4_K_M.gguf").mmproj == dir + "/mmproj-LFM2-VL-1.6B-F16.gguf")
+        #expect(detected("LFM2.5-Audio-1.5B-Q8_0.gguf").audioDecoder == dir + "/audio-decoder-LFM2.5-Audio-1.5B-Q8_0.gguf")
+        // A model none of the candidates names gets none of them (there are several of each kind).
+        #expect(detected("lfm2-350m.gguf") == CompanionFiles())
+        #expect(CompanionFiles.withoutQuantizationTag("lfm2-vl-1.6b-q4_k_m") == "lfm2-vl-1.6b")
+        #expect(CompanionFiles.withoutQuantizationTag("smollm2-135m-instruct.q4_1") == "smollm2-135m-instruct")
+        #expect(CompanionFiles.withoutQuantizationTag("gemma-3-270m-it-bf16") == "gemma-3-270m-it")
+        #expect(CompanionFiles.withoutQuantizationTag("qwen2-tiny") == "qwen2-tiny")
+        #expect(CompanionFiles.withoutQuantizationTag("q8_0") == "q8_0")
     }
 
     @Test(.enabled(if: access(CompanionFileTests.tinyModel, R_OK) == 0))

@@ -74,7 +74,7 @@ static void test_load_wav_resamples(void) {
         double e = fabs(out[k] - 0.5 * sin(2 * PI * 1000.0 * (double)k / 16000.0));
         if (e > worst) worst = e;
     }
-    CHECK(worst < 1e-5);
+    CHECK(worst < 1e-5);  /* the 120 dB SNR target: error RMS ~4e-7, 1e-5 bounds its peak */
     leap_buffer_free(out);
     CHECK_OK(leap_audio_load_wav(wav, size, 8000, &out, &n));
     CHECK(n == 8000);

@@ -46,7 +46,8 @@ enum {
 };
 
 /* Bit set of LK_CPU_* features detected on this CPU. */
-enum { LK_CPU_AVX2 = 1, LK_CPU_FMA = 2, LK_CPU_F16C = 4, LK_CPU_AVX512 = 8, LK_CPU_AVX512VNNI = 16, LK_CPU_NEON = 32 };
+enum { LK_CPU_AVX2 = 1, LK_CPU_FMA = 2, LK_CPU_F16C = 4, LK_CPU_AVX512 = 8, LK_CPU_AVX512VNNI = 16, LK_CPU_NEON = 32,
+       LK_CPU_AVX512BF16 = 64 };
 uint32_t lk_cpu_features(void);
 /* 1 when `isa` can run on this CPU (LK_ISA_SCALAR always can). */
 int lk_isa_available(int isa);
@@ -78,6 +79,9 @@ float lk_f16_to_f32(uint16_t h);
 uint16_t lk_f32_to_f16(float f); /* round to nearest even */
 void lk_f16_to_f32_row(const uint16_t *src, float *dst, int64_t n);
 void lk_f32_to_f16_row(const float *src, uint16_t *dst, int64_t n);
+/* dst[i] = src[i] rounded to BF16 as ggml does (nearest even), as floats: the activations of BF16 weights.
+ * dst may be src. */
+void lk_round_bf16_row(const float *src, float *dst, int64_t n);
 
 /* dst[n] = src row of `type` (n a multiple of the block size). */
 void lk_dequantize_row(int type, const void *src, float *dst, int64_t n);

@@ -10,32 +10,45 @@ from __future__ import annotations
 
 import ctypes
 import os
+from array import array
 from pathlib import Path
 from typing import Any, Optional
 
-from .errors import error_for_status
+from .errors import error_for_status as error_for_status  # re-exported: the modules raise through it
 
 _here = Path(__file__).resolve().parent
-_repo = _here.parent.parent.parent
 
 ABI_MAJOR = 0
 
 
-def _candidates() -> list[str]:
+def _source_tree_builds() -> list[Path]:
+    """The builds of the repository around this package, when it is imported from a checkout
+    (bindings/python/leap inside a libleap repository); none for an installed package."""
+    repo = _here.parent.parent.parent
+    if not ((repo / "Package.swift").is_file() and (repo / "include" / "leap.h").is_file()):
+        return []
+    return [repo / "build" / "lib" / "libleap.so",
+            repo / ".build" / "release" / "libleap.so",
+            repo / ".build" / "debug" / "libleap.so"]
+
+
+def _candidates() -> tuple[list[str], list[str]]:
+    """The libraries to try, in order, and a note for each place looked at where nothing was found."""
     env = os.environ.get("LEAP_LIBRARY_PATH")
     if env:
-        return [env]
-    return [str(p) for p in (
-        _here / "libleap.so",
-        _repo / "build" / "lib" / "libleap.so",
-        _repo / ".build" / "release" / "libleap.so",
-        _repo / ".build" / "debug" / "libleap.so",
-    ) if p.exists()] + ["libleap.so.0"]
+        # An explicit choice: only it, and a missing file is an error rather than a reason to look elsewhere.
+        return ([env], []) if Path(env).is_file() else ([], [f"LEAP_LIBRARY_PATH={env}: no such file"])
+    found: list[str] = []
+    missing: list[str] = []
+    for p in [_here / "libleap.so"] + _source_tree_builds():
+        (found if p.is_file() else missing).append(str(p))
+    # An installed copy (scripts/install.sh) on the dynamic loader's search path.
+    return found + ["libleap.so.0"], [f"{p}: not built" for p in missing]
 
 
 def _load() -> ctypes.CDLL:
-    errors = []
-    for cand in _candidates():
+    candidates, errors = _candidates()
+    for cand in candidates:
         try:
             lib = ctypes.CDLL(cand)
         except OSError as e:
@@ -48,7 +61,10 @@ def _load() -> ctypes.CDLL:
             errors.append(f"{cand}: ABI major version {major}, this package needs {ABI_MAJOR}")
             continue
         return lib
-    raise OSError("could not load libleap.so (set LEAP_LIBRARY_PATH, or run scripts/build.sh): " + "; ".join(errors))
+    raise OSError(
+        "libleap.so not found or not loadable. Install the package with its library "
+        "(`pip install ./bindings/python` builds it), or set LEAP_LIBRARY_PATH to a libleap.so "
+        "(scripts/build.sh puts one in build/lib). Tried: " + "; ".join(errors))
 
 
 lib = _load()
@@ -114,10 +130,8 @@ def take_bytes(p: Any, n: int) -> bytes:
         leap_buffer_free(addr)
 
 
-def take_floats(p: Any, n: int) -> "array":
+def take_floats(p: Any, n: int) -> array[float]:
     """Copy ``n`` floats of an owned buffer into an ``array('f')`` and free it."""
-    from array import array
-
     addr = ctypes.cast(p, ctypes.c_void_p).value
     out = array("f")
     if not addr:
@@ -136,8 +150,6 @@ def utf8(s: Optional[str]) -> Optional[bytes]:
 def float_buffer(samples: Any) -> tuple[Any, int, Any]:
     """A (ctypes float pointer, count, keep-alive object) view of a float sequence: array('f'), numpy float32 array,
     memoryview of floats, or any iterable of numbers (copied)."""
-    from array import array
-
     try:
         import numpy as np  # optional
 

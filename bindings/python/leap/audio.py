@@ -63,7 +63,7 @@ BytesLike = Union[bytes, bytearray, memoryview]
 class PCM:
     """Decoded audio: interleaved float samples in [-1, 1]."""
 
-    samples: array
+    samples: array[float]
     sample_rate: int
     channels: int
 
@@ -96,7 +96,7 @@ def decode_wav(data: BytesLike) -> PCM:
     return PCM(samples, rate.value, channels.value)
 
 
-def load_wav(data: BytesLike, target_rate: int = INPUT_SAMPLE_RATE) -> array:
+def load_wav(data: BytesLike, target_rate: int = INPUT_SAMPLE_RATE) -> array[float]:
     """The models' input path: decode a mono WAV file and resample it to ``target_rate`` (16 kHz)."""
     raw = _bytes(data)
     out = ctypes.POINTER(ctypes.c_float)()
@@ -105,7 +105,7 @@ def load_wav(data: BytesLike, target_rate: int = INPUT_SAMPLE_RATE) -> array:
     return take_floats(out, n.value)
 
 
-def resample(samples: Any, from_rate: int, to_rate: int) -> array:
+def resample(samples: Any, from_rate: int, to_rate: int) -> array[float]:
     """Band-limited resampling of mono samples; returns ceil(len * to_rate / from_rate) samples."""
     ptr, n, keep = float_buffer(samples)
     out = ctypes.POINTER(ctypes.c_float)()
@@ -146,7 +146,7 @@ class Resampler(_lib.OwnedHandle):
         check(_rs_create(self.from_rate, self.to_rate, ctypes.byref(h)))
         self._h = h
 
-    def process(self, samples: Any) -> array:
+    def process(self, samples: Any) -> array[float]:
         ptr, n, keep = float_buffer(samples)
         out = ctypes.POINTER(ctypes.c_float)()
         count = ctypes.c_size_t()
@@ -154,7 +154,7 @@ class Resampler(_lib.OwnedHandle):
         del keep
         return take_floats(out, count.value)
 
-    def flush(self) -> array:
+    def flush(self) -> array[float]:
         out = ctypes.POINTER(ctypes.c_float)()
         count = ctypes.c_size_t()
         check(_rs_flush(self._handle(), ctypes.byref(out), ctypes.byref(count)))

@@ -86,7 +86,7 @@ class Context(_lib.OwnedHandle):
         arr = (ctypes.c_int32 * len(tokens))(*tokens)
         check((_ctx_eval_all if all_logits else _ctx_eval)(self._handle(), arr, len(tokens)))
 
-    def logits(self, index: int = -1) -> array:
+    def logits(self, index: int = -1) -> array[float]:
         """n_vocab floats (a copy) of token ``index`` of the last eval (-1 = last)."""
         p = _fp()
         n = ctypes.c_size_t()

@@ -304,10 +304,10 @@ class GenerationOptions:
     inline_thinking_tags: bool = False
     enable_thinking: bool = False
 
-    def _to_c(self) -> tuple[leap_generation_options, list]:
+    def _to_c(self) -> tuple[leap_generation_options, list[Any]]:
         o = leap_generation_options()
         _options_init(ctypes.byref(o), ctypes.sizeof(o))
-        keep: list = []
+        keep: list[Any] = []
         if self.temperature is not None:
             o.temperature = self.temperature
         if self.top_p is not None:
@@ -362,7 +362,7 @@ class Model(_lib.OwnedHandle):
     _kind = "model"
     _free = staticmethod(_model_free)
 
-    def __init__(self, path: Union[str, os.PathLike], context_size: Optional[int] = None,
+    def __init__(self, path: Union[str, os.PathLike[str]], context_size: Optional[int] = None,
                  cpu_threads: Optional[int] = None, chat_template: Optional[str] = None,
                  mmproj_path: Optional[str] = None, audio_decoder_path: Optional[str] = None,
                  audio_tokenizer_path: Optional[str] = None, auto_detect_companion_files: bool = True) -> None:
@@ -384,7 +384,7 @@ class Model(_lib.OwnedHandle):
         t = self.__dict__.get("_tokenizer")
         if t is not None:
             t.close()
-            self._tokenizer = None
+            self._tokenizer: Optional[Tokenizer] = None
         super().close()
 
     def __enter__(self) -> "Model":
@@ -454,7 +454,7 @@ class Model(_lib.OwnedHandle):
         """True when the model speaks (an audio decoder and tokenizer, LFM2.5-Audio)."""
         return self._flag(_model_has_audio_out)
 
-    def _embeddings(self, call: Any, *args: Any) -> memoryview:
+    def _embeddings(self, call: Any, *args: Any) -> memoryview[float]:
         rows = ctypes.c_void_p()
         n_rows = ctypes.c_size_t()
         n_embd = ctypes.c_size_t()
@@ -462,7 +462,7 @@ class Model(_lib.OwnedHandle):
         data = take_bytes(rows, 4 * n_rows.value * n_embd.value)
         return memoryview(data).cast("f", (n_rows.value, n_embd.value))
 
-    def embed_image(self, image: Union[Image, ImageRGB]) -> memoryview:
+    def embed_image(self, image: Union[Image, ImageRGB]) -> memoryview[float]:
         """The embedding rows the model sees for ``image`` (a JPEG :class:`Image` or an :class:`ImageRGB`):
         a float32 view of shape (n_tokens, n_embd) (``numpy.asarray`` takes it as it is); for an image that
         is tiled, the tiles' rows in row-major order, then the thumbnail's."""
@@ -473,7 +473,7 @@ class Model(_lib.OwnedHandle):
             return self._embeddings(_model_embed_image, image.jpeg, len(image.jpeg))
         raise TypeError(f"embed_image takes a leap.Image or a leap.ImageRGB, not {type(image).__name__}")
 
-    def embed_audio(self, audio: Union[Audio, AudioPcmF32]) -> memoryview:
+    def embed_audio(self, audio: Union[Audio, AudioPcmF32]) -> memoryview[float]:
         """The encoder's output rows for ``audio`` (a WAV :class:`Audio` or :class:`AudioPcmF32` samples at any
         rate): a float32 view of shape (n_frames, n_embd)."""
         if isinstance(audio, Audio):
@@ -505,6 +505,7 @@ class Model(_lib.OwnedHandle):
             f = fn("leap_model_tokenizer", c_status, leap_model_p, _P(leap_tokenizer_p))
             check(f(self._handle(), ctypes.byref(h)))
             self._tokenizer = Tokenizer._adopt(h, self.path)
+        assert self._tokenizer is not None
         return self._tokenizer
 
     def tokenize(self, text: Union[str, bytes], add_special: bool = True, parse_special: bool = False) -> List[int]:
@@ -540,7 +541,7 @@ class Model(_lib.OwnedHandle):
         return Conversation(h, self)
 
 
-def load_model(path: Union[str, os.PathLike], context_size: Optional[int] = None, cpu_threads: Optional[int] = None,
+def load_model(path: Union[str, os.PathLike[str]], context_size: Optional[int] = None, cpu_threads: Optional[int] = None,
                chat_template: Optional[str] = None, **kwargs: Any) -> Model:
     """Load a GGUF model. Raises :class:`leap.ModelLoadingError` (or LeapIOError / UnsupportedError)."""
     return Model(path, context_size=context_size, cpu_threads=cpu_threads, chat_template=chat_template, **kwargs)
@@ -563,7 +564,8 @@ class Conversation(_lib.OwnedHandle):
         """The history as a list of message dicts (the messages wire format)."""
         out = ctypes.c_void_p()
         check(_conv_history(self._handle(), ctypes.byref(out)))
-        return json.loads(take_string(out.value) or "[]")
+        history: List[Dict[str, Any]] = json.loads(take_string(out.value) or "[]")
+        return history
 
     @property
     def history(self) -> List[ChatMessage]:

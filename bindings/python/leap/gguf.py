@@ -168,7 +168,7 @@ class GGUFFile(_lib.OwnedHandle):
         check(_find_tensor(self._handle(), utf8(name), ctypes.byref(i)))
         return self.tensors[i.value]
 
-    def tensor(self, name: str) -> "array":
+    def tensor(self, name: str) -> array[float]:
         """Tensor ``name`` dequantized to float32 (``n_elements`` values, ``ne[0]`` fastest)."""
         index = self.tensor_info(name).index
         p = ctypes.POINTER(ctypes.c_float)()

@@ -230,7 +230,8 @@ class ChatMessage:
 
     def to_json(self) -> Dict[str, Any]:
         """The message as an OpenAI-shaped dict (``content`` always a list of parts)."""
-        return json.loads(self.to_json_string())
+        wire: Dict[str, Any] = json.loads(self.to_json_string())
+        return wire
 
     @staticmethod
     def from_json(data: Union[str, bytes, Dict[str, Any]]) -> "ChatMessage":

@@ -97,9 +97,11 @@ def test_explicit_paths_win_and_are_validated(model_dir, tmp_path_factory):
     with pytest.raises(leap.ModelLoadingError, match=r"mmproj: '.*' is not a multimodal projector \(general.architecture "
                                                      r"is \"llama\", expected \"clip\"\)"):
         leap.load_model(path, mmproj_path=str(SMOL))
-    # A detected projector that is broken fails the load too, naming it.
-    (model_dir / "mmproj-broken.gguf").write_bytes(b"GGUF\x03\x00\x00\x00")
-    with pytest.raises(leap.ModelLoadingError, match="mmproj: .*mmproj-broken.gguf"):
-        leap.load_model(path)
+    # A detected projector that is broken is left out: the text model still loads. Given explicitly, it fails.
+    (model_dir / "mmproj-model-broken.gguf").write_bytes(b"GGUF\x03\x00\x00\x00")  # the best-named candidate
+    with leap.load_model(path) as m:
+        assert m.companions == NONE
+    with pytest.raises(leap.ModelLoadingError, match="mmproj: .*mmproj-model-broken.gguf"):
+        leap.load_model(path, mmproj_path=str(model_dir / "mmproj-model-broken.gguf"))
     with leap.load_model(path, auto_detect_companion_files=False) as m:
         assert m.companions == NONE
