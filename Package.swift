@@ -66,7 +66,7 @@ let package = Package(
         .target(
             name: "LeapCAPI",
             dependencies: ["CLeap", "LeapCore", "LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapImage", "LeapRuntime",
-                           "LeapChatTemplate", "LeapModels", "LeapSampling", "LeapTokenizer", "LeapToolCalls"],
+                           "LeapChatTemplate", "LeapModels", "LeapSampling", "LeapTokenizer", "LeapToolCalls", "LeapSpeech"],
             swiftSettings: swift5,
             linkerSettings: [
                 .unsafeFlags([

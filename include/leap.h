@@ -748,7 +748,23 @@ typedef struct leap_generation_options {
     int32_t function_call_parser;   /* a leap_function_call_parser; default LEAP_FUNCTION_CALL_PARSER_LFM */
     int32_t inline_thinking_tags;   /* 1: reasoning arrives as text chunks with its tags; default 0     */
     int32_t enable_thinking;        /* 1: ask reasoning models to think (template variable); default 0 */
+    /* Models that speak (leap_model_has_audio_output): how audio codes are sampled and what is produced.
+     * Defaults are Liquid's runner's: temperature 0.8, top-k 4 (interleaved) or 64 (sequential); 0 / 1 is
+     * greedy. max_tokens counts audio frames (80 ms each) as well as text tokens. */
+    float audio_temperature;        /* < 0 (default): the runner's; 0: greedy                         */
+    int32_t audio_top_k;            /* < 0 (default): the runner's; 1: greedy                         */
+    int32_t audio_mode;             /* a leap_audio_mode; default LEAP_AUDIO_MODE_AUTO                 */
 } leap_generation_options;
+
+/* What a model that speaks produces in a turn. AUTO chooses from the system prompt as Liquid's runner
+ * does: "Perform ASR." text only, "Respond with interleaved text and audio." interleaved, "Perform TTS.
+ * Use the {US,UK} {male,female} voice." sequential, anything else text only. */
+typedef enum leap_audio_mode {
+    LEAP_AUDIO_MODE_AUTO = 0,
+    LEAP_AUDIO_MODE_TEXT_ONLY = 1,
+    LEAP_AUDIO_MODE_SEQUENTIAL = 2,   /* text until <|audio_start|>, then audio until the end of audio   */
+    LEAP_AUDIO_MODE_INTERLEAVED = 3   /* 6 text tokens, 12 audio frames, ...; <|text_end|> goes to audio */
+} leap_audio_mode;
 
 LEAP_API void leap_generation_options_init(leap_generation_options *options, size_t struct_size);
 

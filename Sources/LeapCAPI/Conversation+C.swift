@@ -5,6 +5,7 @@ import LeapCore
 import LeapJSON
 import LeapMessages
 import LeapRuntime
+import LeapSpeech
 import LeapToolCalls
 
 // leap_conversation_*, leap_generation_*: conversations over a loaded model, with callback and pull
@@ -105,6 +106,18 @@ func generationOptions(_ p: UnsafePointer<leap_generation_options>?) throws -> G
     }
     o.inlineThinkingTags = c.inline_thinking_tags != 0
     o.enableThinking = c.enable_thinking != 0
+    guard c.audio_temperature.isFinite else {
+        throw LeapError.invalidArgument("options->audio_temperature is \(c.audio_temperature); it must be a finite number (negative = the runner's default)")
+    }
+    o.audioTemperature = c.audio_temperature < 0 ? nil : c.audio_temperature
+    o.audioTopK = c.audio_top_k < 0 ? nil : Int(c.audio_top_k)
+    switch c.audio_mode {
+    case 0: o.audioMode = nil
+    case 1: o.audioMode = .textOnly
+    case 2: o.audioMode = .sequential
+    case 3: o.audioMode = .interleaved
+    default: throw LeapError.invalidArgument("options->audio_mode: \(c.audio_mode) is not a leap_audio_mode")
+    }
     return o
 }
 
@@ -124,6 +137,9 @@ public func leap_generation_options_init(_ p: UnsafeMutablePointer<leap_generati
     d.function_call_parser = 1  // LEAP_FUNCTION_CALL_PARSER_LFM
     d.inline_thinking_tags = 0
     d.enable_thinking = 0
+    d.audio_temperature = -1
+    d.audio_top_k = -1
+    d.audio_mode = 0
     initParams(d, into: p, size: size)
 }
 

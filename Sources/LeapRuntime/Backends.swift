@@ -27,8 +27,11 @@ package protocol InferenceSessionBackend: AnyObject {
     /// `shouldStop` is polled between chunks of a long prompt; returning true ends early by throwing
     /// `LeapError(.cancelled)`, with `tokenCount` covering the tokens evaluated so far.
     func evaluate(_ tokens: [Int32], shouldStop: () -> Bool) throws
-    /// Evaluates embedding rows ([n, embeddingLength]: media encodings) at the next positions, like tokens.
-    func evaluate(embeddings rows: [Float], shouldStop: () -> Bool) throws
+    /// Evaluates embedding rows ([n, embeddingLength]: media encodings, generated audio frames) at the next
+    /// positions, like tokens. `outputHead: false` leaves the logits unset (only `lastHiddenState` is read).
+    func evaluate(embeddings rows: [Float], outputHead: Bool, shouldStop: () -> Bool) throws
+    /// The final-normed hidden state of the last evaluated position ([embeddingLength]).
+    func lastHiddenState() throws -> [Float]
     /// Logits of the last evaluated token ([vocabularySize]); valid and writable until the next evaluate.
     func lastLogits() -> UnsafeMutableBufferPointer<Float>
     /// Keeps the first `n` tokens and forgets the rest.
@@ -41,8 +44,16 @@ package protocol InferenceSessionBackend: AnyObject {
 }
 
 extension InferenceSessionBackend {
-    package func evaluate(embeddings rows: [Float], shouldStop: () -> Bool) throws {
+    package func evaluate(embeddings rows: [Float], outputHead: Bool, shouldStop: () -> Bool) throws {
         throw LeapError(.unsupported, "this model takes no embedding input")
+    }
+
+    package func evaluate(embeddings rows: [Float], shouldStop: () -> Bool) throws {
+        try evaluate(embeddings: rows, outputHead: true, shouldStop: shouldStop)
+    }
+
+    package func lastHiddenState() throws -> [Float] {
+        throw LeapError(.unsupported, "this model gives no hidden state")
     }
 
     /// Text models generate no audio.

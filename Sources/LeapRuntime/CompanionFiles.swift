@@ -83,8 +83,8 @@ package struct CompanionFiles: Sendable, Equatable {
     }
 
     /// LEAP's auto-detection in the model's directory: `mmproj*.gguf` is the projector; a `.gguf` or
-    /// `.bin` file whose name contains "audio" and "decoder" is the audio decoder (names compared without
-    /// case). Audio tokenizers are not detected (LEAP does not either): give their path.
+    /// `.bin` file whose name contains "audio" and "decoder", or LFM2.5-Audio's `vocoder*.gguf`, is the audio
+    /// decoder; LFM2.5-Audio's `tokenizer*.gguf` is the audio tokenizer (names compared without case).
     ///
     /// A folder may hold several models with their companions, so candidates are matched to the model by
     /// its file-name stem (`matchRank`): the first candidate, by rank then by name (byte order, so the choice
@@ -102,6 +102,10 @@ package struct CompanionFiles: Sendable, Equatable {
                 if lower.hasSuffix(".gguf") { candidates[.mmproj, default: []].append(name) }
             } else if lower.contains("audio"), lower.contains("decoder"), lower.hasSuffix(".gguf") || lower.hasSuffix(".bin") {
                 candidates[.audioDecoder, default: []].append(name)
+            } else if lower.hasPrefix("vocoder"), lower.hasSuffix(".gguf") {
+                candidates[.audioDecoder, default: []].append(name)   // LFM2.5-Audio's vocoder-*.gguf
+            } else if lower.hasPrefix("tokenizer"), lower.hasSuffix(".gguf") {
+                candidates[.audioTokenizer, default: []].append(name)  // LFM2.5-Audio's tokenizer-*.gguf
             }
         }
         var found = CompanionFiles()

@@ -5,6 +5,7 @@ import LeapJSON
 import LeapGrammar
 import LeapMessages
 import LeapSampling
+import LeapSpeech
 import LeapToolCalls
 
 /// One streamed response, pulled event by event (`next()`); both the C callback API and the C / Python
@@ -32,6 +33,11 @@ package final class Generation {
     /// message; each chunk is also queued as an `.audioSample` event.
     private var audio = AudioOutputDelivery(sink: nil)
     private var generated: [Int32] = []
+    /// Models that speak: which modality the turn produces next, and the session that turns the backbone's
+    /// hidden states into audio frames and 24 kHz samples (nil for text output).
+    private var speechTurn: SpeechTurn?
+    private var speaking: SpeakingSession?
+    private var audioFrames = 0
     private var stats = GenerationStats()
     private var startTime = 0.0
     private var firstTokenTime = 0.0
@@ -165,6 +171,7 @@ package final class Generation {
         // Media rows no longer in the prompt are not needed again.
         conversation.encodedMedia = conversation.encodedMedia.filter { prompt.media[$0.key] != nil }
         sampler.accept(contentsOf: prompt.tokens)
+        try startSpeaking()
         state = .running
         try collectAudio(from: session)
         if conversation.stopRequested.isSet { try finish(.interrupted) }
@@ -202,10 +209,47 @@ package final class Generation {
         return rows
     }
 
+    /// A model that speaks starts its turn in the mode the system prompt (or the options) choose.
+    private func startSpeaking() throws {
+        guard let model = runner.speech else { return }
+        let system = conversation.history.first { $0.role == .system }?.text
+        var config = SpeechConfig(systemPrompt: system, override: options.audioMode, seed: sampler.params.seed)
+        if let t = options.audioTemperature { config.audioSampling.temperature = t }
+        if let k = options.audioTopK { config.audioSampling.topK = k }
+        guard config.mode != .textOnly else { return }
+        let session = try SpeakingSession(model: model, config: config, backboneWidth: runner.model.embeddingLength,
+                                          threads: runner.languageModel?.threads)
+        session.startTurn()
+        speaking = session
+        speechTurn = SpeechTurn(config)
+    }
+
+    /// One audio frame: codes from the backbone's last hidden state, its samples out, its feedback row in.
+    private func decodeAudioFrame(_ session: any InferenceSessionBackend, _ speaking: SpeakingSession) throws {
+        let hidden = try session.lastHiddenState()
+        let out = try hidden.withUnsafeBufferPointer { try speaking.decodeFrame(hidden: $0) }
+        speechTurn?.acceptAudio(out.frame)
+        audioFrames += 1
+        if generated.isEmpty && audioFrames == 1 { firstTokenTime = monotonicSeconds() }
+        if !out.samples.isEmpty { try deliver(AudioChunk(samples: out.samples, sampleRate: SpeakingSession.sampleRate)) }
+        if session.tokenCount + 1 > session.contextSize { return try finish(.exceedContext) }
+        do {
+            try session.evaluate(embeddings: out.feedback, outputHead: speechTurn?.next == .text, shouldStop: { false })
+            conversation.sessionUnits.append(.generatedAudio)
+        } catch {
+            conversation.sessionUnits = []
+            conversation.session = nil
+            throw error
+        }
+    }
+
     private func decodeOne() throws {
         if conversation.stopRequested.isSet { return try finish(.interrupted) }
-        if let maxTokens = options.maxTokens, generated.count >= maxTokens { return try finish(.maxTokens) }
+        // Audio frames count as completion positions, as text tokens do.
+        if let maxTokens = options.maxTokens, generated.count + audioFrames >= maxTokens { return try finish(.maxTokens) }
         guard let session = conversation.session else { throw LeapError(.internal, "generation lost its session") }
+        if speechTurn?.next == .done { return try finish(.stop) }
+        if speechTurn?.next == .audio, let speaking { return try decodeAudioFrame(session, speaking) }
         let logits = session.lastLogits()
         if let matcher {
             runner.vocabularyIndex.fillMask(for: matcher, into: &mask)
@@ -228,9 +272,11 @@ package final class Generation {
         }
         if generated.isEmpty { firstTokenTime = monotonicSeconds() }
         if runner.tokenizer.isEndOfGeneration(token) { return try finish(.stop) }
+        if speechTurn?.acceptText(token) == .endOfTurn { return try finish(.stop) }
         generated.append(token)
         sampler.accept(token)
-        try route(token)
+        // The modality markers of a speaking model switch to audio; they are not text.
+        if speaking == nil || (token != SpeechTokens.audioStart && token != SpeechTokens.textEnd) { try route(token) }
         if let matcher {
             guard runner.vocabularyIndex.acceptToken(Int(token), matcher: matcher) else {
                 throw LeapError(.internal, "the sampler chose token \(token), which the JSON-schema constraint does not allow")
@@ -253,14 +299,16 @@ package final class Generation {
     /// Queues the audio the last evaluation produced (after the text of the token that produced it). A
     /// chunk that breaks the turn's audio (another sample rate, non-finite samples) fails the generation.
     private func collectAudio(from session: any InferenceSessionBackend) throws {
-        for chunk in session.takeGeneratedAudio() {
-            do {
-                try audio.deliver(chunk)
-            } catch let e as LeapError {
-                throw LeapError(.generation, "generated audio: \(e.message)")
-            }
-            if !chunk.samples.isEmpty { queue.append(.audioSample(samples: chunk.samples, sampleRate: chunk.sampleRate)) }
+        for chunk in session.takeGeneratedAudio() { try deliver(chunk) }
+    }
+
+    private func deliver(_ chunk: AudioChunk) throws {
+        do {
+            try audio.deliver(chunk)
+        } catch let e as LeapError {
+            throw LeapError(.generation, "generated audio: \(e.message)")
         }
+        if !chunk.samples.isEmpty { queue.append(.audioSample(samples: chunk.samples, sampleRate: chunk.sampleRate)) }
     }
 
     private func route(_ token: Int32) throws {
@@ -283,6 +331,11 @@ package final class Generation {
         let (tailEvents, summary) = router.finish()
         try emit(tailEvents)
         if let session = conversation.session { try collectAudio(from: session) }
+        if let speaking {   // the waveform's last samples end the turn's audio
+            let tail = speaking.finishTurn()
+            self.speaking = nil
+            if !tail.isEmpty { try deliver(AudioChunk(samples: tail, sampleRate: SpeakingSession.sampleRate)) }
+        }
         let end = monotonicSeconds()
         stats.completionTokens = generated.count
         if firstTokenTime > 0 {

@@ -1,3 +1,4 @@
+import LeapSpeech
 import LeapToolCalls
 
 /// Per-request generation settings (LEAP `GenerationOptions`). `nil` means "the model's default"
@@ -21,6 +22,12 @@ package struct GenerationOptions: Sendable {
     package var inlineThinkingTags: Bool = false
     /// Passed to the chat template (`enable_thinking`) for reasoning-capable models.
     package var enableThinking: Bool = false
+    /// Models that speak: how audio codes are sampled (nil = Liquid's runner: temperature 0.8, top-k 4
+    /// interleaved / 64 sequential; temperature 0 or top-k 1 is greedy) and the output mode (nil = from the
+    /// system prompt, as the runner chooses it).
+    package var audioTemperature: Float?
+    package var audioTopK: Int?
+    package var audioMode: SpeechOutputMode?
 
     package init() {}
 }

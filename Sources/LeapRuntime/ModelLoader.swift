@@ -4,6 +4,7 @@ import LeapCore
 import LeapGGUF
 import LeapJSON
 import LeapModels
+import LeapSpeech
 import LeapTokenizer
 
 // Loading a GGUF into a ModelRunner: weights (LeapModels), tokenizer (LeapTokenizer) and chat template
@@ -43,11 +44,23 @@ extension ModelRunner {
                 mediaProblem = e.message
             }
         }
+        // Audio output needs both LFM2.5-Audio files; given ones must load, detected ones that don't are left out.
+        var speech: SpeechOutputModel? = nil
+        if let vocoder = companions.audioDecoder, let detokenizer = companions.audioTokenizer {
+            do {
+                speech = try SpeechOutputModel(vocoderPath: vocoder, tokenizerPath: detokenizer)
+            } catch let e as LeapError {
+                if options.audioDecoderPath != nil || options.audioTokenizerPath != nil {
+                    throw LeapError(e.kind, "audio decoder: \(e.message)")
+                }
+            }
+        }
         return ModelRunner(
             modelId: modelId(path), model: LanguageModelAdapter(model, threads: options.threads),
             tokenizer: TokenizerAdapter(tokenizer), template: TemplateAdapter(template), templateSource: source,
             templateIsFallback: options.chatTemplate == nil && embedded == nil, contextSize: contextSize,
-            samplingDefaults: try samplingDefaults(file), companions: companions, media: media, mediaProblem: mediaProblem)
+            samplingDefaults: try samplingDefaults(file), companions: companions, media: media, mediaProblem: mediaProblem,
+            speech: speech)
     }
 
     /// "models/SmolLM2-135M-Instruct.Q4_1.gguf" -> "SmolLM2-135M-Instruct.Q4_1".
@@ -119,18 +132,23 @@ final class InferenceSessionAdapter: InferenceSessionBackend {
         try copyLastLogits()
     }
 
-    func evaluate(embeddings rows: [Float], shouldStop: () -> Bool) throws {
+    func evaluate(embeddings rows: [Float], outputHead: Bool, shouldStop: () -> Bool) throws {
         let E = context.model.config.nEmbd
         let step = prefillChunk * E
         var start = 0
         while start < rows.count {
             if start > 0 && shouldStop() { throw LeapError(.cancelled, "stopped during the prompt") }
             let end = min(rows.count, start + step)
-            try rows.withUnsafeBufferPointer { try context.eval(embeddings: UnsafeBufferPointer(rebasing: $0[start..<end])) }
+            let head = outputHead || end < rows.count   // only the last pass may skip the head
+            try rows.withUnsafeBufferPointer {
+                try context.eval(embeddings: UnsafeBufferPointer(rebasing: $0[start..<end]), outputHead: head)
+            }
             start = end
         }
-        try copyLastLogits()
+        if outputHead { try copyLastLogits() }
     }
+
+    func lastHiddenState() throws -> [Float] { Array(try context.lastHiddenState()) }
 
     private func copyLastLogits() throws {
         let last = try context.logits(at: -1)

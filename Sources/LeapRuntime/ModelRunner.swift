@@ -3,6 +3,7 @@ import LeapJSON
 import LeapMessages
 import LeapGrammar
 import LeapSampling
+import LeapSpeech
 import LeapToolCalls
 
 /// Sampling settings a model file recommends (`general.sampling.*`), used when a request leaves a field unset.
@@ -35,6 +36,8 @@ package final class ModelRunner: @unchecked Sendable {
     package let media: (any MediaEncoderBackend)?
     /// Why an auto-detected projector could not be used (the model then loads as a text model).
     package let mediaProblem: String?
+    /// The audio output decoder (vocoder + audio tokenizer) of a model that speaks, nil otherwise.
+    package let speech: SpeechOutputModel?
     private let indexLock = Lock()
     private var _vocabularyIndex: TokenVocabularyIndex?
 
@@ -60,7 +63,7 @@ package final class ModelRunner: @unchecked Sendable {
     package init(modelId: String, model: any LanguageModelBackend, tokenizer: any TokenizerBackend,
                  template: any ChatTemplateBackend, templateSource: String = "", templateIsFallback: Bool, contextSize: Int,
                  samplingDefaults: SamplingDefaults = SamplingDefaults(), companions: CompanionFiles = CompanionFiles(),
-                 media: (any MediaEncoderBackend)? = nil, mediaProblem: String? = nil) {
+                 media: (any MediaEncoderBackend)? = nil, mediaProblem: String? = nil, speech: SpeechOutputModel? = nil) {
         self.modelId = modelId
         self.model = model
         self.tokenizer = tokenizer
@@ -72,11 +75,12 @@ package final class ModelRunner: @unchecked Sendable {
         self.companions = companions
         self.media = media
         self.mediaProblem = mediaProblem
+        self.speech = speech
     }
 
     package var supportsImages: Bool { media?.acceptsImages ?? false }
     package var supportsAudioInput: Bool { media?.acceptsAudio ?? false }
-    package var supportsAudioOutput: Bool { false }
+    package var supportsAudioOutput: Bool { speech != nil }
 
     /// A conversation whose history starts with `systemPrompt` (no system message when nil or empty).
     package func createConversation(systemPrompt: String? = nil) -> Conversation {

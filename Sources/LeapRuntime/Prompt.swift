@@ -4,6 +4,8 @@ import LeapCore
 package enum PromptUnit: Hashable, Sendable {
     case token(Int32)
     case media(MediaKey, row: Int)
+    /// A generated audio frame fed back to the model (never part of a prompt, so never reused).
+    case generatedAudio
 }
 
 /// A conversation's prompt as the model evaluates it: token ids and media rows in position order, and the
@@ -40,6 +42,8 @@ package struct Prompt {
                 var toks: [Int32] = []
                 while i < units.count, case .token(let t) = units[i] { toks.append(t); i += 1 }
                 out.append(.tokens(toks))
+            case .generatedAudio:
+                i += 1   // not in prompts
             case .media(let key, let row):
                 var end = row + 1
                 i += 1

@@ -7,6 +7,8 @@ import LeapToolCalls
 package struct PromptBuilder {
     let runner: ModelRunner
 
+    package init(runner: ModelRunner) { self.runner = runner }
+
     /// LEAP's schema injection: appended to the first system message, or a new system message.
     static let schemaPreamble = "Follow the JSON schema below for your response:\n"
 

@@ -146,7 +146,7 @@ package final class ScriptedSession: InferenceSessionBackend {
     }
 
     /// Rows stand at positions like tokens (recorded as token -1).
-    package func evaluate(embeddings rows: [Float], shouldStop: () -> Bool) throws {
+    package func evaluate(embeddings rows: [Float], outputHead: Bool, shouldStop: () -> Bool) throws {
         guard rows.count % model.embeddingLength == 0, !rows.isEmpty else {
             throw LeapError(.invalidArgument, "ragged embedding rows")
         }

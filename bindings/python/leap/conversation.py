@@ -56,6 +56,9 @@ class leap_generation_options(ctypes.Structure):
         ("function_call_parser", ctypes.c_int32),
         ("inline_thinking_tags", ctypes.c_int32),
         ("enable_thinking", ctypes.c_int32),
+        ("audio_temperature", ctypes.c_float),
+        ("audio_top_k", ctypes.c_int32),
+        ("audio_mode", ctypes.c_int32),
     ]
 
 
@@ -303,6 +306,12 @@ class GenerationOptions:
     function_call_parser: Optional[str] = "lfm"
     inline_thinking_tags: bool = False
     enable_thinking: bool = False
+    #: Models that speak: audio code sampling (None = Liquid's runner: 0.8 and top-k 4 interleaved / 64
+    #: sequential; 0 or top-k 1 is greedy) and the mode ("text", "sequential", "interleaved"; None = from the
+    #: system prompt). max_tokens counts audio frames too.
+    audio_temperature: Optional[float] = None
+    audio_top_k: Optional[int] = None
+    audio_mode: Optional[str] = None
 
     def _to_c(self) -> tuple[leap_generation_options, list[Any]]:
         o = leap_generation_options()
@@ -336,6 +345,14 @@ class GenerationOptions:
         o.function_call_parser = _PARSERS[key]
         o.inline_thinking_tags = int(self.inline_thinking_tags)
         o.enable_thinking = int(self.enable_thinking)
+        if self.audio_temperature is not None:
+            o.audio_temperature = self.audio_temperature
+        if self.audio_top_k is not None:
+            o.audio_top_k = self.audio_top_k
+        modes = {None: 0, "text": 1, "sequential": 2, "interleaved": 3}
+        if self.audio_mode not in modes:
+            raise _lib.error_for_status(1, f"audio_mode must be 'text', 'sequential', 'interleaved' or None, got {self.audio_mode!r}")
+        o.audio_mode = modes[self.audio_mode]
         return o, keep
 
 
