@@ -467,8 +467,12 @@ typedef struct leap_model leap_model;
  * (vocoder) and the audio tokenizer. A path given in leap_model_params wins; for a kind left NULL, with
  * auto_detect_companion_files = 1 (the default), the model's directory is searched as LEAP does:
  *   - mmproj: a file named mmproj*.gguf;
- *   - audio decoder: a .gguf or .bin file whose name contains "audio" and "decoder";
- *   - audio tokenizer: never detected (LEAP does not either); give its path.
+ *   - audio decoder: LFM2.5-Audio's vocoder*.gguf, or a .gguf or .bin file whose name contains "audio" and
+ *     "decoder";
+ *   - audio tokenizer: LFM2.5-Audio's tokenizer*.gguf.
+ * A model speaks (leap_model_has_audio_output) when it has both an audio decoder and an audio tokenizer
+ * that load (LFM2.5-Audio's vocoder and detokenizer); the older LFM2-Audio v1 audiodecoder files (Mimi)
+ * are refused with LEAP_ERR_UNSUPPORTED when given.
  * Names are compared without case. Candidates are matched to the model by its file-name stem: one that
  * contains the whole stem (mmproj-LFM2-VL-450M-Q8_0.gguf for LFM2-VL-450M-Q8_0.gguf) comes first, then one
  * that contains the stem without its quantization tag (mmproj-LFM2-VL-450M-F16.gguf), then the first by

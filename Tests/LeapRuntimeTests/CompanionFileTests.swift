@@ -39,14 +39,26 @@ import Testing
         let dir = try tempDir()
         for name in ["model.gguf", "mmproj-model-q8_0.gguf", "MMPROJ-model-f16.gguf", "mmproj-notes.txt",
                      "audio-only.gguf", "decoder-only.bin", "LFM2-Audio-Decoder.BIN",
-                     "tokenizer-audio.gguf", "vocoder.gguf"] {
+                     "tokenizer-audio.gguf", "vocoder.txt", "tokenizer.json"] {
             write(dir + "/" + name, [1])
         }
         mkdir(dir + "/mmproj-a-directory.gguf", 0o755)
         let found = CompanionFiles.detect(nextTo: dir + "/model.gguf")
         // Both projectors name the model's stem: byte order decides (upper case first), "MMPROJ-..." wins. The
-        // one audio decoder names no part of it, and is taken as the only candidate of its kind.
-        #expect(found == CompanionFiles(mmproj: dir + "/MMPROJ-model-f16.gguf", audioDecoder: dir + "/LFM2-Audio-Decoder.BIN"))
+        // one audio decoder and the one tokenizer*.gguf name no part of it, and are taken as the only
+        // candidates of their kinds (vocoder.txt and tokenizer.json are not GGUF files).
+        #expect(found == CompanionFiles(mmproj: dir + "/MMPROJ-model-f16.gguf", audioDecoder: dir + "/LFM2-Audio-Decoder.BIN",
+                                        audioTokenizer: dir + "/tokenizer-audio.gguf"))
+        // LFM2.5-Audio's files: vocoder-*.gguf and tokenizer-*.gguf, matched to their model by its stem.
+        let audio = try tempDir()
+        for name in ["LFM2.5-Audio-1.5B-Q4_0.gguf", "mmproj-LFM2.5-Audio-1.5B-Q4_0.gguf", "vocoder-LFM2.5-Audio-1.5B-Q4_0.gguf",
+                     "tokenizer-LFM2.5-Audio-1.5B-Q4_0.gguf", "vocoder-Other-Model-F16.gguf", "tokenizer-Other-Model-F16.gguf"] {
+            write(audio + "/" + name, [1])
+        }
+        #expect(CompanionFiles.detect(nextTo: audio + "/LFM2.5-Audio-1.5B-Q4_0.gguf")
+                == CompanionFiles(mmproj: audio + "/mmproj-LFM2.5-Audio-1.5B-Q4_0.gguf",
+                                  audioDecoder: audio + "/vocoder-LFM2.5-Audio-1.5B-Q4_0.gguf",
+                                  audioTokenizer: audio + "/tokenizer-LFM2.5-Audio-1.5B-Q4_0.gguf"))
         // The model file itself is never its own companion.
         #expect(CompanionFiles.detect(nextTo: dir + "/mmproj-model-q8_0.gguf").mmproj == dir + "/MMPROJ-model-f16.gguf")
         #expect(CompanionFiles.detect(nextTo: "/nonexistent-dir/model.gguf") == CompanionFiles())
