@@ -31,7 +31,7 @@ let package = Package(
         .target(name: "CLeap", path: "include", publicHeadersPath: "."),
 
         // Core modules (no Foundation).
-        .target(name: "LeapCore", swiftSettings: swift5, linkerSettings: [.linkedLibrary("m")]),
+        .target(name: "LeapCore", swiftSettings: fast, linkerSettings: [.linkedLibrary("m")]),
         .target(name: "LeapJSON", dependencies: ["LeapCore"], swiftSettings: swift5),
         .target(name: "LeapMessages", dependencies: ["LeapCore", "LeapJSON", "LeapAudio"], swiftSettings: swift5),
         .target(name: "LeapAudio", dependencies: ["LeapCore", "CLeapKernels"], swiftSettings: fast),
@@ -50,20 +50,22 @@ let package = Package(
         // model, and the audio output decoder.
         .target(name: "LeapImage", dependencies: ["LeapCore"], swiftSettings: fast),
         .target(name: "LeapVision", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapImage"], swiftSettings: fast),
-        .target(name: "LeapAudioEncoder", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapAudio"], swiftSettings: fast),
+        .target(name: "LeapAudioEncoder", dependencies: ["LeapCore", "LeapGGUF", "CLeapKernels", "LeapKernels", "LeapAudio"], swiftSettings: fast),
         .target(name: "LeapSpeech", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapModels", "LeapAudio"], swiftSettings: fast),
         .target(
             name: "LeapRuntime",
             dependencies: [
                 "LeapCore", "LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapTokenizer", "LeapChatTemplate",
                 "LeapKernels", "LeapModels", "LeapSampling", "LeapToolCalls", "LeapGrammar",
+                "LeapImage", "LeapVision", "LeapAudioEncoder", "LeapSpeech",
             ],
             swiftSettings: fast),
 
         // The thin C-ABI layer: only `@c @implementation public` entry points and their glue.
         .target(
             name: "LeapCAPI",
-            dependencies: ["CLeap", "LeapRuntime"],
+            dependencies: ["CLeap", "LeapCore", "LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapImage", "LeapRuntime",
+                           "LeapChatTemplate", "LeapModels", "LeapSampling", "LeapTokenizer", "LeapToolCalls"],
             swiftSettings: swift5,
             linkerSettings: [
                 .unsafeFlags([
@@ -75,12 +77,13 @@ let package = Package(
         // Programs.
         .executableTarget(
             name: "LeapBench",
-            dependencies: ["LeapAudio", "LeapGGUF", "LeapKernels", "LeapTokenizer", "LeapModels", "LeapRuntime", "LeapVision"],
+            dependencies: ["LeapAudio", "LeapAudioEncoder", "LeapGGUF", "LeapKernels", "LeapTokenizer", "LeapModels",
+                           "LeapRuntime", "LeapVision"],
             swiftSettings: fast),
         .executableTarget(
             name: "LeapFuzz",
-            dependencies: ["LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapTokenizer", "LeapChatTemplate",
-                           "LeapToolCalls", "LeapGrammar", "LeapRuntime"],
+            dependencies: ["LeapJSON", "LeapMessages", "LeapAudio", "LeapImage", "LeapGGUF", "LeapTokenizer",
+                           "LeapChatTemplate", "LeapToolCalls", "LeapGrammar", "LeapRuntime"],
             swiftSettings: swift5),
 
         // Tests: one target per module. Tests use only `package`/`public` API (no @testable), so they
@@ -95,12 +98,15 @@ let package = Package(
         .testTarget(name: "LeapSamplingTests", dependencies: ["LeapSampling"], swiftSettings: swift5),
         .testTarget(name: "LeapToolCallsTests", dependencies: ["LeapToolCalls", "LeapJSON", "LeapMessages", "LeapChatTemplate"], swiftSettings: swift5),
         .testTarget(name: "LeapGrammarTests", dependencies: ["LeapGrammar", "LeapJSON"], swiftSettings: swift5),
-        .testTarget(name: "LeapVisionTests", dependencies: ["LeapVision", "LeapGGUF", "LeapKernels", "LeapImage"], swiftSettings: fast),
+        .testTarget(name: "LeapImageTests", dependencies: ["LeapImage", "LeapCore"], swiftSettings: swift5),
+        .testTarget(name: "LeapVisionTests", dependencies: ["LeapVision", "LeapImage", "LeapGGUF", "LeapKernels", "LeapCore"], swiftSettings: fast),
+        .testTarget(name: "LeapAudioEncoderTests", dependencies: ["LeapAudioEncoder", "LeapAudio", "LeapGGUF", "LeapKernels", "LeapCore"],
+                    swiftSettings: fast),
         .testTarget(name: "LeapModelsTests", dependencies: ["LeapModels", "LeapGGUF", "LeapKernels", "LeapTokenizer"], swiftSettings: fast),
         // Scripted runtime backends (no weights) shared by the runtime and C-API tests.
-        .target(name: "LeapRuntimeTestSupport", dependencies: ["LeapRuntime", "LeapAudio", "LeapJSON"],
+        .target(name: "LeapRuntimeTestSupport", dependencies: ["LeapRuntime", "LeapAudio", "LeapJSON", "LeapMessages", "LeapCore"],
                 path: "Tests/LeapRuntimeTestSupport", swiftSettings: swift5),
-        .testTarget(name: "LeapRuntimeTests", dependencies: ["LeapRuntime", "LeapRuntimeTestSupport", "LeapMessages", "LeapJSON"],
+        .testTarget(name: "LeapRuntimeTests", dependencies: ["LeapRuntime", "LeapRuntimeTestSupport", "LeapMessages", "LeapJSON", "LeapCore", "LeapTokenizer"],
                     swiftSettings: swift5),
         .testTarget(name: "LeapCAPITests", dependencies: ["LeapCAPI", "CLeap", "LeapRuntimeTestSupport"], swiftSettings: swift5),
     ]

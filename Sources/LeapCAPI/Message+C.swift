@@ -2,6 +2,7 @@ import CLeap
 import Glibc
 import LeapCore
 import LeapJSON
+import LeapImage
 import LeapMessages
 
 // leap_message_*: a handle around a `ChatMessage` value.
@@ -44,7 +45,7 @@ private func part(_ m: MessageBox, _ index: Int) throws -> ChatMessageContent {
     return m.message.content[index]
 }
 
-private func validSampleRate(_ rate: Int32) throws -> Int {
+func validSampleRate(_ rate: Int32) throws -> Int {
     guard rate > 0, rate <= 1_000_000 else { throw LeapError.invalidArgument("sample_rate must be in 1...1000000, got \(rate)") }
     return Int(rate)
 }
@@ -119,6 +120,17 @@ public func leap_message_add_image_jpeg(_ m: OpaquePointer?, _ data: UnsafeRawPo
         let bytes = try array(data?.assumingMemoryBound(to: UInt8.self), n, "jpeg")
         try ContentValidation.checkJPEG(bytes, field: "jpeg")
         box.message.content.append(.image(jpeg: bytes))
+    }
+}
+
+@c @implementation
+public func leap_message_add_image_rgb(_ m: OpaquePointer?, _ rgb: UnsafePointer<UInt8>?, _ width: Int32, _ height: Int32,
+                                       _ quality: Int32) -> leap_status {
+    ffi {
+        let box = try borrowMessage(m)
+        guard (1...100).contains(quality) else { throw LeapError.invalidArgument("quality must be in 1...100, got \(quality)") }
+        let jpeg = try JPEG.encode(try rgbImage(rgb, width, height), quality: Int(quality))
+        box.message.content.append(.image(jpeg: jpeg))
     }
 }
 

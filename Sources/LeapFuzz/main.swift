@@ -17,6 +17,7 @@ let targets: [String: FuzzTarget] = [
     "gguf": fuzzGGUF,
     "model": fuzzModel,
     "wav": fuzzWAV,
+    "jpeg": fuzzJPEG,
     "toolcalls": fuzzToolCalls,
     "tokenizer": fuzzTokenizer,
     "template": fuzzTemplate,

@@ -25,15 +25,7 @@ package struct TensorBinder {
         guard (ne.count == 2 && ne[0] == cols && ne[1] == rows) || (ne.count > 2 && ne[0] == cols && ne[1] == rows && ne[2...].allSatisfy { $0 == 1 }) else {
             throw LeapError.modelLoading("tensor '\(name)' has shape \(ne), expected [\(cols), \(rows)] in \(file.path)")
         }
-        let data = file.tensorData(t)
-        guard let base = data.baseAddress, data.count == t.byteCount else {
-            throw LeapError.modelLoading("tensor '\(name)' data is outside \(file.path)")
-        }
-        do {
-            return try WeightMatrix(type: t.type, rows: rows, cols: cols, data: base)
-        } catch let e as LeapError {
-            throw LeapError(e.kind == .unsupported ? .unsupported : .modelLoading, "tensor '\(name)': \(e.message)")
-        }
+        return try view(t, rows: rows, cols: cols)
     }
 
     /// A 1-D float vector of `n` elements (any type; dequantized copy).
@@ -56,5 +48,43 @@ package struct TensorBinder {
 
     package func optionalVector(_ name: String, _ n: Int) throws -> [Float]? {
         has(name) ? try vector(name, n) : nil
+    }
+
+    /// A tensor of exactly shape `ne` (missing trailing dims count as 1), dequantized in storage order.
+    package func floats(_ name: String, ne expected: [Int]) throws -> [Float] {
+        let t = try info(name)
+        try requireShape(t, expected)
+        return try file.dequantize(t)
+    }
+
+    /// A tensor of exactly shape `ne` (e.g. a 1×1 convolution kernel [1, 1, in, out]) viewed as `rows` rows
+    /// of `cols` contiguous elements; rows·cols must be its element count.
+    package func matrix(_ name: String, ne expected: [Int], rows: Int, cols: Int) throws -> WeightMatrix {
+        let t = try info(name)
+        try requireShape(t, expected)
+        guard rows * cols == t.elementCount else {
+            throw LeapError.modelLoading("tensor '\(name)' of \(t.elementCount) elements cannot be viewed as [\(cols), \(rows)]")
+        }
+        return try view(t, rows: rows, cols: cols)
+    }
+
+    /// The mmapped data of `t` as a [rows, cols] weight matrix.
+    private func view(_ t: GGUFTensorInfo, rows: Int, cols: Int) throws -> WeightMatrix {
+        let data = file.tensorData(t)
+        guard let base = data.baseAddress, data.count == t.byteCount else {
+            throw LeapError.modelLoading("tensor '\(t.name)' data is outside \(file.path)")
+        }
+        do {
+            return try WeightMatrix(type: t.type, rows: rows, cols: cols, data: base)
+        } catch let e as LeapError {
+            throw LeapError(e.kind == .unsupported ? .unsupported : .modelLoading, "tensor '\(t.name)': \(e.message)")
+        }
+    }
+
+    private func requireShape(_ t: GGUFTensorInfo, _ expected: [Int]) throws {
+        let pad = { (ne: [Int]) in ne + Array(repeating: 1, count: max(0, 4 - ne.count)) }
+        guard pad(t.ne) == pad(expected) else {
+            throw LeapError.modelLoading("tensor '\(t.name)' has shape \(t.ne), expected \(expected) in \(file.path)")
+        }
     }
 }

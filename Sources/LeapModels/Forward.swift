@@ -1,6 +1,6 @@
 // The forward pass shared by every architecture, on a batch of up to `maxBatch` tokens:
 //
-//   h = embed(tokens) [× sqrt(E) for Gemma]
+//   h = embed(tokens) [× sqrt(E) for Gemma], or embedding rows given by the caller (encoders)
 //   per layer: h += [postNorm](Mixer(RMS(h)))          Mixer = attention or LFM2 short conv
 //              h += [postNorm](down(act(gate·f) ⊙ up·f)),  f = RMS(h)   (LFM2-MoE: routed experts, MoE.swift)
 //   logits = output · RMS(h, output_norm)             (only for the rows asked for)
@@ -25,17 +25,28 @@ struct MatmulJob {
     var yStride: Int
 }
 
+/// The input of one forward pass: token ids, or embedding rows that take the place of the token embeddings.
+enum ForwardInput {
+    case tokens(UnsafeBufferPointer<Int32>)   // [T] validated ids
+    case embeddings(UnsafePointer<Float>)     // [T, E]
+}
+
 extension InferenceContext {
-    /// Runs the batch; writes logits of batch rows `logitsFrom..<n` to `out` ([n - logitsFrom, V]).
-    func forward(_ toks: UnsafeBufferPointer<Int32>, pos0: Int, logitsFrom: Int, into out: UnsafeMutablePointer<Float>) {
-        let T = toks.count
+    /// Runs a batch of `T` inputs; writes logits of batch rows `logitsFrom..<T` to `out` ([T - logitsFrom, V])
+    /// and keeps the last row's final-normed hidden state in `hiddenOut`.
+    func forward(_ input: ForwardInput, count T: Int, pos0: Int, logitsFrom: Int, into out: UnsafeMutablePointer<Float>) {
         let E = cfg.nEmbd
         let W = model.weights
-        // Embedding rows (validated ids).
-        for t in 0..<T {
-            lk_dequantize_row(Int32(W.tokenEmbedding.type.rawValue), W.tokenEmbedding.row(Int(toks[t])), x + t * E, Int64(E))
+        switch input {
+        case .tokens(let toks):
+            for t in 0..<T {
+                lk_dequantize_row(Int32(W.tokenEmbedding.type.rawValue), W.tokenEmbedding.row(Int(toks[t])), x + t * E, Int64(E))
+            }
+            // Gemma scales token embeddings only (llama.cpp: raw embedding inputs are not scaled).
+            if let s = cfg.embedScale { lk_scale(x, s, x, Int64(T * E)) }
+        case .embeddings(let rows):
+            x.update(from: rows, count: T * E)
         }
-        if let s = cfg.embedScale { lk_scale(x, s, x, Int64(T * E)) }
 
         for (il, layer) in W.layers.enumerated() {
             rmsNormRows(x, layer.attnNorm, xn, T, E)
@@ -59,6 +70,7 @@ extension InferenceContext {
         guard nOut > 0 else { return }
         let hLast = x + logitsFrom * E
         rmsNormRows(hLast, W.outputNorm, xn, nOut, E)
+        hiddenOut.update(from: xn + (nOut - 1) * E, count: E)
         let V = cfg.nVocab
         let xq = quantize(xn, rows: nOut, for: W.output, buffer: 0)
         jobs[0] = MatmulJob(w: W.output, x: xq.0, xRowBytes: xq.1, y: out, yStride: V)

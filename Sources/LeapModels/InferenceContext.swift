@@ -6,7 +6,11 @@
 // `maxBatch + convHistory` positions of every conv layer. The state at any position still in the ring is
 // therefore available, so `rewind(to:)` by up to `convHistory` (64) tokens — the usual case when a chat
 // turn re-uses the cached prompt — is free and exact. A deeper rewind re-evaluates the kept prefix from
-// the recorded token ids (exact, costs one prefill). Attention layers only need `nPast` to move back.
+// the recorded inputs (exact, costs one prefill). Attention layers only need `nPast` to move back.
+//
+// Inputs: a position holds a token id or an embedding row given by the caller (an image or audio encoder's
+// output, a generated audio frame's feedback embedding): `eval(tokens:)` and `eval(embeddings:)` share one
+// forward pass, which starts from the rows instead of the token embedding table.
 import CLeapKernels
 import Glibc
 import LeapCore
@@ -30,7 +34,13 @@ package final class InferenceContext {
     let ringSize: Int
     let convRing: RawBuffer?
     var convValidFrom = 0               // lowest position whose u is still in the ring
-    var tokens: [Int32] = []            // every evaluated token id (for deep rewinds)
+    // Every evaluated input, for deep rewinds: a token id per position, `embeddingInput` where the position
+    // took an embedding row; those rows are kept in order in `embeddingLog`.
+    static let embeddingInput: Int32 = -1
+    var inputs: [Int32] = []             // [nPast]
+    var embeddingLog: [Float] = []       // [embedding positions, E]
+    /// The final-normed hidden state of the last evaluated position (what the output head multiplies).
+    let hiddenOut: UnsafeMutablePointer<Float>  // [E]
 
     // Scratch, B = maxBatch rows.
     let x: UnsafeMutablePointer<Float>        // [B, E] residual stream
@@ -121,10 +131,15 @@ package final class InferenceContext {
         geluTable = cfg.activation == .geluTanh ? Self.makeGeluTable() : nil
         moeScratch = try MoEScratch(model.weights, maxBatch: B, nEmbd: E)
         jobs = UnsafeMutablePointer<MatmulJob>.allocate(capacity: 4)
-        tokens.reserveCapacity(contextSize)
+        hiddenOut = .allocate(capacity: E)
+        hiddenOut.initialize(repeating: 0, count: E)
+        inputs.reserveCapacity(contextSize)
     }
 
-    deinit { jobs.deallocate() }
+    deinit {
+        jobs.deallocate()
+        hiddenOut.deallocate()
+    }
 
     /// Bytes held by the KV cache and conv state.
     package var stateBytes: Int { kv.byteCount + (convRing?.byteCount ?? 0) }
@@ -138,13 +153,50 @@ package final class InferenceContext {
     package func eval(tokens newTokens: UnsafeBufferPointer<Int32>, wantAllLogits: Bool = false) throws {
         let n = newTokens.count
         guard n > 0 else { throw LeapError.invalidArgument("eval needs at least one token") }
-        guard n <= contextSize - nPast else {
-            throw LeapError(.promptExceedsContext,
-                "\(n) tokens do not fit in the context: \(nPast) of \(contextSize) positions are used")
-        }
+        // Fit first: a count that does not fit is never read (it may not describe readable memory).
+        try checkFits(n, "tokens")
         for (i, t) in newTokens.enumerated() where t < 0 || Int(t) >= cfg.nVocab {
             throw LeapError.invalidArgument("token id \(t) at index \(i) is out of range 0..<\(cfg.nVocab)")
         }
+        try evalInputs(count: n, what: "tokens", wantAllLogits: wantAllLogits) { start, m in
+            .tokens(UnsafeBufferPointer(rebasing: newTokens[start..<start + m]))
+        }
+        inputs.append(contentsOf: newTokens)
+    }
+
+    /// Evaluates embedding rows ([n, E] floats, E = the model's embedding length) at positions
+    /// nPast..<nPast+n, as `eval(tokens:)` does token ids: the rows enter the first layer as they are (no
+    /// embedding scale). Throws (and changes nothing) for a ragged or non-finite input or one that doesn't fit.
+    package func eval(embeddings rows: UnsafeBufferPointer<Float>, wantAllLogits: Bool = false) throws {
+        let E = cfg.nEmbd
+        guard !rows.isEmpty, rows.count % E == 0 else {
+            throw LeapError.invalidArgument("embedding input of \(rows.count) floats is not a whole number (> 0) of rows of \(E)")
+        }
+        try checkFits(rows.count / E, "embedding rows")
+        if let i = rows.firstIndex(where: { !$0.isFinite }) {
+            throw LeapError.invalidArgument("embedding input value \(i) (row \(i / E)) is not finite")
+        }
+        guard let base = rows.baseAddress else { return }
+        let n = rows.count / E
+        try evalInputs(count: n, what: "embedding rows", wantAllLogits: wantAllLogits) { start, _ in
+            .embeddings(base + start * E)
+        }
+        inputs.append(contentsOf: repeatElement(Self.embeddingInput, count: n))
+        embeddingLog.append(contentsOf: rows)
+    }
+
+    /// Splits `count` inputs into forward passes of at most maxBatch (`chunk(start, m)` gives each pass's
+    /// input) and keeps the logits asked for.
+    private func checkFits(_ n: Int, _ what: String) throws {
+        guard n <= contextSize - nPast else {
+            throw LeapError(.promptExceedsContext,
+                "\(n) \(what) do not fit in the context: \(nPast) of \(contextSize) positions are used")
+        }
+    }
+
+    private func evalInputs(count n: Int, what: String, wantAllLogits: Bool,
+                            chunk: (_ start: Int, _ m: Int) -> ForwardInput) throws {
+        try checkFits(n, what)
         let V = cfg.nVocab
         let rows = wantAllLogits ? n : 1
         let needed = try checkedSize(rows, V, 4, what: "logits")
@@ -159,21 +211,28 @@ package final class InferenceContext {
         var done = 0
         while done < n {
             let m = min(maxBatch, n - done)
-            let chunk = UnsafeBufferPointer(rebasing: newTokens[done..<done + m])
             let isLast = done + m == n
             if wantAllLogits {
-                forward(chunk, pos0: nPast, logitsFrom: 0, into: logits + done * V)
+                forward(chunk(done, m), count: m, pos0: nPast, logitsFrom: 0, into: logits + done * V)
             } else {
-                forward(chunk, pos0: nPast, logitsFrom: isLast ? m - 1 : m, into: logits)
+                forward(chunk(done, m), count: m, pos0: nPast, logitsFrom: isLast ? m - 1 : m, into: logits)
             }
             nPast += m
             convValidFrom = max(convValidFrom, nPast - ringSize)
             done += m
         }
-        tokens.append(contentsOf: newTokens)
         lastBatchCount = n
         logitRowCount = rows
         logitsFirstIndex = wantAllLogits ? 0 : n - 1
+    }
+
+    /// The final-normed hidden state of the last position evaluated ([E]; what the output head multiplies,
+    /// and what a speech model's audio decoder reads). Valid until the next eval.
+    package func lastHiddenState() throws -> UnsafeBufferPointer<Float> {
+        guard lastBatchCount > 0 else {
+            throw LeapError.invalidArgument("no hidden state: nothing has been evaluated since the context was created or rewound")
+        }
+        return UnsafeBufferPointer(start: hiddenOut, count: cfg.nEmbd)
     }
 
     /// Logits of batch index `index` of the last eval (negative counts from the end: -1 = last token).
@@ -197,16 +256,31 @@ package final class InferenceContext {
         }
         lastBatchCount = 0
         if n == nPast { return }
+        let keptRows = inputs[0..<n].reduce(0) { $0 + ($1 == Self.embeddingInput ? 1 : 0) }
         let need = max(0, n - (cfg.convLCache - 1))
         if convRing == nil || need >= convValidFrom {
             nPast = n
-            tokens.removeLast(tokens.count - n)
+            inputs.removeLast(inputs.count - n)
+            embeddingLog.removeLast(embeddingLog.count - keptRows * cfg.nEmbd)
             return
         }
-        // The conv state at `n` has left the ring: recompute the prefix.
-        let prefix = Array(tokens[0..<n])
+        // The conv state at `n` has left the ring: recompute the prefix, run by run of tokens / rows.
+        let prefix = Array(inputs[0..<n])
+        let rows = Array(embeddingLog[0..<keptRows * cfg.nEmbd])
         reset()
-        if !prefix.isEmpty { try eval(tokens: prefix) }
+        var i = 0, row = 0
+        while i < n {
+            var j = i
+            let isRow = prefix[i] == Self.embeddingInput
+            while j < n && (prefix[j] == Self.embeddingInput) == isRow { j += 1 }
+            if isRow {
+                try rows.withUnsafeBufferPointer { try eval(embeddings: UnsafeBufferPointer(rebasing: $0[row * cfg.nEmbd..<(row + j - i) * cfg.nEmbd])) }
+                row += j - i
+            } else {
+                try prefix.withUnsafeBufferPointer { try eval(tokens: UnsafeBufferPointer(rebasing: $0[i..<j])) }
+            }
+            i = j
+        }
         lastBatchCount = 0
     }
 
@@ -214,7 +288,8 @@ package final class InferenceContext {
     package func reset() {
         nPast = 0
         convValidFrom = 0
-        tokens.removeAll(keepingCapacity: true)
+        inputs.removeAll(keepingCapacity: true)
+        embeddingLog.removeAll(keepingCapacity: true)
         lastBatchCount = 0
     }
 

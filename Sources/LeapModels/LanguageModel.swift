@@ -70,6 +70,17 @@ package final class LanguageModel: @unchecked Sendable {
         try makeContext(ContextOptions(contextSize: contextSize))
     }
 
+    /// The embedding row token `id` enters the first layer with, before any architecture scale ([nEmbd]):
+    /// given to `InferenceContext.eval(embeddings:)` it stands for the token (Gemma aside, which scales tokens).
+    package func tokenEmbedding(_ id: Int32) throws -> [Float] {
+        var row = [Float](repeating: 0, count: config.nEmbd)
+        try row.withUnsafeMutableBufferPointer { b in
+            guard let p = b.baseAddress else { return }
+            try Kernels.dequantizeRow(weights.tokenEmbedding, row: Int(id), into: p)
+        }
+        return row
+    }
+
     /// Bytes of weights read per decoded token (every matrix once, plus one embedding row).
     package var weightBytesPerToken: Int {
         var n = weights.output.byteCount + weights.tokenEmbedding.rowBytes

@@ -3,8 +3,8 @@ import LeapCore
 import LeapJSON
 
 // The seams between the conversation runtime and the engine. LeapModels, LeapTokenizer and
-// LeapChatTemplate provide the real implementations (see Adapters.swift); tests also plug in scripted
-// ones to drive the runtime token by token.
+// LeapChatTemplate provide the real implementations (adapters in ModelLoader.swift; the media encoders'
+// seam is MediaEncoding.swift); tests also plug in scripted ones to drive the runtime token by token.
 
 /// A loaded model's weights: immutable, shared by every conversation of a runner.
 package protocol LanguageModelBackend: AnyObject {
@@ -12,6 +12,8 @@ package protocol LanguageModelBackend: AnyObject {
     var vocabularySize: Int { get }
     /// The context length the model was trained with (`<arch>.context_length`).
     var trainedContextLength: Int { get }
+    /// Width of an embedding row (`InferenceSessionBackend.evaluate(embeddings:)`).
+    var embeddingLength: Int { get }
     /// A fresh evaluation state (KV cache, recurrent state) holding up to `contextSize` tokens.
     func makeSession(contextSize: Int) throws -> any InferenceSessionBackend
 }
@@ -25,6 +27,8 @@ package protocol InferenceSessionBackend: AnyObject {
     /// `shouldStop` is polled between chunks of a long prompt; returning true ends early by throwing
     /// `LeapError(.cancelled)`, with `tokenCount` covering the tokens evaluated so far.
     func evaluate(_ tokens: [Int32], shouldStop: () -> Bool) throws
+    /// Evaluates embedding rows ([n, embeddingLength]: media encodings) at the next positions, like tokens.
+    func evaluate(embeddings rows: [Float], shouldStop: () -> Bool) throws
     /// Logits of the last evaluated token ([vocabularySize]); valid and writable until the next evaluate.
     func lastLogits() -> UnsafeMutableBufferPointer<Float>
     /// Keeps the first `n` tokens and forgets the rest.
@@ -37,6 +41,10 @@ package protocol InferenceSessionBackend: AnyObject {
 }
 
 extension InferenceSessionBackend {
+    package func evaluate(embeddings rows: [Float], shouldStop: () -> Bool) throws {
+        throw LeapError(.unsupported, "this model takes no embedding input")
+    }
+
     /// Text models generate no audio.
     package func takeGeneratedAudio() -> [AudioChunk] { [] }
 }

@@ -25,10 +25,13 @@ package final class Conversation: @unchecked Sendable {
     let generating = AtomicFlag()
     let stopRequested = AtomicFlag()
 
-    /// The evaluation state and the tokens in it (guarded by `generating`: only the running generation
-    /// touches them).
+    /// The evaluation state and the prompt positions in it, and the embedding rows of the media parts in
+    /// the last prompt (guarded by `generating`: only the running generation touches them).
     var session: (any InferenceSessionBackend)?
-    var sessionTokens: [Int32] = []
+    var sessionUnits: [PromptUnit] = []
+    var encodedMedia: [MediaKey: [Float]] = [:]
+    /// The media parts of the history, checked and laid out when their message entered it (under `lock`).
+    var mediaCache: [MediaKey: any PreparedMedia] = [:]
 
     init(runner: ModelRunner, history: [ChatMessage]) {
         self.runner = runner
@@ -41,12 +44,21 @@ package final class Conversation: @unchecked Sendable {
     package var functions: [LeapFunction] { lock.withLock { _functions } }
     package var isGenerating: Bool { generating.isSet }
 
-    /// Adds a message without generating (tool results, replayed turns).
+    /// Adds a message without generating (tool results, replayed turns). A part the model cannot take is
+    /// refused here, and the history stays as it was.
     package func append(_ message: ChatMessage) throws {
+        let (count, cache) = lock.withLock { (_history.count, mediaCache) }
+        let prepared = try runner.prepareMedia(of: [message], from: count, cache: cache)
         try lock.withLock {
             guard !generating.isSet else { throw LeapError(.busy, "the conversation is generating; append after it completes") }
             _history.append(message)
+            mediaCache = prepared
         }
+    }
+
+    /// Sets the history of a new conversation (its media already prepared into `mediaCache`).
+    func replaceHistory(_ history: [ChatMessage]) throws {
+        lock.withLock { _history = history }
     }
 
     /// Removes the last message (no-op when empty).
@@ -72,6 +84,8 @@ package final class Conversation: @unchecked Sendable {
     }
 
     /// Starts a generation for `message` (appended to the history now). Pull events with `next()`.
+    /// The prompt is built here: a message with a part the model cannot take, a prompt that does not fit
+    /// the context or a schema that does not compile is refused, and the conversation stays as it was.
     package func generate(_ message: ChatMessage, options: GenerationOptions = GenerationOptions()) throws -> Generation {
         // Compile the constraint first: a bad schema changes nothing.
         var constraint: JSONSchemaGrammar? = nil
@@ -82,15 +96,43 @@ package final class Conversation: @unchecked Sendable {
                 throw LeapError(.invalidArgument, "json_schema_constraint: \(e.message)")
             }
         }
-        try lock.withLock {
+        let (history, functions, cache) = try lock.withLock {
             guard !generating.isSet else {
                 throw LeapError(.busy, "the conversation is already generating; wait for it to complete or stop it")
             }
             stopRequested.clear()
             generating.set()
-            _history.append(message)
+            return (_history, _functions, mediaCache)
         }
-        return Generation(conversation: self, options: options, constraint: constraint)
+        let prompt: Prompt
+        let promptText: String
+        let prepared: [MediaKey: any PreparedMedia]
+        do {
+            prepared = try runner.prepareMedia(of: [message], from: history.count, cache: cache)
+            (prompt, promptText) = try PromptBuilder(runner: runner).prompt(
+                for: history + [message], tools: functions, options: options) { part in
+                guard let m = prepared[MediaKey(part: part)] else {
+                    throw LeapError(.internal, "a media part of the history was not prepared")
+                }
+                return m
+            }
+            // The cache reuse evaluates at least one prompt position to get logits.
+            guard prompt.count > 0 else {
+                throw LeapError(.generation, "the chat template rendered an empty prompt (\(promptText.utf8.count) bytes, 0 tokens); nothing to generate from")
+            }
+            guard prompt.count < runner.contextSize else {
+                throw LeapError(.promptExceedsContext,
+                                "The prompt exceeds the max context length of \(runner.contextSize) tokens (it has \(prompt.count) tokens).")
+            }
+        } catch {
+            finishGenerating()
+            throw error
+        }
+        lock.withLock {
+            _history.append(message)
+            mediaCache = prepared.filter { prompt.media[$0.key] != nil }
+        }
+        return Generation(conversation: self, options: options, prompt: prompt, promptText: promptText, constraint: constraint)
     }
 
     func appendAssistant(_ message: ChatMessage) {

@@ -36,9 +36,16 @@ package final class Generation {
     private var startTime = 0.0
     private var firstTokenTime = 0.0
 
-    init(conversation: Conversation, options: GenerationOptions, constraint: JSONSchemaGrammar? = nil) {
+    /// The prompt built when the generation was created, and its rendered text.
+    private let prompt: Prompt
+    private let promptText: String
+
+    init(conversation: Conversation, options: GenerationOptions, prompt: Prompt, promptText: String,
+         constraint: JSONSchemaGrammar? = nil) {
         self.conversation = conversation
         self.options = options
+        self.prompt = prompt
+        self.promptText = promptText
         self.runner = conversation.runner
         self.matcher = constraint?.makeMatcher()
         self.sampler = Sampler(params: Generation.samplerParams(options, runner.samplingDefaults))
@@ -108,10 +115,6 @@ package final class Generation {
 
     private func start() throws {
         startTime = monotonicSeconds()
-        let history = conversation.history
-        try Generation.checkContentIsSupported(history, companions: runner.companions)
-        let builder = PromptBuilder(runner: runner)
-        let promptText = try builder.text(for: history, tools: conversation.functions, options: options)
         // Templates of reasoning models may open the think block in the generation prompt.
         var tail = Substring(promptText)
         while let last = tail.last, last.isWhitespace { tail = tail.dropLast() }
@@ -120,59 +123,83 @@ package final class Generation {
                 functionCallParser: options.functionCallParser?.parser, inlineThinkingTags: options.inlineThinkingTags,
                 startsInReasoning: true))
         }
-        let prompt = try builder.tokens(forText: promptText)
-        // The cache reuse below evaluates at least one prompt token to get logits.
-        guard !prompt.isEmpty else {
-            throw LeapError(.generation, "the chat template rendered an empty prompt (\(promptText.utf8.count) bytes, 0 tokens); nothing to generate from")
-        }
-        let contextSize = runner.contextSize
-        guard prompt.count < contextSize else {
-            throw LeapError(.promptExceedsContext,
-                            "The prompt exceeds the max context length of \(contextSize) tokens (it has \(prompt.count) tokens).")
-        }
         let session: any InferenceSessionBackend
         if let s = conversation.session {
             session = s
         } else {
-            session = try runner.model.makeSession(contextSize: contextSize)
+            session = try runner.model.makeSession(contextSize: runner.contextSize)
             conversation.session = session
-            conversation.sessionTokens = []
+            conversation.sessionUnits = []
         }
-        // Reuse the longest common prefix of what the cache holds; evaluate at least one token for logits.
+        // Reuse the longest common prefix of what the cache holds; evaluate at least one position for logits.
+        let units = prompt.units
         var keep = 0
-        let cached = conversation.sessionTokens
-        while keep < cached.count && keep < prompt.count && cached[keep] == prompt[keep] { keep += 1 }
-        if keep == prompt.count { keep -= 1 }
+        let cached = conversation.sessionUnits
+        while keep < cached.count && keep < units.count && cached[keep] == units[keep] { keep += 1 }
+        if keep == units.count { keep -= 1 }
         do {
             try session.truncate(to: keep)
-            conversation.sessionTokens = Array(prompt[0..<keep])
-            let fresh = Array(prompt[keep...])
+            conversation.sessionUnits = Array(units[0..<keep])
             let t0 = monotonicSeconds()
-            try session.evaluate(fresh, shouldStop: { [conversation] in conversation.stopRequested.isSet })
-            conversation.sessionTokens = prompt
+            try evaluatePrompt(from: keep, in: session)
+            conversation.sessionUnits = units
             let dt = monotonicSeconds() - t0
-            stats.promptTokens = fresh.count
+            stats.promptTokens = units.count - keep
             stats.cachedPromptTokens = keep
-            stats.promptTokensPerSecond = dt > 0 ? Double(fresh.count) / dt : 0
+            stats.promptTokensPerSecond = dt > 0 ? Double(units.count - keep) / dt : 0
         } catch let e as LeapError where e.kind == .cancelled {
             // Stopped during the prompt: what was evaluated stays cached, and the turn completes as
             // interrupted like a stop at any other token boundary.
-            let evaluated = min(max(session.tokenCount, keep), prompt.count)
-            conversation.sessionTokens = Array(prompt[0..<evaluated])
+            let evaluated = min(max(session.tokenCount, keep), units.count)
+            conversation.sessionUnits = Array(units[0..<evaluated])
             stats.promptTokens = evaluated - keep
             stats.cachedPromptTokens = keep
             state = .running
             return try finish(.interrupted)
         } catch {
             // The cache may be half-updated: start from scratch next turn.
-            conversation.sessionTokens = []
+            conversation.sessionUnits = []
             conversation.session = nil
             throw error
         }
-        sampler.accept(contentsOf: prompt)
+        // Media rows no longer in the prompt are not needed again.
+        conversation.encodedMedia = conversation.encodedMedia.filter { prompt.media[$0.key] != nil }
+        sampler.accept(contentsOf: prompt.tokens)
         state = .running
         try collectAudio(from: session)
         if conversation.stopRequested.isSet { try finish(.interrupted) }
+    }
+
+    /// Evaluates the prompt's positions from `start` on, run by run: token ids, or media rows (encoded on
+    /// first use; a part whose rows are all in the KV cache already is never encoded again).
+    private func evaluatePrompt(from start: Int, in session: any InferenceSessionBackend) throws {
+        let stop: () -> Bool = { [conversation] in conversation.stopRequested.isSet }
+        for (i, run) in prompt.runs(from: start).enumerated() {
+            if i > 0 && stop() { throw LeapError(.cancelled, "stopped during the prompt") }
+            switch run {
+            case .tokens(let toks):
+                try session.evaluate(toks, shouldStop: stop)
+            case .rows(let key, let range):
+                let rows = try encodedRows(of: key)
+                let E = runner.model.embeddingLength
+                guard rows.count >= range.upperBound * E else {
+                    throw LeapError(.internal, "media part \(key) encoded \(rows.count / max(E, 1)) rows; its layout needs \(range.upperBound)")
+                }
+                try session.evaluate(embeddings: Array(rows[(range.lowerBound * E)..<(range.upperBound * E)]), shouldStop: stop)
+            }
+        }
+    }
+
+    private func encodedRows(of key: MediaKey) throws -> [Float] {
+        if let rows = conversation.encodedMedia[key] { return rows }
+        guard let media = prompt.media[key] else { throw LeapError(.internal, "media part \(key) is not in the prompt") }
+        let rows = try media.encode()
+        let E = runner.model.embeddingLength
+        guard rows.count == media.layout.rowCount * E else {
+            throw LeapError(.internal, "media part \(key) encoded \(rows.count) floats, expected \(media.layout.rowCount) rows of \(E)")
+        }
+        conversation.encodedMedia[key] = rows
+        return rows
     }
 
     private func decodeOne() throws {
@@ -214,9 +241,9 @@ package final class Generation {
         if session.tokenCount + 1 > session.contextSize { return try finish(.exceedContext) }
         do {
             try session.evaluate([token], shouldStop: { false })
-            conversation.sessionTokens.append(token)
+            conversation.sessionUnits.append(.token(token))
         } catch {
-            conversation.sessionTokens = []
+            conversation.sessionUnits = []
             conversation.session = nil
             throw error
         }
@@ -272,28 +299,6 @@ package final class Generation {
         state = .done
         conversation.finishGenerating()
         queue.append(.complete(message: message, finishReason: reason, stats: stats))
-    }
-
-    /// Text models cannot see images or hear audio: say so instead of silently dropping the parts, and
-    /// name the projector when the model came with one (it is found and checked at load, but this engine
-    /// has no vision / audio encoder to run it).
-    static func checkContentIsSupported(_ history: [ChatMessage], companions: CompanionFiles = CompanionFiles()) throws {
-        for (i, m) in history.enumerated() {
-            for (j, part) in m.content.enumerated() {
-                let what: String
-                switch part {
-                case .text: continue
-                case .image: what = "an image part needs a vision encoder"
-                case .audio, .audioPCMF32:
-                    guard m.role != .assistant else { continue }  // generated audio in the history is only replayed as text
-                    what = "an audio part needs an audio encoder"
-                }
-                let why = companions.mmproj.map {
-                    "this model was loaded with the projector '\($0)' (mmproj), but this engine has no vision or audio encoder yet (text only)"
-                } ?? "this is a text model (no projector: give mmproj_path or put mmproj-*.gguf next to the model), and this engine runs text models only"
-                throw LeapError(.unsupported, "history[\(i)].content[\(j)]: \(what); \(why)")
-            }
-        }
     }
 
     static func samplerParams(_ o: GenerationOptions, _ d: SamplingDefaults) -> SamplerParams {

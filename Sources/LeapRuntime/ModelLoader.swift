@@ -32,11 +32,22 @@ extension ModelRunner {
         }
         let trained = model.config.nCtxTrain > 0 ? model.config.nCtxTrain : 4096
         let contextSize = options.contextSize ?? min(trained, 4096)
+        // The projector's encoders: a given one must work; an auto-detected one that doesn't leaves a text model.
+        var media: (any MediaEncoderBackend)? = nil
+        var mediaProblem: String? = nil
+        if let projector = companions.mmproj {
+            do {
+                media = try MediaEncoders.load(projector: projector, textModel: model, threads: options.threads)
+            } catch let e as LeapError {
+                if options.mmprojPath != nil { throw LeapError(e.kind, "mmproj: \(e.message)") }
+                mediaProblem = e.message
+            }
+        }
         return ModelRunner(
             modelId: modelId(path), model: LanguageModelAdapter(model, threads: options.threads),
             tokenizer: TokenizerAdapter(tokenizer), template: TemplateAdapter(template), templateSource: source,
             templateIsFallback: options.chatTemplate == nil && embedded == nil, contextSize: contextSize,
-            samplingDefaults: try samplingDefaults(file), companions: companions)
+            samplingDefaults: try samplingDefaults(file), companions: companions, media: media, mediaProblem: mediaProblem)
     }
 
     /// "models/SmolLM2-135M-Instruct.Q4_1.gguf" -> "SmolLM2-135M-Instruct.Q4_1".
@@ -70,6 +81,7 @@ final class LanguageModelAdapter: LanguageModelBackend, @unchecked Sendable {
     var architecture: String { model.config.architecture.rawValue }
     var vocabularySize: Int { model.config.nVocab }
     var trainedContextLength: Int { model.config.nCtxTrain }
+    var embeddingLength: Int { model.config.nEmbd }
 
     func makeSession(contextSize: Int) throws -> any InferenceSessionBackend {
         InferenceSessionAdapter(try model.makeContext(ContextOptions(contextSize: contextSize, threads: threads)),
@@ -104,6 +116,23 @@ final class InferenceSessionAdapter: InferenceSessionBackend {
             try context.eval(tokens: Array(tokens[start..<end]))
             start = end
         }
+        try copyLastLogits()
+    }
+
+    func evaluate(embeddings rows: [Float], shouldStop: () -> Bool) throws {
+        let E = context.model.config.nEmbd
+        let step = prefillChunk * E
+        var start = 0
+        while start < rows.count {
+            if start > 0 && shouldStop() { throw LeapError(.cancelled, "stopped during the prompt") }
+            let end = min(rows.count, start + step)
+            try rows.withUnsafeBufferPointer { try context.eval(embeddings: UnsafeBufferPointer(rebasing: $0[start..<end])) }
+            start = end
+        }
+        try copyLastLogits()
+    }
+
+    private func copyLastLogits() throws {
         let last = try context.logits(at: -1)
         let n = min(last.count, logits.count)
         if let src = last.baseAddress, let dst = logits.baseAddress { dst.update(from: src, count: n) }

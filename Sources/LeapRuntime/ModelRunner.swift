@@ -29,8 +29,12 @@ package final class ModelRunner: @unchecked Sendable {
     /// Context size of new conversations.
     package let contextSize: Int
     package let samplingDefaults: SamplingDefaults
-    /// Multimodal companion files found or given at load (validated; not used by this text engine).
+    /// Multimodal companion files found or given at load (validated).
     package let companions: CompanionFiles
+    /// The encoders of the model's projector (images, audio), nil for a text model.
+    package let media: (any MediaEncoderBackend)?
+    /// Why an auto-detected projector could not be used (the model then loads as a text model).
+    package let mediaProblem: String?
     private let indexLock = Lock()
     private var _vocabularyIndex: TokenVocabularyIndex?
 
@@ -55,7 +59,8 @@ package final class ModelRunner: @unchecked Sendable {
 
     package init(modelId: String, model: any LanguageModelBackend, tokenizer: any TokenizerBackend,
                  template: any ChatTemplateBackend, templateSource: String = "", templateIsFallback: Bool, contextSize: Int,
-                 samplingDefaults: SamplingDefaults = SamplingDefaults(), companions: CompanionFiles = CompanionFiles()) {
+                 samplingDefaults: SamplingDefaults = SamplingDefaults(), companions: CompanionFiles = CompanionFiles(),
+                 media: (any MediaEncoderBackend)? = nil, mediaProblem: String? = nil) {
         self.modelId = modelId
         self.model = model
         self.tokenizer = tokenizer
@@ -65,7 +70,13 @@ package final class ModelRunner: @unchecked Sendable {
         self.contextSize = contextSize
         self.samplingDefaults = samplingDefaults
         self.companions = companions
+        self.media = media
+        self.mediaProblem = mediaProblem
     }
+
+    package var supportsImages: Bool { media?.acceptsImages ?? false }
+    package var supportsAudioInput: Bool { media?.acceptsAudio ?? false }
+    package var supportsAudioOutput: Bool { false }
 
     /// A conversation whose history starts with `systemPrompt` (no system message when nil or empty).
     package func createConversation(systemPrompt: String? = nil) -> Conversation {
@@ -74,12 +85,55 @@ package final class ModelRunner: @unchecked Sendable {
         return Conversation(runner: self, history: history)
     }
 
-    package func createConversation(history: [ChatMessage]) -> Conversation {
-        Conversation(runner: self, history: history)
+    /// A conversation continuing `history` (e.g. imported from JSON). Every message is checked as
+    /// `Conversation.append` checks one: a part the model cannot take fails here, not at a later turn.
+    package func createConversation(history: [ChatMessage]) throws -> Conversation {
+        let conversation = Conversation(runner: self, history: [])
+        conversation.mediaCache = try prepareMedia(of: history, from: 0)
+        try conversation.replaceHistory(history)
+        return conversation
     }
 
-    /// Tokens the chat template turns `messages` into (with the generation prompt), as generation would.
+    /// Positions the chat template and the media layouts turn `messages` into (with the generation
+    /// prompt), as generation would.
     package func promptTokenCount(messages: [ChatMessage], functions: [LeapFunction] = []) throws -> Int {
-        try PromptBuilder(runner: self).tokens(for: messages, tools: functions, options: GenerationOptions()).count
+        let cache = try prepareMedia(of: messages, from: 0)
+        return try PromptBuilder(runner: self).prompt(for: messages, tools: functions, options: GenerationOptions()) { part in
+            guard let m = cache[MediaKey(part: part)] else { throw LeapError(.internal, "media part was not prepared") }
+            return m
+        }.0.count
+    }
+
+    /// Checks every part of `messages` against what the model takes and prepares (decodes, lays out) their
+    /// media; errors name the message (numbered from `first`) and the part. Generated audio in an
+    /// assistant message is not input (the model replays the turn's text).
+    package func prepareMedia(of messages: [ChatMessage], from first: Int,
+                              cache: [MediaKey: any PreparedMedia] = [:]) throws -> [MediaKey: any PreparedMedia] {
+        var out = cache
+        for (i, m) in messages.enumerated() {
+            for (j, part) in m.content.enumerated() {
+                let isImage: Bool
+                switch part {
+                case .text: continue
+                case .image: isImage = true
+                case .audio, .audioPCMF32:
+                    if m.role == .assistant { continue }
+                    isImage = false
+                }
+                let place = "history[\(first + i)].content[\(j)]"
+                let needs = isImage ? "an image part needs a vision encoder" : "an audio part needs an audio encoder"
+                guard let media, isImage ? media.acceptsImages : media.acceptsAudio else {
+                    throw LeapError(.unsupported, "\(place): \(needs); \(projectorSummary)")
+                }
+                let key = MediaKey(part: part)
+                if out[key] != nil { continue }
+                do {
+                    out[key] = try media.prepare(part)
+                } catch let e as LeapError {
+                    throw LeapError(e.kind, "\(place): \(e.message)")
+                }
+            }
+        }
+        return out
     }
 }

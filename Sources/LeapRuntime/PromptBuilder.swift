@@ -11,7 +11,11 @@ package struct PromptBuilder {
     static let schemaPreamble = "Follow the JSON schema below for your response:\n"
 
     package func text(for messages: [ChatMessage], tools: [LeapFunction], options: GenerationOptions) throws -> String {
-        var history = PromptBuilder.replayableHistory(messages)
+        try render(PromptBuilder.replayableHistory(messages), tools: tools, options: options)
+    }
+
+    private func render(_ replayable: [ChatMessage], tools: [LeapFunction], options: GenerationOptions) throws -> String {
+        var history = replayable
         if let schema = options.jsonSchemaConstraint, options.injectSchemaIntoPrompt {
             history = PromptBuilder.injectSchema(schema, into: history)
         }
@@ -28,6 +32,80 @@ package struct PromptBuilder {
 
     package func tokens(for messages: [ChatMessage], tools: [LeapFunction], options: GenerationOptions) throws -> [Int32] {
         try tokens(forText: try text(for: messages, tools: tools, options: options))
+    }
+
+    /// The prompt of `messages` with their media parts: each image / audio part is replaced in the message
+    /// text by a marker the template passes through, the rendered text is cut at the markers, the pieces
+    /// are tokenized apart (as llama.cpp's mtmd does) and every marker becomes the part's layout (its marker
+    /// tokens and embedding rows). `prepare` gives the prepared part (cached by the conversation).
+    /// Also returns the rendered text with the markers in it.
+    package func prompt(for messages: [ChatMessage], tools: [LeapFunction], options: GenerationOptions,
+                        prepare: (ChatMessageContent) throws -> any PreparedMedia) throws -> (Prompt, String) {
+        var replayable = PromptBuilder.replayableHistory(messages)
+        // A marker no user text contains: a random tag per prompt (it never reaches the tokenizer).
+        let tag = String(Generation.randomSeed() & 0xffff_ffff_ffff, radix: 36)
+        var parts: [ChatMessageContent] = []
+        for m in replayable.indices {
+            for c in replayable[m].content.indices {
+                switch replayable[m].content[c] {
+                case .text: continue
+                case .image, .audio, .audioPCMF32:
+                    parts.append(replayable[m].content[c])
+                    replayable[m].content[c] = .text("<__leap_media_\(tag)_\(parts.count - 1)__>")
+                }
+            }
+        }
+        let text = try render(replayable, tools: tools, options: options)
+        guard text.utf8.count <= PromptBuilder.maxPromptBytes else {
+            throw LeapError(.promptExceedsContext, "the prompt is \(text.utf8.count) bytes of text, more than the \(PromptBuilder.maxPromptBytes) bytes any context can hold")
+        }
+        var prompt = Prompt()
+        guard !parts.isEmpty else {
+            prompt.append(tokens: try tokens(forText: text))
+            return (prompt, text)
+        }
+        var rest = Substring(text)
+        for (i, part) in parts.enumerated() {
+            let marker = "<__leap_media_\(tag)_\(i)__>"
+            guard let r = PromptBuilder.firstRange(of: marker, in: rest) else {
+                throw LeapError(.generation, "the chat template dropped, repeated or reordered media part \(i) (\(parts.count) image / audio parts in the history); it must print each message's content once, in order")
+            }
+            let before = String(rest[rest.startIndex..<r.lowerBound])
+            prompt.append(tokens: i == 0 ? try tokens(forText: before) : try piece(before))
+            let media = try prepare(part)
+            let key = MediaKey(part: part)
+            prompt.media[key] = media
+            for p in media.layout.pieces {
+                switch p {
+                case .text(let t): prompt.append(tokens: try piece(t))
+                case .rows(let rows): prompt.append(rows: rows, of: key)
+                }
+            }
+            rest = rest[r.upperBound...]
+        }
+        prompt.append(tokens: try piece(String(rest)))
+        return (prompt, text)
+    }
+
+    /// The first occurrence of `needle` in `text` (byte-wise UTF-8 search).
+    static func firstRange(of needle: String, in text: Substring) -> Range<Substring.Index>? {
+        let n = Array(needle.utf8)
+        let u = text.utf8
+        guard let first = n.first, u.count >= n.count else { return nil }
+        var i = u.startIndex
+        while let j = u[i...].firstIndex(of: first) {
+            var a = j, k = 0
+            while k < n.count, a < u.endIndex, u[a] == n[k] { a = u.index(after: a); k += 1 }
+            if k == n.count { return j..<a }
+            i = u.index(after: j)
+        }
+        return nil
+    }
+
+    /// Text between or inside media: special tokens parsed, no BOS.
+    private func piece(_ text: String) throws -> [Int32] {
+        if text.isEmpty { return [] }
+        return try runner.tokenizer.tokenize(text, addSpecial: false, parseSpecial: true)
     }
 
     /// Longest prompt text tokenized (256 MiB).

@@ -4,6 +4,7 @@
 import LeapAudio
 import LeapCore
 import LeapJSON
+import LeapMessages
 import LeapRuntime
 
 /// A vocabulary of literal pieces; `tokenize` is greedy longest-match (enough for ChatML prompts).
@@ -67,6 +68,7 @@ package final class ScriptedModel: LanguageModelBackend {
     package let vocabularySize: Int
     package let architecture = "scripted"
     package let trainedContextLength = 4096
+    package let embeddingLength = 4
     package var script: [Int32]
     /// Script tokens that end a turn; a new prompt moves the script past them.
     package var turnEnds: Set<Int32> = []
@@ -97,6 +99,8 @@ package final class ScriptedSession: InferenceSessionBackend {
     package var cursor = 0
     let logits: UnsafeMutableBufferPointer<Float>
     package var evaluated: [[Int32]] = []
+    /// Embedding rows evaluated, one array per evaluate(embeddings:) call ([n, 4]).
+    package var embedded: [[Float]] = []
     package var truncations: [Int] = []
     /// Called before each single-token evaluate (lets tests act "between tokens").
     package var onDecode: (() -> Void)?
@@ -141,6 +145,21 @@ package final class ScriptedSession: InferenceSessionBackend {
         if cursor < model.script.count { logits[Int(model.script[cursor])] = 100 }
     }
 
+    /// Rows stand at positions like tokens (recorded as token -1).
+    package func evaluate(embeddings rows: [Float], shouldStop: () -> Bool) throws {
+        guard rows.count % model.embeddingLength == 0, !rows.isEmpty else {
+            throw LeapError(.invalidArgument, "ragged embedding rows")
+        }
+        guard tokens.count + rows.count / model.embeddingLength <= contextSize else {
+            throw LeapError(.promptExceedsContext, "rows do not fit")
+        }
+        embedded.append(rows)
+        tokens += [Int32](repeating: -1, count: rows.count / model.embeddingLength)
+        for i in logits.indices { logits[i] = 0 }
+        if cursor + 1 < model.script.count { logits[Int(model.script[cursor + 1])] = 50 }
+        if cursor < model.script.count { logits[Int(model.script[cursor])] = 100 }
+    }
+
     package func takeGeneratedAudio() -> [AudioChunk] {
         defer { pendingAudio = [] }
         return pendingAudio
@@ -159,11 +178,12 @@ package final class ScriptedSession: InferenceSessionBackend {
 package let scriptedWords = ["<|im_start|>", "<|im_end|>", "<think>", "</think>", "system", "user", "assistant", "\n", " ",
                              "Hello", "Hi", "there", "!", "caf", "How", "are", "you", "?", "Fine", "Be", "brief", ".",
                              "<|tool_call_start|>", "<|tool_call_end|>", "[get_weather(", "city=", "\"Paris\"", ")]", "hmm",
-                             "true", "false", "{", "}", "\"ok\"", ":"]
+                             "true", "false", "{", "}", "\"ok\"", ":", "<img>", "</img>"]
 
 /// A runner over the scripted backends saying `script` (pieces of `scriptedWords`, or "\u{C3}" / "\u{A9}"
 /// for the halves of "é"); `audio[i]` is spoken when script token i is evaluated.
-package func makeScriptedRunner(script: [String], audio: [Int: [AudioChunk]] = [:], contextSize: Int = 256)
+package func makeScriptedRunner(script: [String], audio: [Int: [AudioChunk]] = [:], contextSize: Int = 256,
+                                media: (any MediaEncoderBackend)? = nil)
     -> (ModelRunner, ScriptedModel, ScriptedTokenizer) {
     let words = scriptedWords
     let tok = ScriptedTokenizer(pieces: words, bytePieces: [[0xC3], [0xA9]] + (32...126).map { [UInt8($0)] },
@@ -178,6 +198,55 @@ package func makeScriptedRunner(script: [String], audio: [Int: [AudioChunk]] = [
     model.turnEnds = [tok.id("<|im_end|>")]
     model.audio = audio
     let runner = ModelRunner(modelId: "scripted", model: model, tokenizer: tok, template: ChatMLTemplate(),
-                             templateIsFallback: false, contextSize: contextSize)
+                             templateIsFallback: false, contextSize: contextSize, media: media)
     return (runner, model, tok)
+}
+
+/// A media encoder for the scripted runners: an image of n bytes is `<img>` + (n % 3 + 2) rows + `</img>`,
+/// an audio part (WAV bytes or samples) is (count % 4 + 1) rows with no markers; a row's values are the
+/// part's first content byte and the row index, so tests can tell rows apart. JPEG bytes starting with "BAD"
+/// are refused as corrupt. Counts the encoder runs.
+package final class ScriptedMediaEncoder: MediaEncoderBackend, @unchecked Sendable {
+    package let acceptsImages: Bool
+    package let acceptsAudio: Bool
+    package let embeddingLength = 4
+    package private(set) var encodeCount = 0
+
+    package init(images: Bool = true, audio: Bool = true) {
+        acceptsImages = images
+        acceptsAudio = audio
+    }
+
+    final class Part: PreparedMedia, @unchecked Sendable {
+        let layout: MediaLayout
+        let seed: Float
+        unowned let encoder: ScriptedMediaEncoder
+        init(layout: MediaLayout, seed: Float, encoder: ScriptedMediaEncoder) {
+            self.layout = layout
+            self.seed = seed
+            self.encoder = encoder
+        }
+        func encode() throws -> [Float] {
+            encoder.encodeCount += 1
+            return (0..<layout.rowCount).flatMap { r in [seed, Float(r), 0, 1] }
+        }
+    }
+
+    package func prepare(_ part: ChatMessageContent) throws -> any PreparedMedia {
+        switch part {
+        case .image(let jpeg):
+            if jpeg.starts(with: Array("BAD".utf8)) { throw LeapError(.format, "not a JPEG: corrupt data") }
+            let n = jpeg.count % 3 + 2
+            return Part(layout: MediaLayout(pieces: [.text("<img>"), .rows(0..<n), .text("</img>")], rowCount: n),
+                        seed: Float(jpeg.first ?? 0), encoder: self)
+        case .audio(let wav):
+            let n = wav.count % 4 + 1
+            return Part(layout: MediaLayout(pieces: [.rows(0..<n)], rowCount: n), seed: Float(wav.first ?? 0), encoder: self)
+        case .audioPCMF32(let samples, _):
+            let n = samples.count % 4 + 1
+            return Part(layout: MediaLayout(pieces: [.rows(0..<n)], rowCount: n), seed: samples.first ?? 0, encoder: self)
+        case .text:
+            throw LeapError(.internal, "text is not media")
+        }
+    }
 }

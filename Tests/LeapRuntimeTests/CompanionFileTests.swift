@@ -119,7 +119,8 @@ import Testing
         while let e = try g.next() { if case .complete(_, let r, _) = e { reason = r } }
         #expect(reason == .maxTokens || reason == .stop)
         let image = ChatMessage(role: .user, content: [.text("What is this?"), .image(jpeg: [0xFF, 0xD8, 0xFF, 0xE0, 0, 0])])
-        #expect(throws: LeapError(.unsupported, "history[2].content[1]: an image part needs a vision encoder; this model was loaded with the projector '\(dir)/mmproj-lfm2-tiny.gguf' (mmproj), but this engine has no vision or audio encoder yet (text only)")) {
+        // An auto-detected projector that can't be used leaves a text model, and says why it was not used.
+        #expect(throws: LeapError(.unsupported, "history[2].content[1]: an image part needs a vision encoder; the projector '\(dir)/mmproj-lfm2-tiny.gguf' (mmproj) next to the model could not be used: '\(dir)/mmproj-lfm2-tiny.gguf' has no clip.projector_type (not a projector llama.cpp's converter wrote)")) {
             _ = try conv.generate(image, options: o).next()
         }
         #expect(!conv.isGenerating)

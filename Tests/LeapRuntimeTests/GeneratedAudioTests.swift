@@ -60,7 +60,7 @@ import Testing
         #expect(completion(evs)?.0 == ChatMessage(role: .assistant, text: "Fine"))  // no audio this turn: no audio part
         // A conversation created from that history continues the same way.
         let (runner2, _, _) = makeScriptedRunner(script: ["Fine", "<|im_end|>"])
-        let fresh = runner2.createConversation(history: try ChatHistoryJSON.decode(conv.exportJSON()).prefix(2).map { $0 })
+        let fresh = try runner2.createConversation(history: try ChatHistoryJSON.decode(conv.exportJSON()).prefix(2).map { $0 })
         #expect(try collect(try fresh.generate(ChatMessage(role: .user, text: "How are you?"), options: greedy)).text == "Fine")
     }
 

@@ -96,16 +96,12 @@ int main(void) {
         leap_model_free(m);
         m = NULL;
     }
-    /* explicit paths win; auto-detection off reports nothing */
+    /* an explicit path wins, and a given projector must be usable: this placeholder fails the load, named */
     mp.mmproj_path = proj2;
-    CHECK_OK(leap_model_load(model_link, &mp, &m));
-    if (m) {
-        char *p = companion(m, LEAP_COMPANION_MMPROJ);
-        CHECK(p != NULL && strcmp(p, proj2) == 0);
-        leap_string_free(p);
-        leap_model_free(m);
-        m = NULL;
-    }
+    CHECK_STATUS(leap_model_load(model_link, &mp, &m), LEAP_ERR_MODEL_LOADING);
+    CHECK_ERROR_MENTIONS(proj2);
+    CHECK_ERROR_MENTIONS("has no clip.projector_type");
+    CHECK(m == NULL);
     mp.mmproj_path = NULL;
     mp.auto_detect_companion_files = 0;
     CHECK_OK(leap_model_load(model_link, &mp, &m));

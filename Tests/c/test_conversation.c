@@ -1,5 +1,6 @@
 /* The conversation API from C with a real model (SmolLM2-135M-Instruct): callbacks and the pull
  * iterator, stop from a callback, busy, history, options, and misuse of every entry point. */
+#include <math.h>
 #include <stdlib.h>
 #include "check.h"
 
@@ -227,6 +228,31 @@ int main(void) {
         bad.function_call_parser = 1;
         bad.json_schema_constraint = "{not json";
         CHECK_STATUS(leap_conversation_generate(conv, m, &bad, NULL), LEAP_ERR_INVALID_ARGUMENT);
+        {   /* refused turns (non-finite options, a prompt too long, an image on a text model) change nothing */
+            size_t before = 0, after = 0;
+            leap_message *img = user("What is this?");
+            static const unsigned char jpeg[] = {0xFF, 0xD8, 0xFF, 0xE0, 0, 0};
+            char *json_before = NULL, *json_after = NULL;
+            CHECK_OK(leap_conversation_message_count(conv, &before));
+            CHECK_OK(leap_conversation_history_json(conv, &json_before));
+            leap_generation_options_init(&bad, sizeof bad);
+            bad.temperature = NAN;
+            CHECK_STATUS(leap_conversation_generate(conv, m, &bad, NULL), LEAP_ERR_INVALID_ARGUMENT);
+            CHECK_ERROR_MENTIONS("options->temperature is nan");
+            leap_generation_options_init(&bad, sizeof bad);
+            bad.top_p = INFINITY;
+            CHECK_STATUS(leap_conversation_generate(conv, m, &bad, NULL), LEAP_ERR_INVALID_ARGUMENT);
+            CHECK_OK(leap_message_add_image_jpeg(img, jpeg, sizeof jpeg));
+            CHECK_STATUS(leap_conversation_generate(conv, img, &greedy, NULL), LEAP_ERR_UNSUPPORTED);
+            CHECK_STATUS(leap_conversation_append(conv, img), LEAP_ERR_UNSUPPORTED);
+            CHECK_OK(leap_conversation_message_count(conv, &after));
+            CHECK_OK(leap_conversation_history_json(conv, &json_after));
+            CHECK(before == after);
+            CHECK(json_before && json_after && strcmp(json_before, json_after) == 0);
+            leap_string_free(json_before);
+            leap_string_free(json_after);
+            leap_message_free(img);
+        }
         leap_conversation_free(s);
         leap_model_free(small);
         CHECK_STATUS(leap_conversation_create_from_history(model, "[{\"role\":\"x\"}]", &s), LEAP_ERR_SERIALIZATION);

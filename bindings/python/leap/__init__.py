@@ -19,7 +19,7 @@ from .chat_template import ChatTemplate
 from .gguf import GGUFFile, GGUFTensor
 from .tokenizer import Tokenizer
 from .context import Context, Sampler
-from .messages import Audio, AudioPcmF32, ChatMessage, Content, Image, LeapFunctionCall, Role, Text
+from .messages import Audio, AudioPcmF32, ChatMessage, Content, Image, ImageRGB, LeapFunctionCall, Role, Text
 from .conversation import (
     AudioSample, Chunk, Complete, Conversation, FunctionCalls, GenerationFinishReason, GenerationOptions,
     GenerationStats, MessageResponse, Model, ModelCompanions, ReasoningChunk, ResponseStream, load_model,
@@ -35,7 +35,7 @@ __all__ = [
     "FunctionCallParsingError", "CancelledError", "BusyError", "LeapMemoryError", "BufferTooSmallError",
     "InternalError",
     "GGUFFile", "GGUFTensor", "Tokenizer", "ChatTemplate", "Context", "Sampler",
-    "ChatMessage", "Role", "Text", "Image", "Audio", "AudioPcmF32", "Content", "LeapFunctionCall",
+    "ChatMessage", "Role", "Text", "Image", "ImageRGB", "Audio", "AudioPcmF32", "Content", "LeapFunctionCall",
     "LeapFunction", "LeapFunctionParameter", "ParameterType", "StringType", "NumberType", "IntegerType",
     "BooleanType", "ArrayType", "ObjectType", "NullType",
     "FunctionCallParser", "LFMFunctionCallParser", "HermesFunctionCallParser",

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Sequence, Union
 
 from . import _lib
-from ._lib import c_status, check, fn, take_string, utf8
-from .messages import ChatMessage, LeapFunctionCall, Role, leap_message_p, _free as _message_free, \
-    _to_json as _message_to_json
+from ._lib import c_status, check, fn, take_bytes, take_string, utf8
+from .messages import Audio, AudioPcmF32, ChatMessage, Image, ImageRGB, LeapFunctionCall, Role, leap_message_p, \
+    _free as _message_free, _rgb_bytes, _to_json as _message_to_json
 
 if TYPE_CHECKING:
     from .tokenizer import Tokenizer
@@ -102,6 +102,16 @@ _model_ctx = fn("leap_model_context_size", c_status, leap_model_p, _P(ctypes.c_i
 _model_vocab = fn("leap_model_vocab_size", c_status, leap_model_p, _P(ctypes.c_int32))
 _model_prompt_tokens = fn("leap_model_prompt_token_count", c_status, leap_model_p, ctypes.c_char_p, _P(ctypes.c_size_t))
 # LEAP_API leap_status leap_model_companion_path(const leap_model *model, leap_companion_kind kind, char **out_path);
+_model_has_vision = fn("leap_model_has_vision", c_status, leap_model_p, _P(ctypes.c_int32))
+_model_has_audio_in = fn("leap_model_has_audio_input", c_status, leap_model_p, _P(ctypes.c_int32))
+_model_has_audio_out = fn("leap_model_has_audio_output", c_status, leap_model_p, _P(ctypes.c_int32))
+_EMBED_OUT = (_P(ctypes.c_void_p), _P(ctypes.c_size_t), _P(ctypes.c_size_t))
+_model_embed_image = fn("leap_model_embed_image", c_status, leap_model_p, ctypes.c_char_p, ctypes.c_size_t, *_EMBED_OUT)
+_model_embed_image_rgb = fn("leap_model_embed_image_rgb", c_status, leap_model_p, ctypes.c_char_p, ctypes.c_int32,
+                            ctypes.c_int32, *_EMBED_OUT)
+_model_embed_audio = fn("leap_model_embed_audio", c_status, leap_model_p, ctypes.c_char_p, ctypes.c_size_t, *_EMBED_OUT)
+_model_embed_pcm = fn("leap_model_embed_audio_pcm", c_status, leap_model_p, _P(ctypes.c_float), ctypes.c_size_t,
+                      ctypes.c_int32, *_EMBED_OUT)
 _model_companion = fn("leap_model_companion_path", c_status, leap_model_p, ctypes.c_int, _P(ctypes.c_void_p))
 _model_apply_template = fn("leap_model_apply_chat_template", c_status, leap_model_p, ctypes.c_char_p, ctypes.c_char_p,
                            ctypes.c_int32, ctypes.c_char_p, _P(ctypes.c_void_p))
@@ -345,8 +355,9 @@ class Model(_lib.OwnedHandle):
     Companion files of multimodal models (``mmproj_path``, ``audio_decoder_path``,
     ``audio_tokenizer_path``) are taken as given, or found next to the model as LEAP does
     (``mmproj*.gguf``, ``*audio*decoder*.gguf|.bin``) unless ``auto_detect_companion_files=False``;
-    they are validated at load and reported by :attr:`companions`, but not used: this engine runs text
-    only, so image / audio parts raise UnsupportedError naming the projector."""
+    they are validated at load and reported by :attr:`companions`. A projector's encoder is loaded with the
+    model (LFM2-VL images: :attr:`supports_images`; LFM2-Audio audio: :attr:`supports_audio_input`); parts a
+    model cannot take raise UnsupportedError naming the part and saying why."""
 
     _kind = "model"
     _free = staticmethod(_model_free)
@@ -422,6 +433,55 @@ class Model(_lib.OwnedHandle):
             check(_model_companion(self._handle(), kind, ctypes.byref(out)))
             paths.append(take_string(out.value) if out.value else None)
         return ModelCompanions(*paths)
+
+    def _flag(self, f: Any) -> bool:
+        v = ctypes.c_int32()
+        check(f(self._handle(), ctypes.byref(v)))
+        return bool(v.value)
+
+    @property
+    def supports_images(self) -> bool:
+        """True when image parts reach the model (a vision projector, LFM2-VL)."""
+        return self._flag(_model_has_vision)
+
+    @property
+    def supports_audio_input(self) -> bool:
+        """True when audio parts reach the model (an audio encoder projector, LFM2-Audio)."""
+        return self._flag(_model_has_audio_in)
+
+    @property
+    def supports_audio_output(self) -> bool:
+        """True when the model speaks (an audio decoder and tokenizer, LFM2.5-Audio)."""
+        return self._flag(_model_has_audio_out)
+
+    def _embeddings(self, call: Any, *args: Any) -> memoryview:
+        rows = ctypes.c_void_p()
+        n_rows = ctypes.c_size_t()
+        n_embd = ctypes.c_size_t()
+        check(call(self._handle(), *args, ctypes.byref(rows), ctypes.byref(n_rows), ctypes.byref(n_embd)))
+        data = take_bytes(rows, 4 * n_rows.value * n_embd.value)
+        return memoryview(data).cast("f", (n_rows.value, n_embd.value))
+
+    def embed_image(self, image: Union[Image, ImageRGB]) -> memoryview:
+        """The embedding rows the model sees for ``image`` (a JPEG :class:`Image` or an :class:`ImageRGB`):
+        a float32 view of shape (n_tokens, n_embd) (``numpy.asarray`` takes it as it is); for an image that
+        is tiled, the tiles' rows in row-major order, then the thumbnail's."""
+        if isinstance(image, ImageRGB):
+            return self._embeddings(_model_embed_image_rgb, _rgb_bytes(image.pixels, image.width, image.height),
+                                    image.width, image.height)
+        if isinstance(image, Image):
+            return self._embeddings(_model_embed_image, image.jpeg, len(image.jpeg))
+        raise TypeError(f"embed_image takes a leap.Image or a leap.ImageRGB, not {type(image).__name__}")
+
+    def embed_audio(self, audio: Union[Audio, AudioPcmF32]) -> memoryview:
+        """The encoder's output rows for ``audio`` (a WAV :class:`Audio` or :class:`AudioPcmF32` samples at any
+        rate): a float32 view of shape (n_frames, n_embd)."""
+        if isinstance(audio, Audio):
+            return self._embeddings(_model_embed_audio, audio.wav, len(audio.wav))
+        if isinstance(audio, AudioPcmF32):
+            ptr, n, _keep = _lib.float_buffer(audio.samples)
+            return self._embeddings(_model_embed_pcm, ptr, n, audio.sample_rate)
+        raise TypeError(f"embed_audio takes a leap.Audio or a leap.AudioPcmF32, not {type(audio).__name__}")
 
     @property
     def vocab_size(self) -> int:

@@ -32,6 +32,8 @@ _add_image = fn("leap_message_add_image_jpeg", c_status, leap_message_p, ctypes.
 # LEAP_API leap_status leap_message_add_audio_wav(leap_message *message, const void *wav, size_t n_bytes);
 _add_wav = fn("leap_message_add_audio_wav", c_status, leap_message_p, ctypes.c_char_p, ctypes.c_size_t)
 # LEAP_API leap_status leap_message_add_audio_samples(leap_message *, const float *, size_t, int32_t, int32_t);
+_add_image_rgb = fn("leap_message_add_image_rgb", c_status, leap_message_p, ctypes.c_char_p, ctypes.c_int32,
+                    ctypes.c_int32, ctypes.c_int32)
 _add_samples = fn("leap_message_add_audio_samples", c_status, leap_message_p, ctypes.POINTER(ctypes.c_float),
                   ctypes.c_size_t, ctypes.c_int32, ctypes.c_int32)
 # LEAP_API leap_status leap_message_add_audio_pcm_f32(leap_message *, const float *, size_t, int32_t);
@@ -72,6 +74,36 @@ class Image:
     """A JPEG image part (raw JPEG bytes)."""
 
     jpeg: bytes
+
+    @staticmethod
+    def from_rgb(pixels: bytes, width: int, height: int, quality: int = 90) -> "Image":
+        """A JPEG part encoded from 8-bit RGB pixels, row after row (width * height * 3 bytes), at
+        ``quality`` 1..100 (LEAP's image-from-bitmap helpers; needs libturbojpeg)."""
+        data = _rgb_bytes(pixels, width, height)
+        with _Handle(Role.USER) as h:
+            check(_add_image_rgb(h.p, data, width, height, quality))
+            out = ctypes.c_void_p()
+            size = ctypes.c_size_t()
+            check(_part_data(h.p, 0, ctypes.byref(out), ctypes.byref(size)))
+            return Image(take_bytes(out, size.value))
+
+
+def _rgb_bytes(pixels: bytes, width: int, height: int) -> bytes:
+    """The pixels as bytes, checked to be width * height * 3 long (C reads exactly that many)."""
+    data = bytes(pixels)
+    if width <= 0 or height <= 0 or len(data) != width * height * 3:
+        raise _lib.error_for_status(1, f"an RGB image of {width}x{height} needs {width}x{height}x3 bytes, got {len(data)}")
+    return data
+
+
+@dataclass(frozen=True)
+class ImageRGB:
+    """8-bit RGB pixels, row after row (width * height * 3 bytes): an image for :meth:`Model.embed_image`
+    without a JPEG round trip."""
+
+    pixels: bytes
+    width: int
+    height: int
 
 
 @dataclass(frozen=True)

@@ -51,14 +51,18 @@ def test_companions_next_to_the_model_are_detected(model_dir):
         with pytest.raises(leap.UnsupportedError) as e:
             list(conv.generate_response(image, GREEDY))
         projector = str(model_dir / "mmproj-model-f16.gguf")
-        assert str(e.value) == (f"history[2].content[1]: an image part needs a vision encoder; this model was loaded "
-                                f"with the projector '{projector}' (mmproj), but this engine has no vision or audio "
-                                f"encoder yet (text only)")
-        conv.remove_last_message()
+        # The projector is not a usable one (no clip.projector_type): the model is a text model and says why.
+        assert str(e.value) == (f"history[2].content[1]: an image part needs a vision encoder; the projector "
+                                f"'{projector}' (mmproj) next to the model could not be used: '{projector}' has no "
+                                f"clip.projector_type (not a projector llama.cpp's converter wrote)")
+        # The refused turn left the history as it was: the next message is history[2] again.
+        assert len(conv.history) == 2 and not m.supports_images and not m.supports_audio_input
         audio = leap.ChatMessage(leap.Role.USER, [leap.AudioPcmF32([0.0] * 160, 16000)])
         with pytest.raises(leap.UnsupportedError, match=r"history\[2\]\.content\[0\]: an audio part needs an audio encoder; "
-                                                        r"this model was loaded with the projector"):
+                                                        r"the projector .* could not be used"):
             list(conv.generate_response(audio, GREEDY))
+        with pytest.raises(leap.UnsupportedError, match="an image needs a vision encoder"):
+            m.embed_image(leap.Image(b"\xff\xd8\xff"))
     with leap.load_model(path, auto_detect_companion_files=False) as m:
         assert m.companions == NONE
 
@@ -74,9 +78,13 @@ def test_explicit_paths_win_and_are_validated(model_dir, tmp_path_factory):
     write_gguf(elsewhere / "projector.gguf", "clip")
     write_gguf(elsewhere / "speaker.gguf", "lfm2-audio-tokenizer")
     path = model_dir / "model.gguf"
-    with leap.load_model(path, mmproj_path=str(elsewhere / "projector.gguf"),
-                         audio_tokenizer_path=str(elsewhere / "speaker.gguf")) as m:
-        assert m.companions == leap.ModelCompanions(str(elsewhere / "projector.gguf"), None, str(elsewhere / "speaker.gguf"))
+    # A given projector must be usable: this placeholder is not, and the error names it, not the detected one.
+    with pytest.raises(leap.ModelLoadingError, match=f"mmproj: '{elsewhere / 'projector.gguf'}' has no clip.projector_type"):
+        leap.load_model(path, mmproj_path=str(elsewhere / "projector.gguf"))
+    # A detected placeholder is reported but leaves a text model.
+    with leap.load_model(path, audio_tokenizer_path=str(elsewhere / "speaker.gguf")) as m:
+        assert m.companions == leap.ModelCompanions(str(model_dir / "mmproj-found.gguf"), None, str(elsewhere / "speaker.gguf"))
+        assert not m.supports_images
     missing = str(elsewhere / "missing.gguf")
     with pytest.raises(leap.LeapIOError, match=f"mmproj: cannot open GGUF file '{missing}'"):
         leap.load_model(path, mmproj_path=missing)
