@@ -116,8 +116,8 @@ def write_text_vocab(path: str) -> None:
             bs.append(b)
             cs.append(256 + n)
             n += 1
-    tokens += [chr(c) for c in cs]
-    types += [gguf.TokenType.NORMAL] * 256
+    tokens += [chr(c) for c in cs] + ["\u0120t"]  # the byte alphabet and one merge (llama.cpp needs merges)
+    types += [gguf.TokenType.NORMAL] * 257
     w = gguf.GGUFWriter(path, "llama")
     w.add_block_count(1)
     w.add_context_length(4096)
@@ -131,7 +131,7 @@ def write_text_vocab(path: str) -> None:
     w.add_tokenizer_pre("default")
     w.add_token_list(tokens)
     w.add_token_types(types)
-    w.add_token_merges([])
+    w.add_token_merges(["\u0120 t"])
     w.add_bos_token_id(1)
     w.add_eos_token_id(4)
     w.write_header_to_file()

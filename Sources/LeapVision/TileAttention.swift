@@ -1,6 +1,8 @@
 // TileAttention: SigLIP2's full (non-causal) multi-head attention over the patches of one tile, with both
-// products on the matmul kernels: per head, scores = Q·Kᵀ (K as the weight matrix), softmax, then P·V
-// (Vᵀ as the weight matrix). Tasks are (head, block of queries) pairs on the thread pool.
+// products as matrix products (Kernels.matmul's float kernels in ggml's summation order, or lk_vision_gemm):
+// per head, scores = Q·Kᵀ
+// (K as the weight matrix), softmax, then P·V (Vᵀ as the weight matrix). Tasks are (head, block of
+// queries) pairs on the thread pool.
 import CLeapKernels
 import LeapKernels
 
@@ -10,7 +12,7 @@ struct TileAttention {
 
     /// scratch.attention[t, h·dh ..< (h+1)·dh] = softmax(q_h[t] · K_hᵀ / √dh) · V_h for the `T` patches in
     /// scratch.q / k / v ([T, D] each).
-    func callAsFunction(_ s: VisionScratch, patches T: Int, pool: ThreadPool) throws {
+    func callAsFunction(_ s: VisionScratch, patches T: Int, ggmlOrder: Bool, pool: ThreadPool) throws {
         let H = heads, dh = headDim, D = H * dh
         let Tpad = VisionScratch.padded(T)  // P·V columns (keys) padded with zero weights to the kernel's 16
         let qh = s.qHeads, kh = s.kHeads, vt = s.vHeadsT, q = s.q, k = s.k, v = s.v
@@ -38,12 +40,17 @@ struct TileAttention {
         pool.run(tasks: H * blocks) { task, thread in
             let h = task / blocks, q0 = (task % blocks) * block, n = min(block, T - q0)
             let p = scores + thread * block * Tpad // [n, Tpad]
-            Kernels.matmulQuantized(keys[h], xq: UnsafeRawPointer(qh + (h * T + q0) * dh), y: p, nTokens: n,
-                                    yRowStride: Tpad, pool: pool)
+            let queries = qh + (h * T + q0) * dh, o = out + q0 * D + h * dh
+            if ggmlOrder || lk_vision_gemm(Int32(LK_TYPE_F32), keys[h].data, keys[h].rowBytes, Int64(dh), queries,
+                                           Int64(dh), Int64(n), p, Int64(Tpad), 0, Int64(T)) == 0 {
+                Kernels.matmulQuantized(keys[h], xq: UnsafeRawPointer(queries), y: p, nTokens: n, yRowStride: Tpad, pool: pool)
+            }
             lk_softmax_rows_scaled(p, Int64(n), Int64(T), Int64(Tpad), scale)
             if Tpad > T { for r in 0..<n { (p + r * Tpad + T).update(repeating: 0, count: Tpad - T) } }
-            Kernels.matmulQuantized(values[h], xq: UnsafeRawPointer(p), y: out + q0 * D + h * dh, nTokens: n,
-                                    yRowStride: D, pool: pool)
+            if ggmlOrder || lk_vision_gemm(Int32(LK_TYPE_F32), values[h].data, values[h].rowBytes, Int64(Tpad), p,
+                                           Int64(Tpad), Int64(n), o, Int64(D), 0, Int64(dh)) == 0 {
+                Kernels.matmulQuantized(values[h], xq: UnsafeRawPointer(p), y: o, nTokens: n, yRowStride: D, pool: pool)
+            }
         }
     }
 }

@@ -1,0 +1,53 @@
+// lk_vision_gemm (the encoder's F32 / F16 matrix product) against a float64 reference, on every path the CPU
+// has, with row and token counts that leave partial panels (32 rows) and blocks (12 tokens).
+import CLeapKernels
+import LeapKernels
+import Testing
+
+@Suite struct EncoderGemmTests {
+    @Test(arguments: [[1, 16, 1], [45, 48, 13], [64, 768, 24], [100, 40, 7]])
+    func gemmMatchesFloat64(_ shape: [Int]) throws {
+        let (rows, cols, tokens) = (shape[0], shape[1], shape[2])
+        var seed: UInt64 = 0x1234_5678
+        func next() -> Float {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Float(Int64(bitPattern: seed >> 11) % 2001 - 1000) / 1000
+        }
+        let w = (0..<rows * cols).map { _ in next() }
+        let x = (0..<tokens * cols).map { _ in next() }
+        var wHalf = [UInt16](repeating: 0, count: w.count)
+        lk_f32_to_f16_row(w, &wHalf, Int64(w.count))
+        var wRounded = [Float](repeating: 0, count: w.count)
+        lk_f16_to_f32_row(wHalf, &wRounded, Int64(w.count))
+        for isa in KernelISA.allCases where isa.isAvailable {
+            for (type, weights, effective) in [(LK_TYPE_F32, w.withUnsafeBytes { Array($0) }, w),
+                                               (LK_TYPE_F16, wHalf.withUnsafeBytes { Array($0) }, wRounded)] {
+                let rowBytes = type == LK_TYPE_F32 ? cols * 4 : cols * 2
+                let ys = rows + 3  // a row stride wider than the rows: the padding must stay untouched
+                var y = [Float](repeating: .nan, count: tokens * ys)
+                let ok = isa.withThreadSelection {
+                    lk_vision_gemm(Int32(type), weights, rowBytes, Int64(cols), x, Int64(cols), Int64(tokens), &y,
+                                   Int64(ys), 0, Int64(rows))
+                }
+                #expect(ok == 1)
+                var worst = 0.0
+                for t in 0..<tokens {
+                    for r in 0..<rows {
+                        var want = 0.0
+                        for c in 0..<cols { want += Double(effective[r * cols + c]) * Double(x[t * cols + c]) }
+                        // float32 sums of `cols` products of values below 1: a few ulps of the sum's size
+                        worst = max(worst, abs(Double(y[t * ys + r]) - want))
+                    }
+                    for r in rows..<ys { #expect(y[t * ys + r].isNaN) }
+                }
+                #expect(worst <= 1e-6 * Double(cols), "\(isa.name) type \(type) \(shape): \(worst)")
+            }
+        }
+    }
+
+    @Test func gemmRejectsQuantizedWeights() {
+        var y = [Float](repeating: 0, count: 4)
+        let w = [UInt8](repeating: 0, count: 34 * 4)
+        #expect(lk_vision_gemm(Int32(LK_TYPE_Q8_0), w, 34, 32, [Float](repeating: 1, count: 32), 32, 1, &y, 4, 0, 4) == 0)
+    }
+}
