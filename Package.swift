@@ -9,7 +9,10 @@
 //   LeapAudio ─────────────────────────────────────────────┤
 //   LeapGGUF ──► LeapTokenizer ────────────────────────────┤
 //   LeapGGUF, CLeapKernels ──► LeapKernels ──► LeapModels ─┼─► LeapRuntime ──► LeapCAPI (+ CLeap = include/leap.h)
-//   LeapSampling, LeapToolCalls, LeapGrammar ──────────────┘
+//   LeapSampling, LeapToolCalls, LeapGrammar ──────────────┤
+//   LeapImage ──► LeapVision (LFM2-VL) ────────────────────┤   media encoders and the audio decoder: on
+//   LeapKernels ──► LeapAudioEncoder (LFM2-Audio in) ──────┤   LeapKernels; their rows enter LeapModels
+//   LeapModels, LeapSampling ──► LeapSpeech (audio out) ───┘   through the one embeddings-in path
 //
 // Release builds link the Swift runtime statically: scripts/build.sh passes `-Xswiftc -static-stdlib`
 // (putting it in linkerSettings would break `swift test`).
@@ -51,7 +54,7 @@ let package = Package(
         // model, and the audio output decoder.
         .target(name: "LeapImage", dependencies: ["LeapCore"], swiftSettings: fast),
         .target(name: "LeapVision", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapImage", "CLeapKernels"], swiftSettings: fast),
-        .target(name: "LeapAudioEncoder", dependencies: ["LeapCore", "LeapGGUF", "CLeapKernels", "LeapKernels", "LeapAudio"], swiftSettings: fast),
+        .target(name: "LeapAudioEncoder", dependencies: ["LeapCore", "LeapGGUF", "CLeapKernels", "LeapKernels"], swiftSettings: fast),
         .target(name: "LeapSpeech", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapModels", "LeapSampling", "CLeapKernels"], swiftSettings: fast),
         .target(
             name: "LeapRuntime",
