@@ -9,11 +9,7 @@ import Testing
 /// (scripts/fixtures/make_audio_encoder_fixtures.py) transcribes WAV files as llama.cpp's mtmd does
 /// (asr_greedy.json: "Perform ASR.", the audio right after `<|im_start|>user\n`, 16 greedy tokens).
 @Suite struct AudioConversationTests {
-    static let fixtures: String = {
-        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(2)
-        return parts.joined(separator: "/") + "/Fixtures"
-    }()
+    static let fixtures = fixturesDir
     static let dir = fixtures + "/audio_encoder"
 
     static func runner() throws -> ModelRunner {
@@ -22,23 +18,10 @@ import Testing
         return try ModelRunner.load(path: fixtures + "/models/lfm2-tiny-f32.gguf", options: o)
     }
 
-    static func bytes(_ path: String) throws -> [UInt8] {
-        guard let f = fopen(path, "rb") else { throw LeapError(.io, "cannot open \(path)") }
-        defer { fclose(f) }
-        var out: [UInt8] = []
-        var buf = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = fread(&buf, 1, buf.count, f)
-            if n <= 0 { break }
-            out += buf[0..<n]
-        }
-        return out
-    }
-
     @Test func greedyTranscriptsEqualLlamaCppMtmd() throws {
         let runner = try Self.runner()
         #expect(runner.supportsAudioInput && !runner.supportsImages)
-        let golden = try JSONParser.parse(String(decoding: try Self.bytes(Self.dir + "/asr_greedy.json"), as: UTF8.self))
+        let golden = try JSONParser.parse(String(decoding: try fileBytes(Self.dir + "/asr_greedy.json"), as: UTF8.self))
         let tokenizer = try #require(runner.textTokenizer)
         for c in try #require(golden["cases"]?.arrayValue) {
             let clip = try #require(c["clip"]?.stringValue)
@@ -53,7 +36,7 @@ import Testing
             o.temperature = 0
             o.repetitionPenalty = 1
             o.maxTokens = expected.count
-            let g = try conv.generate(ChatMessage(role: .user, content: [.audio(wav: try Self.bytes(Self.dir + "/" + clip))]), options: o)
+            let g = try conv.generate(ChatMessage(role: .user, content: [.audio(wav: try fileBytes(Self.dir + "/" + clip))]), options: o)
             var text = ""
             var stats: GenerationStats?
             while let e = try g.next() {
@@ -84,7 +67,7 @@ import Testing
         refused(.audioPCMF32(samples: [Float](repeating: 0.1, count: 300), sampleRate: 16000), .audioFormat, "too short")
         refused(.audioPCMF32(samples: [], sampleRate: 16000), .audioFormat, "too short")
         refused(.audioPCMF32(samples: [0.1, .nan, 0.2], sampleRate: 16000), .audioFormat, "not finite")
-        let stereo = try Self.bytes(Self.fixtures + "/audio/wave_s16_stereo_44100.wav")
+        let stereo = try fileBytes(Self.fixtures + "/audio/wave_s16_stereo_44100.wav")
         refused(.audio(wav: stereo), .audioFormat, "mono required")
         refused(.audio(wav: Array("not a wav file at all".utf8)), .audioFormat, "")
         refused(.image(jpeg: [0xFF, 0xD8, 0xFF]), .unsupported, "an image part needs a vision encoder")

@@ -12,11 +12,7 @@ import Testing
 /// LeapSpeechTests). The runtime must drive them as the documented loop does: the expectation replays that
 /// loop by hand on the same files and compares text and samples.
 @Suite struct SpeakingConversationTests {
-    static let fixtures: String = {
-        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(2)
-        return parts.joined(separator: "/") + "/Fixtures"
-    }()
+    static let fixtures = fixturesDir
 
     static func runner() throws -> ModelRunner {
         var o = RunnerOptions()

@@ -10,11 +10,7 @@ import Testing
 /// (mtmd_e2e.json, scripts/fixtures/make_vision_e2e_goldens.py: the same pixels, mtmd's layout and greedy
 /// tokens).
 @Suite struct VisionConversationTests {
-    static let dir: String = {
-        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(2)
-        return parts.joined(separator: "/") + "/Fixtures/vision"
-    }()
+    static let dir = fixturesDir + "/vision"
 
     static func runner(mmproj: String = "lfm2vl-tiny-mmproj-f32.gguf") throws -> ModelRunner {
         var o = RunnerOptions()
@@ -23,29 +19,16 @@ import Testing
         return try ModelRunner.load(path: dir + "/lfm2vl-tiny-text-f32.gguf", options: o)
     }
 
-    static func bytes(_ path: String) throws -> [UInt8] {
-        guard let f = fopen(path, "rb") else { throw LeapError(.io, "cannot open \(path)") }
-        defer { fclose(f) }
-        var out: [UInt8] = []
-        var buf = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = fread(&buf, 1, buf.count, f)
-            if n <= 0 { break }
-            out += buf[0..<n]
-        }
-        return out
-    }
-
     @Test func greedyAnswersAboutJPEGsEqualLlamaCppMtmd() throws {
         let runner = try Self.runner()
         #expect(runner.supportsImages && !runner.supportsAudioInput)
-        let golden = try JSONParser.parse(String(decoding: try Self.bytes(Self.dir + "/mtmd_e2e.json"), as: UTF8.self))
+        let golden = try JSONParser.parse(String(decoding: try fileBytes(Self.dir + "/mtmd_e2e.json"), as: UTF8.self))
         let cases = try #require(golden["cases"]?.arrayValue)
         #expect(cases.count >= 3)
         let tokenizer = try #require(runner.textTokenizer)
         for c in cases {
             let file = try #require(c["file"]?.stringValue)
-            let jpeg = try Self.bytes(Self.dir + "/" + file)
+            let jpeg = try fileBytes(Self.dir + "/" + file)
             let expected = try #require(c["tokens"]?.arrayValue).compactMap { $0.intValue.map { Int32($0) } }
             // The text of mtmd's tokens up to the end of the turn (mtmd did not stop there).
             let upTo = expected.prefix { !tokenizer.isEndOfGeneration($0) }
@@ -71,11 +54,11 @@ import Testing
 
     @Test func embeddingsFollowTheLayoutAndAreTheSameFromPixels() throws {
         let runner = try Self.runner()
-        let jpeg = try Self.bytes(Self.dir + "/multitile_1024x768.jpg")
+        let jpeg = try fileBytes(Self.dir + "/multitile_1024x768.jpg")
         let (rows, n) = try runner.embed(.image(jpeg: jpeg))
         #expect(n == 1770)   // 3x2 tiles of 256 rows and a 576x416 thumbnail (234)
         #expect(rows.count == n * 64)
-        let small = try Self.bytes(Self.dir + "/e2e_photo_100x60.jpg")
+        let small = try fileBytes(Self.dir + "/e2e_photo_100x60.jpg")
         #expect(try runner.embed(.image(jpeg: small)).count == 77)
         // A second image, the same image again in another turn: rows come from the KV cache.
         let conv = runner.createConversation()
@@ -94,9 +77,9 @@ import Testing
             ("bad_truncated.jpg", .format, "corrupt"), ("bad_is_png.jpg", .unsupported, "PNG"),
             ("bad_sof_65500x65500.jpg", .unsupported, "65500x65500"),
         ]
-        let imagesDir = Self.dir.replacingLast("vision", with: "images")
+        let imagesDir = fixturesDir + "/images"
         for (name, kind, word) in cases {
-            let data = try Self.bytes(imagesDir + "/" + name)
+            let data = try fileBytes(imagesDir + "/" + name)
             do {
                 _ = try conv.generate(ChatMessage(role: .user, content: [.image(jpeg: data)]), options: GenerationOptions())
                 Issue.record("\(name) accepted")
@@ -113,12 +96,5 @@ import Testing
         var stats: GenerationStats?
         while let e = try g.next() { if case .complete(_, _, let s) = e { stats = s } }
         return try #require(stats)
-    }
-}
-
-private extension String {
-    func replacingLast(_ a: String, with b: String) -> String {
-        guard hasSuffix(a) else { return self }
-        return String(dropLast(a.count)) + b
     }
 }
