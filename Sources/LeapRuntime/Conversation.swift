@@ -110,8 +110,8 @@ package final class Conversation: @unchecked Sendable {
         do {
             prepared = try runner.prepareMedia(of: [message], from: history.count, cache: cache)
             (prompt, promptText) = try PromptBuilder(runner: runner).prompt(
-                for: history + [message], tools: functions, options: options) { part in
-                guard let m = prepared[MediaKey(part: part)] else {
+                for: history + [message], tools: functions, options: options) { key, _ in
+                guard let m = prepared[key] else {
                     throw LeapError(.internal, "a media part of the history was not prepared")
                 }
                 return m

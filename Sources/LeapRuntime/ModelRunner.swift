@@ -102,8 +102,8 @@ package final class ModelRunner: @unchecked Sendable {
     /// prompt), as generation would.
     package func promptTokenCount(messages: [ChatMessage], functions: [LeapFunction] = []) throws -> Int {
         let cache = try prepareMedia(of: messages, from: 0)
-        return try PromptBuilder(runner: self).prompt(for: messages, tools: functions, options: GenerationOptions()) { part in
-            guard let m = cache[MediaKey(part: part)] else { throw LeapError(.internal, "media part was not prepared") }
+        return try PromptBuilder(runner: self).prompt(for: messages, tools: functions, options: GenerationOptions()) { key, _ in
+            guard let m = cache[key] else { throw LeapError(.internal, "media part was not prepared") }
             return m
         }.0.count
     }

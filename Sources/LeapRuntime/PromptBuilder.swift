@@ -39,10 +39,11 @@ package struct PromptBuilder {
     /// The prompt of `messages` with their media parts: each image / audio part is replaced in the message
     /// text by a marker the template passes through, the rendered text is cut at the markers, the pieces
     /// are tokenized apart (as llama.cpp's mtmd does) and every marker becomes the part's layout (its marker
-    /// tokens and embedding rows). `prepare` gives the prepared part (cached by the conversation).
+    /// tokens and embedding rows). `prepare(key, part)` gives the prepared part (cached by the conversation
+    /// under its content key, which is hashed once here).
     /// Also returns the rendered text with the markers in it.
     package func prompt(for messages: [ChatMessage], tools: [LeapFunction], options: GenerationOptions,
-                        prepare: (ChatMessageContent) throws -> any PreparedMedia) throws -> (Prompt, String) {
+                        prepare: (MediaKey, ChatMessageContent) throws -> any PreparedMedia) throws -> (Prompt, String) {
         var replayable = PromptBuilder.replayableHistory(messages)
         // A marker no user text contains: a random tag per prompt (it never reaches the tokenizer).
         let tag = String(Generation.randomSeed() & 0xffff_ffff_ffff, radix: 36)
@@ -74,8 +75,8 @@ package struct PromptBuilder {
             }
             let before = String(rest[rest.startIndex..<r.lowerBound])
             prompt.append(tokens: i == 0 ? try tokens(forText: before) : try piece(before))
-            let media = try prepare(part)
             let key = MediaKey(part: part)
+            let media = try prepare(key, part)
             prompt.media[key] = media
             for p in media.layout.pieces {
                 switch p {
