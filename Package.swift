@@ -12,7 +12,8 @@
 //   LeapSampling, LeapToolCalls, LeapGrammar ──────────────┤
 //   LeapImage ──► LeapVision (LFM2-VL) ────────────────────┤   media encoders and the audio decoder: on
 //   LeapKernels ──► LeapAudioEncoder (LFM2-Audio in) ──────┤   LeapKernels; their rows enter LeapModels
-//   LeapModels, LeapSampling ──► LeapSpeech (audio out) ───┘   through the one embeddings-in path
+//   LeapModels, LeapSampling ──► LeapSpeech (audio out) ───┤   through the one embeddings-in path
+//   LeapModels ──► LeapPromptCache (saved prompt state) ────┘
 //
 // Release builds link the Swift runtime statically: scripts/build.sh passes `-Xswiftc -static-stdlib`
 // (putting it in linkerSettings would break `swift test`).
@@ -55,13 +56,15 @@ let package = Package(
         .target(name: "LeapImage", dependencies: ["LeapCore"], swiftSettings: fast),
         .target(name: "LeapVision", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapImage", "CLeapKernels"], swiftSettings: fast),
         .target(name: "LeapAudioEncoder", dependencies: ["LeapCore", "LeapGGUF", "CLeapKernels", "LeapKernels"], swiftSettings: fast),
+        // Saved prompt prefixes (context state snapshots) in memory and on disk.
+        .target(name: "LeapPromptCache", dependencies: ["LeapCore", "LeapGGUF", "LeapModels", "CLeapKernels"], swiftSettings: fast),
         .target(name: "LeapSpeech", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapModels", "LeapSampling", "CLeapKernels"], swiftSettings: fast),
         .target(
             name: "LeapRuntime",
             dependencies: [
                 "LeapCore", "LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapTokenizer", "LeapChatTemplate",
                 "LeapKernels", "LeapModels", "LeapSampling", "LeapToolCalls", "LeapGrammar",
-                "LeapImage", "LeapVision", "LeapAudioEncoder", "LeapSpeech",
+                "LeapImage", "LeapVision", "LeapAudioEncoder", "LeapSpeech", "LeapPromptCache",
             ],
             swiftSettings: fast),
 
@@ -69,7 +72,7 @@ let package = Package(
         .target(
             name: "LeapCAPI",
             dependencies: ["CLeap", "LeapCore", "LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapImage", "LeapRuntime",
-                           "LeapChatTemplate", "LeapModels", "LeapSampling", "LeapTokenizer", "LeapToolCalls", "LeapSpeech"],
+                           "LeapChatTemplate", "LeapModels", "LeapSampling", "LeapTokenizer", "LeapToolCalls", "LeapSpeech", "LeapPromptCache"],
             swiftSettings: swift5,
             linkerSettings: [
                 .unsafeFlags([
@@ -90,7 +93,7 @@ let package = Package(
         .target(
             name: "LeapFuzzTargets",
             dependencies: ["LeapJSON", "LeapMessages", "LeapAudio", "LeapImage", "LeapGGUF", "LeapTokenizer",
-                           "LeapChatTemplate", "LeapToolCalls", "LeapGrammar", "LeapModels"],
+                           "LeapChatTemplate", "LeapToolCalls", "LeapGrammar", "LeapModels", "LeapPromptCache"],
             swiftSettings: swift5),
         .executableTarget(name: "LeapFuzz", dependencies: ["LeapFuzzTargets"], swiftSettings: swift5),
         .executableTarget(name: "LeapLibFuzzer", dependencies: ["LeapFuzzTargets"],
@@ -114,11 +117,14 @@ let package = Package(
         .testTarget(name: "LeapAudioEncoderTests", dependencies: ["LeapAudioEncoder", "LeapAudio", "LeapGGUF", "LeapKernels", "LeapCore"],
                     swiftSettings: fast),
         .testTarget(name: "LeapModelsTests", dependencies: ["LeapModels", "LeapGGUF", "LeapKernels", "LeapTokenizer", "LeapCore"], swiftSettings: fast),
+        .testTarget(name: "LeapPromptCacheTests", dependencies: ["LeapPromptCache", "LeapModels", "LeapGGUF", "LeapCore", "CLeapKernels"],
+                    swiftSettings: fast),
         .testTarget(name: "LeapSpeechTests", dependencies: ["LeapSpeech", "LeapModels", "LeapGGUF", "LeapKernels", "LeapJSON"], swiftSettings: fast),
         // Scripted runtime backends (no weights) shared by the runtime and C-API tests.
         .target(name: "LeapRuntimeTestSupport", dependencies: ["LeapRuntime", "LeapAudio", "LeapJSON", "LeapMessages", "LeapCore"],
                 path: "Tests/LeapRuntimeTestSupport", swiftSettings: swift5),
-        .testTarget(name: "LeapRuntimeTests", dependencies: ["LeapRuntime", "LeapRuntimeTestSupport", "LeapMessages", "LeapJSON", "LeapCore", "LeapAudio"],
+        .testTarget(name: "LeapRuntimeTests", dependencies: ["LeapRuntime", "LeapRuntimeTestSupport", "LeapMessages", "LeapJSON", "LeapCore", "LeapAudio",
+                                                      "LeapPromptCache", "CLeapKernels"],
                     swiftSettings: swift5),
         .testTarget(name: "LeapCAPITests", dependencies: ["LeapCAPI", "CLeap", "LeapRuntimeTestSupport", "LeapAudio", "LeapRuntime"], swiftSettings: swift5),
     ]

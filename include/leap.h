@@ -502,7 +502,36 @@ typedef struct leap_model_params {
     int32_t auto_detect_companion_files; /* 1 (default): find mmproj*.gguf / *audio*decoder*.gguf|.bin
                                             next to the model for the paths above left NULL; 0: only the
                                             given paths                                                 */
+    /* Prompt cache (LEAP CacheOptions), see "Prompt cache" below. Off by default.                       */
+    int32_t cache_enabled;               /* 1: on; 0 (default): off (the other cache fields are ignored)  */
+    const char *cache_path;              /* root folder; a folder per model is made inside. Required
+                                            unless cache_disk_disabled                                   */
+    int32_t cache_max_entries_disk;      /* snapshots kept on disk per model; default 4096, > 0          */
+    int32_t cache_max_entries_memory;    /* snapshots kept in memory; default 256 (0: none)              */
+    int64_t cache_max_bytes_memory;      /* bytes of snapshots kept in memory; default 512 MiB           */
+    int64_t cache_max_bytes_disk;        /* bytes of snapshots kept on disk per model; default 4 GiB     */
+    int32_t cache_disk_disabled;         /* 1: memory only (nothing survives the process); default 0     */
 } leap_model_params;
+
+/*
+ * Prompt cache. With cache_enabled = 1, a turn whose prompt starts with a prefix some earlier turn
+ * evaluated (in this process or, through the disk cache, an earlier or concurrent one) restores that
+ * prefix's state instead of evaluating it again; leap_generation_stats.cached_prompt_tokens counts the
+ * positions restored or reused. A turn saves a snapshot at the end of the part of its prompt the next turn
+ * will share (the system prompt and tools on a first turn, the previous exchange later): the state is
+ * copied to memory after that part is evaluated, and written to disk by a background thread (the first
+ * token does not wait for the file; leap_model_cache_flush or leap_model_free waits for it).
+ * A snapshot holds the KV cache of the prefix, LFM2's convolution state at its end, its positions (token
+ * ids; media parts by the SHA-256 of their content, so an image prompt hits too, and their embedding rows)
+ * and the identity of the model file (size, hash of its header and tensor table) and of the kernels (path
+ * and build). One from another model or build, or a damaged, truncated or foreign file, is never loaded:
+ * it is removed and reported through the log callback (warning). Files are written to a temporary name
+ * and renamed, so a crash or a second process never leaves a partial snapshot that is read; several
+ * processes may share one folder (eviction, least recently used first down to the caps, runs under a file
+ * lock). A turn evaluates its prompt in the same two parts whether its prefix came from the cache or not,
+ * so the result is the same bit for bit. leap_model_load fails with LEAP_ERR_IO when the folder cannot be
+ * created or written, LEAP_ERR_INVALID_ARGUMENT for a missing path or a cap out of range.
+ */
 
 /* Writes the defaults into *params (at most struct_size bytes) and sets params->struct_size. */
 LEAP_API void leap_model_params_init(leap_model_params *params, size_t struct_size);
@@ -524,8 +553,11 @@ typedef enum leap_companion_kind {
  * with leap_string_free(). A kind outside the enum gives LEAP_ERR_INVALID_ARGUMENT. */
 LEAP_API leap_status leap_model_companion_path(const leap_model *model, leap_companion_kind kind,
                                                char **out_path);
-/* Conversations and contexts keep the model alive: freeing it while they exist is allowed. */
+/* Conversations and contexts keep the model alive: freeing it while they exist is allowed. The last
+ * release waits for the prompt cache's pending disk writes. */
 LEAP_API void leap_model_free(leap_model *model);
+/* Waits until the prompt cache's pending snapshot writes are on disk (no-op without a cache). */
+LEAP_API leap_status leap_model_cache_flush(leap_model *model);
 
 /* What the model takes and gives besides text: *out_flag = 1 or 0.
  *   has_vision:       image parts (a vision projector, LFM2-VL);
@@ -890,6 +922,20 @@ LEAP_API leap_status leap_conversation_generate_begin(leap_conversation *convers
  * generation. */
 LEAP_API leap_status leap_generation_next(leap_generation *generation, leap_event *out_event);
 LEAP_API void leap_generation_free(leap_generation *generation);
+
+/* Saving and restoring a conversation's evaluated state, for apps that manage it themselves.
+ * leap_conversation_save_state writes the positions the conversation has evaluated (its KV cache, LFM2's
+ * convolution state, the positions' token ids and media keys, the model and kernel identity; the format of
+ * the prompt cache's snapshots) to `path`, atomically (a temporary file next to it, renamed). The history
+ * is not part of it. leap_conversation_load_state restores such a file into a conversation: its next turn
+ * reuses the saved positions as far as its prompt starts with them (restore into a conversation whose
+ * history renders to that prompt, e.g. one created from the exported history). Errors: LEAP_ERR_BUSY
+ * while generating; save: LEAP_ERR_INVALID_ARGUMENT when nothing was evaluated yet, LEAP_ERR_IO when the
+ * file cannot be written; load: LEAP_ERR_IO when it cannot be read, LEAP_ERR_FORMAT when it is not a state
+ * of this model and build (another model or kernel build, damaged, truncated): the conversation is then
+ * unchanged. */
+LEAP_API leap_status leap_conversation_save_state(leap_conversation *conversation, const char *path);
+LEAP_API leap_status leap_conversation_load_state(leap_conversation *conversation, const char *path);
 
 /* (section filled by the conversation work) */
 

@@ -4,6 +4,7 @@ import LeapCore
 import LeapGGUF
 import LeapJSON
 import LeapModels
+import LeapPromptCache
 import LeapSpeech
 import LeapTokenizer
 
@@ -55,12 +56,17 @@ extension ModelRunner {
                 }
             }
         }
+        // The prompt cache: its folder is checked now (a cache that cannot write fails the load).
+        var cache: PromptCache? = nil
+        if options.cache.enabled {
+            cache = try PromptCache(options: options.cache, identity: ModelIdentity(file: file))
+        }
         return ModelRunner(
             modelId: modelId(path), model: LanguageModelAdapter(model, threads: options.threads),
             tokenizer: TokenizerAdapter(tokenizer), template: TemplateAdapter(template), templateSource: source,
             templateIsFallback: options.chatTemplate == nil && embedded == nil, contextSize: contextSize,
             samplingDefaults: try samplingDefaults(file), companions: companions, media: media, mediaProblem: mediaProblem,
-            speech: speech)
+            speech: speech, promptCache: cache)
     }
 
     /// "models/SmolLM2-135M-Instruct.Q4_1.gguf" -> "SmolLM2-135M-Instruct.Q4_1".
@@ -159,6 +165,10 @@ final class InferenceSessionAdapter: InferenceSessionBackend {
     func lastLogits() -> UnsafeMutableBufferPointer<Float> { logits }
 
     func truncate(to n: Int) throws { try context.rewind(to: n) }
+
+    var stateShape: ContextStateShape? { context.stateShape }
+    func captureState(positions n: Int) throws -> ContextState { try context.captureState(positions: n) }
+    func restoreState(_ state: ContextState) throws { try context.restoreState(state) }
 }
 
 final class TokenizerAdapter: TokenizerBackend, @unchecked Sendable {

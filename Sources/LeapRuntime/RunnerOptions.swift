@@ -1,3 +1,5 @@
+import LeapPromptCache
+
 /// How to load a model (LEAP `LiquidInferenceEngineOptions` / `ModelLoadingOptions`).
 package struct RunnerOptions: Sendable {
     /// CPU threads for matrix work; nil = physical cores.
@@ -12,6 +14,8 @@ package struct RunnerOptions: Sendable {
     package var audioTokenizerPath: String?
     /// Find companions next to the model when the paths are nil (LEAP's auto-detection).
     package var autoDetectCompanionFiles = true
+    /// The prompt cache (LEAP CacheOptions; off by default).
+    package var cache = PromptCacheOptions()
 
     package init() {}
 }

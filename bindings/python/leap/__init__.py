@@ -21,7 +21,7 @@ from .tokenizer import Tokenizer
 from .context import Context, Sampler
 from .messages import Audio, AudioPcmF32, ChatMessage, Content, Image, ImageRGB, LeapFunctionCall, Role, Text
 from .conversation import (
-    AudioSample, Chunk, Complete, Conversation, FunctionCalls, GenerationFinishReason, GenerationOptions,
+    AudioSample, CacheOptions, Chunk, Complete, Conversation, FunctionCalls, GenerationFinishReason, GenerationOptions,
     GenerationStats, MessageResponse, Model, ModelCompanions, ReasoningChunk, ResponseStream, load_model,
 )
 
@@ -29,7 +29,7 @@ __version__ = (_lib.leap_version_string() or b"0.0.0").decode()
 library_path = _lib.path
 
 __all__ = [
-    "__version__", "library_path", "audio",
+    "__version__", "library_path", "audio", "CacheOptions",
     "LeapError", "InvalidArgumentError", "LeapIOError", "FormatError", "UnsupportedError", "SerializationError",
     "AudioFormatError", "ModelLoadingError", "GenerationError", "PromptExceedsContextError",
     "FunctionCallParsingError", "CancelledError", "BusyError", "LeapMemoryError", "BufferTooSmallError",

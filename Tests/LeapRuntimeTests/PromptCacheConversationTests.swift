@@ -1,0 +1,178 @@
+import CLeapKernels
+import Glibc
+import LeapCore
+import LeapMessages
+import LeapPromptCache
+import LeapRuntime
+import Testing
+
+/// The prompt cache in conversations, on the tiny random-weight LFM2 file (real tokenizer and chat
+/// template): a later runner on the same folder (a restarted app) restores the system prompt's state and
+/// continues exactly as a runner without a cache; media prefixes hit by content; explicit save / restore.
+/// The scalar kernel path makes "exactly" hold for any batch split (the cache changes where the prompt is
+/// split); the cache keeps its own two-part split either way.
+@Suite(.serialized) struct PromptCacheConversationTests {
+    static let model = fixturesDir + "/models/lfm2-tiny-f32.gguf"
+    static let system = "You are a careful assistant. Answer in one short sentence, and never mention the weather."
+
+    static func options(cache root: String?, mmproj: String? = nil) -> RunnerOptions {
+        var o = RunnerOptions()
+        o.contextSize = 512
+        if let root { o.cache = PromptCacheOptions(path: root, enabled: true) }
+        o.mmprojPath = mmproj
+        return o
+    }
+
+    static func greedy(_ n: Int = 12) -> GenerationOptions {
+        var o = GenerationOptions()
+        o.temperature = 0
+        o.repetitionPenalty = 1
+        o.maxTokens = n
+        return o
+    }
+
+    static func run(_ conv: Conversation, _ message: ChatMessage) throws -> (String, GenerationStats) {
+        let g = try conv.generate(message, options: greedy())
+        var text = ""
+        var stats: GenerationStats?
+        while let e = try g.next() {
+            if case .chunk(let t) = e { text += t }
+            if case .complete(_, _, let s) = e { stats = s }
+        }
+        guard let stats else { throw LeapError(.internal, "the generation did not complete") }
+        return (text, stats)
+    }
+
+    static func run(_ conv: Conversation, _ text: String) throws -> (String, GenerationStats) {
+        try run(conv, ChatMessage(role: .user, text: text))
+    }
+
+    static func withScalarKernels<T>(_ body: () throws -> T) rethrows -> T {
+        lk_set_thread_isa(Int32(LK_ISA_SCALAR))
+        defer { lk_set_thread_isa(-1) }
+        return try body()
+    }
+
+    static func temporaryFolder() -> String {
+        var template = Array("/tmp/leap-conv-cache-XXXXXX".utf8CString)
+        return template.withUnsafeMutableBufferPointer { buf -> String in
+            guard let base = buf.baseAddress, mkdtemp(base) != nil else { return "/tmp/leap-conv-cache-\(getpid())" }
+            return String(cString: base)
+        }
+    }
+
+    static func snapshots(in folder: String?) -> [String] {
+        guard let folder, let dir = opendir(folder) else { return [] }
+        defer { closedir(dir) }
+        var out: [String] = []
+        while let e = readdir(dir) {
+            let n = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+            if n.hasSuffix(".snap") { out.append(n) }
+        }
+        return out
+    }
+
+    @Test func aRestartedRunnerRestoresTheSystemPromptAndContinuesExactly() throws {
+        try Self.withScalarKernels {
+            let root = Self.temporaryFolder()
+            let plain = try ModelRunner.load(path: Self.model, options: Self.options(cache: nil))
+            let (expected, plainStats) = try Self.run(plain.createConversation(systemPrompt: Self.system), "What is two plus two?")
+            #expect(plainStats.cachedPromptTokens == 0)
+
+            // First launch: a miss, the system prompt's snapshot is written.
+            do {
+                let first = try ModelRunner.load(path: Self.model, options: Self.options(cache: root))
+                let (text, stats) = try Self.run(first.createConversation(systemPrompt: Self.system), "What is two plus two?")
+                #expect(stats.cachedPromptTokens == 0)
+                #expect(text == expected)
+                first.promptCache?.flush()
+                #expect(Self.snapshots(in: first.promptCache?.folder).count == 1)
+            }
+            // Second launch: the snapshot from disk; another question shares it as well (from memory).
+            let second = try ModelRunner.load(path: Self.model, options: Self.options(cache: root))
+            let cache = try #require(second.promptCache)
+            let (text, stats) = try Self.run(second.createConversation(systemPrompt: Self.system), "What is two plus two?")
+            #expect(text == expected)
+            #expect(stats.cachedPromptTokens > 20, "the system prompt's positions are restored")
+            #expect(stats.promptTokens + stats.cachedPromptTokens == plainStats.promptTokens)
+            #expect(cache.counters.diskHits == 1)
+            let (other, otherStats) = try Self.run(second.createConversation(systemPrompt: Self.system), "Name a colour.")
+            let (otherExpected, _) = try Self.run(plain.createConversation(systemPrompt: Self.system), "Name a colour.")
+            #expect(other == otherExpected)
+            #expect(otherStats.cachedPromptTokens == stats.cachedPromptTokens)
+            #expect(cache.counters.memoryHits == 1)
+            // Another system prompt misses.
+            let (_, missStats) = try Self.run(second.createConversation(systemPrompt: "Another system prompt."), "Hi")
+            #expect(missStats.cachedPromptTokens == 0)
+        }
+    }
+
+    @Test func aLaterTurnRestoresTheWholePreviousExchangeMediaIncluded() throws {
+        try Self.withScalarKernels {
+            let root = Self.temporaryFolder()
+            let mmproj = fixturesDir + "/audio_encoder/lfm2a-512-f16-q8_0.gguf"
+            let wav = try fileBytes(fixturesDir + "/audio_encoder/clip_1s37.wav")
+            let question = ChatMessage(role: .user, content: [.text("Transcribe this."), .audio(wav: wav)])
+            // Reference without a cache: two turns in one conversation.
+            let plain = try ModelRunner.load(path: Self.model, options: Self.options(cache: nil, mmproj: mmproj))
+            let ref = plain.createConversation(systemPrompt: "Perform ASR.")
+            _ = try Self.run(ref, question)
+            let (expected, _) = try Self.run(ref, "And again.")
+            // Launch 1: the same two turns; turn 2 snapshots the first exchange, audio rows included.
+            var history: [ChatMessage] = []
+            do {
+                let first = try ModelRunner.load(path: Self.model, options: Self.options(cache: root, mmproj: mmproj))
+                let conv = first.createConversation(systemPrompt: "Perform ASR.")
+                _ = try Self.run(conv, question)
+                let (text, _) = try Self.run(conv, "And again.")
+                #expect(text == expected)
+                history = Array(conv.history.prefix(3))
+            }
+            // Launch 2: the exchange imported from history hits by content (the audio is not encoded again).
+            let second = try ModelRunner.load(path: Self.model, options: Self.options(cache: root, mmproj: mmproj))
+            let conv = try second.createConversation(history: history)
+            let (text, stats) = try Self.run(conv, "And again.")
+            #expect(text == expected)
+            #expect(second.promptCache?.counters.diskHits == 1)
+            #expect(stats.cachedPromptTokens > 13, "the prefix holds the audio part's rows")
+        }
+    }
+
+    @Test func explicitSaveAndRestore() throws {
+        try Self.withScalarKernels {
+            let root = Self.temporaryFolder()
+            let path = root + "/state.snap"
+            let runner = try ModelRunner.load(path: Self.model, options: Self.options(cache: nil))
+            let conv = runner.createConversation(systemPrompt: Self.system)
+            #expect(throws: LeapError.self) { try conv.saveState(to: path) }   // nothing evaluated yet
+            _ = try Self.run(conv, "What is two plus two?")
+            try conv.saveState(to: path)
+            let (expected, _) = try Self.run(conv, "And three plus three?")
+
+            let later = try ModelRunner.load(path: Self.model, options: Self.options(cache: nil))
+            let restored = try later.createConversation(history: Array(conv.history.prefix(3)))
+            try restored.loadState(from: path)
+            let (text, stats) = try Self.run(restored, "And three plus three?")
+            #expect(text == expected)
+            #expect(stats.cachedPromptTokens > 30)
+
+            // A damaged file and another model's file are refused; the conversation is unchanged.
+            var bytes = try fileBytes(path)
+            bytes[bytes.count - 3] ^= 1
+            try DiskStore.writeFileAtomically(bytes, to: path + ".bad", via: path + ".tmp")
+            let fresh = try later.createConversation(history: Array(conv.history.prefix(3)))
+            do {
+                try fresh.loadState(from: path + ".bad")
+                Issue.record("a damaged state was loaded")
+            } catch let e as LeapError {
+                #expect(e.kind == .format)
+            }
+            let other = try ModelRunner.load(path: fixturesDir + "/models/lfm2-tiny-q8_0.gguf", options: Self.options(cache: nil))
+            let otherConv = try other.createConversation(history: Array(conv.history.prefix(3)))
+            #expect(throws: LeapError.self) { try otherConv.loadState(from: path) }
+            let (_, freshStats) = try Self.run(fresh, "And three plus three?")
+            #expect(freshStats.cachedPromptTokens == 0)
+            #expect(throws: LeapError.self) { try fresh.loadState(from: root + "/missing.snap") }
+        }
+    }
+}
