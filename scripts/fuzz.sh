@@ -14,7 +14,7 @@ cd "$repo"
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(gguf wav jpeg json message template toolcalls grammar)
+[ ${#targets[@]} -eq 0 ] && targets=(gguf wav jpeg json message template toolcalls grammar snapshot)
 # Slot: "bundle" (LEAP bundle manifests) joins this list, with a seed corpus under Tests/Fixtures/fuzz/, when
 # its parser is a fuzz target in Sources/LeapFuzzTargets.
 

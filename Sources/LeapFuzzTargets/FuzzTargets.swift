@@ -23,6 +23,7 @@ package let fuzzTargets: [String: FuzzTarget] = [
     "tokenizer": fuzzTokenizer,
     "template": fuzzTemplate,
     "grammar": fuzzGrammar,
+    "snapshot": fuzzSnapshot,
 ]
 
 /// A broken invariant: the message goes to stderr (unbuffered, so it survives the abort), then abort(), on

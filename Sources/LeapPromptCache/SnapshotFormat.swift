@@ -159,6 +159,20 @@ package enum SnapshotFormat {
         return PromptSnapshot(units: units, state: state)
     }
 
+    /// `bytes` with both checksums recomputed (fuzzing reaches the checks behind them this way); bytes
+    /// shorter than a header are returned as they are.
+    package static func resealed(_ bytes: [UInt8]) -> [UInt8] {
+        guard bytes.count >= headerSize else { return bytes }
+        var out = bytes
+        var payload: [UInt8] = []
+        appendLE(checksum(bytes[headerSize...]), into: &payload)
+        out.replaceSubrange(104..<112, with: payload)
+        var header: [UInt8] = []
+        appendLE(checksum(out[0..<112]), into: &header)
+        out.replaceSubrange(112..<120, with: header)
+        return out
+    }
+
     static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
         lk_xxh64(bytes.baseAddress, bytes.count, 0x6c_6561_7073_6e61)
     }
