@@ -86,7 +86,7 @@ let package = Package(
             name: "LeapBench",
             dependencies: ["CLeapKernels", "LeapJSON", "LeapAudio", "LeapAudioEncoder", "LeapGGUF", "LeapKernels",
                            "LeapTokenizer", "LeapChatTemplate", "LeapToolCalls", "LeapGrammar", "LeapModels", "LeapVision",
-                           "LeapSpeech"],
+                           "LeapSpeech", "LeapCore", "LeapMessages", "LeapRuntime", "LeapPromptCache"],
             swiftSettings: fast),
         // The fuzz targets (one per parser) and their two drivers: leap-fuzz, a random mutator in the release
         // build, and leap-libfuzzer, coverage-guided under libFuzzer + ASan (scripts/fuzz.sh) or a replay tool.

@@ -54,6 +54,8 @@ package struct PromptCacheCounters: Sendable, Equatable {
     package var writes = 0
     package var bytesWritten = 0
     package var writeFailures = 0
+
+    package init() {}
 }
 
 package final class PromptCache: @unchecked Sendable {
