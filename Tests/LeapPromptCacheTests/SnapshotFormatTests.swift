@@ -3,6 +3,7 @@ import LeapCore
 import LeapGGUF
 import LeapModels
 import LeapPromptCache
+import LeapTestFiles
 
 // The reader accepts only an intact snapshot of this model and build: every truncation, every flipped bit
 // sampled, another model's or build's snapshot and foreign files are refused with a format error.
@@ -76,7 +77,7 @@ private func sampleSnapshot(_ name: String = "lfm2-tiny-f32", positions: Int = 1
 
 @Test func foreignFilesAreRefused() throws {
     let (_, identity, shape) = try sampleSnapshot()
-    let gguf = readFileBytes(modelFixturesDir + "/lfm2-tiny-f32.gguf") ?? []
+    let gguf = readBytes(modelFixturesDir + "/lfm2-tiny-f32.gguf") ?? []
     #expect(!gguf.isEmpty)
     let foreign: [[UInt8]] = [[], Array("LEAPSNAP".utf8), [UInt8](repeating: 0, count: 4096), gguf,
                               Array("LEAPSNAP".utf8) + [UInt8](repeating: 0xff, count: 200)]
@@ -85,5 +86,3 @@ private func sampleSnapshot(_ name: String = "lfm2-tiny-f32", positions: Int = 1
     }
     #expect(ModelIdentity.kernelBuildID.count >= 8, "the binary has a GNU build-id")
 }
-
-func readFileBytes(_ path: String) -> [UInt8]? { DiskStore.readFile(path) }

@@ -3,13 +3,9 @@ import LeapCore
 import LeapGGUF
 import LeapModels
 import LeapPromptCache
+import LeapTestFiles
 
-/// <repo>/Tests/Fixtures/models, found from this file's path.
-let modelFixturesDir: String = {
-    var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(2)
-    return parts.joined(separator: "/") + "/Fixtures/models"
-}()
+let modelFixturesDir = fixturesDir("models")
 
 func loadTinyFile(_ name: String) throws -> (GGUFFile, LanguageModel) {
     let file = try GGUFFile(path: modelFixturesDir + "/" + name + ".gguf")

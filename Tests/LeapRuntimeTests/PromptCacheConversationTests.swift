@@ -4,6 +4,7 @@ import LeapCore
 import LeapMessages
 import LeapPromptCache
 import LeapRuntime
+import LeapTestFiles
 import Testing
 
 /// The prompt cache in conversations, on the tiny random-weight LFM2 file (real tokenizer and chat
@@ -12,7 +13,7 @@ import Testing
 /// The scalar kernel path makes "exactly" hold for any batch split (the cache changes where the prompt is
 /// split); the cache keeps its own two-part split either way.
 @Suite(.serialized) struct PromptCacheConversationTests {
-    static let model = fixturesDir + "/models/lfm2-tiny-f32.gguf"
+    static let model = fixturesRoot + "/models/lfm2-tiny-f32.gguf"
     static let system = "You are a careful assistant. Answer in one short sentence, and never mention the weather."
 
     static func options(cache root: String?, mmproj: String? = nil) -> RunnerOptions {
@@ -110,8 +111,8 @@ import Testing
     @Test func aLaterTurnRestoresTheWholePreviousExchangeMediaIncluded() throws {
         try Self.withScalarKernels {
             let root = Self.temporaryFolder()
-            let mmproj = fixturesDir + "/audio_encoder/lfm2a-512-f16-q8_0.gguf"
-            let wav = try fileBytes(fixturesDir + "/audio_encoder/clip_1s37.wav")
+            let mmproj = fixturesRoot + "/audio_encoder/lfm2a-512-f16-q8_0.gguf"
+            let wav = try fileBytes(fixturesRoot + "/audio_encoder/clip_1s37.wav")
             let question = ChatMessage(role: .user, content: [.text("Transcribe this."), .audio(wav: wav)])
             // Reference without a cache: two turns in one conversation.
             let plain = try ModelRunner.load(path: Self.model, options: Self.options(cache: nil, mmproj: mmproj))
@@ -167,7 +168,7 @@ import Testing
             } catch let e as LeapError {
                 #expect(e.kind == .format)
             }
-            let other = try ModelRunner.load(path: fixturesDir + "/models/lfm2-tiny-q8_0.gguf", options: Self.options(cache: nil))
+            let other = try ModelRunner.load(path: fixturesRoot + "/models/lfm2-tiny-q8_0.gguf", options: Self.options(cache: nil))
             let otherConv = try other.createConversation(history: Array(conv.history.prefix(3)))
             #expect(throws: LeapError.self) { try otherConv.loadState(from: path) }
             let (_, freshStats) = try Self.run(fresh, "And three plus three?")
