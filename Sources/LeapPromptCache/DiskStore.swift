@@ -62,8 +62,9 @@ package final class DiskStore: @unchecked Sendable {
 
     static func fileName(positions: Int, key: String) -> String { "\(positions)-\(key)\(suffix)" }
 
-    /// The snapshots in the folder (unreadable names are skipped).
-    func list() -> [Entry] {
+    /// The snapshots in the folder (unreadable names are skipped); sizes and times only `withStats` (a
+    /// lookup needs the names alone).
+    func list(withStats: Bool = true) -> [Entry] {
         guard let dir = opendir(folder) else { return [] }
         defer { closedir(dir) }
         var out: [Entry] = []
@@ -76,7 +77,7 @@ package final class DiskStore: @unchecked Sendable {
             let key = String(name[name.index(after: dash)..<name.index(name.endIndex, offsetBy: -DiskStore.suffix.count)])
             guard key.utf8.count == 64 else { continue }
             var st = stat()
-            guard stat(folder + "/" + name, &st) == 0 else { continue }
+            if withStats { guard stat(folder + "/" + name, &st) == 0 else { continue } }
             out.append(Entry(name: name, positions: n, key: key, bytes: Int(st.st_size), modified: st.st_mtim))
         }
         return out

@@ -100,7 +100,7 @@ package final class PromptCache: @unchecked Sendable {
         let upper = min(maxPositions, units.count)
         guard minPositions <= upper else { return nil }
         var candidates: [(positions: Int, key: String, onDisk: Bool)] = lock.withLock { memory.keys.map { ($0.positions, $0.key, false) } }
-        let onDisk = disk?.list() ?? []
+        let onDisk = disk?.list(withStats: false) ?? []
         candidates += onDisk.map { ($0.positions, $0.key, true) }
         candidates = candidates.filter { $0.positions >= minPositions && $0.positions <= upper }
         let wanted = PrefixHasher.keys(identity: identity.full, units: units, lengths: Set(candidates.map(\.positions)))
@@ -124,6 +124,7 @@ package final class PromptCache: @unchecked Sendable {
                 disk.touch(name)
                 lock.withLock { memory.put(c.key, s) }
                 countersBox.update { $0.diskHits += 1 }
+                Log.debug("prompt cache: restored \(c.positions) positions from \(disk.folder)/\(name)")
                 return s
             } catch let e as LeapError {
                 disk.remove(name)
@@ -141,7 +142,7 @@ package final class PromptCache: @unchecked Sendable {
     package func contains(_ units: [PrefixUnit]) -> Bool {
         let k = key(of: units)
         if lock.withLock({ memory.contains(k) }) { return true }
-        return disk?.list().contains { $0.key == k && $0.positions == units.count } ?? false
+        return disk?.list(withStats: false).contains { $0.key == k && $0.positions == units.count } ?? false
     }
 
     /// Keeps `snapshot` in memory now and queues its disk write (a snapshot whose key is already on disk
@@ -159,6 +160,7 @@ package final class PromptCache: @unchecked Sendable {
             do {
                 try disk.write(name, bytes)
                 counters.update { $0.writes += 1; $0.bytesWritten += bytes.count }
+                Log.debug("prompt cache: wrote \(disk.folder)/\(name) (\(bytes.count) bytes)")
             } catch let e as LeapError {
                 counters.update { $0.writeFailures += 1 }
                 Log.warning("prompt cache: \(e.message)")

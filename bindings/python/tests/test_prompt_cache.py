@@ -135,3 +135,24 @@ def test_explicit_state_files(tmp_path):
     with leap.load_model(OTHER, context_size=256) as other:
         with pytest.raises(leap.FormatError, match="another model"):
             other.create_conversation(SYSTEM).load_state(path)
+
+
+def test_a_damaged_snapshot_is_ignored_and_reported(tmp_path):
+    cache = leap.CacheOptions(path=tmp_path, max_entries_memory=0)
+    with leap.load_model(TINY, context_size=256, cache=cache) as m:
+        _, expected = run(m.create_conversation(SYSTEM), "Hi")
+        m.flush_cache()
+    [snap] = snapshots(tmp_path)
+    data = bytearray(snap.read_bytes())
+    data[-5] ^= 0x01
+    snap.write_bytes(bytes(data))
+    received = []
+    leap.set_log_callback(lambda level, message: received.append((level, message)), level="warning")
+    try:
+        with leap.load_model(TINY, context_size=256, cache=cache) as m:
+            _, stats = run(m.create_conversation(SYSTEM), "Hi")
+    finally:
+        leap.set_log_callback(None)
+    assert stats.cached_prompt_tokens == 0  # recomputed, never loaded
+    assert any(level == "warning" and "ignored snapshot" in msg and "damaged" in msg for level, msg in received), received
+    assert not snap.exists() or snap.read_bytes() != bytes(data)  # removed (and written again by the miss)
