@@ -10,6 +10,7 @@
 import Glibc
 import LeapCore
 import LeapMessages
+import LeapModels
 import LeapPromptCache
 import LeapRuntime
 
@@ -53,6 +54,26 @@ private func firstToken(_ runner: ModelRunner, system: String) throws -> (Double
     throw LeapError(.internal, "the turn did not complete")
 }
 
+/// This program's path (the shell that runs the child would read its own /proc/self/exe).
+private func executablePath() -> String {
+    var buf = [CChar](repeating: 0, count: 4096)
+    let n = readlink("/proc/self/exe", &buf, buf.count - 1)
+    return n > 0 ? String(decoding: buf[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self) : CommandLine.arguments[0]
+}
+
+/// (name, bytes) of the snapshot files in `folder`.
+private func snapshotFiles(_ folder: String) -> [(String, Int)] {
+    guard let dir = opendir(folder) else { return [] }
+    defer { closedir(dir) }
+    var out: [(String, Int)] = []
+    while let e = readdir(dir) {
+        let name = withUnsafeBytes(of: e.pointee.d_name) { String(decoding: $0.prefix(while: { $0 != 0 }), as: UTF8.self) }
+        var st = stat()
+        if name.hasSuffix(".snap"), stat(folder + "/" + name, &st) == 0 { out.append((name, Int(st.st_size))) }
+    }
+    return out
+}
+
 private func loadAverage() -> String {
     guard let f = fopen("/proc/loadavg", "r") else { return "?" }
     defer { fclose(f) }
@@ -86,13 +107,16 @@ func benchPromptCacheWrite(_ args: [String]) {
     do {
         let runner = try ModelRunner.load(path: model, options: options(threads: a.threads, cacheRoot: root))
         let system = try systemPrompt(runner, tokens: a.tokens)
+        _ = try firstToken(runner, system: "Warm-up.")   // page in the weights
+        runner.promptCache?.flush()
+        let before = runner.promptCache?.counters ?? PromptCacheCounters()
         let (t, stats) = try firstToken(runner, system: system)
         runner.promptCache?.flush()
         let c = runner.promptCache?.counters ?? PromptCacheCounters()
         print("first_run_ttft_s: \(t)")
         print("first_run_prompt_tokens: \(stats.promptTokens)")
-        print("snapshot_writes: \(c.writes)")
-        print("snapshot_bytes: \(c.bytesWritten)")
+        print("snapshot_writes: \(c.writes - before.writes)")
+        print("snapshot_bytes: \(c.bytesWritten - before.bytesWritten)")
     } catch {
         fputs("prompt-cache-write: \(error)\n", stderr)
         exit(1)
@@ -111,7 +135,7 @@ func benchPromptCache(_ args: [String]) {
         return String(cString: base)
     }
     let threadArg = a.threads.map { " --threads \($0)" } ?? ""
-    let child = keyValues("/proc/self/exe prompt-cache-write '\(model)' '\(root)'\(threadArg) --system-tokens \(a.tokens)")
+    let child = keyValues("'\(executablePath())' prompt-cache-write '\(model)' '\(root)'\(threadArg) --system-tokens \(a.tokens)")
     guard let bytes = child["snapshot_bytes"], (child["snapshot_writes"] ?? 0) >= 1 else {
         fputs("prompt-cache: the writing process did not write a snapshot\n", stderr)
         exit(1)
@@ -129,6 +153,24 @@ func benchPromptCache(_ args: [String]) {
             if tp < bestPlain { bestPlain = tp; plainStats = sp }
             if tc < bestCached { bestCached = tc; cachedStats = sc }
         }
+        // The restore alone: read the file, check and decode it, copy it into a fresh context.
+        var restoreBest = Double.infinity, captureBest = Double.infinity
+        if let cache = cached.promptCache, let folder = cache.folder, let lm = cached.languageModel {
+            let ctx = try lm.makeContext(ContextOptions(contextSize: 4096, threads: a.threads))
+            let largest = snapshotFiles(folder).max { $0.1 < $1.1 }
+            if let (name, _) = largest {
+                for _ in 0..<a.reps {
+                    let t0 = monotonicSeconds()
+                    guard let bytes = DiskStore.readFile(folder + "/" + name) else { break }
+                    let snapshot = try SnapshotFormat.decode(bytes, identity: cache.identity, shape: ctx.stateShape)
+                    try ctx.restoreState(snapshot.state)
+                    restoreBest = min(restoreBest, monotonicSeconds() - t0)
+                    let t1 = monotonicSeconds()
+                    _ = try ctx.captureState(positions: ctx.nPast)
+                    captureBest = min(captureBest, monotonicSeconds() - t1)
+                }
+            }
+        }
         let positions = (plainStats?.promptTokens ?? 0)
         let restored = cachedStats?.cachedPromptTokens ?? 0
         print("prompt-cache: \(model), threads \(a.threads.map(String.init) ?? "default"), best of \(a.reps), load average \(loadAverage())")
@@ -137,6 +179,8 @@ func benchPromptCache(_ args: [String]) {
         print("ttft_cached_from_disk_ms: \(bestCached * 1000) (\(restored) positions restored from the earlier process's snapshot)")
         print("speedup: \(bestPlain / bestCached)x")
         print("first_run_with_cache_ms: \((child["first_run_ttft_s"] ?? 0) * 1000) (the earlier process: a miss that writes the snapshot)")
+        print("restore_ms: \(restoreBest * 1000) (read + check + decode + copy into a context, of the cached turn's first token time)")
+        print("capture_ms: \(captureBest * 1000) (the copy a miss makes after evaluating the prefix; the file is written in the background)")
         print("snapshot_bytes: \(Int(bytes)) (\(restored > 0 ? Int(bytes) / restored : 0) bytes per position)")
         print("disk_hits: \(cached.promptCache?.counters.diskHits ?? 0), ignored: \(cached.promptCache?.counters.ignored ?? 0)")
     } catch {

@@ -93,17 +93,19 @@ package final class DiskStore: @unchecked Sendable {
         var st = stat()
         guard fstat(fd, &st) == 0, st.st_size >= 0 else { return nil }
         let size = Int(st.st_size)
-        var out = [UInt8](repeating: 0, count: size)
-        var done = 0
-        let ok = out.withUnsafeMutableBytes { buf -> Bool in
-            guard let base = buf.baseAddress else { return size == 0 }
-            while done < size {
-                let r = Glibc.read(fd, base + done, size - done)
-                if r < 0 && errno == EINTR { continue }
-                if r <= 0 { return false }
-                done += r
+        var ok = true
+        let out = [UInt8](unsafeUninitializedCapacity: size) { buf, initialized in
+            var done = 0
+            if let base = buf.baseAddress {
+                while done < size {
+                    let r = Glibc.read(fd, base + done, size - done)
+                    if r < 0 && errno == EINTR { continue }
+                    if r <= 0 { break }
+                    done += r
+                }
             }
-            return true
+            ok = done == size
+            initialized = ok ? size : 0
         }
         return ok ? out : nil
     }
