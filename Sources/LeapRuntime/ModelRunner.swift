@@ -84,8 +84,6 @@ package final class ModelRunner: @unchecked Sendable {
         self.promptCache = promptCache
     }
 
-    deinit { promptCache?.flush() }
-
     /// What saved states of this model are tied to (the prompt cache's, or computed on first use for
     /// explicitly saved conversation states); nil for a model not loaded from a GGUF file.
     package var stateIdentity: ModelIdentity? {

@@ -14,7 +14,9 @@ import LeapToolCalls
 // new message (the system prompt and tools on the first turn, the whole previous exchange later). The
 // prompt is evaluated up to there, the state is copied (memory LRU), the rest is evaluated, and the file is
 // written by the cache's background thread. A turn evaluates its prompt in the same two parts whether the
-// prefix comes from the cache or not, so a cached run continues bit for bit as an uncached one would.
+// prefix comes from the cache or not, so a run that restores it continues bit for bit as the run that
+// computed it (and, on the scalar kernel path, as a run without a cache: there a batch's split does not
+// change its results).
 
 extension PromptUnit {
     /// The cache's unit, nil for a generated audio frame.
