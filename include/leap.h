@@ -827,7 +827,8 @@ typedef struct leap_generation_stats {
     int64_t prompt_tokens;          /* prompt tokens evaluated this turn (cached ones excluded)       */
     int64_t completion_tokens;
     int64_t total_tokens;           /* prompt_tokens + completion_tokens                              */
-    int64_t cached_prompt_tokens;   /* prompt tokens reused from the previous turn's KV cache         */
+    int64_t cached_prompt_tokens;   /* prompt positions reused from the previous turn or restored from
+                                       the prompt cache (not evaluated again)                        */
     double tokens_per_second;       /* decoding speed                                                 */
     double time_to_first_token;     /* seconds from the call to the first generated token            */
     double prompt_tokens_per_second;

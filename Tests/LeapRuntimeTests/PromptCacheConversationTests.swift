@@ -176,4 +176,60 @@ import Testing
             #expect(throws: LeapError.self) { try fresh.loadState(from: root + "/missing.snap") }
         }
     }
+
+    @Test func conversationsOnTwoThreadsShareOneCache() throws {
+        let root = Self.temporaryFolder()
+        let runner = try ModelRunner.load(path: Self.model, options: Self.options(cache: root))
+        let systems = (0..<3).map { "System prompt \($0): be brief and precise, and answer in English." }
+        // Each thread asks every system prompt's question, in opposite orders, twice: every answer is a miss
+        // (the prefix computed here) or a hit (restored), which evaluate the prompt in the same two parts,
+        // so the two threads' answers agree exactly on any kernel path.
+        let results = ThreadResults()
+        let threads = (0..<2).map { t in
+            spawn {
+                for round in 0..<2 {
+                    for i in (t == 0 ? [0, 1, 2] : [2, 1, 0]) {
+                        do {
+                            let (text, stats) = try Self.run(runner.createConversation(systemPrompt: systems[i]), "Question?")
+                            results.add(t, i, text, stats.cachedPromptTokens, round)
+                        } catch {
+                            results.fail("\(error)")
+                        }
+                    }
+                }
+            }
+        }
+        for th in threads { pthread_join(th, nil) }
+        #expect(results.failures.isEmpty, "\(results.failures)")
+        for i in 0..<3 { #expect(Set(results.texts(of: i)).count == 1, "system prompt \(i): \(results.texts(of: i))") }
+        #expect(results.secondRoundAllHit, "every second-round answer restores its system prompt")
+    }
+}
+
+private final class ThreadBody {
+    let body: () -> Void
+    init(_ body: @escaping () -> Void) { self.body = body }
+}
+
+/// Runs `body` on a new thread.
+private func spawn(_ body: @escaping () -> Void) -> pthread_t {
+    var t = pthread_t()
+    let arg = Unmanaged.passRetained(ThreadBody(body)).toOpaque()
+    pthread_create(&t, nil, { p in
+        guard let p else { return nil }
+        Unmanaged<ThreadBody>.fromOpaque(p).takeRetainedValue().body()
+        return nil
+    }, arg)
+    return t
+}
+
+private final class ThreadResults: @unchecked Sendable {
+    private let lock = Lock()
+    private var answers: [(thread: Int, system: Int, text: String, cached: Int, round: Int)] = []
+    private var errors: [String] = []
+    func add(_ t: Int, _ i: Int, _ text: String, _ cached: Int, _ round: Int) { lock.withLock { answers.append((t, i, text, cached, round)) } }
+    func fail(_ e: String) { lock.withLock { errors.append(e) } }
+    var failures: [String] { lock.withLock { errors } }
+    func texts(of i: Int) -> [String] { lock.withLock { answers.filter { $0.system == i }.map(\.text) } }
+    var secondRoundAllHit: Bool { lock.withLock { answers.filter { $0.round == 1 }.allSatisfy { $0.cached > 0 } && answers.count == 12 } }
 }
