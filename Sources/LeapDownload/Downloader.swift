@@ -15,9 +15,11 @@ import Synchronization
 /// (libcurl calls back at least once a second, also while the server sends nothing).
 package final class DownloadCancellation: Sendable {
     private let flag = Atomic<Bool>(false)
-    package init() {}
+    /// Cancelling the parent cancels this one too (a call-local cancel under a caller's token).
+    private let parent: DownloadCancellation?
+    package init(parent: DownloadCancellation? = nil) { self.parent = parent }
     package func cancel() { flag.store(true, ordering: .releasing) }
-    package var isCancelled: Bool { flag.load(ordering: .acquiring) }
+    package var isCancelled: Bool { flag.load(ordering: .acquiring) || parent?.isCancelled == true }
 }
 
 package struct DownloadOptions: Sendable {

@@ -12,7 +12,7 @@ private let fuzzDir: String = {
 }()
 
 /// The targets scripts/fuzz.sh runs under libFuzzer (each has a committed seed corpus).
-private let libFuzzerTargets = ["gguf", "wav", "jpeg", "json", "message", "template", "toolcalls", "grammar"]
+private let libFuzzerTargets = ["gguf", "wav", "jpeg", "json", "message", "template", "toolcalls", "grammar", "bundle"]
 
 @Test(arguments: libFuzzerTargets)
 func seedCorpusRunsClean(target: String) throws {
