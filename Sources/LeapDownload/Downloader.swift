@@ -69,6 +69,7 @@ package enum Downloader {
         report.resumedFrom = fileSize(fd)
         var total: Int64? = nil
         var serverSHA256: String? = nil
+        var restarted = false
         while true {
             report.attempts += 1
             let offset = fileSize(fd)
@@ -85,10 +86,14 @@ package enum Downloader {
             if code == CurlLibrary.Code.ok {
                 if t.status == 200 || t.status == 206 { break }
                 if t.status == 416 && offset > 0 {
-                    // The range starts at or past the end: complete when the server's size is what we have.
+                    // The range starts at or past the end: complete when the server's size is what we have,
+                    // else the .part is longer than the file (which changed): start again, once.
                     if t.rangeTotal == offset { total = offset; break }
-                    guard ftruncate(fd, 0) == 0 else { throw LeapError.io("cannot truncate '\(part)': \(errnoText())") }
-                    if report.attempts < options.maxAttempts + 1 { continue }
+                    if !restarted {
+                        guard ftruncate(fd, 0) == 0 else { throw LeapError.io("cannot truncate '\(part)': \(errnoText())") }
+                        restarted = true
+                        continue
+                    }
                 }
                 if offset == 0 && done == 0 { unlink(part) }
                 throw LeapError.io("\(url): the server answered HTTP \(t.statusText)")

@@ -41,6 +41,17 @@ package enum BundleFetcher {
     /// name the manifest, its key and the file: `.io` (unreadable manifest or file, failed download),
     /// `.format` / `.unsupported` (bad manifest), `.cancelled`, `.unsupported` (a URL and no libcurl).
     package static func fetch(_ source: String, options: BundleLoadOptions = BundleLoadOptions()) throws -> BundleFiles {
+        var createdFolder: String? = nil
+        do {
+            return try fetch(source, options: options, createdFolder: &createdFolder)
+        } catch {
+            // A failed fetch leaves no new empty cache folder (rmdir only removes an empty one; a .part stays).
+            if let createdFolder { rmdir(createdFolder) }
+            throw error
+        }
+    }
+
+    private static func fetch(_ source: String, options: BundleLoadOptions, createdFolder: inout String?) throws -> BundleFiles {
         let location = try BundleLocation.source(source)
         let manifest: BundleManifest
         do {
@@ -55,6 +66,7 @@ package enum BundleFetcher {
             while root.count > 1 && root.hasSuffix("/") { root.removeLast() }
             let f = root + "/" + BundleCache.folderName(forManifest: location)
             cacheFolder = f
+            if access(f, F_OK) != 0 { createdFolder = f }
             return f
         }
         var local: [String: String] = [:]

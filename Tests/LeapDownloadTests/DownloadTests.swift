@@ -69,6 +69,15 @@ import Testing
         #expect(try server.requests().last?.range == "bytes=\(model.count)-")
     }
 
+    @Test func partFileLongerThanTheFileStartsAgain() throws {
+        // The file changed on the server: the range past its end gets 416 with another size.
+        try Downloader.makeDirectories(parentOf: dest)
+        try writeFile(dest + ".part", [UInt8](repeating: 1, count: model.count + 100))
+        try Downloader.download(server.base + "/plain/model.gguf", to: dest)
+        #expect(try fileBytes(dest) == model)
+        #expect(try server.requests().map(\.range) == ["bytes=\(model.count + 100)-", nil])
+    }
+
     @Test func notFound() throws {
         let e = leapError { try Downloader.download(server.base + "/missing/model.gguf", to: dest) }
         #expect(e?.kind == .io)
