@@ -127,12 +127,12 @@ package struct CurlLibrary: @unchecked Sendable {
                                     setoptFn: setopt, getinfoFn: getinfo))
     }
 
-    func set(_ h: UnsafeMutableRawPointer, _ o: Option, _ v: Int) -> Int32 { leap_curl_setopt_long(setoptFn, h, o.rawValue, v) }
-    func set(_ h: UnsafeMutableRawPointer, _ o: Option, _ p: UnsafeRawPointer?) -> Int32 { leap_curl_setopt_pointer(setoptFn, h, o.rawValue, p) }
+    func set(_ h: UnsafeMutableRawPointer, _ o: Option, _ v: Int) -> Int32 { leapcurl_setopt_long(setoptFn, h, o.rawValue, v) }
+    func set(_ h: UnsafeMutableRawPointer, _ o: Option, _ p: UnsafeRawPointer?) -> Int32 { leapcurl_setopt_pointer(setoptFn, h, o.rawValue, p) }
 
     func responseCode(_ h: UnsafeMutableRawPointer) -> Int {
         var code = 0
-        return leap_curl_getinfo_long(getinfoFn, h, CurlLibrary.infoResponseCode, &code) == Code.ok ? code : 0
+        return leapcurl_getinfo_long(getinfoFn, h, CurlLibrary.infoResponseCode, &code) == Code.ok ? code : 0
     }
 
     func message(_ code: Int32) -> String {

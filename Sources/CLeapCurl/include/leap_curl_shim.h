@@ -7,12 +7,10 @@
 #include <stdint.h>
 
 /* curl_easy_setopt(handle, option, long) */
-int leap_curl_setopt_long(void *setopt_fn, void *handle, int option, long value);
+int leapcurl_setopt_long(void *setopt_fn, void *handle, int option, long value);
 /* curl_easy_setopt(handle, option, pointer): strings, data pointers and callbacks */
-int leap_curl_setopt_pointer(void *setopt_fn, void *handle, int option, const void *value);
-/* curl_easy_setopt(handle, option, curl_off_t) */
-int leap_curl_setopt_off(void *setopt_fn, void *handle, int option, int64_t value);
+int leapcurl_setopt_pointer(void *setopt_fn, void *handle, int option, const void *value);
 /* curl_easy_getinfo(handle, info, long *) */
-int leap_curl_getinfo_long(void *getinfo_fn, void *handle, int info, long *out);
+int leapcurl_getinfo_long(void *getinfo_fn, void *handle, int info, long *out);
 
 #endif
