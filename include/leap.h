@@ -114,6 +114,24 @@ LEAP_API void leap_string_free(char *s);
 /* Release an array (float *, uint8_t *, int32_t *) returned by the library. NULL is a no-op. */
 LEAP_API void leap_buffer_free(void *p);
 
+/* The log: things worth hearing about that are not the failure of a call (an auto-detected companion
+ * file left out, a cache snapshot ignored, a fallback taken). Process-wide and silent by default.
+ * Messages of `max_level` and more severe go to `callback`; NULL silences the log again. The callback
+ * runs on whichever thread produced the message, possibly on several at once, so it must be thread-safe;
+ * `message` (UTF-8, no trailing newline) is valid only during the call. It may call leap_set_log_callback
+ * but no other leap_* function. */
+typedef enum leap_log_level {
+    LEAP_LOG_ERROR = 1,
+    LEAP_LOG_WARNING = 2,
+    LEAP_LOG_INFO = 3,
+    LEAP_LOG_DEBUG = 4
+} leap_log_level;
+
+typedef void (*leap_log_callback)(leap_log_level level, const char *message, void *user_data);
+
+/* LEAP_ERR_INVALID_ARGUMENT for a max_level outside LEAP_LOG_ERROR..LEAP_LOG_DEBUG (nothing changes). */
+LEAP_API leap_status leap_set_log_callback(leap_log_callback callback, leap_log_level max_level, void *user_data);
+
 /* ======================================================================================================
  * Messages & content
  *
@@ -481,13 +499,14 @@ typedef struct leap_model leap_model;
  * GGUF file, and a projector must be one (general.architecture "clip"); audio decoders / tokenizers not
  * named .gguf only need to be readable, non-empty files (LEAP accepts .bin decoders). A given path that
  * fails the check fails the load (LEAP_ERR_IO when it cannot be opened, LEAP_ERR_MODEL_LOADING when it is
- * not valid; the message names the kind and the path); a detected file that fails it is left out and the
- * model loads without it (there is no log callback to report it: leap_model_companion_path says NULL).
+ * not valid; the message names the kind and the path); a detected file that fails it is left out, the
+ * model loads without it, and a LEAP_LOG_WARNING message names the file and why (leap_model_companion_path
+ * says NULL).
  *
  * The projector's encoder is loaded with the model, by its clip.projector_type: "lfm2" (LFM2-VL /
  * LFM2.5-VL: images) or "lfm2a" (LFM2-Audio / LFM2.5-Audio: audio input). A given mmproj_path that cannot
- * be used fails the load; an auto-detected one that cannot be used leaves a text model, and the image or
- * audio parts it would have taken fail with LEAP_ERR_UNSUPPORTED saying why (leap_model_has_vision etc.
+ * be used fails the load; an auto-detected one that cannot be used leaves a text model (with a
+ * LEAP_LOG_WARNING message), and the image or audio parts it would have taken fail with LEAP_ERR_UNSUPPORTED saying why (leap_model_has_vision etc.
  * report what the model takes).
  */
 typedef struct leap_model_params {

@@ -22,6 +22,7 @@ extension ModelRunner {
         }
         // Companions first: a bad companion path fails before the weights are read.
         let companions = try CompanionFiles.resolve(modelPath: path, options: options)
+        for reason in companions.skipped { Log.warning("\(path): \(reason)") }
         let model = try LanguageModel.load(file: file, threads: options.threads)
         let tokenizer = try Tokenizer(gguf: file)
         let embedded = try file.optionalString("tokenizer.chat_template")
@@ -43,6 +44,7 @@ extension ModelRunner {
             } catch let e as LeapError {
                 if options.mmprojPath != nil { throw LeapError(e.kind, "mmproj: \(e.message)") }
                 mediaProblem = e.message
+                Log.warning("\(path): detected mmproj '\(projector)' not used: \(e.message)")
             }
         }
         // Audio output needs both LFM2.5-Audio files; given ones must load, detected ones that don't are left out.
@@ -54,6 +56,7 @@ extension ModelRunner {
                 if options.audioDecoderPath != nil || options.audioTokenizerPath != nil {
                     throw LeapError(e.kind, "audio decoder: \(e.message)")
                 }
+                Log.warning("\(path): detected audio decoder '\(vocoder)' / tokenizer '\(detokenizer)' not used: \(e.message)")
             }
         }
         return ModelRunner(

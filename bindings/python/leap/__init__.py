@@ -19,6 +19,7 @@ from .bundles import CancelToken, ProgressCallback, load_bundle
 from .chat_template import ChatTemplate
 from .gguf import GGUFFile, GGUFTensor
 from .tokenizer import Tokenizer
+from .log import LogCallback, set_log_callback
 from .context import Context, Sampler
 from .messages import Audio, AudioPcmF32, ChatMessage, Content, Image, ImageRGB, LeapFunctionCall, Role, Text
 from .conversation import (
@@ -30,7 +31,7 @@ __version__ = (_lib.leap_version_string() or b"0.0.0").decode()
 library_path = _lib.path
 
 __all__ = [
-    "__version__", "library_path", "audio",
+    "__version__", "library_path", "audio", "set_log_callback", "LogCallback",
     "LeapError", "InvalidArgumentError", "LeapIOError", "FormatError", "UnsupportedError", "SerializationError",
     "AudioFormatError", "ModelLoadingError", "GenerationError", "PromptExceedsContextError",
     "FunctionCallParsingError", "CancelledError", "BusyError", "LeapMemoryError", "BufferTooSmallError",
