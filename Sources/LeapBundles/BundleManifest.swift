@@ -12,7 +12,7 @@
 // FILE is an http(s) URL, a `file://` URL or a path (relative ones resolve against the manifest's own
 // location), or, as an extension of LEAP's form, an object {"url": FILE, "sha256": "<64 hex digits>",
 // "size": bytes} carrying the checksum and size a download is checked against. Unknown keys are ignored
-// (LEAP reads manifests with ignoreUnknownKeys); a known key with a wrong type or value is an error naming it.
+// (LEAP reads manifests with ignoreUnknownKeys; a log warning names them); a known key with a wrong type or value is an error naming it.
 import LeapCore
 import LeapJSON
 
@@ -112,6 +112,9 @@ package struct BundleManifest: Equatable, Sendable {
         guard let load = loadValue.objectValue else {
             throw LeapError.format("bundle manifest: load_time_parameters must be an object, got \(loadValue.typeName)")
         }
+        warnUnknownKeys(top, known: ["schema_version", "inference_type", "load_time_parameters", "generation_time_parameters"], in: "")
+        warnUnknownKeys(load, known: ["model", "multimodal_projector", "audio_decoder", "audio_tokenizer", "chat_template"],
+                        in: "load_time_parameters.")
         guard let model = try file(load, "model") else {
             throw LeapError.format("bundle manifest: load_time_parameters.model is missing")
         }
@@ -160,6 +163,12 @@ package struct BundleManifest: Equatable, Sendable {
             guard k >= 0 && k <= 1 << 20 else { throw LeapError.format("bundle manifest: \(s).top_k must be in 0...1048576, got \(k)") }
             m.sampling.topK = Int(k)
         }
+    }
+
+    /// Unknown keys are ignored (as LEAP does), but said: a misspelt file key would otherwise go unnoticed.
+    private static func warnUnknownKeys(_ o: JSONObject, known: [String], in prefix: String) {
+        guard Log.enabled(.warning) else { return }
+        for key in o.keys where !known.contains(key) { Log.warning("bundle manifest: unknown key \(prefix)\(key) ignored") }
     }
 
     private static func optionalString(_ o: JSONObject, _ key: String) throws -> String? {

@@ -67,6 +67,11 @@ package enum Downloader {
         }
         var report = DownloadReport()
         report.resumedFrom = fileSize(fd)
+        if report.resumedFrom > 0 {
+            Log.info("resuming \(url) from byte \(report.resumedFrom) of '\(part)'")
+        } else {
+            Log.info("downloading \(url) to '\(destination)'")
+        }
         var total: Int64? = nil
         var serverSHA256: String? = nil
         var restarted = false
@@ -90,6 +95,7 @@ package enum Downloader {
                     // else the .part is longer than the file (which changed): start again, once.
                     if t.rangeTotal == offset { total = offset; break }
                     if !restarted {
+                        Log.warning("\(url): '\(part)' is longer than the file on the server; downloading it again")
                         guard ftruncate(fd, 0) == 0 else { throw LeapError.io("cannot truncate '\(part)': \(errnoText())") }
                         restarted = true
                         continue
@@ -100,7 +106,10 @@ package enum Downloader {
             }
             let dropped = [CurlLibrary.Code.partialFile, CurlLibrary.Code.recvError, CurlLibrary.Code.gotNothing,
                            CurlLibrary.Code.sendError].contains(code)
-            if dropped && t.written > 0 && report.attempts < options.maxAttempts { continue }
+            if dropped && t.written > 0 && report.attempts < options.maxAttempts {
+                Log.info("\(url): the connection was closed after \(done) bytes; resuming (attempt \(report.attempts + 1) of \(options.maxAttempts))")
+                continue
+            }
             if done == 0 { unlink(part) }
             throw LeapError.io(failureMessage(url, code: code, t, done: done, part: part, options: options))
         }
@@ -121,6 +130,8 @@ package enum Downloader {
                 throw LeapError.io("\(url): SHA-256 mismatch: the downloaded file hashes to \(actual) but \(source) \(expected); the download was deleted")
             }
             report.verifiedSHA256 = actual
+        } else {
+            Log.info("\(url): neither the manifest nor the server gives a SHA-256; only the size was checked")
         }
         guard fsync(fd) == 0 else { throw LeapError.io("cannot write '\(part)' to disk: \(errnoText())") }
         guard rename(part, destination) == 0 else { throw LeapError.io("cannot rename '\(part)' to '\(destination)': \(errnoText())") }

@@ -186,6 +186,7 @@ final class Transfer {
         case 200:
             if offset > 0, case .file(let fd, let path) = sink {
                 // The server ignored the Range header: start again from the first byte.
+                Log.warning("the server ignored the range request for '\(path)' (HTTP 200, not 206); downloading the file again")
                 guard ftruncate(fd, 0) == 0, lseek(fd, 0, SEEK_SET) == 0 else {
                     failure = LeapError.io("cannot truncate '\(path)': \(String(cString: strerror(errno)))")
                     return false

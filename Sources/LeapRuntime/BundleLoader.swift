@@ -93,7 +93,9 @@ package enum BundleFetcher {
                     throw LeapError.format("\(source): \(name) (\(url)) and \(other) would both be cached as '\(fileName)'")
                 }
                 urlOfCacheFile[fileName] = url
-                if !isRegularFile(path) {
+                if isRegularFile(path) {
+                    Log.info("\(source): \(name) is in the cache: '\(path)'")
+                } else {
                     let progress = options.progress
                     try Downloader.download(url, to: path, sha256: ref.sha256, size: ref.size, options: options.download,
                                             cancel: options.cancel, progress: progress.map { p in { p(fileName, $0, $1) } })

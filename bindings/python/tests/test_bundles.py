@@ -136,3 +136,20 @@ except leap.UnsupportedError as e:
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert "downloading needs /nonexistent/libcurl.so.4 (libcurl)" in out
     assert "apt-get install libcurl4" in out
+
+
+def test_log_tells_about_unknown_keys_and_resumes(served, tmp_path):
+    base, _ = served
+    manifest = tmp_path / "typo.json"
+    manifest.write_text(json.dumps({"load_time_parameters": {"model": f"{base}/drop/Tiny-GGUF/{MODEL.name}",
+                                                             "mmproj": "x.gguf"}}))
+    messages: List[Tuple[str, str]] = []
+    leap.set_log_callback(lambda level, msg: messages.append((level, msg)), level="info")
+    try:
+        leap.load_bundle(manifest, cache_dir=tmp_path / "cache").close()
+    finally:
+        leap.set_log_callback(None)
+    assert ("warning", "bundle manifest: unknown key load_time_parameters.mmproj ignored") in messages
+    half = MODEL.stat().st_size // 2
+    assert any(lvl == "info" and f"the connection was closed after {half} bytes; resuming (attempt 2 of 3)" in m
+               for lvl, m in messages), messages
