@@ -65,6 +65,20 @@ package enum Downloader {
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else {
             throw LeapError(.busy, "'\(destination)' is being downloaded by another thread or process (its .part file is locked)")
         }
+        do {
+            return try download(url, fd: fd, part: part, to: destination, sha256: sha256, size: size, curl: curl,
+                                options: options, cancel: cancel, progress: progress)
+        } catch {
+            // A failure before the first byte leaves nothing behind, not even an empty .part.
+            if fileSize(fd) == 0 { unlink(part) }
+            throw error
+        }
+    }
+
+    /// `download` once the .part file is open and locked.
+    private static func download(_ url: String, fd: Int32, part: String, to destination: String, sha256: String?,
+                                 size: Int64?, curl: CurlLibrary, options: DownloadOptions, cancel: DownloadCancellation?,
+                                 progress: DownloadProgressHandler?) throws -> DownloadReport {
         var report = DownloadReport()
         report.resumedFrom = fileSize(fd)
         if report.resumedFrom > 0 {
@@ -101,7 +115,6 @@ package enum Downloader {
                         continue
                     }
                 }
-                if offset == 0 && done == 0 { unlink(part) }
                 throw LeapError.io("\(url): the server answered HTTP \(t.statusText)")
             }
             let dropped = [CurlLibrary.Code.partialFile, CurlLibrary.Code.recvError, CurlLibrary.Code.gotNothing,
@@ -110,7 +123,6 @@ package enum Downloader {
                 Log.info("\(url): the connection was closed after \(done) bytes; resuming (attempt \(report.attempts + 1) of \(options.maxAttempts))")
                 continue
             }
-            if done == 0 { unlink(part) }
             throw LeapError.io(failureMessage(url, code: code, t, done: done, part: part, options: options))
         }
         let bytes = fileSize(fd)

@@ -148,7 +148,7 @@ import Testing
         cancel.cancel()
         let e = leapError { try Downloader.download(server.base + "/plain/model.gguf", to: dest, cancel: cancel) }
         #expect(e?.kind == .cancelled)
-        #expect(!exists(dest))
+        #expect(!exists(dest) && !exists(dest + ".part"))
     }
 
     @Test func fullDisk() throws {
