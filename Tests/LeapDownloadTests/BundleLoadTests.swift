@@ -81,6 +81,30 @@ import Testing
         #expect(try server.requests().dropFirst(before).map(\.path) == ["/etag/LFM2-Tiny-GGUF/Q8_0.json"])
     }
 
+    /// Every companion kind comes from the manifest: LFM2-VL's projector, and LFM2.5-Audio's vocoder and
+    /// audio tokenizer (the tiny random-weight fixtures, served through symlinks).
+    @Test func companionsFromTheManifest() throws {
+        let fixtures = repoDir + "/Tests/Fixtures"
+        let files = [("vl.gguf", "/vision/lfm2vl-tiny-text-f32.gguf"), ("mmproj-vl.gguf", "/vision/lfm2vl-tiny-mmproj-q8_0.gguf"),
+                     ("vocoder.gguf", "/speech/vocoder-tiny.gguf"), ("tokenizer.gguf", "/speech/tokenizer-tiny.gguf"),
+                     ("text-f32.gguf", "/models/lfm2-tiny-f32.gguf")]
+        for (name, target) in files { #expect(symlink(fixtures + target, dir.path + "/LFM2-Tiny-GGUF/" + name) == 0) }
+        try writeFile(dir.path + "/LFM2-Tiny-GGUF/VL.json", Array("""
+        {"inference_type": "llama.cpp/image-to-text", "load_time_parameters": {"model": "vl.gguf", "multimodal_projector": "mmproj-vl.gguf"}}
+        """.utf8))
+        let vl = try ModelRunner.load(bundle: server.base + "/plain/LFM2-Tiny-GGUF/VL.json", options: options())
+        #expect(vl.supportsImages && !vl.supportsAudioOutput)
+        #expect(vl.companions.mmproj == cache + "/LFM2-Tiny-VL/mmproj-vl.gguf")
+        try writeFile(dir.path + "/LFM2-Tiny-GGUF/Audio.json", Array("""
+        {"inference_type": "llama.cpp/lfm2-audio-v1", "load_time_parameters": {"model": "text-f32.gguf",
+         "audio_decoder": "vocoder.gguf", "audio_tokenizer": "tokenizer.gguf"}}
+        """.utf8))
+        let speaker = try ModelRunner.load(bundle: server.base + "/plain/LFM2-Tiny-GGUF/Audio.json", options: options())
+        #expect(speaker.supportsAudioOutput && !speaker.supportsImages)
+        #expect(speaker.companions.audioDecoder == cache + "/LFM2-Tiny-Audio/vocoder.gguf")
+        #expect(speaker.companions.audioTokenizer == cache + "/LFM2-Tiny-Audio/tokenizer.gguf")
+    }
+
     @Test func callerSettingsWinOverTheManifest() throws {
         var o = options()
         o.runner.threads = 2
