@@ -4,6 +4,7 @@ import LeapCore
 import LeapDownload
 import LeapMessages
 import LeapRuntime
+import LeapTestFiles
 import Testing
 
 /// Bundles end to end: a manifest served by the loopback server names the tiny LFM2 fixture; loading it
@@ -84,7 +85,7 @@ import Testing
     /// Every companion kind comes from the manifest: LFM2-VL's projector, and LFM2.5-Audio's vocoder and
     /// audio tokenizer (the tiny random-weight fixtures, served through symlinks).
     @Test func companionsFromTheManifest() throws {
-        let fixtures = repoDir + "/Tests/Fixtures"
+        let fixtures = fixturesRoot
         let files = [("vl.gguf", "/vision/lfm2vl-tiny-text-f32.gguf"), ("mmproj-vl.gguf", "/vision/lfm2vl-tiny-mmproj-q8_0.gguf"),
                      ("vocoder.gguf", "/speech/vocoder-tiny.gguf"), ("tokenizer.gguf", "/speech/tokenizer-tiny.gguf"),
                      ("text-f32.gguf", "/models/lfm2-tiny-f32.gguf")]

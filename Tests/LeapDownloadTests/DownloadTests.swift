@@ -1,6 +1,7 @@
 import Glibc
 import LeapCore
 import LeapDownload
+import LeapTestFiles
 import Testing
 
 /// Downloader against scripts/bundle_test_server.py on loopback, serving a copy of a fixture model

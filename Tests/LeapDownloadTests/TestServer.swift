@@ -2,14 +2,9 @@ import Glibc
 import LeapCore
 import LeapDownload
 import LeapJSON
+import LeapTestFiles
 
-/// <repo>, found from this file's path.
-let repoDir: String = {
-    var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(3)  // Tests/LeapDownloadTests/TestServer.swift
-    return parts.joined(separator: "/")
-}()
-let fixtureModel = repoDir + "/Tests/Fixtures/models/lfm2-tiny-q8_0.gguf"
+let fixtureModel = fixturesDir("models") + "/lfm2-tiny-q8_0.gguf"
 
 /// scripts/bundle_test_server.py serving `root` on a loopback port, stopped when released.
 final class TestServer {
@@ -90,19 +85,6 @@ func removeTree(_ path: String) {
     } else {
         unlink(path)
     }
-}
-
-func fileBytes(_ path: String) throws -> [UInt8] {
-    guard let f = fopen(path, "rb") else { throw LeapError(.io, "cannot open \(path)") }
-    defer { fclose(f) }
-    var out: [UInt8] = []
-    var buf = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = fread(&buf, 1, buf.count, f)
-        if n <= 0 { break }
-        out += buf[0..<n]
-    }
-    return out
 }
 
 func writeFile(_ path: String, _ bytes: [UInt8]) throws {
