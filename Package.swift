@@ -6,6 +6,7 @@
 // LeapCore (LeapError) sits under every module that can fail (all but LeapSampling and CLeapKernels).
 //   LeapJSON, LeapAudio ──► LeapMessages ─────────────────────────────┐
 //   LeapJSON ──► LeapChatTemplate ─────────────────────────┤
+//   LeapJSON ──► LeapBundles, CLeapCurl ──► LeapDownload ──┤   (bundle manifests and their downloads)
 //   LeapAudio ─────────────────────────────────────────────┤
 //   LeapGGUF ──► LeapTokenizer ────────────────────────────┤
 //   LeapGGUF, CLeapKernels ──► LeapKernels ──► LeapModels ─┼─► LeapRuntime ──► LeapCAPI (+ CLeap = include/leap.h)
@@ -41,6 +42,10 @@ let package = Package(
         .target(name: "LeapMessages", dependencies: ["LeapCore", "LeapJSON", "LeapAudio"], swiftSettings: swift5),
         .target(name: "LeapAudio", dependencies: ["LeapCore", "CLeapKernels"], swiftSettings: fast),
         .target(name: "LeapGGUF", dependencies: ["LeapCore"], swiftSettings: fast),
+        // LEAP bundle manifests, and the downloads of their files (libcurl, opened at first use).
+        .target(name: "LeapBundles", dependencies: ["LeapCore", "LeapJSON"], swiftSettings: swift5),
+        .target(name: "CLeapCurl"),
+        .target(name: "LeapDownload", dependencies: ["LeapCore", "CLeapCurl"], swiftSettings: swift5),
         .target(
             name: "CLeapKernels",
             cSettings: [.unsafeFlags(["-O3", "-fno-math-errno"])]),
@@ -64,7 +69,7 @@ let package = Package(
             dependencies: [
                 "LeapCore", "LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapTokenizer", "LeapChatTemplate",
                 "LeapKernels", "LeapModels", "LeapSampling", "LeapToolCalls", "LeapGrammar",
-                "LeapImage", "LeapVision", "LeapAudioEncoder", "LeapSpeech", "LeapPromptCache",
+                "LeapImage", "LeapVision", "LeapAudioEncoder", "LeapSpeech", "LeapBundles", "LeapDownload", "LeapPromptCache",
             ],
             swiftSettings: fast),
 
@@ -72,7 +77,8 @@ let package = Package(
         .target(
             name: "LeapCAPI",
             dependencies: ["CLeap", "LeapCore", "LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapImage", "LeapRuntime",
-                           "LeapChatTemplate", "LeapModels", "LeapSampling", "LeapTokenizer", "LeapToolCalls", "LeapSpeech", "LeapPromptCache"],
+                           "LeapChatTemplate", "LeapModels", "LeapSampling", "LeapTokenizer", "LeapToolCalls", "LeapSpeech",
+                           "LeapDownload", "LeapPromptCache"],
             swiftSettings: swift5,
             linkerSettings: [
                 .unsafeFlags([
@@ -93,7 +99,7 @@ let package = Package(
         .target(
             name: "LeapFuzzTargets",
             dependencies: ["LeapJSON", "LeapMessages", "LeapAudio", "LeapImage", "LeapGGUF", "LeapTokenizer",
-                           "LeapChatTemplate", "LeapToolCalls", "LeapGrammar", "LeapModels", "LeapPromptCache"],
+                           "LeapChatTemplate", "LeapToolCalls", "LeapGrammar", "LeapModels", "LeapBundles", "LeapPromptCache"],
             swiftSettings: swift5),
         .executableTarget(name: "LeapFuzz", dependencies: ["LeapFuzzTargets"], swiftSettings: swift5),
         .executableTarget(name: "LeapLibFuzzer", dependencies: ["LeapFuzzTargets"],
@@ -104,6 +110,11 @@ let package = Package(
         .testTarget(name: "LeapJSONTests", dependencies: ["LeapTestFiles", "LeapJSON", "LeapCore"], swiftSettings: swift5),
         .testTarget(name: "LeapMessagesTests", dependencies: ["LeapMessages", "LeapCore", "LeapJSON"], swiftSettings: swift5),
         .testTarget(name: "LeapAudioTests", dependencies: ["LeapTestFiles", "LeapAudio", "LeapCore"], swiftSettings: swift5),
+        .testTarget(name: "LeapBundlesTests", dependencies: ["LeapBundles", "LeapCore"], swiftSettings: swift5),
+        // Downloads and bundle loading against a loopback HTTP server the tests start (scripts/bundle_test_server.py).
+        .testTarget(name: "LeapDownloadTests", dependencies: ["LeapTestFiles", "LeapDownload", "LeapBundles", "LeapRuntime", "LeapMessages",
+                                                            "LeapJSON", "LeapCore"],
+                    swiftSettings: swift5),
         .testTarget(name: "LeapGGUFTests", dependencies: ["LeapTestFiles", "LeapGGUF", "LeapCore"], swiftSettings: fast),
         .testTarget(name: "LeapKernelsTests", dependencies: ["LeapTestFiles", "LeapKernels", "LeapGGUF", "CLeapKernels"], swiftSettings: fast),
         .testTarget(name: "LeapTokenizerTests", dependencies: ["LeapTokenizer", "LeapCore"], swiftSettings: swift5),

@@ -578,6 +578,84 @@ LEAP_API void leap_model_free(leap_model *model);
 /* Waits until the prompt cache's pending snapshot writes are on disk (no-op without a cache). */
 LEAP_API leap_status leap_model_cache_flush(leap_model *model);
 
+/* ---- Model bundles (LEAP manifests) and downloads ---------------------------------------------------
+ * A bundle manifest (LEAP's LeapBundles `<Model>-GGUF/<Quant>.json`) names a model's files and defaults:
+ *
+ *     {"schema_version": "1.0.0", "inference_type": "llama.cpp/text-to-text",
+ *      "load_time_parameters": {"model": FILE, "multimodal_projector": FILE, "audio_decoder": FILE,
+ *                               "audio_tokenizer": FILE, "chat_template": FILE or Jinja source},
+ *      "generation_time_parameters": {"sampling_parameters": {"temperature": 0.3, "top_p": 0.9,
+ *          "min_p": 0.15, "repetition_penalty": 1.05, "top_k": 50}, "number_of_decoding_threads": 4}}
+ *
+ * Only "model" is required. FILE is an http(s) URL, a file:// URL or a path; relative ones resolve against
+ * the manifest's URL (as a link in a web page does) or, for a manifest read from a path, its folder. FILE
+ * may also be {"url": FILE, "sha256": "<64 hex digits>", "size": bytes}: the download is checked against
+ * them. A chat_template containing "{{" or "{%" is Jinja source, otherwise a FILE holding it. Unknown keys
+ * are ignored; schema_version must be 1.x; inference_type, when given, one of the three above.
+ *
+ * leap_model_load_bundle() reads the manifest (a path, or an http(s) URL it downloads), downloads every
+ * FILE given as a URL into `{cache_dir}/{model}-{quant}/` (named after the manifest, as LEAP does:
+ * ".../LFM2-1.2B-GGUF/Q4_K_M.json" gives "LFM2-1.2B-Q4_K_M"; each file keeps its URL's last segment),
+ * then loads the model with the manifest's companions (no auto-detection), chat template, sampling
+ * parameters as the model's generation defaults (a field a request leaves unset takes the manifest's) and
+ * number_of_decoding_threads as n_threads -- each unless params sets its own. A file already in the cache
+ * is used without a request.
+ *
+ * Downloads: bytes go to "<file>.part", renamed to the file only once complete and checked, so a file in
+ * the cache is never partial. A .part left by a cancel or failure is resumed with an HTTP Range request by
+ * the next load (a connection dropped mid-file is also resumed within the call, up to 3 attempts). The size
+ * is checked against the server's, and the SHA-256 against the manifest's, else against the server's: an
+ * X-Linked-ETag or ETag header that is 64 hex digits (how Hugging Face gives the SHA-256 of its files). A
+ * wrong checksum deletes the .part. Downloads use libcurl (libcurl.so.4), loaded at first use: where it is
+ * not installed the library works, and loading a bundle with URLs fails with LEAP_ERR_UNSUPPORTED naming
+ * libcurl and the package to install (LEAP_LIBCURL=<file> makes the library open another file instead).
+ *
+ * A failed or cancelled load leaves no model, and in the cache at most a .part file.
+ * Errors: LEAP_ERR_IO (the manifest or a file cannot be read; a download failed: HTTP status such as 404,
+ * server unreachable, a server that sends nothing for stall_timeout_seconds, connection dropped, disk full,
+ * size or SHA-256 mismatch -- the message names the URL and what happened), LEAP_ERR_FORMAT (not a
+ * manifest; a field of the wrong type or range: the message names it), LEAP_ERR_UNSUPPORTED (schema version
+ * or inference type; libcurl missing), LEAP_ERR_CANCELLED, LEAP_ERR_BUSY (the same file is being downloaded
+ * by another thread or process), and those of leap_model_load(). */
+
+/* A cancel request for downloads, settable from any thread. */
+typedef struct leap_cancel_token leap_cancel_token;
+LEAP_API leap_status leap_cancel_token_create(leap_cancel_token **out_token);
+/* Cancels every download using the token, now and later: each stops within about a second with
+ * LEAP_ERR_CANCELLED. Safe from any thread (also while another thread is in leap_model_load_bundle). */
+LEAP_API leap_status leap_cancel_token_cancel(leap_cancel_token *token);
+LEAP_API leap_status leap_cancel_token_is_cancelled(const leap_cancel_token *token, int32_t *out_flag);
+/* The token must outlive the loads using it. */
+LEAP_API void leap_cancel_token_free(leap_cancel_token *token);
+
+/* Progress of one file being downloaded: its cache file name, the bytes it has so far (including those a
+ * resumed .part already had) and its size (0 when the server does not say). Called on the thread that
+ * called leap_model_load_bundle, at most ten times a second per file and once when the file is complete.
+ * Return 0 to continue, non-zero to cancel the load (LEAP_ERR_CANCELLED). */
+typedef int32_t (*leap_download_progress_fn)(const char *file_name, uint64_t bytes_done, uint64_t bytes_total,
+                                             void *user_data);
+
+typedef struct leap_bundle_params {
+    uint32_t struct_size;
+    const char *cache_dir;               /* NULL (default): $LEAP_CACHE_DIR, else $XDG_CACHE_HOME/leap,
+                                            else $HOME/.cache/leap                                      */
+    leap_download_progress_fn on_progress; /* NULL = no progress reports                                */
+    void *user_data;                     /* passed to on_progress                                       */
+    leap_cancel_token *cancel;           /* NULL = not cancellable from another thread                  */
+    int32_t n_threads;                   /* 0 (default): the manifest's number_of_decoding_threads, else
+                                            physical cores                                              */
+    int32_t context_size;                /* 0 (default): min(trained context, 4096)                     */
+    const char *chat_template;           /* Jinja source overriding the manifest's and the model's      */
+    int32_t stall_timeout_seconds;       /* a download receiving nothing this long fails; 0 = 30 s      */
+} leap_bundle_params;
+
+LEAP_API void leap_bundle_params_init(leap_bundle_params *params, size_t struct_size);
+
+/* Loads the bundle whose manifest is at path_or_url (a path, file:// or http(s) URL), downloading its
+ * files as described above. params may be NULL (defaults). */
+LEAP_API leap_status leap_model_load_bundle(const char *path_or_url, const leap_bundle_params *params,
+                                            leap_model **out_model);
+
 /* What the model takes and gives besides text: *out_flag = 1 or 0.
  *   has_vision:       image parts (a vision projector, LFM2-VL);
  *   has_audio_input:  audio parts (an audio encoder projector, LFM2-Audio);

@@ -1,4 +1,5 @@
 import Glibc
+import LeapBundles
 import LeapChatTemplate
 import LeapCore
 import LeapGGUF
@@ -68,7 +69,7 @@ extension ModelRunner {
             modelId: modelId(path), model: LanguageModelAdapter(model, threads: options.threads),
             tokenizer: TokenizerAdapter(tokenizer), template: TemplateAdapter(template), templateSource: source,
             templateIsFallback: options.chatTemplate == nil && embedded == nil, contextSize: contextSize,
-            samplingDefaults: try samplingDefaults(file), companions: companions, media: media, mediaProblem: mediaProblem,
+            samplingDefaults: samplingDefaults(file, overrides: options.defaultSampling), companions: companions, media: media, mediaProblem: mediaProblem,
             speech: speech, promptCache: cache)
     }
 
@@ -79,14 +80,20 @@ extension ModelRunner {
         return name
     }
 
-    /// `general.sampling.*` keys (llama.cpp's convention) override the runtime's defaults.
-    static func samplingDefaults(_ f: GGUFFile) throws -> SamplingDefaults {
+    /// `general.sampling.*` keys (llama.cpp's convention) override the runtime's defaults, and `overrides`
+    /// (a bundle's) override both.
+    static func samplingDefaults(_ f: GGUFFile, overrides o: BundleSampling) -> SamplingDefaults {
         var d = SamplingDefaults()
         if let t = try? f.optionalFloat("general.sampling.temp") { d.temperature = t }
         if let p = try? f.optionalFloat("general.sampling.top_p") { d.topP = p }
         if let p = try? f.optionalFloat("general.sampling.min_p") { d.minP = p }
         if let k = try? f.optionalInt("general.sampling.top_k") { d.topK = k }
         if let r = try? f.optionalFloat("general.sampling.penalty_repeat") { d.repetitionPenalty = r }
+        if let t = o.temperature { d.temperature = t }
+        if let p = o.topP { d.topP = p }
+        if let p = o.minP { d.minP = p }
+        if let k = o.topK { d.topK = k }
+        if let r = o.repetitionPenalty { d.repetitionPenalty = r }
         return d
     }
 }
@@ -215,4 +222,6 @@ extension ModelRunner {
     package var languageModel: LanguageModel? { (model as? LanguageModelAdapter)?.model }
     package var textTokenizer: Tokenizer? { (tokenizer as? TokenizerAdapter)?.tokenizer }
     package var chatTemplate: ChatTemplate? { (template as? TemplateAdapter)?.template }
+    /// The CPU thread count the model was loaded with (nil = physical cores, or another backend).
+    package var threads: Int? { (model as? LanguageModelAdapter)?.threads }
 }

@@ -15,6 +15,7 @@ from .functions import (
     ArrayType, BooleanType, FunctionCallParser, HermesFunctionCallParser, IntegerType, LeapFunction,
     LeapFunctionParameter, LFMFunctionCallParser, NullType, NumberType, ObjectType, ParameterType, StringType,
 )
+from .bundles import CancelToken, ProgressCallback, load_bundle
 from .chat_template import ChatTemplate
 from .gguf import GGUFFile, GGUFTensor
 from .tokenizer import Tokenizer
@@ -40,7 +41,7 @@ __all__ = [
     "LeapFunction", "LeapFunctionParameter", "ParameterType", "StringType", "NumberType", "IntegerType",
     "BooleanType", "ArrayType", "ObjectType", "NullType",
     "FunctionCallParser", "LFMFunctionCallParser", "HermesFunctionCallParser",
-    "load_model", "Model", "Conversation", "GenerationOptions", "GenerationFinishReason", "GenerationStats",
+    "load_model", "load_bundle", "CancelToken", "ProgressCallback", "Model", "Conversation", "GenerationOptions", "GenerationFinishReason", "GenerationStats",
     "ModelCompanions", "ResponseStream",
     "MessageResponse", "Chunk", "ReasoningChunk", "FunctionCalls", "AudioSample", "Complete",
 ]

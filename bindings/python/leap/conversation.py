@@ -437,6 +437,14 @@ class Model(_lib.OwnedHandle):
         self._h = h
         self.path = os.fspath(path)
 
+    @classmethod
+    def _from_handle(cls, handle: Any, path: str) -> "Model":
+        """A Model owning ``handle``, a model loaded by another C entry point (e.g. a bundle)."""
+        m = cls.__new__(cls)
+        m.path = path
+        m._h = handle
+        return m
+
     def close(self) -> None:
         t = self.__dict__.get("_tokenizer")
         if t is not None:
