@@ -72,7 +72,7 @@ package final class DiskStore: @unchecked Sendable {
             let name = withUnsafeBytes(of: e.pointee.d_name) { raw in
                 String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
             }
-            guard name.hasSuffix(DiskStore.suffix), let dash = name.firstIndex(of: "-"),
+            guard !name.hasPrefix("."), name.hasSuffix(DiskStore.suffix), let dash = name.firstIndex(of: "-"),
                   let n = Int(name[name.startIndex..<dash]) else { continue }
             let key = String(name[name.index(after: dash)..<name.index(name.endIndex, offsetBy: -DiskStore.suffix.count)])
             guard key.utf8.count == 64 else { continue }

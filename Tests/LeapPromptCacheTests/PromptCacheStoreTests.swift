@@ -145,6 +145,27 @@ private func options(_ path: String?, disk: Bool = true) -> PromptCacheOptions {
     #expect(cache.counters.lastIgnoredReason.contains("another model"))
 }
 
+@Test func aDeadWritersTemporaryFileIsRemovedAndALiveOnesIsKept() throws {
+    let f = try Fixture()
+    let root = temporaryFolder("cache-tmp")
+    defer { removeTree(root) }
+    let cache = try PromptCache(options: options(root), identity: f.identity)
+    let folder = cache.folder ?? ""
+    // A writer that died an hour ago, and one writing now (both half files, never read: no .snap name).
+    let dead = folder + "/.tmp-999999-1-5-x.snap", live = folder + "/.tmp-999999-2-5-x.snap"
+    try DiskStore.writeFileAtomically([1, 2, 3], to: dead, via: folder + "/.tmp-setup")
+    try DiskStore.writeFileAtomically([1, 2, 3], to: live, via: folder + "/.tmp-setup")
+    var old = [timespec(tv_sec: time(nil) - 3600, tv_nsec: 0), timespec(tv_sec: time(nil) - 3600, tv_nsec: 0)]
+    #expect(utimensat(AT_FDCWD, dead, &old, 0) == 0)
+    cache.insert(try f.snapshot(5))
+    cache.flush()
+    let names = fileNames(in: folder)
+    #expect(!names.contains(".tmp-999999-1-5-x.snap"))
+    #expect(names.contains(".tmp-999999-2-5-x.snap"))
+    #expect(names.filter { $0.hasSuffix(".snap") && !$0.hasPrefix(".") }.count == 1)
+    #expect(cache.lookup(f.units, minPositions: 1, maxPositions: 39, shape: f.shape)?.units.count == 5)
+}
+
 @Test func anUnwritableFolderIsAClearError() throws {
     let f = try Fixture()
     let root = temporaryFolder("cache-unwritable")

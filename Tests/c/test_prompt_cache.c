@@ -89,7 +89,7 @@ static void count_files(const char *root, int *snaps, int *tmps) {
         if ((d = opendir(sub)) == NULL) continue;
         while ((f = readdir(d)) != NULL) {
             size_t n = strlen(f->d_name);
-            if (n > 5 && strcmp(f->d_name + n - 5, ".snap") == 0) (*snaps)++;
+            if (f->d_name[0] != '.' && n > 5 && strcmp(f->d_name + n - 5, ".snap") == 0) (*snaps)++;
             if (strncmp(f->d_name, ".tmp-", 5) == 0) (*tmps)++;
         }
         closedir(d);

@@ -27,7 +27,7 @@ def run(conv, prompt):
 
 
 def snapshots(root):
-    return sorted(p for p in Path(root).rglob("*.snap"))
+    return sorted(p for p in Path(root).rglob("*.snap") if not p.name.startswith("."))
 
 
 def test_a_restarted_model_restores_the_system_prompt(tmp_path):
