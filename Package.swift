@@ -14,7 +14,7 @@
 //   LeapImage ──► LeapVision (LFM2-VL) ────────────────────┤   media encoders and the audio decoder: on
 //   LeapKernels ──► LeapAudioEncoder (LFM2-Audio in) ──────┤   LeapKernels; their rows enter LeapModels
 //   LeapModels, LeapSampling ──► LeapSpeech (audio out) ───┤   through the one embeddings-in path
-//   LeapModels ──► LeapPromptCache (saved prompt state) ────┘
+//   LeapModels ──► LeapPromptCache (saved prompt state) ───┘
 //
 // Release builds link the Swift runtime statically: scripts/build.sh passes `-Xswiftc -static-stdlib`
 // (putting it in linkerSettings would break `swift test`).
@@ -98,7 +98,7 @@ let package = Package(
         // build, and leap-libfuzzer, coverage-guided under libFuzzer + ASan (scripts/fuzz.sh) or a replay tool.
         .target(
             name: "LeapFuzzTargets",
-            dependencies: ["LeapJSON", "LeapMessages", "LeapAudio", "LeapImage", "LeapGGUF", "LeapTokenizer",
+            dependencies: ["LeapCore", "LeapJSON", "LeapMessages", "LeapAudio", "LeapImage", "LeapGGUF", "LeapTokenizer",
                            "LeapChatTemplate", "LeapToolCalls", "LeapGrammar", "LeapModels", "LeapBundles", "LeapPromptCache"],
             swiftSettings: swift5),
         .executableTarget(name: "LeapFuzz", dependencies: ["LeapFuzzTargets"], swiftSettings: swift5),

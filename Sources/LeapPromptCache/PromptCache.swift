@@ -126,12 +126,9 @@ package final class PromptCache: @unchecked Sendable {
                 countersBox.update { $0.diskHits += 1 }
                 Log.debug("prompt cache: restored \(c.positions) positions from \(disk.folder)/\(name)")
                 return s
-            } catch let e as LeapError {
-                disk.remove(name)
-                ignore("\(disk.folder)/\(name): \(e.message); removed")
             } catch {
                 disk.remove(name)
-                ignore("\(disk.folder)/\(name): \(error); removed")
+                ignore("\(disk.folder)/\(name): \((error as? LeapError)?.message ?? "\(error)"); removed")
             }
         }
         countersBox.update { $0.misses += 1 }
@@ -161,11 +158,9 @@ package final class PromptCache: @unchecked Sendable {
                 try disk.write(name, bytes)
                 counters.update { $0.writes += 1; $0.bytesWritten += bytes.count }
                 Log.debug("prompt cache: wrote \(disk.folder)/\(name) (\(bytes.count) bytes)")
-            } catch let e as LeapError {
-                counters.update { $0.writeFailures += 1 }
-                Log.warning("prompt cache: \(e.message)")
             } catch {
                 counters.update { $0.writeFailures += 1 }
+                Log.warning("prompt cache: \((error as? LeapError)?.message ?? "\(error)")")
             }
         }
     }
