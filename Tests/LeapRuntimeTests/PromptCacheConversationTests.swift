@@ -108,35 +108,48 @@ import Testing
         }
     }
 
-    @Test func aLaterTurnRestoresTheWholePreviousExchangeMediaIncluded() throws {
-        try Self.withScalarKernels {
-            let root = Self.temporaryFolder()
-            let mmproj = fixturesRoot + "/audio_encoder/lfm2a-512-f16-q8_0.gguf"
-            let wav = try fileBytes(fixturesRoot + "/audio_encoder/clip_1s37.wav")
-            let question = ChatMessage(role: .user, content: [.text("Transcribe this."), .audio(wav: wav)])
+    /// Two turns about a media part; a restarted runner continuing the imported first exchange restores it
+    /// all (media rows included: they are keyed by the part's content) and answers as the uncached runner.
+    static func laterTurnRestoresTheExchange(model: String, mmproj: String, system: String, question: ChatMessage) throws {
+        try withScalarKernels {
+            let root = temporaryFolder()
             // Reference without a cache: two turns in one conversation.
-            let plain = try ModelRunner.load(path: Self.model, options: Self.options(cache: nil, mmproj: mmproj))
-            let ref = plain.createConversation(systemPrompt: "Perform ASR.")
-            _ = try Self.run(ref, question)
-            let (expected, _) = try Self.run(ref, "And again.")
-            // Launch 1: the same two turns; turn 2 snapshots the first exchange, audio rows included.
+            let plain = try ModelRunner.load(path: model, options: options(cache: nil, mmproj: mmproj))
+            let ref = plain.createConversation(systemPrompt: system)
+            let (_, firstStats) = try run(ref, question)
+            let (expected, _) = try run(ref, "And again.")
+            // Launch 1: the same two turns; turn 2 snapshots the first exchange, media rows included.
             var history: [ChatMessage] = []
             do {
-                let first = try ModelRunner.load(path: Self.model, options: Self.options(cache: root, mmproj: mmproj))
-                let conv = first.createConversation(systemPrompt: "Perform ASR.")
-                _ = try Self.run(conv, question)
-                let (text, _) = try Self.run(conv, "And again.")
+                let first = try ModelRunner.load(path: model, options: options(cache: root, mmproj: mmproj))
+                let conv = first.createConversation(systemPrompt: system)
+                _ = try run(conv, question)
+                let (text, _) = try run(conv, "And again.")
                 #expect(text == expected)
                 history = Array(conv.history.prefix(3))
             }
-            // Launch 2: the exchange imported from history hits by content (the audio is not encoded again).
-            let second = try ModelRunner.load(path: Self.model, options: Self.options(cache: root, mmproj: mmproj))
+            // Launch 2: the exchange imported from history hits by content.
+            let second = try ModelRunner.load(path: model, options: options(cache: root, mmproj: mmproj))
             let conv = try second.createConversation(history: history)
-            let (text, stats) = try Self.run(conv, "And again.")
+            let (text, stats) = try run(conv, "And again.")
             #expect(text == expected)
             #expect(second.promptCache?.counters.diskHits == 1)
-            #expect(stats.cachedPromptTokens > 13, "the prefix holds the audio part's rows")
+            #expect(stats.cachedPromptTokens > firstStats.promptTokens, "the first turn's whole prompt, media rows included, is restored")
         }
+    }
+
+    @Test func aLaterTurnRestoresAnExchangeWithAudio() throws {
+        let wav = try fileBytes(fixturesRoot + "/audio_encoder/clip_1s37.wav")
+        try Self.laterTurnRestoresTheExchange(
+            model: Self.model, mmproj: fixturesRoot + "/audio_encoder/lfm2a-512-f16-q8_0.gguf", system: "Perform ASR.",
+            question: ChatMessage(role: .user, content: [.text("Transcribe this."), .audio(wav: wav)]))
+    }
+
+    @Test func aLaterTurnRestoresAnExchangeWithAnImage() throws {
+        let jpeg = try fileBytes(fixturesRoot + "/vision/e2e_photo_448x320.jpg")
+        try Self.laterTurnRestoresTheExchange(
+            model: fixturesRoot + "/vision/lfm2vl-tiny-text-f32.gguf", mmproj: fixturesRoot + "/vision/lfm2vl-tiny-mmproj-f32.gguf",
+            system: "Describe images.", question: ChatMessage(role: .user, content: [.image(jpeg: jpeg), .text("What is in it?")]))
     }
 
     @Test func explicitSaveAndRestore() throws {
