@@ -76,7 +76,10 @@ static void build_tables(void) {
     if (lk_isa_available(LK_ISA_AVX2)) lk_fill_avx2_gemm(&tables[LK_ISA_AVX2]);
     if (lk_isa_available(LK_ISA_AVX512)) {
         lk_fill_avx512(&tables[LK_ISA_AVX512], 1);
-        if (lk_cpu_features() & LK_CPU_AVX512VNNI) lk_fill_llama_order_avx512(&tables[LK_ISA_AVX512]);
+        if (lk_cpu_features() & LK_CPU_AVX512VNNI) {
+            lk_fill_llama_order_avx512(&tables[LK_ISA_AVX512]);
+            lk_fill_kquant_vnni(&tables[LK_ISA_AVX512]); /* replaces the llama.cpp-order K-quant entries */
+        }
         lk_fill_avx512(&tables[LK_ISA_AVX512_NOVNNI], 0);
         lk_fill_f16_ggml(&tables[LK_ISA_AVX512], LK_ISA_AVX512);
         lk_fill_f16_ggml(&tables[LK_ISA_AVX512_NOVNNI], LK_ISA_AVX512_NOVNNI);
