@@ -83,15 +83,22 @@ package final class DiskStore: @unchecked Sendable {
         return out
     }
 
-    /// The whole file, or nil when it does not exist (any more) or cannot be read.
-    func read(_ name: String) -> [UInt8]? { DiskStore.readFile(folder + "/" + name) }
+    /// The whole file, or nil when it does not exist (any more), cannot be read or is larger than the
+    /// folder's byte cap (no snapshot this large is ever written).
+    func read(_ name: String) -> [UInt8]? { DiskStore.readFile(folder + "/" + name, limit: maxBytes) }
 
-    package static func readFile(_ path: String) -> [UInt8]? {
-        let fd = open(path, O_RDONLY)
+    /// The whole file at `path`, or nil with errno set: EFBIG when it has more than `limit` bytes (nothing is
+    /// allocated for it then), else why it could not be opened or read.
+    package static func readFile(_ path: String, limit: Int) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0, st.st_size >= 0 else { return nil }
+        guard st.st_size <= limit else {
+            errno = EFBIG
+            return nil
+        }
         let size = Int(st.st_size)
         var ok = true
         let out = [UInt8](unsafeUninitializedCapacity: size) { buf, initialized in

@@ -47,6 +47,14 @@ package enum SnapshotFormat {
     static let maxLayers = 4096
     static let maxWidth = 1 << 20
 
+    /// The size of the largest snapshot of at most `positions` positions of a context of `shape` (every
+    /// position a media row, which takes the most bytes): a file larger than this is not one to read.
+    package static func maxFileBytes(shape: ContextStateShape, positions: Int) throws -> Int {
+        let n = max(0, min(positions, maxPositions))
+        let perPosition = 37 + 4 + 4 * shape.embeddingLength    // unit, input, embedding row
+        return try headerSize + 4 * shape.kvDims.count + n * perPosition + shape.kvBytes(positions: n) + 4 * shape.convFloats
+    }
+
     /// The file bytes of `snapshot`, computed under `identity`.
     package static func encode(_ snapshot: PromptSnapshot, identity: ModelIdentity) -> [UInt8] {
         let s = snapshot.state
