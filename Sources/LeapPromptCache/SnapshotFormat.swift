@@ -193,8 +193,11 @@ package enum SnapshotFormat {
     private static func u64(_ b: UnsafeRawBufferPointer, _ o: Int) -> UInt64 { UInt64(littleEndian: b.loadUnaligned(fromByteOffset: o, as: UInt64.self)) }
 
     private static func floats(_ b: UnsafeRawBufferPointer, at o: Int, count: Int) -> [Float] {
-        [Float](unsafeUninitializedCapacity: count) { out, initialized in
-            if count > 0, let dst = out.baseAddress, let src = b.baseAddress { UnsafeMutableRawPointer(dst).copyMemory(from: src + o, byteCount: count * 4) }
+        // Never with capacity 0: that array is the shared empty singleton, whose count the initializer
+        // would write (a data race with every thread reading an empty array).
+        guard count > 0 else { return [] }
+        return [Float](unsafeUninitializedCapacity: count) { out, initialized in
+            if let dst = out.baseAddress, let src = b.baseAddress { UnsafeMutableRawPointer(dst).copyMemory(from: src + o, byteCount: count * 4) }
             initialized = count
         }
     }

@@ -76,7 +76,7 @@ extension Conversation {
             let units = prefixUnits(sessionUnits[...])
             let state = try session.captureState(positions: units.count)
             let bytes = SnapshotFormat.encode(PromptSnapshot(units: units, state: state), identity: identity)
-            try DiskStore.writeFileAtomically(bytes, to: path, via: path + ".tmp-\(getpid())")
+            try DiskStore.writeFileAtomically(bytes, to: path, via: path + ".tmp-\(getpid())-\(DiskStore.uniqueNumber())")
         }
     }
 
