@@ -71,6 +71,9 @@ struct GGUFByteReader {
     mutating func integers<T: FixedWidthInteger>(_: T.Type, _ n: Int, _ field: @autoclosure () -> String) throws -> [T] {
         let size = MemoryLayout<T>.size
         try need(n * size, field)
+        // Not through unsafeUninitializedCapacity: with capacity 0 it writes the count of the storage all
+        // empty arrays share, which races with another thread doing the same.
+        if n == 0 { return [] }
         let base = bytes.baseAddress.unsafelyUnwrapped.advanced(by: offset)
         let out = [T](unsafeUninitializedCapacity: n) { buf, initialized in
             for i in 0..<n { buf[i] = T(littleEndian: base.loadUnaligned(fromByteOffset: i * size, as: T.self)) }
