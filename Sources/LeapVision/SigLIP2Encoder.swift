@@ -95,7 +95,7 @@ struct SigLIP2Encoder {
         let rows = height / p, cols = width / p, T = rows * cols
         patchify(pixels, width: width, patchRows: rows, patchColumns: cols, into: s.patches)
         (numerics.patchEmbeddingInF16 ? patchEmbeddingF16 : patchEmbedding)(
-            s.patches, rows: T, into: s.x, ggmlOrder: numerics.productsInGGMLOrder, pool: pool)
+            s.patches, rows: T, into: s.x, pool: pool)
         positionGrid.withUnsafeBufferPointer { grid in
             guard let grid = grid.baseAddress else { return }
             PositionEmbeddingResize.resize(grid, gridHeight: gridSize, gridWidth: gridSize, dim: D,
@@ -108,7 +108,7 @@ struct SigLIP2Encoder {
             blk.query(s.normed, rows: T, into: s.q, pool: pool)
             blk.key(s.normed, rows: T, into: s.k, pool: pool)
             blk.value(s.normed, rows: T, into: s.v, pool: pool)
-            try attention(s, patches: T, ggmlOrder: numerics.productsInGGMLOrder, pool: pool)
+            attention(s, patches: T, pool: pool)
             blk.output(s.attention, rows: T, into: s.normed, pool: pool)
             Kernels.add(s.x, s.normed, y: s.x, n: T * D)
 
