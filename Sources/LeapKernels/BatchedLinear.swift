@@ -1,28 +1,28 @@
-// VisionLinear: the encoder's linear layers. F32 and F16 weights are packed once, at load, into the panels of
-// lk_vg_gemm_packed (a register-blocked product for batches of hundreds of patches; the shared float kernels
-// keep llama.cpp's one-token summation order, which costs them 2-3x here); F16 weights multiply activations
-// rounded to F16, as ggml and Linear do. Other types (Q8_0, ...) use Linear (Kernels.matmul).
+// BatchedLinear: a linear layer for the encoders' batches of hundreds of rows (image patches, audio frames).
+// F32 and F16 weights are packed once, at load, into the panels of lk_vg_gemm_packed (a register-blocked
+// product; the shared float kernels keep llama.cpp's one-token summation order, which costs them 2-3x here);
+// F16 weights multiply activations rounded to F16, as ggml and Linear do. Other types (Q8_0, ...) use Linear
+// (Kernels.matmul).
 import CLeapKernels
 import LeapCore
-import LeapKernels
 
-struct VisionLinear {
-    let linear: Linear
+package struct BatchedLinear {
+    package let linear: Linear
     private let packed: PackedWeights?
-    var inputs: Int { linear.inputs }
-    var outputs: Int { linear.outputs }
-    var bias: [Float]? { linear.bias }
+    package var inputs: Int { linear.inputs }
+    package var outputs: Int { linear.outputs }
+    package var bias: [Float]? { linear.bias }
 
-    init(_ linear: Linear) {
+    package init(_ linear: Linear) {
         self.linear = linear
         packed = PackedWeights(linear.weight)
     }
 
-    init(_ b: TensorBinder, _ name: String, inputs: Int, outputs: Int) throws {
-        self.init(try Linear(b, name, inputs: inputs, outputs: outputs))
+    package init(_ b: TensorBinder, _ name: String, inputs: Int, outputs: Int, bias: Linear.BiasUse = .required) throws {
+        self.init(try Linear(b, name, inputs: inputs, outputs: outputs, bias: bias))
     }
 
-    func callAsFunction(
+    package func callAsFunction(
         _ x: UnsafePointer<Float>,          // [rows, inputs]
         rows: Int,
         into y: UnsafeMutablePointer<Float>, // [rows, outputs]
@@ -63,12 +63,12 @@ struct VisionLinear {
 }
 
 /// F32 or F16 weights packed into lk_vg_gemm_packed's panels (owned; the original stays in the mmap).
-final class PackedWeights: @unchecked Sendable {
-    let type: Int32
-    let data: UnsafeMutableRawPointer
+package final class PackedWeights: @unchecked Sendable {
+    package let type: Int32
+    package let data: UnsafeMutableRawPointer
 
     /// nil for types the packed product does not take.
-    init?(_ w: WeightMatrix) {
+    package init?(_ w: WeightMatrix) {
         guard w.type == .f32 || w.type == .f16 else { return nil }
         type = Int32(w.type.rawValue)
         let rows = Int64(w.rows), cols = Int64(w.cols)
