@@ -5,8 +5,8 @@ import Testing
 /// file, scripts/fixtures/make_audio_encoder_mtmd_goldens.py).
 @Suite struct EncoderMtmdTests {
     /// In llama.cpp's arithmetic (the default: conv.0 on the F16-rounded log-mel and kernel, as ggml_conv_2d's
-    /// im2col does) we are within 3e-5 of mtmd on an all-F32 512-wide file (checked while making the fixtures;
-    /// in float arithmetic, 5e-4). On this F16 + Q8_0 file ggml's summation orders and ours still land some
+    /// im2col does) we are within 3e-5 of mtmd on the all-F32 copy of this file (f32MatchesMtmd below; in
+    /// float arithmetic, 5e-4). On this F16 + Q8_0 file ggml's summation orders and ours still land some
     /// Q8_0 and F16 activation roundings on different sides, and each such flip moves an input by a full
     /// quantum (1/127 of its block's largest value for Q8_0), so mtmd, liquid-audio and we are about the same
     /// distance apart: measured 0.022-0.030 between us and mtmd, 0.029-0.031 between mtmd and liquid-audio,
