@@ -5,7 +5,8 @@
  * zeros), packed per product. The product walks the columns in chunks of KC: a chunk of one panel (F16
  * chunks converted to floats in a buffer, once per chunk) meets every token block in turn, 32 rows x 12
  * tokens of float accumulators in registers (24 zmm), each column two vector loads, twelve broadcasts and 24
- * FMAs. A chunk of a panel (32 KB as floats) stays in L1, the chunk of all tokens in L2. */
+ * FMAs (AVX-512; AVX2 takes the tokens by pairs). A chunk of a panel (32 KB as floats) stays in L1, the chunk of
+ * all tokens in L2. */
 #include "leap_kernels.h"
 #include "leap_vision_kernels.h"
 #include <math.h>
@@ -117,6 +118,55 @@ static void widen_portable(const uint16_t *h, float *f, int64_t n) { lk_f16_to_f
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+
+/* The AVX2 tile: 16 ymm registers hold 32 rows x 2 tokens of accumulators (8) plus the panel's column (4), so
+ * the 12 tokens go by pairs, each pair over every column (the panel chunk stays in L1). */
+static void tile_avx2(const float *panel, const float *xb, int64_t xcs, int64_t kc, float *y, int64_t ys, int nt,
+                      int nr, int accumulate, const float *bias) {
+    float b[ROWS] = {0};
+    if (bias) memcpy(b, bias, (size_t)nr * sizeof(float));
+    for (int t0 = 0; t0 < nt; t0 += 2) {
+        __m256 a[2][4];
+        for (int u = 0; u < 2; u++)
+            for (int j = 0; j < 4; j++) {
+                float init[8];
+                for (int r = 0; r < 8; r++) {
+                    const int row = 8 * j + r, t = t0 + u;
+                    init[r] = accumulate && t < nt && row < nr ? y[t * ys + row] : b[row];
+                }
+                a[u][j] = _mm256_loadu_ps(init);
+            }
+        for (int64_t c = 0; c < kc; c++) {
+            const float *w = panel + c * ROWS;
+            const __m256 w0 = _mm256_loadu_ps(w), w1 = _mm256_loadu_ps(w + 8), w2 = _mm256_loadu_ps(w + 16),
+                         w3 = _mm256_loadu_ps(w + 24);
+            const __m256 x0 = _mm256_broadcast_ss(xb + c * xcs + t0), x1 = _mm256_broadcast_ss(xb + c * xcs + t0 + 1);
+            a[0][0] = _mm256_fmadd_ps(w0, x0, a[0][0]);
+            a[0][1] = _mm256_fmadd_ps(w1, x0, a[0][1]);
+            a[0][2] = _mm256_fmadd_ps(w2, x0, a[0][2]);
+            a[0][3] = _mm256_fmadd_ps(w3, x0, a[0][3]);
+            a[1][0] = _mm256_fmadd_ps(w0, x1, a[1][0]);
+            a[1][1] = _mm256_fmadd_ps(w1, x1, a[1][1]);
+            a[1][2] = _mm256_fmadd_ps(w2, x1, a[1][2]);
+            a[1][3] = _mm256_fmadd_ps(w3, x1, a[1][3]);
+        }
+        for (int u = 0; u < 2 && t0 + u < nt; u++) {
+            float out[ROWS];
+            for (int j = 0; j < 4; j++) _mm256_storeu_ps(out + 8 * j, a[u][j]);
+            memcpy(y + (t0 + u) * ys, out, (size_t)nr * sizeof(float));
+        }
+    }
+}
+
+static void widen_avx2(const uint16_t *h, float *f, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(f + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + i))));
+    for (; i < n; i++) f[i] = lk_f16_to_f32(h[i]);
+}
+
+#pragma clang attribute pop
+
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq"))), apply_to = function)
 
 static void tile_avx512(const float *panel, const float *xb, int64_t xcs, int64_t kc, float *y, int64_t ys, int nt,
@@ -226,6 +276,7 @@ int lk_vg_gemm_packed(int w_type, const void *packed, int64_t cols, const float 
 #if defined(__x86_64__)
     const int isa = lk_get_isa();
     if (isa == LK_ISA_AVX512 || isa == LK_ISA_AVX512_NOVNNI) tile = tile_avx512, widen = widen_avx512;
+    if (isa == LK_ISA_AVX2) tile = tile_avx2, widen = widen_avx2;
 #endif
     float *chunk = NULL;
     if (w_type == LK_TYPE_F16) {

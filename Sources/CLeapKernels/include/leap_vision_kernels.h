@@ -18,8 +18,8 @@ void lk_softmax_rows_scaled(float *x, int64_t rows, int64_t n, int64_t stride, f
 /* ---- The encoders' float matrix product (vision_gemm.c) ----
  * Y[t, r] = bias[r] + Σ_c W[r, c] · X[t, c] on packed operands: W in panels of LK_VG_PANEL_ROWS rows, each
  * column-major ([cols][32], F32 or F16, rows past the end zero), X in blocks of LK_VG_BLOCK_TOKENS tokens, each
- * [cols][12] (tokens past the end zero). Float sums in the kernel's own order (not llama.cpp's); AVX-512 when
- * the CPU and lk_get_isa() allow it, portable loops otherwise. */
+ * [cols][12] (tokens past the end zero). Float sums in the kernel's own order (not llama.cpp's); AVX-512 or AVX2
+ * when the CPU and lk_get_isa() allow it, portable loops otherwise. */
 enum { LK_VG_PANEL_ROWS = 32, LK_VG_BLOCK_TOKENS = 12 };
 
 /* Bytes of W packed (w_type LK_TYPE_F32 or LK_TYPE_F16, kept as is). */
