@@ -5,13 +5,13 @@ import LeapKernels
 
 struct AudioAdapter: @unchecked Sendable {
     let norm: LayerNorm
-    let up: Linear    // d → hidden
-    let down: Linear  // hidden → output
+    let up: BatchedLinear    // d → hidden
+    let down: BatchedLinear  // hidden → output
 
     init(_ b: TensorBinder, config c: AudioEncoderConfig) throws {
         norm = try LayerNorm(b, "mm.a.mlp.0", c.modelDim, eps: c.eps)
-        up = try Linear(b, "mm.a.mlp.1", inputs: c.modelDim, outputs: c.adapterHidden)
-        down = try Linear(b, "mm.a.mlp.3", inputs: c.adapterHidden, outputs: c.outputDim)
+        up = try BatchedLinear(b, "mm.a.mlp.1", inputs: c.modelDim, outputs: c.adapterHidden)
+        down = try BatchedLinear(b, "mm.a.mlp.3", inputs: c.adapterHidden, outputs: c.outputDim)
     }
 
     /// out[t] for the n frames of ws.x.

@@ -7,19 +7,19 @@ import LeapCore
 import LeapKernels
 
 struct ConformerConvolution: @unchecked Sendable {
-    let pointwise1: Linear      // d → 2d
+    let pointwise1: BatchedLinear      // d → 2d
     let depthwiseTaps: [Float]  // [K][d]: tap k of every channel
     let depthwiseBias: [Float]  // [d]
     let normScale: [Float]      // [d] folded BatchNorm γ/√(var + ε)
     let normShift: [Float]      // [d] β − mean·scale
-    let pointwise2: Linear      // d → d
+    let pointwise2: BatchedLinear      // d → d
     let kernel: Int
 
     init(_ b: TensorBinder, layer i: Int, config c: AudioEncoderConfig) throws {
         let p = "a.blk.\(i)."
         let d = c.modelDim, k = c.convKernel
-        pointwise1 = try Linear(b, p + "conv_pw1", inputs: d, outputs: 2 * d)
-        pointwise2 = try Linear(b, p + "conv_pw2", inputs: d, outputs: d)
+        pointwise1 = try BatchedLinear(b, p + "conv_pw1", inputs: d, outputs: 2 * d)
+        pointwise2 = try BatchedLinear(b, p + "conv_pw2", inputs: d, outputs: d)
         let taps = try b.floats(p + "conv_dw.weight", ne: [k, d])  // [d][K]
         var t = [Float](repeating: 0, count: k * d)
         for ch in 0..<d { for j in 0..<k { t[j * d + ch] = taps[ch * k + j] } }

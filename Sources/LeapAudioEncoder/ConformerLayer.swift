@@ -7,12 +7,12 @@ import LeapKernels
 
 /// The macaron feed-forward branch (without its ½).
 struct ConformerFeedForward: @unchecked Sendable {
-    let up: Linear    // d → ffn
-    let down: Linear  // ffn → d
+    let up: BatchedLinear    // d → ffn
+    let down: BatchedLinear  // ffn → d
 
     init(_ b: TensorBinder, _ prefix: String, suffix: String, config c: AudioEncoderConfig) throws {
-        up = try Linear(b, prefix + "ffn_up" + suffix, inputs: c.modelDim, outputs: c.ffnHidden)
-        down = try Linear(b, prefix + "ffn_down" + suffix, inputs: c.ffnHidden, outputs: c.modelDim)
+        up = try BatchedLinear(b, prefix + "ffn_up" + suffix, inputs: c.modelDim, outputs: c.ffnHidden)
+        down = try BatchedLinear(b, prefix + "ffn_down" + suffix, inputs: c.ffnHidden, outputs: c.modelDim)
     }
 
     /// Reads ws.normed [n, d]; leaves the branch output in ws.normed.

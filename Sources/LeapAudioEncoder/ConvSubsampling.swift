@@ -27,11 +27,11 @@ struct ConvSubsampling: @unchecked Sendable {
     let bias0: [Float]          // [C]
     let depthwise1: [Float]     // [9][C]
     let depthwiseBias1: [Float] // [C]
-    let pointwise1: Linear      // C → C
+    let pointwise1: BatchedLinear      // C → C
     let depthwise2: [Float]     // [9][C]
     let depthwiseBias2: [Float] // [C]
-    let pointwise2: Linear      // C → C
-    let out: Linear             // C·F3 → d
+    let pointwise2: BatchedLinear      // C → C
+    let out: BatchedLinear             // C·F3 → d
 
     static func halved(_ n: Int) -> Int { (n - 1) / 2 + 1 }
     /// Output frames for `frames` input frames.
@@ -52,9 +52,9 @@ struct ConvSubsampling: @unchecked Sendable {
             for o in 0..<ch { for k in 0..<9 { t[k * ch + o] = w[o * 9 + k] } }
             return t
         }
-        func pointwise(_ i: Int) throws -> Linear {
-            try Linear(weight: b.matrix("a.conv1d.\(i).weight", ne: [1, 1, ch, ch], rows: ch, cols: ch),
-                       bias: b.floats("a.conv1d.\(i).bias", ne: [1, 1, ch]))
+        func pointwise(_ i: Int) throws -> BatchedLinear {
+            BatchedLinear(try Linear(weight: b.matrix("a.conv1d.\(i).weight", ne: [1, 1, ch, ch], rows: ch, cols: ch),
+                                     bias: b.floats("a.conv1d.\(i).bias", ne: [1, 1, ch])))
         }
         let first = try taps("a.conv1d.0.weight")
         inputF16 = numerics.firstConvolutionInF16
@@ -66,7 +66,7 @@ struct ConvSubsampling: @unchecked Sendable {
         depthwise2 = try taps("a.conv1d.5.weight")
         depthwiseBias2 = try b.floats("a.conv1d.5.bias", ne: [1, 1, ch])
         pointwise2 = try pointwise(6)
-        out = try Linear(b, "a.pre_encode.out", inputs: ch * c.subsampledBins, outputs: c.modelDim)
+        out = try BatchedLinear(b, "a.pre_encode.out", inputs: ch * c.subsampledBins, outputs: c.modelDim)
     }
 
     /// Floats of scratch `callAsFunction` needs (independent of the clip length).
@@ -205,7 +205,7 @@ struct ConvSubsampling: @unchecked Sendable {
     }
 
     private func pointwiseReLU(
-        _ layer: Linear, _ src: UnsafePointer<Float>, positions: Int, into dst: UnsafeMutablePointer<Float>,
+        _ layer: BatchedLinear, _ src: UnsafePointer<Float>, positions: Int, into dst: UnsafeMutablePointer<Float>,
         pool: ThreadPool
     ) {
         layer(src, rows: positions, into: dst, pool: pool)

@@ -17,8 +17,8 @@ import LeapCore
 import LeapKernels
 
 struct RelPositionAttention: @unchecked Sendable {
-    let query, key, value, output: Linear
-    let position: Linear   // no bias
+    let query, key, value, output: BatchedLinear
+    let position: BatchedLinear   // no bias
     let biasU, biasV: [Float]  // [H·d_k], head-major
     let heads: Int
     let headDim: Int
@@ -26,11 +26,11 @@ struct RelPositionAttention: @unchecked Sendable {
     init(_ b: TensorBinder, layer i: Int, config c: AudioEncoderConfig) throws {
         let p = "a.blk.\(i)."
         let d = c.modelDim
-        query = try Linear(b, p + "attn_q", inputs: d, outputs: d)
-        key = try Linear(b, p + "attn_k", inputs: d, outputs: d)
-        value = try Linear(b, p + "attn_v", inputs: d, outputs: d)
-        output = try Linear(b, p + "attn_out", inputs: d, outputs: d)
-        position = try Linear(b, p + "linear_pos", inputs: d, outputs: d, bias: .none)
+        query = try BatchedLinear(b, p + "attn_q", inputs: d, outputs: d)
+        key = try BatchedLinear(b, p + "attn_k", inputs: d, outputs: d)
+        value = try BatchedLinear(b, p + "attn_v", inputs: d, outputs: d)
+        output = try BatchedLinear(b, p + "attn_out", inputs: d, outputs: d)
+        position = try BatchedLinear(b, p + "linear_pos", inputs: d, outputs: d, bias: .none)
         biasU = try b.floats(p + "pos_bias_u", ne: [c.headDim, c.headCount])
         biasV = try b.floats(p + "pos_bias_v", ne: [c.headDim, c.headCount])
         heads = c.headCount

@@ -5,8 +5,8 @@ import LeapKernels
 
 struct LFM2VLProjector {
     let inputNorm: LayerNorm?  // mm.input_norm [f²·D], eps 1e-5
-    let linear1: VisionLinear  // mm.1 [f²·D → P]
-    let linear2: VisionLinear  // mm.2 [P → E]
+    let linear1: BatchedLinear  // mm.1 [f²·D → P]
+    let linear2: BatchedLinear  // mm.2 [P → E]
     var hiddenSize: Int { linear1.outputs }
 
     init(_ b: TensorBinder, _ c: VisionProjectorConfig) throws {
@@ -23,8 +23,8 @@ struct LFM2VLProjector {
             throw LeapError.modelLoading(
                 "tensor 'mm.1.weight' has shape \(hidden.ne), expected [\(M), hidden] in \(b.file.path)")
         }
-        linear1 = try VisionLinear(b, "mm.1", inputs: M, outputs: hidden.ne[1])
-        linear2 = try VisionLinear(b, "mm.2", inputs: hidden.ne[1], outputs: c.projectionDim)
+        linear1 = try BatchedLinear(b, "mm.1", inputs: M, outputs: hidden.ne[1])
+        linear2 = try BatchedLinear(b, "mm.2", inputs: hidden.ne[1], outputs: c.projectionDim)
     }
 
     /// out = linear2(gelu(linear1(norm(tokens)))); `tokens` is normalized in place, `hidden` is scratch.

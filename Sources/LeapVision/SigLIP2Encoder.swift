@@ -9,24 +9,24 @@ import LeapKernels
 /// One pre-norm ViT block.
 struct SigLIP2Block {
     let norm1: LayerNorm   // ln1
-    let query: VisionLinear   // attn_q  [D → D]
-    let key: VisionLinear     // attn_k
-    let value: VisionLinear   // attn_v
-    let output: VisionLinear  // attn_out
+    let query: BatchedLinear   // attn_q  [D → D]
+    let key: BatchedLinear     // attn_k
+    let value: BatchedLinear   // attn_v
+    let output: BatchedLinear  // attn_out
     let norm2: LayerNorm   // ln2
-    let up: VisionLinear      // ffn_up   (fc1) [D → F]
-    let down: VisionLinear    // ffn_down (fc2) [F → D]
+    let up: BatchedLinear      // ffn_up   (fc1) [D → F]
+    let down: BatchedLinear    // ffn_down (fc2) [F → D]
 
     init(_ b: TensorBinder, layer i: Int, _ c: VisionProjectorConfig) throws {
         let p = "v.blk.\(i).", D = c.hiddenSize, F = c.feedForwardSize
         norm1 = try LayerNorm(b, p + "ln1", D, eps: c.layerNormEps)
-        query = try VisionLinear(b, p + "attn_q", inputs: D, outputs: D)
-        key = try VisionLinear(b, p + "attn_k", inputs: D, outputs: D)
-        value = try VisionLinear(b, p + "attn_v", inputs: D, outputs: D)
-        output = try VisionLinear(b, p + "attn_out", inputs: D, outputs: D)
+        query = try BatchedLinear(b, p + "attn_q", inputs: D, outputs: D)
+        key = try BatchedLinear(b, p + "attn_k", inputs: D, outputs: D)
+        value = try BatchedLinear(b, p + "attn_v", inputs: D, outputs: D)
+        output = try BatchedLinear(b, p + "attn_out", inputs: D, outputs: D)
         norm2 = try LayerNorm(b, p + "ln2", D, eps: c.layerNormEps)
-        up = try VisionLinear(b, p + "ffn_up", inputs: D, outputs: F)
-        down = try VisionLinear(b, p + "ffn_down", inputs: F, outputs: D)
+        up = try BatchedLinear(b, p + "ffn_up", inputs: D, outputs: F)
+        down = try BatchedLinear(b, p + "ffn_down", inputs: F, outputs: D)
     }
 }
 
@@ -34,9 +34,9 @@ struct SigLIP2Encoder {
     let config: VisionProjectorConfig
     /// v.patch_embd: the conv kernel ne = [p, p, 3, D] read as a [D, 3·p·p] matrix, so a patch's inputs are
     /// ordered (channel, row, column) (transformers flattens (row, column, channel); the converter permutes).
-    let patchEmbedding: VisionLinear
+    let patchEmbedding: BatchedLinear
     /// The same kernel rounded to F16 (llama.cpp's arithmetic; the file's own tensor when it is F16).
-    let patchEmbeddingF16: VisionLinear
+    let patchEmbeddingF16: BatchedLinear
     private let patchKernelF16: HalfMatrixStorage?
     let positionGrid: [Float]   // [G, G, D] v.position_embd, row-major over the grid
     let gridSize: Int           // G
@@ -60,14 +60,14 @@ struct SigLIP2Encoder {
         guard kernel.byteCount == patch.byteCount else {
             throw LeapError.modelLoading("tensor 'v.patch_embd.weight' has \(patch.byteCount) bytes, expected \(kernel.byteCount)")
         }
-        patchEmbedding = VisionLinear(try Linear(weight: kernel, bias: b.vector("v.patch_embd.bias", D)))
+        patchEmbedding = BatchedLinear(try Linear(weight: kernel, bias: b.vector("v.patch_embd.bias", D)))
         if kernel.type == .f16 {
             patchKernelF16 = nil
             patchEmbeddingF16 = patchEmbedding
         } else {
             let half = try HalfMatrixStorage(kernel)
             patchKernelF16 = half
-            patchEmbeddingF16 = VisionLinear(try Linear(weight: half.matrix, bias: patchEmbedding.bias))
+            patchEmbeddingF16 = BatchedLinear(try Linear(weight: half.matrix, bias: patchEmbedding.bias))
         }
 
         let pos = try b.info("v.position_embd.weight")
@@ -95,7 +95,7 @@ struct SigLIP2Encoder {
         let rows = height / p, cols = width / p, T = rows * cols
         patchify(pixels, width: width, patchRows: rows, patchColumns: cols, into: s.patches)
         (numerics.patchEmbeddingInF16 ? patchEmbeddingF16 : patchEmbedding)(
-            s.patches, rows: T, into: s.x, ggmlOrder: numerics.productsInGGMLOrder, pool: pool)
+            s.patches, rows: T, into: s.x, pool: pool)
         positionGrid.withUnsafeBufferPointer { grid in
             guard let grid = grid.baseAddress else { return }
             PositionEmbeddingResize.resize(grid, gridHeight: gridSize, gridWidth: gridSize, dim: D,
@@ -108,7 +108,7 @@ struct SigLIP2Encoder {
             blk.query(s.normed, rows: T, into: s.q, pool: pool)
             blk.key(s.normed, rows: T, into: s.k, pool: pool)
             blk.value(s.normed, rows: T, into: s.v, pool: pool)
-            try attention(s, patches: T, ggmlOrder: numerics.productsInGGMLOrder, pool: pool)
+            attention(s, patches: T, pool: pool)
             blk.output(s.attention, rows: T, into: s.normed, pool: pool)
             Kernels.add(s.x, s.normed, y: s.x, n: T * D)
 

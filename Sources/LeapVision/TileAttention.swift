@@ -1,8 +1,10 @@
-// TileAttention: SigLIP2's full (non-causal) multi-head attention over the patches of one tile, with both
-// products as matrix products (Kernels.matmul's float kernels in ggml's summation order, or lk_vision_gemm):
-// per head, scores = Q·Kᵀ
-// (K as the weight matrix), softmax, then P·V (Vᵀ as the weight matrix). Tasks are (head, block of
-// queries) pairs on the thread pool.
+// TileAttention: SigLIP2's full (non-causal) multi-head attention over the patches of one tile, both products
+// on lk_vg_gemm_packed. Per layer each head's queries are packed as weights (panels of 32 queries), its keys
+// as token blocks and its values, transposed, as weights (panels of 32 value dimensions). Tasks of (head,
+// block of 96 queries) then run on the thread pool: the block's scores against every key, laid out [keys,
+// queries] (a thread's buffer, in L2), their softmax down each query's column, and the product with the
+// values, which reads that buffer directly as its token blocks of 12 queries. Float sums in the packed
+// product's order; exponentials to about 1 ulp.
 import CLeapKernels
 import LeapKernels
 
@@ -10,47 +12,44 @@ struct TileAttention {
     let heads: Int
     let headDim: Int
 
+    /// Queries per task: whole panels of 32 and whole token blocks of 12.
+    static let queryBlock = 96
+
     /// scratch.attention[t, h·dh ..< (h+1)·dh] = softmax(q_h[t] · K_hᵀ / √dh) · V_h for the `T` patches in
     /// scratch.q / k / v ([T, D] each).
-    func callAsFunction(_ s: VisionScratch, patches T: Int, ggmlOrder: Bool, pool: ThreadPool) throws {
+    func callAsFunction(_ s: VisionScratch, patches T: Int, pool: ThreadPool) {
         let H = heads, dh = headDim, D = H * dh
-        let Tpad = VisionScratch.padded(T)  // P·V columns (keys) padded with zero weights to the kernel's 16
-        let qh = s.qHeads, kh = s.kHeads, vt = s.vHeadsT, q = s.q, k = s.k, v = s.v
-        // [T, D] → per head [T, dh] (queries, keys) and [dh, Tpad] (values)
+        let panel = Int(LK_VG_PANEL_ROWS), tokens = Int(LK_VG_BLOCK_TOKENS)
+        let queryPanels = (T + panel - 1) / panel
+        let queriesSize = queryPanels * panel * dh                // floats of one head's packed queries
+        let keyBlocks = (T + tokens - 1) / tokens
+        let keysSize = keyBlocks * tokens * dh                    // floats of one head's packed keys
+        let valuesSize = (dh + panel - 1) / panel * panel * T     // floats of one head's packed values
+        let q = s.q, k = s.k, v = s.v
+        let queries = s.queriesPacked, keys = s.keysPacked, values = s.valuesPacked
         pool.parallelFor(H, chunksPerThread: 1) { range in
             for h in range {
-                for t in 0..<T {
-                    (qh + (h * T + t) * dh).update(from: q + t * D + h * dh, count: dh)
-                    (kh + (h * T + t) * dh).update(from: k + t * D + h * dh, count: dh)
-                }
-                let vh = vt + h * dh * Tpad
-                for t in 0..<T {
-                    let src = v + t * D + h * dh
-                    for d in 0..<dh { vh[d * Tpad + t] = src[d] }
-                }
-                if Tpad > T { for d in 0..<dh { (vh + d * Tpad + T).update(repeating: 0, count: Tpad - T) } }
+                lk_vg_pack_weights(Int32(LK_TYPE_F32), q + h * dh, D * 4, Int64(T), Int64(dh), queries + h * queriesSize,
+                                   0, Int64(queryPanels))
+                lk_vg_pack_x(k + h * dh, Int64(D), Int64(T), Int64(dh), 0, keys + h * keysSize, 0, Int64(keyBlocks))
+                lk_vg_pack_weights_transposed(v + h * dh, Int64(D), Int64(dh), Int64(T), values + h * valuesSize)
             }
         }
-        let keys = try (0..<H).map { try WeightMatrix(type: .f32, rows: T, cols: dh, data: kh + $0 * T * dh) }
-        let values = try (0..<H).map { try WeightMatrix(type: .f32, rows: dh, cols: Tpad, data: vt + $0 * dh * Tpad) }
-        let block = s.queryBlock
+        let block = Self.queryBlock
         let blocks = (T + block - 1) / block
         let scale = 1 / Float(dh).squareRoot()
-        let out = s.attention, scores = s.scores
+        let out = s.attention
         pool.run(tasks: H * blocks) { task, thread in
             let h = task / blocks, q0 = (task % blocks) * block, n = min(block, T - q0)
-            let p = scores + thread * block * Tpad // [n, Tpad]
-            let queries = qh + (h * T + q0) * dh, o = out + q0 * D + h * dh
-            if ggmlOrder || lk_vision_gemm(Int32(LK_TYPE_F32), keys[h].data, keys[h].rowBytes, Int64(dh), queries,
-                                           Int64(dh), Int64(n), p, Int64(Tpad), 0, Int64(T)) == 0 {
-                Kernels.matmulQuantized(keys[h], xq: UnsafeRawPointer(queries), y: p, nTokens: n, yRowStride: Tpad, pool: pool)
-            }
-            lk_softmax_rows_scaled(p, Int64(n), Int64(T), Int64(Tpad), scale)
-            if Tpad > T { for r in 0..<n { (p + r * Tpad + T).update(repeating: 0, count: Tpad - T) } }
-            if ggmlOrder || lk_vision_gemm(Int32(LK_TYPE_F32), values[h].data, values[h].rowBytes, Int64(Tpad), p,
-                                           Int64(Tpad), Int64(n), o, Int64(D), 0, Int64(dh)) == 0 {
-                Kernels.matmulQuantized(values[h], xq: UnsafeRawPointer(p), y: o, nTokens: n, yRowStride: D, pool: pool)
-            }
+            let p = s.probabilities + thread * s.probabilitiesPerThread // [T, block]: p[key, query]
+            // scores[key, query] = k · q: the queries are the weights' rows, the keys its tokens
+            lk_vg_gemm_packed(Int32(LK_TYPE_F32), queries + h * queriesSize + q0 * dh, Int64(dh), keys + h * keysSize,
+                              Int64(tokens * dh), Int64(tokens), Int64(T), nil, p, Int64(block), 0, Int64(n))
+            lk_vg_softmax_columns(p, Int64(T), Int64(n), Int64(block), scale)
+            // out[query, :] = Σ_key p[key, query] · v[key, :]: the values' dimensions are the rows, the
+            // queries its tokens, 12 side by side in each row of p
+            lk_vg_gemm_packed(Int32(LK_TYPE_F32), values + h * valuesSize, Int64(T), p, Int64(tokens), Int64(block),
+                              Int64(n), nil, out + q0 * D + h * dh, Int64(D), 0, Int64(dh))
         }
     }
 }

@@ -2,9 +2,8 @@
 // SigLIP2 MLP's GELU with tanh (gelu_pytorch_tanh) and the LFM2-VL projector's exactly (erf), all in float32;
 // llama.cpp uses ggml's GELU for both (the tanh form looked up in a table by the input's F16 bits) and embeds
 // the patches with ggml_conv_2d, whose im2col rounds the pixels to F16 and whose product then rounds the
-// kernel to F16 as well. Its patch embedding and attention products sum in the order of ggml's dot
-// products, which an 8-bit quantized model then needs matched exactly: a value that differs in its last
-// bit moves activations across Q8_0 rounding points downstream.
+// kernel to F16 as well. Every float product sums in lk_vg_gemm_packed's order (not ggml's): the
+// encoder's outputs differ from mtmd's by float rounding, not bit for bit.
 import CLeapKernels
 import LeapKernels
 
@@ -24,23 +23,17 @@ package struct VisionNumerics: Sendable, Equatable {
     package var projectorGELU: GELUForm
     /// Patch embedding with pixels and kernel rounded to F16 (llama.cpp), or in the file's type (transformers).
     package var patchEmbeddingInF16: Bool
-    /// The patch embedding, Q·Kᵀ and P·V in ggml's summation order (Kernels.matmul's float kernels), or
-    /// with the faster register-blocked product (lk_vision_gemm).
-    package var productsInGGMLOrder: Bool
 
-    package init(mlpGELU: GELUForm, projectorGELU: GELUForm, patchEmbeddingInF16: Bool, productsInGGMLOrder: Bool) {
+    package init(mlpGELU: GELUForm, projectorGELU: GELUForm, patchEmbeddingInF16: Bool) {
         self.mlpGELU = mlpGELU
         self.projectorGELU = projectorGELU
         self.patchEmbeddingInF16 = patchEmbeddingInF16
-        self.productsInGGMLOrder = productsInGGMLOrder
     }
 
     /// llama.cpp mtmd's arithmetic (the default: generation then matches llama.cpp's).
-    package static let llamaCpp = VisionNumerics(mlpGELU: .ggmlTable, projectorGELU: .ggmlTable, patchEmbeddingInF16: true,
-                                                 productsInGGMLOrder: true)
+    package static let llamaCpp = VisionNumerics(mlpGELU: .ggmlTable, projectorGELU: .ggmlTable, patchEmbeddingInF16: true)
     /// transformers' Lfm2VlModel.
-    package static let transformers = VisionNumerics(mlpGELU: .tanh, projectorGELU: .erf, patchEmbeddingInF16: false,
-                                                     productsInGGMLOrder: false)
+    package static let transformers = VisionNumerics(mlpGELU: .tanh, projectorGELU: .erf, patchEmbeddingInF16: false)
 }
 
 /// Applies a GELU form in place over rows split on a thread pool.

@@ -12,6 +12,8 @@ let encoderFixturesDir = fixturesDir("audio_encoder")
 
 let tinyModel = "lfm2a-tiny-f32"
 let mixedModel = "lfm2a-512-f16-q8_0"
+/// The mixed model dequantized to F32 (built in memory by f32Copy; its mtmd goldens are committed).
+let f32Model = "lfm2a-512-f32"
 let rawClips = ["clip_1s37", "clip_2s5", "clip_4s"]
 
 

@@ -42,7 +42,7 @@ import Testing
         let pool = try makePool()
         let file = try mmproj("f32")
         let erf = try VisionEncoder.load(file: file, numerics: .transformers)
-        let tanh = erf.with(numerics: VisionNumerics(mlpGELU: .tanh, projectorGELU: .tanh, patchEmbeddingInF16: false, productsInGGMLOrder: false))
+        let tanh = erf.with(numerics: VisionNumerics(mlpGELU: .tanh, projectorGELU: .tanh, patchEmbeddingInF16: false))
         let tile = testTile(height: 256, width: 256, seed: 1)
         let want = try #require(fixtureFloats("hf_256x256.f32"))
         let dErf = maxAbsDiff(try erf.encode(tile: tile, pool: pool), want)

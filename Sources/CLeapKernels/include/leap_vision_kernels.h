@@ -1,6 +1,7 @@
 /* Element-wise kernels of the vision encoder (internal, not part of the public ABI). Used by LeapVision. */
 #ifndef LEAP_VISION_KERNELS_H
 #define LEAP_VISION_KERNELS_H
+#include <stddef.h>
 #include <stdint.h>
 
 /* Fills table[65536] with ggml's GELU table (GGML_GELU_FP16): entry h = f16(gelu_tanh(f16 value h)). */
@@ -14,11 +15,49 @@ void lk_gelu_f16_table(const float *table, const float *x, float *y, int64_t n);
  * with ggml's soft_max arithmetic: max, exponentials and their sum as lk_softmax_exp, then times 1 / sum. */
 void lk_softmax_rows_scaled(float *x, int64_t rows, int64_t n, int64_t stride, float scale);
 
-/* Y[t, r] = Σ_c W[r, c] · X[t, c] for t < n_tokens and row_begin <= r < row_end, with W in F32 or F16 (w_type
- * LK_TYPE_F32 / LK_TYPE_F16, row r at w + r * w_row_bytes) and X float (token t at x + t * x_stride), Y[t, r] at
- * y[t * y_stride + r]. A register-blocked product for the encoders' big batches (32 rows x 12 tokens per
- * step, AVX-512 when the CPU and lk_get_isa() allow it, portable loops otherwise); float sums in its own
- * order (not llama.cpp's). Returns 0 if w_type is neither F32 nor F16 or memory runs out (nothing written). */
+/* ---- The encoders' float matrix product (vision_gemm.c) ----
+ * Y[t, r] = bias[r] + Σ_c W[r, c] · X[t, c] on packed operands: W in panels of LK_VG_PANEL_ROWS rows, each
+ * column-major ([cols][32], F32 or F16, rows past the end zero), X in blocks of LK_VG_BLOCK_TOKENS tokens, each
+ * [cols][12] (tokens past the end zero). Float sums in the kernel's own order (not llama.cpp's); AVX-512 or AVX2
+ * when the CPU and lk_get_isa() allow it, portable loops otherwise. */
+enum { LK_VG_PANEL_ROWS = 32, LK_VG_BLOCK_TOKENS = 12 };
+
+/* Bytes of W packed (w_type LK_TYPE_F32 or LK_TYPE_F16, kept as is). */
+size_t lk_vg_packed_weight_bytes(int w_type, int64_t rows, int64_t cols);
+
+/* Packs panels [panel_begin, panel_end) of the rows x cols matrix W (row r at w + r * w_row_bytes). Returns 0
+ * (nothing written) if w_type is neither F32 nor F16. */
+int lk_vg_pack_weights(int w_type, const void *w, size_t w_row_bytes, int64_t rows, int64_t cols, void *packed,
+                       int64_t panel_begin, int64_t panel_end);
+
+/* Packs every panel of the F32 matrix W given transposed: W[r, c] = wt[c * wt_stride + r]. */
+void lk_vg_pack_weights_transposed(const float *wt, int64_t wt_stride, int64_t rows, int64_t cols, float *packed);
+
+/* Floats of X packed. */
+size_t lk_vg_packed_x_floats(int64_t n_tokens, int64_t cols);
+
+/* Packs token blocks [block_begin, block_end) of X (token t at x + t * x_stride), each value rounded to the
+ * nearest F16 when round_f16 (the activations of F16 weights, as ggml converts them). */
+void lk_vg_pack_x(const float *x, int64_t x_stride, int64_t n_tokens, int64_t cols, int round_f16, float *xp,
+                  int64_t block_begin, int64_t block_end);
+
+/* Y[t, r] (at y[t * y_stride + r]) for t < n_tokens, row_begin <= r < row_end (row_begin a multiple of 32),
+ * bias optional. X: column c of token block b is the 12 floats at xp + b * x_block_stride + c * x_col_stride
+ * (lk_vg_pack_x's layout: 12 * cols and 12; any layout with a block's 12 tokens side by side works, all 12
+ * readable even past n_tokens). Returns 0 (nothing reliable written) for another w_type, a misaligned
+ * row_begin or no memory. */
+int lk_vg_gemm_packed(int w_type, const void *packed, int64_t cols, const float *xp, int64_t x_block_stride,
+                      int64_t x_col_stride, int64_t n_tokens, const float *bias, float *y, int64_t y_stride,
+                      int64_t row_begin, int64_t row_end);
+
+/* Softmax down each of the n columns of x ([rows][stride], column j = x[i * stride + j] for i < rows) after
+ * multiplying by `scale`: x[i, j] = exp(scale·x[i, j] − max_i) / Σ_i exp(...). Attention probabilities laid out
+ * [keys][queries]. */
+void lk_vg_softmax_columns(float *x, int64_t rows, int64_t n, int64_t stride, float scale);
+
+/* The same product on unpacked operands (packs them per call): W row r at w + r * w_row_bytes, X token t at
+ * x + t * x_stride, rows [row_begin, row_end). Returns 0 if w_type is neither F32 nor F16 or memory runs
+ * out (nothing written). */
 int lk_vision_gemm(int w_type, const void *w, size_t w_row_bytes, int64_t cols, const float *x, int64_t x_stride,
                    int64_t n_tokens, float *y, int64_t y_stride, int64_t row_begin, int64_t row_end);
 

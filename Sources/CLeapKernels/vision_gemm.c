@@ -1,0 +1,328 @@
+/* The encoders' float matrix product on packed operands (leap_vision_kernels.h).
+ *
+ * Weights: panels of 32 rows, each stored column-major ([cols][32], rows past the matrix's end as zeros), in
+ * F32 or F16, packed once. Activations: blocks of 12 tokens, each stored [cols][12] (tokens past the end as
+ * zeros), packed per product. The product walks the columns in chunks of KC: a chunk of one panel (F16
+ * chunks converted to floats in a buffer, once per chunk) meets every token block in turn, 32 rows x 12
+ * tokens of float accumulators in registers (24 zmm), each column two vector loads, twelve broadcasts and 24
+ * FMAs (AVX-512; AVX2 takes the tokens by pairs). A chunk of a panel (32 KB as floats) stays in L1, the chunk of
+ * all tokens in L2. */
+#include "leap_kernels.h"
+#include "leap_vision_kernels.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { ROWS = LK_VG_PANEL_ROWS, TOKENS = LK_VG_BLOCK_TOKENS, KC = 256 };
+
+static int64_t panels_of(int64_t rows) { return (rows + ROWS - 1) / ROWS; }
+
+size_t lk_vg_packed_weight_bytes(int w_type, int64_t rows, int64_t cols) {
+    const size_t elem = w_type == LK_TYPE_F16 ? 2 : 4;
+    return (size_t)panels_of(rows) * ROWS * (size_t)cols * elem;
+}
+
+int lk_vg_pack_weights(int w_type, const void *w, size_t w_row_bytes, int64_t rows, int64_t cols, void *packed,
+                       int64_t panel_begin, int64_t panel_end) {
+    if (w_type != LK_TYPE_F32 && w_type != LK_TYPE_F16) return 0;
+    for (int64_t p = panel_begin; p < panel_end; p++) {
+        for (int r = 0; r < ROWS; r++) {
+            const int64_t row = p * ROWS + r;
+            const uint8_t *src = (const uint8_t *)w + (size_t)row * w_row_bytes;
+            if (w_type == LK_TYPE_F16) {
+                uint16_t *dst = (uint16_t *)packed + (size_t)p * ROWS * cols + r;
+                const uint16_t *h = (const uint16_t *)src;
+                for (int64_t c = 0; c < cols; c++) dst[c * ROWS] = row < rows ? h[c] : 0;
+            } else {
+                float *dst = (float *)packed + (size_t)p * ROWS * cols + r;
+                const float *f = (const float *)src;
+                for (int64_t c = 0; c < cols; c++) dst[c * ROWS] = row < rows ? f[c] : 0.0f;
+            }
+        }
+    }
+    return 1;
+}
+
+void lk_vg_pack_weights_transposed(const float *wt, int64_t wt_stride, int64_t rows, int64_t cols, float *packed) {
+    for (int64_t p = 0; p < panels_of(rows); p++) {
+        const int64_t r0 = p * ROWS, nr = rows - r0 < ROWS ? rows - r0 : ROWS;
+        float *dst = packed + (size_t)p * ROWS * cols;
+        for (int64_t c = 0; c < cols; c++) {
+            memcpy(dst + c * ROWS, wt + c * wt_stride + r0, (size_t)nr * sizeof(float));
+            for (int64_t r = nr; r < ROWS; r++) dst[c * ROWS + r] = 0.0f;
+        }
+    }
+}
+
+size_t lk_vg_packed_x_floats(int64_t n_tokens, int64_t cols) {
+    return (size_t)((n_tokens + TOKENS - 1) / TOKENS) * TOKENS * (size_t)cols;
+}
+
+void lk_vg_pack_x(const float *x, int64_t x_stride, int64_t n_tokens, int64_t cols, int round_f16, float *xp,
+                  int64_t block_begin, int64_t block_end) {
+    enum { STEP = 64 };
+    uint16_t h[STEP];
+    float rounded[STEP];
+    for (int64_t b = block_begin; b < block_end; b++) {
+        float *block = xp + (size_t)b * TOKENS * cols;
+        for (int64_t c0 = 0; c0 < cols; c0 += STEP) {
+            const int64_t m = cols - c0 < STEP ? cols - c0 : STEP;
+            float *dst = block + c0 * TOKENS;
+            for (int t = 0; t < TOKENS; t++) {
+                const int64_t token = b * TOKENS + t;
+                if (token >= n_tokens) {
+                    for (int64_t c = 0; c < m; c++) dst[c * TOKENS + t] = 0.0f;
+                    continue;
+                }
+                const float *s = x + token * x_stride + c0;
+                if (round_f16) {
+                    lk_f32_to_f16_row(s, h, m);
+                    lk_f16_to_f32_row(h, rounded, m);
+                    s = rounded;
+                }
+                for (int64_t c = 0; c < m; c++) dst[c * TOKENS + t] = s[c];
+            }
+        }
+    }
+}
+
+/* One 32-row x 12-token tile over `kc` columns: panel [kc][32], column c of the tokens at xb + c * xcs (12
+ * floats, one per token; those of tokens >= nt are read but not used). The accumulators start from Y
+ * (accumulate), from the bias, or from zero; rows >= nr and tokens >= nt are not stored. */
+static void tile_portable(const float *panel, const float *xb, int64_t xcs, int64_t kc, float *y, int64_t ys, int nt,
+                          int nr, int accumulate, const float *bias) {
+    float acc[TOKENS][ROWS];
+    for (int t = 0; t < TOKENS; t++)
+        for (int r = 0; r < ROWS; r++)
+            acc[t][r] = accumulate && t < nt && r < nr ? y[t * ys + r] : bias && r < nr ? bias[r] : 0.0f;
+    for (int64_t c = 0; c < kc; c++)
+        for (int t = 0; t < TOKENS; t++)
+            for (int r = 0; r < ROWS; r++) acc[t][r] += panel[c * ROWS + r] * xb[c * xcs + t];
+    for (int t = 0; t < nt; t++)
+        for (int r = 0; r < nr; r++) y[t * ys + r] = acc[t][r];
+}
+
+static void softmax_columns_portable(float *x, int64_t rows, int64_t n, int64_t stride, float scale) {
+    for (int64_t j = 0; j < n; j++) {
+        float max = -INFINITY;
+        for (int64_t i = 0; i < rows; i++) max = fmaxf(max, scale * x[i * stride + j]);
+        float sum = 0.0f;
+        for (int64_t i = 0; i < rows; i++) sum += x[i * stride + j] = expf(scale * x[i * stride + j] - max);
+        const float inv = 1.0f / sum;
+        for (int64_t i = 0; i < rows; i++) x[i * stride + j] *= inv;
+    }
+}
+
+static void widen_portable(const uint16_t *h, float *f, int64_t n) { lk_f16_to_f32_row(h, f, n); }
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+
+/* The AVX2 tile: 16 ymm registers hold 32 rows x 2 tokens of accumulators (8) plus the panel's column (4), so
+ * the 12 tokens go by pairs, each pair over every column (the panel chunk stays in L1). */
+static void tile_avx2(const float *panel, const float *xb, int64_t xcs, int64_t kc, float *y, int64_t ys, int nt,
+                      int nr, int accumulate, const float *bias) {
+    float b[ROWS] = {0};
+    if (bias) memcpy(b, bias, (size_t)nr * sizeof(float));
+    for (int t0 = 0; t0 < nt; t0 += 2) {
+        __m256 a[2][4];
+        for (int u = 0; u < 2; u++)
+            for (int j = 0; j < 4; j++) {
+                float init[8];
+                for (int r = 0; r < 8; r++) {
+                    const int row = 8 * j + r, t = t0 + u;
+                    init[r] = accumulate && t < nt && row < nr ? y[t * ys + row] : b[row];
+                }
+                a[u][j] = _mm256_loadu_ps(init);
+            }
+        for (int64_t c = 0; c < kc; c++) {
+            const float *w = panel + c * ROWS;
+            const __m256 w0 = _mm256_loadu_ps(w), w1 = _mm256_loadu_ps(w + 8), w2 = _mm256_loadu_ps(w + 16),
+                         w3 = _mm256_loadu_ps(w + 24);
+            const __m256 x0 = _mm256_broadcast_ss(xb + c * xcs + t0), x1 = _mm256_broadcast_ss(xb + c * xcs + t0 + 1);
+            a[0][0] = _mm256_fmadd_ps(w0, x0, a[0][0]);
+            a[0][1] = _mm256_fmadd_ps(w1, x0, a[0][1]);
+            a[0][2] = _mm256_fmadd_ps(w2, x0, a[0][2]);
+            a[0][3] = _mm256_fmadd_ps(w3, x0, a[0][3]);
+            a[1][0] = _mm256_fmadd_ps(w0, x1, a[1][0]);
+            a[1][1] = _mm256_fmadd_ps(w1, x1, a[1][1]);
+            a[1][2] = _mm256_fmadd_ps(w2, x1, a[1][2]);
+            a[1][3] = _mm256_fmadd_ps(w3, x1, a[1][3]);
+        }
+        for (int u = 0; u < 2 && t0 + u < nt; u++) {
+            float out[ROWS];
+            for (int j = 0; j < 4; j++) _mm256_storeu_ps(out + 8 * j, a[u][j]);
+            memcpy(y + (t0 + u) * ys, out, (size_t)nr * sizeof(float));
+        }
+    }
+}
+
+static void widen_avx2(const uint16_t *h, float *f, int64_t n) {
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) _mm256_storeu_ps(f + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + i))));
+    for (; i < n; i++) f[i] = lk_f16_to_f32(h[i]);
+}
+
+#pragma clang attribute pop
+
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq"))), apply_to = function)
+
+static void tile_avx512(const float *panel, const float *xb, int64_t xcs, int64_t kc, float *y, int64_t ys, int nt,
+                        int nr, int accumulate, const float *bias) {
+    const __mmask16 m0 = nr >= 16 ? 0xFFFF : (__mmask16)((1u << nr) - 1);
+    const __mmask16 m1 = nr >= 32 ? 0xFFFF : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1);
+    __m512 a0[TOKENS], a1[TOKENS];
+    const __m512 b0 = bias ? _mm512_maskz_loadu_ps(m0, bias) : _mm512_setzero_ps();
+    const __m512 b1 = bias ? _mm512_maskz_loadu_ps(m1, bias + 16) : _mm512_setzero_ps();
+#pragma clang loop unroll(full)
+    for (int t = 0; t < TOKENS; t++) {
+        if (accumulate && t < nt) {
+            a0[t] = _mm512_maskz_loadu_ps(m0, y + t * ys);
+            a1[t] = _mm512_maskz_loadu_ps(m1, y + t * ys + 16);
+        } else {
+            a0[t] = b0;
+            a1[t] = b1;
+        }
+    }
+    for (int64_t c = 0; c < kc; c++) {
+        const __m512 w0 = _mm512_loadu_ps(panel + c * ROWS), w1 = _mm512_loadu_ps(panel + c * ROWS + 16);
+        const float *xc = xb + c * xcs;
+#pragma clang loop unroll(full)
+        for (int t = 0; t < TOKENS; t++) {
+            const __m512 xv = _mm512_set1_ps(xc[t]);
+            a0[t] = _mm512_fmadd_ps(w0, xv, a0[t]);
+            a1[t] = _mm512_fmadd_ps(w1, xv, a1[t]);
+        }
+    }
+#pragma clang loop unroll(full)
+    for (int t = 0; t < TOKENS; t++) {
+        if (t >= nt) break;
+        _mm512_mask_storeu_ps(y + t * ys, m0, a0[t]);
+        _mm512_mask_storeu_ps(y + t * ys + 16, m1, a1[t]);
+    }
+}
+
+static void widen_avx512(const uint16_t *h, float *f, int64_t n) {
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(f + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(h + i))));
+    for (; i < n; i++) f[i] = lk_f16_to_f32(h[i]);
+}
+
+/* expf for x <= 0 (Cephes' polynomial on x − n·ln 2, |error| about 1 ulp; far below ~−87 it gives 0). */
+static inline __m512 exp_nonpositive(__m512 x) {
+    x = _mm512_max_ps(x, _mm512_set1_ps(-103.0f));
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    const __m512 y = _mm512_add_ps(_mm512_fmadd_ps(_mm512_mul_ps(p, r), r, r), _mm512_set1_ps(1.0f));
+    return _mm512_scalef_ps(y, n);
+}
+
+static void softmax_columns_avx512(float *x, int64_t rows, int64_t n, int64_t stride, float scale) {
+    const __m512 s = _mm512_set1_ps(scale);
+    for (int64_t j = 0; j < n; j += 16) {
+        const __mmask16 m = n - j >= 16 ? 0xFFFF : (__mmask16)((1u << (n - j)) - 1);
+        __m512 max = _mm512_set1_ps(-INFINITY);
+        for (int64_t i = 0; i < rows; i++) max = _mm512_max_ps(max, _mm512_mul_ps(s, _mm512_maskz_loadu_ps(m, x + i * stride + j)));
+        __m512 sum = _mm512_setzero_ps();
+        for (int64_t i = 0; i < rows; i++) {
+            float *p = x + i * stride + j;
+            const __m512 e = exp_nonpositive(_mm512_fmsub_ps(s, _mm512_maskz_loadu_ps(m, p), max));
+            sum = _mm512_add_ps(sum, e);
+            _mm512_mask_storeu_ps(p, m, e);
+        }
+        const __m512 inv = _mm512_div_ps(_mm512_set1_ps(1.0f), sum);
+        for (int64_t i = 0; i < rows; i++) {
+            float *p = x + i * stride + j;
+            _mm512_mask_storeu_ps(p, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, p), inv));
+        }
+    }
+}
+
+#pragma clang attribute pop
+#endif
+
+void lk_vg_softmax_columns(float *x, int64_t rows, int64_t n, int64_t stride, float scale) {
+#if defined(__x86_64__)
+    const int isa = lk_get_isa();
+    if (isa == LK_ISA_AVX512 || isa == LK_ISA_AVX512_NOVNNI) {
+        softmax_columns_avx512(x, rows, n, stride, scale);
+        return;
+    }
+#endif
+    softmax_columns_portable(x, rows, n, stride, scale);
+}
+
+typedef void (*tile_fn)(const float *, const float *, int64_t, int64_t, float *, int64_t, int, int, int, const float *);
+typedef void (*widen_fn)(const uint16_t *, float *, int64_t);
+
+int lk_vg_gemm_packed(int w_type, const void *packed, int64_t cols, const float *xp, int64_t x_block_stride,
+                      int64_t x_col_stride, int64_t n_tokens, const float *bias, float *y, int64_t y_stride,
+                      int64_t row_begin, int64_t row_end) {
+    if (w_type != LK_TYPE_F32 && w_type != LK_TYPE_F16) return 0;
+    if (row_end <= row_begin || n_tokens <= 0 || cols <= 0) return 1;
+    if (row_begin % ROWS != 0) return 0;
+    tile_fn tile = tile_portable;
+    widen_fn widen = widen_portable;
+#if defined(__x86_64__)
+    const int isa = lk_get_isa();
+    if (isa == LK_ISA_AVX512 || isa == LK_ISA_AVX512_NOVNNI) tile = tile_avx512, widen = widen_avx512;
+    if (isa == LK_ISA_AVX2) tile = tile_avx2, widen = widen_avx2;
+#endif
+    float *chunk = NULL;
+    if (w_type == LK_TYPE_F16) {
+        chunk = aligned_alloc(64, (size_t)KC * ROWS * sizeof(float));
+        if (!chunk) return 0;
+    }
+    const int64_t blocks = (n_tokens + TOKENS - 1) / TOKENS;
+    for (int64_t k0 = 0; k0 < cols; k0 += KC) {
+        const int64_t kc = cols - k0 < KC ? cols - k0 : KC;
+        for (int64_t r0 = row_begin; r0 < row_end; r0 += ROWS) {
+            const int nr = row_end - r0 < ROWS ? (int)(row_end - r0) : ROWS;
+            const size_t at = (size_t)(r0 / ROWS) * ROWS * cols + (size_t)k0 * ROWS;
+            const float *panel;
+            if (chunk) {
+                widen((const uint16_t *)packed + at, chunk, kc * ROWS);
+                panel = chunk;
+            } else {
+                panel = (const float *)packed + at;
+            }
+            for (int64_t b = 0; b < blocks; b++) {
+                const int nt = n_tokens - b * TOKENS < TOKENS ? (int)(n_tokens - b * TOKENS) : TOKENS;
+                tile(panel, xp + b * x_block_stride + k0 * x_col_stride, x_col_stride, kc, y + b * TOKENS * y_stride + r0,
+                     y_stride, nt, nr, k0 > 0, k0 == 0 && bias ? bias + r0 : NULL);
+            }
+        }
+    }
+    free(chunk);
+    return 1;
+}
+
+int lk_vision_gemm(int w_type, const void *w, size_t w_row_bytes, int64_t cols, const float *x, int64_t x_stride,
+                   int64_t n_tokens, float *y, int64_t y_stride, int64_t row_begin, int64_t row_end) {
+    if (w_type != LK_TYPE_F32 && w_type != LK_TYPE_F16) return 0;
+    if (row_end <= row_begin || n_tokens <= 0 || cols <= 0) return 1;
+    const int64_t rows = row_end - row_begin;
+    void *packed = aligned_alloc(64, lk_vg_packed_weight_bytes(w_type, rows, cols));
+    float *xp = aligned_alloc(64, lk_vg_packed_x_floats(n_tokens, cols) * sizeof(float));
+    int ok = packed && xp;
+    if (ok) {
+        lk_vg_pack_weights(w_type, (const uint8_t *)w + (size_t)row_begin * w_row_bytes, w_row_bytes, rows, cols,
+                           packed, 0, panels_of(rows));
+        lk_vg_pack_x(x, x_stride, n_tokens, cols, 0, xp, 0, (n_tokens + TOKENS - 1) / TOKENS);
+        ok = lk_vg_gemm_packed(w_type, packed, cols, xp, (int64_t)TOKENS * cols, TOKENS, n_tokens, NULL, y + row_begin,
+                               y_stride, 0, rows);
+    }
+    free(packed);
+    free(xp);
+    return ok;
+}

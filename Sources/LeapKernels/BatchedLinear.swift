@@ -1,0 +1,84 @@
+// BatchedLinear: a linear layer for the encoders' batches of hundreds of rows (image patches, audio frames).
+// F32 and F16 weights are packed once, at load, into the panels of lk_vg_gemm_packed (a register-blocked
+// product; the shared float kernels keep llama.cpp's one-token summation order, which costs them 2-3x here);
+// F16 weights multiply activations rounded to F16, as ggml and Linear do. Other types (Q8_0, ...) use Linear
+// (Kernels.matmul).
+import CLeapKernels
+import LeapCore
+
+package struct BatchedLinear {
+    package let linear: Linear
+    private let packed: PackedWeights?
+    package var inputs: Int { linear.inputs }
+    package var outputs: Int { linear.outputs }
+    package var bias: [Float]? { linear.bias }
+
+    package init(_ linear: Linear) {
+        self.linear = linear
+        packed = PackedWeights(linear.weight)
+    }
+
+    package init(_ b: TensorBinder, _ name: String, inputs: Int, outputs: Int, bias: Linear.BiasUse = .required) throws {
+        self.init(try Linear(b, name, inputs: inputs, outputs: outputs, bias: bias))
+    }
+
+    package func callAsFunction(
+        _ x: UnsafePointer<Float>,          // [rows, inputs]
+        rows: Int,
+        into y: UnsafeMutablePointer<Float>, // [rows, outputs]
+        pool: ThreadPool
+    ) {
+        guard rows > 0, let packed else {
+            linear(x, rows: rows, into: y, pool: pool)
+            return
+        }
+        let K = inputs, N = outputs
+        let xp = pool.scratch(bytes: lk_vg_packed_x_floats(Int64(rows), Int64(K)) * 4)
+            .assumingMemoryBound(to: Float.self) // [blocks of 12 tokens][K][12]
+        let blocks = (rows + Int(LK_VG_BLOCK_TOKENS) - 1) / Int(LK_VG_BLOCK_TOKENS)
+        let roundF16: Int32 = packed.type == Int32(LK_TYPE_F16) ? 1 : 0
+        pool.parallelFor(blocks, chunksPerThread: 2) { r in
+            lk_vg_pack_x(x, Int64(K), Int64(rows), Int64(K), roundF16, xp, Int64(r.lowerBound), Int64(r.upperBound))
+        }
+        let panel = Int(LK_VG_PANEL_ROWS), panels = (N + panel - 1) / panel
+        let failed = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+        defer { failed.deallocate() }
+        failed.pointee = 0
+        withBias { bias in
+            pool.parallelFor(panels, chunksPerThread: 2) { r in
+                if lk_vg_gemm_packed(packed.type, packed.data, Int64(K), xp, Int64(Int(LK_VG_BLOCK_TOKENS) * K),
+                                     Int64(LK_VG_BLOCK_TOKENS), Int64(rows), bias, y, Int64(N),
+                                     Int64(r.lowerBound * panel), Int64(min(N, r.upperBound * panel))) == 0 {
+                    failed.pointee = 1
+                }
+            }
+        }
+        if failed.pointee != 0 { linear(x, rows: rows, into: y, pool: pool) }
+    }
+
+    private func withBias(_ body: (UnsafePointer<Float>?) -> Void) {
+        guard let b = linear.bias else { return body(nil) }
+        b.withUnsafeBufferPointer { body($0.baseAddress) }
+    }
+}
+
+/// F32 or F16 weights packed into lk_vg_gemm_packed's panels (owned; the original stays in the mmap).
+package final class PackedWeights: @unchecked Sendable {
+    package let type: Int32
+    package let data: UnsafeMutableRawPointer
+
+    /// nil for types the packed product does not take.
+    package init?(_ w: WeightMatrix) {
+        guard w.type == .f32 || w.type == .f16 else { return nil }
+        type = Int32(w.type.rawValue)
+        let rows = Int64(w.rows), cols = Int64(w.cols)
+        data = .allocate(byteCount: lk_vg_packed_weight_bytes(type, rows, cols), alignment: 64)
+        let panels = (rows + Int64(LK_VG_PANEL_ROWS) - 1) / Int64(LK_VG_PANEL_ROWS)
+        guard lk_vg_pack_weights(type, w.data, w.rowBytes, rows, cols, data, 0, panels) == 1 else {
+            data.deallocate()
+            return nil
+        }
+    }
+
+    deinit { data.deallocate() }
+}
