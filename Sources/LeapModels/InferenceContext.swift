@@ -70,6 +70,7 @@ package final class InferenceContext {
     var logitRowCount = 0
     var logitsFirstIndex = 0          // batch index of row 0
     var lastBatchCount = 0
+    var stepLogits: RawBuffer?        // [rows, V] of a decode batch run on this context's scratch
 
     init(model: LanguageModel, options: ContextOptions) throws {
         self.model = model
@@ -80,7 +81,7 @@ package final class InferenceContext {
         }
         contextSize = requested
         kvCacheType = options.kvCacheType
-        pool = try ThreadPool(threads: options.threads ?? model.threads)
+        pool = try ThreadPool.shared(threads: options.threads ?? model.threads)
         maxBatch = max(1, min(options.maxBatch, 4096))
         let B = maxBatch
         let E = cfg.nEmbd, hd = cfg.headDim
@@ -205,24 +206,19 @@ package final class InferenceContext {
         try checkFits(n, what)
         let V = cfg.outputWidth
         let rows = wantAllLogits ? n : 1
-        let needed = try checkedSize(rows, V, 4, what: "logits")
-        let logitsStore: RawBuffer
-        if let b = logitsBuffer, b.byteCount >= needed {
-            logitsStore = b
-        } else {
-            logitsStore = try RawBuffer(bytes: needed, what: "logits")
-            logitsBuffer = logitsStore
-        }
-        let logits = logitsStore.floats()
+        let logits = try logitsStorage(rows: rows).floats()
         var done = 0
         while done < n {
             let m = min(maxBatch, n - done)
             let isLast = done + m == n
-            if wantAllLogits {
-                forward(chunk(done, m), count: m, pos0: nPast, logitsFrom: 0, into: logits + done * V)
-            } else {
-                forward(chunk(done, m), count: m, pos0: nPast, logitsFrom: isLast ? m - 1 : m, into: logits,
-                        outputHead: outputHead)
+            // One forward pass at a time per pool (the pool and its threads are shared by every context).
+            pool.exclusive {
+                if wantAllLogits {
+                    forward(chunk(done, m), count: m, pos0: nPast, logitsFrom: 0, into: logits + done * V)
+                } else {
+                    forward(chunk(done, m), count: m, pos0: nPast, logitsFrom: isLast ? m - 1 : m, into: logits,
+                            outputHead: outputHead)
+                }
             }
             nPast += m
             convValidFrom = max(convValidFrom, nPast - ringSize)
@@ -231,6 +227,30 @@ package final class InferenceContext {
         lastBatchCount = n
         logitRowCount = outputHead ? rows : 0
         logitsFirstIndex = wantAllLogits ? 0 : n - 1
+    }
+
+    /// The logits buffer, sized for `rows` rows of the output width: kept while it is at most twice that,
+    /// so that one eval asking for every position's logits does not pin its buffer for the life of the context.
+    func logitsStorage(rows: Int) throws -> RawBuffer {
+        let needed = try checkedSize(rows, cfg.outputWidth, 4, what: "logits")
+        if let b = logitsBuffer, b.byteCount >= needed, b.byteCount / 2 <= needed { return b }
+        logitsBuffer = nil  // unmapped before the new one is mapped
+        let b = try RawBuffer(bytes: needed, what: "logits")
+        logitsBuffer = b
+        return b
+    }
+
+    /// Bytes held by the logits buffer (what `logitsStorage` kept from the last eval).
+    package var logitsBufferBytes: Int { logitsBuffer?.byteCount ?? 0 }
+
+    /// Bookkeeping of a one-token step whose logits are in place: as `eval(tokens: [token])` leaves it.
+    func acceptStep(token: Int32) {
+        nPast += 1
+        convValidFrom = max(convValidFrom, nPast - ringSize)
+        inputs.append(token)
+        lastBatchCount = 1
+        logitRowCount = 1
+        logitsFirstIndex = 0
     }
 
     /// The final-normed hidden state of the last position evaluated ([E]; what the output head multiplies,

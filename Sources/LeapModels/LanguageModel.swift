@@ -29,6 +29,8 @@ package final class LanguageModel: @unchecked Sendable {
     let weights: ModelWeights
     /// Default worker thread count for new contexts.
     package let threads: Int
+    /// Steps the contexts of this model that decode at the same moment in one forward pass.
+    package let batcher = DecodeBatcher()
 
     private init(file: GGUFFile, config: ModelConfig, weights: ModelWeights, threads: Int) {
         self.file = file

@@ -41,6 +41,9 @@ package protocol InferenceSessionBackend: AnyObject {
     /// chunk right after the text of the token whose evaluation produced it and collects the turn's audio
     /// into the assistant message. A turn's chunks must share one sample rate.
     func takeGeneratedAudio() -> [AudioChunk]
+    /// The generation using this state ended: it evaluates no more tokens soon (a backend that steps the
+    /// tokens of several sessions together stops waiting for this one).
+    func endDecoding()
 }
 
 extension InferenceSessionBackend {
@@ -58,6 +61,8 @@ extension InferenceSessionBackend {
 
     /// Text models generate no audio.
     package func takeGeneratedAudio() -> [AudioChunk] { [] }
+
+    package func endDecoding() {}
 }
 
 /// Text <-> token ids for one vocabulary.

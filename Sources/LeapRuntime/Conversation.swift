@@ -140,6 +140,7 @@ package final class Conversation: @unchecked Sendable {
     }
 
     func finishGenerating() {
+        session?.endDecoding()
         lock.withLock { generating.clear() }
     }
 }
