@@ -294,8 +294,12 @@ extension InferenceContext {
         // (Padding to llama.cpp's 256 costs a prefill ~1.5x the P·V work for nothing.)
         let s0 = window > 0 ? max(0, pFirst - window + 1) / 256 * 256 : 0
         let cols = pLast + 1 - s0
+        let scores = seq.attnScores + thread * seq.attnChunk * seq.scoreColumns   // [t1-t0, colsPadded]
+        if cols > seq.attnTile {
+            return attendTiled(span, slot: slot, head: h, kvHead: g, rows: rows, keysFrom: s0, window: window, kqScale: kqScale,
+                               scores: scores, thread: thread)
+        }
         let colsPadded = min(ctx - s0, (cols + 15) / 16 * 16)
-        let scores = seq.attnScores + thread * seq.attnChunk * ctx   // [t1-t0, colsPadded]
         // One token in an F16 cache: llama.cpp's ggml_vec_dot_f16 order (its tinyBLAS, our lk_matmul order,
         // only runs from 2 tokens), over its KV length padded to 256 (zeros in P beyond the last key).
         let vecDot = span.count == 1 && kvType == Int32(GGMLType.f16.rawValue)
@@ -324,7 +328,7 @@ extension InferenceContext {
             let inv = Float(1 / lk_softmax_exp(row, row, Int64(colsPadded), m))
             lk_scale(row, inv, row, Int64(colsPadded))
             if kvType == Int32(GGMLType.f16.rawValue) {  // ggml rounds P to F16 for P·V
-                let hbuf = seq.attnHalf + thread * ctx
+                let hbuf = seq.attnHalf + thread * seq.scoreColumns
                 lk_f32_to_f16_row(row, hbuf, Int64(colsPadded))
                 lk_f16_to_f32_row(hbuf, row, Int64(colsPadded))
             }
@@ -337,6 +341,81 @@ extension InferenceContext {
         } else {
             lk_matmul(kvType, kv.vRow(slot, g * hd) + s0 * eb, vRowBytes, Int64(colsPadded),
                       scores, colsPadded * 4, Int64(t1 - t0), o, Int64(qDim), 0, Int64(hd))
+        }
+    }
+
+    /// attendChunk for rows that see more than `attnTile` keys: the keys from `keysFrom` on in tiles of
+    /// attnTile, with an online softmax (running max m and sum l per row; O rescaled by e^(m_old - m_new) when
+    /// a tile raises the max) and O / l at the end. Scratch: one tile of scores and two [rows, headDim]
+    /// accumulators per thread. P is rounded to F16 for an F16 cache as in the one-pass path, but unnormalized,
+    /// and the sums run per tile: results differ from the one-pass softmax in the last bits.
+    private func attendTiled(_ span: SequenceSpan, slot: Int, head h: Int, kvHead g: Int, rows: Range<Int>, keysFrom s0: Int,
+                             window: Int, kqScale: Float, scores: UnsafeMutablePointer<Float>, thread: Int) {
+        let hd = cfg.headDim
+        let qDim = cfg.nHead * hd
+        let seq = span.context
+        let kv = seq.kv
+        let kvType = kvCacheType.ggmlType
+        let eb = kvCacheType.elementBytes
+        let isF16 = kvType == Int32(GGMLType.f16.rawValue)
+        let ctx = seq.contextSize
+        let tile = seq.attnTile
+        let t0 = rows.lowerBound, n = rows.count
+        let q = qBuf + (span.firstRow + t0) * qDim + h * hd   // [n] rows of stride qDim
+        let acc = seq.attnAccum + thread * 2 * seq.attnChunk * hd   // [n, hd] O so far
+        let tileOut = acc + seq.attnChunk * hd                      // [n, hd] this tile's P·V
+        let pLast = span.pos0 + rows.upperBound - 1
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: n) { m in
+            withUnsafeTemporaryAllocation(of: Double.self, capacity: n) { l in
+                for i in 0..<n { m[i] = -.infinity; l[i] = 0 }
+                for i in 0..<(n * hd) { acc[i] = 0 }
+                var k0 = s0
+                while k0 <= pLast {
+                    let cols = min(tile, pLast + 1 - k0)
+                    let colsPadded = min(ctx - k0, (cols + 15) / 16 * 16)
+                    lk_matmul(kvType, kv.kRow(slot, k0) + g * hd * eb, kv.kRowBytes(slot), Int64(hd),
+                              q, qDim * 4, Int64(n), scores, Int64(colsPadded), 0, Int64(cols))
+                    for i in 0..<n {
+                        let p = span.pos0 + t0 + i
+                        let row = scores + i * colsPadded
+                        let lo = max(0, (window > 0 ? max(0, p - window + 1) : 0) - k0)  // first visible column
+                        let hi = min(cols - 1, p - k0)                                    // last visible column
+                        guard lo <= hi else {  // no visible key in this tile
+                            for j in 0..<colsPadded { row[j] = 0 }
+                            continue
+                        }
+                        var tileMax = -Float.infinity
+                        for j in 0..<lo { row[j] = -.infinity }
+                        for j in lo...hi {
+                            row[j] *= kqScale
+                            tileMax = max(tileMax, row[j])
+                        }
+                        for j in (hi + 1)..<colsPadded { row[j] = -.infinity }
+                        let mNew = max(m[i], tileMax)
+                        let sum = lk_softmax_exp(row, row, Int64(colsPadded), mNew)
+                        if isF16 {
+                            let hbuf = seq.attnHalf + thread * seq.scoreColumns
+                            lk_f32_to_f16_row(row, hbuf, Int64(colsPadded))
+                            lk_f16_to_f32_row(hbuf, row, Int64(colsPadded))
+                        }
+                        if m[i] > -.infinity && mNew > m[i] {
+                            let factor = expf(m[i] - mNew)
+                            l[i] *= Double(factor)
+                            lk_scale(acc + i * hd, factor, acc + i * hd, Int64(hd))
+                        }
+                        m[i] = mNew
+                        l[i] += sum
+                    }
+                    lk_matmul(kvType, kv.vRow(slot, g * hd) + k0 * eb, kv.vRowBytes, Int64(colsPadded),
+                              scores, colsPadded * 4, Int64(n), tileOut, Int64(hd), 0, Int64(hd))
+                    lk_add(acc, tileOut, acc, Int64(n * hd))
+                    k0 += cols
+                }
+                for i in 0..<n {
+                    let o = attnOut + (span.firstRow + t0 + i) * qDim + h * hd
+                    lk_scale(acc + i * hd, Float(1 / l[i]), o, Int64(hd))
+                }
+            }
         }
     }
 

@@ -58,8 +58,13 @@ package final class InferenceContext {
     let halfScratch: UnsafeMutablePointer<UInt16> // [B, max(H*hd, F)] F16 rounding
     let actBuffers: [UnsafeMutableRawPointer] // 3 × [B, max activation row bytes]
     let attnChunk: Int                        // query rows per attention task
-    let attnScores: UnsafeMutablePointer<Float>   // [threads][attnChunk, contextSize]
-    let attnHalf: UnsafeMutablePointer<UInt16>    // [threads][contextSize]
+    /// Keys per attention tile: a query row that sees more keys than this goes through the tiled (online
+    /// softmax) path, so the score scratch is [threads][attnChunk, min(contextSize, attnTile)].
+    let attnTile: Int
+    let scoreColumns: Int                     // min(contextSize, attnTile)
+    let attnScores: UnsafeMutablePointer<Float>   // [threads][attnChunk, scoreColumns]
+    let attnHalf: UnsafeMutablePointer<UInt16>    // [threads][scoreColumns]
+    let attnAccum: UnsafeMutablePointer<Float>    // [threads][2][attnChunk, headDim] tiled path: O and one tile's P·V
     let geluTable: [Float]?                   // ggml's F16 GELU table (Gemma)
     let moeScratch: MoEScratch?               // routed-expert layers (LFM2-MoE)
     var jobs: UnsafeMutablePointer<MatmulJob>
@@ -126,9 +131,12 @@ package final class InferenceContext {
         }
         actBuffers = acts
         attnChunk = 32
+        attnTile = options.attentionTile
+        scoreColumns = min(contextSize, attnTile)
         let nt = pool.threadCount
-        attnScores = try floats(try checkedSize(nt, attnChunk, contextSize, what: "attention scores"), "attention scores")
-        let ah = try RawBuffer(count: try checkedSize(nt, attnChunk, contextSize, what: "attention"), of: UInt16.self, what: "attention")
+        attnScores = try floats(try checkedSize(nt, attnChunk, scoreColumns, what: "attention scores"), "attention scores")
+        attnAccum = try floats(try checkedSize(nt, 2 * attnChunk, hd, what: "attention"), "attention")
+        let ah = try RawBuffer(count: try checkedSize(nt, scoreColumns, what: "attention"), of: UInt16.self, what: "attention")
         bufs.append(ah)
         attnHalf = ah.halves()
         buffers = bufs

@@ -114,3 +114,49 @@ func steppedDecodeOfQ4_0AndQ8_0IsExactOnTheDefaultPath(name: String) throws {
     try ctx.eval(tokens: [7])
     #expect(ctx.logitsBufferBytes == 2 * rowBytes)
 }
+
+/// Logits of a long prompt (every position) and of greedy steps after it, with attention tiles of `tile` keys.
+private func longContextLogits(_ model: LanguageModel, tile: Int, kv: KVCacheType) throws -> [[Float]] {
+    var o = ContextOptions(contextSize: 720, kvCacheType: kv)
+    o.attentionTile = tile
+    let ctx = try model.makeContext(o)
+    var s: UInt64 = 99
+    let V = Int32(model.config.nVocab)
+    let prompt: [Int32] = (0..<680).map { _ in
+        s = s &* 6364136223846793005 &+ 1442695040888963407
+        return Int32(s >> 33) % V
+    }
+    try ctx.eval(tokens: prompt, wantAllLogits: true)
+    var rows = try (0..<prompt.count).map { Array(try ctx.logits(at: $0)) }
+    for _ in 0..<16 {
+        let tok = argmax(try ctx.logits())
+        try ctx.eval(tokens: [tok])
+        rows.append(Array(try ctx.logits()))
+    }
+    return rows
+}
+
+/// Tiled attention (online softmax over 64-key tiles, scratch independent of the context length) against
+/// the one-pass softmax, over 696 positions: prefill rows see up to 11 tiles, decode rows 11.
+/// F32 cache: only the summation order differs (sums of exponentials per tile, O rescaled per tile), a few
+/// ulps per attention output; 1e-5 of the logits' range (~100 ulps of the largest logit) bounds that through
+/// the layers, while an indexing or rescaling mistake gives O(1). F16 cache: P is rounded to F16 unnormalized
+/// instead of normalized (2^-11 relative per probability either way, at different values): 1e-3, the F16
+/// rounding of 2^-11 with room for its propagation through the layers.
+@Test(arguments: [KVCacheType.f32, .f16])
+func tiledAttentionMatchesTheOnePassSoftmaxAtLongContexts(kv: KVCacheType) throws {
+    let model = try loadTiny("lfm2-tiny-f32")
+    let (onePass, tiled) = try #require(try batchInvariantPath.withThreadSelection {
+        (try longContextLogits(model, tile: 4096, kv: kv), try longContextLogits(model, tile: 64, kv: kv))
+    })
+    var worst: Float = 0, range: Float = 0
+    for (a, b) in zip(onePass, tiled) {
+        for (x, y) in zip(a, b) {
+            worst = max(worst, abs(x - y))
+            range = max(range, abs(x))
+        }
+    }
+    print("tiled vs one-pass attention (\(kv)): max |Δlogit| \(worst) of range \(range)")
+    #expect(worst > 0 || kv == .f32)  // the tiled path was taken (F16 rounding of P differs for sure)
+    #expect(worst <= (kv == .f32 ? 1e-5 : 1e-3) * range)
+}
