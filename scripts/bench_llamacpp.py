@@ -11,10 +11,11 @@ With --parallel N (`leap-bench parallel`): N sequences in one context (n_seq_max
 each prefilled with its own prompt (not timed), then GEN steps that decode one token of every sequence in
 one llama_decode batch, as llama.cpp's server does with parallel slots; the same with one sequence first.
 With --decode-after-prompt (`leap-bench long-context`): the prompt in passes of --ubatch tokens (512,
-llama.cpp's default), then GEN tokens decoded at the prompt's depth.
+llama.cpp's default), then GEN tokens decoded at the prompt's depth. Flash attention is off (the path
+LEAP's numerics follow) unless --flash-attn.
 
 Usage: python3 scripts/bench_llamacpp.py MODEL.gguf [--threads N] [--prompt 512] [--gen 128] [--reps 3]
-       [--parallel N] [--ubatch U] [--decode-after-prompt]
+       [--parallel N] [--ubatch U] [--decode-after-prompt] [--flash-attn]
 """
 import argparse
 import resource
@@ -50,7 +51,7 @@ class RawContext:
         cp.kv_unified = True
         cp.n_threads = a.threads
         cp.n_threads_batch = a.threads
-        cp.flash_attn_type = L.LLAMA_FLASH_ATTN_TYPE_DISABLED
+        cp.flash_attn_type = L.LLAMA_FLASH_ATTN_TYPE_ENABLED if a.flash_attn else L.LLAMA_FLASH_ATTN_TYPE_DISABLED
         self.ctx = L.llama_init_from_model(self.model, cp)
         self.n_vocab = L.llama_vocab_n_tokens(L.llama_model_get_vocab(self.model))
         self.batch = L.llama_batch_init(n_batch, 0, 1)
@@ -139,6 +140,7 @@ def main():
     ap.add_argument("--parallel", type=int, default=0)
     ap.add_argument("--ubatch", type=int, default=0)
     ap.add_argument("--decode-after-prompt", action="store_true")
+    ap.add_argument("--flash-attn", action="store_true")
     a = ap.parse_args()
     if a.parallel > 0:
         print("engine: llama.cpp (llama-cpp-python, llama_decode batches)")

@@ -6,7 +6,7 @@
 // per token of each conversation at once against alone. With --compare, llama.cpp's figure for the same
 // workload: one context with N sequences, each step one batch of N tokens (llama_decode with n_seq_max).
 //
-// leap-bench long-context MODEL.gguf --context 16384 [--threads N] [--gen 32] [--compare]
+// leap-bench long-context MODEL.gguf --context 16384 [--threads N] [--gen 32] [--compare [--flash-attn]]
 //
 // Prefill of a CONTEXT-token prompt (in 512-token passes, llama.cpp's ubatch), then decode of GEN tokens at
 // that depth, and the peak RSS of the process (one context size per run, so that the peak is this size's).
@@ -17,6 +17,14 @@ import Synchronization
 private func secondsNow() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+}
+
+/// CPU seconds this process has used (all threads): on a machine shared with other work, CPU time per token
+/// shows what a step costs when wall-clock time mostly measures waiting for a core.
+private func processCPUSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
 }
 
@@ -66,8 +74,8 @@ private final class StartLine: Sendable {
 }
 
 /// Runs `n` conversations at once (each prefilled first, not timed); returns (aggregate tok/s, seconds
-/// per token of each conversation).
-private func decodeTogether(_ model: LanguageModel, n: Int, threads: Int, prompt: Int, gen: Int) throws -> (Double, [Double]) {
+/// per token of each conversation, process CPU seconds per generated token).
+private func decodeTogether(_ model: LanguageModel, n: Int, threads: Int, prompt: Int, gen: Int) throws -> (Double, [Double], Double) {
     let start = StartLine()
     var jobs: [DecodeJob] = []
     for i in 0..<n {
@@ -86,12 +94,13 @@ private func decodeTogether(_ model: LanguageModel, n: Int, threads: Int, prompt
         handles.append(t)
     }
     usleep(20_000)  // every thread waiting at the start line
-    let t0 = secondsNow()
+    let t0 = secondsNow(), cpu0 = processCPUSeconds()
     start.go.store(true, ordering: .releasing)
     for h in handles { pthread_join(h, nil) }
     let wall = (jobs.map(\.ended).max() ?? t0) - t0
+    let cpu = processCPUSeconds() - cpu0
     if let e = jobs.compactMap(\.failure).first { throw e }
-    return (Double(n * gen) / wall, jobs.map { ($0.ended - $0.began) / Double(gen) })
+    return (Double(n * gen) / wall, jobs.map { ($0.ended - $0.began) / Double(gen) }, cpu / Double(n * gen))
 }
 
 func benchParallel(_ args: [String]) {
@@ -104,11 +113,15 @@ func benchParallel(_ args: [String]) {
     do {
         let model = try LanguageModel.load(path: path, threads: threads)
         var alone: [Double] = [], together: [Double] = [], latency: [[Double]] = []
+        var cpuAlone = Double.infinity, cpuTogether = Double.infinity
         for _ in 0..<reps {
-            alone.append(try decodeTogether(model, n: 1, threads: threads, prompt: prompt, gen: gen).0)
-            let (agg, lat) = try decodeTogether(model, n: n, threads: threads, prompt: prompt, gen: gen)
+            let one = try decodeTogether(model, n: 1, threads: threads, prompt: prompt, gen: gen)
+            alone.append(one.0)
+            cpuAlone = min(cpuAlone, one.2)
+            let (agg, lat, cpu) = try decodeTogether(model, n: n, threads: threads, prompt: prompt, gen: gen)
             together.append(agg)
             latency.append(lat)
+            cpuTogether = min(cpuTogether, cpu)
         }
         // Best of the repetitions (the machine is shared: the best run is the least disturbed one).
         let a = alone.max() ?? 0
@@ -122,6 +135,7 @@ func benchParallel(_ args: [String]) {
         let worst = lat.max() ?? 0
         print("per-conversation latency at once: " + lat.map { fixed($0 * 1000, 1) }.joined(separator: ", ")
               + " ms/token (worst \(fixed(worst * a, 2))x alone)")
+        print("CPU time per token: \(fixed(cpuAlone * 1000, 1)) ms alone, \(fixed(cpuTogether * 1000, 1)) ms at once (\(fixed(cpuAlone / cpuTogether, 2))x fewer)")
         print("batcher: \(stats.steps) steps, \(fixed(Double(stats.rows) / Double(max(1, stats.steps)), 2)) rows per step on average, largest \(stats.largest)")
         var load = [Double](repeating: 0, count: 3)
         _ = getloadavg(&load, 3)
@@ -143,7 +157,7 @@ func benchParallel(_ args: [String]) {
 
 func benchLongContext(_ args: [String]) {
     guard let path = args.first else {
-        fputs("usage: leap-bench long-context MODEL.gguf --context 16384 [--threads N] [--gen 32] [--compare]\n", stderr)
+        fputs("usage: leap-bench long-context MODEL.gguf --context 16384 [--threads N] [--gen 32] [--compare [--flash-attn]]\n", stderr)
         exit(2)
     }
     let nCtx = max(16, intOption(args, "--context", 4096)), threads = intOption(args, "--threads", 2)
@@ -171,12 +185,13 @@ func benchLongContext(_ args: [String]) {
         print("peak RSS: \(fixed(rss, 1)) MB (KV cache and conv state \(fixed(Double(ctx.stateBytes) / 1e6, 1)) MB)")
         print("load average: \(fixed(load[0], 2)) \(fixed(load[1], 2)) \(fixed(load[2], 2))")
         if args.contains("--compare") {
-            let ref = runLlamaCppScript("'\(path)' --threads \(threads) --prompt \(nCtx) --gen \(gen) --reps 1 --ubatch 512 --decode-after-prompt")
+            let fa = args.contains("--flash-attn")
+            let ref = runLlamaCppScript("'\(path)' --threads \(threads) --prompt \(nCtx) --gen \(gen) --reps 1 --ubatch 512 --decode-after-prompt" + (fa ? " --flash-attn" : ""))
             guard let rpp = ref["pp_tok_s"], let rtg = ref["tg_tok_s"], let rrss = ref["peak_rss_mb"] else {
                 print("llama.cpp: not available (pip install llama-cpp-python)")
                 return
             }
-            print("llama.cpp prefill: \(fixed(rpp, 1)) tok/s (ratio \(fixed(pp / rpp, 2))x)")
+            print("llama.cpp (flash attention \(fa ? "on" : "off")) prefill: \(fixed(rpp, 1)) tok/s (ratio \(fixed(pp / rpp, 2))x)")
             print("llama.cpp decode at depth \(nCtx): \(fixed(rtg, 1)) tok/s (ratio \(fixed(tg / rtg, 2))x)")
             print("llama.cpp peak RSS (python process): \(fixed(rrss, 1)) MB (ratio \(fixed(rss / rrss, 2))x)")
         }
