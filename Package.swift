@@ -6,13 +6,15 @@
 // LeapCore (LeapError) sits under every module that can fail (all but LeapSampling and CLeapKernels).
 //   LeapJSON, LeapAudio ──► LeapMessages ─────────────────────────────┐
 //   LeapJSON ──► LeapChatTemplate ─────────────────────────┤
+//   LeapJSON ──► LeapBundles, CLeapCurl ──► LeapDownload ──┤   (bundle manifests and their downloads)
 //   LeapAudio ─────────────────────────────────────────────┤
 //   LeapGGUF ──► LeapTokenizer ────────────────────────────┤
 //   LeapGGUF, CLeapKernels ──► LeapKernels ──► LeapModels ─┼─► LeapRuntime ──► LeapCAPI (+ CLeap = include/leap.h)
 //   LeapSampling, LeapToolCalls, LeapGrammar ──────────────┤
 //   LeapImage ──► LeapVision (LFM2-VL) ────────────────────┤   media encoders and the audio decoder: on
 //   LeapKernels ──► LeapAudioEncoder (LFM2-Audio in) ──────┤   LeapKernels; their rows enter LeapModels
-//   LeapModels, LeapSampling ──► LeapSpeech (audio out) ───┘   through the one embeddings-in path
+//   LeapModels, LeapSampling ──► LeapSpeech (audio out) ───┤   through the one embeddings-in path
+//   LeapModels ──► LeapPromptCache (saved prompt state) ───┘
 //
 // Release builds link the Swift runtime statically: scripts/build.sh passes `-Xswiftc -static-stdlib`
 // (putting it in linkerSettings would break `swift test`).
@@ -40,6 +42,10 @@ let package = Package(
         .target(name: "LeapMessages", dependencies: ["LeapCore", "LeapJSON", "LeapAudio"], swiftSettings: swift5),
         .target(name: "LeapAudio", dependencies: ["LeapCore", "CLeapKernels"], swiftSettings: fast),
         .target(name: "LeapGGUF", dependencies: ["LeapCore"], swiftSettings: fast),
+        // LEAP bundle manifests, and the downloads of their files (libcurl, opened at first use).
+        .target(name: "LeapBundles", dependencies: ["LeapCore", "LeapJSON"], swiftSettings: swift5),
+        .target(name: "CLeapCurl"),
+        .target(name: "LeapDownload", dependencies: ["LeapCore", "CLeapCurl"], swiftSettings: swift5),
         .target(
             name: "CLeapKernels",
             cSettings: [.unsafeFlags(["-O3", "-fno-math-errno"])]),
@@ -55,13 +61,15 @@ let package = Package(
         .target(name: "LeapImage", dependencies: ["LeapCore"], swiftSettings: fast),
         .target(name: "LeapVision", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapImage", "CLeapKernels"], swiftSettings: fast),
         .target(name: "LeapAudioEncoder", dependencies: ["LeapCore", "LeapGGUF", "CLeapKernels", "LeapKernels"], swiftSettings: fast),
+        // Saved prompt prefixes (context state snapshots) in memory and on disk.
+        .target(name: "LeapPromptCache", dependencies: ["LeapCore", "LeapGGUF", "LeapModels", "CLeapKernels"], swiftSettings: fast),
         .target(name: "LeapSpeech", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapModels", "LeapSampling", "CLeapKernels"], swiftSettings: fast),
         .target(
             name: "LeapRuntime",
             dependencies: [
                 "LeapCore", "LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapTokenizer", "LeapChatTemplate",
                 "LeapKernels", "LeapModels", "LeapSampling", "LeapToolCalls", "LeapGrammar",
-                "LeapImage", "LeapVision", "LeapAudioEncoder", "LeapSpeech",
+                "LeapImage", "LeapVision", "LeapAudioEncoder", "LeapSpeech", "LeapBundles", "LeapDownload", "LeapPromptCache",
             ],
             swiftSettings: fast),
 
@@ -69,7 +77,8 @@ let package = Package(
         .target(
             name: "LeapCAPI",
             dependencies: ["CLeap", "LeapCore", "LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapImage", "LeapRuntime",
-                           "LeapChatTemplate", "LeapModels", "LeapSampling", "LeapTokenizer", "LeapToolCalls", "LeapSpeech"],
+                           "LeapChatTemplate", "LeapModels", "LeapSampling", "LeapTokenizer", "LeapToolCalls", "LeapSpeech",
+                           "LeapDownload", "LeapPromptCache"],
             swiftSettings: swift5,
             linkerSettings: [
                 .unsafeFlags([
@@ -83,14 +92,14 @@ let package = Package(
             name: "LeapBench",
             dependencies: ["CLeapKernels", "LeapJSON", "LeapAudio", "LeapAudioEncoder", "LeapGGUF", "LeapKernels",
                            "LeapTokenizer", "LeapChatTemplate", "LeapToolCalls", "LeapGrammar", "LeapModels", "LeapVision",
-                           "LeapSpeech"],
+                           "LeapSpeech", "LeapCore", "LeapMessages", "LeapRuntime", "LeapPromptCache"],
             swiftSettings: fast),
         // The fuzz targets (one per parser) and their two drivers: leap-fuzz, a random mutator in the release
         // build, and leap-libfuzzer, coverage-guided under libFuzzer + ASan (scripts/fuzz.sh) or a replay tool.
         .target(
             name: "LeapFuzzTargets",
-            dependencies: ["LeapJSON", "LeapMessages", "LeapAudio", "LeapImage", "LeapGGUF", "LeapTokenizer",
-                           "LeapChatTemplate", "LeapToolCalls", "LeapGrammar", "LeapModels"],
+            dependencies: ["LeapCore", "LeapJSON", "LeapMessages", "LeapAudio", "LeapImage", "LeapGGUF", "LeapTokenizer",
+                           "LeapChatTemplate", "LeapToolCalls", "LeapGrammar", "LeapModels", "LeapBundles", "LeapPromptCache"],
             swiftSettings: swift5),
         .executableTarget(name: "LeapFuzz", dependencies: ["LeapFuzzTargets"], swiftSettings: swift5),
         .executableTarget(name: "LeapLibFuzzer", dependencies: ["LeapFuzzTargets"],
@@ -98,27 +107,37 @@ let package = Package(
 
         // Tests: one target per module. Tests use only `package`/`public` API (no @testable), so they
         // also run in release builds (`swift test -c release`).
-        .testTarget(name: "LeapJSONTests", dependencies: ["LeapJSON", "LeapCore"], swiftSettings: swift5),
+        .testTarget(name: "LeapJSONTests", dependencies: ["LeapTestFiles", "LeapJSON", "LeapCore"], swiftSettings: swift5),
         .testTarget(name: "LeapMessagesTests", dependencies: ["LeapMessages", "LeapCore", "LeapJSON"], swiftSettings: swift5),
-        .testTarget(name: "LeapAudioTests", dependencies: ["LeapAudio", "LeapCore"], swiftSettings: swift5),
-        .testTarget(name: "LeapGGUFTests", dependencies: ["LeapGGUF", "LeapCore"], swiftSettings: fast),
-        .testTarget(name: "LeapKernelsTests", dependencies: ["LeapKernels", "LeapGGUF", "CLeapKernels"], swiftSettings: fast),
+        .testTarget(name: "LeapAudioTests", dependencies: ["LeapTestFiles", "LeapAudio", "LeapCore"], swiftSettings: swift5),
+        .testTarget(name: "LeapBundlesTests", dependencies: ["LeapBundles", "LeapCore"], swiftSettings: swift5),
+        // Downloads and bundle loading against a loopback HTTP server the tests start (scripts/bundle_test_server.py).
+        .testTarget(name: "LeapDownloadTests", dependencies: ["LeapTestFiles", "LeapDownload", "LeapBundles", "LeapRuntime", "LeapMessages",
+                                                            "LeapJSON", "LeapCore"],
+                    swiftSettings: swift5),
+        .testTarget(name: "LeapGGUFTests", dependencies: ["LeapTestFiles", "LeapGGUF", "LeapCore"], swiftSettings: fast),
+        .testTarget(name: "LeapKernelsTests", dependencies: ["LeapTestFiles", "LeapKernels", "LeapGGUF", "CLeapKernels"], swiftSettings: fast),
         .testTarget(name: "LeapTokenizerTests", dependencies: ["LeapTokenizer", "LeapCore"], swiftSettings: swift5),
-        .testTarget(name: "LeapChatTemplateTests", dependencies: ["LeapChatTemplate", "LeapJSON", "LeapCore"], swiftSettings: swift5),
-        .testTarget(name: "LeapFuzzTargetsTests", dependencies: ["LeapFuzzTargets"], swiftSettings: swift5),
+        .testTarget(name: "LeapChatTemplateTests", dependencies: ["LeapTestFiles", "LeapChatTemplate", "LeapJSON", "LeapCore"], swiftSettings: swift5),
+        .testTarget(name: "LeapFuzzTargetsTests", dependencies: ["LeapTestFiles", "LeapFuzzTargets"], swiftSettings: swift5),
         .testTarget(name: "LeapSamplingTests", dependencies: ["LeapSampling"], swiftSettings: swift5),
-        .testTarget(name: "LeapToolCallsTests", dependencies: ["LeapToolCalls", "LeapJSON", "LeapMessages", "LeapChatTemplate", "LeapCore"], swiftSettings: swift5),
-        .testTarget(name: "LeapGrammarTests", dependencies: ["LeapGrammar", "LeapJSON", "LeapCore"], swiftSettings: swift5),
-        .testTarget(name: "LeapImageTests", dependencies: ["LeapImage", "LeapCore"], swiftSettings: swift5),
-        .testTarget(name: "LeapVisionTests", dependencies: ["LeapVision", "LeapImage", "LeapGGUF", "LeapKernels", "LeapCore"], swiftSettings: fast),
-        .testTarget(name: "LeapAudioEncoderTests", dependencies: ["LeapAudioEncoder", "LeapAudio", "LeapGGUF", "LeapKernels", "LeapCore"],
+        .testTarget(name: "LeapToolCallsTests", dependencies: ["LeapTestFiles", "LeapToolCalls", "LeapJSON", "LeapMessages", "LeapChatTemplate", "LeapCore"], swiftSettings: swift5),
+        .testTarget(name: "LeapGrammarTests", dependencies: ["LeapTestFiles", "LeapGrammar", "LeapJSON", "LeapCore"], swiftSettings: swift5),
+        .testTarget(name: "LeapImageTests", dependencies: ["LeapTestFiles", "LeapImage", "LeapCore"], swiftSettings: swift5),
+        .testTarget(name: "LeapVisionTests", dependencies: ["LeapTestFiles", "LeapVision", "LeapImage", "LeapGGUF", "LeapKernels", "LeapCore"], swiftSettings: fast),
+        .testTarget(name: "LeapAudioEncoderTests", dependencies: ["LeapTestFiles", "LeapAudioEncoder", "LeapAudio", "LeapGGUF", "LeapKernels", "LeapCore"],
                     swiftSettings: fast),
-        .testTarget(name: "LeapModelsTests", dependencies: ["LeapModels", "LeapGGUF", "LeapKernels", "LeapTokenizer", "LeapCore"], swiftSettings: fast),
-        .testTarget(name: "LeapSpeechTests", dependencies: ["LeapSpeech", "LeapModels", "LeapGGUF", "LeapKernels", "LeapJSON"], swiftSettings: fast),
+        .testTarget(name: "LeapModelsTests", dependencies: ["LeapTestFiles", "LeapModels", "LeapGGUF", "LeapKernels", "LeapTokenizer", "LeapCore"], swiftSettings: fast),
+        .testTarget(name: "LeapPromptCacheTests", dependencies: ["LeapTestFiles", "LeapPromptCache", "LeapModels", "LeapGGUF", "LeapCore", "CLeapKernels"],
+                    swiftSettings: fast),
+        .testTarget(name: "LeapSpeechTests", dependencies: ["LeapTestFiles", "LeapSpeech", "LeapModels", "LeapGGUF", "LeapKernels", "LeapJSON"], swiftSettings: fast),
+        // Fixture paths and file reading for the test targets.
+        .target(name: "LeapTestFiles", path: "Tests/LeapTestFiles", swiftSettings: swift5),
         // Scripted runtime backends (no weights) shared by the runtime and C-API tests.
         .target(name: "LeapRuntimeTestSupport", dependencies: ["LeapRuntime", "LeapAudio", "LeapJSON", "LeapMessages", "LeapCore"],
                 path: "Tests/LeapRuntimeTestSupport", swiftSettings: swift5),
-        .testTarget(name: "LeapRuntimeTests", dependencies: ["LeapRuntime", "LeapRuntimeTestSupport", "LeapMessages", "LeapJSON", "LeapCore", "LeapAudio"],
+        .testTarget(name: "LeapRuntimeTests", dependencies: ["LeapTestFiles", "LeapRuntime", "LeapRuntimeTestSupport", "LeapMessages", "LeapJSON", "LeapCore", "LeapAudio",
+                                                      "LeapPromptCache", "CLeapKernels"],
                     swiftSettings: swift5),
         .testTarget(name: "LeapCAPITests", dependencies: ["LeapCAPI", "CLeap", "LeapRuntimeTestSupport", "LeapAudio", "LeapRuntime"], swiftSettings: swift5),
     ]

@@ -114,6 +114,24 @@ LEAP_API void leap_string_free(char *s);
 /* Release an array (float *, uint8_t *, int32_t *) returned by the library. NULL is a no-op. */
 LEAP_API void leap_buffer_free(void *p);
 
+/* The log: things worth hearing about that are not the failure of a call (an auto-detected companion
+ * file left out, a cache snapshot ignored, a fallback taken). Process-wide and silent by default.
+ * Messages of `max_level` and more severe go to `callback`; NULL silences the log again. The callback
+ * runs on whichever thread produced the message, possibly on several at once, so it must be thread-safe;
+ * `message` (UTF-8, no trailing newline) is valid only during the call. It may call leap_set_log_callback
+ * but no other leap_* function. */
+typedef enum leap_log_level {
+    LEAP_LOG_ERROR = 1,
+    LEAP_LOG_WARNING = 2,
+    LEAP_LOG_INFO = 3,
+    LEAP_LOG_DEBUG = 4
+} leap_log_level;
+
+typedef void (*leap_log_callback)(leap_log_level level, const char *message, void *user_data);
+
+/* LEAP_ERR_INVALID_ARGUMENT for a max_level outside LEAP_LOG_ERROR..LEAP_LOG_DEBUG (nothing changes). */
+LEAP_API leap_status leap_set_log_callback(leap_log_callback callback, leap_log_level max_level, void *user_data);
+
 /* ======================================================================================================
  * Messages & content
  *
@@ -481,13 +499,14 @@ typedef struct leap_model leap_model;
  * GGUF file, and a projector must be one (general.architecture "clip"); audio decoders / tokenizers not
  * named .gguf only need to be readable, non-empty files (LEAP accepts .bin decoders). A given path that
  * fails the check fails the load (LEAP_ERR_IO when it cannot be opened, LEAP_ERR_MODEL_LOADING when it is
- * not valid; the message names the kind and the path); a detected file that fails it is left out and the
- * model loads without it (there is no log callback to report it: leap_model_companion_path says NULL).
+ * not valid; the message names the kind and the path); a detected file that fails it is left out, the
+ * model loads without it, and a LEAP_LOG_WARNING message names the file and why (leap_model_companion_path
+ * says NULL).
  *
  * The projector's encoder is loaded with the model, by its clip.projector_type: "lfm2" (LFM2-VL /
  * LFM2.5-VL: images) or "lfm2a" (LFM2-Audio / LFM2.5-Audio: audio input). A given mmproj_path that cannot
- * be used fails the load; an auto-detected one that cannot be used leaves a text model, and the image or
- * audio parts it would have taken fail with LEAP_ERR_UNSUPPORTED saying why (leap_model_has_vision etc.
+ * be used fails the load; an auto-detected one that cannot be used leaves a text model (with a
+ * LEAP_LOG_WARNING message), and the image or audio parts it would have taken fail with LEAP_ERR_UNSUPPORTED saying why (leap_model_has_vision etc.
  * report what the model takes).
  */
 typedef struct leap_model_params {
@@ -502,7 +521,36 @@ typedef struct leap_model_params {
     int32_t auto_detect_companion_files; /* 1 (default): find mmproj*.gguf / *audio*decoder*.gguf|.bin
                                             next to the model for the paths above left NULL; 0: only the
                                             given paths                                                 */
+    /* Prompt cache (LEAP CacheOptions), see "Prompt cache" below. Off by default.                       */
+    int32_t cache_enabled;               /* 1: on; 0 (default): off (the other cache fields are ignored)  */
+    const char *cache_path;              /* root folder; a folder per model is made inside. Required
+                                            unless cache_disk_disabled                                   */
+    int32_t cache_max_entries_disk;      /* snapshots kept on disk per model; default 4096, > 0          */
+    int32_t cache_max_entries_memory;    /* snapshots kept in memory; default 256 (0: none)              */
+    int64_t cache_max_bytes_memory;      /* bytes of snapshots kept in memory; default 512 MiB           */
+    int64_t cache_max_bytes_disk;        /* bytes of snapshots kept on disk per model; default 4 GiB     */
+    int32_t cache_disk_disabled;         /* 1: memory only (nothing survives the process); default 0     */
 } leap_model_params;
+
+/*
+ * Prompt cache. With cache_enabled = 1, a turn whose prompt starts with a prefix some earlier turn
+ * evaluated (in this process or, through the disk cache, an earlier or concurrent one) restores that
+ * prefix's state instead of evaluating it again; leap_generation_stats.cached_prompt_tokens counts the
+ * positions restored or reused. A turn saves a snapshot at the end of the part of its prompt the next turn
+ * will share (the system prompt and tools on a first turn, the previous exchange later): the state is
+ * copied to memory after that part is evaluated, and written to disk by a background thread (the first
+ * token does not wait for the file; leap_model_cache_flush or leap_model_free waits for it).
+ * A snapshot holds the KV cache of the prefix, LFM2's convolution state at its end, its positions (token
+ * ids; media parts by the SHA-256 of their content, so an image prompt hits too, and their embedding rows)
+ * and the identity of the model file (size, hash of its header and tensor table) and of the kernels (path
+ * and build). One from another model or build, or a damaged, truncated or foreign file, is never loaded:
+ * it is removed and reported through the log callback (warning). Files are written to a temporary name
+ * and renamed, so a crash or a second process never leaves a partial snapshot that is read; several
+ * processes may share one folder (eviction, least recently used first down to the caps, runs under a file
+ * lock). A turn evaluates its prompt in the same two parts whether its prefix came from the cache or not,
+ * so the result is the same bit for bit. leap_model_load fails with LEAP_ERR_IO when the folder cannot be
+ * created or written, LEAP_ERR_INVALID_ARGUMENT for a missing path or a cap out of range.
+ */
 
 /* Writes the defaults into *params (at most struct_size bytes) and sets params->struct_size. */
 LEAP_API void leap_model_params_init(leap_model_params *params, size_t struct_size);
@@ -524,8 +572,89 @@ typedef enum leap_companion_kind {
  * with leap_string_free(). A kind outside the enum gives LEAP_ERR_INVALID_ARGUMENT. */
 LEAP_API leap_status leap_model_companion_path(const leap_model *model, leap_companion_kind kind,
                                                char **out_path);
-/* Conversations and contexts keep the model alive: freeing it while they exist is allowed. */
+/* Conversations and contexts keep the model alive: freeing it while they exist is allowed. The last
+ * release waits for the prompt cache's pending disk writes. */
 LEAP_API void leap_model_free(leap_model *model);
+/* Waits until the prompt cache's pending snapshot writes are on disk (no-op without a cache). */
+LEAP_API leap_status leap_model_cache_flush(leap_model *model);
+
+/* ---- Model bundles (LEAP manifests) and downloads ---------------------------------------------------
+ * A bundle manifest (LEAP's LeapBundles `<Model>-GGUF/<Quant>.json`) names a model's files and defaults:
+ *
+ *     {"schema_version": "1.0.0", "inference_type": "llama.cpp/text-to-text",
+ *      "load_time_parameters": {"model": FILE, "multimodal_projector": FILE, "audio_decoder": FILE,
+ *                               "audio_tokenizer": FILE, "chat_template": FILE or Jinja source},
+ *      "generation_time_parameters": {"sampling_parameters": {"temperature": 0.3, "top_p": 0.9,
+ *          "min_p": 0.15, "repetition_penalty": 1.05, "top_k": 50}, "number_of_decoding_threads": 4}}
+ *
+ * Only "model" is required. FILE is an http(s) URL, a file:// URL or a path; relative ones resolve against
+ * the manifest's URL (as a link in a web page does) or, for a manifest read from a path, its folder. FILE
+ * may also be {"url": FILE, "sha256": "<64 hex digits>", "size": bytes}: the download is checked against
+ * them. A chat_template containing "{{" or "{%" is Jinja source, otherwise a FILE holding it. Unknown keys
+ * are ignored; schema_version must be 1.x; inference_type, when given, one of the three above.
+ *
+ * leap_model_load_bundle() reads the manifest (a path, or an http(s) URL it downloads), downloads every
+ * FILE given as a URL into `{cache_dir}/{model}-{quant}/` (named after the manifest, as LEAP does:
+ * ".../LFM2-1.2B-GGUF/Q4_K_M.json" gives "LFM2-1.2B-Q4_K_M"; each file keeps its URL's last segment),
+ * then loads the model with the manifest's companions (no auto-detection), chat template, sampling
+ * parameters as the model's generation defaults (a field a request leaves unset takes the manifest's) and
+ * number_of_decoding_threads as n_threads -- each unless params sets its own. A file already in the cache
+ * is used without a request.
+ *
+ * Downloads: bytes go to "<file>.part", renamed to the file only once complete and checked, so a file in
+ * the cache is never partial. A .part left by a cancel or failure is resumed with an HTTP Range request by
+ * the next load (a connection dropped mid-file is also resumed within the call, up to 3 attempts). The size
+ * is checked against the server's, and the SHA-256 against the manifest's, else against the server's: an
+ * X-Linked-ETag or ETag header that is 64 hex digits (how Hugging Face gives the SHA-256 of its files). A
+ * wrong checksum deletes the .part. Downloads use libcurl (libcurl.so.4), loaded at first use: where it is
+ * not installed the library works, and loading a bundle with URLs fails with LEAP_ERR_UNSUPPORTED naming
+ * libcurl and the package to install (LEAP_LIBCURL=<file> makes the library open another file instead).
+ *
+ * A failed or cancelled load leaves no model, and in the cache at most a .part file.
+ * Errors: LEAP_ERR_IO (the manifest or a file cannot be read; a download failed: HTTP status such as 404,
+ * server unreachable, a server that sends nothing for stall_timeout_seconds, connection dropped, disk full,
+ * size or SHA-256 mismatch -- the message names the URL and what happened), LEAP_ERR_FORMAT (not a
+ * manifest; a field of the wrong type or range: the message names it), LEAP_ERR_UNSUPPORTED (schema version
+ * or inference type; libcurl missing), LEAP_ERR_CANCELLED, LEAP_ERR_BUSY (the same file is being downloaded
+ * by another thread or process), and those of leap_model_load(). */
+
+/* A cancel request for downloads, settable from any thread. */
+typedef struct leap_cancel_token leap_cancel_token;
+LEAP_API leap_status leap_cancel_token_create(leap_cancel_token **out_token);
+/* Cancels every download using the token, now and later: each stops within about a second with
+ * LEAP_ERR_CANCELLED. Safe from any thread (also while another thread is in leap_model_load_bundle). */
+LEAP_API leap_status leap_cancel_token_cancel(leap_cancel_token *token);
+LEAP_API leap_status leap_cancel_token_is_cancelled(const leap_cancel_token *token, int32_t *out_flag);
+/* The token must outlive the loads using it. */
+LEAP_API void leap_cancel_token_free(leap_cancel_token *token);
+
+/* Progress of one file being downloaded: its cache file name, the bytes it has so far (including those a
+ * resumed .part already had) and its size (0 when the server does not say). Called on the thread that
+ * called leap_model_load_bundle, at most ten times a second per file and once when the file is complete.
+ * Return 0 to continue, non-zero to cancel the load (LEAP_ERR_CANCELLED). */
+typedef int32_t (*leap_download_progress_fn)(const char *file_name, uint64_t bytes_done, uint64_t bytes_total,
+                                             void *user_data);
+
+typedef struct leap_bundle_params {
+    uint32_t struct_size;
+    const char *cache_dir;               /* NULL (default): $LEAP_CACHE_DIR, else $XDG_CACHE_HOME/leap,
+                                            else $HOME/.cache/leap                                      */
+    leap_download_progress_fn on_progress; /* NULL = no progress reports                                */
+    void *user_data;                     /* passed to on_progress                                       */
+    leap_cancel_token *cancel;           /* NULL = not cancellable from another thread                  */
+    int32_t n_threads;                   /* 0 (default): the manifest's number_of_decoding_threads, else
+                                            physical cores                                              */
+    int32_t context_size;                /* 0 (default): min(trained context, 4096)                     */
+    const char *chat_template;           /* Jinja source overriding the manifest's and the model's      */
+    int32_t stall_timeout_seconds;       /* a download receiving nothing this long fails; 0 = 30 s      */
+} leap_bundle_params;
+
+LEAP_API void leap_bundle_params_init(leap_bundle_params *params, size_t struct_size);
+
+/* Loads the bundle whose manifest is at path_or_url (a path, file:// or http(s) URL), downloading its
+ * files as described above. params may be NULL (defaults). */
+LEAP_API leap_status leap_model_load_bundle(const char *path_or_url, const leap_bundle_params *params,
+                                            leap_model **out_model);
 
 /* What the model takes and gives besides text: *out_flag = 1 or 0.
  *   has_vision:       image parts (a vision projector, LFM2-VL);
@@ -776,7 +905,8 @@ typedef struct leap_generation_stats {
     int64_t prompt_tokens;          /* prompt tokens evaluated this turn (cached ones excluded)       */
     int64_t completion_tokens;
     int64_t total_tokens;           /* prompt_tokens + completion_tokens                              */
-    int64_t cached_prompt_tokens;   /* prompt tokens reused from the previous turn's KV cache         */
+    int64_t cached_prompt_tokens;   /* prompt positions reused from the previous turn or restored from
+                                       the prompt cache (not evaluated again)                        */
     double tokens_per_second;       /* decoding speed                                                 */
     double time_to_first_token;     /* seconds from the call to the first generated token            */
     double prompt_tokens_per_second;
@@ -890,6 +1020,20 @@ LEAP_API leap_status leap_conversation_generate_begin(leap_conversation *convers
  * generation. */
 LEAP_API leap_status leap_generation_next(leap_generation *generation, leap_event *out_event);
 LEAP_API void leap_generation_free(leap_generation *generation);
+
+/* Saving and restoring a conversation's evaluated state, for apps that manage it themselves.
+ * leap_conversation_save_state writes the positions the conversation has evaluated (its KV cache, LFM2's
+ * convolution state, the positions' token ids and media keys, the model and kernel identity; the format of
+ * the prompt cache's snapshots) to `path`, atomically (a temporary file next to it, renamed). The history
+ * is not part of it. leap_conversation_load_state restores such a file into a conversation: its next turn
+ * reuses the saved positions as far as its prompt starts with them (restore into a conversation whose
+ * history renders to that prompt, e.g. one created from the exported history). Errors: LEAP_ERR_BUSY
+ * while generating; save: LEAP_ERR_INVALID_ARGUMENT when nothing was evaluated yet, LEAP_ERR_IO when the
+ * file cannot be written; load: LEAP_ERR_IO when it cannot be read, LEAP_ERR_FORMAT when it is not a state
+ * of this model and build (another model or kernel build, damaged, truncated): the conversation is then
+ * unchanged. */
+LEAP_API leap_status leap_conversation_save_state(leap_conversation *conversation, const char *path);
+LEAP_API leap_status leap_conversation_load_state(leap_conversation *conversation, const char *path);
 
 /* (section filled by the conversation work) */
 

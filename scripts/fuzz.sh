@@ -14,9 +14,7 @@ cd "$repo"
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(gguf wav jpeg json message template toolcalls grammar)
-# Slot: "bundle" (LEAP bundle manifests) joins this list, with a seed corpus under Tests/Fixtures/fuzz/, when
-# its parser is a fuzz target in Sources/LeapFuzzTargets.
+[ ${#targets[@]} -eq 0 ] && targets=(gguf wav jpeg json message template toolcalls grammar bundle snapshot)
 
 # `--sanitize=fuzzer` links libFuzzer but does not instrument Swift modules for coverage: the
 # -sanitize-coverage flags do (edges, comparisons, the counters and PC table libFuzzer reads).

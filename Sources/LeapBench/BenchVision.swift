@@ -28,7 +28,7 @@ private func repoScript(_ name: String) -> String {
 }
 
 /// The `key: value` lines of a command's output.
-private func keyValues(_ cmd: String) -> [String: Double] {
+func keyValues(_ cmd: String) -> [String: Double] {
     guard let p = popen(cmd, "r") else { return [:] }
     var out: [String: Double] = [:]
     var line = [CChar](repeating: 0, count: 512)

@@ -21,6 +21,8 @@ let suites: [String: ([String]) -> Void] = [
     "grammar": benchGrammar,
     "vision": benchVision,
     "speech": benchSpeech,
+    "prompt-cache": benchPromptCache,
+    "prompt-cache-write": benchPromptCacheWrite,
 ]
 
 let argv = CommandLine.arguments

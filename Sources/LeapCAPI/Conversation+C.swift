@@ -221,6 +221,22 @@ public func leap_conversation_remove_last(_ c: OpaquePointer?) -> leap_status {
 }
 
 @c @implementation
+public func leap_conversation_save_state(_ c: OpaquePointer?, _ path: UnsafePointer<CChar>?) -> leap_status {
+    ffi {
+        let conv = try borrowConversation(c)
+        try conv.conversation.saveState(to: try utf8String(path, "path"))
+    }
+}
+
+@c @implementation
+public func leap_conversation_load_state(_ c: OpaquePointer?, _ path: UnsafePointer<CChar>?) -> leap_status {
+    ffi {
+        let conv = try borrowConversation(c)
+        try conv.conversation.loadState(from: try utf8String(path, "path"))
+    }
+}
+
+@c @implementation
 public func leap_conversation_register_function(_ c: OpaquePointer?, _ json: UnsafePointer<CChar>?) -> leap_status {
     ffi {
         let conv = try borrowConversation(c)

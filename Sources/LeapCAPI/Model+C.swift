@@ -3,6 +3,7 @@ import Glibc
 import LeapCore
 import LeapJSON
 import LeapMessages
+import LeapPromptCache
 import LeapRuntime
 
 // leap_model_*: a loaded model (weights + tokenizer + chat template) shared by conversations.
@@ -36,6 +37,13 @@ public func leap_model_params_init(_ p: UnsafeMutablePointer<leap_model_params>?
     d.n_threads = 0
     d.context_size = 0
     d.auto_detect_companion_files = 1
+    let cache = PromptCacheOptions()
+    d.cache_enabled = 0
+    d.cache_max_entries_disk = Int32(cache.maxEntriesDisk)
+    d.cache_max_entries_memory = Int32(cache.maxEntriesMemory)
+    d.cache_max_bytes_memory = Int64(cache.maxBytesMemory)
+    d.cache_max_bytes_disk = Int64(cache.maxBytesDisk)
+    d.cache_disk_disabled = 0
     initParams(d, into: p, size: size)
 }
 
@@ -59,6 +67,15 @@ public func leap_model_load(_ path: UnsafePointer<CChar>?, _ params: UnsafePoint
         o.audioDecoderPath = try optionalUTF8(c.audio_decoder_path, "params->audio_decoder_path")
         o.audioTokenizerPath = try optionalUTF8(c.audio_tokenizer_path, "params->audio_tokenizer_path")
         o.autoDetectCompanionFiles = c.auto_detect_companion_files != 0
+        if c.cache_enabled != 0 {
+            o.cache.enabled = true
+            o.cache.path = try optionalUTF8(c.cache_path, "params->cache_path")
+            o.cache.maxEntriesDisk = Int(c.cache_max_entries_disk)
+            o.cache.maxEntriesMemory = Int(c.cache_max_entries_memory)
+            o.cache.maxBytesMemory = Int(clamping: c.cache_max_bytes_memory)
+            o.cache.maxBytesDisk = Int(clamping: c.cache_max_bytes_disk)
+            o.cache.diskDisabled = c.cache_disk_disabled != 0
+        }
         out.pointee = Handle.retain(ModelBox(try ModelRunner.load(path: file, options: o)))
     }
 }
@@ -80,6 +97,11 @@ public func leap_model_companion_path(_ m: OpaquePointer?, _ kind: leap_companio
 @c @implementation
 public func leap_model_free(_ m: OpaquePointer?) {
     Handle.release(m, kind: .model)
+}
+
+@c @implementation
+public func leap_model_cache_flush(_ m: OpaquePointer?) -> leap_status {
+    ffi { try borrowModel(m).runner.promptCache?.flush() }
 }
 
 @c @implementation

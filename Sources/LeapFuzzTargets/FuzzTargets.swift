@@ -11,7 +11,6 @@ package typealias FuzzTarget = (seeds: [[UInt8]], run: ([UInt8]) -> Void)
 
 /// Every target by name. The libFuzzer corpus of target `name` is Tests/Fixtures/fuzz/<name>/, its
 /// regression inputs (crashes found and fixed) Tests/Fixtures/fuzz/regressions/<name>/.
-/// Slot: "bundle" (LEAP bundle manifests) is added here with its seeds when that parser exists.
 package let fuzzTargets: [String: FuzzTarget] = [
     "json": fuzzJSON,
     "message": fuzzMessage,
@@ -23,6 +22,8 @@ package let fuzzTargets: [String: FuzzTarget] = [
     "tokenizer": fuzzTokenizer,
     "template": fuzzTemplate,
     "grammar": fuzzGrammar,
+    "bundle": fuzzBundle,
+    "snapshot": fuzzSnapshot,
 ]
 
 /// A broken invariant: the message goes to stderr (unbuffered, so it survives the abort), then abort(), on

@@ -101,6 +101,10 @@ package final class GGUFFile: @unchecked Sendable {
 
     // MARK: - Tensors
 
+    /// The header, metadata and tensor table: the file's bytes before the tensor data (what identifies a model
+    /// apart from its weights).
+    package var headerBytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(rebasing: bytes[0..<min(dataOffset, bytes.count)]) }
+
     package func tensor(named name: String) -> GGUFTensorInfo? { tensorIndex[name].map { tensors[$0] } }
 
     package func tensorIndex(named name: String) -> Int? { tensorIndex[name] }

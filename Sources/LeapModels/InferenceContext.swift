@@ -24,7 +24,7 @@ package final class InferenceContext {
     package let contextSize: Int
     package let kvCacheType: KVCacheType
     /// Positions evaluated so far (the next token goes to position `nPast`).
-    package private(set) var nPast = 0
+    package internal(set) var nPast = 0
     package var threadCount: Int { pool.threadCount }
 
     let cfg: ModelConfig
@@ -39,7 +39,7 @@ package final class InferenceContext {
     var convValidFrom = 0               // lowest position whose u is still in the ring
     // Every evaluated input, for deep rewinds: a token id per position, `embeddingInput` where the position
     // took an embedding row; those rows are kept in order in `embeddingLog`.
-    static let embeddingInput: Int32 = -1
+    package static let embeddingInput: Int32 = -1
     var inputs: [Int32] = []             // [nPast]
     var embeddingLog: [Float] = []       // [embedding positions, E]
     /// The final-normed hidden state of the last evaluated position (what the output head multiplies).

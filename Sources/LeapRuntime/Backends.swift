@@ -1,6 +1,7 @@
 import LeapAudio
 import LeapCore
 import LeapJSON
+import LeapModels
 
 // The seams between the conversation runtime and the engine. LeapModels, LeapTokenizer and
 // LeapChatTemplate provide the real implementations (adapters in ModelLoader.swift; the media encoders'
@@ -44,6 +45,12 @@ package protocol InferenceSessionBackend: AnyObject {
     /// The generation using this state ended: it evaluates no more tokens soon (a backend that steps the
     /// tokens of several sessions together stops waiting for this one).
     func endDecoding()
+    /// The shape of this session's state (nil when it cannot save and restore state: no prompt cache).
+    var stateShape: ContextStateShape? { get }
+    /// A copy of the state of the first `n` positions (the prompt cache's snapshots).
+    func captureState(positions n: Int) throws -> ContextState
+    /// Replaces the session's positions with `state` (checked first: on a throw nothing changed).
+    func restoreState(_ state: ContextState) throws
 }
 
 extension InferenceSessionBackend {
@@ -63,6 +70,14 @@ extension InferenceSessionBackend {
     package func takeGeneratedAudio() -> [AudioChunk] { [] }
 
     package func endDecoding() {}
+
+    package var stateShape: ContextStateShape? { nil }
+    package func captureState(positions n: Int) throws -> ContextState {
+        throw LeapError(.unsupported, "this model's sessions cannot save their state")
+    }
+    package func restoreState(_ state: ContextState) throws {
+        throw LeapError(.unsupported, "this model's sessions cannot restore a saved state")
+    }
 }
 
 /// Text <-> token ids for one vocabulary.

@@ -128,15 +128,29 @@ package final class Conversation: @unchecked Sendable {
             finishGenerating()
             throw error
         }
+        let shared = runner.promptCache == nil ? 0
+            : sharedPrefixLength(of: prompt, history: history, functions: functions, options: options, prepared: prepared)
         lock.withLock {
             _history.append(message)
             mediaCache = prepared.filter { prompt.media[$0.key] != nil }
         }
-        return Generation(conversation: self, options: options, prompt: prompt, promptText: promptText, constraint: constraint)
+        return Generation(conversation: self, options: options, prompt: prompt, promptText: promptText, constraint: constraint,
+                          sharedPrefix: shared)
     }
 
     func appendAssistant(_ message: ChatMessage) {
         lock.withLock { _history.append(message) }
+    }
+
+    /// Runs `body` with the conversation marked busy (no generation starts meanwhile). LeapError(.busy)
+    /// while a generation runs.
+    func whileIdle<T>(_ body: () throws -> T) throws -> T {
+        try lock.withLock {
+            guard !generating.isSet else { throw LeapError(.busy, "the conversation is generating; wait for it to complete") }
+            generating.set()
+        }
+        defer { finishGenerating() }
+        return try body()
     }
 
     func finishGenerating() {

@@ -4,6 +4,8 @@ import LeapCore
 import LeapJSON
 import LeapGrammar
 import LeapMessages
+import LeapModels
+import LeapPromptCache
 import LeapSampling
 import LeapSpeech
 import LeapToolCalls
@@ -45,10 +47,13 @@ package final class Generation {
     /// The prompt built when the generation was created, and its rendered text.
     private let prompt: Prompt
     private let promptText: String
+    /// Positions of the prompt the next turn will share (where the prompt cache snapshots it; 0 = nowhere).
+    private let sharedPrefix: Int
 
     init(conversation: Conversation, options: GenerationOptions, prompt: Prompt, promptText: String,
-         constraint: JSONSchemaGrammar? = nil) {
+         constraint: JSONSchemaGrammar? = nil, sharedPrefix: Int = 0) {
         self.conversation = conversation
+        self.sharedPrefix = sharedPrefix
         self.options = options
         self.prompt = prompt
         self.promptText = promptText
@@ -143,11 +148,33 @@ package final class Generation {
         let cached = conversation.sessionUnits
         while keep < cached.count && keep < units.count && cached[keep] == units[keep] { keep += 1 }
         if keep == units.count { keep -= 1 }
+        let cacheable = runner.promptCache == nil ? [] : prefixUnits(units[...])
+        if let cache = runner.promptCache, let shape = session.stateShape,
+           let hit = cache.lookup(cacheable, minPositions: keep + 1, maxPositions: units.count - 1, shape: shape) {
+            do {
+                try session.restoreState(hit.state)
+                conversation.sessionUnits = Array(units[0..<hit.units.count])
+                keep = hit.units.count
+            } catch {
+                Log.warning("prompt cache: a snapshot of \(hit.units.count) positions could not be restored: \(error)")
+            }
+        }
         do {
             try session.truncate(to: keep)
             conversation.sessionUnits = Array(units[0..<keep])
             let t0 = monotonicSeconds()
-            try evaluatePrompt(from: keep, in: session)
+            if let cache = runner.promptCache, sharedPrefix > keep, sharedPrefix < units.count, sharedPrefix <= cacheable.count {
+                // Up to the shared prefix, its snapshot, then the rest (see PromptCaching.swift).
+                try evaluatePrompt(from: keep, to: sharedPrefix, in: session)
+                conversation.sessionUnits = Array(units[0..<sharedPrefix])
+                if session.stateShape != nil {
+                    let state = try session.captureState(positions: sharedPrefix)
+                    cache.insert(PromptSnapshot(units: Array(cacheable[0..<sharedPrefix]), state: state))
+                }
+                try evaluatePrompt(from: sharedPrefix, to: units.count, in: session)
+            } else {
+                try evaluatePrompt(from: keep, to: units.count, in: session)
+            }
             conversation.sessionUnits = units
             let dt = monotonicSeconds() - t0
             stats.promptTokens = units.count - keep
@@ -179,9 +206,9 @@ package final class Generation {
 
     /// Evaluates the prompt's positions from `start` on, run by run: token ids, or media rows (encoded on
     /// first use; a part whose rows are all in the KV cache already is never encoded again).
-    private func evaluatePrompt(from start: Int, in session: any InferenceSessionBackend) throws {
+    private func evaluatePrompt(from start: Int, to end: Int, in session: any InferenceSessionBackend) throws {
         let stop: () -> Bool = { [conversation] in conversation.stopRequested.isSet }
-        for (i, run) in prompt.runs(from: start).enumerated() {
+        for (i, run) in prompt.runs(from: start, to: end).enumerated() {
             if i > 0 && stop() { throw LeapError(.cancelled, "stopped during the prompt") }
             switch run {
             case .tokens(let toks):

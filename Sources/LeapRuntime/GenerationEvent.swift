@@ -36,7 +36,7 @@ package struct GenerationStats: Sendable, Equatable {
     package var totalTokens: Int { promptTokens + completionTokens }
     /// Completion tokens per second of decoding (after the first token).
     package var tokensPerSecond: Double = 0
-    /// Prompt tokens whose KV state was reused from the previous turn.
+    /// Prompt positions whose state was reused from the previous turn or restored from the prompt cache.
     package var cachedPromptTokens: Int = 0
     /// Seconds from the start of the call to the first generated token.
     package var timeToFirstToken: Double = 0

@@ -19,6 +19,9 @@ package struct MediaKey: Hashable, Sendable, CustomStringConvertible {
         digest = h.finalize()
     }
 
+    /// The key whose digest is `digest` (32 bytes, e.g. read back from a saved prompt state).
+    package init(digest: [UInt8]) { self.digest = digest }
+
     package init(part: ChatMessageContent) {
         switch part {
         case .text(let t): self = Array(t.utf8).withUnsafeBytes { MediaKey(kind: "text", bytes: $0) }

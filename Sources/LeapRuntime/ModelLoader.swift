@@ -1,9 +1,11 @@
 import Glibc
+import LeapBundles
 import LeapChatTemplate
 import LeapCore
 import LeapGGUF
 import LeapJSON
 import LeapModels
+import LeapPromptCache
 import LeapSpeech
 import LeapTokenizer
 
@@ -21,6 +23,7 @@ extension ModelRunner {
         }
         // Companions first: a bad companion path fails before the weights are read.
         let companions = try CompanionFiles.resolve(modelPath: path, options: options)
+        for reason in companions.skipped { Log.warning("\(path): \(reason)") }
         let model = try LanguageModel.load(file: file, threads: options.threads)
         let tokenizer = try Tokenizer(gguf: file)
         let embedded = try file.optionalString("tokenizer.chat_template")
@@ -42,6 +45,7 @@ extension ModelRunner {
             } catch let e as LeapError {
                 if options.mmprojPath != nil { throw LeapError(e.kind, "mmproj: \(e.message)") }
                 mediaProblem = e.message
+                Log.warning("\(path): detected mmproj '\(projector)' not used: \(e.message)")
             }
         }
         // Audio output needs both LFM2.5-Audio files; given ones must load, detected ones that don't are left out.
@@ -53,14 +57,20 @@ extension ModelRunner {
                 if options.audioDecoderPath != nil || options.audioTokenizerPath != nil {
                     throw LeapError(e.kind, "audio decoder: \(e.message)")
                 }
+                Log.warning("\(path): detected audio decoder '\(vocoder)' / tokenizer '\(detokenizer)' not used: \(e.message)")
             }
+        }
+        // The prompt cache: its folder is checked now (a cache that cannot write fails the load).
+        var cache: PromptCache? = nil
+        if options.cache.enabled {
+            cache = try PromptCache(options: options.cache, identity: ModelIdentity(file: file))
         }
         return ModelRunner(
             modelId: modelId(path), model: LanguageModelAdapter(model, threads: options.threads),
             tokenizer: TokenizerAdapter(tokenizer), template: TemplateAdapter(template), templateSource: source,
             templateIsFallback: options.chatTemplate == nil && embedded == nil, contextSize: contextSize,
-            samplingDefaults: try samplingDefaults(file), companions: companions, media: media, mediaProblem: mediaProblem,
-            speech: speech)
+            samplingDefaults: samplingDefaults(file, overrides: options.defaultSampling), companions: companions, media: media, mediaProblem: mediaProblem,
+            speech: speech, promptCache: cache)
     }
 
     /// "models/SmolLM2-135M-Instruct.Q4_1.gguf" -> "SmolLM2-135M-Instruct.Q4_1".
@@ -70,14 +80,20 @@ extension ModelRunner {
         return name
     }
 
-    /// `general.sampling.*` keys (llama.cpp's convention) override the runtime's defaults.
-    static func samplingDefaults(_ f: GGUFFile) throws -> SamplingDefaults {
+    /// `general.sampling.*` keys (llama.cpp's convention) override the runtime's defaults, and `overrides`
+    /// (a bundle's) override both.
+    static func samplingDefaults(_ f: GGUFFile, overrides o: BundleSampling) -> SamplingDefaults {
         var d = SamplingDefaults()
         if let t = try? f.optionalFloat("general.sampling.temp") { d.temperature = t }
         if let p = try? f.optionalFloat("general.sampling.top_p") { d.topP = p }
         if let p = try? f.optionalFloat("general.sampling.min_p") { d.minP = p }
         if let k = try? f.optionalInt("general.sampling.top_k") { d.topK = k }
         if let r = try? f.optionalFloat("general.sampling.penalty_repeat") { d.repetitionPenalty = r }
+        if let t = o.temperature { d.temperature = t }
+        if let p = o.topP { d.topP = p }
+        if let p = o.minP { d.minP = p }
+        if let k = o.topK { d.topK = k }
+        if let r = o.repetitionPenalty { d.repetitionPenalty = r }
         return d
     }
 }
@@ -166,6 +182,10 @@ final class InferenceSessionAdapter: InferenceSessionBackend {
     func truncate(to n: Int) throws { try context.rewind(to: n) }
 
     func endDecoding() { context.model.batcher.leave(context) }
+
+    var stateShape: ContextStateShape? { context.stateShape }
+    func captureState(positions n: Int) throws -> ContextState { try context.captureState(positions: n) }
+    func restoreState(_ state: ContextState) throws { try context.restoreState(state) }
 }
 
 final class TokenizerAdapter: TokenizerBackend, @unchecked Sendable {
@@ -209,4 +229,6 @@ extension ModelRunner {
     package var languageModel: LanguageModel? { (model as? LanguageModelAdapter)?.model }
     package var textTokenizer: Tokenizer? { (tokenizer as? TokenizerAdapter)?.tokenizer }
     package var chatTemplate: ChatTemplate? { (template as? TemplateAdapter)?.template }
+    /// The CPU thread count the model was loaded with (nil = physical cores, or another backend).
+    package var threads: Int? { (model as? LanguageModelAdapter)?.threads }
 }

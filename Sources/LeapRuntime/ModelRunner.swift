@@ -1,6 +1,7 @@
 import LeapCore
 import LeapJSON
 import LeapMessages
+import LeapPromptCache
 import LeapGrammar
 import LeapSampling
 import LeapSpeech
@@ -38,7 +39,10 @@ package final class ModelRunner: @unchecked Sendable {
     package let mediaProblem: String?
     /// The audio output decoder (vocoder + audio tokenizer) of a model that speaks, nil otherwise.
     package let speech: SpeechOutputModel?
+    /// Saved prompt prefixes shared by the conversations (and, on disk, by other processes); nil when off.
+    package let promptCache: PromptCache?
     private let indexLock = Lock()
+    private var _stateIdentity: ModelIdentity?
     private var _vocabularyIndex: TokenVocabularyIndex?
 
     /// The vocabulary as a trie for constrained decoding, built on first use (then shared).
@@ -63,7 +67,8 @@ package final class ModelRunner: @unchecked Sendable {
     package init(modelId: String, model: any LanguageModelBackend, tokenizer: any TokenizerBackend,
                  template: any ChatTemplateBackend, templateSource: String = "", templateIsFallback: Bool, contextSize: Int,
                  samplingDefaults: SamplingDefaults = SamplingDefaults(), companions: CompanionFiles = CompanionFiles(),
-                 media: (any MediaEncoderBackend)? = nil, mediaProblem: String? = nil, speech: SpeechOutputModel? = nil) {
+                 media: (any MediaEncoderBackend)? = nil, mediaProblem: String? = nil, speech: SpeechOutputModel? = nil,
+                 promptCache: PromptCache? = nil) {
         self.modelId = modelId
         self.model = model
         self.tokenizer = tokenizer
@@ -76,6 +81,20 @@ package final class ModelRunner: @unchecked Sendable {
         self.media = media
         self.mediaProblem = mediaProblem
         self.speech = speech
+        self.promptCache = promptCache
+    }
+
+    /// What saved states of this model are tied to (the prompt cache's, or computed on first use for
+    /// explicitly saved conversation states); nil for a model not loaded from a GGUF file.
+    package var stateIdentity: ModelIdentity? {
+        if let c = promptCache { return c.identity }
+        guard let file = languageModel?.file else { return nil }
+        return indexLock.withLock {
+            if let i = _stateIdentity { return i }
+            let i = ModelIdentity(file: file)
+            _stateIdentity = i
+            return i
+        }
     }
 
     package var supportsImages: Bool { media?.acceptsImages ?? false }

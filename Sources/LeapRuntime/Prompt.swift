@@ -31,24 +31,25 @@ package struct Prompt {
         units.append(contentsOf: rows.map { .media(key, row: $0) })
     }
 
-    /// Splits `units[from...]` into runs that one evaluation each takes: token ids, or consecutive rows of
-    /// one media part.
-    package func runs(from start: Int) -> [PromptRun] {
+    /// Splits `units[start..<end]` (end = all by default) into runs that one evaluation each takes: token
+    /// ids, or consecutive rows of one media part.
+    package func runs(from start: Int, to end: Int? = nil) -> [PromptRun] {
         var out: [PromptRun] = []
+        let stop = min(end ?? units.count, units.count)
         var i = start
-        while i < units.count {
+        while i < stop {
             switch units[i] {
             case .token:
                 var toks: [Int32] = []
-                while i < units.count, case .token(let t) = units[i] { toks.append(t); i += 1 }
+                while i < stop, case .token(let t) = units[i] { toks.append(t); i += 1 }
                 out.append(.tokens(toks))
             case .generatedAudio:
                 i += 1   // not in prompts
             case .media(let key, let row):
-                var end = row + 1
+                var last = row + 1
                 i += 1
-                while i < units.count, case .media(let k, let r) = units[i], k == key, r == end { end += 1; i += 1 }
-                out.append(.rows(key, row..<end))
+                while i < stop, case .media(let k, let r) = units[i], k == key, r == last { last += 1; i += 1 }
+                out.append(.rows(key, row..<last))
             }
         }
         return out

@@ -1,3 +1,6 @@
+import LeapBundles
+import LeapPromptCache
+
 /// How to load a model (LEAP `LiquidInferenceEngineOptions` / `ModelLoadingOptions`).
 package struct RunnerOptions: Sendable {
     /// CPU threads for matrix work; nil = physical cores.
@@ -12,6 +15,11 @@ package struct RunnerOptions: Sendable {
     package var audioTokenizerPath: String?
     /// Find companions next to the model when the paths are nil (LEAP's auto-detection).
     package var autoDetectCompanionFiles = true
+    /// Sampling defaults of the model's generations (a bundle manifest's `sampling_parameters`); a field left
+    /// nil keeps the GGUF's `general.sampling.*` value, else the runtime's default.
+    package var defaultSampling = BundleSampling()
+    /// The prompt cache (LEAP CacheOptions; off by default).
+    package var cache = PromptCacheOptions()
 
     package init() {}
 }

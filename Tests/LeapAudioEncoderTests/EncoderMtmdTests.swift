@@ -1,4 +1,5 @@
 import LeapAudioEncoder
+import LeapTestFiles
 import Testing
 
 /// Against llama.cpp's mtmd (mel + conformer + adapter from the same raw 16 kHz samples and the same

@@ -1,5 +1,6 @@
 import Glibc
 import LeapAudioEncoder
+import LeapTestFiles
 import Testing
 
 /// Long clips encode in memory linear in their length: attention runs per head and per block of query rows

@@ -5,35 +5,16 @@ import LeapAudio
 import LeapAudioEncoder
 import LeapGGUF
 import LeapKernels
+import LeapTestFiles
 
-/// Tests/Fixtures/audio_encoder, found from this file's path.
-let encoderFixturesDir: String = {
-    var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(2)  // LeapAudioEncoderTests/Support.swift
-    return parts.joined(separator: "/") + "/Fixtures"
-}() + "/audio_encoder"
+/// Tests/Fixtures/audio_encoder
+let encoderFixturesDir = fixturesDir("audio_encoder")
 
 let tinyModel = "lfm2a-tiny-f32"
 let mixedModel = "lfm2a-512-f16-q8_0"
 let rawClips = ["clip_1s37", "clip_2s5", "clip_4s"]
 
-func readBytes(_ path: String) -> [UInt8]? {
-    guard let f = fopen(path, "rb") else { return nil }
-    defer { fclose(f) }
-    var out: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65_536)
-    while true {
-        let n = fread(&chunk, 1, chunk.count, f)
-        if n <= 0 { break }
-        out += chunk[0..<n]
-    }
-    return out
-}
 
-func readFloats(_ path: String) -> [Float]? {
-    guard let b = readBytes(path) else { return nil }
-    return b.withUnsafeBytes { raw in (0..<(b.count / 4)).map { raw.loadUnaligned(fromByteOffset: $0 * 4, as: Float.self) } }
-}
 
 func fixture(_ name: String) -> String { encoderFixturesDir + "/" + name }
 

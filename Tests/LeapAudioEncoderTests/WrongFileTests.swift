@@ -1,6 +1,7 @@
 import LeapAudioEncoder
 import LeapCore
 import LeapGGUF
+import LeapTestFiles
 import Testing
 
 /// Files that are not an lfm2a mmproj, or one whose tensors do not fit its metadata, are refused with an

@@ -1,27 +1,12 @@
 import Glibc
 import LeapAudio
 import LeapCore
+import LeapTestFiles
 import Testing
 
 /// Tests/Fixtures/audio, found from this file's path.
-let audioFixturesDir: String = {
-    var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(2)  // LeapAudioTests/WAVDecoderTests.swift
-    return parts.joined(separator: "/") + "/Fixtures/audio"
-}()
+let audioFixturesDir = fixturesDir("audio")
 
-func readFile(_ path: String) -> [UInt8]? {
-    guard let f = fopen(path, "rb") else { return nil }
-    defer { fclose(f) }
-    var out: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65_536)
-    while true {
-        let n = fread(&chunk, 1, chunk.count, f)
-        if n <= 0 { break }
-        out += chunk[0..<n]
-    }
-    return out
-}
 
 struct Fixture: CustomStringConvertible, Sendable {
     var name: String, rate: Int, channels: Int, frames: Int
@@ -29,7 +14,7 @@ struct Fixture: CustomStringConvertible, Sendable {
 }
 
 let audioFixtures: [Fixture] = {
-    guard let text = readFile(audioFixturesDir + "/manifest.txt") else { return [] }
+    guard let text = readBytes(audioFixturesDir + "/manifest.txt") else { return [] }
     return String(decoding: text, as: UTF8.self).split(separator: "\n").compactMap { line in
         let f = line.split(separator: " ")
         guard f.count == 4, let r = Int(f[1]), let c = Int(f[2]), let n = Int(f[3]) else { return nil }
@@ -70,8 +55,8 @@ func wav(fmt: [UInt8] = fmtBody(), data: [UInt8] = [1, 0, 2, 0]) -> [UInt8] { ri
 
     @Test(arguments: audioFixtures)
     func decodesSampleExact(_ fixture: Fixture) throws {
-        let bytes = try #require(readFile("\(audioFixturesDir)/\(fixture.name).wav"))
-        let expectedBytes = try #require(readFile("\(audioFixturesDir)/\(fixture.name).f32"))
+        let bytes = try #require(readBytes("\(audioFixturesDir)/\(fixture.name).wav"))
+        let expectedBytes = try #require(readBytes("\(audioFixturesDir)/\(fixture.name).f32"))
         let expected: [Float] = expectedBytes.withUnsafeBytes { raw in
             (0..<(raw.count / 4)).map { Float(bitPattern: UInt32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self))) }
         }
@@ -83,10 +68,10 @@ func wav(fmt: [UInt8] = fmtBody(), data: [UInt8] = [1, 0, 2, 0]) -> [UInt8] { ri
     }
 
     @Test func monoPolicyForModelInput() throws {
-        let stereo = try #require(readFile("\(audioFixturesDir)/wave_s16_stereo_44100.wav"))
+        let stereo = try #require(readBytes("\(audioFixturesDir)/wave_s16_stereo_44100.wav"))
         #expect(try decodeWAV(stereo).channels == 2)  // decoding itself accepts any layout
         #expect(throws: LeapError(.audioFormat, "mono required, got 2 channels")) { _ = try loadWAV(stereo) }
-        let five = try #require(readFile("\(audioFixturesDir)/sox_s16_5ch_16000.wav"))
+        let five = try #require(readBytes("\(audioFixturesDir)/sox_s16_5ch_16000.wav"))
         #expect(throws: LeapError(.audioFormat, "mono required, got 5 channels")) { _ = try loadWAV(five) }
     }
 

@@ -3,28 +3,12 @@ import LeapChatTemplate
 import LeapCore
 import LeapJSON
 import Glibc
+import LeapTestFiles
 import Testing
 
-let templatesDir: String = {
-    var parts = #filePath.split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(2)  // LeapChatTemplateTests/<file>
-    return parts.joined(separator: "/") + "/Fixtures/templates"
-}()
+let templatesDir = fixturesDir("templates")
 
-func readText(_ path: String) throws -> String {
-    guard let f = fopen(path, "rb") else { throw LeapError(.io, "cannot open \(path)") }
-    defer { fclose(f) }
-    var bytes: [UInt8] = []
-    var buf = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = fread(&buf, 1, buf.count, f)
-        if n <= 0 { break }
-        bytes += buf[0..<n]
-    }
-    return String(decoding: bytes, as: UTF8.self)
-}
-
-func readJSON(_ path: String) throws -> JSONValue { try JSONParser.parse(try readText(path)) }
+func readJSON(_ path: String) throws -> JSONValue { try JSONParser.parse(String(decoding: try fileBytes(path), as: UTF8.self)) }
 
 /// Where two renderings diverge, with a little context, for readable failures.
 func firstDifference(_ got: String, _ want: String) -> String {
@@ -61,7 +45,7 @@ let templateNames: [String] = {
 /// that jinja2 raised).
 @Test(arguments: templateNames)
 func templateMatchesJinja2(_ name: String) throws {
-    let source = try readText(templatesDir + "/jinja/\(name).jinja")
+    let source = String(decoding: try fileBytes(templatesDir + "/jinja/\(name).jinja"), as: UTF8.self)
     let contexts = try #require(try readJSON(templatesDir + "/contexts.json").arrayValue)
     let goldens = try #require(try readJSON(templatesDir + "/goldens/\(name).json").objectValue)
     let template: ChatTemplate

@@ -3,16 +3,13 @@
 // (Tests/Fixtures/fuzz/regressions/<target>/, kept after the fix). A target traps or aborts on failure,
 // which fails the test run.
 import LeapFuzzTargets
+import LeapTestFiles
 import Testing
 
-private let fuzzDir: String = {
-    var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(3)
-    return parts.joined(separator: "/") + "/Tests/Fixtures/fuzz"
-}()
+private let fuzzDir = fixturesDir("fuzz")
 
 /// The targets scripts/fuzz.sh runs under libFuzzer (each has a committed seed corpus).
-private let libFuzzerTargets = ["gguf", "wav", "jpeg", "json", "message", "template", "toolcalls", "grammar"]
+private let libFuzzerTargets = ["gguf", "wav", "jpeg", "json", "message", "template", "toolcalls", "grammar", "bundle", "snapshot"]
 
 @Test(arguments: libFuzzerTargets)
 func seedCorpusRunsClean(target: String) throws {

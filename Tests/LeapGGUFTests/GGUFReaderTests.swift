@@ -1,5 +1,6 @@
 import LeapCore
 import LeapGGUF
+import LeapTestFiles
 import Testing
 
 /// random_types.gguf was written by gguf-py's GGUFWriter (scripts/fixtures/make_gguf_fixtures.py).
@@ -7,7 +8,7 @@ import Testing
     let file: GGUFFile
 
     init() throws {
-        file = try GGUFFile(path: fixturesDir + "/random_types.gguf")
+        file = try GGUFFile(path: ggufFixtures + "/random_types.gguf")
     }
 
     @Test func header() {
@@ -85,8 +86,8 @@ import Testing
 
     /// Every tensor dequantizes bit-exactly to gguf-py's values (random blocks and quantized normals).
     @Test func dequantizeMatchesGGUFPy() throws {
-        let index = try #require(readFile(fixturesDir + "/random_types.golden.txt").flatMap { String(validating: $0, as: UTF8.self) })
-        let golden = try #require(readFile(fixturesDir + "/random_types.golden.bin"))
+        let index = try #require(readBytes(ggufFixtures + "/random_types.golden.txt").flatMap { String(validating: $0, as: UTF8.self) })
+        let golden = try #require(readBytes(ggufFixtures + "/random_types.golden.bin"))
         var seenTypes = Set<GGMLType>()
         for line in index.split(separator: "\n") where !line.hasPrefix("#") {
             let f = line.split(separator: " ")
@@ -116,7 +117,7 @@ import Testing
 
     /// The same bytes parsed from memory give the same result as the mapped file.
     @Test func inMemoryParsingMatchesFile() throws {
-        let bytes = try #require(readFile(fixturesDir + "/random_types.gguf"))
+        let bytes = try #require(readBytes(ggufFixtures + "/random_types.gguf"))
         let mem = try GGUFFile(bytes: bytes)
         #expect(mem.tensors == file.tensors)
         #expect(mem.metadata.keys == file.metadata.keys)
@@ -125,7 +126,7 @@ import Testing
     }
 
     @Test func bigEndianFileIsRejected() {
-        let e = leapError { _ = try GGUFFile(path: fixturesDir + "/big_endian.gguf") }
+        let e = leapError { _ = try GGUFFile(path: ggufFixtures + "/big_endian.gguf") }
         #expect(e?.kind == .unsupported)
         #expect(e?.message.contains("big-endian GGUF file (version 3 stored byte-swapped)") == true)
     }

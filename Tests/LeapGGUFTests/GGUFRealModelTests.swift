@@ -1,6 +1,7 @@
 import Glibc
 import LeapCore
 import LeapGGUF
+import LeapTestFiles
 import Testing
 
 let smolLM2 = modelPath("SmolLM2-135M-Instruct.Q4_1.gguf")
@@ -11,7 +12,7 @@ let gemma3 = modelPath("gemma-3-270m-q4_k_m.gguf")
 @Suite struct GGUFRealModelTests {
     func check(_ path: String, golden: String) throws {
         let file = try GGUFFile(path: path)
-        let text = try #require(readFile(fixturesDir + "/" + golden).flatMap { String(validating: $0, as: UTF8.self) })
+        let text = try #require(readBytes(ggufFixtures + "/" + golden).flatMap { String(validating: $0, as: UTF8.self) })
         var checked = Set<String>()
         var current: GGUFTensorInfo? = nil
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {

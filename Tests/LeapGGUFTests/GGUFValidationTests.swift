@@ -212,7 +212,7 @@ import Testing
     @Test func fileErrors() {
         #expect(leapError { _ = try GGUFFile(path: "/nonexistent/model.gguf") }
             == LeapError(.io, "cannot open GGUF file '/nonexistent/model.gguf': No such file or directory"))
-        #expect(leapError { _ = try GGUFFile(path: fixturesDir) }?.message.contains("is not a regular file (it is a directory)") == true)
+        #expect(leapError { _ = try GGUFFile(path: ggufFixtures) }?.message.contains("is not a regular file (it is a directory)") == true)
         #expect(leapError { _ = try GGUFFile(path: "/dev/null") }?.kind == .io)
     }
 }

@@ -1,19 +1,10 @@
 import Glibc
 import LeapCore
 import LeapGGUF
+import LeapTestFiles
 
-/// Tests/Fixtures/gguf, found from this file's path.
-let fixturesDir: String = {
-    var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(2)  // LeapGGUFTests/TestSupport.swift
-    return parts.joined(separator: "/") + "/Fixtures/gguf"
-}()
-
-let repoDir: String = {
-    var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(3)
-    return parts.joined(separator: "/")
-}()
+/// Tests/Fixtures/gguf
+let ggufFixtures = fixturesDir("gguf")
 
 /// Path of a real model in $LEAP_MODELS_DIR or <repo>/models, nil when absent.
 func modelPath(_ file: String) -> String? {
@@ -22,18 +13,6 @@ func modelPath(_ file: String) -> String? {
     return access(path, R_OK) == 0 ? path : nil
 }
 
-func readFile(_ path: String) -> [UInt8]? {
-    guard let f = fopen(path, "rb") else { return nil }
-    defer { fclose(f) }
-    var out: [UInt8] = []
-    var buf = [UInt8](repeating: 0, count: 1 << 16)
-    while true {
-        let n = fread(&buf, 1, buf.count, f)
-        if n <= 0 { break }
-        out += buf[0..<n]
-    }
-    return out
-}
 
 /// The error a throwing expression produced (nil if it did not throw a LeapError).
 func leapError(_ body: () throws -> Void) -> LeapError? {

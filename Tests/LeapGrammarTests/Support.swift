@@ -1,26 +1,9 @@
 import Glibc
 import LeapGrammar
 import LeapJSON
+import LeapTestFiles
 
-/// Tests/Fixtures/<area>, found from this file's location.
-func fixturesDir(_ area: String) -> String {
-    var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(2)  // LeapGrammarTests/Support.swift
-    return parts.joined(separator: "/") + "/Fixtures/" + area
-}
 
-func readBytes(_ path: String) -> [UInt8]? {
-    guard let f = fopen(path, "rb") else { return nil }
-    defer { fclose(f) }
-    var bytes: [UInt8] = []
-    var buf = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = fread(&buf, 1, buf.count, f)
-        if n <= 0 { break }
-        bytes.append(contentsOf: buf[0..<n])
-    }
-    return bytes
-}
 
 /// splitmix64: seeded, reproducible.
 struct TestRNG: RandomNumberGenerator {

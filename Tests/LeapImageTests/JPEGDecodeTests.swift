@@ -1,30 +1,15 @@
 import Glibc
 import LeapCore
 import LeapImage
+import LeapTestFiles
 import Testing
 
 /// Tests/Fixtures/images, found from this file's path.
-let imageFixturesDir: String = {
-    var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(2)  // LeapImageTests/JPEGDecodeTests.swift
-    return parts.joined(separator: "/") + "/Fixtures/images"
-}()
+let imageFixturesDir = fixturesDir("images")
 
-func readFile(_ path: String) -> [UInt8]? {
-    guard let f = fopen(path, "rb") else { return nil }
-    defer { fclose(f) }
-    var out: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65_536)
-    while true {
-        let n = fread(&chunk, 1, chunk.count, f)
-        if n <= 0 { break }
-        out += chunk[0..<n]
-    }
-    return out
-}
 
 func fixtureLines(_ name: String) -> [[String]] {
-    guard let text = readFile("\(imageFixturesDir)/\(name)") else { return [] }
+    guard let text = readBytes("\(imageFixturesDir)/\(name)") else { return [] }
     return String(decoding: text, as: UTF8.self).split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
 }
 
@@ -69,8 +54,8 @@ let rejectedJPEGs: [RejectedJPEG] = fixtureLines("rejects.txt").compactMap { f i
     @Test(arguments: validJPEGs)
     func decodesLikePIL(_ fixture: ValidJPEG) throws {
         try requireTurboJPEG()
-        let bytes = try #require(readFile("\(imageFixturesDir)/\(fixture.name).jpg"))
-        let expected = try #require(readFile("\(imageFixturesDir)/\(fixture.name).rgb"))
+        let bytes = try #require(readBytes("\(imageFixturesDir)/\(fixture.name).jpg"))
+        let expected = try #require(readBytes("\(imageFixturesDir)/\(fixture.name).rgb"))
         let image = try JPEG.decode(bytes)
         #expect(image.width == fixture.width)
         #expect(image.height == fixture.height)
@@ -82,7 +67,7 @@ let rejectedJPEGs: [RejectedJPEG] = fixtureLines("rejects.txt").compactMap { f i
     @Test(arguments: rejectedJPEGs)
     func rejectsWithPreciseError(_ fixture: RejectedJPEG) throws {
         try requireTurboJPEG()
-        let bytes = try #require(readFile("\(imageFixturesDir)/\(fixture.name).jpg"))
+        let bytes = try #require(readBytes("\(imageFixturesDir)/\(fixture.name).jpg"))
         do {
             let image = try JPEG.decode(bytes)
             Issue.record("decoded \(fixture.name) as \(image.width)x\(image.height) instead of rejecting it")
@@ -103,7 +88,7 @@ let rejectedJPEGs: [RejectedJPEG] = fixtureLines("rejects.txt").compactMap { f i
     /// Every prefix of a valid file fails cleanly (no crash, no partial image): truncation anywhere.
     @Test func everyTruncationIsAnError() throws {
         try requireTurboJPEG()
-        let bytes = try #require(readFile("\(imageFixturesDir)/progressive_420_41x29.jpg"))
+        let bytes = try #require(readBytes("\(imageFixturesDir)/progressive_420_41x29.jpg"))
         for n in stride(from: 0, to: bytes.count - 2, by: 7) {
             #expect(throws: LeapError.self, "prefix of \(n) bytes") { try JPEG.decode(Array(bytes[0..<n])) }
         }
@@ -112,8 +97,8 @@ let rejectedJPEGs: [RejectedJPEG] = fixtureLines("rejects.txt").compactMap { f i
     /// Decoding from threads at once: each call has its own TurboJPEG handle, and the library is loaded once.
     @Test func decodesConcurrently() async throws {
         try requireTurboJPEG()
-        let bytes = try #require(readFile("\(imageFixturesDir)/baseline_420_41x29.jpg"))
-        let expected = try #require(readFile("\(imageFixturesDir)/baseline_420_41x29.rgb"))
+        let bytes = try #require(readBytes("\(imageFixturesDir)/baseline_420_41x29.jpg"))
+        let expected = try #require(readBytes("\(imageFixturesDir)/baseline_420_41x29.rgb"))
         let results = await withTaskGroup(of: Bool.self) { group in
             for _ in 0..<8 {
                 group.addTask { (try? JPEG.decode(bytes))?.pixels == expected }

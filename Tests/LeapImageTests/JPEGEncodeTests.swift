@@ -1,10 +1,11 @@
 import LeapCore
 import LeapImage
+import LeapTestFiles
 import Testing
 
 @Suite struct JPEGEncodeTests {
     func fixtureImage() throws -> RGBImage {
-        let pixels = try #require(readFile("\(imageFixturesDir)/encode_q90_420.rgb"))
+        let pixels = try #require(readBytes("\(imageFixturesDir)/encode_q90_420.rgb"))
         return try RGBImage(width: 48, height: 40, pixels: pixels)
     }
 
@@ -14,7 +15,7 @@ import Testing
         try requireTurboJPEG()
         let image = try fixtureImage()
         let ours = try JPEG.decode(try JPEG.encode(image, quality: 90))
-        let pil = try JPEG.decode(try #require(readFile("\(imageFixturesDir)/encode_q90_420.jpg")))
+        let pil = try JPEG.decode(try #require(readBytes("\(imageFixturesDir)/encode_q90_420.jpg")))
         #expect(ours.width == pil.width && ours.height == pil.height)
         let differing = zip(ours.pixels, pil.pixels).filter { $0 != $1 }.count
         #expect(differing == 0, "\(differing) of \(pil.pixels.count) bytes differ from PIL's file")

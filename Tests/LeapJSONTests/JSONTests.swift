@@ -1,5 +1,6 @@
 import LeapCore
 import LeapJSON
+import LeapTestFiles
 import Testing
 
 @Suite struct JSONParserTests {

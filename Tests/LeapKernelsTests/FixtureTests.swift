@@ -2,6 +2,7 @@
 import CLeapKernels
 import LeapGGUF
 import LeapKernels
+import LeapTestFiles
 import Testing
 
 struct FixtureEntry {
@@ -12,7 +13,7 @@ struct FixtureEntry {
 }
 
 let fixtureIndex: [FixtureEntry] = {
-    guard let b = readBytes(fixturesDir + "/index.txt") else { return [] }
+    guard let b = readBytes(kernelFixtures + "/index.txt") else { return [] }
     return String(decoding: b, as: UTF8.self).split(separator: "\n").compactMap { line in
         let f = line.split(separator: " ")
         guard f.count >= 4, let id = UInt32(f[1]), let t = GGMLType(rawValue: id), let n = Int(f[2]) else { return nil }
@@ -30,8 +31,8 @@ let fixtureIndex: [FixtureEntry] = {
 @Test(arguments: fixtureIndex.filter { $0.name.hasPrefix("random_") || $0.name.hasPrefix("real_") }.map(\.name))
 func dequantizeMatchesGGUFPy(_ name: String) throws {
     let entry = try #require(fixtureIndex.first { $0.name == name })
-    let raw = try #require(readBytes("\(fixturesDir)/\(name).bin"))
-    let want = try #require(readFloats("\(fixturesDir)/\(name).f32"))
+    let raw = try #require(readBytes("\(kernelFixtures)/\(name).bin"))
+    let want = try #require(readFloats("\(kernelFixtures)/\(name).f32"))
     #expect(raw.count == entry.count / entry.type.blockSize * entry.type.blockBytes)
     #expect(want.count == entry.count)
     for isa in KernelISA.allCases where isa.isAvailable {
@@ -45,8 +46,8 @@ func dequantizeMatchesGGUFPy(_ name: String) throws {
 /// blocks on every path, ties included, or matmul inputs would differ from llama.cpp's.
 @Test(arguments: [(GGMLType.q8_0, "q8_0"), (.q8_1, "q8_1"), (.q8_K, "q8_K")])
 func activationQuantizationMatchesLlamaCpp(type: GGMLType, name: String) throws {
-    let x = try #require(readFloats(fixturesDir + "/act_input.f32"))
-    let want = try #require(readBytes(fixturesDir + "/act_\(name).bin"))
+    let x = try #require(readFloats(kernelFixtures + "/act_input.f32"))
+    let want = try #require(readBytes(kernelFixtures + "/act_\(name).bin"))
     for isa in KernelISA.allCases where isa.isAvailable {
         var got = [UInt8](repeating: 0, count: want.count)
         isa.withThreadSelection {

@@ -2,15 +2,16 @@
 import CLeapKernels
 import LeapGGUF
 import LeapKernels
+import LeapTestFiles
 import Testing
 
 /// Q4_0 against llama.cpp's repacked q4_0_8x8 gemm (4 tokens) and gemv (2 tokens) on this machine
 /// (scripts/fixtures/make_q4_0_matmul_goldens.py): bit-identical on the x86 SIMD paths, whether the tokens
 /// come in one call, one by one, or with a row range that does not start at a multiple of 8.
 @Test func q4_0MatmulMatchesLlamaCppRepackedKernels() throws {
-    let w = try #require(readBytes(fixturesDir + "/q4_0_mm_w.bin"))
-    let x = try #require(readBytes(fixturesDir + "/q4_0_mm_x.bin"))
-    let want = try #require(readFloats(fixturesDir + "/q4_0_mm_y.f32"))
+    let w = try #require(readBytes(kernelFixtures + "/q4_0_mm_w.bin"))
+    let x = try #require(readBytes(kernelFixtures + "/q4_0_mm_x.bin"))
+    let want = try #require(readFloats(kernelFixtures + "/q4_0_mm_y.f32"))
     let rows = 24, cols = 352, nTokens = 6
     let wRow = cols / 32 * 18, xRow = cols / 32 * 34
     #expect(w.count == rows * wRow && x.count == nTokens * xRow && want.count == nTokens * rows)

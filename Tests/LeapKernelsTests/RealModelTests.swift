@@ -4,16 +4,10 @@ import CLeapKernels
 import Glibc
 import LeapGGUF
 import LeapKernels
+import LeapTestFiles
 import Testing
 
-let modelsDir: String? = {
-    var candidates: [String] = []
-    if let env = getenv("LEAP_MODELS_DIR") { candidates.append(String(cString: env)) }
-    var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(3)
-    candidates.append(parts.joined(separator: "/") + "/models")
-    return candidates.first { access($0 + "/SmolLM2-135M-Instruct.Q4_1.gguf", R_OK) == 0 }
-}()
+let modelsDir: String? = access(realModelsDir + "/SmolLM2-135M-Instruct.Q4_1.gguf", R_OK) == 0 ? realModelsDir : nil
 
 let realModelFiles = ["SmolLM2-135M-Instruct.Q4_1.gguf", "gemma-3-270m-q4_k_m.gguf"]
 

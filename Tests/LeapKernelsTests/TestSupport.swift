@@ -3,31 +3,11 @@ import CLeapKernels
 import Glibc
 import LeapGGUF
 import LeapKernels
+import LeapTestFiles
 
-let fixturesDir: String = {
-    // <repo>/Tests/LeapKernelsTests/TestSupport.swift -> <repo>/Tests/Fixtures/kernels
-    var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(2)
-    return parts.joined(separator: "/") + "/Fixtures/kernels"
-}()
+/// Tests/Fixtures/kernels
+let kernelFixtures = fixturesDir("kernels")
 
-func readBytes(_ path: String) -> [UInt8]? {
-    guard let f = fopen(path, "rb") else { return nil }
-    defer { fclose(f) }
-    var out: [UInt8] = []
-    var buf = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = fread(&buf, 1, buf.count, f)
-        if n <= 0 { break }
-        out.append(contentsOf: buf[0..<n])
-    }
-    return out
-}
-
-func readFloats(_ path: String) -> [Float]? {
-    guard let b = readBytes(path) else { return nil }
-    return b.withUnsafeBytes { raw in (0..<b.count / 4).map { raw.loadUnaligned(fromByteOffset: $0 * 4, as: Float.self) } }
-}
 
 /// SplitMix64: deterministic test data.
 struct Rng {

@@ -1,47 +1,19 @@
 import Glibc
+import LeapTestFiles
 import Testing
 import LeapGGUF
 import LeapKernels
 import LeapModels
 
-/// <repo>/Tests/Fixtures/models, found from this file's path.
-let modelFixturesDir: String = {
-    var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(2)  // LeapModelsTests/Support.swift
-    return parts.joined(separator: "/") + "/Fixtures/models"
-}()
+/// Tests/Fixtures/models
+let modelFixturesDir = fixturesDir("models")
 
 let goldensDir = modelFixturesDir + "/goldens"
 
-/// Real models: $LEAP_MODELS_DIR or <repo>/models.
-let realModelsDir: String = {
-    if let e = getenv("LEAP_MODELS_DIR") { return String(cString: e) }
-    var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(3)
-    return parts.joined(separator: "/") + "/models"
-}()
 
 func fileExists(_ path: String) -> Bool { access(path, R_OK) == 0 }
 
-func readBytes(_ path: String) -> [UInt8]? {
-    guard let f = fopen(path, "rb") else { return nil }
-    defer { fclose(f) }
-    var out: [UInt8] = []
-    var buf = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = fread(&buf, 1, buf.count, f)
-        if n <= 0 { break }
-        out.append(contentsOf: buf[0..<n])
-    }
-    return out
-}
 
-func readText(_ path: String) -> String? { readBytes(path).map { String(decoding: $0, as: UTF8.self) } }
-
-func readFloats(_ path: String) -> [Float]? {
-    guard let b = readBytes(path) else { return nil }
-    return b.withUnsafeBytes { raw in (0..<(b.count / 4)).map { raw.loadUnaligned(fromByteOffset: $0 * 4, as: Float.self) } }
-}
 
 /// One position of a llama.cpp golden.
 struct GoldenPosition {

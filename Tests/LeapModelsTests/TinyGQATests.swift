@@ -1,3 +1,4 @@
+import LeapTestFiles
 import Testing
 import LeapGGUF
 import LeapModels
@@ -147,9 +148,7 @@ func tinyGQATokenizesLikeLlamaCpp(name: String, arch: Architecture) throws {
     let g = try #require(LlamaCppGolden(path: goldensDir + "/\(name).llamacpp.txt"))
     let file = try GGUFFile(path: modelFixturesDir + "/\(name).gguf")
     let tokenizer = try Tokenizer(vocabulary: TokenizerVocabulary(gguf: file))
-    var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(3)  // Tests/LeapModelsTests/TinyGQATests.swift
-    let text = try #require(readText(parts.joined(separator: "/") + "/scripts/fixtures/golden_text.txt"))
+    let text = try #require(readText(repoDir + "/scripts/fixtures/golden_text.txt"))
     let ids = tokenizer.tokenize(text, addSpecial: true, parseSpecial: false)
     #expect(Array(ids.prefix(g.tokens.count)) == g.tokens)
     #expect((ids.first == 1) == (arch == .llama))

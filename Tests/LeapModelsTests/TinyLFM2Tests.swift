@@ -1,3 +1,4 @@
+import LeapTestFiles
 import Testing
 import LeapModels
 import LeapGGUF

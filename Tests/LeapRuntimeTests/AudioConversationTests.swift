@@ -3,13 +3,14 @@ import LeapCore
 import LeapJSON
 import LeapMessages
 import LeapRuntime
+import LeapTestFiles
 import Testing
 
 /// Audio in a conversation, end to end: a tiny random-weight LFM2 text model with an lfm2a audio encoder
 /// (scripts/fixtures/make_audio_encoder_fixtures.py) transcribes WAV files as llama.cpp's mtmd does
 /// (asr_greedy.json: "Perform ASR.", the audio right after `<|im_start|>user\n`, 16 greedy tokens).
 @Suite struct AudioConversationTests {
-    static let fixtures = fixturesDir
+    static let fixtures = fixturesRoot
     static let dir = fixtures + "/audio_encoder"
 
     static func runner() throws -> ModelRunner {

@@ -2,17 +2,14 @@ import Glibc
 import LeapCore
 import LeapMessages
 import LeapRuntime
+import LeapTestFiles
 import Testing
 
 /// Companion files (LEAP §2.9-2.11, §3.15): detection next to the model, explicit paths, validation, and a
 /// real (tiny, random-weight) LFM2 model that loads and chats with a projector next to it.
 @Suite struct CompanionFileTests {
-    /// <repo>/Tests/Fixtures/models/lfm2-tiny-f32.gguf, found from this file's path.
-    static let tinyModel: String = {
-        var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(2)
-        return parts.joined(separator: "/") + "/Fixtures/models/lfm2-tiny-f32.gguf"
-    }()
+    /// Tests/Fixtures/models/lfm2-tiny-f32.gguf
+    static let tinyModel = fixturesDir("models") + "/lfm2-tiny-f32.gguf"
 
     /// A fresh directory under /tmp.
     func tempDir() throws -> String {

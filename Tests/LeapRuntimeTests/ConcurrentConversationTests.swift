@@ -5,12 +5,13 @@ import Glibc
 import LeapCore
 import LeapMessages
 import LeapRuntime
+import LeapTestFiles
 import Testing
 
 @Suite struct ConcurrentConversationTests {
     /// Q8_0: its batched matmul equals the one-token one bit for bit on every kernel path
     /// (LeapModelsTests steppedDecodeOfQ4_0AndQ8_0IsExactOnTheDefaultPath), so sampling sees the same logits.
-    static let model = fixturesDir + "/models/lfm2-tiny-q8_0.gguf"
+    static let model = fixturesDir("models") + "/lfm2-tiny-q8_0.gguf"
 
     /// Different sampling, lengths and stops per conversation.
     static let options: [GenerationOptions] = {

@@ -4,6 +4,7 @@ import LeapMessages
 import LeapModels
 import LeapRuntime
 import LeapSpeech
+import LeapTestFiles
 import Testing
 
 /// A model that speaks, through the conversation runtime: a tiny random-weight LFM2 text model with
@@ -12,7 +13,7 @@ import Testing
 /// LeapSpeechTests). The runtime must drive them as the documented loop does: the expectation replays that
 /// loop by hand on the same files and compares text and samples.
 @Suite struct SpeakingConversationTests {
-    static let fixtures = fixturesDir
+    static let fixtures = fixturesRoot
 
     static func runner() throws -> ModelRunner {
         var o = RunnerOptions()

@@ -3,6 +3,7 @@ import LeapCore
 import LeapJSON
 import LeapMessages
 import LeapRuntime
+import LeapTestFiles
 import Testing
 
 /// An image in a conversation, end to end: a tiny random-weight LFM2-VL (text model + mmproj, made by
@@ -10,7 +11,7 @@ import Testing
 /// (mtmd_e2e.json, scripts/fixtures/make_vision_e2e_goldens.py: the same pixels, mtmd's layout and greedy
 /// tokens).
 @Suite struct VisionConversationTests {
-    static let dir = fixturesDir + "/vision"
+    static let dir = fixturesRoot + "/vision"
 
     static func runner(mmproj: String = "lfm2vl-tiny-mmproj-f32.gguf") throws -> ModelRunner {
         var o = RunnerOptions()
@@ -77,7 +78,7 @@ import Testing
             ("bad_truncated.jpg", .format, "corrupt"), ("bad_is_png.jpg", .unsupported, "PNG"),
             ("bad_sof_65500x65500.jpg", .unsupported, "65500x65500"),
         ]
-        let imagesDir = fixturesDir + "/images"
+        let imagesDir = fixturesRoot + "/images"
         for (name, kind, word) in cases {
             let data = try fileBytes(imagesDir + "/" + name)
             do {

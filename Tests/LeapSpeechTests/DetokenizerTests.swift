@@ -1,3 +1,4 @@
+import LeapTestFiles
 import Testing
 import LeapCore
 import LeapModels
@@ -22,7 +23,7 @@ private func turnWaveform(_ session: SpeakingSession, _ frames: [AudioFrame]) th
 // the FFT leaves differences far below 1e-4.
 @Test func waveformMatchesLiquidAudioDetokenizer() throws {
     let frames = try goldenCodes()
-    let want = try readFloats("waveform.f32")
+    let want = try fixtureFloats("waveform.f32")
     let config = SpeechConfig(mode: .sequential)
     let session = try SpeakingSession(model: try speechModel(), config: config, backboneWidth: 64, threads: 1, kvCacheType: .f32)
     let got = try turnWaveform(session, frames)
@@ -83,7 +84,7 @@ private func turnWaveform(_ session: SpeakingSession, _ frames: [AudioFrame]) th
 // (observed ≤ 5e-7); 1e-4 leaves room for a summation-order change. (llama.cpp's default, flash attention
 // on, accumulates P·V in F16 and differs by up to 3e-3.)
 @Test func detokenizerMatchesLlamaCpp() throws {
-    let want = try readFloats("detokenizer_llamacpp.f32")
+    let want = try fixtureFloats("detokenizer_llamacpp.f32")
     let n = Int(try goldens()["detokenizer_llamacpp"]?["frames"]?.intValue ?? 0)
     let frames = Array(try goldenCodes().prefix(n))
     let model = try speechModel()

@@ -1,37 +1,21 @@
 import Glibc
 import LeapCore
 import LeapJSON
+import LeapTestFiles
 
-/// Tests/Fixtures/speech, found from this file's path.
-let speechFixtures: String = {
-    var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(2)  // LeapSpeechTests/Support.swift
-    return parts.joined(separator: "/") + "/Fixtures/speech"
-}()
+/// Tests/Fixtures/speech
+let speechFixtures = fixturesDir("speech")
 
 func fixturePath(_ name: String) -> String { speechFixtures + "/" + name }
 
-func readBytes(_ path: String) throws -> [UInt8] {
-    guard let f = fopen(path, "rb") else { throw LeapError.io("cannot open \(path)") }
-    defer { fclose(f) }
-    var out: [UInt8] = []
-    var buf = [UInt8](repeating: 0, count: 1 << 16)
-    while true {
-        let n = fread(&buf, 1, buf.count, f)
-        if n <= 0 { break }
-        out += buf[0..<n]
-    }
-    return out
-}
-
 /// A little-endian float32 array written by make_speech_fixtures.py.
-func readFloats(_ name: String) throws -> [Float] {
-    let b = try readBytes(fixturePath(name))
+func fixtureFloats(_ name: String) throws -> [Float] {
+    let b = try fileBytes(fixturePath(name))
     return b.withUnsafeBytes { raw in (0..<(b.count / 4)).map { Float(bitPattern: raw.loadUnaligned(fromByteOffset: 4 * $0, as: UInt32.self)) } }
 }
 
 func goldens() throws -> JSONValue {
-    let b = try readBytes(fixturePath("goldens.json"))
+    let b = try fileBytes(fixturePath("goldens.json"))
     return try JSONParser.parse(String(decoding: b, as: UTF8.self))
 }
 

@@ -1,4 +1,5 @@
 import Glibc
+import LeapTestFiles
 import Testing
 import LeapCore
 import LeapGGUF
@@ -32,7 +33,7 @@ private func hiddenStates() throws -> [(hidden: [Float], codes: [Int32])] {
 // 0.03) times a weight (≲ 0.3): at most one codebook a frame may then differ, by less than 1e-2.
 @Test func frameLogitsMatchLiquidAudio() throws {
     let v = try #require(tinyVocoder)
-    let expected = try readFloats("frame_logits.f32")
+    let expected = try fixtureFloats("frame_logits.f32")
     let n = AudioCodes.codebooks * AudioCodes.classes
     let gen = AudioFrameGenerator(vocoder: v, pool: try ThreadPool(threads: 2))
     for (i, state) in try hiddenStates().enumerated() {
@@ -61,7 +62,7 @@ private func hiddenStates() throws -> [(hidden: [Float], codes: [Int32])] {
     let file = try GGUFFile(path: fixturePath("depthformer-128.gguf"))
     let w = try DepthformerWeights(TensorBinder(file: file), layers: 1, dim: 128)
     let d = Depthformer(weights: w, pool: try ThreadPool(threads: 1))
-    let x = try readFloats("depthformer128_in.f32"), want = try readFloats("depthformer128_out.f32")
+    let x = try fixtureFloats("depthformer128_in.f32"), want = try fixtureFloats("depthformer128_out.f32")
     var got = [Float](repeating: 0, count: 8 * 128)
     try x.withUnsafeBufferPointer { xp in
         try got.withUnsafeMutableBufferPointer { o in
@@ -121,7 +122,7 @@ private func hiddenStates() throws -> [(hidden: [Float], codes: [Int32])] {
     mkdir(dir, 0o755)
     defer { _ = unlink(dir + "/audiodecoder-LFM2-Audio-1.5B-Q8_0.gguf"); rmdir(dir) }
     let old = dir + "/audiodecoder-LFM2-Audio-1.5B-Q8_0.gguf"
-    let bytes = try readBytes(fixturePath("depthformer-128.gguf"))
+    let bytes = try fileBytes(fixturePath("depthformer-128.gguf"))
     let f = fopen(old, "wb")
     fwrite(bytes, 1, bytes.count, f)
     fclose(f)

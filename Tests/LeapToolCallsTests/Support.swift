@@ -2,27 +2,10 @@ import Glibc
 import LeapCore
 import LeapJSON
 import LeapMessages
+import LeapTestFiles
 import Testing
 
-/// Tests/Fixtures/<area>, found from this file's location.
-func fixturesDir(_ area: String) -> String {
-    var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(2)  // LeapToolCallsTests/Support.swift
-    return parts.joined(separator: "/") + "/Fixtures/" + area
-}
 
-func readText(_ path: String) -> String? {
-    guard let f = fopen(path, "rb") else { return nil }
-    defer { fclose(f) }
-    var bytes: [UInt8] = []
-    var buf = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = fread(&buf, 1, buf.count, f)
-        if n <= 0 { break }
-        bytes.append(contentsOf: buf[0..<n])
-    }
-    return String(decoding: bytes, as: UTF8.self)
-}
 
 /// A fixture file of Tests/Fixtures/toolcalls as JSON.
 func fixture(_ name: String) throws -> JSONValue {

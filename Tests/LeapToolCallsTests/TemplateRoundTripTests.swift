@@ -2,6 +2,7 @@ import LeapChatTemplate
 import LeapCore
 import LeapJSON
 import LeapMessages
+import LeapTestFiles
 import LeapToolCalls
 import Testing
 

@@ -3,27 +3,13 @@
 import Glibc
 import LeapGGUF
 import LeapKernels
+import LeapTestFiles
 import LeapVision
 
-let visionFixtures: String = {
-    // <repo>/Tests/LeapVisionTests/EncoderTestSupport.swift -> <repo>/Tests/Fixtures/vision
-    var parts = "\(#filePath)".split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(2)
-    return parts.joined(separator: "/") + "/Fixtures/vision"
-}()
+/// Tests/Fixtures/vision
+let visionFixtures = fixturesDir("vision")
 
-func fixtureBytes(_ name: String) -> [UInt8]? {
-    guard let f = fopen(visionFixtures + "/" + name, "rb") else { return nil }
-    defer { fclose(f) }
-    var out: [UInt8] = []
-    var buf = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = fread(&buf, 1, buf.count, f)
-        if n <= 0 { break }
-        out.append(contentsOf: buf[0..<n])
-    }
-    return out
-}
+func fixtureBytes(_ name: String) -> [UInt8]? { readBytes(visionFixtures + "/" + name) }
 
 /// A little-endian float32 fixture.
 func fixtureFloats(_ name: String) -> [Float]? {

@@ -1,27 +1,13 @@
 import Glibc
 import LeapImage
+import LeapTestFiles
 
 /// Fixture access and the synthetic image shared by the pre-processing tests.
 enum PreprocessingFixtures {
-/// Tests/Fixtures/vision_preprocessing, found from this file's path.
-static let dir: String = {
-    var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-    parts.removeLast(2)  // LeapVisionTests/PreprocessingSupport.swift
-    return parts.joined(separator: "/") + "/Fixtures/vision_preprocessing"
-}()
+/// Tests/Fixtures/vision_preprocessing
+static let dir = fixturesDir("vision_preprocessing")
 
-static func read(_ name: String) -> [UInt8]? {
-    guard let f = fopen("\(dir)/\(name)", "rb") else { return nil }
-    defer { fclose(f) }
-    var out: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65_536)
-    while true {
-        let n = fread(&chunk, 1, chunk.count, f)
-        if n <= 0 { break }
-        out += chunk[0..<n]
-    }
-    return out
-}
+static func read(_ name: String) -> [UInt8]? { readBytes("\(dir)/\(name)") }
 
 static func lines(_ name: String) -> [[Substring]] {
     guard let text = read(name) else { return [] }

@@ -33,6 +33,17 @@ static char *companion(const leap_model *m, leap_companion_kind kind) {
     return p;
 }
 
+/* Collects the log's warnings while a model loads. */
+static char logged[4096];
+static int logged_count;
+
+static void collect_log(leap_log_level level, const char *message, void *user_data) {
+    size_t used = strlen(logged);
+    CHECK(level == LEAP_LOG_WARNING && user_data == (void *)logged);
+    snprintf(logged + used, sizeof logged - used, "%s\n", message);
+    logged_count++;
+}
+
 int main(void) {
     char path[1024], abs_path[PATH_MAX], dir[] = "/tmp/leap-c-companions-XXXXXX";
     char model_link[1200], proj[1200], proj2[1200], missing[1200];
@@ -59,7 +70,14 @@ int main(void) {
 
     leap_model_params_init(&mp, sizeof mp);
     mp.context_size = 256;
+    CHECK_STATUS(leap_set_log_callback(collect_log, (leap_log_level)0, logged), LEAP_ERR_INVALID_ARGUMENT);
+    CHECK_STATUS(leap_set_log_callback(collect_log, (leap_log_level)5, logged), LEAP_ERR_INVALID_ARGUMENT);
+    CHECK_OK(leap_set_log_callback(collect_log, LEAP_LOG_WARNING, logged));
     CHECK_OK(leap_model_load(model_link, &mp, &m));
+    CHECK_OK(leap_set_log_callback(NULL, LEAP_LOG_WARNING, NULL));
+    /* the detected placeholder projector is left out with a warning naming it and the cause */
+    CHECK(logged_count == 1);
+    CHECK(strstr(logged, proj) != NULL && strstr(logged, "has no clip.projector_type") != NULL);
     if (m) {
         leap_conversation *conv = NULL;
         leap_message *img = NULL, *hi = NULL;

@@ -15,13 +15,15 @@ from .functions import (
     ArrayType, BooleanType, FunctionCallParser, HermesFunctionCallParser, IntegerType, LeapFunction,
     LeapFunctionParameter, LFMFunctionCallParser, NullType, NumberType, ObjectType, ParameterType, StringType,
 )
+from .bundles import CancelToken, ProgressCallback, load_bundle
 from .chat_template import ChatTemplate
 from .gguf import GGUFFile, GGUFTensor
 from .tokenizer import Tokenizer
+from .log import LogCallback, set_log_callback
 from .context import Context, Sampler
 from .messages import Audio, AudioPcmF32, ChatMessage, Content, Image, ImageRGB, LeapFunctionCall, Role, Text
 from .conversation import (
-    AudioSample, Chunk, Complete, Conversation, FunctionCalls, GenerationFinishReason, GenerationOptions,
+    AudioSample, CacheOptions, Chunk, Complete, Conversation, FunctionCalls, GenerationFinishReason, GenerationOptions,
     GenerationStats, MessageResponse, Model, ModelCompanions, ReasoningChunk, ResponseStream, load_model,
 )
 
@@ -29,7 +31,7 @@ __version__ = (_lib.leap_version_string() or b"0.0.0").decode()
 library_path = _lib.path
 
 __all__ = [
-    "__version__", "library_path", "audio",
+    "__version__", "library_path", "audio", "set_log_callback", "LogCallback", "CacheOptions",
     "LeapError", "InvalidArgumentError", "LeapIOError", "FormatError", "UnsupportedError", "SerializationError",
     "AudioFormatError", "ModelLoadingError", "GenerationError", "PromptExceedsContextError",
     "FunctionCallParsingError", "CancelledError", "BusyError", "LeapMemoryError", "BufferTooSmallError",
@@ -39,7 +41,7 @@ __all__ = [
     "LeapFunction", "LeapFunctionParameter", "ParameterType", "StringType", "NumberType", "IntegerType",
     "BooleanType", "ArrayType", "ObjectType", "NullType",
     "FunctionCallParser", "LFMFunctionCallParser", "HermesFunctionCallParser",
-    "load_model", "Model", "Conversation", "GenerationOptions", "GenerationFinishReason", "GenerationStats",
+    "load_model", "load_bundle", "CancelToken", "ProgressCallback", "Model", "Conversation", "GenerationOptions", "GenerationFinishReason", "GenerationStats",
     "ModelCompanions", "ResponseStream",
     "MessageResponse", "Chunk", "ReasoningChunk", "FunctionCalls", "AudioSample", "Complete",
 ]

@@ -37,6 +37,13 @@ class leap_model_params(ctypes.Structure):
         ("audio_decoder_path", ctypes.c_char_p),
         ("audio_tokenizer_path", ctypes.c_char_p),
         ("auto_detect_companion_files", ctypes.c_int32),
+        ("cache_enabled", ctypes.c_int32),
+        ("cache_path", ctypes.c_char_p),
+        ("cache_max_entries_disk", ctypes.c_int32),
+        ("cache_max_entries_memory", ctypes.c_int32),
+        ("cache_max_bytes_memory", ctypes.c_int64),
+        ("cache_max_bytes_disk", ctypes.c_int64),
+        ("cache_disk_disabled", ctypes.c_int32),
     ]
 
 
@@ -97,6 +104,7 @@ _model_params_init = fn("leap_model_params_init", None, _P(leap_model_params), c
 _model_load = fn("leap_model_load", c_status, ctypes.c_char_p, _P(leap_model_params), _P(leap_model_p))
 # LEAP_API void leap_model_free(leap_model *model);
 _model_free = fn("leap_model_free", None, leap_model_p)
+_model_cache_flush = fn("leap_model_cache_flush", c_status, leap_model_p)
 _model_id = fn("leap_model_id", c_status, leap_model_p, _P(ctypes.c_void_p))
 _model_arch = fn("leap_model_architecture", c_status, leap_model_p, _P(ctypes.c_void_p))
 _model_template = fn("leap_model_chat_template", c_status, leap_model_p, _P(ctypes.c_void_p))
@@ -127,6 +135,8 @@ _conv_free = fn("leap_conversation_free", None, leap_conversation_p)
 _conv_history = fn("leap_conversation_history_json", c_status, leap_conversation_p, _P(ctypes.c_void_p))
 _conv_append = fn("leap_conversation_append", c_status, leap_conversation_p, leap_message_p)
 _conv_remove_last = fn("leap_conversation_remove_last", c_status, leap_conversation_p)
+_conv_save_state = fn("leap_conversation_save_state", c_status, leap_conversation_p, ctypes.c_char_p)
+_conv_load_state = fn("leap_conversation_load_state", c_status, leap_conversation_p, ctypes.c_char_p)
 _conv_register = fn("leap_conversation_register_function", c_status, leap_conversation_p, ctypes.c_char_p)
 _conv_is_generating = fn("leap_conversation_is_generating", c_status, leap_conversation_p, _P(ctypes.c_int32))
 _conv_stop = fn("leap_conversation_stop", c_status, leap_conversation_p)
@@ -199,6 +209,27 @@ class Complete:
 
 
 MessageResponse = Union[Chunk, ReasoningChunk, FunctionCalls, AudioSample, Complete]
+
+
+@dataclass(frozen=True)
+class CacheOptions:
+    """The prompt cache (LEAP ``CacheOptions``), passed as ``load_model(..., cache=CacheOptions(path=...))``.
+
+    A turn whose prompt starts with a prefix an earlier turn evaluated (in this process, or on disk in an
+    earlier or concurrent one) restores that state instead of evaluating it again;
+    ``GenerationStats.cached_prompt_tokens`` counts the positions restored. Snapshots live in memory
+    (``max_entries_memory``, ``max_bytes_memory``) and, unless ``disk=False``, in a folder per model under
+    ``path`` (``max_entries_disk``, ``max_bytes_disk``), evicted least recently used first. Snapshots from
+    another model or build, or damaged files, are ignored and reported through the log (warning).
+    Passing options turns the cache on (``enabled=False`` keeps it off)."""
+
+    path: Optional[Union[str, "os.PathLike[str]"]] = None
+    enabled: bool = True
+    max_entries_disk: int = 4096
+    max_entries_memory: int = 256
+    max_bytes_memory: int = 512 << 20
+    max_bytes_disk: int = 4 << 30
+    disk: bool = True
 
 
 @dataclass(frozen=True)
@@ -382,7 +413,8 @@ class Model(_lib.OwnedHandle):
     def __init__(self, path: Union[str, os.PathLike[str]], context_size: Optional[int] = None,
                  cpu_threads: Optional[int] = None, chat_template: Optional[str] = None,
                  mmproj_path: Optional[str] = None, audio_decoder_path: Optional[str] = None,
-                 audio_tokenizer_path: Optional[str] = None, auto_detect_companion_files: bool = True) -> None:
+                 audio_tokenizer_path: Optional[str] = None, auto_detect_companion_files: bool = True,
+                 cache: Optional[CacheOptions] = None) -> None:
         p = leap_model_params()
         _model_params_init(ctypes.byref(p), ctypes.sizeof(p))
         p.context_size = context_size or 0
@@ -392,10 +424,26 @@ class Model(_lib.OwnedHandle):
         p.audio_decoder_path = utf8(audio_decoder_path)
         p.audio_tokenizer_path = utf8(audio_tokenizer_path)
         p.auto_detect_companion_files = int(auto_detect_companion_files)
+        if cache is not None and cache.enabled:
+            p.cache_enabled = 1
+            p.cache_path = None if cache.path is None else os.fsencode(cache.path)
+            p.cache_max_entries_disk = cache.max_entries_disk
+            p.cache_max_entries_memory = cache.max_entries_memory
+            p.cache_max_bytes_memory = cache.max_bytes_memory
+            p.cache_max_bytes_disk = cache.max_bytes_disk
+            p.cache_disk_disabled = 0 if cache.disk else 1
         h = leap_model_p()
         check(_model_load(os.fsencode(path), ctypes.byref(p), ctypes.byref(h)))
         self._h = h
         self.path = os.fspath(path)
+
+    @classmethod
+    def _from_handle(cls, handle: Any, path: str) -> "Model":
+        """A Model owning ``handle``, a model loaded by another C entry point (e.g. a bundle)."""
+        m = cls.__new__(cls)
+        m.path = path
+        m._h = handle
+        return m
 
     def close(self) -> None:
         t = self.__dict__.get("_tokenizer")
@@ -406,6 +454,10 @@ class Model(_lib.OwnedHandle):
 
     def __enter__(self) -> "Model":
         return self
+
+    def flush_cache(self) -> None:
+        """Wait until the prompt cache's pending snapshot writes are on disk (no-op without a cache)."""
+        check(_model_cache_flush(self._handle()))
 
     def create_context(self, context_size: Optional[int] = None) -> "Any":
         """A low-level evaluation context (see leap.context.Context)."""
@@ -601,6 +653,17 @@ class Conversation(_lib.OwnedHandle):
 
     def remove_last_message(self) -> None:
         check(_conv_remove_last(self._handle()))
+
+    def save_state(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Write the positions this conversation has evaluated (KV cache, convolution state, their tokens and
+        media keys) to ``path``, atomically. The history is not saved (see :meth:`load_state`)."""
+        check(_conv_save_state(self._handle(), os.fsencode(path)))
+
+    def load_state(self, path: Union[str, "os.PathLike[str]"]) -> None:
+        """Restore positions saved by :meth:`save_state` (same model and build): the next turn reuses them as
+        far as its prompt starts with them. Raises FormatError for a file of another model or build or a
+        damaged one (the conversation is then unchanged), LeapIOError when it cannot be read."""
+        check(_conv_load_state(self._handle(), os.fsencode(path)))
 
     def register_function(self, function: Any) -> None:
         """Register a function the model may call: a ``leap.LeapFunction`` or an OpenAI tool dict."""

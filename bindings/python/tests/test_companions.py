@@ -105,3 +105,23 @@ def test_explicit_paths_win_and_are_validated(model_dir, tmp_path_factory):
         leap.load_model(path, mmproj_path=str(model_dir / "mmproj-model-broken.gguf"))
     with leap.load_model(path, auto_detect_companion_files=False) as m:
         assert m.companions == NONE
+
+
+def test_a_detected_companion_left_out_is_logged(model_dir):
+    write_gguf(model_dir / "mmproj-model-f16.gguf", "clip")  # a placeholder: no clip.projector_type
+    received = []
+    with pytest.raises(ValueError):
+        leap.set_log_callback(lambda level, message: None, level="verbose")
+    leap.set_log_callback(lambda level, message: received.append((level, message)), level="info")
+    try:
+        with leap.load_model(str(model_dir / "model.gguf")) as m:
+            assert not m.supports_images
+    finally:
+        leap.set_log_callback(None)
+    projector = str(model_dir / "mmproj-model-f16.gguf")
+    assert [level for level, _ in received] == ["warning"]
+    assert projector in received[0][1] and "has no clip.projector_type" in received[0][1]
+    # Silenced again: a second load logs nothing.
+    with leap.load_model(str(model_dir / "model.gguf")):
+        pass
+    assert len(received) == 1

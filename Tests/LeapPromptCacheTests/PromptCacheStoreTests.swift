@@ -1,0 +1,191 @@
+import Glibc
+import Testing
+import LeapCore
+import LeapGGUF
+import LeapModels
+import LeapPromptCache
+
+// The store: longest-prefix lookup, memory and disk caps with least-recently-used eviction, a folder per
+// model shared across cache instances (as across processes), damaged files ignored and reported.
+
+private struct Fixture {
+    let identity: ModelIdentity
+    let model: LanguageModel
+    let ctx: InferenceContext
+    let prompt: [Int32]
+
+    init() throws {
+        let (file, model) = try loadTinyFile("lfm2-tiny-f32")
+        identity = ModelIdentity(file: file)
+        self.model = model
+        ctx = try model.makeContext(contextSize: 64)
+        prompt = tokens(40, seed: 21, vocab: model.config.nVocab)
+        try ctx.eval(tokens: prompt)
+    }
+
+    func snapshot(_ n: Int) throws -> PromptSnapshot {
+        PromptSnapshot(units: prompt[0..<n].map { .token($0) }, state: try ctx.captureState(positions: n))
+    }
+    var units: [PrefixUnit] { prompt.map { .token($0) } }
+    var shape: ContextStateShape { ctx.stateShape }
+}
+
+private func options(_ path: String?, disk: Bool = true) -> PromptCacheOptions {
+    var o = PromptCacheOptions(path: path, enabled: true)
+    o.diskDisabled = !disk
+    return o
+}
+
+@Test func lookupFindsTheLongestCachedPrefixWithinBounds() throws {
+    let f = try Fixture()
+    let cache = try PromptCache(options: options(nil, disk: false), identity: f.identity)
+    cache.insert(try f.snapshot(10))
+    cache.insert(try f.snapshot(25))
+    #expect(cache.lookup(f.units, minPositions: 1, maxPositions: 39, shape: f.shape)?.units.count == 25)
+    #expect(cache.lookup(f.units, minPositions: 1, maxPositions: 24, shape: f.shape)?.units.count == 10)
+    #expect(cache.lookup(f.units, minPositions: 26, maxPositions: 39, shape: f.shape) == nil)
+    var other = f.units
+    other[5] = .token(f.prompt[5] == 0 ? 1 : 0)
+    #expect(cache.lookup(other, minPositions: 1, maxPositions: 39, shape: f.shape) == nil)
+    #expect(cache.counters.memoryHits == 2 && cache.counters.misses == 2)
+}
+
+@Test func memoryCapsEvictTheLeastRecentlyUsed() throws {
+    let f = try Fixture()
+    var o = options(nil, disk: false)
+    o.maxEntriesMemory = 2
+    let cache = try PromptCache(options: o, identity: f.identity)
+    cache.insert(try f.snapshot(5))
+    cache.insert(try f.snapshot(6))
+    _ = cache.lookup(Array(f.units[0..<6]), minPositions: 5, maxPositions: 5, shape: f.shape)  // 5 is now the most recent
+    cache.insert(try f.snapshot(7))                                                             // evicts 6
+    #expect(cache.contains(Array(f.units[0..<5])))
+    #expect(!cache.contains(Array(f.units[0..<6])))
+    #expect(cache.contains(Array(f.units[0..<7])))
+    // Bytes: room for one snapshot of 21 positions, not for it and one of 20.
+    var b = options(nil, disk: false)
+    b.maxBytesMemory = try f.snapshot(21).state.byteCount + 1
+    let small = try PromptCache(options: b, identity: f.identity)
+    small.insert(try f.snapshot(20))
+    small.insert(try f.snapshot(21))
+    #expect(!small.contains(Array(f.units[0..<20])))
+    #expect(small.contains(Array(f.units[0..<21])))
+    small.insert(try f.snapshot(22))   // larger than the cap: not kept, nothing evicted
+    #expect(!small.contains(Array(f.units[0..<22])))
+    #expect(small.contains(Array(f.units[0..<21])))
+}
+
+@Test func diskSnapshotsSurviveTheCacheAndEvictLeastRecentlyUsed() throws {
+    let f = try Fixture()
+    let root = temporaryFolder("cache-disk")
+    defer { removeTree(root) }
+    var o = options(root)
+    o.maxEntriesDisk = 3
+    o.maxEntriesMemory = 0
+    do {
+        let cache = try PromptCache(options: o, identity: f.identity)
+        for n in [8, 9, 10] {
+            cache.insert(try f.snapshot(n))
+            cache.flush()
+            usleep(20_000)   // distinct modification times
+        }
+        #expect(cache.counters.writes == 3)
+    }
+    // A new cache on the same folder (as a later process) hits; the hit makes 8 the most recent.
+    let later = try PromptCache(options: o, identity: f.identity)
+    let folder = later.folder ?? ""
+    #expect(fileNames(in: folder).filter { $0.hasSuffix(".snap") }.count == 3)
+    let hit = later.lookup(f.units, minPositions: 1, maxPositions: 8, shape: f.shape)
+    #expect(hit?.units.count == 8)
+    if let hit { #expect(hit.units == Array(f.units[0..<8])) }
+    #expect(later.counters.diskHits == 1)
+    usleep(20_000)
+    later.insert(try f.snapshot(11))
+    later.flush()
+    let left = Set(fileNames(in: folder).filter { $0.hasSuffix(".snap") }.map { Int($0.split(separator: "-")[0]) ?? -1 })
+    #expect(left == [8, 10, 11], "9 was the least recently used")
+    #expect(!fileNames(in: folder).contains { $0.hasPrefix(".tmp-") })
+    // Byte cap: room for two files.
+    let one = DiskStore.readFile(folder + "/" + (fileNames(in: folder).first { $0.hasSuffix(".snap") } ?? ""))?.count ?? 0
+    var tight = o
+    tight.maxBytesDisk = 2 * one + one / 2 + 200
+    let capped = try PromptCache(options: tight, identity: f.identity)
+    capped.insert(try f.snapshot(12))
+    capped.flush()
+    #expect(fileNames(in: folder).filter { $0.hasSuffix(".snap") }.count == 2)
+}
+
+@Test func damagedAndForeignFilesAreIgnoredRemovedAndLogged() throws {
+    let f = try Fixture()
+    let root = temporaryFolder("cache-damaged")
+    defer { removeTree(root) }
+    let cache = try PromptCache(options: { var o = options(root); o.maxEntriesMemory = 0; return o }(), identity: f.identity)
+    cache.insert(try f.snapshot(16))
+    cache.flush()
+    let folder = cache.folder ?? ""
+    guard let name = fileNames(in: folder).first(where: { $0.hasSuffix(".snap") }), var bytes = DiskStore.readFile(folder + "/" + name) else {
+        Issue.record("no snapshot written")
+        return
+    }
+    let warnings = WarningLog()
+    Log.setSink({ level, message in if level == .warning { warnings.append(message) } }, maxLevel: .warning)
+    defer { Log.setSink(nil) }
+    bytes[bytes.count / 2] ^= 0x10
+    try DiskStore.writeFileAtomically(bytes, to: folder + "/" + name, via: folder + "/.tmp-test")
+    #expect(cache.lookup(f.units, minPositions: 1, maxPositions: 39, shape: f.shape) == nil)
+    #expect(cache.counters.ignored == 1)
+    #expect(cache.counters.lastIgnoredReason.contains("damaged"))
+    #expect(!fileNames(in: folder).contains(name), "the damaged file is removed")
+    #expect(warnings.messages.contains { $0.contains("ignored snapshot") && $0.contains(name) })
+    // Another model's snapshot under a name this model would look up (only a forged file can do that).
+    let (otherFile, _) = try loadTinyFile("lfm2-tiny-q8_0")
+    let foreign = SnapshotFormat.encode(try f.snapshot(16), identity: ModelIdentity(file: otherFile))
+    try DiskStore.writeFileAtomically(foreign, to: folder + "/" + name, via: folder + "/.tmp-test")
+    #expect(cache.lookup(f.units, minPositions: 1, maxPositions: 39, shape: f.shape) == nil)
+    #expect(cache.counters.lastIgnoredReason.contains("another model"))
+}
+
+@Test func aDeadWritersTemporaryFileIsRemovedAndALiveOnesIsKept() throws {
+    let f = try Fixture()
+    let root = temporaryFolder("cache-tmp")
+    defer { removeTree(root) }
+    let cache = try PromptCache(options: options(root), identity: f.identity)
+    let folder = cache.folder ?? ""
+    // A writer that died an hour ago, and one writing now (both half files, never read: no .snap name).
+    let dead = folder + "/.tmp-999999-1-5-x.snap", live = folder + "/.tmp-999999-2-5-x.snap"
+    try DiskStore.writeFileAtomically([1, 2, 3], to: dead, via: folder + "/.tmp-setup")
+    try DiskStore.writeFileAtomically([1, 2, 3], to: live, via: folder + "/.tmp-setup")
+    var old = [timespec(tv_sec: time(nil) - 3600, tv_nsec: 0), timespec(tv_sec: time(nil) - 3600, tv_nsec: 0)]
+    #expect(utimensat(AT_FDCWD, dead, &old, 0) == 0)
+    cache.insert(try f.snapshot(5))
+    cache.flush()
+    let names = fileNames(in: folder)
+    #expect(!names.contains(".tmp-999999-1-5-x.snap"))
+    #expect(names.contains(".tmp-999999-2-5-x.snap"))
+    #expect(names.filter { $0.hasSuffix(".snap") && !$0.hasPrefix(".") }.count == 1)
+    #expect(cache.lookup(f.units, minPositions: 1, maxPositions: 39, shape: f.shape)?.units.count == 5)
+}
+
+@Test func anUnwritableFolderIsAClearError() throws {
+    let f = try Fixture()
+    let root = temporaryFolder("cache-unwritable")
+    defer { removeTree(root) }
+    let plainFile = root + "/file"
+    try DiskStore.writeFileAtomically([1], to: plainFile, via: root + "/.tmp")
+    do {
+        _ = try PromptCache(options: options(plainFile + "/cache"), identity: f.identity)
+        Issue.record("a cache under a regular file was created")
+    } catch let e as LeapError {
+        #expect(e.kind == .io)
+        #expect(e.message.contains(plainFile))
+    }
+    #expect(throws: LeapError.self) { try PromptCache(options: options(nil), identity: f.identity) }
+    #expect(throws: LeapError.self) { try PromptCache(options: { var o = options(root); o.maxEntriesDisk = 0; return o }(), identity: f.identity) }
+}
+
+final class WarningLog: @unchecked Sendable {
+    private let lock = Lock()
+    private var items: [String] = []
+    func append(_ s: String) { lock.withLock { items.append(s) } }
+    var messages: [String] { lock.withLock { items } }
+}
