@@ -21,7 +21,10 @@ import Testing
         var d = GenerationOptions(); d.temperature = 1.2; d.topK = 5; d.rngSeed = 3; d.maxTokens = 17
         return [a, b, c, d]
     }()
-    static let prompts = ["Hello there", "Tell me a story about a cat", "1 2 3", "Why?"]
+    /// The last prompt is long (two prefill passes of up to 512 positions): it is prefilled while the
+    /// others decode, its passes taking turns with their steps.
+    static let prompts = ["Hello there", "Tell me a story about a cat", "1 2 3",
+                          String(repeating: "Why is the sky blue, and why is the sea blue too? ", count: 60)]
 
     struct Outcome: Equatable {
         var text = ""
