@@ -6,7 +6,8 @@
 // per token of each conversation at once against alone. With --compare, llama.cpp's figure for the same
 // workload: one context with N sequences, each step one batch of N tokens (llama_decode with n_seq_max).
 //
-// leap-bench long-context MODEL.gguf --context 16384 [--threads N] [--gen 32] [--compare [--flash-attn]]
+// leap-bench long-context MODEL.gguf --context 16384 [--threads N] [--gen 32] [--attention-tile 4096]
+//     [--compare [--flash-attn]]
 //
 // Prefill of a CONTEXT-token prompt (in 512-token passes, llama.cpp's ubatch), then decode of GEN tokens at
 // that depth, and the peak RSS of the process (one context size per run, so that the peak is this size's).
@@ -164,7 +165,9 @@ func benchLongContext(_ args: [String]) {
     let gen = intOption(args, "--gen", 32)
     do {
         let model = try LanguageModel.load(path: path, threads: threads)
-        let ctx = try model.makeContext(ContextOptions(contextSize: nCtx + gen, threads: threads))
+        var options = ContextOptions(contextSize: nCtx + gen, threads: threads)
+        if let i = args.firstIndex(of: "--attention-tile"), i + 1 < args.count, let t = Int(args[i + 1]) { options.attentionTile = t }
+        let ctx = try model.makeContext(options)
         let prompt = tokenIDs(nCtx, model.config.nVocab)
         let a = secondsNow()
         try ctx.eval(tokens: prompt)

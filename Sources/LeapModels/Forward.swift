@@ -360,6 +360,7 @@ extension InferenceContext {
         let isF16 = kvType == Int32(GGMLType.f16.rawValue)
         let ctx = seq.contextSize
         let tile = seq.attnTile
+        let oneRowF16 = isF16 && rows.count == 1
         let t0 = rows.lowerBound, n = rows.count
         let q = qBuf + (span.firstRow + t0) * qDim + h * hd   // [n] rows of stride qDim
         let acc = seq.attnAccum + thread * 2 * seq.attnChunk * hd   // [n, hd] O so far
@@ -373,8 +374,14 @@ extension InferenceContext {
                 while k0 <= pLast {
                     let cols = min(tile, pLast + 1 - k0)
                     let colsPadded = min(ctx - k0, (cols + 15) / 16 * 16)
-                    lk_matmul(kvType, kv.kRow(slot, k0) + g * hd * eb, kv.kRowBytes(slot), Int64(hd),
-                              q, qDim * 4, Int64(n), scores, Int64(colsPadded), 0, Int64(cols))
+                    // One query row in an F16 cache: the one-token kernel (lk_matmul's F16 order is for batches).
+                    if oneRowF16 {
+                        lk_matvec_f16_ggml(UnsafeRawPointer(kv.kRow(slot, k0) + g * hd * eb).assumingMemoryBound(to: UInt16.self),
+                                           kv.kRowBytes(slot), Int64(hd), Int64(hd), q, scores, 0, Int64(cols))
+                    } else {
+                        lk_matmul(kvType, kv.kRow(slot, k0) + g * hd * eb, kv.kRowBytes(slot), Int64(hd),
+                                  q, qDim * 4, Int64(n), scores, Int64(colsPadded), 0, Int64(cols))
+                    }
                     for i in 0..<n {
                         let p = span.pos0 + t0 + i
                         let row = scores + i * colsPadded
@@ -406,8 +413,13 @@ extension InferenceContext {
                         m[i] = mNew
                         l[i] += sum
                     }
-                    lk_matmul(kvType, kv.vRow(slot, g * hd) + k0 * eb, kv.vRowBytes, Int64(colsPadded),
-                              scores, colsPadded * 4, Int64(n), tileOut, Int64(hd), 0, Int64(hd))
+                    if oneRowF16 {
+                        lk_matvec_f16_ggml(UnsafeRawPointer(kv.vRow(slot, g * hd) + k0 * eb).assumingMemoryBound(to: UInt16.self),
+                                           kv.vRowBytes, Int64(colsPadded), Int64(colsPadded), scores, tileOut, 0, Int64(hd))
+                    } else {
+                        lk_matmul(kvType, kv.vRow(slot, g * hd) + k0 * eb, kv.vRowBytes, Int64(colsPadded),
+                                  scores, colsPadded * 4, Int64(n), tileOut, Int64(hd), 0, Int64(hd))
+                    }
                     lk_add(acc, tileOut, acc, Int64(n * hd))
                     k0 += cols
                 }

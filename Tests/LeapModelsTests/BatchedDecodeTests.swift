@@ -143,12 +143,12 @@ private func longContextLogits(_ model: LanguageModel, tile: Int, kv: KVCacheTyp
 /// the layers, while an indexing or rescaling mistake gives O(1). F16 cache: P is rounded to F16 unnormalized
 /// instead of normalized (2^-11 relative per probability either way, at different values): 1e-3, the F16
 /// rounding of 2^-11 with room for its propagation through the layers.
-@Test(arguments: [KVCacheType.f32, .f16])
-func tiledAttentionMatchesTheOnePassSoftmaxAtLongContexts(kv: KVCacheType) throws {
+/// Both on the scalar path and on the default (SIMD) one, whose one-row tiles take the one-token F16 kernel.
+@Test(arguments: [KVCacheType.f32, .f16], [true, false])
+func tiledAttentionMatchesTheOnePassSoftmaxAtLongContexts(kv: KVCacheType, scalar: Bool) throws {
     let model = try loadTiny("lfm2-tiny-f32")
-    let (onePass, tiled) = try #require(try batchInvariantPath.withThreadSelection {
-        (try longContextLogits(model, tile: 4096, kv: kv), try longContextLogits(model, tile: 64, kv: kv))
-    })
+    let run = { (try longContextLogits(model, tile: 4096, kv: kv), try longContextLogits(model, tile: 64, kv: kv)) }
+    let (onePass, tiled) = scalar ? try #require(try batchInvariantPath.withThreadSelection(run)) : try run()
     var worst: Float = 0, range: Float = 0
     for (a, b) in zip(onePass, tiled) {
         for (x, y) in zip(a, b) {
@@ -156,7 +156,7 @@ func tiledAttentionMatchesTheOnePassSoftmaxAtLongContexts(kv: KVCacheType) throw
             range = max(range, abs(x))
         }
     }
-    print("tiled vs one-pass attention (\(kv)): max |Δlogit| \(worst) of range \(range)")
+    print("tiled vs one-pass attention (\(kv), \(scalar ? "scalar" : "default") path): max |Δlogit| \(worst) of range \(range)")
     #expect(worst > 0 || kv == .f32)  // the tiled path was taken (F16 rounding of P differs for sure)
     #expect(worst <= (kv == .f32 ? 1e-5 : 1e-3) * range)
 }
