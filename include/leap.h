@@ -119,7 +119,9 @@ LEAP_API void leap_buffer_free(void *p);
  * Messages of `max_level` and more severe go to `callback`; NULL silences the log again. The callback
  * runs on whichever thread produced the message, possibly on several at once, so it must be thread-safe;
  * `message` (UTF-8, no trailing newline) is valid only during the call. It may call leap_set_log_callback
- * but no other leap_* function. */
+ * but no other leap_* function. When leap_set_log_callback returns, the previous callback is no longer
+ * running on any other thread and is never called again, so its user_data may be freed (called from
+ * inside a callback, it does not wait for the calls in progress). */
 typedef enum leap_log_level {
     LEAP_LOG_ERROR = 1,
     LEAP_LOG_WARNING = 2,

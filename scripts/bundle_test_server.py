@@ -14,6 +14,7 @@ and Content-Length. <modes> is "plain" or several of these joined by "+":
   badetag     an X-Linked-ETag header with a wrong SHA-256
   redirect    302 to the same file under the other modes (the X-Linked-ETag, if any, on the redirect)
   missing     404
+  hugelength  a 206 announces a Content-Length near 2^63 and a Content-Range without the total size
 GET /_log returns the requests served so far as JSON [{"path", "range"}]; GET /_reset clears it.
 """
 import hashlib
@@ -88,9 +89,12 @@ class Handler(BaseHTTPRequestHandler):
         body = data[start:]
         self.send_response(status)
         self.send_header("Content-Type", "application/octet-stream")
-        self.send_header("Content-Length", str(len(body)))
+        huge = "hugelength" in modes and status == 206
+        self.send_header("Content-Length", str(2**63 - 10) if huge else str(len(body)))
         self.send_header("Accept-Ranges", "bytes")
-        if status == 206:
+        if huge:
+            self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}")
+        elif status == 206:
             self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
         if checksum:
             self.send_header("X-Linked-ETag", f'"{sha}"')
@@ -114,7 +118,7 @@ class Handler(BaseHTTPRequestHandler):
                 time.sleep(60)
         except (BrokenPipeError, ConnectionResetError):
             pass
-        if cut < len(body):
+        if cut < len(body) or huge:
             self.close_connection = True
 
     def reply(self, status, body, kind):

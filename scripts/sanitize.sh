@@ -3,7 +3,10 @@
 #   asan     - debug build with AddressSanitizer + LeakSanitizer; every C test, then the Python tests with
 #              the ASan runtime preloaded (CPython's own exit-time leaks suppressed, libleap's reported)
 #   valgrind - the C tests that need no model, against the release build (scripts/build.sh first)
-#   tsan     - debug build with ThreadSanitizer; the threaded C tests (test_threads, test_reentrancy)
+#   tsan     - debug build with ThreadSanitizer; the threaded C tests: test_threads, test_reentrancy,
+#              test_log (a callback replaced while another thread is in it), test_bundle (a cancel token
+#              set from another thread during a download), test_prompt_cache (the background snapshot
+#              writer, two threads' conversations sharing one cache)
 # Usage: scripts/sanitize.sh [asan|valgrind|tsan]...   (default: asan valgrind)
 # Needs clang (the Swift toolchain's) and valgrind; real models via LEAP_MODELS_DIR or <repo>/models.
 set -uo pipefail
@@ -13,7 +16,7 @@ export LEAP_MODELS_DIR="${LEAP_MODELS_DIR:-$repo/models}"
 out="$repo/build/sanitize"
 mkdir -p "$out"
 failed=0
-no_model_tests="test_foundation test_robustness test_audio test_gguf test_toolcalls test_ffi"
+no_model_tests="test_foundation test_robustness test_audio test_gguf test_toolcalls test_ffi test_log"
 
 # build_c_tests <dir> <libdir> <cflags...>
 build_c_tests() {
@@ -88,7 +91,7 @@ tsan() {
     local swift_lib
     swift_lib="$(dirname "$(dirname "$(command -v swift)")")/lib/swift/linux"
     build_c_tests "$out/tsan" "$lib" -fsanitize=thread -L"$swift_lib" -ldispatch -lBlocksRuntime -Wl,-rpath,"$swift_lib"
-    for t in test_threads test_reentrancy; do
+    for t in test_threads test_reentrancy test_log test_bundle test_prompt_cache; do
         run_test "tsan-$t" env TSAN_OPTIONS=halt_on_error=1 "$out/tsan/$t"
     done
 }

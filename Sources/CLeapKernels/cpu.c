@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint32_t lk_cpu_features(void) {
+static uint32_t detect_cpu_features(void) {
     uint32_t f = 0;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_cpu_init();
@@ -24,6 +24,18 @@ uint32_t lk_cpu_features(void) {
     f |= LK_CPU_NEON;
 #endif
     return f;
+}
+
+/* Detected once: ops call this per row, and cpuid in a virtual machine traps to the hypervisor (2% of an
+ * LFM2 prefill's time when it was not cached). Bit 31 marks the value as set. */
+uint32_t lk_cpu_features(void) {
+    static atomic_uint cached = 0;
+    uint32_t f = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (!f) {
+        f = detect_cpu_features() | 0x80000000u;
+        atomic_store_explicit(&cached, f, memory_order_relaxed);
+    }
+    return f & 0x7fffffffu;
 }
 
 int lk_isa_available(int isa) {
@@ -76,7 +88,10 @@ static void build_tables(void) {
     if (lk_isa_available(LK_ISA_AVX2)) lk_fill_avx2_gemm(&tables[LK_ISA_AVX2]);
     if (lk_isa_available(LK_ISA_AVX512)) {
         lk_fill_avx512(&tables[LK_ISA_AVX512], 1);
-        if (lk_cpu_features() & LK_CPU_AVX512VNNI) lk_fill_llama_order_avx512(&tables[LK_ISA_AVX512]);
+        if (lk_cpu_features() & LK_CPU_AVX512VNNI) {
+            lk_fill_llama_order_avx512(&tables[LK_ISA_AVX512]);
+            lk_fill_kquant_vnni(&tables[LK_ISA_AVX512]); /* replaces the llama.cpp-order K-quant entries */
+        }
         lk_fill_avx512(&tables[LK_ISA_AVX512_NOVNNI], 0);
         lk_fill_f16_ggml(&tables[LK_ISA_AVX512], LK_ISA_AVX512);
         lk_fill_f16_ggml(&tables[LK_ISA_AVX512_NOVNNI], LK_ISA_AVX512_NOVNNI);

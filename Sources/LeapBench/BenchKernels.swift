@@ -107,28 +107,13 @@ func benchKernels(_ args: [String]) {
     if getloadavg(&load, 3) == 3 { print("load average: \(fmt(load[0], 2)) (machine shared with other processes?)") }
 
     // ---- memory bandwidth: streaming read of 256 MiB (far beyond L3) ----
-    let bwBytes = 256 << 20
-    let bwBuf = UnsafeMutablePointer<Float>.allocate(capacity: bwBytes / 4)
-    for k in 0..<(bwBytes / 4) { bwBuf[k] = Float(k & 7) }
     var bandwidth: [Int: Double] = [:]
-    var sink: Float = 0
     for nt in threadCounts {
-        guard let pool = try? ThreadPool(threads: nt) else { continue }
         cpuTimeThreads = nt
-        let per = bwBytes / 4 / nt
-        var best = Double.infinity
-        for _ in 0..<5 {
-            let t0 = nowSeconds()
-            pool.run(tasks: nt) { task, _ in
-                let s = lk_stream_sum(bwBuf + task * per, Int64(per))
-                if s == -1 { sink += s }
-            }
-            best = min(best, nowSeconds() - t0)
-        }
-        bandwidth[nt] = Double(bwBytes) / best / 1e9
-        print("memory bandwidth (stream read, \(nt) thread\(nt > 1 ? "s" : "")): \(fmt(bandwidth[nt] ?? 0)) GB/s")
+        guard let bw = streamReadBandwidth(bytes: 256 << 20, threads: nt, clock: nowSeconds) else { continue }
+        bandwidth[nt] = bw
+        print("memory bandwidth (stream read, \(nt) thread\(nt > 1 ? "s" : "")): \(fmt(bw)) GB/s")
     }
-    bwBuf.deallocate()
 
     // ---- thread pool dispatch overhead ----
     // Wall-clock latency of one run of empty tasks (one per thread): the mean includes the runs where a
@@ -213,7 +198,6 @@ func benchKernels(_ args: [String]) {
             }
         }
     }
-    if sink == 12345 { print(sink) }
 }
 
 private func fmt(_ v: Double, _ digits: Int = 1) -> String {

@@ -109,15 +109,22 @@ func benchModel(_ args: [String]) {
             }
             tg.append(Double(nGen) / (now() - b))
         }
+        let rss = peakRSSMB() // before the bandwidth probe's buffer
         let bytes = Double(model.weightBytesPerToken)
         let tgMed = median(tg)
         print("model: \(cfg.name) (\(cfg.architecture.rawValue)), \(cfg.nLayer) layers, vocab \(cfg.nVocab), threads \(ctx.threadCount)")
-        print("weights read per token: \(format1(bytes / 1e6)) MB -> \(format1(bytes * tgMed / 1e9)) GB/s at the measured decode rate")
+        var load3 = [Double](repeating: 0, count: 3)
+        if getloadavg(&load3, 3) == 3 { print("load average: \(format2(load3[0])) \(format2(load3[1])) \(format2(load3[2]))") }
+        let decodeGBs = bytes * tgMed / 1e9
+        print("weights read per token: \(format1(bytes / 1e6)) MB -> \(format1(decodeGBs)) GB/s at the measured decode rate")
+        // Decode reads every weight once per token: the same threads' plain streaming read bounds it.
+        if let bw = streamReadBandwidth(bytes: 2 << 30, threads: ctx.threadCount, clock: now) {
+            print("memory bandwidth (stream read of 2 GiB, \(ctx.threadCount) threads): \(format1(bw)) GB/s; decode at \(format1(100 * decodeGBs / bw))% of it")
+        }
         print("load: \(format3(load)) s")
         print("prompt processing (\(nPrompt) tokens): \(format1(median(pp))) tok/s")
         print("time to first token (\(nPrompt)-token prompt): \(format3(median(ttft))) s")
         print("generation (\(nGen) tokens): \(format1(tgMed)) tok/s")
-        let rss = peakRSSMB()
         print("peak RSS: \(format1(rss)) MB")
         if args.contains("--compare") {
             let ref = runLlamaCpp(path, threads: threads, prompt: nPrompt, gen: nGen, reps: reps)

@@ -116,14 +116,14 @@ final class Transfer {
         let value = String(text[text.index(after: colon)...]).trimmingSpaces()
         switch name {
         case "content-length":
-            contentLength = Int64(value)
+            contentLength = nonNegative(value)
         case "content-range":
             // "bytes 100-199/200" or "bytes */200"
             guard value.lowercased().hasPrefix("bytes ") else { return }
             let spec = value.dropFirst(6)
             let halves = spec.split(separator: "/", maxSplits: 1)
-            if halves.count == 2 { rangeTotal = Int64(halves[1]) }
-            if let dash = halves.first?.firstIndex(of: "-"), let first = halves.first { contentRangeStart = Int64(first[..<dash]) }
+            if halves.count == 2 { rangeTotal = nonNegative(halves[1]) }
+            if let dash = halves.first?.firstIndex(of: "-"), let first = halves.first { contentRangeStart = nonNegative(first[..<dash]) }
         case "etag", "x-linked-etag":
             var v = Substring(value)
             if v.hasPrefix("W/") { v = v.dropFirst(2) }
@@ -182,7 +182,17 @@ final class Transfer {
                 failure = LeapError.io("the server sent bytes from \(contentRangeStart.map(String.init) ?? "an unstated offset") when \(offset) was asked for")
                 return false
             }
-            total = rangeTotal ?? contentLength.map { $0 + offset }
+            if let rangeTotal {
+                total = rangeTotal
+            } else if let contentLength {
+                // The sizes are the server's: a sum past Int64 is a lie, not a file.
+                let (sum, overflow) = contentLength.addingReportingOverflow(offset)
+                guard !overflow else {
+                    failure = LeapError.io("the server announced \(contentLength) bytes after byte \(offset), more than any file can hold")
+                    return false
+                }
+                total = sum
+            }
         case 200:
             if offset > 0, case .file(let fd, let path) = sink {
                 // The server ignored the Range header: start again from the first byte.
@@ -215,6 +225,12 @@ final class Transfer {
         lastReport = now
         progress(offset + written, total)
     }
+}
+
+/// A size or offset in a header: decimal digits only (no sign), nil when not one or past Int64.
+private func nonNegative<S: StringProtocol>(_ s: S) -> Int64? {
+    guard !s.isEmpty, s.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+    return Int64(s)
 }
 
 private func monotonicNow() -> Double {

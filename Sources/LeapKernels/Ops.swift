@@ -93,6 +93,18 @@ package enum KernelISA: Int32, CaseIterable, Sendable {
     /// The CPU has AVX512-BF16's dot product (VDPBF16PS): the AVX-512 paths then multiply BF16 weights in
     /// llama.cpp's order (kernels_bf16_ggml.c).
     package static var cpuHasBF16DotProduct: Bool { lk_cpu_features() & UInt32(LK_CPU_AVX512BF16) != 0 }
+    /// This path multiplies Q4_K and Q6_K weights in llama.cpp's per-tensor orders (kernels_llama_order.c):
+    /// AVX2 and AVX-512 without VNNI. With VNNI, AVX-512 has faster Q4_K / Q5_K / Q6_K kernels of its own
+    /// order (kernels_kquant_vnni.c); the scalar and NEON paths keep the row kernels' order.
+    package var kQuantsInLlamaOrder: Bool {
+        switch self {
+        case .avx2, .avx512NoVNNI: return true
+        case .avx512: return lk_cpu_features() & UInt32(LK_CPU_AVX512VNNI) == 0
+        case .scalar, .neon: return false
+        }
+    }
+    /// Q4_K, Q5_K and Q6_K on this path have kernels of their own order (kernels_kquant_vnni.c).
+    package var kQuantsInVNNIOrder: Bool { self == .avx512 && !kQuantsInLlamaOrder }
 
     /// Forces this path process-wide; returns false (and changes nothing) if the CPU lacks it.
     @discardableResult

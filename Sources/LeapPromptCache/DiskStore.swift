@@ -8,6 +8,7 @@
 //   - a file that vanishes between the listing and the read (another process evicted it) is a miss.
 import Glibc
 import LeapCore
+import Synchronization
 
 package final class DiskStore: @unchecked Sendable {
     let folder: String
@@ -17,8 +18,9 @@ package final class DiskStore: @unchecked Sendable {
     private static let tmpPrefix = ".tmp-"
     /// A temporary file older than this belongs to a writer that died.
     private static let staleTmpSeconds = 600
-    private let counter = Lock()
-    private var nextTmp = 0
+    /// Numbers temporary files: process-wide, since two stores (one model loaded twice) or two saves of
+    /// one state file may write the same name at once in one process.
+    private static let nextTmp = Atomic<Int>(0)
 
     struct Entry {
         var name: String
@@ -83,16 +85,26 @@ package final class DiskStore: @unchecked Sendable {
         return out
     }
 
-    /// The whole file, or nil when it does not exist (any more) or cannot be read.
-    func read(_ name: String) -> [UInt8]? { DiskStore.readFile(folder + "/" + name) }
+    /// The whole file, or nil when it does not exist (any more), cannot be read or is larger than the
+    /// folder's byte cap (no snapshot this large is ever written).
+    func read(_ name: String) -> [UInt8]? { DiskStore.readFile(folder + "/" + name, limit: maxBytes) }
 
-    package static func readFile(_ path: String) -> [UInt8]? {
-        let fd = open(path, O_RDONLY)
+    /// The whole file at `path`, or nil with errno set: EFBIG when it has more than `limit` bytes (nothing is
+    /// allocated for it then), else why it could not be opened or read.
+    package static func readFile(_ path: String, limit: Int) -> [UInt8]? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
         var st = stat()
         guard fstat(fd, &st) == 0, st.st_size >= 0 else { return nil }
+        guard st.st_size <= limit else {
+            errno = EFBIG
+            return nil
+        }
         let size = Int(st.st_size)
+        // An empty file is an empty array (capacity 0 would have the initializer write the shared empty
+        // array's count, racing with other threads).
+        guard size > 0 else { return [] }
         var ok = true
         let out = [UInt8](unsafeUninitializedCapacity: size) { buf, initialized in
             var done = 0
@@ -120,11 +132,13 @@ package final class DiskStore: @unchecked Sendable {
     /// Writes `bytes` as `name` atomically (temporary file + rename), then evicts down to the caps.
     /// Throws LeapError(.io) when the file cannot be written.
     func write(_ name: String, _ bytes: [UInt8]) throws {
-        let id = counter.withLock { () -> Int in nextTmp += 1; return nextTmp }
-        let tmp = folder + "/" + DiskStore.tmpPrefix + "\(getpid())-\(id)-" + name
+        let tmp = folder + "/" + DiskStore.tmpPrefix + "\(getpid())-\(DiskStore.uniqueNumber())-" + name
         try DiskStore.writeFileAtomically(bytes, to: folder + "/" + name, via: tmp)
         evict()
     }
+
+    /// A number no other temporary file of this process has.
+    package static func uniqueNumber() -> Int { nextTmp.add(1, ordering: .relaxed).newValue }
 
     /// Writes `bytes` to `tmp`, then renames it to `path` (readers see the old file or the whole new one).
     package static func writeFileAtomically(_ bytes: [UInt8], to path: String, via tmp: String) throws {

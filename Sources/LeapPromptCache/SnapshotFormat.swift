@@ -47,6 +47,14 @@ package enum SnapshotFormat {
     static let maxLayers = 4096
     static let maxWidth = 1 << 20
 
+    /// The size of the largest snapshot of at most `positions` positions of a context of `shape` (every
+    /// position a media row, which takes the most bytes): a file larger than this is not one to read.
+    package static func maxFileBytes(shape: ContextStateShape, positions: Int) throws -> Int {
+        let n = max(0, min(positions, maxPositions))
+        let perPosition = 37 + 4 + 4 * shape.embeddingLength    // unit, input, embedding row
+        return try headerSize + 4 * shape.kvDims.count + n * perPosition + shape.kvBytes(positions: n) + 4 * shape.convFloats
+    }
+
     /// The file bytes of `snapshot`, computed under `identity`.
     package static func encode(_ snapshot: PromptSnapshot, identity: ModelIdentity) -> [UInt8] {
         let s = snapshot.state
@@ -185,8 +193,11 @@ package enum SnapshotFormat {
     private static func u64(_ b: UnsafeRawBufferPointer, _ o: Int) -> UInt64 { UInt64(littleEndian: b.loadUnaligned(fromByteOffset: o, as: UInt64.self)) }
 
     private static func floats(_ b: UnsafeRawBufferPointer, at o: Int, count: Int) -> [Float] {
-        [Float](unsafeUninitializedCapacity: count) { out, initialized in
-            if count > 0, let dst = out.baseAddress, let src = b.baseAddress { UnsafeMutableRawPointer(dst).copyMemory(from: src + o, byteCount: count * 4) }
+        // Never with capacity 0: that array is the shared empty singleton, whose count the initializer
+        // would write (a data race with every thread reading an empty array).
+        guard count > 0 else { return [] }
+        return [Float](unsafeUninitializedCapacity: count) { out, initialized in
+            if let dst = out.baseAddress, let src = b.baseAddress { UnsafeMutableRawPointer(dst).copyMemory(from: src + o, byteCount: count * 4) }
             initialized = count
         }
     }

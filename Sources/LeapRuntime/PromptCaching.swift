@@ -76,7 +76,7 @@ extension Conversation {
             let units = prefixUnits(sessionUnits[...])
             let state = try session.captureState(positions: units.count)
             let bytes = SnapshotFormat.encode(PromptSnapshot(units: units, state: state), identity: identity)
-            try DiskStore.writeFileAtomically(bytes, to: path, via: path + ".tmp-\(getpid())")
+            try DiskStore.writeFileAtomically(bytes, to: path, via: path + ".tmp-\(getpid())-\(DiskStore.uniqueNumber())")
         }
     }
 
@@ -89,11 +89,15 @@ extension Conversation {
     package func loadState(from path: String) throws {
         try whileIdle {
             guard let identity = runner.stateIdentity else { throw LeapError(.unsupported, "this model cannot restore a saved state") }
-            guard let bytes = DiskStore.readFile(path) else {
-                throw LeapError(.io, "cannot read the saved state \(path): \(String(cString: strerror(errno)))")
-            }
             let target = try session ?? runner.model.makeSession(contextSize: runner.contextSize)
             guard let shape = target.stateShape else { throw LeapError(.unsupported, "this model cannot restore a saved state") }
+            let limit = try SnapshotFormat.maxFileBytes(shape: shape, positions: runner.contextSize)
+            guard let bytes = DiskStore.readFile(path, limit: limit) else {
+                if errno == EFBIG {
+                    throw LeapError(.format, "\(path) is larger than any saved state of this model's \(runner.contextSize)-position context (\(limit) bytes)")
+                }
+                throw LeapError(.io, "cannot read the saved state \(path): \(String(cString: strerror(errno)))")
+            }
             let snapshot: PromptSnapshot
             do {
                 snapshot = try SnapshotFormat.decode(bytes, identity: identity, shape: shape)

@@ -79,6 +79,17 @@ import Testing
         #expect(try server.requests().map(\.range) == ["bytes=\(model.count + 100)-", nil])
     }
 
+    @Test func impossibleAnnouncedSizeFailsTheDownload() throws {
+        // A resumed download whose 206 gives no total size and a Content-Length near 2^63: the total it
+        // implies (offset + length) does not fit an Int64, which is an error naming the sizes.
+        try Downloader.makeDirectories(parentOf: dest)
+        try writeFile(dest + ".part", Array(model[0..<1000]))
+        let e = leapError { try Downloader.download(server.base + "/hugelength/model.gguf", to: dest) }
+        #expect(e?.kind == .io)
+        #expect(e?.message.contains("announced \(Int64.max - 9) bytes after byte 1000") == true, "\(e?.message ?? "")")
+        #expect(!exists(dest) && size(dest + ".part") == 1000)
+    }
+
     @Test func notFound() throws {
         let e = leapError { try Downloader.download(server.base + "/missing/model.gguf", to: dest) }
         #expect(e?.kind == .io)

@@ -8,8 +8,9 @@ import LeapGGUF
 import LeapKernels
 import Testing
 
-/// The paths that implement llama.cpp's orders (the scalar and NEON paths keep the row kernels' order).
-private var llamaOrderPaths: [KernelISA] { [.avx2, .avx512, .avx512NoVNNI].filter { $0.isAvailable } }
+/// The paths that implement llama.cpp's orders (the scalar and NEON paths keep the row kernels' order,
+/// AVX-512 with VNNI has its own K-quant kernels: KQuantVNNITests.swift).
+private var llamaOrderPaths: [KernelISA] { [.avx2, .avx512, .avx512NoVNNI].filter { $0.isAvailable && $0.kQuantsInLlamaOrder } }
 
 private func le16(_ b: [UInt8], _ o: Int) -> Int16 { Int16(bitPattern: UInt16(b[o]) | UInt16(b[o + 1]) << 8) }
 private func f16(_ b: [UInt8], _ o: Int) -> Float { lk_f16_to_f32(UInt16(bitPattern: le16(b, o))) }

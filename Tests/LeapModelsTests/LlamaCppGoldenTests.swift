@@ -3,6 +3,7 @@ import Testing
 import LeapKernels
 import LeapModels
 import Glibc
+import LeapGGUF
 
 /// Teacher-forced comparison with llama.cpp (goldens from scripts/fixtures/make_model_goldens.py).
 struct GoldenStats {
@@ -106,8 +107,9 @@ func smolLM2MatchesLlamaCpp() throws { try checkReal("SmolLM2-135M-Instruct.Q4_1
 @Test(.enabled(if: fileExists(realModelsDir + "/gemma-3-270m-q4_k_m.gguf"), "Gemma 3 270M not found (set LEAP_MODELS_DIR)"))
 func gemma3MatchesLlamaCpp() throws {
     // The perplexity gap was 1.3-1.6% before activations were quantized like llama.cpp's x86 path (127/amax,
-    // ties to even); now 0.2-0.6% depending on the kernel path.
-    try checkReal("gemma-3-270m-q4_k_m", .gemma3, minAgreement: 0.93)
+    // ties to even); now 0.0-0.6% depending on the kernel path. Agreement: 100% where the path sums in
+    // llama.cpp's order, 94.7% on the scalar path, 92.8% on AVX-512 VNNI (its own K-quant order).
+    try checkReal("gemma-3-270m-q4_k_m", .gemma3, minAgreement: 0.90)
 }
 
 private func checkReal(_ name: String, _ arch: Architecture, minAgreement: Double) throws {
@@ -119,11 +121,12 @@ private func checkReal(_ name: String, _ arch: Architecture, minAgreement: Doubl
     let (greedy, steps) = try greedyMatches(model, g, count: 32)
     print("\(name): argmax agreement \(s.agreement), ppl \(s.perplexity) vs llama.cpp \(g.perplexity), max top-1 logit diff \(s.maxTop1LogitDiff), greedy prefix \(greedy), greedy steps \(steps)")
     // Measured over 320 positions: SmolLM2 Q4_1 and Gemma 3 270M Q4_K_M are llama.cpp's bit for bit in
-    // teacher-forced evaluation on the AVX2 and AVX-512 paths (matchesLlamaCppExactly); on the scalar path
-    // SmolLM2 agrees on 96.9% (perplexity -0.86%), Gemma on 94.7% (+0.50%). Greedy (4 prompts x 32 steps,
+    // teacher-forced evaluation on the AVX2 and AVX-512 paths (matchesLlamaCppExactly; Gemma not with VNNI, whose
+    // K-quant kernels sum in their own order: 92.8%, +0.08%); on the scalar path SmolLM2 agrees on 96.9%
+    // (perplexity -0.86%), Gemma on 94.7% (+0.50%). Greedy (4 prompts x 32 steps,
     // llama.cpp's token fed back) is llama.cpp's on all 32 steps of every prompt on those two paths; the
     // scalar path can part at a near-tie. The rest of the gap is rounding chaos, not a modelling difference
-    // (BENCHMARKS.md, "Accuracy"). The floors (SmolLM2 95%, Gemma 93%) sit about 2 points under the scalar
+    // (BENCHMARKS.md, "Accuracy"). The floors (SmolLM2 95%, Gemma 90%) sit about 2 points under the worst
     // path's agreement, room for a few more near-ties flipped by a CPU with other rounding; the perplexity gap
     // (worst 0.86%) stays under 1%, which a modelling error would exceed at once.
     #expect(s.agreement >= minAgreement)
@@ -140,6 +143,7 @@ private func checkReal(_ name: String, _ arch: Architecture, minAgreement: Doubl
 /// batch, then one token per call): the proof that what remains on the other paths is summation order, and a
 /// guard for every op of the pass. The 16-layer Q4_0 file is chaotic under any other order (94-97% agreement,
 /// greedy prefixes down to 3 on the scalar path); it also runs on AVX-512 without VNNI (other Q4_0 kernels).
+/// Files with Q4_K / Q5_K / Q6_K weights are held to accuracy bounds instead on AVX-512 VNNI (see below).
 @Test(arguments: ["SmolLM2-135M-Instruct.Q4_1", "gemma-3-270m-q4_k_m", "lfm2-tiny-q8_0", "lfm2-tiny-q4_k", "lfm2-tiny-f32",
                   "lfm2-tiny-q4_0-16l", "lfm2-tiny-f16-attn", "lfm2moe-tiny-q4_k", "qwen3-tiny-q4_k", "qwen2-tiny-f16"],
       [KernelISA.avx2, .avx512, .avx512NoVNNI])
@@ -150,8 +154,22 @@ func matchesLlamaCppExactly(name: String, isa: KernelISA) throws {
     let g = try golden(name)
     let model = real ? try LanguageModel.load(path: realPath(name), threads: 2) : try loadTiny(name)
     let s = try #require(try isa.withThreadSelection { try compareTeacherForced(model, g) })
-    let (greedy, _) = try #require(try isa.withThreadSelection { try greedyMatches(model, g, count: 32) })
-    print("\(name) [\(isa.name)]: argmax agreement \(s.agreement), ppl \(s.perplexity) vs llama.cpp \(g.perplexity), max top-1 logit diff \(s.maxTop1LogitDiff), greedy prefix \(greedy)")
+    let (greedy, steps) = try #require(try isa.withThreadSelection { try greedyMatches(model, g, count: 32) })
+    print("\(name) [\(isa.name)]: argmax agreement \(s.agreement), ppl \(s.perplexity) vs llama.cpp \(g.perplexity), max top-1 logit diff \(s.maxTop1LogitDiff), greedy prefix \(greedy), greedy steps \(steps)")
+    if isa.kQuantsInVNNIOrder, try hasKQuantWeights(real ? realPath(name) : modelFixturesDir + "/" + name + ".gguf") {
+        // AVX-512 VNNI multiplies Q4_K / Q5_K / Q6_K in its own (faster) order: llama.cpp's products to float
+        // rounding (exact integer sums; as close to a float64 reference as llama.cpp's order: lfm2-tiny-q4_k
+        // rel-RMS 0.0546 vs 0.0544, TinyLFM2Tests), which 8-bit activation blocks turn into near-tie flips,
+        // like the scalar path's order. Measured: argmax agreement 92.8% (Gemma 3; the scalar path 94.7%) to
+        // 100%, perplexity within 0.08% (Gemma 3) to 0.70% (lfm2-tiny-q4_k, a random net of perplexity 2e10),
+        // greedy steps >= 30 of 32. Bounds: agreement >= 90% and greedy steps as checkReal's (about 2 points
+        // and 3 steps of room, as there), perplexity within 1% (a modelling error moves it by far more).
+        #expect(s.agreement >= 0.90)
+        #expect(abs(s.perplexity / g.perplexity - 1) < 0.01)
+        #expect(steps.allSatisfy { $0 >= 27 })
+        #expect(steps.reduce(0, +) >= 116)
+        return
+    }
     #expect(greedy == [32, 32, 32, 32])  // one-token decode in llama.cpp's one-token order too
     #expect(s.agreement == 1)
     #expect(abs(s.perplexity / g.perplexity - 1) < 1e-6)
@@ -206,4 +224,9 @@ func longPromptsSplitLikeLlamaCppUbatches(isa: KernelISA) throws {
         let tailDiffers = one[256] != split[256]
         #expect(tailDiffers == (isa != .scalar), "257th token alone vs in the batch: differs \(tailDiffers)")
     }
+}
+
+/// The file has Q4_K, Q5_K or Q6_K tensors (which AVX-512 VNNI multiplies in its own order).
+private func hasKQuantWeights(_ path: String) throws -> Bool {
+    try GGUFFile(path: path).tensors.contains { [.q4_K, .q5_K, .q6_K].contains($0.type) }
 }

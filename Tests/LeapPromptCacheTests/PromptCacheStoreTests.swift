@@ -106,7 +106,7 @@ private func options(_ path: String?, disk: Bool = true) -> PromptCacheOptions {
     #expect(left == [8, 10, 11], "9 was the least recently used")
     #expect(!fileNames(in: folder).contains { $0.hasPrefix(".tmp-") })
     // Byte cap: room for two files.
-    let one = DiskStore.readFile(folder + "/" + (fileNames(in: folder).first { $0.hasSuffix(".snap") } ?? ""))?.count ?? 0
+    let one = DiskStore.readFile(folder + "/" + (fileNames(in: folder).first { $0.hasSuffix(".snap") } ?? ""), limit: .max)?.count ?? 0
     var tight = o
     tight.maxBytesDisk = 2 * one + one / 2 + 200
     let capped = try PromptCache(options: tight, identity: f.identity)
@@ -123,7 +123,7 @@ private func options(_ path: String?, disk: Bool = true) -> PromptCacheOptions {
     cache.insert(try f.snapshot(16))
     cache.flush()
     let folder = cache.folder ?? ""
-    guard let name = fileNames(in: folder).first(where: { $0.hasSuffix(".snap") }), var bytes = DiskStore.readFile(folder + "/" + name) else {
+    guard let name = fileNames(in: folder).first(where: { $0.hasSuffix(".snap") }), var bytes = DiskStore.readFile(folder + "/" + name, limit: .max) else {
         Issue.record("no snapshot written")
         return
     }
@@ -143,6 +143,23 @@ private func options(_ path: String?, disk: Bool = true) -> PromptCacheOptions {
     try DiskStore.writeFileAtomically(foreign, to: folder + "/" + name, via: folder + "/.tmp-test")
     #expect(cache.lookup(f.units, minPositions: 1, maxPositions: 39, shape: f.shape) == nil)
     #expect(cache.counters.lastIgnoredReason.contains("another model"))
+}
+
+@Test func aFileLargerThanTheByteCapIsNotRead() throws {
+    let f = try Fixture()
+    let root = temporaryFolder("cache-huge")
+    defer { removeTree(root) }
+    let cache = try PromptCache(options: options(root), identity: f.identity)
+    let folder = cache.folder ?? ""
+    // A sparse file of 1 TiB under the name a lookup of 16 positions reads: reading it whole would allocate
+    // 1 TiB. It is larger than the folder's cap (4 GiB), so no snapshot of this cache can be that file.
+    let name = "16-\(cache.key(of: Array(f.units[0..<16]))).snap"  // "<positions>-<key>.snap"
+    let fd = open(folder + "/" + name, O_WRONLY | O_CREAT, 0o644)
+    #expect(fd >= 0 && ftruncate(fd, 1 << 40) == 0)
+    close(fd)
+    #expect(DiskStore.readFile(folder + "/" + name, limit: 1 << 32) == nil && errno == EFBIG)
+    #expect(cache.lookup(f.units, minPositions: 1, maxPositions: 39, shape: f.shape) == nil)
+    #expect(cache.counters.misses == 1)
 }
 
 @Test func aDeadWritersTemporaryFileIsRemovedAndALiveOnesIsKept() throws {

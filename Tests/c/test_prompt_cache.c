@@ -3,6 +3,7 @@
  * root (the tiny LFM2 fixture). */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
+#include <pthread.h>
 #include <spawn.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -117,6 +118,32 @@ static int child(const char *root, int order) {
     return failures != 0;
 }
 
+/* One conversation of a shared model on its own thread: a turn whose system prompt the cache holds. */
+typedef struct {
+    leap_model *model;
+    const char *system;
+    collector c;
+    leap_status status;
+    /* then, together with the other thread, saves of the conversation's state to one file */
+    pthread_barrier_t *together;
+    const char *state_path;
+    int save_failures;
+} threaded_turn;
+
+static void *run_threaded_turn(void *arg) {
+    threaded_turn *t = (threaded_turn *)arg;
+    leap_conversation *conv = NULL;
+    int i;
+    t->status = leap_conversation_create(t->model, t->system, &conv);
+    if (t->status == LEAP_OK) t->status = turn(conv, "What is two plus two?", &t->c);
+    pthread_barrier_wait(t->together);
+    for (i = 0; i < 100; i++) {
+        if (leap_conversation_save_state(conv, t->state_path) != LEAP_OK) t->save_failures++;
+    }
+    leap_conversation_free(conv);
+    return NULL;
+}
+
 extern char **environ;
 
 int main(int argc, char **argv) {
@@ -174,6 +201,14 @@ int main(int argc, char **argv) {
     CHECK_OK(leap_conversation_create(plain, SYSTEM, &conv));
     CHECK_STATUS(leap_conversation_save_state(conv, state), LEAP_ERR_INVALID_ARGUMENT);  /* nothing evaluated */
     CHECK_STATUS(leap_conversation_load_state(conv, damaged), LEAP_ERR_FORMAT);
+    /* A sparse 1 TiB file is refused by its size, without reading (or allocating) it. */
+    {
+        FILE *huge = fopen(damaged, "wb");
+        if (huge) fclose(huge);
+        CHECK(truncate(damaged, (off_t)1 << 40) == 0);
+        CHECK_STATUS(leap_conversation_load_state(conv, damaged), LEAP_ERR_FORMAT);
+        CHECK_ERROR_MENTIONS("is larger than any saved state");
+    }
     CHECK_STATUS(leap_conversation_load_state(conv, NULL), LEAP_ERR_INVALID_ARGUMENT);
     CHECK_STATUS(leap_conversation_load_state(NULL, state), LEAP_ERR_INVALID_ARGUMENT);
     CHECK_OK(leap_conversation_load_state(conv, state));
@@ -181,6 +216,44 @@ int main(int argc, char **argv) {
     CHECK(c.stats.cached_prompt_tokens > 20);
     CHECK(strcmp(c.text, expected.text) == 0);
     leap_conversation_free(conv);
+
+    /* Two threads, each with its conversation of one cached model, at once: the system prompt of the
+     * first launch is restored (a memory hit), a second system prompt is computed and written by the
+     * background writer while the other thread reads; both answer as the uncached model. Then both save
+     * their states to one file at once, 100 times each: every save succeeds and the file is one whole
+     * state (each save writes its own temporary file). */
+    {
+        threaded_turn t[2];
+        pthread_t th[2];
+        pthread_barrier_t together;
+        collector other;
+        const char *system2 = "You are a terse assistant. Reply in as few words as you can, always.";
+        CHECK_OK(leap_conversation_create(plain, system2, &conv));
+        CHECK_OK(turn(conv, "What is two plus two?", &other));
+        leap_conversation_free(conv);
+        CHECK(pthread_barrier_init(&together, NULL, 2) == 0);
+        for (k = 0; k < 2; k++) {
+            memset(&t[k], 0, sizeof t[k]);
+            t[k].model = second;
+            t[k].system = k == 0 ? SYSTEM : system2;
+            t[k].together = &together;
+            t[k].state_path = state;
+            CHECK(pthread_create(&th[k], NULL, run_threaded_turn, &t[k]) == 0);
+        }
+        for (k = 0; k < 2; k++) {
+            pthread_join(th[k], NULL);
+            CHECK_OK(t[k].status);
+            CHECK(t[k].c.completes == 1);
+            CHECK(t[k].save_failures == 0);
+        }
+        pthread_barrier_destroy(&together);
+        CHECK(strcmp(t[0].c.text, expected.text) == 0 && t[0].c.stats.cached_prompt_tokens > 20);
+        CHECK(strcmp(t[1].c.text, other.text) == 0);
+        CHECK_OK(leap_model_cache_flush(second));
+        CHECK_OK(leap_conversation_create(second, NULL, &conv));
+        CHECK_OK(leap_conversation_load_state(conv, state));
+        leap_conversation_free(conv);
+    }
 
     /* Two processes (this program again) writing one folder at once, with a cap of 3 snapshots: both
      * finish, and the folder ends within the cap with no temporary file. */

@@ -18,20 +18,23 @@ _log_callback_t = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c
 # LEAP_API leap_status leap_set_log_callback(leap_log_callback callback, leap_log_level max_level, void *user_data);
 _set_log_callback = fn("leap_set_log_callback", c_status, _log_callback_t, ctypes.c_int, ctypes.c_void_p)
 
-# The ctypes thunk the library holds; kept alive here until it is replaced.
+# The ctypes thunk the library holds; kept alive here until it is replaced. The library returns from a
+# replacement only once the old callback's calls on other threads are over, but a callback that replaces
+# itself is still running when the replacement returns: the previous thunk stays alive one more round.
 _installed: Optional[Any] = None
+_retired: Optional[Any] = None
 
 
 def set_log_callback(callback: Optional[LogCallback], level: str = "warning") -> None:
     """Send the library's messages of `level` and more severe to `callback(level, message)`; None silences
     them. Process-wide. To use Python's logging: ``leap.set_log_callback(lambda lvl, msg:
     logging.getLogger("leap").log(getattr(logging, lvl.upper()), msg))``."""
-    global _installed
+    global _installed, _retired
     if level not in _LEVELS:
         raise ValueError(f"level must be one of {', '.join(_LEVELS)}, not {level!r}")
     if callback is None:
         check(_set_log_callback(_log_callback_t(), _LEVELS[level], None))
-        _installed = None
+        _retired, _installed = _installed, None
         return
     user = callback
 
@@ -40,7 +43,7 @@ def set_log_callback(callback: Optional[LogCallback], level: str = "warning") ->
 
     c_thunk = _log_callback_t(thunk)
     check(_set_log_callback(c_thunk, _LEVELS[level], None))
-    _installed = c_thunk
+    _retired, _installed = _installed, c_thunk
 
 
 @atexit.register

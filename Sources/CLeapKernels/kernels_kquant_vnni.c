@@ -1,0 +1,473 @@
+/* Q4_K, Q5_K and Q6_K on AVX-512 VNNI: the one-token matrix × vector (decode) and the many-token matrix ×
+ * matrix (prefill), both straight from the GGUF block layout. They do not follow llama.cpp's summation
+ * order (kernels_llama_order.c): every integer sum is exact, the float steps are fewer and in another
+ * order, so results differ from llama.cpp's by float rounding only (the tests bound that: argmax agreement
+ * and perplexity against llama.cpp and the scalar path).
+ *
+ * Per super-block of 256 weights (d, dmin, sub-block scales sc and mins m; x: the Q8_K activation block):
+ *   Q4_K, Q5_K  y += dx · (d · Σ_j sc_j · Σ_{k in j} q_k·x_k  −  dmin · Σ_j m_j · bsum_j)   (j: 8 × 32)
+ *   Q6_K        y += dx · d · Σ_g sc_g · (Σ_{k in g} q_k·x_k − 32 · bsum_g)              (g: 16 × 16)
+ * q are the unsigned quants (0..15, 0..31, 0..63), so one vpdpbusd multiplies 64 of them with signed
+ * activation bytes; the −32 of Q6_K goes through the activation sums.
+ *
+ * matvec  one row at a time (two in flight), the block's 256 quants unpacked in registers: four vpdpbusd
+ *         of 64 products each, whose s32 lanes (sums of 4 products, |.| < 2^15) are scaled by their
+ *         sub-block scale in a vpdpwssd (scale in the low s16 of each s32 lane, 0 in the high one), then one
+ *         or two float FMAs per block. Q4_K/Q5_K activations are reordered once per call so that a 64-byte
+ *         load of the quants (low nibbles of two chunks, then high ones) meets its activations directly.
+ *         Rows are consecutive in memory: each thread reads one sequential stream.
+ * gemm    16-row tiles unpacked once per token chunk into bytes and transposed so that s32 lane r of
+ *         vector g holds quants 4g..4g+3 of row r, with d·sc per sub-block as float vectors; then per pass
+ *         NT tokens: each tile vector feeds NT vpdpbusd (4 activation bytes broadcast), one float FMA per
+ *         sub-block and token, the mins (Q4_K, Q5_K) as one vpdpwssd chain per block.
+ * Widths above KQ_MAX_BLOCKS blocks return 0 from the matvec (the caller falls back to the row kernels). */
+#include "lk_internal.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#include <stdlib.h>
+
+#define INLINE static inline __attribute__((always_inline))
+
+enum {
+    KQ_MAX_BLOCKS = 64, /* matvec: reordered activations of up to 16384 columns on the stack (20 KB) */
+    PREFETCH = 4096,    /* matvec: bytes ahead of the rows being read that are prefetched (1-8 KB measured
+                           alike; none: 20-30% slower from DRAM) */
+    TR = 16,            /* gemm: weight rows per tile (s32 lanes) */
+    CHUNK = 128,        /* gemm: tokens whose activation terms (and rows, in L2) are used per tile build */
+    NT_K4 = 4,          /* gemm: tokens per pass over a Q4_K / Q5_K tile (8 runs out of registers) */
+    NT_Q6 = 8,          /* gemm: tokens per pass over a Q6_K tile (measured faster than 4 and 6) */
+    NT = 8,             /* the larger of the two */
+};
+
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), apply_to = function)
+
+INLINE int32_t load_i32(const void *p) { int32_t v; memcpy(&v, p, 4); return v; }
+INLINE float h2f(uint16_t h) { return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h))); }
+INLINE int32_t pair16(int a, int b) { return (int32_t)(((uint32_t)(uint16_t)(int16_t)b << 16) | (uint16_t)(int16_t)a); }
+
+/* Q4_K / Q5_K: the 8 scales then the 8 mins (6 bits each) of a block, as 16 bytes (ggml's utmp unpacking;
+ * equal to lk_get_scale_min_k4 for j = 0..7). */
+INLINE __m128i k4_scales_mins(const uint8_t *s) {
+    uint32_t u[4];
+    memcpy(u, s, 12);
+    const uint32_t m1 = 0x3f3f3f3f, m2 = 0x0f0f0f0f, m3 = 0x03030303;
+    u[3] = ((u[2] >> 4) & m2) | (((u[1] >> 6) & m3) << 4);
+    const uint32_t mins_lo = u[1] & m1;
+    u[1] = (u[2] & m2) | (((u[0] >> 6) & m3) << 4);
+    u[2] = mins_lo;
+    u[0] &= m1;
+    return _mm_loadu_si128((const __m128i *)u);
+}
+
+/* ================================ matvec (decode) ================================ */
+
+/* The cache lines PREFETCH bytes after block p (bb bytes): the hardware prefetcher alone keeps too few
+ * lines in flight for one thread's stream */
+INLINE void prefetch_block(const void *p, size_t bb) {
+    const char *q = (const char *)p + PREFETCH;
+    for (size_t o = 0; o < bb; o += 64) _mm_prefetch(q + o, _MM_HINT_T0);
+}
+
+/* Q4_K / Q5_K activations of one block in the order of the quants' 64-byte loads: for k = 0, 1 the low
+ * nibbles of qs[64k..64k+63] are elements [128k, +32) and [128k + 64, +32), the high ones [128k + 32, +32)
+ * and [128k + 96, +32); bs: lanes 8..15 the 32-element sums (sub-block j in lane 8 + j), lanes 0..7 zero. */
+typedef struct {
+    _Alignas(64) int8_t q[KQ_MAX_BLOCKS][QK_K];
+    _Alignas(64) int32_t bs[KQ_MAX_BLOCKS][16];
+    float d[KQ_MAX_BLOCKS];
+} k4_activations;
+
+INLINE void k4_reorder(const block_q8_K *x, int64_t nb, k4_activations *a) {
+    for (int64_t i = 0; i < nb; i++) {
+        const int8_t *q = x[i].qs;
+        for (int k = 0; k < 2; k++) {
+            const __m256i e0 = _mm256_loadu_si256((const __m256i *)(q + 128 * k));
+            const __m256i e1 = _mm256_loadu_si256((const __m256i *)(q + 128 * k + 32));
+            const __m256i e2 = _mm256_loadu_si256((const __m256i *)(q + 128 * k + 64));
+            const __m256i e3 = _mm256_loadu_si256((const __m256i *)(q + 128 * k + 96));
+            _mm512_store_si512((void *)(a->q[i] + 128 * k), _mm512_inserti64x4(_mm512_castsi256_si512(e0), e2, 1));
+            _mm512_store_si512((void *)(a->q[i] + 128 * k + 64), _mm512_inserti64x4(_mm512_castsi256_si512(e1), e3, 1));
+        }
+        for (int j = 0; j < 8; j++) {
+            a->bs[i][j] = 0;
+            a->bs[i][8 + j] = x[i].bsums[2 * j] + x[i].bsums[2 * j + 1];
+        }
+        a->d[i] = x[i].d;
+    }
+}
+
+/* vpermd indices spreading scale lanes over the 16 s32 lanes of each product vector */
+#define E8(v) v, v, v, v, v, v, v, v
+#define E4(v) v, v, v, v
+static const int32_t k4_idx[4][16] __attribute__((aligned(64))) = {
+    {E8(0), E8(2)}, {E8(1), E8(3)}, {E8(4), E8(6)}, {E8(5), E8(7)}}; /* lo k=0, hi k=0, lo k=1, hi k=1 */
+static const int32_t q6_idx[4][16] __attribute__((aligned(64))) = {
+    {E4(0), E4(1), E4(2), E4(3)}, {E4(4), E4(5), E4(6), E4(7)}, {E4(8), E4(9), E4(10), E4(11)}, {E4(12), E4(13), E4(14), E4(15)}};
+#undef E8
+#undef E4
+
+/* One Q4_K (q5 = 0) or Q5_K block against its reordered activations: acc += dx·(d·S − dmin·M) per lane. */
+INLINE __m512 k4_block(const uint8_t *blk, const int q5, const int8_t *xq, const int32_t *bs, float dx, __m512 acc) {
+    const __m512i m4 = _mm512_set1_epi8(15);
+    const __m512i scm = _mm512_cvtepu8_epi32(k4_scales_mins(blk + 4)); /* lanes 0-7 sc_j, 8-15 m_j */
+    const uint8_t *qs = blk + (q5 ? 48 : 16);
+    __m512i sumi = _mm512_setzero_si512();
+    __m512i qh = _mm512_setzero_si512();
+    if (q5) qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(blk + 16)));
+    for (int k = 0; k < 2; k++) {
+        const __m512i q = _mm512_loadu_si512((const void *)(qs + 64 * k));
+        __m512i lo = _mm512_and_si512(q, m4), hi = _mm512_and_si512(_mm512_srli_epi16(q, 4), m4);
+        if (q5) { /* chunk c's 5th bits: qh bit 2c (low nibbles), 2c + 1 (high); this vector holds chunks 2k, 2k + 1 */
+            const __m512i blo = _mm512_mask_blend_epi8(0xFFFFFFFF00000000ull, _mm512_set1_epi8((char)(1 << (4 * k))), _mm512_set1_epi8((char)(4 << (4 * k))));
+            const __m512i bhi = _mm512_add_epi8(blo, blo);
+            lo = _mm512_mask_add_epi8(lo, _mm512_test_epi8_mask(qh, blo), lo, _mm512_set1_epi8(16));
+            hi = _mm512_mask_add_epi8(hi, _mm512_test_epi8_mask(qh, bhi), hi, _mm512_set1_epi8(16));
+        }
+        const __m512i plo = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, _mm512_load_si512((const void *)(xq + 128 * k)));
+        const __m512i phi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), hi, _mm512_load_si512((const void *)(xq + 128 * k + 64)));
+        sumi = _mm512_dpwssd_epi32(sumi, plo, _mm512_permutexvar_epi32(_mm512_load_si512((const void *)k4_idx[2 * k]), scm));
+        sumi = _mm512_dpwssd_epi32(sumi, phi, _mm512_permutexvar_epi32(_mm512_load_si512((const void *)k4_idx[2 * k + 1]), scm));
+    }
+    const __m512i mins = _mm512_madd_epi16(scm, _mm512_load_si512((const void *)bs)); /* lanes 8-15: m_j · bsum_j */
+    const __m128 dm = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(load_i32(blk))), _mm_set1_ps(dx)); /* d·dx, dmin·dx */
+    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sumi), _mm512_broadcastss_ps(dm), acc);
+    return _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mins), _mm512_broadcastss_ps(_mm_movehdup_ps(dm)), acc);
+}
+
+INLINE int k4_matvec(const int q5, int64_t n, const void *vw, size_t ws, const void *vx, float *y, int64_t nrows) {
+    const int64_t nb = n / QK_K;
+    if (nb > KQ_MAX_BLOCKS) return 0;
+    k4_activations a;
+    k4_reorder(vx, nb, &a);
+    const size_t bb = q5 ? sizeof(block_q5_K) : sizeof(block_q4_K);
+    const uint8_t *w = vw;
+    int64_t r = 0;
+    for (; r + 2 <= nrows; r += 2) {
+        const uint8_t *w0 = w + (size_t)r * ws, *w1 = w0 + ws;
+        __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+        for (int64_t i = 0; i < nb; i++) {
+            prefetch_block(w0 + (size_t)i * bb, bb);
+            prefetch_block(w1 + (size_t)i * bb, bb);
+            acc0 = k4_block(w0 + (size_t)i * bb, q5, a.q[i], a.bs[i], a.d[i], acc0);
+            acc1 = k4_block(w1 + (size_t)i * bb, q5, a.q[i], a.bs[i], a.d[i], acc1);
+        }
+        y[r] = _mm512_reduce_add_ps(acc0);
+        y[r + 1] = _mm512_reduce_add_ps(acc1);
+    }
+    for (; r < nrows; r++) {
+        const uint8_t *w0 = w + (size_t)r * ws;
+        __m512 acc0 = _mm512_setzero_ps();
+        for (int64_t i = 0; i < nb; i++) acc0 = k4_block(w0 + (size_t)i * bb, q5, a.q[i], a.bs[i], a.d[i], acc0);
+        y[r] = _mm512_reduce_add_ps(acc0);
+    }
+    return 1;
+}
+
+/* One Q6_K block against its activation block (natural order: a 64-byte load of ql gives 64 consecutive
+ * elements in its low nibbles and the 64 after them in its high ones). */
+INLINE __m512 q6_block(const block_q6_K *b, const block_q8_K *x, __m512 acc) {
+    const __m512i m4 = _mm512_set1_epi8(15), m3 = _mm512_set1_epi8(3);
+    const __m512i sh_lo = _mm512_mask_blend_epi16(0xFFFF0000u, _mm512_set1_epi16(0), _mm512_set1_epi16(2));
+    const __m512i sh_hi = _mm512_mask_blend_epi16(0xFFFF0000u, _mm512_set1_epi16(4), _mm512_set1_epi16(6));
+    const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)b->scales));
+    const __m512i scz = _mm512_cvtepu16_epi32(sc16); /* sc_g in the low s16 of lane g, 0 in the high one */
+    __m512i sumi = _mm512_setzero_si512();
+    for (int h = 0; h < 2; h++) {
+        const __m512i L = _mm512_loadu_si512((const void *)(b->ql + 64 * h));
+        const __m512i H = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(b->qh + 32 * h)));
+        const __m512i qlo = _mm512_or_si512(_mm512_and_si512(L, m4), _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(H, sh_lo), m3), 4));
+        const __m512i qhi = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(L, 4), m4),
+                                            _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(H, sh_hi), m3), 4));
+        const __m512i plo = _mm512_dpbusd_epi32(_mm512_setzero_si512(), qlo, _mm512_loadu_si512((const void *)(x->qs + 128 * h)));
+        const __m512i phi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), qhi, _mm512_loadu_si512((const void *)(x->qs + 128 * h + 64)));
+        sumi = _mm512_dpwssd_epi32(sumi, plo, _mm512_permutexvar_epi32(_mm512_load_si512((const void *)q6_idx[2 * h]), scz));
+        sumi = _mm512_dpwssd_epi32(sumi, phi, _mm512_permutexvar_epi32(_mm512_load_si512((const void *)q6_idx[2 * h + 1]), scz));
+    }
+    const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)x->bsums)); /* Σ sc·bsum pairs */
+    sumi = _mm512_sub_epi32(sumi, _mm512_zextsi256_si512(_mm256_slli_epi32(corr, 5)));
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(sumi), _mm512_set1_ps(h2f(b->d) * x->d), acc);
+}
+
+static int matvec_q6_K(int64_t n, const void *vw, size_t ws, const void *vx, float *y, int64_t nrows) {
+    const int64_t nb = n / QK_K;
+    const block_q8_K *x = vx;
+    const uint8_t *w = vw;
+    int64_t r = 0;
+    for (; r + 2 <= nrows; r += 2) {
+        const block_q6_K *w0 = (const block_q6_K *)(w + (size_t)r * ws), *w1 = (const block_q6_K *)(w + (size_t)(r + 1) * ws);
+        __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
+        for (int64_t i = 0; i < nb; i++) {
+            prefetch_block(w0 + i, sizeof(block_q6_K));
+            prefetch_block(w1 + i, sizeof(block_q6_K));
+            acc0 = q6_block(w0 + i, x + i, acc0);
+            acc1 = q6_block(w1 + i, x + i, acc1);
+        }
+        y[r] = _mm512_reduce_add_ps(acc0);
+        y[r + 1] = _mm512_reduce_add_ps(acc1);
+    }
+    for (; r < nrows; r++) {
+        const block_q6_K *w0 = (const block_q6_K *)(w + (size_t)r * ws);
+        __m512 acc0 = _mm512_setzero_ps();
+        for (int64_t i = 0; i < nb; i++) acc0 = q6_block(w0 + i, x + i, acc0);
+        y[r] = _mm512_reduce_add_ps(acc0);
+    }
+    return 1;
+}
+
+static int matvec_q4_K(int64_t n, const void *vw, size_t ws, const void *x, float *y, int64_t nrows) {
+    return k4_matvec(0, n, vw, ws, x, y, nrows);
+}
+static int matvec_q5_K(int64_t n, const void *vw, size_t ws, const void *x, float *y, int64_t nrows) {
+    return k4_matvec(1, n, vw, ws, x, y, nrows);
+}
+
+/* ================================ gemm (prefill) ================================ */
+
+/* Tile layout per super-block: 64 byte vectors (lane r of vector g = quants 4g..4g+3 of row r, element
+ * order), then float vectors d·sc of each sub-block (8 for Q4_K/Q5_K, 16 for Q6_K), then (Q4_K/Q5_K) 4
+ * vectors of s16 pairs (m_2k, m_2k+1) and the dmin vector. */
+enum { T_W = 0, T_DS = 4096, K4_MP = 4608, K4_DMIN = 4864, K4_STRIDE = 4928, Q6_STRIDE = 5120 };
+
+/* 16 vectors of 16 s32 lanes: r[i] lane c → r[c] lane i */
+INLINE void transpose16(__m512i *r) {
+    __m512i t[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) {
+        r[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+        r[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+        r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+        r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+    }
+    for (int j = 0; j < 4; j++) {
+        t[j] = _mm512_shuffle_i32x4(r[j], r[j + 4], 0x88);
+        t[j + 4] = _mm512_shuffle_i32x4(r[j], r[j + 4], 0xdd);
+        t[j + 8] = _mm512_shuffle_i32x4(r[j + 8], r[j + 12], 0x88);
+        t[j + 12] = _mm512_shuffle_i32x4(r[j + 8], r[j + 12], 0xdd);
+    }
+    for (int j = 0; j < 8; j++) {
+        r[j] = _mm512_shuffle_i32x4(t[j], t[j + 8], 0x88);
+        r[j + 8] = _mm512_shuffle_i32x4(t[j], t[j + 8], 0xdd);
+    }
+}
+
+/* One block's 256 unsigned quants in element order. */
+INLINE void unpack_k4(const uint8_t *blk, const int q5, uint8_t *out) {
+    const __m256i m4 = _mm256_set1_epi8(15);
+    const uint8_t *qs = blk + (q5 ? 48 : 16);
+    const uint32_t *qh = (const uint32_t *)(blk + 16);
+    __m256i hb = q5 ? _mm256_loadu_si256((const __m256i *)qh) : _mm256_setzero_si256();
+    for (int c = 0; c < 4; c++) { /* chunk c: 32 low nibbles (5th bit: qh bit 2c), then 32 high (bit 2c + 1) */
+        const __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * c));
+        __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+        if (q5) {
+            lo = _mm256_mask_add_epi8(lo, _mm256_test_epi8_mask(hb, _mm256_set1_epi8((char)(1 << (2 * c)))), lo, _mm256_set1_epi8(16));
+            hi = _mm256_mask_add_epi8(hi, _mm256_test_epi8_mask(hb, _mm256_set1_epi8((char)(2 << (2 * c)))), hi, _mm256_set1_epi8(16));
+        }
+        _mm256_store_si256((__m256i *)(out + 64 * c), lo);
+        _mm256_store_si256((__m256i *)(out + 64 * c + 32), hi);
+    }
+}
+
+INLINE void unpack_q6(const block_q6_K *b, uint8_t *out) {
+    const __m256i m4 = _mm256_set1_epi8(15), m3 = _mm256_set1_epi8(3);
+    for (int h = 0; h < 2; h++) { /* elements 128h + 32k + l: nibble of ql[64h + l (+32)], bits 2k.. of qh[32h + l] */
+        const __m256i l0 = _mm256_loadu_si256((const __m256i *)(b->ql + 64 * h));
+        const __m256i l1 = _mm256_loadu_si256((const __m256i *)(b->ql + 64 * h + 32));
+        const __m256i hb = _mm256_loadu_si256((const __m256i *)(b->qh + 32 * h));
+        uint8_t *o = out + 128 * h;
+        _mm256_store_si256((__m256i *)o, _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(hb, m3), 4)));
+        _mm256_store_si256((__m256i *)(o + 32), _mm256_or_si256(_mm256_and_si256(l1, m4),
+                                                                 _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), m3), 4)));
+        _mm256_store_si256((__m256i *)(o + 64), _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
+                                                                 _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), m3), 4)));
+        _mm256_store_si256((__m256i *)(o + 96), _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+                                                                 _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), m3), 4)));
+    }
+}
+
+INLINE void build_tile(int type, const uint8_t *w, size_t wrb, int64_t nb, int nr, uint8_t *tile) {
+    const int q6 = type == LK_TYPE_Q6_K, q5 = type == LK_TYPE_Q5_K;
+    const size_t bb = lk_block_bytes(type), stride = q6 ? Q6_STRIDE : K4_STRIDE;
+    _Alignas(64) uint8_t rows[TR][QK_K];
+    _Alignas(64) float ds[16][TR], dmin[TR];
+    _Alignas(64) int32_t mp[4][TR];
+    for (int64_t i = 0; i < nb; i++) {
+        for (int r = 0; r < TR; r++) {
+            if (r >= nr) {
+                memset(rows[r], 0, QK_K);
+                for (int j = 0; j < 16; j++) ds[j][r] = 0.0f;
+                for (int k = 0; k < 4; k++) mp[k][r] = 0;
+                dmin[r] = 0.0f;
+                continue;
+            }
+            const uint8_t *blk = w + (size_t)r * wrb + (size_t)i * bb;
+            if (q6) {
+                const block_q6_K *b = (const block_q6_K *)blk;
+                unpack_q6(b, rows[r]);
+                const float d = h2f(b->d);
+                for (int g = 0; g < 16; g++) ds[g][r] = d * (float)b->scales[g];
+            } else {
+                unpack_k4(blk, q5, rows[r]);
+                uint8_t sm[16];
+                _mm_storeu_si128((__m128i *)sm, k4_scales_mins(blk + 4));
+                uint16_t dh, mh;
+                memcpy(&dh, blk, 2);
+                memcpy(&mh, blk + 2, 2);
+                const float d = h2f(dh);
+                for (int j = 0; j < 8; j++) ds[j][r] = d * (float)sm[j];
+                for (int k = 0; k < 4; k++) mp[k][r] = pair16(sm[8 + 2 * k], sm[9 + 2 * k]);
+                dmin[r] = h2f(mh);
+            }
+        }
+        uint8_t *t = tile + (size_t)i * stride;
+        for (int s = 0; s < 4; s++) {
+            __m512i v[16];
+            for (int r = 0; r < TR; r++) v[r] = _mm512_load_si512((const void *)(rows[r] + 64 * s));
+            transpose16(v);
+            for (int c = 0; c < 16; c++) _mm512_store_si512((void *)(t + T_W + 64 * (16 * s + c)), v[c]);
+        }
+        memcpy(t + T_DS, ds, (q6 ? 16 : 8) * sizeof ds[0]);
+        if (!q6) {
+            memcpy(t + K4_MP, mp, sizeof mp);
+            memcpy(t + K4_DMIN, dmin, sizeof dmin);
+        }
+    }
+}
+
+/* Per token and block: dx, then (Q4_K/Q5_K) 4 s16 pairs of 32-element sums (bsum_2k, bsum_2k+1) or (Q6_K)
+ * the 16 terms −32·bsum_g. */
+INLINE size_t term_ints(int type) { return type == LK_TYPE_Q6_K ? 16 : 4; }
+
+INLINE void prep_terms(int type, const uint8_t *x, size_t xrb, int64_t nt, int64_t nb, float *dx, int32_t *terms) {
+    const size_t ti = term_ints(type);
+    for (int64_t t = 0; t < nt; t++) {
+        const block_q8_K *xt = (const block_q8_K *)(x + (size_t)t * xrb);
+        for (int64_t i = 0; i < nb; i++) {
+            int32_t *o = terms + ((size_t)t * (size_t)nb + (size_t)i) * ti;
+            dx[t * nb + i] = xt[i].d;
+            if (type == LK_TYPE_Q6_K) {
+                for (int g = 0; g < 16; g++) o[g] = -32 * xt[i].bsums[g];
+            } else {
+                for (int k = 0; k < 4; k++)
+                    o[k] = pair16(xt[i].bsums[4 * k] + xt[i].bsums[4 * k + 1], xt[i].bsums[4 * k + 2] + xt[i].bsums[4 * k + 3]);
+            }
+        }
+    }
+}
+
+/* n tokens (n <= NT; row t at x + t·xrb, terms at dx/terms + t·nb blocks) × one tile → y[t·ys + 0..nr) */
+INLINE void tile_tokens(int type, const uint8_t *tile, int64_t nb, const uint8_t *x, size_t xrb, const float *dx,
+                        const int32_t *terms, float *y, int64_t ys, int nr, const int n) {
+    const int q6 = type == LK_TYPE_Q6_K;
+    const size_t stride = q6 ? Q6_STRIDE : K4_STRIDE, ti = term_ints(type);
+    __m512 acc[NT];
+    for (int t = 0; t < n; t++) acc[t] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        const uint8_t *tb = tile + (size_t)i * stride;
+        const int8_t *xq[NT];
+        for (int t = 0; t < n; t++) xq[t] = ((const block_q8_K *)(x + (size_t)t * xrb))[i].qs;
+        __m512 blk[NT];
+        for (int t = 0; t < n; t++) blk[t] = _mm512_setzero_ps();
+        if (q6) {
+            for (int g = 0; g < 16; g++) { /* 16-element sub-blocks: 4 vectors */
+                __m512i is[NT];
+                for (int t = 0; t < n; t++) is[t] = _mm512_set1_epi32(terms[((size_t)t * (size_t)nb + (size_t)i) * ti + (size_t)g]);
+                for (int v = 0; v < 4; v++) {
+                    const __m512i wv = _mm512_load_si512((const void *)(tb + T_W + 64 * (4 * g + v)));
+                    for (int t = 0; t < n; t++) is[t] = _mm512_dpbusd_epi32(is[t], wv, _mm512_set1_epi32(load_i32(xq[t] + 16 * g + 4 * v)));
+                }
+                const __m512 ds = _mm512_load_ps((const void *)(tb + T_DS + 64 * g));
+                for (int t = 0; t < n; t++) blk[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[t]), ds, blk[t]);
+            }
+        } else {
+            for (int j = 0; j < 8; j++) { /* 32-element sub-blocks: 8 vectors, two chains per token */
+                __m512i is[NT][2];
+                for (int t = 0; t < n; t++) is[t][0] = is[t][1] = _mm512_setzero_si512();
+                for (int v = 0; v < 8; v++) {
+                    const __m512i wv = _mm512_load_si512((const void *)(tb + T_W + 64 * (8 * j + v)));
+                    for (int t = 0; t < n; t++)
+                        is[t][v & 1] = _mm512_dpbusd_epi32(is[t][v & 1], wv, _mm512_set1_epi32(load_i32(xq[t] + 32 * j + 4 * v)));
+                }
+                const __m512 ds = _mm512_load_ps((const void *)(tb + T_DS + 64 * j));
+                for (int t = 0; t < n; t++) blk[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(is[t][0], is[t][1])), ds, blk[t]);
+            }
+            const __m512 dmin = _mm512_load_ps((const void *)(tb + K4_DMIN));
+            for (int t = 0; t < n; t++) {
+                const int32_t *bp = terms + ((size_t)t * (size_t)nb + (size_t)i) * ti;
+                __m512i m = _mm512_setzero_si512();
+                for (int k = 0; k < 4; k++) m = _mm512_dpwssd_epi32(m, _mm512_load_si512((const void *)(tb + K4_MP + 64 * k)), _mm512_set1_epi32(bp[k]));
+                blk[t] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(m), dmin, blk[t]);
+            }
+        }
+        for (int t = 0; t < n; t++) acc[t] = _mm512_fmadd_ps(blk[t], _mm512_set1_ps(dx[t * nb + i]), acc[t]);
+    }
+    for (int t = 0; t < n; t++) _mm512_mask_storeu_ps(y + t * ys, (__mmask16)((1u << nr) - 1), acc[t]);
+}
+
+INLINE int kq_gemm(int type, int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
+                   float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
+    const int64_t nb = cols / QK_K;
+    const int64_t chunk = n_tokens < CHUNK ? n_tokens : CHUNK;
+    const size_t stride = type == LK_TYPE_Q6_K ? Q6_STRIDE : K4_STRIDE;
+    const size_t tile_bytes = (size_t)nb * stride;
+    const size_t terms_bytes = (size_t)chunk * (size_t)nb * (sizeof(float) + term_ints(type) * sizeof(int32_t));
+    uint8_t *scratch = aligned_alloc(64, (tile_bytes + terms_bytes + 63) / 64 * 64);
+    if (!scratch) return 0;
+    uint8_t *tile = scratch;
+    float *dx = (float *)(scratch + tile_bytes);
+    int32_t *terms = (int32_t *)(dx + chunk * nb);
+    const uint8_t *wb = w, *xb = x;
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += chunk) {
+        const int64_t nt = n_tokens - t0 < chunk ? n_tokens - t0 : chunk;
+        const uint8_t *xc = xb + (size_t)t0 * xrb;
+        prep_terms(type, xc, xrb, nt, nb, dx, terms);
+        for (int64_t r0 = row_begin; r0 < row_end; r0 += TR) {
+            const int nr = row_end - r0 < TR ? (int)(row_end - r0) : TR;
+            build_tile(type, wb + (size_t)r0 * wrb, wrb, nb, nr, tile);
+            const int pass = type == LK_TYPE_Q6_K ? NT_Q6 : NT_K4;
+            int64_t t = 0;
+            for (; t + pass <= nt; t += pass)
+                tile_tokens(type, tile, nb, xc + (size_t)t * xrb, xrb, dx + t * nb, terms + (size_t)t * (size_t)nb * term_ints(type),
+                            y + (t0 + t) * ys + r0, ys, nr, pass);
+            for (; t < nt; t++)
+                tile_tokens(type, tile, nb, xc + (size_t)t * xrb, xrb, dx + t * nb, terms + (size_t)t * (size_t)nb * term_ints(type),
+                            y + (t0 + t) * ys + r0, ys, nr, 1);
+        }
+    }
+    free(scratch);
+    return 1;
+}
+
+#define KQ_GEMM(NAME, TYPE)                                                                                   \
+    static int NAME(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,     \
+                    float *y, int64_t ys, int64_t row_begin, int64_t row_end) {                               \
+        return kq_gemm(TYPE, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);                      \
+    }
+KQ_GEMM(gemm_q4_K, LK_TYPE_Q4_K)
+KQ_GEMM(gemm_q5_K, LK_TYPE_Q5_K)
+KQ_GEMM(gemm_q6_K, LK_TYPE_Q6_K)
+#undef KQ_GEMM
+
+#pragma clang attribute pop
+
+void lk_fill_kquant_vnni(lk_kernel_table *t) {
+    static const int types[3] = {LK_TYPE_Q4_K, LK_TYPE_Q5_K, LK_TYPE_Q6_K};
+    for (int i = 0; i < 3; i++) { /* these kernels take every batch size; llama.cpp's orders are not kept */
+        t->repack[types[i]] = t->repack_id[types[i]] = t->any_tokens[types[i]] = t->tiled[types[i]] = NULL;
+        t->gemm_min_tokens[types[i]] = NT_K4;
+    }
+    t->matvec[LK_TYPE_Q4_K] = matvec_q4_K;
+    t->matvec[LK_TYPE_Q5_K] = matvec_q5_K;
+    t->matvec[LK_TYPE_Q6_K] = matvec_q6_K;
+    t->gemm[LK_TYPE_Q4_K] = gemm_q4_K;
+    t->gemm[LK_TYPE_Q5_K] = gemm_q5_K;
+    t->gemm[LK_TYPE_Q6_K] = gemm_q6_K;
+}
+
+#else
+void lk_fill_kquant_vnni(lk_kernel_table *t) { (void)t; }
+#endif
