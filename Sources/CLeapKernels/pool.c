@@ -138,6 +138,18 @@ void lk_pool_free(lk_pool *p) {
 
 int32_t lk_pool_threads(const lk_pool *p) { return p ? p->n_threads : 1; }
 
+int64_t lk_pool_worker_cpu_ns(const lk_pool *p) {
+    if (!p) return 0;
+    int64_t total = 0;
+    for (int32_t i = 1; i < p->n_threads; i++) {
+        clockid_t clock;
+        struct timespec ts;
+        if (pthread_getcpuclockid(p->threads[i], &clock) != 0 || clock_gettime(clock, &ts) != 0) continue;
+        total += (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    }
+    return total;
+}
+
 void lk_pool_run(lk_pool *p, lk_task_fn fn, void *ctx, int32_t n_tasks) {
     if (n_tasks <= 0) return;
     int idle = 0;

@@ -12,7 +12,7 @@ private func now() -> Double {
     return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
 }
 
-private func peakRSSMB() -> Double {
+func peakRSSMB() -> Double {
     guard let f = fopen("/proc/self/status", "r") else { return 0 }
     defer { fclose(f) }
     var line = [CChar](repeating: 0, count: 256)
@@ -27,15 +27,15 @@ private func peakRSSMB() -> Double {
 }
 
 /// Same ids as scripts/bench_llamacpp.py: 64-bit LCG, ids in [16, nVocab).
-private func tokenIDs(_ n: Int, _ nVocab: Int) -> [Int32] {
-    var s: UInt64 = 12345
+func tokenIDs(_ n: Int, _ nVocab: Int, seed: UInt64 = 12345) -> [Int32] {
+    var s: UInt64 = seed
     return (0..<n).map { _ in
         s = s &* 6364136223846793005 &+ 1442695040888963407
         return Int32(16 + Int(s >> 33) % (nVocab - 16))
     }
 }
 
-private func argmax(_ row: UnsafeBufferPointer<Float>) -> Int32 {
+func greedyToken(_ row: UnsafeBufferPointer<Float>) -> Int32 {
     var best = 0
     for i in 1..<row.count where row[i] > row[best] { best = i }
     return Int32(best)
@@ -45,10 +45,15 @@ private func median(_ xs: [Double]) -> Double { xs.sorted()[xs.count / 2] }
 
 /// Runs the llama.cpp script and returns its `key: value` figures.
 private func runLlamaCpp(_ path: String, threads: Int, prompt: Int, gen: Int, reps: Int) -> [String: Double] {
+    runLlamaCppScript("'\(path)' --threads \(threads) --prompt \(prompt) --gen \(gen) --reps \(reps)")
+}
+
+/// Runs scripts/bench_llamacpp.py with `arguments` (shell words) and returns its `key: value` figures.
+func runLlamaCppScript(_ arguments: String) -> [String: Double] {
     var dir = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
     dir.removeLast(3)
     let script = dir.joined(separator: "/") + "/scripts/bench_llamacpp.py"
-    let cmd = "python3 '\(script)' '\(path)' --threads \(threads) --prompt \(prompt) --gen \(gen) --reps \(reps) 2>/dev/null"
+    let cmd = "python3 '\(script)' \(arguments) 2>/dev/null"
     guard let p = popen(cmd, "r") else { return [:] }
     var out: [String: Double] = [:]
     var line = [CChar](repeating: 0, count: 512)
@@ -89,18 +94,18 @@ func benchModel(_ args: [String]) {
             ctx.reset()
             let a = now()
             try ctx.eval(tokens: prompt)
-            _ = argmax(try ctx.logits())
+            _ = greedyToken(try ctx.logits())
             let dt = now() - a
             pp.append(Double(nPrompt) / dt)
             ttft.append(dt)
 
             ctx.reset()
             try ctx.eval(tokens: Array(prompt[0..<min(16, nPrompt)]))
-            var tok = argmax(try ctx.logits())
+            var tok = greedyToken(try ctx.logits())
             let b = now()
             for _ in 0..<nGen {
                 try ctx.eval(tokens: [tok])
-                tok = argmax(try ctx.logits())
+                tok = greedyToken(try ctx.logits())
             }
             tg.append(Double(nGen) / (now() - b))
         }

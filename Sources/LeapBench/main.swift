@@ -14,6 +14,8 @@ let suites: [String: ([String]) -> Void] = [
     "toolcalls": benchToolCalls,
     "kernels": benchKernels,
     "model": benchModel,
+    "parallel": benchParallel,
+    "long-context": benchLongContext,
     "tokenizer": benchTokenizer,
     "template": benchTemplate,
     "grammar": benchGrammar,

@@ -25,6 +25,16 @@ struct MatmulJob {
     var yStride: Int
 }
 
+/// Rows of a forward batch that belong to one sequence: batch rows firstRow..<firstRow+count at positions
+/// pos0..<pos0+count of `context`'s KV cache and conv state. A prefill batch is one span; a stepped decode
+/// batch has one one-row span per conversation (the matmuls are shared, attention and the conv are not).
+struct SequenceSpan {
+    let context: InferenceContext
+    let firstRow: Int
+    let count: Int
+    let pos0: Int
+}
+
 /// The input of one forward pass: token ids, or embedding rows that take the place of the token embeddings.
 enum ForwardInput {
     case tokens(UnsafeBufferPointer<Int32>)   // [T] validated ids
@@ -32,10 +42,19 @@ enum ForwardInput {
 }
 
 extension InferenceContext {
-    /// Runs a batch of `T` inputs; writes logits of batch rows `logitsFrom..<T` to `out` ([T - logitsFrom, V])
-    /// unless `outputHead` is false, and keeps the last row's final-normed hidden state in `hiddenOut`.
+    /// Runs a batch of `T` inputs of this sequence at positions pos0..<pos0+T (see the other `forward`).
     func forward(_ input: ForwardInput, count T: Int, pos0: Int, logitsFrom: Int, into out: UnsafeMutablePointer<Float>,
                  outputHead: Bool = true) {
+        forward(input, count: T, spans: [SequenceSpan(context: self, firstRow: 0, count: T, pos0: pos0)],
+                logitsFrom: logitsFrom, into: out, outputHead: outputHead)
+    }
+
+    /// Runs a batch of `T` inputs on this context's scratch buffers, the rows of each span in its own
+    /// sequence's state; writes logits of batch rows `logitsFrom..<T` to `out` ([T - logitsFrom, V]) unless
+    /// `outputHead` is false, and keeps each span's last row's final-normed hidden state in its `hiddenOut`.
+    /// Every span's context shares this context's model, pool and KV cache type.
+    func forward(_ input: ForwardInput, count T: Int, spans: [SequenceSpan], logitsFrom: Int,
+                 into out: UnsafeMutablePointer<Float>, outputHead: Bool = true) {
         let E = cfg.nEmbd
         let W = model.weights
         switch input {
@@ -52,8 +71,8 @@ extension InferenceContext {
         for (il, layer) in W.layers.enumerated() {
             rmsNormRows(x, layer.attnNorm, xn, T, E)
             switch layer.mixer {
-            case .attention(let a): attention(a, layer: il, T: T, pos0: pos0)
-            case .shortConv(let c): shortConv(c, T: T, pos0: pos0)
+            case .attention(let a): attention(a, layer: il, T: T, spans: spans)
+            case .shortConv(let c): shortConv(c, T: T, spans: spans)
             }
             if let pn = layer.postAttnNorm { rmsNormRows(mix, pn, mix, T, E) }
             lk_add(x, mix, x, Int64(T * E))
@@ -71,7 +90,10 @@ extension InferenceContext {
         guard nOut > 0 else { return }
         let hLast = x + logitsFrom * E
         rmsNormRows(hLast, W.outputNorm, xn, nOut, E)
-        hiddenOut.update(from: xn + (nOut - 1) * E, count: E)
+        for span in spans {
+            let last = span.firstRow + span.count - 1
+            if last >= logitsFrom { span.context.hiddenOut.update(from: xn + (last - logitsFrom) * E, count: E) }
+        }
         guard outputHead else { return }
         let V = cfg.outputWidth
         let xq = quantize(xn, rows: nOut, for: W.output, buffer: 0)
@@ -127,25 +149,38 @@ extension InferenceContext {
     }
 
     /// LFM2 gated short convolution: [B|C|x] = W_in·xn; u = B⊙x; c_t = Σ_k w[:,k]⊙u_{t-(L-1)+k}; mix = W_out·(C⊙c).
-    func shortConv(_ c: ShortConvWeights, T: Int, pos0: Int) {
+    func shortConv(_ c: ShortConvWeights, T: Int, spans: [SequenceSpan]) {
         let E = cfg.nEmbd
-        let L = cfg.convLCache
-        guard let ring = convRing?.floats() else { return }
         let xq = quantize(xn, rows: T, for: c.inProj, buffer: 0)
         jobs[0] = MatmulJob(w: c.inProj, x: xq.0, xRowBytes: xq.1, y: ffA, yStride: 3 * E)
         runMatmuls(1, T: T)
-        let slotBase = ring + c.convSlot * ringSize * E
+        for span in spans {
+            guard let ring = span.context.convRing?.floats() else { continue }
+            shortConvMix(c, ring: ring + c.convSlot * span.context.ringSize * E, ringSize: span.context.ringSize,
+                         rows: span.firstRow..<span.firstRow + span.count, pos0: span.pos0)
+        }
+        let xo = quantize(xn, rows: T, for: c.outProj, buffer: 0)
+        jobs[0] = MatmulJob(w: c.outProj, x: xo.0, xRowBytes: xo.1, y: mix, yStride: E)
+        runMatmuls(1, T: T)
+    }
+
+    /// The conv of batch `rows` (positions pos0...) of one sequence, from [B|C|x] in ffA to C⊙c in xn, with
+    /// u = B⊙x of these positions stored in the sequence's ring (`slotBase`, [ringSize, E]).
+    private func shortConvMix(_ c: ShortConvWeights, ring slotBase: UnsafeMutablePointer<Float>, ringSize: Int,
+                              rows: Range<Int>, pos0: Int) {
+        let E = cfg.nEmbd
+        let L = cfg.convLCache
         // u for the new positions into the ring.
-        for t in 0..<T {
+        for t in rows {
             let bcx = ffA + t * 3 * E
-            let u = slotBase + ((pos0 + t) % ringSize) * E
+            let u = slotBase + ((pos0 + t - rows.lowerBound) % ringSize) * E
             lk_mul(bcx, bcx + 2 * E, u, Int64(E))
         }
         // y_t = C_t ⊙ Σ_k w[:,k] u_{p-(L-1)+k}, written over the B chunk of ffA.
         c.conv.withUnsafeBufferPointer { wb in
             guard let w = wb.baseAddress else { return }  // [E, L], checked at load
-            for t in 0..<T {
-                let p = pos0 + t
+            for t in rows {
+                let p = pos0 + t - rows.lowerBound
                 let bcx = ffA + t * 3 * E
                 let y = bcx  // B chunk is no longer needed
                 for e in 0..<E { y[e] = 0 }
@@ -162,13 +197,10 @@ extension InferenceContext {
                 (xn + t * E).update(from: y, count: E)
             }
         }
-        let xo = quantize(xn, rows: T, for: c.outProj, buffer: 0)
-        jobs[0] = MatmulJob(w: c.outProj, x: xo.0, xRowBytes: xo.1, y: mix, yStride: E)
-        runMatmuls(1, T: T)
     }
 
     /// GQA attention with optional per-head Q/K norm, RoPE, F16 KV cache and sliding window.
-    func attention(_ a: AttentionWeights, layer il: Int, T: Int, pos0: Int) {
+    func attention(_ a: AttentionWeights, layer il: Int, T: Int, spans: [SequenceSpan]) {
         let hd = cfg.headDim, H = cfg.nHead, Hkv = a.nHeadKV
         let qDim = H * hd, kvDim = Hkv * hd
         let xq = quantize(xn, rows: T, for: a.q, buffer: 0)
@@ -186,17 +218,21 @@ extension InferenceContext {
         let sliding = cfg.isSlidingLayer[il]
         let base = sliding ? cfg.ropeBaseSWA : cfg.ropeBase
         let fscale: Float = sliding ? 1 : cfg.ropeFreqScale
-        forRows(T) { rows in
-            for t in rows {
-                let q = self.qBuf + t * qDim, k = self.kBuf + t * kvDim
-                if let qn = a.qNorm { qn.withUnsafeBufferPointer { w in for h in 0..<H { lk_rms_norm(q + h * hd, w.baseAddress, q + h * hd, Int64(hd), self.cfg.rmsEps) } } }
-                if let kn = a.kNorm { kn.withUnsafeBufferPointer { w in for h in 0..<Hkv { lk_rms_norm(k + h * hd, w.baseAddress, k + h * hd, Int64(hd), self.cfg.rmsEps) } } }
-                let pos = Float(pos0 + t)
-                self.ropeGGML(q, heads: H, pos: pos, base: base, freqScale: fscale)
-                self.ropeGGML(k, heads: Hkv, pos: pos, base: base, freqScale: fscale)
+        for span in spans {
+            forRows(span.count) { rows in
+                for i in rows {
+                    let t = span.firstRow + i
+                    let q = self.qBuf + t * qDim, k = self.kBuf + t * kvDim
+                    if let qn = a.qNorm { qn.withUnsafeBufferPointer { w in for h in 0..<H { lk_rms_norm(q + h * hd, w.baseAddress, q + h * hd, Int64(hd), self.cfg.rmsEps) } } }
+                    if let kn = a.kNorm { kn.withUnsafeBufferPointer { w in for h in 0..<Hkv { lk_rms_norm(k + h * hd, w.baseAddress, k + h * hd, Int64(hd), self.cfg.rmsEps) } } }
+                    let pos = Float(span.pos0 + i)
+                    self.ropeGGML(q, heads: H, pos: pos, base: base, freqScale: fscale)
+                    self.ropeGGML(k, heads: Hkv, pos: pos, base: base, freqScale: fscale)
+                }
             }
+            span.context.kv.store(slot: a.kvSlot, pos0: span.pos0, n: span.count, k: kBuf + span.firstRow * kvDim,
+                                  v: vBuf + span.firstRow * kvDim, stride: kvDim)
         }
-        kv.store(slot: a.kvSlot, pos0: pos0, n: T, k: kBuf, v: vBuf, stride: kvDim)
 
         var kqScale = cfg.queryScale
         if cfg.queryPreScaled {
@@ -208,77 +244,191 @@ extension InferenceContext {
             lk_f16_to_f32_row(halfScratch, qBuf, Int64(T * qDim))
         }
 
+        // Tasks: (span, query chunk, head), each span's chunks after the previous span's.
+        var taskEnds: [Int] = []   // [spans] exclusive end of each span's tasks
+        var chunks: [Int] = []     // [spans] query rows per task
+        var total = 0
+        for span in spans {
+            let chunk = span.count == 1 ? 1 : attnChunk
+            chunks.append(chunk)
+            total += H * ((span.count + chunk - 1) / chunk)
+            taskEnds.append(total)
+        }
         let window = sliding ? cfg.slidingWindow : 0
-        let chunk = T == 1 ? 1 : attnChunk
-        let nChunks = (T + chunk - 1) / chunk
-        let group = H / Hkv
-        let slot = a.kvSlot
-        let kvType = kvCacheType.ggmlType
-        let eb = kvCacheType.elementBytes
-        let kRowBytes = kv.kRowBytes(slot)
-        let vRowBytes = kv.vRowBytes
-        let ctx = contextSize
-        pool.run(tasks: H * nChunks) { task, thread in
-            let h = task % H
-            let t0 = (task / H) * chunk
-            let t1 = min(T, t0 + chunk)
-            let g = h / group
-            let pFirst = pos0 + t0, pLast = pos0 + t1 - 1
-            // Key range. P·V runs over a key count padded to a multiple of 16 (zeros in P beyond each row's
-            // last key) so that one-token decode and batched prefill sum in the same order: every float
-            // kernel keeps its lanes by column mod 16 (or a divisor) and only has tails beyond that.
-            // (Padding to llama.cpp's 256 costs a prefill ~1.5x the P·V work for nothing.)
-            let s0 = window > 0 ? max(0, pFirst - window + 1) / 256 * 256 : 0
-            let cols = pLast + 1 - s0
-            let colsPadded = min(ctx - s0, (cols + 15) / 16 * 16)
-            let scores = self.attnScores + thread * self.attnChunk * ctx   // [t1-t0, colsPadded]
-            // One token in an F16 cache: llama.cpp's ggml_vec_dot_f16 order (its tinyBLAS, our lk_matmul order,
-            // only runs from 2 tokens), over its KV length padded to 256 (zeros in P beyond the last key).
-            let vecDot = T == 1 && kvType == Int32(GGMLType.f16.rawValue)
-            // S = Q_h · K_gᵀ over keys s0...pLast
-            if vecDot {
-                lk_matvec_f16_ggml(UnsafeRawPointer(self.kv.kRow(slot, s0) + g * hd * eb).assumingMemoryBound(to: UInt16.self),
-                                   kRowBytes, Int64(hd), Int64(hd), self.qBuf + t0 * qDim + h * hd, scores, 0, Int64(cols))
-            } else {
-                lk_matmul(kvType, self.kv.kRow(slot, s0) + g * hd * eb, kRowBytes, Int64(hd),
-                          self.qBuf + t0 * qDim + h * hd, qDim * 4, Int64(t1 - t0), scores, Int64(colsPadded), 0, Int64(cols))
-            }
-            for t in t0..<t1 {
-                let p = pos0 + t
-                let row = scores + (t - t0) * colsPadded
-                let lo = (window > 0 ? max(0, p - window + 1) : 0) - s0   // first visible key column
-                let hi = p - s0                                             // last visible key column
-                // llama.cpp's softmax over the whole padded row (masked keys are -inf): its exponentials and
-                // summation order, and the inverse of the double sum rounded to float.
-                var m = -Float.infinity
-                for j in 0..<lo { row[j] = -.infinity }
-                for j in lo...hi {
-                    row[j] *= kqScale
-                    m = max(m, row[j])
-                }
-                for j in (hi + 1)..<colsPadded { row[j] = -.infinity }
-                let inv = Float(1 / lk_softmax_exp(row, row, Int64(colsPadded), m))
-                lk_scale(row, inv, row, Int64(colsPadded))
-                if kvType == Int32(GGMLType.f16.rawValue) {  // ggml rounds P to F16 for P·V
-                    let hbuf = self.attnHalf + thread * ctx
-                    lk_f32_to_f16_row(row, hbuf, Int64(colsPadded))
-                    lk_f16_to_f32_row(hbuf, row, Int64(colsPadded))
-                }
-            }
-            // O_h = P · V_g  (Vᵀ rows are value dims)
-            if vecDot {
-                let nKV = min(ctx, (pLast + 1 + 255) / 256 * 256) - s0   // llama.cpp's n_kv from this window start
-                lk_matvec_f16_ggml(UnsafeRawPointer(self.kv.vRow(slot, g * hd) + s0 * eb).assumingMemoryBound(to: UInt16.self),
-                                   vRowBytes, Int64(cols), Int64(nKV), scores, self.attnOut + h * hd, 0, Int64(hd))
-            } else {
-                lk_matmul(kvType, self.kv.vRow(slot, g * hd) + s0 * eb, vRowBytes, Int64(colsPadded),
-                          scores, colsPadded * 4, Int64(t1 - t0), self.attnOut + t0 * qDim + h * hd, Int64(qDim), 0, Int64(hd))
-            }
+        pool.run(tasks: total) { task, thread in
+            var s = 0
+            while task >= taskEnds[s] { s += 1 }
+            let local = task - (s == 0 ? 0 : taskEnds[s - 1])
+            let span = spans[s]
+            let t0 = (local / H) * chunks[s]
+            self.attendChunk(span, slot: a.kvSlot, head: local % H, group: H / Hkv, rows: t0..<min(span.count, t0 + chunks[s]),
+                             window: window, kqScale: kqScale, thread: thread)
         }
 
         let xo = quantize(attnOut, rows: T, for: a.output, buffer: 0)
         jobs[0] = MatmulJob(w: a.output, x: xo.0, xRowBytes: xo.1, y: mix, yStride: cfg.nEmbd)
         runMatmuls(1, T: T)
+    }
+
+    /// Attention of head `h` for the span's rows `rows` (span-relative; queries in qBuf, output to attnOut)
+    /// over the keys of the span's sequence, with the sequence's scratch of pool thread `thread`.
+    private func attendChunk(_ span: SequenceSpan, slot: Int, head h: Int, group: Int, rows: Range<Int>,
+                             window: Int, kqScale: Float, thread: Int) {
+        let hd = cfg.headDim
+        let qDim = cfg.nHead * hd
+        let seq = span.context
+        let kv = seq.kv
+        let kvType = kvCacheType.ggmlType
+        let eb = kvCacheType.elementBytes
+        let kRowBytes = kv.kRowBytes(slot)
+        let vRowBytes = kv.vRowBytes
+        let ctx = seq.contextSize
+        let g = h / group
+        let t0 = rows.lowerBound, t1 = rows.upperBound
+        let q = qBuf + (span.firstRow + t0) * qDim + h * hd     // [t1-t0] rows of stride qDim
+        let o = attnOut + (span.firstRow + t0) * qDim + h * hd  // [t1-t0] rows of stride qDim
+        let pFirst = span.pos0 + t0, pLast = span.pos0 + t1 - 1
+        // Key range. P·V runs over a key count padded to a multiple of 16 (zeros in P beyond each row's
+        // last key) so that one-token decode and batched prefill sum in the same order: every float
+        // kernel keeps its lanes by column mod 16 (or a divisor) and only has tails beyond that.
+        // (Padding to llama.cpp's 256 costs a prefill ~1.5x the P·V work for nothing.)
+        let s0 = window > 0 ? max(0, pFirst - window + 1) / 256 * 256 : 0
+        let cols = pLast + 1 - s0
+        let scores = seq.attnScores + thread * seq.attnChunk * seq.scoreColumns   // [t1-t0, colsPadded]
+        if cols > seq.attnTile {
+            return attendTiled(span, slot: slot, head: h, kvHead: g, rows: rows, keysFrom: s0, window: window, kqScale: kqScale,
+                               scores: scores, thread: thread)
+        }
+        let colsPadded = min(ctx - s0, (cols + 15) / 16 * 16)
+        // One token in an F16 cache: llama.cpp's ggml_vec_dot_f16 order (its tinyBLAS, our lk_matmul order,
+        // only runs from 2 tokens), over its KV length padded to 256 (zeros in P beyond the last key).
+        let vecDot = span.count == 1 && kvType == Int32(GGMLType.f16.rawValue)
+        // S = Q_h · K_gᵀ over keys s0...pLast
+        if vecDot {
+            lk_matvec_f16_ggml(UnsafeRawPointer(kv.kRow(slot, s0) + g * hd * eb).assumingMemoryBound(to: UInt16.self),
+                               kRowBytes, Int64(hd), Int64(hd), q, scores, 0, Int64(cols))
+        } else {
+            lk_matmul(kvType, kv.kRow(slot, s0) + g * hd * eb, kRowBytes, Int64(hd),
+                      q, qDim * 4, Int64(t1 - t0), scores, Int64(colsPadded), 0, Int64(cols))
+        }
+        for t in t0..<t1 {
+            let p = span.pos0 + t
+            let row = scores + (t - t0) * colsPadded
+            let lo = (window > 0 ? max(0, p - window + 1) : 0) - s0   // first visible key column
+            let hi = p - s0                                             // last visible key column
+            // llama.cpp's softmax over the whole padded row (masked keys are -inf): its exponentials and
+            // summation order, and the inverse of the double sum rounded to float.
+            var m = -Float.infinity
+            for j in 0..<lo { row[j] = -.infinity }
+            for j in lo...hi {
+                row[j] *= kqScale
+                m = max(m, row[j])
+            }
+            for j in (hi + 1)..<colsPadded { row[j] = -.infinity }
+            let inv = Float(1 / lk_softmax_exp(row, row, Int64(colsPadded), m))
+            lk_scale(row, inv, row, Int64(colsPadded))
+            if kvType == Int32(GGMLType.f16.rawValue) {  // ggml rounds P to F16 for P·V
+                let hbuf = seq.attnHalf + thread * seq.scoreColumns
+                lk_f32_to_f16_row(row, hbuf, Int64(colsPadded))
+                lk_f16_to_f32_row(hbuf, row, Int64(colsPadded))
+            }
+        }
+        // O_h = P · V_g  (Vᵀ rows are value dims)
+        if vecDot {
+            let nKV = min(ctx, (pLast + 1 + 255) / 256 * 256) - s0   // llama.cpp's n_kv from this window start
+            lk_matvec_f16_ggml(UnsafeRawPointer(kv.vRow(slot, g * hd) + s0 * eb).assumingMemoryBound(to: UInt16.self),
+                               vRowBytes, Int64(cols), Int64(nKV), scores, o, 0, Int64(hd))
+        } else {
+            lk_matmul(kvType, kv.vRow(slot, g * hd) + s0 * eb, vRowBytes, Int64(colsPadded),
+                      scores, colsPadded * 4, Int64(t1 - t0), o, Int64(qDim), 0, Int64(hd))
+        }
+    }
+
+    /// attendChunk for rows that see more than `attnTile` keys: the keys from `keysFrom` on in tiles of
+    /// attnTile, with an online softmax (running max m and sum l per row; O rescaled by e^(m_old - m_new) when
+    /// a tile raises the max) and O / l at the end. Scratch: one tile of scores and two [rows, headDim]
+    /// accumulators per thread. P is rounded to F16 for an F16 cache as in the one-pass path, but unnormalized,
+    /// and the sums run per tile: results differ from the one-pass softmax in the last bits.
+    private func attendTiled(_ span: SequenceSpan, slot: Int, head h: Int, kvHead g: Int, rows: Range<Int>, keysFrom s0: Int,
+                             window: Int, kqScale: Float, scores: UnsafeMutablePointer<Float>, thread: Int) {
+        let hd = cfg.headDim
+        let qDim = cfg.nHead * hd
+        let seq = span.context
+        let kv = seq.kv
+        let kvType = kvCacheType.ggmlType
+        let eb = kvCacheType.elementBytes
+        let isF16 = kvType == Int32(GGMLType.f16.rawValue)
+        let ctx = seq.contextSize
+        let tile = seq.attnTile
+        let oneRowF16 = isF16 && rows.count == 1
+        let t0 = rows.lowerBound, n = rows.count
+        let q = qBuf + (span.firstRow + t0) * qDim + h * hd   // [n] rows of stride qDim
+        let acc = seq.attnAccum + thread * 2 * seq.attnChunk * hd   // [n, hd] O so far
+        let tileOut = acc + seq.attnChunk * hd                      // [n, hd] this tile's P·V
+        let pLast = span.pos0 + rows.upperBound - 1
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: n) { m in
+            withUnsafeTemporaryAllocation(of: Double.self, capacity: n) { l in
+                for i in 0..<n { m[i] = -.infinity; l[i] = 0 }
+                for i in 0..<(n * hd) { acc[i] = 0 }
+                var k0 = s0
+                while k0 <= pLast {
+                    let cols = min(tile, pLast + 1 - k0)
+                    let colsPadded = min(ctx - k0, (cols + 15) / 16 * 16)
+                    // One query row in an F16 cache: the one-token kernel (lk_matmul's F16 order is for batches).
+                    if oneRowF16 {
+                        lk_matvec_f16_ggml(UnsafeRawPointer(kv.kRow(slot, k0) + g * hd * eb).assumingMemoryBound(to: UInt16.self),
+                                           kv.kRowBytes(slot), Int64(hd), Int64(hd), q, scores, 0, Int64(cols))
+                    } else {
+                        lk_matmul(kvType, kv.kRow(slot, k0) + g * hd * eb, kv.kRowBytes(slot), Int64(hd),
+                                  q, qDim * 4, Int64(n), scores, Int64(colsPadded), 0, Int64(cols))
+                    }
+                    for i in 0..<n {
+                        let p = span.pos0 + t0 + i
+                        let row = scores + i * colsPadded
+                        let lo = max(0, (window > 0 ? max(0, p - window + 1) : 0) - k0)  // first visible column
+                        let hi = min(cols - 1, p - k0)                                    // last visible column
+                        guard lo <= hi else {  // no visible key in this tile
+                            for j in 0..<colsPadded { row[j] = 0 }
+                            continue
+                        }
+                        var tileMax = -Float.infinity
+                        for j in 0..<lo { row[j] = -.infinity }
+                        for j in lo...hi {
+                            row[j] *= kqScale
+                            tileMax = max(tileMax, row[j])
+                        }
+                        for j in (hi + 1)..<colsPadded { row[j] = -.infinity }
+                        let mNew = max(m[i], tileMax)
+                        let sum = lk_softmax_exp(row, row, Int64(colsPadded), mNew)
+                        if isF16 {
+                            let hbuf = seq.attnHalf + thread * seq.scoreColumns
+                            lk_f32_to_f16_row(row, hbuf, Int64(colsPadded))
+                            lk_f16_to_f32_row(hbuf, row, Int64(colsPadded))
+                        }
+                        if m[i] > -.infinity && mNew > m[i] {
+                            let factor = expf(m[i] - mNew)
+                            l[i] *= Double(factor)
+                            lk_scale(acc + i * hd, factor, acc + i * hd, Int64(hd))
+                        }
+                        m[i] = mNew
+                        l[i] += sum
+                    }
+                    if oneRowF16 {
+                        lk_matvec_f16_ggml(UnsafeRawPointer(kv.vRow(slot, g * hd) + k0 * eb).assumingMemoryBound(to: UInt16.self),
+                                           kv.vRowBytes, Int64(colsPadded), Int64(colsPadded), scores, tileOut, 0, Int64(hd))
+                    } else {
+                        lk_matmul(kvType, kv.vRow(slot, g * hd) + k0 * eb, kv.vRowBytes, Int64(colsPadded),
+                                  scores, colsPadded * 4, Int64(n), tileOut, Int64(hd), 0, Int64(hd))
+                    }
+                    lk_add(acc, tileOut, acc, Int64(n * hd))
+                    k0 += cols
+                }
+                for i in 0..<n {
+                    let o = attnOut + (span.firstRow + t0 + i) * qDim + h * hd
+                    lk_scale(acc + i * hd, Float(1 / l[i]), o, Int64(hd))
+                }
+            }
+        }
     }
 
     /// y[t] += bias for T rows of n floats (Q/K/V biases, added in F32 after the matmul like ggml_add).

@@ -58,8 +58,13 @@ package final class InferenceContext {
     let halfScratch: UnsafeMutablePointer<UInt16> // [B, max(H*hd, F)] F16 rounding
     let actBuffers: [UnsafeMutableRawPointer] // 3 × [B, max activation row bytes]
     let attnChunk: Int                        // query rows per attention task
-    let attnScores: UnsafeMutablePointer<Float>   // [threads][attnChunk, contextSize]
-    let attnHalf: UnsafeMutablePointer<UInt16>    // [threads][contextSize]
+    /// Keys per attention tile: a query row that sees more keys than this goes through the tiled (online
+    /// softmax) path, so the score scratch is [threads][attnChunk, min(contextSize, attnTile)].
+    let attnTile: Int
+    let scoreColumns: Int                     // min(contextSize, attnTile)
+    let attnScores: UnsafeMutablePointer<Float>   // [threads][attnChunk, scoreColumns]
+    let attnHalf: UnsafeMutablePointer<UInt16>    // [threads][scoreColumns]
+    let attnAccum: UnsafeMutablePointer<Float>    // [threads][2][attnChunk, headDim] tiled path: O and one tile's P·V
     let geluTable: [Float]?                   // ggml's F16 GELU table (Gemma)
     let moeScratch: MoEScratch?               // routed-expert layers (LFM2-MoE)
     var jobs: UnsafeMutablePointer<MatmulJob>
@@ -70,6 +75,7 @@ package final class InferenceContext {
     var logitRowCount = 0
     var logitsFirstIndex = 0          // batch index of row 0
     var lastBatchCount = 0
+    var stepLogits: RawBuffer?        // [rows, V] of a decode batch run on this context's scratch
 
     init(model: LanguageModel, options: ContextOptions) throws {
         self.model = model
@@ -80,7 +86,7 @@ package final class InferenceContext {
         }
         contextSize = requested
         kvCacheType = options.kvCacheType
-        pool = try ThreadPool(threads: options.threads ?? model.threads)
+        pool = try ThreadPool.shared(threads: options.threads ?? model.threads)
         maxBatch = max(1, min(options.maxBatch, 4096))
         let B = maxBatch
         let E = cfg.nEmbd, hd = cfg.headDim
@@ -125,9 +131,12 @@ package final class InferenceContext {
         }
         actBuffers = acts
         attnChunk = 32
+        attnTile = options.attentionTile
+        scoreColumns = min(contextSize, attnTile)
         let nt = pool.threadCount
-        attnScores = try floats(try checkedSize(nt, attnChunk, contextSize, what: "attention scores"), "attention scores")
-        let ah = try RawBuffer(count: try checkedSize(nt, attnChunk, contextSize, what: "attention"), of: UInt16.self, what: "attention")
+        attnScores = try floats(try checkedSize(nt, attnChunk, scoreColumns, what: "attention scores"), "attention scores")
+        attnAccum = try floats(try checkedSize(nt, 2 * attnChunk, hd, what: "attention"), "attention")
+        let ah = try RawBuffer(count: try checkedSize(nt, scoreColumns, what: "attention"), of: UInt16.self, what: "attention")
         bufs.append(ah)
         attnHalf = ah.halves()
         buffers = bufs
@@ -205,24 +214,19 @@ package final class InferenceContext {
         try checkFits(n, what)
         let V = cfg.outputWidth
         let rows = wantAllLogits ? n : 1
-        let needed = try checkedSize(rows, V, 4, what: "logits")
-        let logitsStore: RawBuffer
-        if let b = logitsBuffer, b.byteCount >= needed {
-            logitsStore = b
-        } else {
-            logitsStore = try RawBuffer(bytes: needed, what: "logits")
-            logitsBuffer = logitsStore
-        }
-        let logits = logitsStore.floats()
+        let logits = try logitsStorage(rows: rows).floats()
         var done = 0
         while done < n {
             let m = min(maxBatch, n - done)
             let isLast = done + m == n
-            if wantAllLogits {
-                forward(chunk(done, m), count: m, pos0: nPast, logitsFrom: 0, into: logits + done * V)
-            } else {
-                forward(chunk(done, m), count: m, pos0: nPast, logitsFrom: isLast ? m - 1 : m, into: logits,
-                        outputHead: outputHead)
+            // One forward pass at a time per pool (the pool and its threads are shared by every context).
+            pool.exclusive {
+                if wantAllLogits {
+                    forward(chunk(done, m), count: m, pos0: nPast, logitsFrom: 0, into: logits + done * V)
+                } else {
+                    forward(chunk(done, m), count: m, pos0: nPast, logitsFrom: isLast ? m - 1 : m, into: logits,
+                            outputHead: outputHead)
+                }
             }
             nPast += m
             convValidFrom = max(convValidFrom, nPast - ringSize)
@@ -231,6 +235,30 @@ package final class InferenceContext {
         lastBatchCount = n
         logitRowCount = outputHead ? rows : 0
         logitsFirstIndex = wantAllLogits ? 0 : n - 1
+    }
+
+    /// The logits buffer, sized for `rows` rows of the output width: kept while it is at most twice that,
+    /// so that one eval asking for every position's logits does not pin its buffer for the life of the context.
+    func logitsStorage(rows: Int) throws -> RawBuffer {
+        let needed = try checkedSize(rows, cfg.outputWidth, 4, what: "logits")
+        if let b = logitsBuffer, b.byteCount >= needed, b.byteCount / 2 <= needed { return b }
+        logitsBuffer = nil  // unmapped before the new one is mapped
+        let b = try RawBuffer(bytes: needed, what: "logits")
+        logitsBuffer = b
+        return b
+    }
+
+    /// Bytes held by the logits buffer (what `logitsStorage` kept from the last eval).
+    package var logitsBufferBytes: Int { logitsBuffer?.byteCount ?? 0 }
+
+    /// Bookkeeping of a one-token step whose logits are in place: as `eval(tokens: [token])` leaves it.
+    func acceptStep(token: Int32) {
+        nPast += 1
+        convValidFrom = max(convValidFrom, nPast - ringSize)
+        inputs.append(token)
+        lastBatchCount = 1
+        logitRowCount = 1
+        logitsFirstIndex = 0
     }
 
     /// The final-normed hidden state of the last position evaluated ([E]; what the output head multiplies,

@@ -15,6 +15,13 @@ package struct ContextOptions: Sendable {
     /// of 4 tokens, Q6_K / Q4_K tiled from 8, attention's one-token order), so splitting where it splits keeps
     /// long prompts llama.cpp's bit for bit. Scratch pages are touched only by batches that long.
     package var maxBatch: Int = 512
+    /// Keys per attention tile (a multiple of 16, clamped to 16...65536). A query that sees at most this many
+    /// keys takes llama.cpp's one-pass softmax (bit for bit); one that sees more runs over tiles of this many
+    /// keys with an online softmax, so that the attention scratch stays threads x 32 x tile floats however
+    /// long the context is.
+    package var attentionTile: Int = 4096 {
+        didSet { attentionTile = max(16, min(65536, attentionTile / 16 * 16)) }
+    }
 
     package init(contextSize: Int? = nil, kvCacheType: KVCacheType = .f16, threads: Int? = nil) {
         self.contextSize = contextSize
@@ -29,6 +36,8 @@ package final class LanguageModel: @unchecked Sendable {
     let weights: ModelWeights
     /// Default worker thread count for new contexts.
     package let threads: Int
+    /// Steps the contexts of this model that decode at the same moment in one forward pass.
+    package let batcher = DecodeBatcher()
 
     private init(file: GGUFFile, config: ModelConfig, weights: ModelWeights, threads: Int) {
         self.file = file

@@ -42,6 +42,9 @@ package protocol InferenceSessionBackend: AnyObject {
     /// chunk right after the text of the token whose evaluation produced it and collects the turn's audio
     /// into the assistant message. A turn's chunks must share one sample rate.
     func takeGeneratedAudio() -> [AudioChunk]
+    /// The generation using this state ended: it evaluates no more tokens soon (a backend that steps the
+    /// tokens of several sessions together stops waiting for this one).
+    func endDecoding()
     /// The shape of this session's state (nil when it cannot save and restore state: no prompt cache).
     var stateShape: ContextStateShape? { get }
     /// A copy of the state of the first `n` positions (the prompt cache's snapshots).
@@ -65,6 +68,8 @@ extension InferenceSessionBackend {
 
     /// Text models generate no audio.
     package func takeGeneratedAudio() -> [AudioChunk] { [] }
+
+    package func endDecoding() {}
 
     package var stateShape: ContextStateShape? { nil }
     package func captureState(positions n: Int) throws -> ContextState {

@@ -154,6 +154,7 @@ package final class Conversation: @unchecked Sendable {
     }
 
     func finishGenerating() {
+        session?.endDecoding()
         lock.withLock { generating.clear() }
     }
 }

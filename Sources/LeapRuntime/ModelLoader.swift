@@ -138,6 +138,11 @@ final class InferenceSessionAdapter: InferenceSessionBackend {
     var tokenCount: Int { context.nPast }
 
     func evaluate(_ tokens: [Int32], shouldStop: () -> Bool) throws {
+        if tokens.count == 1 {
+            // A decoded token: stepped together with the other conversations of the model decoding now.
+            try context.model.batcher.step(context, token: tokens[0])
+            return try copyLastLogits()
+        }
         var start = 0
         while start < tokens.count {
             if start > 0 && shouldStop() { throw LeapError(.cancelled, "stopped during the prompt") }
@@ -175,6 +180,8 @@ final class InferenceSessionAdapter: InferenceSessionBackend {
     func lastLogits() -> UnsafeMutableBufferPointer<Float> { logits }
 
     func truncate(to n: Int) throws { try context.rewind(to: n) }
+
+    func endDecoding() { context.model.batcher.leave(context) }
 
     var stateShape: ContextStateShape? { context.stateShape }
     func captureState(positions n: Int) throws -> ContextState { try context.captureState(positions: n) }

@@ -122,3 +122,52 @@ func everyTaskRunsExactlyOnce(_ threads: Int) throws {
     #expect(shared.outOfRange == 0, "tasks ran with an index past their run's task count")
     #expect(shared.wrongCount == 0, "a run did not execute each of its tasks exactly once")
 }
+
+/// Idle workers sleep: after a burst of runs and the short spin that follows it (200 µs), the workers use
+/// no CPU while nothing runs. 0.5 s idle may cost a few wake-ups of bookkeeping, far below 10 ms; a worker
+/// still spinning would use the whole 0.5 s.
+@Test func idleWorkersUseNoCPU() throws {
+    let pool = try ThreadPool(threads: 3)
+    for _ in 0..<200 { pool.run(tasks: 12) { _, _ in } }
+    usleep(50_000)  // past the spin
+    let before = pool.workerCPUSeconds
+    usleep(500_000)
+    let used = pool.workerCPUSeconds - before
+    #expect(used < 0.01, "idle workers used \(used) s of CPU in 0.5 s")
+    pool.run(tasks: 12) { _, _ in }  // and they still wake up for work
+}
+
+/// The process pool is one per thread count, and the lease lets one holder in at a time, in arrival order.
+@Test func sharedPoolsAndTheirLease() throws {
+    let a = try ThreadPool.shared(threads: 3), b = try ThreadPool.shared(threads: 3)
+    #expect(a === b)
+    #expect(try ThreadPool.shared(threads: 2) !== a)
+    final class State: @unchecked Sendable {
+        var inside = 0, maxInside = 0, entries = 0
+        let pool: ThreadPool
+        init(_ p: ThreadPool) { pool = p }
+    }
+    let state = State(a)
+    var threads: [pthread_t] = []
+    for _ in 0..<4 {
+        var t = pthread_t()
+        pthread_create(&t, nil, { arg in
+            guard let arg else { return nil }
+            let s = Unmanaged<State>.fromOpaque(arg).takeRetainedValue()
+            for _ in 0..<50 {
+                s.pool.exclusive {
+                    s.inside += 1
+                    s.maxInside = max(s.maxInside, s.inside)
+                    s.entries += 1
+                    s.pool.run(tasks: 8) { _, _ in }
+                    s.inside -= 1
+                }
+            }
+            return nil
+        }, Unmanaged.passRetained(state).toOpaque())
+        threads.append(t)
+    }
+    for t in threads { pthread_join(t, nil) }
+    #expect(state.maxInside == 1)
+    #expect(state.entries == 200)
+}

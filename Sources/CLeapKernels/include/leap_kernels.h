@@ -179,6 +179,8 @@ typedef void (*lk_task_fn)(void *ctx, int32_t task, int32_t thread);
 lk_pool *lk_pool_create(int32_t n_threads); /* NULL on failure */
 void lk_pool_free(lk_pool *pool);
 int32_t lk_pool_threads(const lk_pool *pool);
+/* CPU time the workers (not the callers) have used since they started, in ns. */
+int64_t lk_pool_worker_cpu_ns(const lk_pool *pool);
 void lk_pool_run(lk_pool *pool, lk_task_fn fn, void *ctx, int32_t n_tasks);
 /* Physical cores available to this process (≥ 1). */
 int32_t lk_physical_cores(void);

@@ -1,0 +1,205 @@
+// leap-bench parallel MODEL.gguf [--conversations 4] [--threads N] [--prompt 32] [--gen 64] [--reps 3] [--compare]
+//
+// Conversations generating at once on one model: each conversation has its own context (a different
+// prompt) and its own thread, and decodes greedily through the model's batcher, the runtime's path for a
+// decoded token. Prints the aggregate tokens/s of one conversation alone and of N at once, and the latency
+// per token of each conversation at once against alone. With --compare, llama.cpp's figure for the same
+// workload: one context with N sequences, each step one batch of N tokens (llama_decode with n_seq_max).
+//
+// leap-bench long-context MODEL.gguf --context 16384 [--threads N] [--gen 32] [--attention-tile 4096]
+//     [--compare [--flash-attn]]
+//
+// Prefill of a CONTEXT-token prompt (in 512-token passes, llama.cpp's ubatch), then decode of GEN tokens at
+// that depth, and the peak RSS of the process (one context size per run, so that the peak is this size's).
+import Glibc
+import LeapModels
+import Synchronization
+
+private func secondsNow() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+}
+
+/// CPU seconds this process has used (all threads): on a machine shared with other work, CPU time per token
+/// shows what a step costs when wall-clock time mostly measures waiting for a core.
+private func processCPUSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+}
+
+private func fixed(_ x: Double, _ digits: Int) -> String {
+    var buf = [CChar](repeating: 0, count: 64)
+    _ = withVaList([x]) { vsnprintf(&buf, 64, "%.\(digits)f", $0) }
+    return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
+
+private func intOption(_ args: [String], _ name: String, _ def: Int) -> Int {
+    if let i = args.firstIndex(of: name), i + 1 < args.count, let v = Int(args[i + 1]) { return v }
+    return def
+}
+
+/// One conversation's decode loop on its own thread: `gen` greedy tokens through the batcher.
+private final class DecodeJob: @unchecked Sendable {
+    let model: LanguageModel
+    let context: InferenceContext
+    let gen: Int
+    let start: StartLine
+    var began = 0.0, ended = 0.0
+    var failure: (any Error)?
+    init(_ model: LanguageModel, _ context: InferenceContext, gen: Int, start: StartLine) {
+        self.model = model
+        self.context = context
+        self.gen = gen
+        self.start = start
+    }
+
+    func run() {
+        while !start.go.load(ordering: .acquiring) { sched_yield() }
+        began = secondsNow()
+        do {
+            for _ in 0..<gen {
+                let tok = greedyToken(try context.logits())
+                try model.batcher.step(context, token: tok)
+            }
+        } catch { failure = error }
+        ended = secondsNow()
+        model.batcher.leave(context)
+    }
+}
+
+/// The flag the decode threads wait on, so that they begin together.
+private final class StartLine: Sendable {
+    let go = Atomic<Bool>(false)
+}
+
+/// Runs `n` conversations at once (each prefilled first, not timed); returns (aggregate tok/s, seconds
+/// per token of each conversation, process CPU seconds per generated token).
+private func decodeTogether(_ model: LanguageModel, n: Int, threads: Int, prompt: Int, gen: Int) throws -> (Double, [Double], Double) {
+    let start = StartLine()
+    var jobs: [DecodeJob] = []
+    for i in 0..<n {
+        let ctx = try model.makeContext(ContextOptions(contextSize: prompt + gen + 16, threads: threads))
+        try ctx.eval(tokens: tokenIDs(prompt, model.config.nVocab, seed: 12345 + UInt64(i)))
+        jobs.append(DecodeJob(model, ctx, gen: gen, start: start))
+    }
+    var handles: [pthread_t] = []
+    for job in jobs {
+        var t = pthread_t()
+        pthread_create(&t, nil, { arg in
+            guard let arg else { return nil }
+            Unmanaged<DecodeJob>.fromOpaque(arg).takeRetainedValue().run()
+            return nil
+        }, Unmanaged.passRetained(job).toOpaque())
+        handles.append(t)
+    }
+    usleep(20_000)  // every thread waiting at the start line
+    let t0 = secondsNow(), cpu0 = processCPUSeconds()
+    start.go.store(true, ordering: .releasing)
+    for h in handles { pthread_join(h, nil) }
+    let wall = (jobs.map(\.ended).max() ?? t0) - t0
+    let cpu = processCPUSeconds() - cpu0
+    if let e = jobs.compactMap(\.failure).first { throw e }
+    return (Double(n * gen) / wall, jobs.map { ($0.ended - $0.began) / Double(gen) }, cpu / Double(n * gen))
+}
+
+func benchParallel(_ args: [String]) {
+    guard let path = args.first else {
+        fputs("usage: leap-bench parallel MODEL.gguf [--conversations 4] [--threads N] [--prompt 32] [--gen 64] [--reps 3] [--compare]\n", stderr)
+        exit(2)
+    }
+    let n = max(1, intOption(args, "--conversations", 4)), threads = intOption(args, "--threads", 2)
+    let prompt = intOption(args, "--prompt", 32), gen = intOption(args, "--gen", 64), reps = max(1, intOption(args, "--reps", 3))
+    do {
+        let model = try LanguageModel.load(path: path, threads: threads)
+        var alone: [Double] = [], together: [Double] = [], latency: [[Double]] = []
+        var cpuAlone = Double.infinity, cpuTogether = Double.infinity
+        for _ in 0..<reps {
+            let one = try decodeTogether(model, n: 1, threads: threads, prompt: prompt, gen: gen)
+            alone.append(one.0)
+            cpuAlone = min(cpuAlone, one.2)
+            let (agg, lat, cpu) = try decodeTogether(model, n: n, threads: threads, prompt: prompt, gen: gen)
+            together.append(agg)
+            latency.append(lat)
+            cpuTogether = min(cpuTogether, cpu)
+        }
+        // Best of the repetitions (the machine is shared: the best run is the least disturbed one).
+        let a = alone.max() ?? 0
+        let bestRep = together.indices.max { together[$0] < together[$1] } ?? 0
+        let t = together[bestRep], lat = latency[bestRep]
+        let stats = model.batcher.statistics
+        let cfg = model.config
+        print("model: \(cfg.name) (\(cfg.architecture.rawValue)), threads \(threads), prompt \(prompt), gen \(gen) per conversation")
+        print("1 conversation: \(fixed(a, 1)) tok/s (\(fixed(1000 / a, 1)) ms/token)")
+        print("\(n) conversations at once: \(fixed(t, 1)) tok/s aggregate (\(fixed(t / a, 2))x one alone)")
+        let worst = lat.max() ?? 0
+        print("per-conversation latency at once: " + lat.map { fixed($0 * 1000, 1) }.joined(separator: ", ")
+              + " ms/token (worst \(fixed(worst * a, 2))x alone)")
+        print("CPU time per token: \(fixed(cpuAlone * 1000, 1)) ms alone, \(fixed(cpuTogether * 1000, 1)) ms at once (\(fixed(cpuAlone / cpuTogether, 2))x fewer)")
+        print("batcher: \(stats.steps) steps, \(fixed(Double(stats.rows) / Double(max(1, stats.steps)), 2)) rows per step on average, largest \(stats.largest)")
+        var load = [Double](repeating: 0, count: 3)
+        _ = getloadavg(&load, 3)
+        print("load average: \(fixed(load[0], 2)) \(fixed(load[1], 2)) \(fixed(load[2], 2))")
+        if args.contains("--compare") {
+            let ref = runLlamaCppScript("'\(path)' --threads \(threads) --prompt \(prompt) --gen \(gen) --reps \(reps) --parallel \(n)")
+            guard let r1 = ref["parallel_1_tok_s"], let rn = ref["parallel_n_tok_s"] else {
+                print("llama.cpp: not available (pip install llama-cpp-python)")
+                return
+            }
+            print("llama.cpp 1 sequence: \(fixed(r1, 1)) tok/s (ratio \(fixed(a / r1, 2))x)")
+            print("llama.cpp \(n) sequences in one batch: \(fixed(rn, 1)) tok/s aggregate (\(fixed(rn / r1, 2))x one; ratio \(fixed(t / rn, 2))x)")
+        }
+    } catch {
+        fputs("error: \(error)\n", stderr)
+        exit(1)
+    }
+}
+
+func benchLongContext(_ args: [String]) {
+    guard let path = args.first else {
+        fputs("usage: leap-bench long-context MODEL.gguf --context 16384 [--threads N] [--gen 32] [--compare [--flash-attn]]\n", stderr)
+        exit(2)
+    }
+    let nCtx = max(16, intOption(args, "--context", 4096)), threads = intOption(args, "--threads", 2)
+    let gen = intOption(args, "--gen", 32)
+    do {
+        let model = try LanguageModel.load(path: path, threads: threads)
+        var options = ContextOptions(contextSize: nCtx + gen, threads: threads)
+        if let i = args.firstIndex(of: "--attention-tile"), i + 1 < args.count, let t = Int(args[i + 1]) { options.attentionTile = t }
+        let ctx = try model.makeContext(options)
+        let prompt = tokenIDs(nCtx, model.config.nVocab)
+        let a = secondsNow()
+        try ctx.eval(tokens: prompt)
+        let pp = Double(nCtx) / (secondsNow() - a)
+        var tok = greedyToken(try ctx.logits())
+        let b = secondsNow()
+        for _ in 0..<gen {
+            try ctx.eval(tokens: [tok])
+            tok = greedyToken(try ctx.logits())
+        }
+        let tg = Double(gen) / (secondsNow() - b)
+        let rss = peakRSSMB()
+        var load = [Double](repeating: 0, count: 3)
+        _ = getloadavg(&load, 3)
+        print("model: \(model.config.name), context \(nCtx), threads \(threads)")
+        print("prefill (\(nCtx) tokens, 512 per pass): \(fixed(pp, 1)) tok/s")
+        print("decode at depth \(nCtx) (\(gen) tokens): \(fixed(tg, 1)) tok/s")
+        print("peak RSS: \(fixed(rss, 1)) MB (KV cache and conv state \(fixed(Double(ctx.stateBytes) / 1e6, 1)) MB)")
+        print("load average: \(fixed(load[0], 2)) \(fixed(load[1], 2)) \(fixed(load[2], 2))")
+        if args.contains("--compare") {
+            let fa = args.contains("--flash-attn")
+            let ref = runLlamaCppScript("'\(path)' --threads \(threads) --prompt \(nCtx) --gen \(gen) --reps 1 --ubatch 512 --decode-after-prompt" + (fa ? " --flash-attn" : ""))
+            guard let rpp = ref["pp_tok_s"], let rtg = ref["tg_tok_s"], let rrss = ref["peak_rss_mb"] else {
+                print("llama.cpp: not available (pip install llama-cpp-python)")
+                return
+            }
+            print("llama.cpp (flash attention \(fa ? "on" : "off")) prefill: \(fixed(rpp, 1)) tok/s (ratio \(fixed(pp / rpp, 2))x)")
+            print("llama.cpp decode at depth \(nCtx): \(fixed(rtg, 1)) tok/s (ratio \(fixed(tg / rtg, 2))x)")
+            print("llama.cpp peak RSS (python process): \(fixed(rrss, 1)) MB (ratio \(fixed(rss / rrss, 2))x)")
+        }
+    } catch {
+        fputs("error: \(error)\n", stderr)
+        exit(1)
+    }
+}

@@ -1,0 +1,111 @@
+// Conversations of one model generating at the same time, from their own threads: their tokens are stepped
+// together through the weights, and each still gets exactly what it gets alone (its own options, sampler,
+// stops), also when one of them is stopped midway.
+import Glibc
+import LeapCore
+import LeapMessages
+import LeapRuntime
+import LeapTestFiles
+import Testing
+
+@Suite struct ConcurrentConversationTests {
+    /// Q8_0: its batched matmul equals the one-token one bit for bit on every kernel path
+    /// (LeapModelsTests steppedDecodeOfQ4_0AndQ8_0IsExactOnTheDefaultPath), so sampling sees the same logits.
+    static let model = fixturesDir("models") + "/lfm2-tiny-q8_0.gguf"
+
+    /// Different sampling, lengths and stops per conversation.
+    static let options: [GenerationOptions] = {
+        var a = GenerationOptions(); a.temperature = 0; a.maxTokens = 14
+        var b = GenerationOptions(); b.temperature = 0.9; b.rngSeed = 7; b.maxTokens = 9
+        var c = GenerationOptions(); c.temperature = 0; c.maxTokens = 22; c.repetitionPenalty = 1.3
+        var d = GenerationOptions(); d.temperature = 1.2; d.topK = 5; d.rngSeed = 3; d.maxTokens = 17
+        return [a, b, c, d]
+    }()
+    /// The last prompt is long (two prefill passes of up to 512 positions): it is prefilled while the
+    /// others decode, its passes taking turns with their steps.
+    static let prompts = ["Hello there", "Tell me a story about a cat", "1 2 3",
+                          String(repeating: "Why is the sky blue, and why is the sea blue too? ", count: 60)]
+
+    struct Outcome: Equatable {
+        var text = ""
+        var reason: GenerationFinishReason?
+        var tokens = 0
+    }
+
+    /// Runs conversation `i`'s turn to the end; `stopAfter` chunks, it asks to stop (at the next token boundary).
+    static func run(_ conv: Conversation, _ i: Int, stopAfter: Int? = nil) throws -> Outcome {
+        let g = try conv.generate(ChatMessage(role: .user, text: prompts[i]), options: options[i])
+        var out = Outcome()
+        var chunks = 0
+        while let e = try g.next() {
+            switch e {
+            case .chunk(let t):
+                out.text += t
+                chunks += 1
+                if chunks == stopAfter { conv.stop() }
+            case .complete(_, let r, let stats):
+                out.reason = r
+                out.tokens = stats.completionTokens
+            default: break
+            }
+        }
+        return out
+    }
+
+    final class Job: @unchecked Sendable {
+        let conv: Conversation
+        let index: Int
+        let stopAfter: Int?
+        var outcome: Result<Outcome, any Error> = .failure(LeapError(.internal, "not run"))
+        init(_ conv: Conversation, _ index: Int, _ stopAfter: Int?) {
+            self.conv = conv
+            self.index = index
+            self.stopAfter = stopAfter
+        }
+    }
+
+    /// Every conversation on its own thread at once.
+    static func runTogether(_ runner: ModelRunner, stopAfter: [Int?]) -> [Result<Outcome, any Error>] {
+        let jobs = Self.prompts.indices.map { Job(runner.createConversation(), $0, stopAfter[$0]) }
+        var threads: [pthread_t] = []
+        for job in jobs {
+            var t = pthread_t()
+            pthread_create(&t, nil, { arg in
+                guard let arg else { return nil }
+                let job = Unmanaged<Job>.fromOpaque(arg).takeRetainedValue()
+                job.outcome = Result { try ConcurrentConversationTests.run(job.conv, job.index, stopAfter: job.stopAfter) }
+                return nil
+            }, Unmanaged.passRetained(job).toOpaque())
+            threads.append(t)
+        }
+        for t in threads { pthread_join(t, nil) }
+        return jobs.map(\.outcome)
+    }
+
+    @Test(.enabled(if: access(ConcurrentConversationTests.model, R_OK) == 0))
+    func conversationsGeneratingAtOnceGetWhatTheyGetAlone() throws {
+        let runner = try ModelRunner.load(path: Self.model)
+        let alone = try Self.prompts.indices.map { try Self.run(runner.createConversation(), $0) }
+        #expect(alone.allSatisfy { $0.tokens > 0 })
+        let together = Self.runTogether(runner, stopAfter: [nil, nil, nil, nil])
+        for i in Self.prompts.indices {
+            #expect(try together[i].get() == alone[i], "conversation \(i)")
+        }
+        let stats = try #require(runner.languageModel?.batcher.statistics)
+        #expect(stats.largest >= 2, "no two conversations were stepped together: \(stats)")
+    }
+
+    /// One of four stopped after its second chunk: it completes as interrupted with its text so far, the
+    /// others are unaffected, and none waits on it afterwards.
+    @Test(.enabled(if: access(ConcurrentConversationTests.model, R_OK) == 0))
+    func stoppingOneOfFourLeavesTheOthersAsTheyAreAlone() throws {
+        let runner = try ModelRunner.load(path: Self.model)
+        let alone = try Self.prompts.indices.map { try Self.run(runner.createConversation(), $0) }
+        let stoppedAlone = try Self.run(runner.createConversation(), 2, stopAfter: 2)
+        #expect(stoppedAlone.reason == .interrupted)
+        let together = Self.runTogether(runner, stopAfter: [nil, nil, 2, nil])
+        for i in Self.prompts.indices {
+            #expect(try together[i].get() == (i == 2 ? stoppedAlone : alone[i]), "conversation \(i)")
+        }
+    }
+}
