@@ -2,6 +2,7 @@
 // dequantized to F32. It stands for a 10 MB fixture that is not committed: the mtmd goldens of
 // scripts/fixtures/make_audio_encoder_f32_mtmd_goldens.py were made from the same copy written by gguf-py.
 import LeapGGUF
+import LeapTestFiles
 
 struct MalformedGGUF: Error { var reason: String }
 
