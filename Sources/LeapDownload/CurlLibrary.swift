@@ -85,36 +85,29 @@ package struct CurlLibrary: @unchecked Sendable {
 
     /// Opens `soname` (a test opens a name that does not exist to see the error of a machine without libcurl).
     package static func load(soname: String) -> Result<CurlLibrary, LeapError> {
-        guard let handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL) else {
-            let reason = dlerror().map { String(cString: $0) } ?? "not found"
+        var lib: DynamicLibrary
+        switch DynamicLibrary.open(soname) {
+        case .success(let opened): lib = opened
+        case .failure(let failure):
             return .failure(LeapError.unsupported(
-                "downloading needs \(soname) (libcurl), which could not be loaded (\(reason)); install the Debian "
+                "downloading needs \(soname) (libcurl), which could not be loaded (\(failure.reason)); install the Debian "
                     + "package \(debianPackage) (apt-get install \(debianPackage)), or download the files yourself "
                     + "and load the bundle from a path"))
         }
-        var missing: [String] = []
-        func symbol<F>(_ name: String, _ type: F.Type) -> F? {
-            guard let p = dlsym(handle, name) else { missing.append(name); return nil }
-            return unsafeBitCast(p, to: type)
-        }
-        func raw(_ name: String) -> UnsafeMutableRawPointer? {
-            guard let p = dlsym(handle, name) else { missing.append(name); return nil }
-            return p
-        }
-        let globalInit = symbol("curl_global_init", GlobalInitFn.self)
-        let easyInit = symbol("curl_easy_init", EasyInitFn.self)
-        let easyPerform = symbol("curl_easy_perform", EasyPerformFn.self)
-        let easyCleanup = symbol("curl_easy_cleanup", EasyCleanupFn.self)
-        let easyStrerror = symbol("curl_easy_strerror", EasyStrerrorFn.self)
-        let slistAppend = symbol("curl_slist_append", SlistAppendFn.self)
-        let slistFreeAll = symbol("curl_slist_free_all", SlistFreeAllFn.self)
-        let setopt = raw("curl_easy_setopt")
-        let getinfo = raw("curl_easy_getinfo")
+        let globalInit = lib.function("curl_global_init", GlobalInitFn.self)
+        let easyInit = lib.function("curl_easy_init", EasyInitFn.self)
+        let easyPerform = lib.function("curl_easy_perform", EasyPerformFn.self)
+        let easyCleanup = lib.function("curl_easy_cleanup", EasyCleanupFn.self)
+        let easyStrerror = lib.function("curl_easy_strerror", EasyStrerrorFn.self)
+        let slistAppend = lib.function("curl_slist_append", SlistAppendFn.self)
+        let slistFreeAll = lib.function("curl_slist_free_all", SlistFreeAllFn.self)
+        let setopt = lib.address("curl_easy_setopt")
+        let getinfo = lib.address("curl_easy_getinfo")
         guard let globalInit, let easyInit, let easyPerform, let easyCleanup, let easyStrerror, let slistAppend,
               let slistFreeAll, let setopt, let getinfo
         else {
-            dlclose(handle)
-            return .failure(LeapError.unsupported("\(soname) lacks \(missing.joined(separator: ", ")); install the Debian package \(debianPackage)"))
+            lib.close()
+            return .failure(LeapError.unsupported("\(soname) lacks \(lib.missing.joined(separator: ", ")); install the Debian package \(debianPackage)"))
         }
         // Once, before any easy handle (curl_global_init is not thread-safe; this initialiser runs once).
         let status = globalInit(globalDefault)

@@ -59,35 +59,29 @@ struct TurboJPEGLibrary: @unchecked Sendable {
     static let shared: Result<TurboJPEGLibrary, LeapError> = load()
 
     private static func load() -> Result<TurboJPEGLibrary, LeapError> {
-        guard let handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL) else {
-            let reason = dlerror().map { String(cString: $0) } ?? "not found"
+        var lib: DynamicLibrary
+        switch DynamicLibrary.open(soname) {
+        case .success(let opened): lib = opened
+        case .failure(let failure):
             return .failure(LeapError.unsupported(
-                "JPEG support needs \(soname) (TurboJPEG), which could not be loaded (\(reason)); "
+                "JPEG support needs \(soname) (TurboJPEG), which could not be loaded (\(failure.reason)); "
                     + "install the Debian package \(debianPackage) (apt-get install \(debianPackage))"))
         }
-        var missing: [String] = []
-        func symbol<F>(_ name: String, _ type: F.Type) -> F? {
-            guard let p = dlsym(handle, name) else {
-                missing.append(name)
-                return nil
-            }
-            return unsafeBitCast(p, to: type)
-        }
-        let initDecompress = symbol("tjInitDecompress", InitFn.self)
-        let initCompress = symbol("tjInitCompress", InitFn.self)
-        let destroy = symbol("tjDestroy", DestroyFn.self)
-        let decompressHeader3 = symbol("tjDecompressHeader3", DecompressHeader3Fn.self)
-        let decompress2 = symbol("tjDecompress2", Decompress2Fn.self)
-        let compress2 = symbol("tjCompress2", Compress2Fn.self)
-        let bufSize = symbol("tjBufSize", BufSizeFn.self)
-        let getErrorStr2 = symbol("tjGetErrorStr2", GetErrorStr2Fn.self)
-        let getErrorCode = symbol("tjGetErrorCode", GetErrorCodeFn.self)
+        let initDecompress = lib.function("tjInitDecompress", InitFn.self)
+        let initCompress = lib.function("tjInitCompress", InitFn.self)
+        let destroy = lib.function("tjDestroy", DestroyFn.self)
+        let decompressHeader3 = lib.function("tjDecompressHeader3", DecompressHeader3Fn.self)
+        let decompress2 = lib.function("tjDecompress2", Decompress2Fn.self)
+        let compress2 = lib.function("tjCompress2", Compress2Fn.self)
+        let bufSize = lib.function("tjBufSize", BufSizeFn.self)
+        let getErrorStr2 = lib.function("tjGetErrorStr2", GetErrorStr2Fn.self)
+        let getErrorCode = lib.function("tjGetErrorCode", GetErrorCodeFn.self)
         guard let initDecompress, let initCompress, let destroy, let decompressHeader3, let decompress2, let compress2,
               let bufSize, let getErrorStr2, let getErrorCode
         else {
-            dlclose(handle)
+            lib.close()
             return .failure(LeapError.unsupported(
-                "\(soname) lacks \(missing.joined(separator: ", ")) (TurboJPEG 2.0 or newer is needed); "
+                "\(soname) lacks \(lib.missing.joined(separator: ", ")) (TurboJPEG 2.0 or newer is needed); "
                     + "install the Debian package \(debianPackage)"))
         }
         // The handle stays open for the life of the process: the function pointers point into it.
