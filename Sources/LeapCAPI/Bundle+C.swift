@@ -57,16 +57,12 @@ public func leap_model_load_bundle(_ source: UnsafePointer<CChar>?, _ params: Un
         var d = leap_bundle_params()
         leap_bundle_params_init(&d, MemoryLayout<leap_bundle_params>.size)
         let c = try readParams(params, defaults: d, "params")
-        guard c.n_threads >= 0, c.n_threads <= 1024 else { throw LeapError.invalidArgument("params->n_threads must be in 0...1024, got \(c.n_threads)") }
-        guard c.context_size >= 0 else { throw LeapError.invalidArgument("params->context_size must not be negative, got \(c.context_size)") }
         guard c.stall_timeout_seconds >= 0 else {
             throw LeapError.invalidArgument("params->stall_timeout_seconds must not be negative, got \(c.stall_timeout_seconds)")
         }
         var o = BundleLoadOptions()
+        o.runner = try runnerOptions(threads: c.n_threads, contextSize: c.context_size, chatTemplate: c.chat_template)
         o.cacheDirectory = try optionalUTF8(c.cache_dir, "params->cache_dir")
-        o.runner.threads = c.n_threads > 0 ? Int(c.n_threads) : nil
-        o.runner.contextSize = c.context_size > 0 ? Int(c.context_size) : nil
-        o.runner.chatTemplate = try optionalUTF8(c.chat_template, "params->chat_template")
         if c.stall_timeout_seconds > 0 { o.download.stallTimeout = Int(c.stall_timeout_seconds) }
         // The callback's non-zero return cancels this call only; the caller's token cancels it too.
         let cancel = DownloadCancellation(parent: try c.cancel.map { try borrowCancelToken($0).cancellation })

@@ -47,6 +47,17 @@ public func leap_model_params_init(_ p: UnsafeMutablePointer<leap_model_params>?
     initParams(d, into: p, size: size)
 }
 
+/// The fields leap_model_params and leap_bundle_params share, checked (0 = the default).
+func runnerOptions(threads: Int32, contextSize: Int32, chatTemplate: UnsafePointer<CChar>?) throws -> RunnerOptions {
+    guard threads >= 0, threads <= 1024 else { throw LeapError.invalidArgument("params->n_threads must be in 0...1024, got \(threads)") }
+    guard contextSize >= 0 else { throw LeapError.invalidArgument("params->context_size must not be negative, got \(contextSize)") }
+    var o = RunnerOptions()
+    o.threads = threads > 0 ? Int(threads) : nil
+    o.contextSize = contextSize > 0 ? Int(contextSize) : nil
+    o.chatTemplate = try optionalUTF8(chatTemplate, "params->chat_template")
+    return o
+}
+
 @c @implementation
 public func leap_model_load(_ path: UnsafePointer<CChar>?, _ params: UnsafePointer<leap_model_params>?,
                             _ out: UnsafeMutablePointer<OpaquePointer?>?) -> leap_status {
@@ -57,12 +68,7 @@ public func leap_model_load(_ path: UnsafePointer<CChar>?, _ params: UnsafePoint
         var d = leap_model_params()
         leap_model_params_init(&d, MemoryLayout<leap_model_params>.size)
         let c = try readParams(params, defaults: d, "params")
-        guard c.n_threads >= 0, c.n_threads <= 1024 else { throw LeapError.invalidArgument("params->n_threads must be in 0...1024, got \(c.n_threads)") }
-        guard c.context_size >= 0 else { throw LeapError.invalidArgument("params->context_size must not be negative, got \(c.context_size)") }
-        var o = RunnerOptions()
-        o.threads = c.n_threads > 0 ? Int(c.n_threads) : nil
-        o.contextSize = c.context_size > 0 ? Int(c.context_size) : nil
-        o.chatTemplate = try optionalUTF8(c.chat_template, "params->chat_template")
+        var o = try runnerOptions(threads: c.n_threads, contextSize: c.context_size, chatTemplate: c.chat_template)
         o.mmprojPath = try optionalUTF8(c.mmproj_path, "params->mmproj_path")
         o.audioDecoderPath = try optionalUTF8(c.audio_decoder_path, "params->audio_decoder_path")
         o.audioTokenizerPath = try optionalUTF8(c.audio_tokenizer_path, "params->audio_tokenizer_path")
