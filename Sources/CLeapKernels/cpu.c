@@ -85,7 +85,10 @@ static void build_tables(void) {
     }
     tables[LK_ISA_AVX512] = tables[LK_ISA_AVX2];
     tables[LK_ISA_AVX512_NOVNNI] = tables[LK_ISA_AVX2];
-    if (lk_isa_available(LK_ISA_AVX2)) lk_fill_avx2_gemm(&tables[LK_ISA_AVX2]);
+    if (lk_isa_available(LK_ISA_AVX2)) {
+        lk_fill_avx2_gemm(&tables[LK_ISA_AVX2]);
+        lk_fill_kquant_avx2(&tables[LK_ISA_AVX2]); /* replaces the llama.cpp-order K-quant entries */
+    }
     if (lk_isa_available(LK_ISA_AVX512)) {
         lk_fill_avx512(&tables[LK_ISA_AVX512], 1);
         if (lk_cpu_features() & LK_CPU_AVX512VNNI) {

@@ -22,6 +22,7 @@
  *         sub-block and token, the mins (Q4_K, Q5_K) as one vpdpwssd chain per block.
  * Widths above KQ_MAX_BLOCKS blocks return 0 from the matvec (the caller falls back to the row kernels). */
 #include "lk_internal.h"
+#include "lk_kquant_unpack.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -42,23 +43,7 @@ enum {
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), apply_to = function)
 
-INLINE int32_t load_i32(const void *p) { int32_t v; memcpy(&v, p, 4); return v; }
 INLINE float h2f(uint16_t h) { return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h))); }
-INLINE int32_t pair16(int a, int b) { return (int32_t)(((uint32_t)(uint16_t)(int16_t)b << 16) | (uint16_t)(int16_t)a); }
-
-/* Q4_K / Q5_K: the 8 scales then the 8 mins (6 bits each) of a block, as 16 bytes (ggml's utmp unpacking;
- * equal to lk_get_scale_min_k4 for j = 0..7). */
-INLINE __m128i k4_scales_mins(const uint8_t *s) {
-    uint32_t u[4];
-    memcpy(u, s, 12);
-    const uint32_t m1 = 0x3f3f3f3f, m2 = 0x0f0f0f0f, m3 = 0x03030303;
-    u[3] = ((u[2] >> 4) & m2) | (((u[1] >> 6) & m3) << 4);
-    const uint32_t mins_lo = u[1] & m1;
-    u[1] = (u[2] & m2) | (((u[0] >> 6) & m3) << 4);
-    u[2] = mins_lo;
-    u[0] &= m1;
-    return _mm_loadu_si128((const __m128i *)u);
-}
 
 /* ================================ matvec (decode) ================================ */
 
@@ -110,7 +95,7 @@ static const int32_t q6_idx[4][16] __attribute__((aligned(64))) = {
 /* One Q4_K (q5 = 0) or Q5_K block against its reordered activations: acc += dx·(d·S − dmin·M) per lane. */
 INLINE __m512 k4_block(const uint8_t *blk, const int q5, const int8_t *xq, const int32_t *bs, float dx, __m512 acc) {
     const __m512i m4 = _mm512_set1_epi8(15);
-    const __m512i scm = _mm512_cvtepu8_epi32(k4_scales_mins(blk + 4)); /* lanes 0-7 sc_j, 8-15 m_j */
+    const __m512i scm = _mm512_cvtepu8_epi32(lk_k4_scales_mins(blk + 4)); /* lanes 0-7 sc_j, 8-15 m_j */
     const uint8_t *qs = blk + (q5 ? 48 : 16);
     __m512i sumi = _mm512_setzero_si512();
     __m512i qh = _mm512_setzero_si512();
@@ -130,7 +115,7 @@ INLINE __m512 k4_block(const uint8_t *blk, const int q5, const int8_t *xq, const
         sumi = _mm512_dpwssd_epi32(sumi, phi, _mm512_permutexvar_epi32(_mm512_load_si512((const void *)k4_idx[2 * k + 1]), scm));
     }
     const __m512i mins = _mm512_madd_epi16(scm, _mm512_load_si512((const void *)bs)); /* lanes 8-15: m_j · bsum_j */
-    const __m128 dm = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(load_i32(blk))), _mm_set1_ps(dx)); /* d·dx, dmin·dx */
+    const __m128 dm = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(lk_load_i32(blk))), _mm_set1_ps(dx)); /* d·dx, dmin·dx */
     acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sumi), _mm512_broadcastss_ps(dm), acc);
     return _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mins), _mm512_broadcastss_ps(_mm_movehdup_ps(dm)), acc);
 }
@@ -313,13 +298,13 @@ INLINE void build_tile(int type, const uint8_t *w, size_t wrb, int64_t nb, int n
             } else {
                 unpack_k4(blk, q5, rows[r]);
                 uint8_t sm[16];
-                _mm_storeu_si128((__m128i *)sm, k4_scales_mins(blk + 4));
+                _mm_storeu_si128((__m128i *)sm, lk_k4_scales_mins(blk + 4));
                 uint16_t dh, mh;
                 memcpy(&dh, blk, 2);
                 memcpy(&mh, blk + 2, 2);
                 const float d = h2f(dh);
                 for (int j = 0; j < 8; j++) ds[j][r] = d * (float)sm[j];
-                for (int k = 0; k < 4; k++) mp[k][r] = pair16(sm[8 + 2 * k], sm[9 + 2 * k]);
+                for (int k = 0; k < 4; k++) mp[k][r] = lk_pair16(sm[8 + 2 * k], sm[9 + 2 * k]);
                 dmin[r] = h2f(mh);
             }
         }
@@ -353,7 +338,7 @@ INLINE void prep_terms(int type, const uint8_t *x, size_t xrb, int64_t nt, int64
                 for (int g = 0; g < 16; g++) o[g] = -32 * xt[i].bsums[g];
             } else {
                 for (int k = 0; k < 4; k++)
-                    o[k] = pair16(xt[i].bsums[4 * k] + xt[i].bsums[4 * k + 1], xt[i].bsums[4 * k + 2] + xt[i].bsums[4 * k + 3]);
+                    o[k] = lk_pair16(xt[i].bsums[4 * k] + xt[i].bsums[4 * k + 1], xt[i].bsums[4 * k + 2] + xt[i].bsums[4 * k + 3]);
             }
         }
     }
@@ -378,7 +363,7 @@ INLINE void tile_tokens(int type, const uint8_t *tile, int64_t nb, const uint8_t
                 for (int t = 0; t < n; t++) is[t] = _mm512_set1_epi32(terms[((size_t)t * (size_t)nb + (size_t)i) * ti + (size_t)g]);
                 for (int v = 0; v < 4; v++) {
                     const __m512i wv = _mm512_load_si512((const void *)(tb + T_W + 64 * (4 * g + v)));
-                    for (int t = 0; t < n; t++) is[t] = _mm512_dpbusd_epi32(is[t], wv, _mm512_set1_epi32(load_i32(xq[t] + 16 * g + 4 * v)));
+                    for (int t = 0; t < n; t++) is[t] = _mm512_dpbusd_epi32(is[t], wv, _mm512_set1_epi32(lk_load_i32(xq[t] + 16 * g + 4 * v)));
                 }
                 const __m512 ds = _mm512_load_ps((const void *)(tb + T_DS + 64 * g));
                 for (int t = 0; t < n; t++) blk[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[t]), ds, blk[t]);
@@ -390,7 +375,7 @@ INLINE void tile_tokens(int type, const uint8_t *tile, int64_t nb, const uint8_t
                 for (int v = 0; v < 8; v++) {
                     const __m512i wv = _mm512_load_si512((const void *)(tb + T_W + 64 * (8 * j + v)));
                     for (int t = 0; t < n; t++)
-                        is[t][v & 1] = _mm512_dpbusd_epi32(is[t][v & 1], wv, _mm512_set1_epi32(load_i32(xq[t] + 32 * j + 4 * v)));
+                        is[t][v & 1] = _mm512_dpbusd_epi32(is[t][v & 1], wv, _mm512_set1_epi32(lk_load_i32(xq[t] + 32 * j + 4 * v)));
                 }
                 const __m512 ds = _mm512_load_ps((const void *)(tb + T_DS + 64 * j));
                 for (int t = 0; t < n; t++) blk[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(is[t][0], is[t][1])), ds, blk[t]);

@@ -144,6 +144,7 @@ void lk_fill_avx512(lk_kernel_table *t, int use_vnni);
 void lk_fill_avx512_matvec(lk_kernel_table *t); /* VNNI only */
 void lk_fill_avx512_gemm(lk_kernel_table *t);   /* VNNI only */
 void lk_fill_kquant_vnni(lk_kernel_table *t);   /* VNNI only: Q4_K, Q5_K, Q6_K matvec + gemm (kernels_kquant_vnni.c) */
+void lk_fill_kquant_avx2(lk_kernel_table *t);   /* AVX2 table: Q4_K, Q5_K, Q6_K matvec + gemm (kernels_kquant_avx2.c) */
 void lk_fill_neon(lk_kernel_table *t);
 void lk_fill_llama_order_avx2(lk_kernel_table *t);
 void lk_fill_llama_order_avx512(lk_kernel_table *t); /* VNNI only */

@@ -94,17 +94,18 @@ package enum KernelISA: Int32, CaseIterable, Sendable {
     /// llama.cpp's order (kernels_bf16_ggml.c).
     package static var cpuHasBF16DotProduct: Bool { lk_cpu_features() & UInt32(LK_CPU_AVX512BF16) != 0 }
     /// This path multiplies Q4_K and Q6_K weights in llama.cpp's per-tensor orders (kernels_llama_order.c):
-    /// AVX2 and AVX-512 without VNNI. With VNNI, AVX-512 has faster Q4_K / Q5_K / Q6_K kernels of its own
-    /// order (kernels_kquant_vnni.c); the scalar and NEON paths keep the row kernels' order.
+    /// AVX-512 without VNNI. AVX2 and AVX-512 VNNI have faster Q4_K / Q5_K / Q6_K kernels of their own order
+    /// (kernels_kquant_avx2.c, kernels_kquant_vnni.c); the scalar and NEON paths keep the row kernels' order.
     package var kQuantsInLlamaOrder: Bool {
         switch self {
-        case .avx2, .avx512NoVNNI: return true
+        case .avx512NoVNNI: return true
         case .avx512: return lk_cpu_features() & UInt32(LK_CPU_AVX512VNNI) == 0
-        case .scalar, .neon: return false
+        case .scalar, .neon, .avx2: return false
         }
     }
-    /// Q4_K, Q5_K and Q6_K on this path have kernels of their own order (kernels_kquant_vnni.c).
-    package var kQuantsInVNNIOrder: Bool { self == .avx512 && !kQuantsInLlamaOrder }
+    /// Q4_K, Q5_K and Q6_K on this path have kernels of their own order, not llama.cpp's and not the row
+    /// kernels' (kernels_kquant_avx2.c, kernels_kquant_vnni.c): exact integer sums, fewer float steps.
+    package var kQuantsInOwnOrder: Bool { self == .avx2 || (self == .avx512 && !kQuantsInLlamaOrder) }
 
     /// Forces this path process-wide; returns false (and changes nothing) if the CPU lacks it.
     @discardableResult

@@ -40,8 +40,8 @@ import Testing
 /// Batch invariance on every SIMD path (not just the default one): the gemm kernels (AVX2 8-row tiles for
 /// Q4_0/Q4_1/Q5_0/Q5_1/Q8_0/Q6_K, AVX-512 VNNI tiles) reproduce that path's one-token kernels bit for bit for
 /// every batch size, with odd row and block counts and partial tiles. Q6_K up to 7 tokens: from 8 on it takes
-/// llama.cpp's tiled order, as llama.cpp does (tiledOrderFromEightTokens); not on AVX-512 VNNI, whose Q6_K
-/// gemm and matvec sum in different orders (KQuantVNNITests.swift).
+/// llama.cpp's tiled order, as llama.cpp does (tiledOrderFromEightTokens); not on AVX2 and AVX-512 VNNI, whose
+/// Q6_K gemm and matvec sum in different orders of their own (KQuantOwnOrderTests.swift).
 @Test(arguments: [GGMLType.q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .q6_K])
 func batchesOf1To17TokensEqualOneTokenCallsOnEveryPath(_ t: GGMLType) throws {
     let pool = try ThreadPool(threads: 2)
@@ -51,7 +51,7 @@ func batchesOf1To17TokensEqualOneTokenCallsOnEveryPath(_ t: GGMLType) throws {
         let nTokens = 17
         let wBytes = randomWeights(t, rows: rows, cols: cols, rng: &rng)
         let x = randomActivations(nTokens * cols, rng: &rng)
-        for isa in simdPaths where t != .q6_K || !isa.kQuantsInVNNIOrder {
+        for isa in simdPaths where t != .q6_K || !isa.kQuantsInOwnOrder {
             isa.withThreadSelection {
                 wBytes.withUnsafeBytes { wp in
                     let w = try! WeightMatrix(type: t, rows: rows, cols: cols, data: wp.baseAddress!)

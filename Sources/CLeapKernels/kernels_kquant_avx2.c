@@ -1,0 +1,448 @@
+/* Q4_K, Q5_K and Q6_K on AVX2 (+FMA, F16C): the one-token matrix × vector (decode) and the many-token matrix ×
+ * matrix (prefill), straight from the GGUF block layout, of the design of kernels_kquant_vnni.c. They do not
+ * follow llama.cpp's summation orders (kernels_llama_order.c, which on this path cost a decode the emulation
+ * of ggml's repacked 8-row interleave): every integer sum is exact and the float steps are one or two per
+ * block, so results differ from llama.cpp's by float rounding only (the tests bound that).
+ *
+ * Per super-block of 256 weights (d, dmin: the block's f16 scales; sc, m: sub-block scales and mins; x: the
+ * Q8_K activation block, dx its scale):
+ *   Q4_K, Q5_K  y += dx · (d · Σ_j sc_j · Σ_{k in j} q_k·x_k  −  dmin · Σ_j m_j · bsum_j)   (j: 8 × 32)
+ *   Q6_K        y += dx · d · (Σ_g sc_g · Σ_{k in g} q_k·x_k  −  32 · Σ_g sc_g · bsum_g)     (g: 16 × 16)
+ * q are the unsigned quants (0..15, 0..31, 0..63). AVX2 has no vpdpbusd: vpmaddubsw multiplies 32 of them
+ * with signed activation bytes into 16 s16 pair sums (|.| <= 2·63·128 = 16128, never saturated), and
+ * vpmaddwd with the sub-block scale as s16 gives s32 lanes (sums of 4 products times the scale).
+ *
+ * matvec  one row at a time (two in flight, sharing the activation loads), a block's quants unpacked in
+ *         registers: 8 vpmaddubsw + 8 vpmaddwd (the scale broadcast by vpshufb), one float FMA per block
+ *         (+ one for the mins of Q4_K / Q5_K, 4 lanes), horizontal sums once per row. Rows are consecutive in
+ *         memory: each thread reads one sequential stream, prefetched ahead.
+ * gemm    8-row tiles unpacked once per token chunk into bytes and transposed so that s32 lane r of vector g
+ *         holds quants 4g..4g+3 of row r, with the sub-block scales as s16 pairs; then per pass NT tokens:
+ *         each tile vector feeds NT vpmaddubsw (4 activation bytes broadcast) whose s16 results add up over
+ *         a sub-block (Q4_K: 8 vectors, |.| <= 8·2·15·128 = 30720; Q5_K: 4, <= 31744; Q6_K: 2, <= 32256)
+ *         before one vpmaddwd by the scales; one float FMA per block and token. */
+#include "lk_internal.h"
+#include "lk_kquant_unpack.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#include <stdlib.h>
+
+#define INLINE static inline __attribute__((always_inline))
+
+enum {
+    PREFETCH = 4096, /* matvec: bytes ahead of the rows being read that are prefetched */
+    TR = 8,          /* gemm: weight rows per tile (s32 lanes) */
+    CHUNK = 128,     /* gemm: tokens whose activation terms (and rows, in L2) are used per tile build */
+    NT = 4,          /* gemm: tokens per pass over a tile (16 ymm registers: 3 accumulators per token) */
+    MIN_TOKENS = 4,  /* gemm from this many tokens (below, the row kernels) */
+};
+
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+
+INLINE float h2f(uint16_t h) { return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h))); }
+
+INLINE float hsum8_ps(__m256 v) {
+    __m128 r = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+    return _mm_cvtss_f32(_mm_add_ss(r, _mm_movehdup_ps(r)));
+}
+
+INLINE float hsum4_ps(__m128 r) {
+    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+    return _mm_cvtss_f32(_mm_add_ss(r, _mm_movehdup_ps(r)));
+}
+
+/* ================================ matvec (decode) ================================ */
+
+INLINE void prefetch_block(const void *p, size_t bb) {
+    const char *q = (const char *)p + PREFETCH;
+    for (size_t o = 0; o < bb; o += 64) _mm_prefetch(q + o, _MM_HINT_T0);
+}
+
+/* s16 element j of each 128-bit half of v, in all 8 elements of that half */
+INLINE __m256i spread_s16(__m256i v, const int j) { return _mm256_shuffle_epi8(v, _mm256_set1_epi16((short)(0x0100 * (2 * j + 1) + 2 * j))); }
+
+/* One Q4_K (q5 = 0) or Q5_K block against activation block x: acc += d·dx·S per lane, accm += dmin·dx·M. */
+INLINE void k4_block(const uint8_t *blk, const int q5, const block_q8_K *x, __m256 *acc, __m128 *accm) {
+    const __m256i m4 = _mm256_set1_epi8(15), m1 = _mm256_set1_epi8(1);
+    const __m128i sm = lk_k4_scales_mins(blk + 4);
+    const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm)); /* sc_0..7 as s16, in both halves */
+    const uint8_t *qs = blk + (q5 ? 48 : 16);
+    __m256i hb = q5 ? _mm256_loadu_si256((const __m256i *)(blk + 16)) : _mm256_setzero_si256();
+    __m256i sumi = _mm256_setzero_si256();
+    for (int c = 0; c < 4; c++) { /* chunk c: low nibbles = elements 64c.., high = 64c + 32.. (5th bits: qh bits 2c, 2c + 1) */
+        const __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * c));
+        __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+        if (q5) {
+            lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(hb, m1), 4));
+            hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 1), m1), 4));
+            hb = _mm256_srli_epi16(hb, 2);
+        }
+        const __m256i plo = _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)(x->qs + 64 * c)));
+        const __m256i phi = _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(x->qs + 64 * c + 32)));
+        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(plo, spread_s16(sc, 2 * c)));
+        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(phi, spread_s16(sc, 2 * c + 1)));
+    }
+    const __m256i bs = _mm256_loadu_si256((const __m256i *)x->bsums);
+    const __m128i bs32 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)); /* 32-element sums */
+    const __m128i mins = _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(sm, 8)), bs32);            /* 4 lanes of m·bsum pairs */
+    const __m128 dm = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(lk_load_i32(blk))), _mm_set1_ps(x->d)); /* d·dx, dmin·dx */
+    *acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi), _mm256_broadcastss_ps(dm), *acc);
+    *accm = _mm_fmadd_ps(_mm_cvtepi32_ps(mins), _mm_shuffle_ps(dm, dm, 0x55), *accm);
+}
+
+INLINE void k4_matvec(const int q5, int64_t n, const void *vw, size_t ws, const void *vx, float *y, int64_t nrows) {
+    const int64_t nb = n / QK_K;
+    const block_q8_K *x = vx;
+    const size_t bb = q5 ? sizeof(block_q5_K) : sizeof(block_q4_K);
+    const uint8_t *w = vw;
+    int64_t r = 0;
+    for (; r + 2 <= nrows; r += 2) {
+        const uint8_t *w0 = w + (size_t)r * ws, *w1 = w0 + ws;
+        __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+        __m128 accm0 = _mm_setzero_ps(), accm1 = _mm_setzero_ps();
+        for (int64_t i = 0; i < nb; i++) {
+            prefetch_block(w0 + (size_t)i * bb, bb);
+            prefetch_block(w1 + (size_t)i * bb, bb);
+            k4_block(w0 + (size_t)i * bb, q5, x + i, &acc0, &accm0);
+            k4_block(w1 + (size_t)i * bb, q5, x + i, &acc1, &accm1);
+        }
+        y[r] = hsum8_ps(acc0) - hsum4_ps(accm0);
+        y[r + 1] = hsum8_ps(acc1) - hsum4_ps(accm1);
+    }
+    for (; r < nrows; r++) {
+        const uint8_t *w0 = w + (size_t)r * ws;
+        __m256 acc0 = _mm256_setzero_ps();
+        __m128 accm0 = _mm_setzero_ps();
+        for (int64_t i = 0; i < nb; i++) k4_block(w0 + (size_t)i * bb, q5, x + i, &acc0, &accm0);
+        y[r] = hsum8_ps(acc0) - hsum4_ps(accm0);
+    }
+}
+
+/* One Q6_K block against its activation block: acc += d·dx·(S − 32·Σ sc·bsum) per lane. Elements
+ * 128h + 32k + l: nibble of ql[64h + l] (k = 0, 2: low, high) or ql[64h + 32 + l] (k = 1, 3), 2 bits 2k.. of
+ * qh[32h + l]; a 32-byte vector k covers sub-blocks 2v, 2v + 1 (v = 4h + k) in its two halves. */
+INLINE __m256 q6_block(const block_q6_K *b, const block_q8_K *x, __m256 acc) {
+    const __m256i m4 = _mm256_set1_epi8(15), m3 = _mm256_set1_epi8(3);
+    const __m128i sc8 = _mm_loadu_si128((const __m128i *)b->scales);
+    __m256i sumi = _mm256_setzero_si256();
+    for (int h = 0; h < 2; h++) {
+        const __m256i l0 = _mm256_loadu_si256((const __m256i *)(b->ql + 64 * h));
+        const __m256i l1 = _mm256_loadu_si256((const __m256i *)(b->ql + 64 * h + 32));
+        const __m256i hb = _mm256_loadu_si256((const __m256i *)(b->qh + 32 * h));
+        __m256i q[4];
+        q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(hb, m3), 4));
+        q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), m3), 4));
+        q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), m3), 4));
+        q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), m3), 4));
+        for (int k = 0; k < 4; k++) {
+            const int v = 4 * h + k; /* bytes 2v (8 times) then 2v + 1 (8 times), widened: sc_2v | sc_2v+1 */
+            const __m256i s = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, _mm_set_epi64x(0x0101010101010101ll * (2 * v + 1), 0x0101010101010101ll * (2 * v))));
+            const __m256i p = _mm256_maddubs_epi16(q[k], _mm256_loadu_si256((const __m256i *)(x->qs + 128 * h + 32 * k)));
+            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, s));
+        }
+    }
+    const __m256i corr = _mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8), _mm256_loadu_si256((const __m256i *)x->bsums)); /* Σ sc·bsum pairs */
+    sumi = _mm256_sub_epi32(sumi, _mm256_slli_epi32(corr, 5));
+    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi), _mm256_set1_ps(h2f(b->d) * x->d), acc);
+}
+
+static int matvec_q6_K(int64_t n, const void *vw, size_t ws, const void *vx, float *y, int64_t nrows) {
+    const int64_t nb = n / QK_K;
+    const block_q8_K *x = vx;
+    const uint8_t *w = vw;
+    int64_t r = 0;
+    for (; r + 2 <= nrows; r += 2) {
+        const block_q6_K *w0 = (const block_q6_K *)(w + (size_t)r * ws), *w1 = (const block_q6_K *)(w + (size_t)(r + 1) * ws);
+        __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+        for (int64_t i = 0; i < nb; i++) {
+            prefetch_block(w0 + i, sizeof(block_q6_K));
+            prefetch_block(w1 + i, sizeof(block_q6_K));
+            acc0 = q6_block(w0 + i, x + i, acc0);
+            acc1 = q6_block(w1 + i, x + i, acc1);
+        }
+        y[r] = hsum8_ps(acc0);
+        y[r + 1] = hsum8_ps(acc1);
+    }
+    for (; r < nrows; r++) {
+        const block_q6_K *w0 = (const block_q6_K *)(w + (size_t)r * ws);
+        __m256 acc0 = _mm256_setzero_ps();
+        for (int64_t i = 0; i < nb; i++) acc0 = q6_block(w0 + i, x + i, acc0);
+        y[r] = hsum8_ps(acc0);
+    }
+    return 1;
+}
+
+static int matvec_q4_K(int64_t n, const void *vw, size_t ws, const void *x, float *y, int64_t nrows) {
+    k4_matvec(0, n, vw, ws, x, y, nrows);
+    return 1;
+}
+static int matvec_q5_K(int64_t n, const void *vw, size_t ws, const void *x, float *y, int64_t nrows) {
+    k4_matvec(1, n, vw, ws, x, y, nrows);
+    return 1;
+}
+
+/* ================================ gemm (prefill) ================================ */
+
+/* Tile layout per super-block: 64 byte vectors (lane r of vector g = quants 4g..4g+3 of row r, element
+ * order), then per sub-block the s16 pair (sc, sc) of each row (8 vectors for Q4_K/Q5_K, 16 for Q6_K); then
+ * Q4_K/Q5_K: 4 vectors of pairs (m_2k, m_2k+1), d, dmin; Q6_K: 8 vectors of pairs (sc_2k, sc_2k+1), d. */
+enum { T_W = 0, T_SC = 2048, K4_MP = 2304, K4_D = 2432, K4_DMIN = 2464, K4_STRIDE = 2496,
+       Q6_SP = 2560, Q6_D = 2816, Q6_STRIDE = 2848 };
+
+/* 8 vectors of 8 s32 lanes: r[i] lane c → r[c] lane i */
+INLINE void transpose8(__m256i *r) {
+    __m256i t[8], u[8];
+    for (int i = 0; i < 8; i += 4) {
+        t[i] = _mm256_unpacklo_epi32(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_epi32(r[i], r[i + 1]);
+        t[i + 2] = _mm256_unpacklo_epi32(r[i + 2], r[i + 3]);
+        t[i + 3] = _mm256_unpackhi_epi32(r[i + 2], r[i + 3]);
+        u[i] = _mm256_unpacklo_epi64(t[i], t[i + 2]);     /* columns 0 | 4 of rows i..i+3 */
+        u[i + 1] = _mm256_unpackhi_epi64(t[i], t[i + 2]); /* 1 | 5 */
+        u[i + 2] = _mm256_unpacklo_epi64(t[i + 1], t[i + 3]); /* 2 | 6 */
+        u[i + 3] = _mm256_unpackhi_epi64(t[i + 1], t[i + 3]); /* 3 | 7 */
+    }
+    for (int c = 0; c < 4; c++) {
+        r[c] = _mm256_permute2x128_si256(u[c], u[c + 4], 0x20);
+        r[c + 4] = _mm256_permute2x128_si256(u[c], u[c + 4], 0x31);
+    }
+}
+
+/* One block's 256 unsigned quants in element order. */
+INLINE void unpack_k4(const uint8_t *blk, const int q5, uint8_t *out) {
+    const __m256i m4 = _mm256_set1_epi8(15), m1 = _mm256_set1_epi8(1);
+    const uint8_t *qs = blk + (q5 ? 48 : 16);
+    __m256i hb = q5 ? _mm256_loadu_si256((const __m256i *)(blk + 16)) : _mm256_setzero_si256();
+    for (int c = 0; c < 4; c++) {
+        const __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * c));
+        __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+        if (q5) {
+            lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(hb, m1), 4));
+            hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 1), m1), 4));
+            hb = _mm256_srli_epi16(hb, 2);
+        }
+        _mm256_store_si256((__m256i *)(out + 64 * c), lo);
+        _mm256_store_si256((__m256i *)(out + 64 * c + 32), hi);
+    }
+}
+
+INLINE void unpack_q6(const block_q6_K *b, uint8_t *out) {
+    const __m256i m4 = _mm256_set1_epi8(15), m3 = _mm256_set1_epi8(3);
+    for (int h = 0; h < 2; h++) {
+        const __m256i l0 = _mm256_loadu_si256((const __m256i *)(b->ql + 64 * h));
+        const __m256i l1 = _mm256_loadu_si256((const __m256i *)(b->ql + 64 * h + 32));
+        const __m256i hb = _mm256_loadu_si256((const __m256i *)(b->qh + 32 * h));
+        uint8_t *o = out + 128 * h;
+        _mm256_store_si256((__m256i *)o, _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(hb, m3), 4)));
+        _mm256_store_si256((__m256i *)(o + 32), _mm256_or_si256(_mm256_and_si256(l1, m4),
+                                                                 _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), m3), 4)));
+        _mm256_store_si256((__m256i *)(o + 64), _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
+                                                                 _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), m3), 4)));
+        _mm256_store_si256((__m256i *)(o + 96), _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
+                                                                 _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), m3), 4)));
+    }
+}
+
+INLINE void build_tile(int type, const uint8_t *w, size_t wrb, int64_t nb, int nr, uint8_t *tile) {
+    const int q6 = type == LK_TYPE_Q6_K, q5 = type == LK_TYPE_Q5_K;
+    const size_t bb = lk_block_bytes(type), stride = q6 ? Q6_STRIDE : K4_STRIDE;
+    _Alignas(32) uint8_t rows[TR][QK_K];
+    _Alignas(32) int32_t sc[16][TR], sp[8][TR];
+    _Alignas(32) float d[TR], dmin[TR];
+    for (int64_t i = 0; i < nb; i++) {
+        for (int r = 0; r < TR; r++) {
+            if (r >= nr) {
+                memset(rows[r], 0, QK_K);
+                for (int j = 0; j < 16; j++) sc[j][r] = 0;
+                for (int k = 0; k < 8; k++) sp[k][r] = 0;
+                d[r] = dmin[r] = 0.0f;
+                continue;
+            }
+            const uint8_t *blk = w + (size_t)r * wrb + (size_t)i * bb;
+            if (q6) {
+                const block_q6_K *b = (const block_q6_K *)blk;
+                unpack_q6(b, rows[r]);
+                for (int g = 0; g < 16; g++) sc[g][r] = lk_pair16(b->scales[g], b->scales[g]);
+                for (int k = 0; k < 8; k++) sp[k][r] = lk_pair16(b->scales[2 * k], b->scales[2 * k + 1]);
+                d[r] = h2f(b->d);
+            } else {
+                unpack_k4(blk, q5, rows[r]);
+                uint8_t sm[16];
+                _mm_storeu_si128((__m128i *)sm, lk_k4_scales_mins(blk + 4));
+                for (int j = 0; j < 8; j++) sc[j][r] = lk_pair16(sm[j], sm[j]);
+                for (int k = 0; k < 4; k++) sp[k][r] = lk_pair16(sm[8 + 2 * k], sm[9 + 2 * k]);
+                uint16_t dh, mh;
+                memcpy(&dh, blk, 2);
+                memcpy(&mh, blk + 2, 2);
+                d[r] = h2f(dh);
+                dmin[r] = h2f(mh);
+            }
+        }
+        uint8_t *t = tile + (size_t)i * stride;
+        for (int s = 0; s < 8; s++) {
+            __m256i v[8];
+            for (int r = 0; r < TR; r++) v[r] = _mm256_load_si256((const __m256i *)(rows[r] + 32 * s));
+            transpose8(v);
+            for (int c = 0; c < 8; c++) _mm256_store_si256((__m256i *)(t + T_W + 32 * (8 * s + c)), v[c]);
+        }
+        memcpy(t + T_SC, sc, (q6 ? 16 : 8) * sizeof sc[0]);
+        if (q6) {
+            memcpy(t + Q6_SP, sp, sizeof sp);
+            memcpy(t + Q6_D, d, sizeof d);
+        } else {
+            memcpy(t + K4_MP, sp, 4 * sizeof sp[0]);
+            memcpy(t + K4_D, d, sizeof d);
+            memcpy(t + K4_DMIN, dmin, sizeof dmin);
+        }
+    }
+}
+
+/* Per token and block: s16 pairs of activation sums, (bsum_2k, bsum_2k+1) of the 32-element sub-blocks
+ * (Q4_K/Q5_K, 4) or of the 16-element ones (Q6_K, 8); dx. */
+INLINE size_t term_ints(int type) { return type == LK_TYPE_Q6_K ? 8 : 4; }
+
+INLINE void prep_terms(int type, const uint8_t *x, size_t xrb, int64_t nt, int64_t nb, float *dx, int32_t *terms) {
+    const size_t ti = term_ints(type);
+    for (int64_t t = 0; t < nt; t++) {
+        const block_q8_K *xt = (const block_q8_K *)(x + (size_t)t * xrb);
+        for (int64_t i = 0; i < nb; i++) {
+            int32_t *o = terms + ((size_t)t * (size_t)nb + (size_t)i) * ti;
+            const int16_t *bs = xt[i].bsums;
+            dx[t * nb + i] = xt[i].d;
+            if (type == LK_TYPE_Q6_K)
+                for (int k = 0; k < 8; k++) o[k] = lk_pair16(bs[2 * k], bs[2 * k + 1]);
+            else
+                for (int k = 0; k < 4; k++) o[k] = lk_pair16(bs[4 * k] + bs[4 * k + 1], bs[4 * k + 2] + bs[4 * k + 3]);
+        }
+    }
+}
+
+INLINE __m256i load_v(const uint8_t *p) { return _mm256_load_si256((const __m256i *)p); }
+INLINE __m256i bcast4(const int8_t *p) { return _mm256_set1_epi32(lk_load_i32(p)); }
+
+/* n tokens (n <= NT; row t at x + t·xrb, terms at dx/terms + t·nb blocks) × one tile → y[t·ys + 0..nr).
+ * VS: tile vectors whose vpmaddubsw results add up in s16 before the vpmaddwd by the scales. */
+INLINE void tile_tokens(int type, const uint8_t *tile, int64_t nb, const uint8_t *x, size_t xrb, const float *dx,
+                        const int32_t *terms, float *y, int64_t ys, int nr, const int n) {
+    const int q6 = type == LK_TYPE_Q6_K;
+    const int VS = q6 ? 2 : type == LK_TYPE_Q5_K ? 4 : 8, SUB = q6 ? 4 : 8; /* SUB: vectors per sub-block */
+    const size_t stride = q6 ? Q6_STRIDE : K4_STRIDE, ti = term_ints(type);
+    __m256 acc[NT];
+    for (int t = 0; t < n; t++) acc[t] = _mm256_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        const uint8_t *tb = tile + (size_t)i * stride;
+        const int8_t *xq[NT];
+        for (int t = 0; t < n; t++) xq[t] = ((const block_q8_K *)(x + (size_t)t * xrb))[i].qs;
+        __m256i si[NT];
+        for (int t = 0; t < n; t++) si[t] = _mm256_setzero_si256();
+        for (int j = 0; j < QK_K / 4 / SUB; j++) { /* sub-blocks */
+            const __m256i scj = load_v(tb + T_SC + 32 * j);
+            for (int v0 = 0; v0 < SUB; v0 += VS) {
+                __m256i s16[NT];
+                for (int v = 0; v < VS; v++) {
+                    const int g = SUB * j + v0 + v;
+                    const __m256i wv = load_v(tb + T_W + 32 * g);
+                    for (int t = 0; t < n; t++) {
+                        const __m256i p = _mm256_maddubs_epi16(wv, bcast4(xq[t] + 4 * g));
+                        s16[t] = v ? _mm256_add_epi16(s16[t], p) : p;
+                    }
+                }
+                for (int t = 0; t < n; t++) si[t] = _mm256_add_epi32(si[t], _mm256_madd_epi16(s16[t], scj));
+            }
+        }
+        for (int t = 0; t < n; t++) {
+            const int32_t *bp = terms + ((size_t)t * (size_t)nb + (size_t)i) * ti;
+            const __m256 dxt = _mm256_set1_ps(dx[t * nb + i]);
+            if (q6) {
+                __m256i m = _mm256_madd_epi16(load_v(tb + Q6_SP), _mm256_set1_epi32(bp[0]));
+                for (int k = 1; k < 8; k++) m = _mm256_add_epi32(m, _mm256_madd_epi16(load_v(tb + Q6_SP + 32 * k), _mm256_set1_epi32(bp[k])));
+                const __m256 s = _mm256_cvtepi32_ps(_mm256_sub_epi32(si[t], _mm256_slli_epi32(m, 5)));
+                acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(s, _mm256_load_ps((const float *)(tb + Q6_D))), dxt, acc[t]);
+            } else {
+                __m256i m = _mm256_madd_epi16(load_v(tb + K4_MP), _mm256_set1_epi32(bp[0]));
+                for (int k = 1; k < 4; k++) m = _mm256_add_epi32(m, _mm256_madd_epi16(load_v(tb + K4_MP + 32 * k), _mm256_set1_epi32(bp[k])));
+                const __m256 mf = _mm256_mul_ps(_mm256_cvtepi32_ps(m), _mm256_load_ps((const float *)(tb + K4_DMIN)));
+                const __m256 s = _mm256_fmsub_ps(_mm256_cvtepi32_ps(si[t]), _mm256_load_ps((const float *)(tb + K4_D)), mf);
+                acc[t] = _mm256_fmadd_ps(s, dxt, acc[t]);
+            }
+        }
+    }
+    for (int t = 0; t < n; t++) {
+        if (nr == TR) _mm256_storeu_ps(y + t * ys, acc[t]);
+        else {
+            float tmp[TR];
+            _mm256_storeu_ps(tmp, acc[t]);
+            memcpy(y + t * ys, tmp, (size_t)nr * sizeof(float));
+        }
+    }
+}
+
+INLINE int kq_gemm(int type, int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
+                   float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
+    const int64_t nb = cols / QK_K;
+    const int64_t chunk = n_tokens < CHUNK ? n_tokens : CHUNK;
+    const size_t stride = type == LK_TYPE_Q6_K ? Q6_STRIDE : K4_STRIDE, ti = term_ints(type);
+    const size_t tile_bytes = (size_t)nb * stride;
+    const size_t terms_bytes = (size_t)chunk * (size_t)nb * (sizeof(float) + ti * sizeof(int32_t));
+    uint8_t *scratch = aligned_alloc(32, (tile_bytes + terms_bytes + 31) / 32 * 32);
+    if (!scratch) return 0;
+    uint8_t *tile = scratch;
+    float *dx = (float *)(scratch + tile_bytes);
+    int32_t *terms = (int32_t *)(dx + chunk * nb);
+    const uint8_t *wb = w, *xb = x;
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += chunk) {
+        const int64_t nt = n_tokens - t0 < chunk ? n_tokens - t0 : chunk;
+        const uint8_t *xc = xb + (size_t)t0 * xrb;
+        prep_terms(type, xc, xrb, nt, nb, dx, terms);
+        for (int64_t r0 = row_begin; r0 < row_end; r0 += TR) {
+            const int nr = row_end - r0 < TR ? (int)(row_end - r0) : TR;
+            build_tile(type, wb + (size_t)r0 * wrb, wrb, nb, nr, tile);
+            for (int64_t t = 0; t < nt;) {
+                const uint8_t *xt = xc + (size_t)t * xrb;
+                const float *dxt = dx + t * nb;
+                const int32_t *tt = terms + (size_t)t * (size_t)nb * ti;
+                float *yt = y + (t0 + t) * ys + r0;
+                switch (nt - t >= NT ? NT : nt - t) { /* constant token counts: the passes unroll */
+                case 4: tile_tokens(type, tile, nb, xt, xrb, dxt, tt, yt, ys, nr, 4); t += 4; break;
+                case 3: tile_tokens(type, tile, nb, xt, xrb, dxt, tt, yt, ys, nr, 3); t += 3; break;
+                case 2: tile_tokens(type, tile, nb, xt, xrb, dxt, tt, yt, ys, nr, 2); t += 2; break;
+                default: tile_tokens(type, tile, nb, xt, xrb, dxt, tt, yt, ys, nr, 1); t += 1; break;
+                }
+            }
+        }
+    }
+    free(scratch);
+    return 1;
+}
+
+#define KQ_GEMM(NAME, TYPE)                                                                                   \
+    static int NAME(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,     \
+                    float *y, int64_t ys, int64_t row_begin, int64_t row_end) {                               \
+        return kq_gemm(TYPE, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);                      \
+    }
+KQ_GEMM(gemm_q4_K, LK_TYPE_Q4_K)
+KQ_GEMM(gemm_q5_K, LK_TYPE_Q5_K)
+KQ_GEMM(gemm_q6_K, LK_TYPE_Q6_K)
+#undef KQ_GEMM
+
+#pragma clang attribute pop
+
+void lk_fill_kquant_avx2(lk_kernel_table *t) {
+    static const int types[3] = {LK_TYPE_Q4_K, LK_TYPE_Q5_K, LK_TYPE_Q6_K};
+    for (int i = 0; i < 3; i++) { /* these kernels take every batch size; llama.cpp's orders are not kept */
+        t->repack[types[i]] = t->repack_id[types[i]] = t->any_tokens[types[i]] = t->tiled[types[i]] = NULL;
+        t->gemm_min_tokens[types[i]] = MIN_TOKENS;
+    }
+    t->matvec[LK_TYPE_Q4_K] = matvec_q4_K;
+    t->matvec[LK_TYPE_Q5_K] = matvec_q5_K;
+    t->matvec[LK_TYPE_Q6_K] = matvec_q6_K;
+    t->gemm[LK_TYPE_Q4_K] = gemm_q4_K;
+    t->gemm[LK_TYPE_Q5_K] = gemm_q5_K;
+    t->gemm[LK_TYPE_Q6_K] = gemm_q6_K;
+}
+
+#else
+void lk_fill_kquant_avx2(lk_kernel_table *t) { (void)t; }
+#endif
