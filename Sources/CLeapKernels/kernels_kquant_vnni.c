@@ -12,8 +12,9 @@
  *
  * matvec  one row at a time (two in flight), the block's 256 quants unpacked in registers: four vpdpbusd
  *         of 64 products each, whose s32 lanes (sums of 4 products, |.| < 2^15) are scaled by their
- *         sub-block scale in a vpdpwssd (scale in the low s16 of each s32 lane, 0 in the high one), then one
- *         or two float FMAs per block. Q4_K/Q5_K activations are reordered once per call so that a 64-byte
+ *         sub-block scale in a vpdpwssd (Q6_K: scale in the low s16 of each s32 lane, 0 in the high one;
+ *         Q4_K/Q5_K: two product vectors packed to s16 pairs, times (sc, sc) pairs), then one float FMA
+ *         per block. Q4_K/Q5_K activations are reordered once per call so that a 64-byte
  *         load of the quants (low nibbles of two chunks, then high ones) meets its activations directly.
  *         Rows are consecutive in memory: each thread reads one sequential stream.
  * gemm    16-row tiles unpacked once per token chunk into bytes and transposed so that s32 lane r of
@@ -56,7 +57,8 @@ INLINE void prefetch_block(const void *p, size_t bb) {
 
 /* Q4_K / Q5_K activations of one block in the order of the quants' 64-byte loads: for k = 0, 1 the low
  * nibbles of qs[64k..64k+63] are elements [128k, +32) and [128k + 64, +32), the high ones [128k + 32, +32)
- * and [128k + 96, +32); bs: lanes 8..15 the 32-element sums (sub-block j in lane 8 + j), lanes 0..7 zero. */
+ * and [128k + 96, +32); bs: lanes 8..15 the 32-element sums negated (sub-block j in lane 8 + j), lanes 0..7
+ * zero. */
 typedef struct {
     _Alignas(64) int8_t q[KQ_MAX_BLOCKS][QK_K];
     _Alignas(64) int32_t bs[KQ_MAX_BLOCKS][16];
@@ -76,7 +78,7 @@ INLINE void k4_reorder(const block_q8_K *x, int64_t nb, k4_activations *a) {
         }
         for (int j = 0; j < 8; j++) {
             a->bs[i][j] = 0;
-            a->bs[i][8 + j] = x[i].bsums[2 * j] + x[i].bsums[2 * j + 1];
+            a->bs[i][8 + j] = -(x[i].bsums[2 * j] + x[i].bsums[2 * j + 1]);
         }
         a->d[i] = x[i].d;
     }
@@ -85,17 +87,23 @@ INLINE void k4_reorder(const block_q8_K *x, int64_t nb, k4_activations *a) {
 /* vpermd indices spreading scale lanes over the 16 s32 lanes of each product vector */
 #define E8(v) v, v, v, v, v, v, v, v
 #define E4(v) v, v, v, v
-static const int32_t k4_idx[4][16] __attribute__((aligned(64))) = {
-    {E8(0), E8(2)}, {E8(1), E8(3)}, {E8(4), E8(6)}, {E8(5), E8(7)}}; /* lo k=0, hi k=0, lo k=1, hi k=1 */
+/* Q4_K / Q5_K, k = 0, 1: lane 4c + i of vpackssdw(lo, hi) products (128-bit chunk c) holds two sums of
+ * sub-block 4k + 2·(c >= 2) + (i >= 2) */
+static const int32_t k4_pair_idx[2][16] __attribute__((aligned(64))) = {
+    {0, 0, 1, 1, 0, 0, 1, 1, 2, 2, 3, 3, 2, 2, 3, 3}, {4, 4, 5, 5, 4, 4, 5, 5, 6, 6, 7, 7, 6, 6, 7, 7}};
+static const int32_t k4_dm_idx[16] __attribute__((aligned(64))) = {E8(0), E8(1)};
 static const int32_t q6_idx[4][16] __attribute__((aligned(64))) = {
     {E4(0), E4(1), E4(2), E4(3)}, {E4(4), E4(5), E4(6), E4(7)}, {E4(8), E4(9), E4(10), E4(11)}, {E4(12), E4(13), E4(14), E4(15)}};
 #undef E8
 #undef E4
 
-/* One Q4_K (q5 = 0) or Q5_K block against its reordered activations: acc += dx·(d·S − dmin·M) per lane. */
+/* One Q4_K (q5 = 0) or Q5_K block against its reordered activations: acc += dx·(d·S − dmin·M) over the
+ * lanes. The products of 4 (|.| <= 4·31·128 < 2^15) are packed to s16 pairs (vpackssdw, exact), so one
+ * vpdpwssd by the (sc, sc) pairs scales 128 of them; S (reduced to 8 lanes) and −M then share one FMA. */
 INLINE __m512 k4_block(const uint8_t *blk, const int q5, const int8_t *xq, const int32_t *bs, float dx, __m512 acc) {
     const __m512i m4 = _mm512_set1_epi8(15);
     const __m512i scm = _mm512_cvtepu8_epi32(lk_k4_scales_mins(blk + 4)); /* lanes 0-7 sc_j, 8-15 m_j */
+    const __m512i sc2 = _mm512_or_si512(scm, _mm512_slli_epi32(scm, 16)); /* lanes 0-7: s16 pairs (sc_j, sc_j) */
     const uint8_t *qs = blk + (q5 ? 48 : 16);
     __m512i sumi = _mm512_setzero_si512();
     __m512i qh = _mm512_setzero_si512();
@@ -111,13 +119,13 @@ INLINE __m512 k4_block(const uint8_t *blk, const int q5, const int8_t *xq, const
         }
         const __m512i plo = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, _mm512_load_si512((const void *)(xq + 128 * k)));
         const __m512i phi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), hi, _mm512_load_si512((const void *)(xq + 128 * k + 64)));
-        sumi = _mm512_dpwssd_epi32(sumi, plo, _mm512_permutexvar_epi32(_mm512_load_si512((const void *)k4_idx[2 * k]), scm));
-        sumi = _mm512_dpwssd_epi32(sumi, phi, _mm512_permutexvar_epi32(_mm512_load_si512((const void *)k4_idx[2 * k + 1]), scm));
+        sumi = _mm512_dpwssd_epi32(sumi, _mm512_packs_epi32(plo, phi), _mm512_permutexvar_epi32(_mm512_load_si512((const void *)k4_pair_idx[k]), sc2));
     }
-    const __m512i mins = _mm512_madd_epi16(scm, _mm512_load_si512((const void *)bs)); /* lanes 8-15: m_j · bsum_j */
+    const __m256i s8 = _mm256_add_epi32(_mm512_castsi512_si256(sumi), _mm512_extracti64x4_epi64(sumi, 1));
+    const __m512i v = _mm512_add_epi32(_mm512_madd_epi16(scm, _mm512_load_si512((const void *)bs)), _mm512_zextsi256_si512(s8)); /* S | −m_j·bsum_j */
     const __m128 dm = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(lk_load_i32(blk))), _mm_set1_ps(dx)); /* d·dx, dmin·dx */
-    acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sumi), _mm512_broadcastss_ps(dm), acc);
-    return _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mins), _mm512_broadcastss_ps(_mm_movehdup_ps(dm)), acc);
+    const __m512 f = _mm512_permutexvar_ps(_mm512_load_si512((const void *)k4_dm_idx), _mm512_castps128_ps512(dm));
+    return _mm512_fmadd_ps(_mm512_cvtepi32_ps(v), f, acc);
 }
 
 INLINE int k4_matvec(const int q5, int64_t n, const void *vw, size_t ws, const void *vx, float *y, int64_t nrows) {
