@@ -1,8 +1,9 @@
 // The Q4_K, Q5_K and Q6_K kernels of their own order (AVX2: kernels_kquant_avx2.c, 8-row tiles; AVX-512 VNNI:
 // kernels_kquant_vnni.c, 16-row tiles; decode matvec and prefill gemm) do not sum in llama.cpp's order: every
-// output must equal the scalar path's to float rounding, for one token (matvec), 2-3 tokens (the row kernels),
-// 4..20 tokens (the gemm tiles: whole passes and every remainder), 133 tokens (a full 128-token chunk and a
-// tail), partial tiles, odd row counts, and a width beyond the VNNI matvec's stack buffer (its fallback).
+// output must equal the scalar path's to float rounding, for one token (matvec), 2..20 tokens (the gemm tiles
+// from 2 tokens, Q6_K from 3 / 4, the row kernels below: whole passes and every remainder), 133 tokens (a full
+// 128-token chunk and a tail), partial tiles, odd row counts, and a width beyond the VNNI matvec's stack buffer
+// (its fallback).
 import CLeapKernels
 import LeapGGUF
 import LeapKernels
