@@ -31,7 +31,7 @@
 #define INLINE static inline __attribute__((always_inline))
 
 enum {
-    PREFETCH = 4096, /* matvec: bytes ahead of the rows being read that are prefetched */
+    PREFETCH = 4096, /* matvec: at least this many bytes ahead, a whole number of row pairs (as the VNNI one) */
     TR = 8,          /* gemm: weight rows per tile (s32 lanes) */
     CHUNK = 128,     /* gemm: tokens whose activation terms (and rows, in L2) are used per tile build */
     NT = 4,          /* gemm: tokens per pass over a tile (16 ymm registers: 3 accumulators per token) */
@@ -56,11 +56,6 @@ INLINE float hsum4_ps(__m128 r) {
 }
 
 /* ================================ matvec (decode) ================================ */
-
-INLINE void prefetch_block(const void *p, size_t bb) {
-    const char *q = (const char *)p + PREFETCH;
-    for (size_t o = 0; o < bb; o += 64) _mm_prefetch(q + o, _MM_HINT_T0);
-}
 
 /* s16 element j of each 128-bit half of v, in all 8 elements of that half */
 INLINE __m256i spread_s16(__m256i v, const int j) { return _mm256_shuffle_epi8(v, _mm256_set1_epi16((short)(0x0100 * (2 * j + 1) + 2 * j))); }
@@ -99,14 +94,15 @@ INLINE void k4_matvec(const int q5, int64_t n, const void *vw, size_t ws, const 
     const block_q8_K *x = vx;
     const size_t bb = q5 ? sizeof(block_q5_K) : sizeof(block_q4_K);
     const uint8_t *w = vw;
+    const size_t ahead = lk_pair_prefetch_distance(ws, PREFETCH);
     int64_t r = 0;
     for (; r + 2 <= nrows; r += 2) {
         const uint8_t *w0 = w + (size_t)r * ws, *w1 = w0 + ws;
         __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
         __m128 accm0 = _mm_setzero_ps(), accm1 = _mm_setzero_ps();
         for (int64_t i = 0; i < nb; i++) {
-            prefetch_block(w0 + (size_t)i * bb, bb);
-            prefetch_block(w1 + (size_t)i * bb, bb);
+            lk_prefetch_block(w0 + (size_t)i * bb, ahead, bb);
+            lk_prefetch_block(w1 + (size_t)i * bb, ahead, bb);
             k4_block(w0 + (size_t)i * bb, q5, x + i, &acc0, &accm0);
             k4_block(w1 + (size_t)i * bb, q5, x + i, &acc1, &accm1);
         }
@@ -154,13 +150,14 @@ static int matvec_q6_K(int64_t n, const void *vw, size_t ws, const void *vx, flo
     const int64_t nb = n / QK_K;
     const block_q8_K *x = vx;
     const uint8_t *w = vw;
+    const size_t ahead = lk_pair_prefetch_distance(ws, PREFETCH);
     int64_t r = 0;
     for (; r + 2 <= nrows; r += 2) {
         const block_q6_K *w0 = (const block_q6_K *)(w + (size_t)r * ws), *w1 = (const block_q6_K *)(w + (size_t)(r + 1) * ws);
         __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
         for (int64_t i = 0; i < nb; i++) {
-            prefetch_block(w0 + i, sizeof(block_q6_K));
-            prefetch_block(w1 + i, sizeof(block_q6_K));
+            lk_prefetch_block(w0 + i, ahead, sizeof(block_q6_K));
+            lk_prefetch_block(w1 + i, ahead, sizeof(block_q6_K));
             acc0 = q6_block(w0 + i, x + i, acc0);
             acc1 = q6_block(w1 + i, x + i, acc1);
         }

@@ -33,8 +33,9 @@
 
 enum {
     KQ_MAX_BLOCKS = 64, /* matvec: reordered activations of up to 16384 columns on the stack (20 KB) */
-    PREFETCH = 4096,    /* matvec: bytes ahead of the rows being read that are prefetched (1-8 KB measured
-                           alike; none: 20-30% slower from DRAM) */
+    PREFETCH = 4096,    /* matvec: at least this many bytes ahead of the rows being read are prefetched, a
+                           whole number of row pairs (lk_pair_prefetch_distance; 1-8 KB measured alike; none:
+                           20-30% slower from DRAM; a fixed 4 KB: 2048 x 8192 Q4_K 20% slower) */
     TR = 16,            /* gemm: weight rows per tile (s32 lanes) */
     CHUNK = 128,        /* gemm: tokens whose activation terms (and rows, in L2) are used per tile build */
     NT_K4 = 4,          /* gemm: tokens per pass over a Q4_K / Q5_K tile (8 runs out of registers) */
@@ -50,13 +51,6 @@ enum {
 INLINE float h2f(uint16_t h) { return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h))); }
 
 /* ================================ matvec (decode) ================================ */
-
-/* The cache lines PREFETCH bytes after block p (bb bytes): the hardware prefetcher alone keeps too few
- * lines in flight for one thread's stream */
-INLINE void prefetch_block(const void *p, size_t bb) {
-    const char *q = (const char *)p + PREFETCH;
-    for (size_t o = 0; o < bb; o += 64) _mm_prefetch(q + o, _MM_HINT_T0);
-}
 
 /* Q4_K / Q5_K activations of one block in the order of the quants' 64-byte loads: for k = 0, 1 the low
  * nibbles of qs[64k..64k+63] are elements [128k, +32) and [128k + 64, +32), the high ones [128k + 32, +32)
@@ -138,13 +132,14 @@ INLINE int k4_matvec(const int q5, int64_t n, const void *vw, size_t ws, const v
     k4_reorder(vx, nb, &a);
     const size_t bb = q5 ? sizeof(block_q5_K) : sizeof(block_q4_K);
     const uint8_t *w = vw;
+    const size_t ahead = lk_pair_prefetch_distance(ws, PREFETCH);
     int64_t r = 0;
     for (; r + 2 <= nrows; r += 2) {
         const uint8_t *w0 = w + (size_t)r * ws, *w1 = w0 + ws;
         __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
         for (int64_t i = 0; i < nb; i++) {
-            prefetch_block(w0 + (size_t)i * bb, bb);
-            prefetch_block(w1 + (size_t)i * bb, bb);
+            lk_prefetch_block(w0 + (size_t)i * bb, ahead, bb);
+            lk_prefetch_block(w1 + (size_t)i * bb, ahead, bb);
             acc0 = k4_block(w0 + (size_t)i * bb, q5, a.q[i], a.bs[i], a.d[i], acc0);
             acc1 = k4_block(w1 + (size_t)i * bb, q5, a.q[i], a.bs[i], a.d[i], acc1);
         }
@@ -189,13 +184,14 @@ static int matvec_q6_K(int64_t n, const void *vw, size_t ws, const void *vx, flo
     const int64_t nb = n / QK_K;
     const block_q8_K *x = vx;
     const uint8_t *w = vw;
+    const size_t ahead = lk_pair_prefetch_distance(ws, PREFETCH);
     int64_t r = 0;
     for (; r + 2 <= nrows; r += 2) {
         const block_q6_K *w0 = (const block_q6_K *)(w + (size_t)r * ws), *w1 = (const block_q6_K *)(w + (size_t)(r + 1) * ws);
         __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
         for (int64_t i = 0; i < nb; i++) {
-            prefetch_block(w0 + i, sizeof(block_q6_K));
-            prefetch_block(w1 + i, sizeof(block_q6_K));
+            lk_prefetch_block(w0 + i, ahead, sizeof(block_q6_K));
+            lk_prefetch_block(w1 + i, ahead, sizeof(block_q6_K));
             acc0 = q6_block(w0 + i, x + i, acc0);
             acc1 = q6_block(w1 + i, x + i, acc1);
         }

@@ -15,6 +15,19 @@ static inline __attribute__((always_inline)) int32_t lk_pair16(int a, int b) {
     return (int32_t)(((uint32_t)(uint16_t)(int16_t)b << 16) | (uint16_t)(int16_t)a);
 }
 
+/* The matvecs read rows r, r + 1 (adjacent, ws bytes each) as two streams and prefetch, `dist` bytes after
+ * each block being read, the cache lines of the block they will read then: dist is the smallest multiple of
+ * the pair's 2·ws bytes of at least min_bytes, so that both streams are prefetched (a fixed distance lands,
+ * for rows longer than it, in the row being read alongside, behind its read position). */
+static inline __attribute__((always_inline)) size_t lk_pair_prefetch_distance(size_t ws, size_t min_bytes) {
+    return (min_bytes + 2 * ws - 1) / (2 * ws) * (2 * ws);
+}
+
+static inline __attribute__((always_inline)) void lk_prefetch_block(const void *p, size_t dist, size_t bb) {
+    const char *q = (const char *)p + dist;
+    for (size_t o = 0; o < bb; o += 64) _mm_prefetch(q + o, _MM_HINT_T0);
+}
+
 /* Q4_K / Q5_K: the 8 scales then the 8 mins (6 bits each) of a block, as 16 bytes (ggml's utmp unpacking,
  * equal to lk_get_scale_min_k4 for j = 0..7), in vector registers: with u0, u1, u2 the three 32-bit words
  * of scales[12], sc_0..3 = u0 & 63, sc_4..7 = (u2 & 15) | (u0 >> 6) << 4, m_0..3 = u1 & 63,
