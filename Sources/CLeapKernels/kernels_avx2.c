@@ -1,5 +1,5 @@
 /* AVX2 + FMA + F16C paths (x86-64). Every function here is compiled for that target and only reached
- * through the dispatch table after the CPU check in cpu.c; the rest of the library stays baseline x86-64.
+ * through the dispatch table after the CPU check in dispatch.c; the rest of the library stays baseline x86-64.
  *
  * Integer dot products use the ggml technique: maddubs(|w|, sign(x, w)) (u8 × s8 → s16 pairs), then
  * madd with ones (→ s32) or with the sub-block scales (K-quants). Each *_rows kernel handles NT activation

@@ -156,7 +156,7 @@ static void dot2_q6_K(int64_t n, const void *w, size_t ws, const void *x, size_t
 #pragma clang attribute pop
 
 void lk_fill_avx512(lk_kernel_table *t, int use_vnni) {
-    if (use_vnni && (lk_cpu_features() & LK_CPU_AVX512VNNI)) {
+    if (use_vnni) {
         lk_fill_avx512_matvec(t);
         lk_fill_avx512_gemm(t);
     }

@@ -144,15 +144,3 @@ void lk_fill_f16_ggml(lk_kernel_table *t, int isa) {
 #else
 void lk_fill_f16_ggml(lk_kernel_table *t, int isa) { (void)t, (void)isa; }
 #endif
-
-void lk_matvec_f16_ggml(const uint16_t *w, size_t w_row_bytes, int64_t cols, int64_t n_padded, const float *x,
-                        float *y, int64_t row_begin, int64_t row_end) {
-    if (row_end <= row_begin) return;
-    const lk_kernel_table *k = lk_kernels();
-    if (k->matvec_f16_ggml && n_padded >= cols) {
-        k->matvec_f16_ggml((const uint16_t *)((const uint8_t *)w + (size_t)row_begin * w_row_bytes), w_row_bytes,
-                           cols, n_padded, x, y + row_begin, row_end - row_begin);
-        return;
-    }
-    lk_matmul(LK_TYPE_F16, w, w_row_bytes, cols, x, 0, 1, y, 0, row_begin, row_end);
-}
