@@ -7,17 +7,10 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#define INLINE static inline __attribute__((always_inline))
 #define XT(type, t) ((const type *)((const uint8_t *)vx + (size_t)(t) * xs))
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq"))), apply_to = function)
-/* Not _cvtsh_ss: clang then inserts the half into whatever register holds the accumulator (the other lanes
- * are "undefined"), chaining every block to the previous FMA. The empty asm forces a clean vmovd. */
-INLINE float h2f(uint16_t h) {
-    __m128i v = _mm_cvtsi32_si128(h);
-    __asm__("" : "+x"(v));
-    return _mm_cvtss_f32(_mm_cvtph_ps(v));
-}
+#include "lk_x86_avx2.h"
 /* ------------------------------------- K-quants ------------------------------------- */
 
 /* Q6_K in ggml's order (our AVX2 kernel): per output an 8-lane float chain over the super-blocks, acc +=

@@ -40,21 +40,15 @@
 #include <immintrin.h>
 #include <stdlib.h>
 
-#define INLINE static inline __attribute__((always_inline))
-
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), apply_to = function)
+#include "lk_x86_avx512.h"
 
 enum {
     TR = 16,     /* weight rows per tile (s32 lanes) */
     CHUNK = 128, /* tokens whose offset terms are prepared at once */
 };
 
-INLINE int32_t load_i32(const void *p) { int32_t v; memcpy(&v, p, 4); return v; }
-INLINE uint16_t load_u16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-INLINE float h2f(uint16_t h) { return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h))); }
-INLINE __m512i bcast32(const void *p) { return _mm512_set1_epi32(load_i32(p)); }
-/* two s16 in one s32 lane (a low, b high), the operand layout of vpdpwssd */
-INLINE int32_t pair16(int a, int b) { return (int32_t)(((uint32_t)(uint16_t)(int16_t)b << 16) | (uint16_t)(int16_t)a); }
+INLINE __m512i bcast32(const void *p) { return _mm512_set1_epi32(lk_load_i32(p)); }
 
 /* rows [16][bk] (row-major unsigned bytes) → bk/4 vectors, lane r of vector g = bytes 4g..4g+3 of row r */
 INLINE void transpose_rows(const uint8_t *rows, int bk, uint8_t *out) {
@@ -81,8 +75,6 @@ INLINE __m512 reduce8(const __m512 *a) {
 /* Tile layout per block: 8 byte vectors, then the 16 row scales d, then (Q4_1/Q5_1) the 16 mins m. */
 enum { B32_W = 0, B32_D = 512, B32_M = 576, B32_STRIDE = 640 };
 
-INLINE int q8_1_activations(int type) { return type == LK_TYPE_Q4_1 || type == LK_TYPE_Q5_1; }
-INLINE int weight_offset(int type) { return type == LK_TYPE_Q5_0 ? 16 : type == LK_TYPE_Q8_0 ? 128 : 0; }
 
 /* One weight block → 32 unsigned bytes in element order. */
 INLINE __m256i unpack32(int type, const uint8_t *blk) {
@@ -94,7 +86,7 @@ INLINE __m256i unpack32(int type, const uint8_t *blk) {
     const __m128i q = _mm_loadu_si128((const __m128i *)qs);
     const __m256i nib = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(15));
     if (type == LK_TYPE_Q5_0 || type == LK_TYPE_Q5_1) { /* bit j of qh is the 5th bit of element j */
-        const uint32_t qh = (uint32_t)load_i32(type == LK_TYPE_Q5_0 ? ((const block_q5_0 *)blk)->qh : ((const block_q5_1 *)blk)->qh);
+        const uint32_t qh = (uint32_t)lk_load_i32(type == LK_TYPE_Q5_0 ? ((const block_q5_0 *)blk)->qh : ((const block_q5_1 *)blk)->qh);
         return _mm256_mask_add_epi8(nib, (__mmask32)qh, nib, _mm256_set1_epi8(16));
     }
     return nib;
@@ -109,8 +101,8 @@ INLINE void build_tile32(int type, const uint8_t *w, size_t wrb, int64_t nb, int
             if (r < nr) {
                 const uint8_t *blk = w + (size_t)r * wrb + (size_t)b * bb;
                 _mm256_store_si256((__m256i *)(rows + 32 * r), unpack32(type, blk));
-                d[r] = h2f(load_u16(blk));
-                m[r] = q8_1_activations(type) ? h2f(load_u16(blk + 2)) : 0.0f;
+                d[r] = h2f(lk_load_u16(blk));
+                m[r] = lk_has_min(type) ? h2f(lk_load_u16(blk + 2)) : 0.0f;
             } else {
                 _mm256_store_si256((__m256i *)(rows + 32 * r), _mm256_setzero_si256());
                 d[r] = m[r] = 0.0f;
@@ -126,13 +118,13 @@ INLINE void build_tile32(int type, const uint8_t *w, size_t wrb, int64_t nb, int
 /* Per token and block: dx (the activation scale as float) and, for Q8_0 activations, −offset · Σx over each
  * 4-byte group (the starting integer accumulators). */
 INLINE void prep_terms32(int type, const uint8_t *x, size_t xrb, int64_t nt, int64_t nb, float *dx, int32_t *neg) {
-    const size_t xb = q8_1_activations(type) ? sizeof(block_q8_1) : sizeof(block_q8_0);
-    const __m256i off = _mm256_set1_epi8((char)weight_offset(type));
+    const size_t xb = lk_has_min(type) ? sizeof(block_q8_1) : sizeof(block_q8_0);
+    const __m256i off = _mm256_set1_epi8((char)vnni_weight_offset(type));
     for (int64_t t = 0; t < nt; t++)
         for (int64_t b = 0; b < nb; b++) {
             const uint8_t *blk = x + (size_t)t * xrb + (size_t)b * xb;
-            dx[t * nb + b] = h2f(load_u16(blk));
-            if (q8_1_activations(type)) continue;
+            dx[t * nb + b] = h2f(lk_load_u16(blk));
+            if (lk_has_min(type)) continue;
             const __m256i s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), off, _mm256_loadu_si256((const __m256i *)(blk + 2)));
             _mm256_storeu_si256((__m256i *)(neg + (t * nb + b) * 8), _mm256_sub_epi32(_mm256_setzero_si256(), s));
         }
@@ -146,7 +138,7 @@ enum { NTS = 2 };
 
 INLINE void tile32_seq_tokens(int type, const uint8_t *tile, int64_t nb, const uint8_t *x, size_t xrb, const float *dx,
                               const int32_t *neg, float *y, int64_t ys, int nr, const int NT) {
-    const int q81 = q8_1_activations(type);
+    const int q81 = lk_has_min(type);
     const size_t xb = q81 ? sizeof(block_q8_1) : sizeof(block_q8_0), qs_off = q81 ? 4 : 2;
     __m512 acc[NTS][8], summ[NTS];
     for (int t = 0; t < NT; t++) {
@@ -160,7 +152,7 @@ INLINE void tile32_seq_tokens(int type, const uint8_t *tile, int64_t nb, const u
         for (int t = 0; t < NT; t++) {
             dd[t] = _mm512_mul_ps(d, _mm512_set1_ps(dx[t * nb + b]));
             if (q81) {
-                const float s = h2f(load_u16(x + (size_t)t * xrb + (size_t)b * xb + 2));
+                const float s = h2f(lk_load_u16(x + (size_t)t * xrb + (size_t)b * xb + 2));
                 summ[t] = _mm512_fmadd_ps(_mm512_load_ps((const float *)(tb + B32_M)), _mm512_set1_ps(s), summ[t]);
             }
         }

@@ -6,13 +6,9 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#define INLINE static inline __attribute__((always_inline))
-
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), apply_to = function)
+#include "lk_x86_avx512.h"
 
-INLINE uint32_t load32(const void *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-INLINE uint16_t load16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-INLINE float h2f(uint16_t h) { return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h))); }
 
 /* −offset · Σ y over the 4 bytes of each s32 lane: per lane, so that every lane's integer equals the row
  * kernels' (which subtract vpdpbusd(offset, y) lane by lane) and the float sums match them bit for bit */
@@ -35,9 +31,7 @@ enum { MV_MAX_BLOCKS = 512 }; /* 16384 columns; wider falls back to the AVX2 row
 
 typedef struct { float dx, s; } mv_scales; /* activation block: d and (Q8_1) s = d·Σqs, as floats */
 
-INLINE int seq_has_m(int type) { return type == LK_TYPE_Q4_1 || type == LK_TYPE_Q5_1; }
 INLINE int seq_q4_order(int type) { return type != LK_TYPE_Q8_0; }
-INLINE int seq_offset(int type) { return type == LK_TYPE_Q5_0 ? 16 : type == LK_TYPE_Q8_0 ? 128 : 0; }
 INLINE size_t seq_wbytes(int type) {
     return type == LK_TYPE_Q4_1 ? sizeof(block_q4_1) : type == LK_TYPE_Q5_0 ? sizeof(block_q5_0)
          : type == LK_TYPE_Q5_1 ? sizeof(block_q5_1) : sizeof(block_q8_0);
@@ -55,7 +49,7 @@ INLINE __m512i seq_weights(int type, const uint8_t *a, const uint8_t *b) {
     __m512i q = _mm512_and_si512(_mm512_inserti64x4(_mm512_castsi256_si512(t), _mm256_srli_epi16(t, 4), 1), _mm512_set1_epi8(15));
     if (type == LK_TYPE_Q5_0 || type == LK_TYPE_Q5_1) { /* bit j of qh: 5th bit of element j */
         const size_t qh = type == LK_TYPE_Q5_0 ? 2 : 4;
-        const uint64_t ha = load32(a + qh), hb = load32(b + qh);
+        const uint64_t ha = lk_load_u32(a + qh), hb = lk_load_u32(b + qh);
         const __mmask64 m = (ha & 0xFFFF) | (hb & 0xFFFF) << 16 | (ha >> 16) << 32 | (hb >> 16) << 48;
         q = _mm512_mask_add_epi8(q, m, q, _mm512_set1_epi8(16));
     }
@@ -65,9 +59,9 @@ INLINE __m512i seq_weights(int type, const uint8_t *a, const uint8_t *b) {
 /* Rows w[0 .. 2·NP) (NP = 1 or 2) × the activation x (nb blocks, scales xs) → out[0 .. 2·NP). */
 INLINE void seq_rows(int type, const uint8_t *const *w, int64_t nb, const uint8_t *x, const mv_scales *xs, float *out,
                      const int NP) {
-    const size_t wb = seq_wbytes(type), xb = seq_has_m(type) ? sizeof(block_q8_1) : sizeof(block_q8_0);
-    const size_t xq = seq_has_m(type) ? 4 : 2;
-    const int q4 = seq_q4_order(type), off = seq_offset(type), hm = seq_has_m(type);
+    const size_t wb = seq_wbytes(type), xb = lk_has_min(type) ? sizeof(block_q8_1) : sizeof(block_q8_0);
+    const size_t xq = lk_has_min(type) ? 4 : 2;
+    const int q4 = seq_q4_order(type), off = vnni_weight_offset(type), hm = lk_has_min(type);
     const int NR = 2 * NP;
     /* vpermps indices taking rows 2p, 2p+1's scale (lane r, or 2r with the mins interleaved) to their lanes */
     __m512i idx[2];
@@ -87,14 +81,14 @@ INLINE void seq_rows(int type, const uint8_t *const *w, int64_t nb, const uint8_
         for (int r = 0; r < NR; r++) b[r] = w[r] + (size_t)i * wb;
         __m256 d;
         if (hm) { /* [d0, m0, d1, m1, ...] */
-            const __m128i h = NP == 2 ? _mm_setr_epi32((int)load32(b[0]), (int)load32(b[1]), (int)load32(b[2]), (int)load32(b[3]))
-                                      : _mm_setr_epi32((int)load32(b[0]), (int)load32(b[1]), 0, 0);
+            const __m128i h = NP == 2 ? _mm_setr_epi32((int)lk_load_u32(b[0]), (int)lk_load_u32(b[1]), (int)lk_load_u32(b[2]), (int)lk_load_u32(b[3]))
+                                      : _mm_setr_epi32((int)lk_load_u32(b[0]), (int)lk_load_u32(b[1]), 0, 0);
             const __m256 dm = _mm256_cvtph_ps(h);
             summ = _mm256_fmadd_ps(dm, _mm256_set1_ps(xs[i].s), summ);
             d = _mm256_mul_ps(dm, _mm256_set1_ps(xs[i].dx));
         } else {
             uint64_t u = 0;
-            for (int r = 0; r < NR; r++) u |= (uint64_t)load16(b[r]) << (16 * r);
+            for (int r = 0; r < NR; r++) u |= (uint64_t)lk_load_u16(b[r]) << (16 * r);
             d = _mm256_castps128_ps256(_mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi64_si128((long long)u)), _mm_set1_ps(xs[i].dx)));
         }
         for (int p = 0; p < NP; p++) {
@@ -124,11 +118,11 @@ INLINE int seq_matvec(int type, int64_t n, const void *vw, size_t ws, const void
     const int64_t nb = n / QK;
     if (nb > MV_MAX_BLOCKS) return 0;
     const uint8_t *x = vx, *wb = vw;
-    const size_t xb = seq_has_m(type) ? sizeof(block_q8_1) : sizeof(block_q8_0);
+    const size_t xb = lk_has_min(type) ? sizeof(block_q8_1) : sizeof(block_q8_0);
     mv_scales xs[MV_MAX_BLOCKS];
     for (int64_t i = 0; i < nb; i++) {
-        xs[i].dx = h2f(load16(x + (size_t)i * xb));
-        xs[i].s = seq_has_m(type) ? h2f(load16(x + (size_t)i * xb + 2)) : 0.0f;
+        xs[i].dx = h2f(lk_load_u16(x + (size_t)i * xb));
+        xs[i].s = lk_has_min(type) ? h2f(lk_load_u16(x + (size_t)i * xb + 2)) : 0.0f;
     }
     const int64_t q = nrows / 4;
     for (int64_t i = 0; i < q; i++) {

@@ -88,7 +88,7 @@ INLINE void tail_avx2(__m256 acc[8], const uint16_t *w, const float *x, int rem)
     }
 }
 
-#include "lk_reduce_x86.h" /* reduce16 */
+#include "lk_x86_avx2.h" /* reduce16 */
 
 INLINE float reduce_avx2(__m256 acc[8]) {
     for (int k = 0; k < 2; k++) {

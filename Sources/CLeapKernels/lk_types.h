@@ -68,6 +68,14 @@ static inline uint16_t lk_f2h(float f) {
     return (uint16_t)((sign >> 16) | (shl1_w > 0xff000000u ? 0x7e00u : nonsign));
 }
 
+/* Unaligned little-endian loads of block fields. */
+static inline uint16_t lk_load_u16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static inline uint32_t lk_load_u32(const void *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline int32_t lk_load_i32(const void *p) { int32_t v; memcpy(&v, p, 4); return v; }
+
+/* The 32-block types with a min m (Q4_1, Q5_1): their activations are Q8_1, whose s = d · Σ qs meets m. */
+static inline int lk_has_min(int type) { return type == LK_TYPE_Q4_1 || type == LK_TYPE_Q5_1; }
+
 static inline float lk_bf2f(uint16_t b) { return lk_f32_from_bits((uint32_t)b << 16); }
 
 /* Q4_K / Q5_K: 6-bit scale and min of sub-block j (0..7) from the packed scales[12]. */
