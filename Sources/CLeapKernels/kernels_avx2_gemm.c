@@ -20,7 +20,6 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
-#include <stdlib.h>
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
 #include "lk_x86_avx2.h"
@@ -144,7 +143,7 @@ INLINE int gemm32(int type, int64_t cols, const void *w, size_t wrb, const void 
     const int64_t nb = cols / QK;
     const int64_t chunk = n_tokens < CHUNK ? n_tokens : CHUNK;
     const size_t tile_bytes = (size_t)nb * G_STRIDE;
-    uint8_t *scratch = aligned_alloc(32, (tile_bytes + (size_t)chunk * (size_t)nb * 40 + 31) / 32 * 32);
+    uint8_t *scratch = lk_scratch(tile_bytes + (size_t)chunk * (size_t)nb * 40);
     if (!scratch) return 0;
     uint8_t *tile = scratch;
     float *dx = (float *)(scratch + tile_bytes);
@@ -162,7 +161,6 @@ INLINE int gemm32(int type, int64_t cols, const void *w, size_t wrb, const void 
                 tile_token(type, tile, nb, xc + (size_t)t * xrb, dx + t * nb, xs + t * nb, neg + t * nb * 8, y + (t0 + t) * ys + r0, nr);
         }
     }
-    free(scratch);
     return 1;
 }
 

@@ -28,7 +28,7 @@
  *
  *   F16 / F32: see gemm_float.
  *
- * Scratch per call: one tile and the offset terms of up to CHUNK tokens, from malloc; on failure the caller falls back.
+ * Scratch per call: one tile and the offset terms of up to CHUNK tokens, the thread's lk_scratch; on failure the caller falls back.
  *
  * Throughput (1 thread, 512 tokens, thread CPU time; BENCHMARKS.md): Q5_0 72 → 150 GFLOP/s, Q4_K 71 →
  * 150; what is left per vpdpbusd is the float work the exact order needs (one vcvtdq2ps + one FMA per
@@ -38,7 +38,6 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
-#include <stdlib.h>
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), apply_to = function)
 #include "lk_x86_avx512.h"
@@ -173,7 +172,7 @@ INLINE int gemm32(int type, int64_t cols, const void *w, size_t wrb, const void 
     const int64_t nb = cols / QK;
     const int64_t chunk = n_tokens < CHUNK ? n_tokens : CHUNK;
     const size_t tile_bytes = (size_t)nb * B32_STRIDE;
-    uint8_t *scratch = aligned_alloc(64, (tile_bytes + (size_t)chunk * (size_t)nb * 36 + 63) / 64 * 64);
+    uint8_t *scratch = lk_scratch(tile_bytes + (size_t)chunk * (size_t)nb * 36);
     if (!scratch) return 0;
     uint8_t *tile = scratch;
     float *dx = (float *)(scratch + tile_bytes);
@@ -193,7 +192,6 @@ INLINE int gemm32(int type, int64_t cols, const void *w, size_t wrb, const void 
                 tile32_seq_tokens(type, tile, nb, xc + (size_t)t * xrb, xrb, dx + t * nb, neg + t * nb * 8, y + (t0 + t) * ys + r0, ys, nr, 1);
         }
     }
-    free(scratch);
     return 1;
 }
 
@@ -299,7 +297,7 @@ INLINE void tile_q4_K_token(const uint8_t *tile, int64_t nb, const block_q8_K *x
 INLINE int gemm_q4_K_impl(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
                           float *y, int64_t ys, int64_t row_begin, int64_t row_end, const int order) {
     const int64_t nb = cols / QK_K;
-    uint8_t *tile = aligned_alloc(64, (size_t)nb * Q4K_STRIDE);
+    uint8_t *tile = lk_scratch((size_t)nb * Q4K_STRIDE);
     if (!tile) return 0;
     const uint8_t *wb = w, *xb = x;
     const int64_t n4 = n_tokens - n_tokens % 4;
@@ -313,7 +311,6 @@ INLINE int gemm_q4_K_impl(int64_t cols, const void *w, size_t wrb, const void *x
             else tile_q4_K_token(tile, nb, xt, y + t * ys + r0, nr, Q4K_GEMV);
         }
     }
-    free(tile);
     return 1;
 }
 
@@ -397,7 +394,7 @@ static int tiled_q6_K(int64_t cols, const void *w, size_t wrb, const void *x, si
                       int64_t ys, int64_t row_begin, int64_t row_end) {
     if (n_tokens < 16) return 0;
     const int64_t nb = cols / QK_K;
-    uint8_t *tile = aligned_alloc(64, (size_t)nb * Q6K_STRIDE);
+    uint8_t *tile = lk_scratch((size_t)nb * Q6K_STRIDE);
     if (!tile) return 0;
     const uint8_t *wb = w, *xb = x;
     for (int64_t r0 = row_begin; r0 < row_end; r0 += TR) {
@@ -406,7 +403,6 @@ static int tiled_q6_K(int64_t cols, const void *w, size_t wrb, const void *x, si
         for (int64_t t = 0; t < n_tokens; t++)
             tile_q6_K_token(tile, nb, (const block_q8_K *)(xb + (size_t)t * xrb), y + t * ys + r0, nr);
     }
-    free(tile);
     return 1;
 }
 
@@ -481,7 +477,7 @@ INLINE void tile_float_pass(const float *tile, int64_t cc, const uint8_t *x, siz
 INLINE int gemm_float(int type, int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
                       float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
     if (cols % 16) return 0;
-    uint8_t *scratch = aligned_alloc(64, sizeof(float) * 16 * FC + sizeof(__m512) * 16 * FT);
+    uint8_t *scratch = lk_scratch(sizeof(float) * 16 * FC + sizeof(__m512) * 16 * FT);
     if (!scratch) return 0;
     float *tile = (float *)scratch;
     __m512(*lanes)[16] = (__m512(*)[16])(scratch + sizeof(float) * 16 * FC);
@@ -507,7 +503,6 @@ INLINE int gemm_float(int type, int64_t cols, const void *w, size_t wrb, const v
             }
         }
     }
-    free(scratch);
     return 1;
 }
 
