@@ -17,25 +17,26 @@ static void build_tables(void) {
     tables[LK_ISA_AVX2] = tables[LK_ISA_SCALAR];
     tables[LK_ISA_NEON] = tables[LK_ISA_SCALAR];
     if (lk_isa_available(LK_ISA_AVX2)) {
-        lk_fill_avx2(&tables[LK_ISA_AVX2]);
+        lk_fill_avx2_decode(&tables[LK_ISA_AVX2]);
         lk_fill_llama_order_avx2(&tables[LK_ISA_AVX2]);
-        lk_fill_f16_ggml(&tables[LK_ISA_AVX2], LK_ISA_AVX2);
+        lk_fill_llama_order_f16(&tables[LK_ISA_AVX2], LK_ISA_AVX2);
     }
     tables[LK_ISA_AVX512] = tables[LK_ISA_AVX2];
     tables[LK_ISA_AVX512_NOVNNI] = tables[LK_ISA_AVX2];
-    if (lk_isa_available(LK_ISA_AVX2)) lk_fill_avx2_gemm(&tables[LK_ISA_AVX2]);
+    if (lk_isa_available(LK_ISA_AVX2)) lk_fill_avx2_prefill(&tables[LK_ISA_AVX2]);
     if (lk_isa_available(LK_ISA_AVX512)) {
-        lk_fill_avx512(&tables[LK_ISA_AVX512], (lk_cpu_features() & LK_CPU_AVX512VNNI) != 0);
+        lk_fill_avx512_decode(&tables[LK_ISA_AVX512], (lk_cpu_features() & LK_CPU_AVX512VNNI) != 0);
         if (lk_cpu_features() & LK_CPU_AVX512VNNI) {
+            lk_fill_avx512_prefill(&tables[LK_ISA_AVX512]);
             lk_fill_llama_order_avx512(&tables[LK_ISA_AVX512]);
             lk_fill_kquant_vnni(&tables[LK_ISA_AVX512]); /* replaces the llama.cpp-order K-quant entries */
         }
-        lk_fill_avx512(&tables[LK_ISA_AVX512_NOVNNI], 0);
-        lk_fill_f16_ggml(&tables[LK_ISA_AVX512], LK_ISA_AVX512);
-        lk_fill_f16_ggml(&tables[LK_ISA_AVX512_NOVNNI], LK_ISA_AVX512_NOVNNI);
+        lk_fill_avx512_decode(&tables[LK_ISA_AVX512_NOVNNI], 0);
+        lk_fill_llama_order_f16(&tables[LK_ISA_AVX512], LK_ISA_AVX512);
+        lk_fill_llama_order_f16(&tables[LK_ISA_AVX512_NOVNNI], LK_ISA_AVX512_NOVNNI);
         if (lk_cpu_features() & LK_CPU_AVX512BF16) {
-            lk_fill_bf16_ggml(&tables[LK_ISA_AVX512]);
-            lk_fill_bf16_ggml(&tables[LK_ISA_AVX512_NOVNNI]);
+            lk_fill_llama_order_bf16(&tables[LK_ISA_AVX512]);
+            lk_fill_llama_order_bf16(&tables[LK_ISA_AVX512_NOVNNI]);
         }
     }
     if (lk_isa_available(LK_ISA_NEON)) lk_fill_neon(&tables[LK_ISA_NEON]);

@@ -27,7 +27,7 @@ typedef struct {
     lk_dot2_fn dot2[LK_TYPE_COUNT]; /* optional */
     lk_matvec_fn matvec[LK_TYPE_COUNT]; /* optional */
     lk_gemm_fn gemm[LK_TYPE_COUNT];     /* optional, used from LK_GEMM_MIN_TOKENS tokens */
-    /* optional, llama.cpp's orders (kernels_llama_order.c), chosen by lk_matmul_tensor: */
+    /* optional, llama.cpp's orders (llama_order_avx2.c), chosen by lk_matmul_tensor: */
     lk_gemm_fn repack[LK_TYPE_COUNT]; /* tensors ggml repacks (row count a multiple of 8), any token count */
     lk_gemm_fn any_tokens[LK_TYPE_COUNT]; /* llama.cpp's order for plain tensors at any token count */
     lk_gemm_fn repack_id[LK_TYPE_COUNT]; /* the same through MUL_MAT_ID: one token at a time (its gemv) */
@@ -40,7 +40,7 @@ typedef struct {
     float (*stream_sum)(const float *x, int64_t n); /* memory-bandwidth probe */
     double (*softmax_exp)(const float *x, float *y, int64_t n, float max); /* see lk_softmax_exp */
     void (*silu)(const float *x, float *y, int64_t n); /* see lk_silu */
-    /* optional, ggml_vec_dot_f16's order of this path's llama.cpp build (kernels_f16_ggml.c), rows from w */
+    /* optional, ggml_vec_dot_f16's order of this path's llama.cpp build (llama_order_f16.c), rows from w */
     void (*matvec_f16_ggml)(const uint16_t *w, size_t w_row_bytes, int64_t n, int64_t n_padded, const float *x,
                             float *y, int64_t rows);
 } lk_kernel_table;
@@ -63,23 +63,23 @@ static inline float lk_ggml_expf(float x) {
 double lk_softmax_exp_ref(const float *x, float *y, int64_t n, float max);
 void lk_silu_ref(const float *x, float *y, int64_t n);
 
-/* Each file fills the entries it implements (on top of the scalar ones). */
-void lk_fill_scalar(lk_kernel_table *t);
-void lk_fill_avx2(lk_kernel_table *t);
-void lk_fill_avx512(lk_kernel_table *t, int use_vnni); /* use_vnni: the CPU has VNNI and this table uses it */
-void lk_fill_avx512_matvec(lk_kernel_table *t); /* VNNI only */
-void lk_fill_avx512_gemm(lk_kernel_table *t);   /* VNNI only */
+/* Each file fills the entries it implements (on top of the scalar ones); dispatch.c calls them, with the
+ * CPU features they need as arguments. */
+void lk_fill_scalar(lk_kernel_table *t);      /* scalar.c */
+void lk_fill_avx2_decode(lk_kernel_table *t); /* avx2_decode.c */
+void lk_fill_avx512_decode(lk_kernel_table *t, int use_vnni); /* avx512_decode.c; use_vnni: the CPU has VNNI and this table uses it */
+void lk_fill_avx512_prefill(lk_kernel_table *t);   /* avx512_prefill.c, VNNI only */
 void lk_fill_kquant_vnni(lk_kernel_table *t);   /* VNNI only: Q4_K, Q5_K, Q6_K matvec + gemm (kernels_kquant_vnni.c) */
-void lk_fill_neon(lk_kernel_table *t);
-void lk_fill_llama_order_avx2(lk_kernel_table *t);
-void lk_fill_llama_order_avx512(lk_kernel_table *t); /* VNNI only */
-void lk_fill_avx2_gemm(lk_kernel_table *t); /* AVX2 only: equal to the AVX2 row kernels, not the AVX-512 ones */
+void lk_fill_neon(lk_kernel_table *t); /* neon.c */
+void lk_fill_llama_order_avx2(lk_kernel_table *t); /* llama_order_avx2.c */
+void lk_fill_llama_order_avx512(lk_kernel_table *t); /* avx512_prefill.c (its tiles in llama.cpp's orders), VNNI only */
+void lk_fill_avx2_prefill(lk_kernel_table *t); /* avx2_prefill.c, AVX2 table only: equal to the AVX2 row kernels, not the AVX-512 ones */
 void lk_fill_q4_0(lk_kernel_table *t, int vnni); /* x86 Q4_0 in llama.cpp's order (kernels_q4_0.c) */
-void lk_fill_f16_ggml(lk_kernel_table *t, int isa); /* LK_ISA_AVX2, LK_ISA_AVX512(_NOVNNI) */
-void lk_fill_bf16_ggml(lk_kernel_table *t); /* AVX-512 tables, on CPUs with AVX512-BF16 */
+void lk_fill_llama_order_f16(lk_kernel_table *t, int isa); /* llama_order_f16.c; LK_ISA_AVX2, LK_ISA_AVX512(_NOVNNI) */
+void lk_fill_llama_order_bf16(lk_kernel_table *t); /* llama_order_bf16.c; AVX-512 tables, on CPUs with AVX512-BF16 */
 
 /* llama.cpp's repacked Q4_K / tiled Q6_K orders on the AVX2 row kernels (the AVX-512 path's fallbacks below
- * its tiles); kernels_llama_order.c. */
+ * its tiles); llama_order_avx2.c. */
 int lk_repack_q4_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
                         float *y, int64_t ys, int64_t row_begin, int64_t row_end);
 int lk_repack_id_q4_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,

@@ -1,5 +1,5 @@
 /* AVX2 matrix × matrix (prefill) for Q4_1, Q5_0, Q5_1 and Q8_0: one lk_matmul call with many tokens, bit
- * for bit equal to the AVX2 row kernels of kernels_avx2.c (so batched prefill equals decode on that path).
+ * for bit equal to the AVX2 row kernels of avx2_decode.c (so batched prefill equals decode on that path).
  * (Q4_0's AVX2 gemm is in kernels_q4_0.c: another summation order.)
  *
  * The row kernels keep, per (row, token), 8 float lanes: lane k of block b adds (dw·dx)·isum_bk, where
@@ -101,7 +101,7 @@ INLINE void prep_terms(int type, const uint8_t *x, size_t xrb, int64_t nt, int64
         }
 }
 
-/* hsum_ps (kernels_avx2.c) of lanes a[0..7]: ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)) */
+/* hsum_ps (avx2_decode.c) of lanes a[0..7]: ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)) */
 INLINE __m256 reduce8(const __m256 *a) {
     const __m256 q0 = _mm256_add_ps(a[0], a[4]), q1 = _mm256_add_ps(a[1], a[5]);
     const __m256 q2 = _mm256_add_ps(a[2], a[6]), q3 = _mm256_add_ps(a[3], a[7]);
@@ -177,7 +177,7 @@ GEMM32(gemm_q8_0, LK_TYPE_Q8_0)
 
 #pragma clang attribute pop
 
-void lk_fill_avx2_gemm(lk_kernel_table *t) {
+void lk_fill_avx2_prefill(lk_kernel_table *t) {
     t->gemm[LK_TYPE_Q4_1] = gemm_q4_1;
     t->gemm[LK_TYPE_Q5_0] = gemm_q5_0;
     t->gemm[LK_TYPE_Q5_1] = gemm_q5_1;
@@ -185,5 +185,5 @@ void lk_fill_avx2_gemm(lk_kernel_table *t) {
 }
 
 #else
-void lk_fill_avx2_gemm(lk_kernel_table *t) { (void)t; }
+void lk_fill_avx2_prefill(lk_kernel_table *t) { (void)t; }
 #endif

@@ -136,11 +136,11 @@ F16_GGML_DRIVER(f16_ggml_avx512, 4, __m512, step_avx512, tail_avx512, reduce_avx
 
 #pragma clang attribute pop
 
-void lk_fill_f16_ggml(lk_kernel_table *t, int isa) {
+void lk_fill_llama_order_f16(lk_kernel_table *t, int isa) {
     if (isa == LK_ISA_AVX2) t->matvec_f16_ggml = f16_ggml_avx2;
     if (isa == LK_ISA_AVX512 || isa == LK_ISA_AVX512_NOVNNI) t->matvec_f16_ggml = f16_ggml_avx512;
 }
 
 #else
-void lk_fill_f16_ggml(lk_kernel_table *t, int isa) { (void)t, (void)isa; }
+void lk_fill_llama_order_f16(lk_kernel_table *t, int isa) { (void)t, (void)isa; }
 #endif

@@ -25,7 +25,7 @@ INLINE __m256 dot_u8_ps(__m256i w, __m256i x) {
 }
 
 #define XT(type, t) ((const type *)((const uint8_t *)vx + (size_t)(t) * xs))
-#include "kernels_avx2_ksums.h"
+#include "lk_avx2_ksums.h"
 
 /* ---------------------------------- 32-block types ---------------------------------- */
 
@@ -497,7 +497,7 @@ static double softmax_exp(const float *x, float *y, int64_t n, float max) {
 
 #pragma clang attribute pop
 
-void lk_fill_avx2(lk_kernel_table *t) {
+void lk_fill_avx2_decode(lk_kernel_table *t) {
 #define SET(ID, T) t->dot[ID] = dot_##T, t->dot4[ID] = dot4_##T
 #define SET2(ID, T) SET(ID, T), t->dot2[ID] = dot2_##T
     SET2(LK_TYPE_Q4_1, q4_1);
@@ -525,5 +525,5 @@ void lk_fill_avx2(lk_kernel_table *t) {
 }
 
 #else
-void lk_fill_avx2(lk_kernel_table *t) { (void)t; }
+void lk_fill_avx2_decode(lk_kernel_table *t) { (void)t; }
 #endif

@@ -18,11 +18,11 @@
  * 32-block types and Q4_K), applies the same float operations in the same order, and adds the lane
  * accumulators in the reduction tree of the row kernels (see reduce8).
  *
- *   Q4_1, Q5_0, Q5_1, Q8_0 (ggml's order, = the AVX2 row kernels and kernels_avx512_matvec.c): lane g
+ *   Q4_1, Q5_0, Q5_1, Q8_0 (ggml's order, = the AVX2 row kernels and avx512_decode.c): lane g
  *     (group g of every block) is one chain over the blocks in order, acc_g += (dw·dx) · (Σ q·x − offset·Σx
  *     over the group), result hsum_ps (reduce8) + the fused chain Σ m·s (Q4_1/Q5_1); see tile32_seq_tokens.
  *     Weights become u = q (Q4/Q5, Q5_0 with offset 16 through the activations) or q + 128 (Q8_0).
- *   Q4_K (kernels_avx2.c): lane j of chunk c (64 weights): sc_2c·(lo nibbles 4j..4j+3 · x) +
+ *   Q4_K (avx2_decode.c): lane j of chunk c (64 weights): sc_2c·(lo nibbles 4j..4j+3 · x) +
  *     sc_2c+1·(hi nibbles · x), summed over the 4 chunks; acc_j += (d·dx)·sumi_j per super-block and
  *     accm += (dmin·dx)·Σ m·bsums, result hsum(acc) − accm.
  *
@@ -62,7 +62,7 @@ INLINE void store_rows(float *y, __m512 v, int nr) {
     else _mm512_mask_storeu_ps(y, (__mmask16)((1u << nr) - 1), v);
 }
 
-/* hsum_ps (kernels_avx2.c) of lanes a[0..7] */
+/* hsum_ps (avx2_decode.c) of lanes a[0..7] */
 INLINE __m512 reduce8(const __m512 *a) {
     const __m512 q0 = _mm512_add_ps(a[0], a[4]), q1 = _mm512_add_ps(a[1], a[5]);
     const __m512 q2 = _mm512_add_ps(a[2], a[6]), q3 = _mm512_add_ps(a[3], a[7]);
@@ -243,7 +243,7 @@ INLINE void build_tile_q4_K(const uint8_t *w, size_t wrb, int64_t nb, int nr, ui
     }
 }
 
-/* The float order of one token's products (kernels_llama_order.c): the row kernels' (8 lane accumulators,
+/* The float order of one token's products (llama_order_avx2.c): the row kernels' (8 lane accumulators,
  * prefill == decode), or llama.cpp's repacked gemm (one FMA per 64-element chunk) or gemv (one per block). */
 enum { Q4K_ROWS = 0, Q4K_GEMM = 1, Q4K_GEMV = 2 };
 
@@ -316,7 +316,7 @@ INLINE int gemm_q4_K_impl(int64_t cols, const void *w, size_t wrb, const void *x
 
 /* ======================================= Q6_K ======================================= */
 
-/* llama.cpp's tiled order (kernels_llama_order.c, from 8 tokens): per block S = Σ_g sc_g · Σ (q − 32)·x, exact,
+/* llama.cpp's tiled order (llama_order_avx2.c, from 8 tokens): per block S = Σ_g sc_g · Σ (q − 32)·x, exact,
  * then acc = fma(float(S)·d, dx, acc). Tile per super-block: 64 byte vectors (q = 0..63 in element order),
  * 16 scale vectors (s16 pairs sc_g, sc_g: the two vpmaddubsw sums of 4 weights lie in one 16-element
  * sub-block), 8 correction vectors (s16 pairs sc_2k, sc_2k+1 against a bsums pair: Σ sc·bsum, times 32), d. */
@@ -409,7 +409,7 @@ static int tiled_q6_K(int64_t cols, const void *w, size_t wrb, const void *x, si
 /* ================================ float weights (F16, F32) ================================ */
 
 /* The attention products (Q·Kᵀ and P·V over an F16 KV cache) and float weight matrices. FLOAT_ROWS
- * (kernels_avx2.c) gives each (row, token) two 8-lane accumulators: lane k of the first sums the columns
+ * (avx2_decode.c) gives each (row, token) two 8-lane accumulators: lane k of the first sums the columns
  * 16i + k, lane k of the second the columns 16i + 8 + k; their sum is reduced by hsum_ps. Here column c of
  * 16 rows is one vector of the tile (f32, transposed 16×16 at a time), so lane position c % 16 is one
  * accumulator vector per token. Columns go FC at a time (the lanes wait in scratch between passes); tokens
@@ -524,7 +524,7 @@ static int gemm_q4_K(int64_t cols, const void *w, size_t wrb, const void *x, siz
     return gemm_q4_K_impl(cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end, Q4K_ROWS);
 }
 
-/* llama.cpp's repacked Q4_K order (kernels_llama_order.c): the tile from 16 tokens (as lk_matmul's gemm),
+/* llama.cpp's repacked Q4_K order (llama_order_avx2.c): the tile from 16 tokens (as lk_matmul's gemm),
  * below that the AVX2 row kernels (a tile per call would not pay for itself). */
 static int repack_q4_K(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens, float *y,
                        int64_t ys, int64_t row_begin, int64_t row_end) {
@@ -552,7 +552,7 @@ static int gemm_f32(int64_t cols, const void *w, size_t wrb, const void *x, size
 
 #pragma clang attribute pop
 
-void lk_fill_avx512_gemm(lk_kernel_table *t) {
+void lk_fill_avx512_prefill(lk_kernel_table *t) {
     t->gemm[LK_TYPE_Q4_1] = gemm_q4_1;
     t->gemm[LK_TYPE_Q5_0] = gemm_q5_0;
     t->gemm[LK_TYPE_Q5_1] = gemm_q5_1;
@@ -576,6 +576,6 @@ void lk_fill_llama_order_avx512(lk_kernel_table *t) {
 }
 
 #else
-void lk_fill_avx512_gemm(lk_kernel_table *t) { (void)t; }
+void lk_fill_avx512_prefill(lk_kernel_table *t) { (void)t; }
 void lk_fill_llama_order_avx512(lk_kernel_table *t) { (void)t; }
 #endif

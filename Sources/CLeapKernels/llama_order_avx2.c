@@ -43,7 +43,7 @@ INLINE __m128i hsum4_epi32(const __m256i *v) {
 }
 
 #define XT(t) ((const block_q8_K *)((const uint8_t *)vx + (size_t)(t) * xs))
-#include "kernels_avx2_ksums.h"
+#include "lk_avx2_ksums.h"
 
 /* [M_0, M_1, M_2, M_3] of one activation block: the bsums pairs (32-element sub-blocks) times the mins. */
 INLINE __m128i q4_K_mins(const block_q8_K *x, __m128i mins16) {
