@@ -301,13 +301,6 @@ FLOAT_ROWS(f16_rows, uint16_t, load8_f16, h2f)
 FLOAT_ROWS(bf16_rows, uint16_t, load8_bf16, lk_bf2f)
 
 /* dot (1 row) and dot4 (4 tokens) entry points; the 32-block kernels also have dot2 (2 rows × 1|4 tokens) */
-#define ENTRY(T)                                                                                              \
-    static float dot_##T(int64_t n, const void *w, const void *x) {                                         \
-        float s;                                                                                             \
-        T##_rows(n, w, x, 0, &s, 1);                                                                         \
-        return s;                                                                                            \
-    }                                                                                                        \
-    static void dot4_##T(int64_t n, const void *w, const void *x, size_t xs, float *s) { T##_rows(n, w, x, xs, s, 4); }
 #define ENTRY2(T)                                                                                             \
     static float dot_##T(int64_t n, const void *w, const void *x) {                                         \
         float s[8];                                                                                          \
@@ -326,14 +319,14 @@ ENTRY2(q4_1)
 ENTRY2(q5_0)
 ENTRY2(q5_1)
 ENTRY2(q8_0)
-ENTRY(q2_K)
-ENTRY(q3_K)
-ENTRY(q4_K)
-ENTRY(q5_K)
-ENTRY(q6_K)
-ENTRY(f32)
-ENTRY(f16)
-ENTRY(bf16)
+LK_DOT_ENTRIES(q2_K)
+LK_DOT_ENTRIES(q3_K)
+LK_DOT_ENTRIES(q4_K)
+LK_DOT_ENTRIES(q5_K)
+LK_DOT_ENTRIES(q6_K)
+LK_DOT_ENTRIES(f32)
+LK_DOT_ENTRIES(f16)
+LK_DOT_ENTRIES(bf16)
 
 /* For other paths' tails: s[t] = dot of one weight row with nt (1 or 4) activation rows. */
 void lk_avx2_rows(int type, int64_t n, const void *w, const void *x, size_t xs, float *s, int nt) {

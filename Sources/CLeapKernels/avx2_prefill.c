@@ -164,16 +164,10 @@ INLINE int gemm32(int type, int64_t cols, const void *w, size_t wrb, const void 
     return 1;
 }
 
-#define GEMM32(NAME, TYPE)                                                                                    \
-    static int NAME(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,     \
-                    float *y, int64_t ys, int64_t row_begin, int64_t row_end) {                               \
-        return gemm32(TYPE, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);                       \
-    }
-GEMM32(gemm_q4_1, LK_TYPE_Q4_1)
-GEMM32(gemm_q5_0, LK_TYPE_Q5_0)
-GEMM32(gemm_q5_1, LK_TYPE_Q5_1)
-GEMM32(gemm_q8_0, LK_TYPE_Q8_0)
-#undef GEMM32
+LK_GEMM_ENTRY(gemm_q4_1, gemm32, LK_TYPE_Q4_1)
+LK_GEMM_ENTRY(gemm_q5_0, gemm32, LK_TYPE_Q5_0)
+LK_GEMM_ENTRY(gemm_q5_1, gemm32, LK_TYPE_Q5_1)
+LK_GEMM_ENTRY(gemm_q8_0, gemm32, LK_TYPE_Q8_0)
 
 #pragma clang attribute pop
 

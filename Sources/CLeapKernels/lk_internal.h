@@ -89,6 +89,22 @@ int lk_tiled_q4_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, s
 int lk_tiled_q6_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
                        float *y, int64_t ys, int64_t row_begin, int64_t row_end);
 
+/* The dot (one token) and dot4 (4 tokens) entries of a kernel file's row kernel
+ * T##_rows(n, w, x, x_stride, s, nt). */
+#define LK_DOT_ENTRIES(T)                                                                                     \
+    static float dot_##T(int64_t n, const void *w, const void *x) {                                         \
+        float s;                                                                                             \
+        T##_rows(n, w, x, 0, &s, 1);                                                                         \
+        return s;                                                                                            \
+    }                                                                                                        \
+    static void dot4_##T(int64_t n, const void *w, const void *x, size_t xs, float *s) { T##_rows(n, w, x, xs, s, 4); }
+/* A gemm entry (lk_gemm_fn) NAME for one type over a kernel file's IMPL(type, lk_gemm_fn's arguments). */
+#define LK_GEMM_ENTRY(NAME, IMPL, TYPE)                                                                       \
+    static int NAME(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,     \
+                    float *y, int64_t ys, int64_t row_begin, int64_t row_end) {                               \
+        return IMPL(TYPE, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);                         \
+    }
+
 /* AVX2 row kernels of the 32-block types (used for the odd last block of the AVX-512 kernels). */
 void lk_avx2_rows(int type, int64_t n, const void *w, const void *x, size_t xs, float *s, int nt);
 

@@ -181,24 +181,17 @@ FLOAT_ROWS(f32_rows, float, load4_f32, ID)
 FLOAT_ROWS(f16_rows, uint16_t, load4_f16, h2f)
 FLOAT_ROWS(bf16_rows, uint16_t, load4_bf16, lk_bf2f)
 
-#define ENTRY(T)                                                                                              \
-    static float dot_##T(int64_t n, const void *w, const void *x) {                                         \
-        float s;                                                                                             \
-        T##_rows(n, w, x, 0, &s, 1);                                                                         \
-        return s;                                                                                            \
-    }                                                                                                        \
-    static void dot4_##T(int64_t n, const void *w, const void *x, size_t xs, float *s) { T##_rows(n, w, x, xs, s, 4); }
 
-ENTRY(q4_0)
-ENTRY(q4_1)
-ENTRY(q5_0)
-ENTRY(q5_1)
-ENTRY(q8_0)
-ENTRY(q4_K)
-ENTRY(q6_K)
-ENTRY(f32)
-ENTRY(f16)
-ENTRY(bf16)
+LK_DOT_ENTRIES(q4_0)
+LK_DOT_ENTRIES(q4_1)
+LK_DOT_ENTRIES(q5_0)
+LK_DOT_ENTRIES(q5_1)
+LK_DOT_ENTRIES(q8_0)
+LK_DOT_ENTRIES(q4_K)
+LK_DOT_ENTRIES(q6_K)
+LK_DOT_ENTRIES(f32)
+LK_DOT_ENTRIES(f16)
+LK_DOT_ENTRIES(bf16)
 
 /* ------------------------------ activation quantization ------------------------------ */
 
