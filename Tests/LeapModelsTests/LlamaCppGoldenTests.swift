@@ -180,11 +180,9 @@ private func expectLlamaCppAccuracy(_ s: GoldenStats, _ g: LlamaCppGolden, _ sel
     // 1. 99% argmax agreement on the positions the golden decides by more than llama.cpp's own margin noise
     //    (a lead no change of llama.cpp's order erased, so its variants agree on every one of them: 55-100% of
     //    the positions). Measured: 100% on every path and file (every miss sits at a smaller margin).
-    let (decided, _) = s.decidedAgreement(above: selfAgreement.marginNoise)
-    #expect(decided >= 0.99)
     // 2. At a near-tie the golden's argmax is still at least our runner-up, as in llama.cpp's variants (worst
     //    99.5%, one position of 200; measured on ours: 99.4% at worst, Gemma 3 on VNNI, 2 of 320): 99%.
-    #expect(s.top2Agreement >= 0.99)
+    expectMissesAreNearTies(s, selfAgreement)
     // 3. Over all positions, within 3 points of llama.cpp's own worst agreement: near-tie flips on 200-320
     //    positions vary by a few positions from one order to another (llama.cpp's Gemma 3 variants: 93.4-96.6%;
     //    ours 92.8% on VNNI, 94.7% scalar), while a modelling error moves every position.
@@ -200,6 +198,14 @@ private func expectLlamaCppAccuracy(_ s: GoldenStats, _ g: LlamaCppGolden, _ sel
     //    (measured: >= 29 of 32 on every prompt, >= 122 of 128 in all).
     #expect(steps.allSatisfy { $0 >= 27 })
     #expect(steps.reduce(0, +) >= 116)
+}
+
+/// Bounds 1 and 2 of `expectLlamaCppAccuracy`, for the tests that hold other files to their own bounds too:
+/// 99% argmax agreement on the positions decided beyond llama.cpp's own margin noise, the golden's argmax in our
+/// top 2 on 99% of all positions.
+func expectMissesAreNearTies(_ s: GoldenStats, _ selfAgreement: LlamaCppSelfAgreement) {
+    #expect(s.decidedAgreement(above: selfAgreement.marginNoise).agreement >= 0.99)
+    #expect(s.top2Agreement >= 0.99)
 }
 
 /// The rule behind greedy decoding's exactness: on the AVX2 / AVX-512 paths a one-token call computes attention
