@@ -106,6 +106,7 @@ static void build_tables(void) {
     if (lk_isa_available(LK_ISA_AVX512)) {
         lk_fill_q4_0(&tables[LK_ISA_AVX512_NOVNNI], 0);
         lk_fill_q4_0(&tables[LK_ISA_AVX512], (lk_cpu_features() & LK_CPU_AVX512VNNI) != 0);
+        if (lk_cpu_features() & LK_CPU_AVX512VNNI) lk_fill_avx512_fewtokens(&tables[LK_ISA_AVX512]);
     }
 }
 
@@ -244,6 +245,9 @@ void lk_matmul(int type, const void *w, size_t w_row_bytes, int64_t cols, const 
     const lk_dot2_fn dot2 = k->dot2[type];
     if (!dot) return;
     const uint8_t *wb = w, *xb = x;
+    if (n_tokens >= 2 && n_tokens <= LK_FEW_MAX_TOKENS && k->few_tokens[type] &&
+        k->few_tokens[type](cols, w, w_row_bytes, x, x_row_bytes, n_tokens, y, y_row_stride, row_begin, row_end))
+        return;
     const int gemm_min = k->gemm_min_tokens[type] ? k->gemm_min_tokens[type] : LK_GEMM_MIN_TOKENS;
     if (n_tokens >= gemm_min && k->gemm[type] &&
         k->gemm[type](cols, w, w_row_bytes, x, x_row_bytes, n_tokens, y, y_row_stride, row_begin, row_end))
