@@ -1,7 +1,8 @@
 /* AVX-512 VNNI matrix × a few tokens (2 to LK_FEW_MAX_TOKENS rows of activations: conversations decoded
  * together, short prompts) for Q4_0, Q8_0 and Q6_K. Decode is memory-bound: each weight block is loaded and
- * unpacked into registers once and applied to every token of the call, so that 4 tokens cost about what one
- * costs per weight, with no scratch tile (the gemm kernels' transposed tiles cost as much as 8 tokens' products).
+ * unpacked into registers once and applied to every token of the call, so that 4 tokens cost 1.1-1.2x what one
+ * costs per weight (BENCHMARKS.md), with no scratch tile (the gemm kernels' transposed tiles cost as much as 8
+ * tokens' products).
  *
  * Every (row, token) output keeps exactly the one-token kernel's integers and float operations, in its order,
  * so a token multiplied with others gets bit for bit what it gets alone:
@@ -20,7 +21,8 @@
  *         row at a time, its unpacked quants and scale vectors shared by the tokens, PREFETCH bytes ahead.
  *
  * Tokens go in passes of up to PASS (their accumulators stay in registers); a second pass over the same rows
- * finds them in L1. The activation terms of a call (a few KB) come from malloc; on failure the caller falls back. */
+ * finds them in L1. The activation terms of a call (8-36 bytes per token and block) come from malloc; on failure the
+ * caller falls back. */
 #include "lk_internal.h"
 
 #if defined(__x86_64__)
