@@ -21,15 +21,12 @@
  *         row at a time, its unpacked quants and scale vectors shared by the tokens, PREFETCH bytes ahead.
  *
  * Tokens go in passes of up to PASS (their accumulators stay in registers); a second pass over the same rows
- * finds them in L1. The activation terms of a call (8-36 bytes per token and block) come from malloc; on failure the
- * caller falls back. */
+ * finds them in L1. The activation terms of a call (8-36 bytes per token and block) live in the thread's scratch
+ * (lk_scratch); when it cannot grow the caller falls back. */
 #include "lk_internal.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
-#include <stdlib.h>
-
-#define INLINE static inline __attribute__((always_inline))
 
 enum {
     PASS = 8,          /* tokens per pass over the weights */
@@ -37,10 +34,8 @@ enum {
 };
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), apply_to = function)
+#include "lk_x86_avx512.h"
 
-INLINE int32_t load_i32(const void *p) { int32_t v; memcpy(&v, p, 4); return v; }
-INLINE uint16_t load_u16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-INLINE float h2f(uint16_t h) { return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h))); }
 INLINE __m128i load128(const void *p) { return _mm_loadu_si128((const __m128i *)p); }
 
 /* Calls KERNEL(args..., nt) with nt a compile-time constant 1..PASS. */
@@ -62,11 +57,8 @@ INLINE __m128i load128(const void *p) { return _mm_loadu_si128((const __m128i *)
 INLINE void q4_0_terms(const uint8_t *x, int64_t nb, float *dx, int32_t *xs8) {
     for (int64_t b = 0; b < nb; b++) {
         const uint8_t *blk = x + (size_t)b * sizeof(block_q8_0);
-        dx[b] = h2f(load_u16(blk));
-        const __m256i s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(8), _mm256_loadu_si256((const __m256i *)(blk + 2)));
-        __m128i r = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256(s, 1));
-        r = _mm_add_epi32(r, _mm_unpackhi_epi64(r, r));
-        xs8[b] = _mm_cvtsi128_si32(_mm_add_epi32(r, _mm_shuffle_epi32(r, 1)));
+        dx[b] = h2f(lk_load_u16(blk));
+        xs8[b] = hsum_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(8), _mm256_loadu_si256((const __m256i *)(blk + 2))));
     }
 }
 
@@ -102,8 +94,8 @@ INLINE void q4_0_tile(const uint8_t *w, const int32_t *o, __m512i vo, int64_t nb
             const uint8_t *xq = x + (size_t)t * xs + (size_t)b * sizeof(block_q8_0) + 2;
             __m512i is0 = _mm512_set1_epi32(-xs8[t * nb + b]), is1 = _mm512_setzero_si512();
             for (int g = 0; g < 8; g += 2) {
-                is0 = _mm512_dpbusd_epi32(is0, v[g], _mm512_set1_epi32(load_i32(xq + 4 * g)));
-                is1 = _mm512_dpbusd_epi32(is1, v[g + 1], _mm512_set1_epi32(load_i32(xq + 4 * g + 4)));
+                is0 = _mm512_dpbusd_epi32(is0, v[g], _mm512_set1_epi32(lk_load_i32(xq + 4 * g)));
+                is1 = _mm512_dpbusd_epi32(is1, v[g + 1], _mm512_set1_epi32(lk_load_i32(xq + 4 * g + 4)));
             }
             acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(is0, is1)), _mm512_mul_ps(d, _mm512_set1_ps(dx[t * nb + b])), acc[t]);
         }
@@ -116,7 +108,7 @@ static int few_q4_0(int64_t cols, const void *vw, size_t ws, const void *vx, siz
     const int64_t nb = cols / QK;
     if (n_tokens > LK_FEW_MAX_TOKENS || (uint64_t)ws * 16 > (uint64_t)INT32_MAX) return 0;
     const uint8_t *x = vx;
-    float *dx = malloc((size_t)n_tokens * (size_t)nb * (sizeof(float) + sizeof(int32_t)));
+    float *dx = lk_scratch((size_t)n_tokens * (size_t)nb * (sizeof(float) + sizeof(int32_t)));
     if (!dx) return 0;
     int32_t *xs8 = (int32_t *)(dx + n_tokens * nb);
     for (int64_t t = 0; t < n_tokens; t++) q4_0_terms(x + (size_t)t * xs, nb, dx + t * nb, xs8 + t * nb);
@@ -133,7 +125,6 @@ static int few_q4_0(int64_t cols, const void *vw, size_t ws, const void *vx, siz
                           y + t0 * ys + r0, ys, nr, w + 16 * ws)
         }
     }
-    free(dx);
     return 1;
 }
 
@@ -146,7 +137,7 @@ INLINE void q8_0_terms(const uint8_t *x, int64_t nb, int32_t *off, float *dx) {
         const uint8_t *blk = x + (size_t)b * sizeof(block_q8_0);
         const __m256i s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8((char)128), _mm256_loadu_si256((const __m256i *)(blk + 2)));
         _mm256_storeu_si256((__m256i *)(off + 8 * b), _mm256_sub_epi32(_mm256_setzero_si256(), s));
-        dx[b] = h2f(load_u16(blk));
+        dx[b] = h2f(lk_load_u16(blk));
     }
 }
 
@@ -164,8 +155,8 @@ INLINE void q8_0_rows4(const uint8_t *const *w, int64_t nb, const uint8_t *x, si
             u[p] = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(w[2 * p] + ob + 2))),
                                                        _mm256_loadu_si256((const __m256i *)(w[2 * p + 1] + ob + 2)), 1),
                                     _mm512_set1_epi8((char)0x80));
-        const uint64_t h = (uint64_t)load_u16(w[0] + ob) | (uint64_t)load_u16(w[1] + ob) << 16 | (uint64_t)load_u16(w[2] + ob) << 32 |
-                           (uint64_t)load_u16(w[3] + ob) << 48;
+        const uint64_t h = (uint64_t)lk_load_u16(w[0] + ob) | (uint64_t)lk_load_u16(w[1] + ob) << 16 | (uint64_t)lk_load_u16(w[2] + ob) << 32 |
+                           (uint64_t)lk_load_u16(w[3] + ob) << 48;
         const __m128 dw = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)h));
         for (int t = 0; t < NT; t++) {
             const __m512i y = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(x + (size_t)t * xs + ob + 2)));
@@ -194,7 +185,7 @@ static int few_q8_0(int64_t cols, const void *vw, size_t ws, const void *vx, siz
     const int64_t nb = cols / QK;
     if (n_tokens > LK_FEW_MAX_TOKENS) return 0;
     const uint8_t *x = vx, *wb = (const uint8_t *)vw + (size_t)row_begin * ws;
-    int32_t *off = malloc((size_t)n_tokens * (size_t)nb * (8 * sizeof(int32_t) + sizeof(float)));
+    int32_t *off = lk_scratch((size_t)n_tokens * (size_t)nb * (8 * sizeof(int32_t) + sizeof(float)));
     if (!off) return 0;
     float *dx = (float *)(off + 8 * n_tokens * nb);
     for (int64_t t = 0; t < n_tokens; t++) q8_0_terms(x + (size_t)t * xs, nb, off + 8 * t * nb, dx + t * nb);
@@ -212,7 +203,6 @@ static int few_q8_0(int64_t cols, const void *vw, size_t ws, const void *vx, siz
                 for (int j = 0; j < 4; j++) y[(t0 + t) * ys + row_begin + r[j]] = s[t * 4 + j];
         }
     }
-    free(off);
     return 1;
 }
 
