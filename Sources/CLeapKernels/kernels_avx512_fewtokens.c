@@ -157,13 +157,15 @@ INLINE void q8_0_rows4(const uint8_t *const *w, int64_t nb, const uint8_t *x, si
                                     _mm512_set1_epi8((char)0x80));
         const uint64_t h = (uint64_t)lk_load_u16(w[0] + ob) | (uint64_t)lk_load_u16(w[1] + ob) << 16 | (uint64_t)lk_load_u16(w[2] + ob) << 32 |
                            (uint64_t)lk_load_u16(w[3] + ob) << 48;
-        const __m128 dw = _mm_cvtph_ps(_mm_cvtsi64_si128((long long)h));
+        /* the rows' scales spread over their lanes once; × dx per token gives the one-token kernel's dw·dx */
+        const __m512 dw = _mm512_castps128_ps512(_mm_cvtph_ps(_mm_cvtsi64_si128((long long)h)));
+        const __m512 dw0 = _mm512_permutexvar_ps(idx0, dw), dw1 = _mm512_permutexvar_ps(idx1, dw);
         for (int t = 0; t < NT; t++) {
             const __m512i y = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(x + (size_t)t * xs + ob + 2)));
             const __m512i o = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(off + 8 * (t * nb + i))));
-            const __m512 d = _mm512_castps128_ps512(_mm_mul_ps(dw, _mm_set1_ps(dx[t * nb + i])));
-            acc[t][0] = _mm512_fmadd_ps(_mm512_permutexvar_ps(idx0, d), _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(o, u[0], y)), acc[t][0]);
-            acc[t][1] = _mm512_fmadd_ps(_mm512_permutexvar_ps(idx1, d), _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(o, u[1], y)), acc[t][1]);
+            const __m512 dxv = _mm512_set1_ps(dx[t * nb + i]);
+            acc[t][0] = _mm512_fmadd_ps(_mm512_mul_ps(dw0, dxv), _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(o, u[0], y)), acc[t][0]);
+            acc[t][1] = _mm512_fmadd_ps(_mm512_mul_ps(dw1, dxv), _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(o, u[1], y)), acc[t][1]);
         }
     }
     for (int t = 0; t < NT; t++) {
@@ -224,6 +226,7 @@ INLINE void q6_K_row(const block_q6_K *w, int64_t nb, const uint8_t *x, size_t x
         for (size_t o = 0; o < sizeof(block_q6_K); o += 64) _mm_prefetch((const char *)b + PREFETCH + o, _MM_HINT_T0);
         const __m256i sc16 = _mm256_cvtepi8_epi16(load128(b->scales));
         const __m512i scz = _mm512_cvtepu16_epi32(sc16); /* sc_g in the low s16 of lane g, 0 in the high one */
+        const __m512i scm32 = _mm512_zextsi256_si512(_mm256_mullo_epi16(sc16, _mm256_set1_epi16(-32))); /* |.| <= 4096 */
         __m512i q[4], s[4];
         for (int h = 0; h < 2; h++) {
             const __m512i L = _mm512_loadu_si512((const void *)(b->ql + 64 * h));
@@ -244,8 +247,8 @@ INLINE void q6_K_row(const block_q6_K *w, int64_t nb, const uint8_t *x, size_t x
                 sumi = _mm512_dpwssd_epi32(sumi, plo, s[2 * h]);
                 sumi = _mm512_dpwssd_epi32(sumi, phi, s[2 * h + 1]);
             }
-            const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)xb->bsums)); /* Σ sc·bsum pairs */
-            sumi = _mm512_sub_epi32(sumi, _mm512_zextsi256_si512(_mm256_slli_epi32(corr, 5)));
+            /* lanes 0-7: −32·(sc·bsum of sub-blocks 2k, 2k + 1), the one-token kernel's integer in one vpdpwssd */
+            sumi = _mm512_dpwssd_epi32(sumi, scm32, _mm512_zextsi256_si512(_mm256_loadu_si256((const __m256i *)xb->bsums)));
             acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sumi), _mm512_set1_ps(d * xb->d), acc[t]);
         }
     }
