@@ -45,6 +45,7 @@ static void build_tables(void) {
     if (lk_isa_available(LK_ISA_AVX512)) {
         lk_fill_q4_0(&tables[LK_ISA_AVX512_NOVNNI], 0);
         lk_fill_q4_0(&tables[LK_ISA_AVX512], (lk_cpu_features() & LK_CPU_AVX512VNNI) != 0);
+        if (lk_cpu_features() & LK_CPU_AVX512VNNI) lk_fill_avx512_fewtokens(&tables[LK_ISA_AVX512]);
     }
 }
 

@@ -27,6 +27,7 @@ typedef struct {
     lk_dot2_fn dot2[LK_TYPE_COUNT]; /* optional */
     lk_matvec_fn matvec[LK_TYPE_COUNT]; /* optional */
     lk_gemm_fn gemm[LK_TYPE_COUNT];     /* optional, used from LK_GEMM_MIN_TOKENS tokens */
+    lk_gemm_fn few_tokens[LK_TYPE_COUNT]; /* optional, 2..LK_FEW_MAX_TOKENS tokens, before gemm */
     /* optional, llama.cpp's orders (llama_order_avx2.c), chosen by lk_matmul_tensor: */
     lk_gemm_fn repack[LK_TYPE_COUNT]; /* tensors ggml repacks (row count a multiple of 8), any token count */
     lk_gemm_fn any_tokens[LK_TYPE_COUNT]; /* llama.cpp's order for plain tensors at any token count */
@@ -63,6 +64,9 @@ static inline float lk_ggml_expf(float x) {
 double lk_softmax_exp_ref(const float *x, float *y, int64_t n, float max);
 void lk_silu_ref(const float *x, float *y, int64_t n);
 
+/* Most tokens of a call that a table's few_tokens kernel takes (gemm from there on). */
+enum { LK_FEW_MAX_TOKENS = 15 };
+
 /* Each file fills the entries it implements (on top of the scalar ones); dispatch.c calls them, with the
  * CPU features they need as arguments. */
 void lk_fill_scalar(lk_kernel_table *t);      /* scalar.c */
@@ -70,6 +74,7 @@ void lk_fill_avx2_decode(lk_kernel_table *t); /* avx2_decode.c */
 void lk_fill_avx512_decode(lk_kernel_table *t, int use_vnni); /* avx512_decode.c; use_vnni: the CPU has VNNI and this table uses it */
 void lk_fill_avx512_prefill(lk_kernel_table *t);   /* avx512_prefill.c, VNNI only */
 void lk_fill_kquant_vnni(lk_kernel_table *t);   /* VNNI only: Q4_K, Q5_K, Q6_K matvec + gemm (kernels_kquant_vnni.c) */
+void lk_fill_avx512_fewtokens(lk_kernel_table *t); /* VNNI only: Q4_0, Q8_0, Q6_K × 2..15 tokens (kernels_avx512_fewtokens.c) */
 void lk_fill_neon(lk_kernel_table *t); /* neon.c */
 void lk_fill_llama_order_avx2(lk_kernel_table *t); /* llama_order_avx2.c */
 void lk_fill_llama_order_avx512(lk_kernel_table *t); /* avx512_prefill.c (its tiles in llama.cpp's orders), VNNI only */

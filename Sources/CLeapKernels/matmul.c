@@ -1,5 +1,5 @@
-/* The products' entry points: the matmul driver (lk_matmul: gemm from its threshold, else matvec / dot2 /
- * dot4 / dot over row tiles), lk_matmul_tensor (llama.cpp's per-tensor orders), lk_vec_dot,
+/* The products' entry points: the matmul driver (lk_matmul: few_tokens for 2..LK_FEW_MAX_TOKENS tokens, gemm
+ * from its threshold, else matvec / dot2 / dot4 / dot over row tiles), lk_matmul_tensor (llama.cpp's per-tensor orders), lk_vec_dot,
  * lk_matvec_f16_ggml and lk_stream_sum, each through this thread's dispatch table. */
 #include "lk_dispatch.h"
 
@@ -25,6 +25,9 @@ void lk_matmul(int type, const void *w, size_t w_row_bytes, int64_t cols, const 
     const lk_dot2_fn dot2 = k->dot2[type];
     if (!dot) return;
     const uint8_t *wb = w, *xb = x;
+    if (n_tokens >= 2 && n_tokens <= LK_FEW_MAX_TOKENS && k->few_tokens[type] &&
+        k->few_tokens[type](cols, w, w_row_bytes, x, x_row_bytes, n_tokens, y, y_row_stride, row_begin, row_end))
+        return;
     const int gemm_min = k->gemm_min_tokens[type] ? k->gemm_min_tokens[type] : LK_GEMM_MIN_TOKENS;
     if (n_tokens >= gemm_min && k->gemm[type] &&
         k->gemm[type](cols, w, w_row_bytes, x, x_row_bytes, n_tokens, y, y_row_stride, row_begin, row_end))

@@ -2,7 +2,7 @@
  *
  * Map of Sources/CLeapKernels. Phases: decode = the row kernels (dot, dot2, dot4: one token, and batches
  * below a table's gemm threshold) and one-token matvec; prefill = gemm over many tokens.
- *   entry points   matmul.c   lk_matmul (the driver: gemm, else matvec / dot2 / dot4 / dot over row tiles),
+ *   entry points   matmul.c   lk_matmul (the driver: few_tokens, gemm, else matvec / dot2 / dot4 / dot over row tiles),
  *                             lk_matmul_tensor, lk_vec_dot, lk_matvec_f16_ggml, lk_stream_sum
  *                  convert.c  f16 rows, lk_dequantize_row, the activation quantizers, BF16 rounding
  *                  ops.c      norms, RoPE, softmax, activations, element-wise ops
@@ -14,6 +14,8 @@
  *                                    repacked Q4_K and tiled Q6_K orders on its tiles
  *                  kernels_kquant_vnni.c  VNNI Q4_K, Q5_K, Q6_K decode matvec and prefill gemm (avx512 decode
  *                                    and prefill; to be placed there)
+ *                  kernels_avx512_fewtokens.c  VNNI Q4_0, Q8_0, Q6_K × 2..15 tokens (stepped decode), each token
+ *                                    in its one-token kernel's order
  *   NEON           neon.c   row kernels, Q8 quantizers, f16 rows (dotprod when the compiler targets it)
  *   llama.cpp's summation orders (kept to prove bit-exactness against llama.cpp):
  *                  llama_order_avx2.c  Q4_K repacked / tiled and Q6_K tiled on the AVX2 row kernels
