@@ -3,7 +3,8 @@
 //
 // Module graph (one-way; nothing below LeapCAPI knows about C):
 //
-// LeapCore (LeapError) sits under every module that can fail (all but LeapSampling and CLeapKernels).
+// LeapCore (LeapError) sits under every module that can fail (all but LeapSampling and the C targets).
+//   CLeapAudioKernels ──► LeapAudio (resampler), LeapAudioEncoder (mel spectrogram FFT)
 //   LeapJSON, LeapAudio ──► LeapMessages ─────────────────────────────┐
 //   LeapJSON ──► LeapChatTemplate ─────────────────────────┤
 //   LeapJSON ──► LeapBundles, CLeapCurl ──► LeapDownload ──┤   (bundle manifests and their downloads)
@@ -40,7 +41,7 @@ let package = Package(
         .target(name: "LeapCore", swiftSettings: fast, linkerSettings: [.linkedLibrary("m")]),
         .target(name: "LeapJSON", dependencies: ["LeapCore"], swiftSettings: swift5),
         .target(name: "LeapMessages", dependencies: ["LeapCore", "LeapJSON", "LeapAudio"], swiftSettings: swift5),
-        .target(name: "LeapAudio", dependencies: ["LeapCore", "CLeapKernels"], swiftSettings: fast),
+        .target(name: "LeapAudio", dependencies: ["LeapCore", "CLeapAudioKernels"], swiftSettings: fast),
         .target(name: "LeapGGUF", dependencies: ["LeapCore"], swiftSettings: fast),
         // LEAP bundle manifests, and the downloads of their files (libcurl, opened at first use).
         .target(name: "LeapBundles", dependencies: ["LeapCore", "LeapJSON"], swiftSettings: swift5),
@@ -48,6 +49,10 @@ let package = Package(
         .target(name: "LeapDownload", dependencies: ["LeapCore", "CLeapCurl"], swiftSettings: swift5),
         .target(
             name: "CLeapKernels",
+            cSettings: [.unsafeFlags(["-O3", "-fno-math-errno"])]),
+        // The audio resampler's and mel spectrogram's FFT and FIR kernels, with their own CPU dispatch.
+        .target(
+            name: "CLeapAudioKernels",
             cSettings: [.unsafeFlags(["-O3", "-fno-math-errno"])]),
         .target(name: "LeapKernels", dependencies: ["LeapCore", "LeapGGUF", "CLeapKernels"], swiftSettings: fast),
         .target(name: "LeapTokenizer", dependencies: ["LeapCore", "LeapGGUF"], swiftSettings: fast),
@@ -60,7 +65,7 @@ let package = Package(
         // model, and the audio output decoder.
         .target(name: "LeapImage", dependencies: ["LeapCore"], swiftSettings: fast),
         .target(name: "LeapVision", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapImage", "CLeapKernels"], swiftSettings: fast),
-        .target(name: "LeapAudioEncoder", dependencies: ["LeapCore", "LeapGGUF", "CLeapKernels", "LeapKernels"], swiftSettings: fast),
+        .target(name: "LeapAudioEncoder", dependencies: ["LeapCore", "LeapGGUF", "CLeapKernels", "CLeapAudioKernels", "LeapKernels"], swiftSettings: fast),
         // Saved prompt prefixes (context state snapshots) in memory and on disk.
         .target(name: "LeapPromptCache", dependencies: ["LeapCore", "LeapGGUF", "LeapModels", "CLeapKernels"], swiftSettings: fast),
         .target(name: "LeapSpeech", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapModels", "LeapSampling", "CLeapKernels"], swiftSettings: fast),

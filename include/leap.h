@@ -649,6 +649,15 @@ typedef struct leap_bundle_params {
     int32_t context_size;                /* 0 (default): min(trained context, 4096)                     */
     const char *chat_template;           /* Jinja source overriding the manifest's and the model's      */
     int32_t stall_timeout_seconds;       /* a download receiving nothing this long fails; 0 = 30 s      */
+    /* The prompt cache, as leap_model_params' cache_* fields (see "Prompt cache"); off by default. Not to
+     * be confused with cache_dir above, where downloaded files go.                                       */
+    int32_t prompt_cache_enabled;
+    const char *prompt_cache_path;
+    int32_t prompt_cache_max_entries_disk;
+    int32_t prompt_cache_max_entries_memory;
+    int64_t prompt_cache_max_bytes_memory;
+    int64_t prompt_cache_max_bytes_disk;
+    int32_t prompt_cache_disk_disabled;
 } leap_bundle_params;
 
 LEAP_API void leap_bundle_params_init(leap_bundle_params *params, size_t struct_size);

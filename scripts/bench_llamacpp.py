@@ -34,6 +34,14 @@ def token_ids(n, n_vocab, seed=12345):
     return out
 
 
+def last_greedy(llm, n_vocab):
+    """Argmax of the last evaluated token's logits, read from the context: llm.scores is filled only with
+    logits_all=True (without it, it keeps whatever rows it held, so its argmax is not the model's)."""
+    import llama_cpp as L
+
+    return int(np.argmax(np.ctypeslib.as_array(L.llama_get_logits_ith(llm.ctx, -1), shape=(n_vocab,))))
+
+
 class RawContext:
     """A llama.cpp context through the C API (llama_decode batches; logits read with llama_get_logits_ith)."""
 
@@ -163,17 +171,17 @@ def main():
         llm._ctx.kv_cache_clear() if hasattr(llm._ctx, "kv_cache_clear") else None
         t0 = time.perf_counter()
         llm.eval(prompt)
-        first = int(np.argmax(llm.scores[llm.n_tokens - 1]))
+        first = last_greedy(llm, n_vocab)
         dt = time.perf_counter() - t0
         pp.append(a.prompt / dt)
         ttft.append(dt)
         llm.reset()
         llm.eval(prompt[:16])
-        tok = int(np.argmax(llm.scores[llm.n_tokens - 1]))
+        tok = last_greedy(llm, n_vocab)
         t0 = time.perf_counter()
         for _ in range(a.gen):
             llm.eval([tok])
-            tok = int(np.argmax(llm.scores[llm.n_tokens - 1]))
+            tok = last_greedy(llm, n_vocab)
         tg.append(a.gen / (time.perf_counter() - t0))
     print(f"engine: llama.cpp (llama-cpp-python)")
     print(f"load_s: {load:.4f}")

@@ -1,5 +1,5 @@
 /* Helpers shared by the Q4_K / Q5_K / Q6_K kernels of their own order (kernels_kquant_vnni.c,
- * kernels_kquant_avx2.c): loads and the unpacking of the packed 6-bit scales (AVX2, inlined into the AVX2
+ * kernels_kquant_avx2.c): prefetch, s16 pairs and the unpacking of the packed 6-bit scales (AVX2, inlined into the AVX2
  * and AVX-512 kernels). */
 #ifndef LK_KQUANT_UNPACK_H
 #define LK_KQUANT_UNPACK_H
@@ -7,8 +7,6 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
-
-static inline __attribute__((always_inline)) int32_t lk_load_i32(const void *p) { int32_t v; memcpy(&v, p, 4); return v; }
 
 /* Two s16 in one s32 lane: a in the low half, b in the high one (the operand layout of vpmaddwd). */
 static inline __attribute__((always_inline)) int32_t lk_pair16(int a, int b) {

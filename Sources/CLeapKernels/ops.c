@@ -1,6 +1,6 @@
 /* Float element-wise ops, RMSNorm, RoPE, softmax. Plain loops: -O3 vectorises the simple ones; the
  * transcendental ones (exp, tanh) are not hot next to the matmuls. */
-#include "lk_internal.h"
+#include "lk_dispatch.h"
 #include <math.h>
 
 void lk_rms_norm(const float *x, const float *weight, float *y, int64_t n, float eps) {
@@ -118,31 +118,7 @@ void lk_softmax(float *x, int64_t n) {
     for (int64_t i = 0; i < n; i++) x[i] *= inv;
 }
 
-/* Σ of the 16 values in ggml's order (GCC's _mm512_reduce_add_ps: halves, quarters, then pairs). */
-static float ggml_reduce16(const float *v) {
-    float a[8], b[4];
-    for (int i = 0; i < 8; i++) a[i] = v[i + 8] + v[i];
-    for (int i = 0; i < 4; i++) b[i] = a[i + 4] + a[i];
-    return (b[0] + b[2]) + (b[1] + b[3]);
-}
-
-double lk_softmax_exp_ref(const float *x, float *y, int64_t n, float max) {
-    double sum = 0.0;
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        for (int k = 0; k < 16; k++) y[i + k] = lk_ggml_expf(x[i + k] - max);
-        sum += (double)ggml_reduce16(y + i);
-    }
-    for (; i < n; i++) sum += (double)(y[i] = lk_ggml_expf(x[i] - max));
-    return sum;
-}
-
 double lk_softmax_exp(const float *x, float *y, int64_t n, float max) { return lk_kernels()->softmax_exp(x, y, n, max); }
-
-/* x / (1 + e^-x) with ggml's expf, as llama.cpp's SwiGLU (ggml_v_silu). */
-void lk_silu_ref(const float *x, float *y, int64_t n) {
-    for (int64_t i = 0; i < n; i++) y[i] = x[i] / (1.0f + lk_ggml_expf(-x[i]));
-}
 
 void lk_silu(const float *x, float *y, int64_t n) { lk_kernels()->silu(x, y, n); }
 

@@ -2,14 +2,16 @@
  * while (a decoded token issues hundreds of small matmuls back to back) and then sleep on a futex.
  * Tasks are claimed from `claim` = (generation << 32 | next task) by compare-and-swap, so uneven tasks
  * balance themselves, a worker that wakes late cannot take a task of a later run, and the caller waits
- * only for claimed tasks: when other processes keep a worker off the CPU, the caller does its share. */
+ * only for claimed tasks: when other processes keep a worker off the CPU, the caller does its share.
+ * Each thread that runs kernels (workers and callers) owns a scratch buffer for them (lk_scratch). */
 #define _GNU_SOURCE
-#include "leap_kernels.h"
+#include "lk_internal.h"
 #include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -73,6 +75,38 @@ static void run_tasks(lk_pool *p, uint32_t gen, int32_t thread) {
     }
 }
 
+/* ---- per-thread scratch ---- */
+/* This thread's buffer. A key destructor frees it when a caller's thread exits; workers free theirs as they
+ * leave worker_main (at lk_pool_free). */
+static _Thread_local void *scratch;
+static _Thread_local size_t scratch_bytes;
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+static int scratch_key_ok;
+
+static void scratch_key_create(void) { scratch_key_ok = pthread_key_create(&scratch_key, free) == 0; }
+
+void *lk_scratch(size_t bytes) {
+    if (scratch && bytes <= scratch_bytes) return scratch;
+    if (bytes > SIZE_MAX - 63) return NULL;
+    pthread_once(&scratch_once, scratch_key_create);
+    const size_t size = bytes ? (bytes + 63) / 64 * 64 : 64;
+    void *p = aligned_alloc(64, size);
+    if (!p) return NULL; /* the old buffer stays for smaller requests */
+    free(scratch);
+    scratch = p;
+    scratch_bytes = size;
+    if (scratch_key_ok) pthread_setspecific(scratch_key, p);
+    return p;
+}
+
+static void scratch_release(void) {
+    if (scratch_key_ok) pthread_setspecific(scratch_key, NULL);
+    free(scratch);
+    scratch = NULL;
+    scratch_bytes = 0;
+}
+
 typedef struct { lk_pool *pool; int32_t index; } worker_arg;
 
 static void *worker_main(void *varg) {
@@ -104,6 +138,7 @@ static void *worker_main(void *varg) {
         if (atomic_load(&p->stop)) break;
         run_tasks(p, g, arg.index);
     }
+    scratch_release();
     return NULL;
 }
 

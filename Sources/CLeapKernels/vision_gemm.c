@@ -9,6 +9,7 @@
  * all tokens in L2. */
 #include "leap_kernels.h"
 #include "leap_vision_kernels.h"
+#include "lk_internal.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -280,7 +281,7 @@ int lk_vg_gemm_packed(int w_type, const void *packed, int64_t cols, const float 
 #endif
     float *chunk = NULL;
     if (w_type == LK_TYPE_F16) {
-        chunk = aligned_alloc(64, (size_t)KC * ROWS * sizeof(float));
+        chunk = lk_scratch((size_t)KC * ROWS * sizeof(float));
         if (!chunk) return 0;
     }
     const int64_t blocks = (n_tokens + TOKENS - 1) / TOKENS;
@@ -303,7 +304,6 @@ int lk_vg_gemm_packed(int w_type, const void *packed, int64_t cols, const float 
             }
         }
     }
-    free(chunk);
     return 1;
 }
 
@@ -312,6 +312,7 @@ int lk_vision_gemm(int w_type, const void *w, size_t w_row_bytes, int64_t cols, 
     if (w_type != LK_TYPE_F32 && w_type != LK_TYPE_F16) return 0;
     if (row_end <= row_begin || n_tokens <= 0 || cols <= 0) return 1;
     const int64_t rows = row_end - row_begin;
+    /* from malloc, not lk_scratch: lk_vg_gemm_packed takes this thread's scratch while they are in use */
     void *packed = aligned_alloc(64, lk_vg_packed_weight_bytes(w_type, rows, cols));
     float *xp = aligned_alloc(64, lk_vg_packed_x_floats(n_tokens, cols) * sizeof(float));
     int ok = packed && xp;

@@ -1,7 +1,8 @@
 // leap-bench kernels: matvec (decode) and matmul (prefill) throughput per weight type at model shapes,
 // next to the measured memory bandwidth, plus thread-pool dispatch overhead.
 //
-//   leap-bench kernels [--threads 1,2] [--types q4_0,q8_0,...] [--isa scalar|avx2|avx512] [--quick]
+//   leap-bench kernels [--threads 1,2] [--types q4_0,q8_0,...] [--isa scalar|avx2|avx512] [--quick] [--cpu-time]
+//                      [--few]   (only the few-token matmuls of stepped decode: cost per weight vs one token)
 import CLeapKernels
 import Glibc
 import LeapGGUF
@@ -80,7 +81,7 @@ private func benchWeights(_ type: GGMLType, rows: Int, cols: Int, seed: UInt64) 
 func benchKernels(_ args: [String]) {
     var threadCounts = [1, 2]
     var types: [GGMLType] = [.q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .q2_K, .q3_K, .q4_K, .q5_K, .q6_K, .f16, .bf16, .f32]
-    var quick = false
+    var quick = false, fewOnly = false
     var i = 0
     while i < args.count {
         switch args[i] {
@@ -96,6 +97,7 @@ func benchKernels(_ args: [String]) {
             } else { print("isa \(args[i + 1]) not available") }
             i += 1
         case "--quick": quick = true
+        case "--few": fewOnly = true
         case "--cpu-time": useCPUTime = true
         default: print("unknown option \(args[i])")
         }
@@ -105,6 +107,7 @@ func benchKernels(_ args: [String]) {
     print("kernels: isa \(KernelISA.current.name), physical cores \(ThreadPool.physicalCores), clock: \(useCPUTime ? "process CPU time / threads" : "wall")")
     var load = [Double](repeating: 0, count: 3)
     if getloadavg(&load, 3) == 3 { print("load average: \(fmt(load[0], 2)) (machine shared with other processes?)") }
+    if fewOnly { return benchFewTokens(types: types, threadCounts: threadCounts, minTime: minTime) }
 
     // ---- memory bandwidth: streaming read of 256 MiB (far beyond L3) ----
     var bandwidth: [Int: Double] = [:]
@@ -195,6 +198,39 @@ func benchKernels(_ args: [String]) {
                     let t = timePerCall(minTime: minTime) { Kernels.matmul(w, x: x, y: &y, nTokens: n, pool: pool) }
                     print("\(pad(type.name, 6)) \(pad("\(cols)×\(rows)", 15)) \(pad("\(n)", 7)) \(pad("\(nt)", 9)) \(pad(fmt(2 * Double(rows * cols * n) / t / 1e9), 9)) \(fmt(t * 1e3, 2))")
                 }
+            }
+        }
+    }
+}
+
+/// Matmuls of a few tokens (conversations decoded together): time per call of n tokens over that of one
+/// token, i.e. the cost per weight relative to one token, with the weights streamed from DRAM.
+private func benchFewTokens(types: [GGMLType], threadCounts: [Int], minTime: Double) {
+    let counts = [1, 2, 4, 8, 15, 16], most = 16
+    print("")
+    print("matmul of a few tokens (stepped decode): weights streamed from DRAM, time per call relative to 1 token")
+    print("type   shape(in×out)   threads   1 token µs   " + counts.dropFirst().map { pad("\($0)", 7) }.joined())
+    for type in types where [.q4_0, .q8_0, .q6_K].contains(type) {
+        for (cols, rows) in type == .q6_K ? [(2048, 65536)] : [(2048, 8192), (8192, 2048)] {
+            let size = rows * (type.rowBytes(cols) ?? 0)
+            let copies = max(2, (384 << 20) / size) // beyond the last-level cache
+            let bufs = (0..<copies).map { benchWeights(type, rows: rows, cols: cols, seed: UInt64($0)) }
+            defer { bufs.forEach { $0.deallocate() } }
+            guard let ws = try? bufs.map({ try WeightMatrix(type: type, rows: rows, cols: cols, data: $0) }) else { continue }
+            let x = (0..<(most * cols)).map { Float(($0 * 37) % 17) - 8 }
+            var y = [Float](repeating: 0, count: most * rows)
+            for nt in threadCounts {
+                guard let pool = try? ThreadPool(threads: nt) else { continue }
+                cpuTimeThreads = nt
+                let per = counts.map { n in
+                    var k = 0
+                    return timePerCall(minTime: minTime) {
+                        Kernels.matmul(ws[k], x: x, y: &y, nTokens: n, pool: pool)
+                        k = (k + 1) % copies
+                    }
+                }
+                print("\(pad(type.name, 6)) \(pad("\(cols)×\(rows)", 15)) \(pad("\(nt)", 9)) \(pad(fmt(per[0] * 1e6), 12)) "
+                      + per.dropFirst().map { pad(fmt($0 / per[0], 2) + "x", 7) }.joined())
             }
         }
     }

@@ -115,11 +115,16 @@ func benchParallel(_ args: [String]) {
         let model = try LanguageModel.load(path: path, threads: threads)
         var alone: [Double] = [], together: [Double] = [], latency: [[Double]] = []
         var cpuAlone = Double.infinity, cpuTogether = Double.infinity
+        var stepsTogether = 0, rowsTogether = 0  // the batcher's steps of the runs at once
         for _ in 0..<reps {
             let one = try decodeTogether(model, n: 1, threads: threads, prompt: prompt, gen: gen)
             alone.append(one.0)
             cpuAlone = min(cpuAlone, one.2)
+            let before = model.batcher.statistics
             let (agg, lat, cpu) = try decodeTogether(model, n: n, threads: threads, prompt: prompt, gen: gen)
+            let after = model.batcher.statistics
+            stepsTogether += after.steps - before.steps
+            rowsTogether += after.rows - before.rows
             together.append(agg)
             latency.append(lat)
             cpuTogether = min(cpuTogether, cpu)
@@ -137,7 +142,8 @@ func benchParallel(_ args: [String]) {
         print("per-conversation latency at once: " + lat.map { fixed($0 * 1000, 1) }.joined(separator: ", ")
               + " ms/token (worst \(fixed(worst * a, 2))x alone)")
         print("CPU time per token: \(fixed(cpuAlone * 1000, 1)) ms alone, \(fixed(cpuTogether * 1000, 1)) ms at once (\(fixed(cpuAlone / cpuTogether, 2))x fewer)")
-        print("batcher: \(stats.steps) steps, \(fixed(Double(stats.rows) / Double(max(1, stats.steps)), 2)) rows per step on average, largest \(stats.largest)")
+        print("batcher: \(stats.steps) steps, \(fixed(Double(stats.rows) / Double(max(1, stats.steps)), 2)) rows per step on average, largest \(stats.largest); "
+              + "at once: \(stepsTogether) steps, \(fixed(Double(rowsTogether) / Double(max(1, stepsTogether)), 2)) rows per step")
         var load = [Double](repeating: 0, count: 3)
         _ = getloadavg(&load, 3)
         print("load average: \(fixed(load[0], 2)) \(fixed(load[1], 2)) \(fixed(load[2], 2))")

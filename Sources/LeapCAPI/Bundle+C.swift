@@ -2,6 +2,7 @@ import CLeap
 import Glibc
 import LeapCore
 import LeapDownload
+import LeapPromptCache
 import LeapRuntime
 
 // leap_model_load_bundle and its cancel tokens: LEAP bundle manifests, their downloads, the model loaded
@@ -44,7 +45,13 @@ public func leap_cancel_token_free(_ token: OpaquePointer?) {
 
 @c @implementation
 public func leap_bundle_params_init(_ p: UnsafeMutablePointer<leap_bundle_params>?, _ size: Int) {
-    initParams(leap_bundle_params(), into: p, size: size)
+    var d = leap_bundle_params()
+    let cache = PromptCacheOptions()
+    d.prompt_cache_max_entries_disk = Int32(cache.maxEntriesDisk)
+    d.prompt_cache_max_entries_memory = Int32(cache.maxEntriesMemory)
+    d.prompt_cache_max_bytes_memory = Int64(cache.maxBytesMemory)
+    d.prompt_cache_max_bytes_disk = Int64(cache.maxBytesDisk)
+    initParams(d, into: p, size: size)
 }
 
 @c @implementation
@@ -62,6 +69,13 @@ public func leap_model_load_bundle(_ source: UnsafePointer<CChar>?, _ params: Un
         }
         var o = BundleLoadOptions()
         o.runner = try runnerOptions(threads: c.n_threads, contextSize: c.context_size, chatTemplate: c.chat_template)
+        o.runner.cache = try promptCacheOptions(enabled: c.prompt_cache_enabled, path: c.prompt_cache_path,
+                                                maxEntriesDisk: c.prompt_cache_max_entries_disk,
+                                                maxEntriesMemory: c.prompt_cache_max_entries_memory,
+                                                maxBytesMemory: c.prompt_cache_max_bytes_memory,
+                                                maxBytesDisk: c.prompt_cache_max_bytes_disk,
+                                                diskDisabled: c.prompt_cache_disk_disabled,
+                                                pathField: "params->prompt_cache_path")
         o.cacheDirectory = try optionalUTF8(c.cache_dir, "params->cache_dir")
         if c.stall_timeout_seconds > 0 { o.download.stallTimeout = Int(c.stall_timeout_seconds) }
         // The callback's non-zero return cancels this call only; the caller's token cancels it too.

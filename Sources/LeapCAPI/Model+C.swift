@@ -47,6 +47,23 @@ public func leap_model_params_init(_ p: UnsafeMutablePointer<leap_model_params>?
     initParams(d, into: p, size: size)
 }
 
+/// The prompt-cache fields leap_model_params (cache_*) and leap_bundle_params (prompt_cache_*) share; the
+/// options are left off when `enabled` is 0.
+func promptCacheOptions(enabled: Int32, path: UnsafePointer<CChar>?, maxEntriesDisk: Int32, maxEntriesMemory: Int32,
+                        maxBytesMemory: Int64, maxBytesDisk: Int64, diskDisabled: Int32,
+                        pathField: StaticString) throws -> PromptCacheOptions {
+    var o = PromptCacheOptions()
+    guard enabled != 0 else { return o }
+    o.enabled = true
+    o.path = try optionalUTF8(path, pathField)
+    o.maxEntriesDisk = Int(maxEntriesDisk)
+    o.maxEntriesMemory = Int(maxEntriesMemory)
+    o.maxBytesMemory = Int(clamping: maxBytesMemory)
+    o.maxBytesDisk = Int(clamping: maxBytesDisk)
+    o.diskDisabled = diskDisabled != 0
+    return o
+}
+
 /// The fields leap_model_params and leap_bundle_params share, checked (0 = the default).
 func runnerOptions(threads: Int32, contextSize: Int32, chatTemplate: UnsafePointer<CChar>?) throws -> RunnerOptions {
     guard threads >= 0, threads <= 1024 else { throw LeapError.invalidArgument("params->n_threads must be in 0...1024, got \(threads)") }
@@ -73,15 +90,12 @@ public func leap_model_load(_ path: UnsafePointer<CChar>?, _ params: UnsafePoint
         o.audioDecoderPath = try optionalUTF8(c.audio_decoder_path, "params->audio_decoder_path")
         o.audioTokenizerPath = try optionalUTF8(c.audio_tokenizer_path, "params->audio_tokenizer_path")
         o.autoDetectCompanionFiles = c.auto_detect_companion_files != 0
-        if c.cache_enabled != 0 {
-            o.cache.enabled = true
-            o.cache.path = try optionalUTF8(c.cache_path, "params->cache_path")
-            o.cache.maxEntriesDisk = Int(c.cache_max_entries_disk)
-            o.cache.maxEntriesMemory = Int(c.cache_max_entries_memory)
-            o.cache.maxBytesMemory = Int(clamping: c.cache_max_bytes_memory)
-            o.cache.maxBytesDisk = Int(clamping: c.cache_max_bytes_disk)
-            o.cache.diskDisabled = c.cache_disk_disabled != 0
-        }
+        o.cache = try promptCacheOptions(enabled: c.cache_enabled, path: c.cache_path,
+                                         maxEntriesDisk: c.cache_max_entries_disk,
+                                         maxEntriesMemory: c.cache_max_entries_memory,
+                                         maxBytesMemory: c.cache_max_bytes_memory,
+                                         maxBytesDisk: c.cache_max_bytes_disk, diskDisabled: c.cache_disk_disabled,
+                                         pathField: "params->cache_path")
         out.pointee = Handle.retain(ModelBox(try ModelRunner.load(path: file, options: o)))
     }
 }

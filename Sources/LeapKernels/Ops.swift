@@ -91,9 +91,9 @@ package enum KernelISA: Int32, CaseIterable, Sendable {
     package static var best: KernelISA { KernelISA(rawValue: lk_best_isa()) ?? .scalar }
     package static var current: KernelISA { KernelISA(rawValue: lk_get_isa()) ?? .scalar }
     /// The CPU has AVX512-BF16's dot product (VDPBF16PS): the AVX-512 paths then multiply BF16 weights in
-    /// llama.cpp's order (kernels_bf16_ggml.c).
+    /// llama.cpp's order (llama_order_bf16.c).
     package static var cpuHasBF16DotProduct: Bool { lk_cpu_features() & UInt32(LK_CPU_AVX512BF16) != 0 }
-    /// This path multiplies Q4_K and Q6_K weights in llama.cpp's per-tensor orders (kernels_llama_order.c):
+    /// This path multiplies Q4_K and Q6_K weights in llama.cpp's per-tensor orders (llama_order_avx2.c):
     /// AVX-512 without VNNI. AVX2 and AVX-512 VNNI have faster Q4_K / Q5_K / Q6_K kernels of their own order
     /// (kernels_kquant_avx2.c, kernels_kquant_vnni.c); the scalar and NEON paths keep the row kernels' order.
     package var kQuantsInLlamaOrder: Bool {

@@ -51,10 +51,10 @@ extension InferenceContext {
                 stepping.append(i)
             } catch { errors[i] = error }
         }
-        // Q4_0 / Q8_0 gemm tiles reproduce the one-token kernels and Q6_K runs batches under 8 tokens one
-        // token at a time, so with those weights each member gets the logits it gets alone, bit for bit (Q4_K
-        // sums groups of 4 tokens in another order: the last bits differ). Padding the head to 8 rows for
-        // Q6_K's tiled kernel (which reads the matrix once) saved no measurable time and would give that up.
+        // Q4_0, Q8_0 and Q6_K keep each token's one-token order in batches of 2-15 tokens (AVX-512 VNNI: the
+        // few-token kernels; AVX2: the gemm tiles and, for Q6_K up to 7 tokens, the row kernels), so with those
+        // weights each member gets the logits it gets alone, bit for bit (Q4_K sums groups of 4 tokens in
+        // another order: the last bits differ).
         let batchLogits: RawBuffer
         do {
             batchLogits = try owner.stepLogitsStorage(rows: stepping.count)

@@ -26,7 +26,9 @@ package final class DecodeBatcher: @unchecked Sendable {
         }
     }
 
-    /// Most conversations stepped in one forward pass.
+    /// Most conversations stepped in one forward pass. 15 by default: the most tokens the few-token matmul
+    /// kernels take (kernels_avx512_fewtokens.c), which read each weight once for all of them and keep each
+    /// token's one-token result.
     package let maxBatch: Int
     private let monitor = Monitor()
     private var pending: [Request] = []
@@ -39,7 +41,7 @@ package final class DecodeBatcher: @unchecked Sendable {
     /// Forward passes run so far, the rows they stepped, and the largest batch.
     package var statistics: (steps: Int, rows: Int, largest: Int) { monitor.withLock { counts } }
 
-    package init(maxBatch: Int = 16) {
+    package init(maxBatch: Int = 15) {
         self.maxBatch = max(1, maxBatch)
     }
 

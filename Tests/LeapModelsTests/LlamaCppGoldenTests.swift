@@ -10,13 +10,28 @@ struct GoldenStats {
     var agreement: Double
     var perplexity: Double
     var maxTop1LogitDiff: Float
+    /// Per position: the golden's top-1 minus top-2 logit (its log-odds of top-1 over top-2), whether our
+    /// argmax is the golden's, and whether the golden's argmax is in our top 2.
+    var margins: [Float] = []
+    var argmaxHits: [Bool] = []
+    var top2Hits: [Bool] = []
+
+    /// Argmax agreement on the positions the golden decides by more than `threshold` (and their number).
+    func decidedAgreement(above threshold: Float) -> (agreement: Double, positions: Int) {
+        let decided = margins.indices.filter { margins[$0] > threshold }
+        let hits = decided.filter { argmaxHits[$0] }.count
+        return (decided.isEmpty ? 1 : Double(hits) / Double(decided.count), decided.count)
+    }
+    /// Share of positions whose golden argmax is in our top 2.
+    var top2Agreement: Double { Double(top2Hits.filter { $0 }.count) / Double(max(1, top2Hits.count)) }
+    /// The golden's margins at the positions whose argmax we miss, smallest first.
+    var missMargins: [Float] { margins.indices.filter { !argmaxHits[$0] }.map { margins[$0] }.sorted() }
 }
 
 func compareTeacherForced(_ model: LanguageModel, _ g: LlamaCppGolden) throws -> GoldenStats {
     let ctx = try model.makeContext(contextSize: 1024)
-    var agree = 0
+    var s = GoldenStats(agreement: 0, perplexity: 0, maxTop1LogitDiff: 0)
     var nll = 0.0
-    var maxDiff: Float = 0
     let chunk = 32  // bounded logits memory for 262k vocabularies
     var i = 0
     while i < g.tokens.count {
@@ -25,14 +40,27 @@ func compareTeacherForced(_ model: LanguageModel, _ g: LlamaCppGolden) throws ->
         for p in i..<end {
             let row = try ctx.logits(at: p - i)
             let gp = g.positions[p]
-            if argmax(row) == gp.argmax { agree += 1 }
+            let (first, second) = top2(row)
+            s.argmaxHits.append(first == gp.argmax)
+            s.top2Hits.append(first == gp.argmax || second == gp.argmax)
+            s.margins.append(gp.top[0].1 - gp.top[1].1)
             if p + 1 < g.tokens.count { nll -= logProb(row, Int(g.tokens[p + 1])) }
-            maxDiff = max(maxDiff, abs(row[Int(gp.top[0].0)] - gp.top[0].1))
+            s.maxTop1LogitDiff = max(s.maxTop1LogitDiff, abs(row[Int(gp.top[0].0)] - gp.top[0].1))
         }
         i = end
     }
-    return GoldenStats(agreement: Double(agree) / Double(g.tokens.count),
-                       perplexity: exp(nll / Double(g.tokens.count - 1)), maxTop1LogitDiff: maxDiff)
+    s.agreement = Double(s.argmaxHits.filter { $0 }.count) / Double(g.tokens.count)
+    s.perplexity = exp(nll / Double(g.tokens.count - 1))
+    return s
+}
+
+/// Indices of the largest and second largest values of a row (first occurrence on ties, as argmax).
+private func top2(_ row: UnsafeBufferPointer<Float>) -> (Int32, Int32) {
+    var best = 0, second = -1
+    for i in 1..<row.count {
+        if row[i] > row[best] { second = best; best = i } else if second < 0 || row[i] > row[second] { second = i }
+    }
+    return (Int32(best), Int32(max(second, 0)))
 }
 
 /// Greedy continuation of each golden prompt, llama.cpp's token fed back at every step: per prompt, the number
@@ -61,123 +89,123 @@ private func golden(_ name: String) throws -> LlamaCppGolden {
     try #require(LlamaCppGolden(path: goldensDir + "/\(name).llamacpp.txt"))
 }
 
-@Test(arguments: tinyModels)
-func tinyLFM2MatchesLlamaCpp(name: String) throws {
-    let g = try golden(name)
-    let model = try loadTiny(name)
-    let s = try compareTeacherForced(model, g)
-    let (greedy, steps) = try greedyMatches(model, g, count: 32)
-    print("\(name): argmax agreement \(s.agreement), ppl \(s.perplexity) vs llama.cpp \(g.perplexity), max top-1 logit diff \(s.maxTop1LogitDiff), greedy prefix \(greedy), greedy steps \(steps)")
-    // Float files track llama.cpp to rounding. Quantized nets are chaotic: activations are quantized exactly as
-    // llama.cpp does (bit-identical blocks), but matmul sums in another order differ by an ulp, which now and then
-    // flips a rounding in the next quantization, and flips grow through the layers. Measured on every kernel
-    // path (scalar, AVX2, AVX-512): agreement >= 97.5% (16-layer Q4_0: 97% on the scalar path); on AVX2 / AVX-512
-    // the q8_0, q4_k and q4_0 files are exact (matchesLlamaCppExactly);
-    // perplexity within 1.6%, greedy prefixes [32, 32, 32, 3] at worst for the 2-layer files and [3, 22, 32, 32]
-    // for the 16-layer one (scalar), and >= 30 of 32 greedy steps equal on every prompt.
-    // Bounds: the misses are near-ties flipped by rounding, whose number depends on the CPU's kernel path, so
-    // each floor allows about twice the worst miss rate measured on any path (2.5% -> 5%; 16 layers: 3% ->
-    // 7%) and the perplexity about 1.5x its worst gap; a modelling error (a wrong norm, RoPE or conv) moves
-    // every position, and the float64 comparison (TinyLFM2Tests) pins the float path to 5e-3 rel-RMS.
-    // BF16 activations make a net as sensitive to summation order as 8-bit blocks do: a path that does not sum
-    // in llama.cpp's order (all but AVX-512 with AVX512-BF16, see BF16Tests) gets the quantized bounds.
-    let quantized = name.contains("q4") || name.contains("q8") || name.contains("bf16")
-    let deep = name.contains("16l")
-    #expect(s.agreement >= (deep ? 0.93 : 0.95))
-    #expect(abs(s.perplexity / g.perplexity - 1) < (quantized ? 0.025 : 0.01))
-    #expect(steps.allSatisfy { $0 >= 30 })
-    if quantized {
-        #expect(greedy.allSatisfy { $0 >= 3 })
-        #expect(greedy.filter { $0 >= 32 }.count >= (deep ? 1 : 3))
-    } else {
-        #expect(greedy.allSatisfy { $0 >= 32 })
+/// llama.cpp against its own golden when its summation order changes (weight repacking off, 1 thread, one
+/// token per batch, and combinations; scripts/fixtures/measure_llamacpp_self_agreement.py wrote
+/// goldens/llamacpp_self_agreement.txt): what two correct implementations of one model reach. Per model: the
+/// margin noise (the largest change of the golden's top-1 minus top-2 logit that any variant showed at any
+/// position) and the worst figures of the variants against the golden.
+struct LlamaCppSelfAgreement {
+    var marginNoise: Float = 0
+    var minAgreement = 0.0
+    var maxPerplexityDeviation = 0.0
+
+    init?(model: String) {
+        guard let text = readText(goldensDir + "/llamacpp_self_agreement.txt") else { return nil }
+        for line in text.split(separator: "\n") where line.split(separator: " ").first.map(String.init) == model {
+            let f = line.split(separator: " ").map(String.init)
+            func value(_ key: String) -> Double? { f.firstIndex(of: key).flatMap { $0 + 1 < f.count ? Double(f[$0 + 1]) : nil } }
+            guard let noise = value("margin_noise"), let agreement = value("min_agreement"),
+                  let ppl = value("max_ppl_dev") else { return nil }
+            (marginNoise, minAgreement, maxPerplexityDeviation) = (Float(noise), agreement, ppl)
+            return
+        }
+        return nil
     }
 }
 
-private let realModels = [
-    ("SmolLM2-135M-Instruct.Q4_1", "llama"),
-    ("gemma-3-270m-q4_k_m", "gemma3"),
-]
+private let realModels: [String: Architecture] = ["SmolLM2-135M-Instruct.Q4_1": .llama, "gemma-3-270m-q4_k_m": .gemma3]
 
-private func realPath(_ name: String) -> String { realModelsDir + "/" + name + ".gguf" }
-
-@Test(.enabled(if: fileExists(realModelsDir + "/SmolLM2-135M-Instruct.Q4_1.gguf"), "SmolLM2 not found (set LEAP_MODELS_DIR)"))
-func smolLM2MatchesLlamaCpp() throws { try checkReal("SmolLM2-135M-Instruct.Q4_1", .llama, minAgreement: 0.95) }
-
-@Test(.enabled(if: fileExists(realModelsDir + "/gemma-3-270m-q4_k_m.gguf"), "Gemma 3 270M not found (set LEAP_MODELS_DIR)"))
-func gemma3MatchesLlamaCpp() throws {
-    // The perplexity gap was 1.3-1.6% before activations were quantized like llama.cpp's x86 path (127/amax,
-    // ties to even); now 0.0-0.6% depending on the kernel path. Agreement: 100% where the path sums in
-    // llama.cpp's order, 94.7% on the scalar path, 92.8% on AVX-512 VNNI and 95.0% on AVX2 (their own K-quant
-    // order; perplexity +0.08% and +0.99%).
-    try checkReal("gemma-3-270m-q4_k_m", .gemma3, minAgreement: 0.90)
+private func modelPath(_ name: String) -> String {
+    realModels[name] != nil ? realModelsDir + "/" + name + ".gguf" : modelFixturesDir + "/" + name + ".gguf"
 }
 
-private func checkReal(_ name: String, _ arch: Architecture, minAgreement: Double) throws {
+/// This path multiplies every weight of the file in llama.cpp's order (AVX2 and AVX-512: Q4_1, Q5_0, Q5_1,
+/// Q8_0, Q6_K against ggml's vec_dot / tinyBLAS_Q0_AVX, Q4_0 / Q4_K in its repacked orders, Q6_K in its tiled
+/// one, F16 weights with activations rounded to F16 as ggml does, BF16 with AVX512-BF16): then, every other op
+/// being ggml's arithmetic, the logits are llama.cpp's bit for bit. The scalar and NEON paths keep one order of
+/// their own, and a path whose K-quant kernels are its own (AVX-512 VNNI) sums those files in another order.
+private func sumsInLlamaCppOrder(_ file: GGUFFile, _ isa: KernelISA) -> Bool {
+    guard isa != .scalar && isa != .neon else { return false }
+    let types = Set(file.tensors.map(\.type))
+    if !types.isDisjoint(with: [.q4_K, .q5_K, .q6_K]) && !isa.kQuantsInLlamaOrder { return false }
+    if types.contains(.bf16) && !((isa == .avx512 || isa == .avx512NoVNNI) && KernelISA.cpuHasBF16DotProduct) { return false }
+    return true
+}
+
+/// Teacher-forced (320 positions for the real models, 200 for the tiny files) and greedy (4 prompts x 32 steps,
+/// llama.cpp's token fed back) against llama.cpp, on every kernel path of this CPU. Where the path sums in
+/// llama.cpp's order the logits must be llama.cpp's bit for bit (up to the golden's 5 decimals), teacher-forced
+/// and in greedy decoding (a prompt batch, then one token per call): the proof that what remains on the other
+/// paths is summation order, and a guard for every op of the pass. Elsewhere the accuracy bounds below hold.
+@Test(arguments: ["SmolLM2-135M-Instruct.Q4_1", "gemma-3-270m-q4_k_m", "lfm2-tiny-q8_0", "lfm2-tiny-q4_k", "lfm2-tiny-f32",
+                  "lfm2-tiny-q4_0-16l", "lfm2-tiny-f16-attn", "lfm2-tiny-bf16", "lfm2moe-tiny-q4_k", "qwen3-tiny-q4_k",
+                  "qwen2-tiny-f16"],
+      [KernelISA.scalar, .avx2, .avx512, .avx512NoVNNI])
+func matchesLlamaCpp(name: String, isa: KernelISA) throws {
+    guard isa.isAvailable else { return }  // this CPU lacks the path
+    guard fileExists(modelPath(name)) else { return }  // a real model not found (set LEAP_MODELS_DIR)
+    let file = try GGUFFile(path: modelPath(name))
+    let kQuant = file.tensors.contains { [.q4_K, .q5_K, .q6_K].contains($0.type) }
+    // Without VNNI, AVX-512 changes only the Q4_0 and K-quant kernels.
+    guard isa != .avx512NoVNNI || name.contains("q4_0") || kQuant else { return }
     let g = try golden(name)
-    let model = try LanguageModel.load(path: realPath(name), threads: 2)
-    #expect(model.config.architecture == arch)
+    let model = try LanguageModel.load(path: modelPath(name), threads: 2)
+    if let arch = realModels[name] { #expect(model.config.architecture == arch) }
     #expect(model.config.nVocab == g.nVocab)
-    let s = try compareTeacherForced(model, g)
-    let (greedy, steps) = try greedyMatches(model, g, count: 32)
-    print("\(name): argmax agreement \(s.agreement), ppl \(s.perplexity) vs llama.cpp \(g.perplexity), max top-1 logit diff \(s.maxTop1LogitDiff), greedy prefix \(greedy), greedy steps \(steps)")
-    // Measured over 320 positions: SmolLM2 Q4_1 and Gemma 3 270M Q4_K_M are llama.cpp's bit for bit in
-    // teacher-forced evaluation where the path sums in llama.cpp's order (matchesLlamaCppExactly: SmolLM2 on AVX2
-    // and AVX-512, Gemma on AVX-512 without VNNI; AVX2 and AVX-512 VNNI sum K-quants in their own order: 92.8%,
-    // +0.08% on VNNI); on the scalar path SmolLM2 agrees on 96.9%
-    // (perplexity -0.86%), Gemma on 94.7% (+0.50%). Greedy (4 prompts x 32 steps,
-    // llama.cpp's token fed back) is llama.cpp's on all 32 steps of every prompt on those two paths; the
-    // scalar path can part at a near-tie. The rest of the gap is rounding chaos, not a modelling difference
-    // (BENCHMARKS.md, "Accuracy"). The floors (SmolLM2 95%, Gemma 90%) sit about 2 points under the worst
-    // path's agreement, room for a few more near-ties flipped by a CPU with other rounding; the perplexity gap
-    // (worst 0.86%) stays under 1%, which a modelling error would exceed at once.
-    #expect(s.agreement >= minAgreement)
-    #expect(abs(s.perplexity / g.perplexity - 1) < 0.01)
+    let s = try #require(try isa.withThreadSelection { try compareTeacherForced(model, g) })
+    let (greedy, steps) = try #require(try isa.withThreadSelection { try greedyMatches(model, g, count: 32) })
+    let selfAgreement = LlamaCppSelfAgreement(model: name)
+    let noise = selfAgreement?.marginNoise ?? 0
+    let (decided, nDecided) = s.decidedAgreement(above: noise)
+    print("\(name) [\(isa.name)]: argmax agreement \(s.agreement), on \(nDecided) positions of margin > \(noise): \(decided), golden in top 2 \(s.top2Agreement), ppl \(s.perplexity) vs llama.cpp \(g.perplexity) (\(s.perplexity / g.perplexity - 1)), max top-1 logit diff \(s.maxTop1LogitDiff), margins of the \(s.missMargins.count) misses \(s.missMargins.first ?? 0)...\(s.missMargins.last ?? 0), greedy prefix \(greedy), greedy steps \(steps)")
+    if sumsInLlamaCppOrder(file, isa) {
+        #expect(greedy == [32, 32, 32, 32])  // one-token decode in llama.cpp's one-token order too
+        #expect(s.agreement == 1)
+        #expect(abs(s.perplexity / g.perplexity - 1) < 1e-6)
+        #expect(s.maxTop1LogitDiff < 1e-4)
+        return
+    }
+    let measured = try #require(selfAgreement, "\(name) missing from llamacpp_self_agreement.txt")
+    expectLlamaCppAccuracy(s, g, measured, steps: steps)
+}
+
+/// Accuracy bounds for a path that sums in an order other than llama.cpp's (the scalar path; K-quant files on
+/// AVX-512 VNNI, whose kernels are of their own order). Plain argmax agreement is no measure of correctness on
+/// these nets: llama.cpp itself, under another of its own orders (repacking off, one token per batch), agrees
+/// with its golden on only 93.4% of Gemma 3's positions, 94.7% of SmolLM2's, 94.5% of the 16-layer Q4_0
+/// file's (BENCHMARKS.md, "Accuracy"): an ulp of difference flips the rounding of an 8-bit activation now and
+/// then, the flips grow through the layers, and the logit changes reorder near-tied tokens. The bounds hold
+/// what two correct implementations share, taken from llama.cpp's own variants (`selfAgreement`):
+private func expectLlamaCppAccuracy(_ s: GoldenStats, _ g: LlamaCppGolden, _ selfAgreement: LlamaCppSelfAgreement, steps: [Int]) {
+    // 1. 99% argmax agreement on the positions the golden decides by more than llama.cpp's own margin noise
+    //    (a lead no change of llama.cpp's order erased, so its variants agree on every one of them: 55-100% of
+    //    the positions). Measured: 100% on every path and file (every miss sits at a smaller margin).
+    // 2. At a near-tie the golden's argmax is still at least our runner-up, as in llama.cpp's variants (worst
+    //    99.5%, one position of 200; measured on ours: 99.4% at worst, Gemma 3 on VNNI, 2 of 320): 99%.
+    expectMissesAreNearTies(s, selfAgreement)
+    // 3. Over all positions, within 3 points of llama.cpp's own worst agreement: near-tie flips on 200-320
+    //    positions vary by a few positions from one order to another (llama.cpp's Gemma 3 variants: 93.4-96.6%;
+    //    ours 92.8% on VNNI, 94.7% scalar), while a modelling error moves every position.
+    #expect(s.agreement >= selfAgreement.minAgreement - 0.03)
+    // 4. Perplexity within the 0.2%, or 1.5 times llama.cpp's own largest deviation where that is
+    //    larger: one order against another moves perplexity by a random amount of llama.cpp's scale (Gemma 3
+    //    0.57%, SmolLM2 0.76%, the tiny random nets up to 2.1%: perplexity 2e10, nearly every target token far
+    //    in the tail, where the noise weighs most). Measured worst: SmolLM2 scalar -0.86%, lfm2moe q4_k scalar
+    //    -1.2%, lfm2-tiny-q4_k +0.70%.
+    let pplBound = max(0.002, 1.5 * selfAgreement.maxPerplexityDeviation)
+    #expect(abs(s.perplexity / g.perplexity - 1) < pplBound)
+    // 5. Greedy decoding with llama.cpp's token fed back: a near-tie parts at most a few steps of a prompt
+    //    (measured: >= 29 of 32 on every prompt, >= 122 of 128 in all).
     #expect(steps.allSatisfy { $0 >= 27 })
     #expect(steps.reduce(0, +) >= 116)
 }
 
-/// Where our kernels sum in llama.cpp's order (AVX2 and AVX-512: Q4_1, Q5_0, Q5_1, Q8_0, Q6_K against ggml's
-/// vec_dot / tinyBLAS_Q0_AVX, Q4_0 / Q4_K in its repacked orders, Q6_K in its tiled one, F16 weights with
-/// activations rounded to F16 as ggml does, F16 attention against tinyBLAS for
-/// batches and ggml_vec_dot_f16 for one token) and every other op is ggml's arithmetic, the logits are
-/// llama.cpp's bit for bit (up to the golden's 5 decimals), teacher-forced and in greedy decoding (a prompt
-/// batch, then one token per call): the proof that what remains on the other paths is summation order, and a
-/// guard for every op of the pass. The 16-layer Q4_0 file is chaotic under any other order (94-97% agreement,
-/// greedy prefixes down to 3 on the scalar path); it also runs on AVX-512 without VNNI (other Q4_0 kernels).
-/// Files with Q4_K / Q5_K / Q6_K weights are held to accuracy bounds instead on AVX2 and AVX-512 VNNI (see
-/// below); AVX-512 without VNNI keeps llama.cpp's K-quant orders (kernels_llama_order.c) and must be exact.
-@Test(arguments: ["SmolLM2-135M-Instruct.Q4_1", "gemma-3-270m-q4_k_m", "lfm2-tiny-q8_0", "lfm2-tiny-q4_k", "lfm2-tiny-f32",
-                  "lfm2-tiny-q4_0-16l", "lfm2-tiny-f16-attn", "lfm2moe-tiny-q4_k", "qwen3-tiny-q4_k", "qwen2-tiny-f16"],
-      [KernelISA.avx2, .avx512, .avx512NoVNNI])
-func matchesLlamaCppExactly(name: String, isa: KernelISA) throws {
-    guard isa.isAvailable, isa != .avx512NoVNNI || name.contains("q4_0") || name.contains("q4_k") else { return }  // this CPU lacks the path
-    let real = !name.contains("-tiny-")
-    guard !real || fileExists(realPath(name)) else { return }  // SmolLM2 not found (set LEAP_MODELS_DIR)
-    let g = try golden(name)
-    let model = real ? try LanguageModel.load(path: realPath(name), threads: 2) : try loadTiny(name)
-    let s = try #require(try isa.withThreadSelection { try compareTeacherForced(model, g) })
-    let (greedy, steps) = try #require(try isa.withThreadSelection { try greedyMatches(model, g, count: 32) })
-    print("\(name) [\(isa.name)]: argmax agreement \(s.agreement), ppl \(s.perplexity) vs llama.cpp \(g.perplexity), max top-1 logit diff \(s.maxTop1LogitDiff), greedy prefix \(greedy), greedy steps \(steps)")
-    if isa.kQuantsInOwnOrder, try hasKQuantWeights(real ? realPath(name) : modelFixturesDir + "/" + name + ".gguf") {
-        // AVX2 and AVX-512 VNNI multiply Q4_K / Q5_K / Q6_K in their own (faster) order: llama.cpp's products to float
-        // rounding (exact integer sums; as close to a float64 reference as llama.cpp's order: lfm2-tiny-q4_k
-        // rel-RMS 0.0546 on both vs 0.0544, TinyLFM2Tests), which 8-bit activation blocks turn into near-tie
-        // flips, like the scalar path's order. Measured: argmax agreement 92.8% (Gemma 3, VNNI; AVX2 95.0%, the
-        // scalar path 94.7%) to 100%, perplexity within 0.003% (qwen3-tiny-q4_k) to 0.70% (VNNI) / 0.95% (AVX2) on
-        // lfm2-tiny-q4_k (a random net of perplexity 2e10) and 0.99% on Gemma 3 (AVX2; VNNI 0.08%: chaos of
-        // near-ties, the AVX2 kernels are as close to float64 as the VNNI ones), greedy steps >= 30 of 32. Bounds: agreement >= 90% and greedy steps as checkReal's (about 2 points
-        // and 3 steps of room, as there), perplexity within 1% (a modelling error moves it by far more).
-        #expect(s.agreement >= 0.90)
-        #expect(abs(s.perplexity / g.perplexity - 1) < 0.01)
-        #expect(steps.allSatisfy { $0 >= 27 })
-        #expect(steps.reduce(0, +) >= 116)
-        return
-    }
-    #expect(greedy == [32, 32, 32, 32])  // one-token decode in llama.cpp's one-token order too
-    #expect(s.agreement == 1)
-    #expect(abs(s.perplexity / g.perplexity - 1) < 1e-6)
-    #expect(s.maxTop1LogitDiff < 1e-4)
+/// Bounds 1 and 2 of `expectLlamaCppAccuracy`, for the tests that hold other files to their own bounds too:
+/// 99% argmax agreement on the positions decided beyond llama.cpp's own margin noise, the golden's argmax in our
+/// top 2 on 99% of all positions.
+func expectMissesAreNearTies(_ s: GoldenStats, _ selfAgreement: LlamaCppSelfAgreement) {
+    #expect(s.decidedAgreement(above: selfAgreement.marginNoise).agreement >= 0.99)
+    #expect(s.top2Agreement >= 0.99)
 }
 
 /// The rule behind greedy decoding's exactness: on the AVX2 / AVX-512 paths a one-token call computes attention
@@ -228,9 +256,4 @@ func longPromptsSplitLikeLlamaCppUbatches(isa: KernelISA) throws {
         let tailDiffers = one[256] != split[256]
         #expect(tailDiffers == (isa != .scalar), "257th token alone vs in the batch: differs \(tailDiffers)")
     }
-}
-
-/// The file has Q4_K, Q5_K or Q6_K tensors (which AVX2 and AVX-512 VNNI multiply in their own order).
-private func hasKQuantWeights(_ path: String) throws -> Bool {
-    try GGUFFile(path: path).tensors.contains { [.q4_K, .q5_K, .q6_K].contains($0.type) }
 }

@@ -85,18 +85,31 @@ static void *cancel_later(void *token) {
     return NULL;
 }
 
-static void greedy_reply(leap_model *m) {
+static void on_complete(const leap_message *m, leap_finish_reason r, const leap_generation_stats *s, void *ud) {
+    (void)m;
+    (void)r;
+    *(int32_t *)ud = s->cached_prompt_tokens;
+}
+
+/* One short reply to "Hi" in a new conversation; returns the prompt positions the prompt cache restored. */
+static int32_t greedy_reply(leap_model *m) {
     leap_conversation *conv = NULL;
     leap_message *hi = NULL;
     leap_generation_options o;
+    leap_generation_callbacks cb;
+    int32_t cached = -1;
     leap_generation_options_init(&o, sizeof o);
     o.max_tokens = 4;
-    CHECK_OK(leap_conversation_create(m, NULL, &conv));
+    leap_generation_callbacks_init(&cb, sizeof cb);
+    cb.on_complete = on_complete;
+    cb.user_data = &cached;
+    CHECK_OK(leap_conversation_create(m, "You are a helpful assistant who answers briefly.", &conv));
     CHECK_OK(leap_message_create(LEAP_ROLE_USER, &hi));
     CHECK_OK(leap_message_add_text(hi, "Hi"));
-    CHECK_OK(leap_conversation_generate(conv, hi, &o, NULL));
+    CHECK_OK(leap_conversation_generate(conv, hi, &o, &cb));
     leap_message_free(hi);
     leap_conversation_free(conv);
+    return cached;
 }
 
 int main(void) {
@@ -162,6 +175,24 @@ int main(void) {
         m = NULL;
     }
     CHECK(file_size(cache) < 0); /* nothing to download: no cache folder */
+
+    /* the prompt cache through bundle params: the second conversation restores the first one's prefix */
+    CHECK(bp.prompt_cache_enabled == 0 && bp.prompt_cache_path == NULL && bp.prompt_cache_max_entries_disk == 4096);
+    CHECK(bp.prompt_cache_max_entries_memory == 256 && bp.prompt_cache_max_bytes_memory == (int64_t)512 << 20);
+    bp.prompt_cache_enabled = 1;
+    CHECK_STATUS(leap_model_load_bundle(path, &bp, &m), LEAP_ERR_INVALID_ARGUMENT); /* disk cache, no path */
+    CHECK_ERROR_MENTIONS("the prompt cache needs a path");
+    CHECK(m == NULL);
+    bp.prompt_cache_disk_disabled = 1;
+    CHECK_OK(leap_model_load_bundle(path, &bp, &m));
+    if (m) {
+        CHECK(greedy_reply(m) == 0);
+        CHECK(greedy_reply(m) > 10);
+        leap_model_free(m);
+        m = NULL;
+    }
+    bp.prompt_cache_enabled = 0;
+    bp.prompt_cache_disk_disabled = 0;
 
     /* refusals name the field */
     snprintf(path, sizeof path, "%s/bad.json", dir);

@@ -13,23 +13,23 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 src="$here/../../Sources/CLeapKernels"
 out=$(mktemp -d)
-files="$src/cpu.c $src/quants_scalar.c $src/kernels_*.c $src/ops.c $here/selfcheck.c" # kernels_*.c: every path (each guarded)
+files="$src/*.c $here/selfcheck.c" # every path (each guarded by its architecture)
 if [ "${1:-}" = aarch64 ]; then
     for march in armv8-a armv8.2-a+dotprod; do
         clang --target=aarch64-linux-gnu --sysroot=/usr/aarch64-linux-gnu -fuse-ld=lld -static -march=$march \
             -B/usr/lib/gcc-cross/aarch64-linux-gnu/12 -L/usr/lib/gcc-cross/aarch64-linux-gnu/12 \
-            -O2 -fno-math-errno -I"$src/include" -I"$src" $files -lm -o "$out/selfcheck-$march"
+            -O2 -fno-math-errno -I"$src/include" -I"$src" $files -lm -lpthread -o "$out/selfcheck-$march"
         echo "== aarch64 -march=$march (qemu)"
         qemu-aarch64-static "$out/selfcheck-$march"
     done
 elif [ "${1:-}" = x86-cpus ]; then
-    clang -O3 -fno-math-errno -static -I"$src/include" -I"$src" $files -lm -o "$out/selfcheck"
+    clang -O3 -fno-math-errno -static -I"$src/include" -I"$src" $files -lm -lpthread -o "$out/selfcheck"
     for cpu in qemu64 Haswell; do
         echo "== qemu-x86_64 -cpu $cpu"
         qemu-x86_64-static -cpu $cpu "$out/selfcheck"
     done
 else
-    clang -O3 -fno-math-errno -I"$src/include" -I"$src" $files -lm -o "$out/selfcheck"
+    clang -O3 -fno-math-errno -I"$src/include" -I"$src" $files -lm -lpthread -o "$out/selfcheck"
     "$out/selfcheck"
 fi
 rm -rf "$out"

@@ -1,7 +1,7 @@
 /* Cache-resident kernel throughput per ISA (64 rows x 2048 cols, weights in L2): what the kernels compute
  * when memory is not the limit. Build: see check-isa.sh (same sources), e.g.
  *   S=Sources/CLeapKernels; clang -O3 -fno-math-errno -I$S/include -I$S scripts/kernels/microbench.c \
- *     $S/cpu.c $S/quants_scalar.c $S/kernels_avx2.c $S/kernels_avx512.c $S/kernels_avx512_matvec.c $S/kernels_neon.c $S/ops.c -lm */
+ *     $(find $S -name '*.c') -lm -lpthread */
 #include "leap_kernels.h"
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,42 @@
 /* Hot numeric kernels (C with intrinsics, runtime CPU dispatch). Internal: not part of the public ABI.
  *
- * Types are ggml type ids (LK_TYPE_*); block layouts are bit-exact with ggml (see lk_internal.h).
+ * Map of Sources/CLeapKernels. Phases: decode = the row kernels (dot, dot2, dot4: one token, and batches
+ * below a table's gemm threshold) and one-token matvec; prefill = gemm over many tokens.
+ *   entry points   matmul.c   lk_matmul (the driver: few_tokens, gemm, else matvec / dot2 / dot4 / dot over row tiles),
+ *                             lk_matmul_tensor, lk_vec_dot, lk_matvec_f16_ggml, lk_stream_sum
+ *                  convert.c  f16 rows, lk_dequantize_row, the activation quantizers, BF16 rounding
+ *                  ops.c      norms, RoPE, softmax, activations, element-wise ops
+ *   scalar         scalar.c   the reference of every table entry (all types; quantize, dequantize, ...)
+ *   AVX2           avx2_decode.c   row kernels of every type but Q4_0, Q8 quantizers, f16 rows, softmax, SiLU
+ *                  avx2_prefill.c  gemm of Q4_1, Q5_0, Q5_1, Q8_0 (bit-equal to the row kernels)
+ *   AVX-512        avx512_decode.c   Q6_K row kernels; with VNNI the matvec of Q4_1, Q5_0, Q5_1, Q8_0
+ *                  avx512_prefill.c  VNNI gemm of Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, F16, F32; also llama.cpp's
+ *                                    repacked Q4_K and tiled Q6_K orders on its tiles
+ *                  kernels_kquant_vnni.c  VNNI Q4_K, Q5_K, Q6_K decode matvec and prefill gemm (avx512 decode
+ *                                    and prefill; to be placed there)
+ *                  kernels_avx512_fewtokens.c  VNNI Q4_0, Q8_0, Q6_K × 2..15 tokens (stepped decode), each token
+ *                                    in its one-token kernel's order
+ *   NEON           neon.c   row kernels, Q8 quantizers, f16 rows (dotprod when the compiler targets it)
+ *   llama.cpp's summation orders (kept to prove bit-exactness against llama.cpp):
+ *                  llama_order_avx2.c  Q4_K repacked / tiled and Q6_K tiled on the AVX2 row kernels
+ *                  llama_order_f16.c   ggml_vec_dot_f16 (AVX2 and AVX-512): one-token F16 attention
+ *                  llama_order_bf16.c  BF16 weights (AVX512-BF16)
+ *                  kernels_q4_0.c      Q4_0 on AVX2 and AVX-512 (+VNNI), decode and prefill (a llama_order file)
+ *   other          vision_gemm.c, vision_kernels.c (leap_vision_kernels.h), state_support.c
+ *                  (leap_state_kernels.h), pool.c (thread pool and per-thread scratch)
+ * Dispatch (dispatch.c, the only file that knows every kernel file): one lk_kernel_table per ISA
+ * (lk_internal.h), built once. The scalar table comes first; each table starts as a copy of the one below
+ * (scalar < avx2 < avx512 and avx512-novnni; neon on scalar) and the kernel files' fill functions overwrite
+ * the entries they implement, later fills replacing earlier ones. The best table the CPU can run is used
+ * unless LEAP_KERNEL_ISA=scalar|avx2|avx512|neon (read once), lk_set_isa or lk_set_thread_isa choose
+ * another; pool workers take their caller's. Kernel files never call dispatch: what they need of the CPU
+ * comes as fill arguments. CPU features: features.c. Type facts: types.c (block sizes and bytes, row
+ * bytes, activation types) and lk_types.h (ggml block layouts, f16 / bf16 values, block loads). Shared
+ * helpers: lk_x86_avx2.h, lk_x86_avx512.h, lk_quantize_q8.h, lk_avx2_ksums.h. Scratch: lk_scratch
+ * (lk_internal.h, pool.c), one 64-byte aligned buffer per thread, grown on demand, freed at thread exit.
+ * The audio kernels are a target of their own (CLeapAudioKernels).
+ *
+ * Types are ggml type ids (LK_TYPE_*); block layouts are bit-exact with ggml (see lk_types.h).
  * Every kernel has a portable scalar path (the reference) and optional AVX2 / AVX-512 / NEON paths,
  * chosen once at startup from the CPU features; lk_set_isa() forces a path for tests and benchmarks.
  *
@@ -126,7 +162,7 @@ void lk_matmul_tensor(int type, int layout, const void *w, size_t w_row_bytes, i
 /* One token's y[r] = Σ_c W[r, c] · x[c] for row_begin <= r < row_end, W in F16 (row r at w + r * w_row_bytes,
  * cols elements) and x floats that are F16 values (ggml converts them to F16), in the summation order of
  * ggml_vec_dot_f16 in llama.cpp's AVX-512 build (4 x 16 lanes, its reduction, the leftovers in double; the
- * AVX2 path computes the same with 8-lane halves; see kernels_f16_ggml.c): llama.cpp's one-token attention. Each row
+ * AVX2 path computes the same with 8-lane halves; see llama_order_f16.c): llama.cpp's one-token attention. Each row
  * counts as n_padded >= cols long with zeros beyond cols (not read): llama.cpp's padded KV length. Paths
  * without that order (scalar, NEON) use lk_matmul's. */
 void lk_matvec_f16_ggml(const uint16_t *w, size_t w_row_bytes, int64_t cols, int64_t n_padded, const float *x,

@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional, Union
 
 from . import _lib
 from ._lib import c_status, check, fn, utf8
-from .conversation import Model, leap_model_p
+from .conversation import CacheOptions, Model, leap_model_p
 
 leap_cancel_token_p = _lib.opaque("leap_cancel_token")
 
@@ -33,6 +33,13 @@ class leap_bundle_params(ctypes.Structure):
         ("context_size", ctypes.c_int32),
         ("chat_template", ctypes.c_char_p),
         ("stall_timeout_seconds", ctypes.c_int32),
+        ("prompt_cache_enabled", ctypes.c_int32),
+        ("prompt_cache_path", ctypes.c_char_p),
+        ("prompt_cache_max_entries_disk", ctypes.c_int32),
+        ("prompt_cache_max_entries_memory", ctypes.c_int32),
+        ("prompt_cache_max_bytes_memory", ctypes.c_int64),
+        ("prompt_cache_max_bytes_disk", ctypes.c_int64),
+        ("prompt_cache_disk_disabled", ctypes.c_int32),
     ]
 
 
@@ -85,7 +92,8 @@ class CancelToken(_lib.OwnedHandle):
 def load_bundle(path_or_url: Union[str, os.PathLike[str]], cache_dir: Optional[Union[str, os.PathLike[str]]] = None,
                 progress: Optional[ProgressCallback] = None, *, cancel: Optional[CancelToken] = None,
                 cpu_threads: Optional[int] = None, context_size: Optional[int] = None,
-                chat_template: Optional[str] = None, stall_timeout: Optional[int] = None) -> Model:
+                chat_template: Optional[str] = None, stall_timeout: Optional[int] = None,
+                cache: Optional[CacheOptions] = None) -> Model:
     """Load the LEAP bundle whose manifest is at ``path_or_url`` (a path, ``file://`` or ``http(s)://`` URL).
 
     Files the manifest gives as URLs are downloaded into ``{cache_dir}/{model}-{quant}/`` (``cache_dir``
@@ -93,7 +101,8 @@ def load_bundle(path_or_url: Union[str, os.PathLike[str]], cache_dir: Optional[U
     is used as it is. The manifest's companions and chat template are the model's, its sampling parameters
     the defaults of every generation, and its ``number_of_decoding_threads`` the thread count, unless
     ``cpu_threads`` / ``chat_template`` say otherwise. ``stall_timeout``: seconds without data after which a
-    download fails (default 30).
+    download fails (default 30). ``cache``: the prompt cache, as for :func:`leap.load_model` (not to be
+    confused with ``cache_dir``, where downloaded files go).
 
     Raises LeapIOError (unreadable manifest or file; download failed: HTTP 404, unreachable or stalled
     server, dropped connection, full disk, wrong size or SHA-256), FormatError (not a valid manifest: the
@@ -108,6 +117,14 @@ def load_bundle(path_or_url: Union[str, os.PathLike[str]], cache_dir: Optional[U
     p.context_size = context_size or 0
     p.chat_template = utf8(chat_template)
     p.stall_timeout_seconds = stall_timeout or 0
+    if cache is not None and cache.enabled:
+        p.prompt_cache_enabled = 1
+        p.prompt_cache_path = None if cache.path is None else os.fsencode(cache.path)
+        p.prompt_cache_max_entries_disk = cache.max_entries_disk
+        p.prompt_cache_max_entries_memory = cache.max_entries_memory
+        p.prompt_cache_max_bytes_memory = cache.max_bytes_memory
+        p.prompt_cache_max_bytes_disk = cache.max_bytes_disk
+        p.prompt_cache_disk_disabled = 0 if cache.disk else 1
     if cancel is not None:
         p.cancel = cancel._handle()
     raised: list[BaseException] = []

@@ -234,8 +234,9 @@ class CacheOptions:
 
 @dataclass(frozen=True)
 class ModelCompanions:
-    """Companion files of a multimodal model, given or found next to it at load (``None``: none). They are
-    validated but not used yet: this engine runs text only, so image / audio parts raise UnsupportedError."""
+    """Companion files of a multimodal model, given or found next to it at load (``None``: none): the
+    projector (``mmproj``: images for LFM2-VL, audio input for LFM2-Audio) and the audio decoder and tokenizer
+    of a model that speaks (LFM2.5-Audio)."""
 
     mmproj: Optional[str] = None
     audio_decoder: Optional[str] = None

@@ -77,6 +77,27 @@ def test_path_manifest(served, tmp_path):
     assert not (tmp_path / "c").exists()
 
 
+def test_prompt_cache_options_reach_the_bundles_model(served, tmp_path):
+    _, root = served
+    snapshots = tmp_path / "snapshots"
+    system = "You are a helpful assistant who answers briefly and precisely."
+
+    def cached_positions(model: leap.Model) -> int:
+        events = list(model.create_conversation(system).generate_response("Hello there",
+                                                                          leap.GenerationOptions(max_tokens=4)))
+        assert isinstance(events[-1], leap.Complete)
+        return events[-1].stats.cached_prompt_tokens
+
+    with leap.load_bundle(root / "Tiny-GGUF" / "Q8_0.json", cache_dir=tmp_path / "c",
+                          cache=leap.CacheOptions(path=snapshots)) as model:
+        assert cached_positions(model) == 0
+        model.flush_cache()
+    assert list(snapshots.rglob("*.snap"))
+    with leap.load_bundle(root / "Tiny-GGUF" / "Q8_0.json", cache_dir=tmp_path / "c",
+                          cache=leap.CacheOptions(path=snapshots)) as model:
+        assert cached_positions(model) > 10  # restored from the first load's disk snapshot
+
+
 def test_cancel_from_another_thread_leaves_no_model(served, tmp_path):
     base, _ = served
     cache = tmp_path / "cache"

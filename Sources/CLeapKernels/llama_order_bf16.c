@@ -16,13 +16,12 @@
  * instruction exists; other CPUs keep the generic BF16 kernels (llama.cpp's builds for them sum otherwise too),
  * and so do activations that are not BF16 values (a caller that multiplies plain floats). */
 #include "lk_internal.h"
-#include <stdlib.h>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512bf16"))), apply_to = function)
-#include "lk_reduce_x86.h" /* reduce16 */
+#include "lk_x86_avx2.h" /* reduce16 */
 
 static inline __attribute__((always_inline)) float reduce512(__m512 v) {
     return reduce16(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
@@ -76,13 +75,12 @@ static int matmul_bf16_ggml(int64_t cols, const void *w, size_t w_row_bytes, con
                             int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin, int64_t row_end) {
     uint16_t stack[4096];
     const size_t need = (size_t)n_tokens * (size_t)cols;
-    uint16_t *xb = need <= sizeof stack / sizeof stack[0] ? stack : malloc(need * sizeof(uint16_t));
+    uint16_t *xb = need <= sizeof stack / sizeof stack[0] ? stack : lk_scratch(need * sizeof(uint16_t));
     if (!xb) return 0; /* the caller falls back to the generic kernels */
     int exact = 1;
     for (int64_t t = 0; t < n_tokens && exact; t++)
         exact = to_bf16_bits((const float *)((const uint8_t *)x + (size_t)t * x_row_bytes), xb + (size_t)t * (size_t)cols, cols);
     if (!exact) { /* activations not rounded to BF16 (a direct caller): ggml's order does not apply */
-        if (xb != stack) free(xb);
         return 0;
     }
     const int tiny = n_tokens >= 2 && cols % 32 == 0;
@@ -93,14 +91,13 @@ static int matmul_bf16_ggml(int64_t cols, const void *w, size_t w_row_bytes, con
             y[t * y_row_stride + r] = tiny ? dot_tiny(wr, xt, cols) : dot_vec(wr, xt, cols);
         }
     }
-    if (xb != stack) free(xb);
     return 1;
 }
 
 #pragma clang attribute pop
 
-void lk_fill_bf16_ggml(lk_kernel_table *t) { t->any_tokens[LK_TYPE_BF16] = matmul_bf16_ggml; }
+void lk_fill_llama_order_bf16(lk_kernel_table *t) { t->any_tokens[LK_TYPE_BF16] = matmul_bf16_ggml; }
 
 #else
-void lk_fill_bf16_ggml(lk_kernel_table *t) { (void)t; }
+void lk_fill_llama_order_bf16(lk_kernel_table *t) { (void)t; }
 #endif

@@ -185,27 +185,6 @@ static void dequant_q6_K(const void *src, float *y, int64_t n) {
     }
 }
 
-void lk_dequantize_row(int type, const void *src, float *dst, int64_t n) {
-    switch (type) {
-    case LK_TYPE_F32: dequant_f32(src, dst, n); break;
-    case LK_TYPE_F16: lk_kernels()->f16_to_f32(src, dst, n); break;
-    case LK_TYPE_BF16: dequant_bf16(src, dst, n); break;
-    case LK_TYPE_Q4_0: dequant_q4_0(src, dst, n); break;
-    case LK_TYPE_Q4_1: dequant_q4_1(src, dst, n); break;
-    case LK_TYPE_Q5_0: dequant_q5_0(src, dst, n); break;
-    case LK_TYPE_Q5_1: dequant_q5_1(src, dst, n); break;
-    case LK_TYPE_Q8_0: dequant_q8_0(src, dst, n); break;
-    case LK_TYPE_Q8_1: dequant_q8_1(src, dst, n); break;
-    case LK_TYPE_Q2_K: dequant_q2_K(src, dst, n); break;
-    case LK_TYPE_Q3_K: dequant_q3_K(src, dst, n); break;
-    case LK_TYPE_Q4_K: dequant_q4_K(src, dst, n); break;
-    case LK_TYPE_Q5_K: dequant_q5_K(src, dst, n); break;
-    case LK_TYPE_Q6_K: dequant_q6_K(src, dst, n); break;
-    case LK_TYPE_Q8_K: dequant_q8_K(src, dst, n); break;
-    default: memset(dst, 0, (size_t)n * sizeof(float)); break;
-    }
-}
-
 /* ============================ activation quantization ============================ */
 
 /* Round to nearest, ties to even (ggml's nearest_int for |v| < 2^22). */
@@ -271,19 +250,6 @@ void lk_quantize_row_q8_K_ref(const float *x, void *vy, int64_t n) {
         }
         y[i].d = 1.0f / iscale;
     }
-}
-
-void lk_quantize_row_q8_0(const float *x, void *y, int64_t n) { lk_kernels()->quantize[LK_TYPE_Q8_0](x, y, n); }
-void lk_quantize_row_q8_1(const float *x, void *y, int64_t n) { lk_kernels()->quantize[LK_TYPE_Q8_1](x, y, n); }
-void lk_quantize_row_q8_K(const float *x, void *y, int64_t n) { lk_kernels()->quantize[LK_TYPE_Q8_K](x, y, n); }
-
-void lk_quantize_row(int act_type, const float *x, void *y, int64_t n) {
-    if (act_type == LK_TYPE_F32) {
-        if ((const void *)x != y) memmove(y, x, (size_t)n * sizeof(float));
-        return;
-    }
-    if (act_type >= 0 && act_type < LK_TYPE_COUNT && lk_kernels()->quantize[act_type])
-        lk_kernels()->quantize[act_type](x, y, n);
 }
 
 /* ================================= dot products ================================= */
@@ -523,7 +489,29 @@ static float stream_sum_ref(const float *x, int64_t n) {
     return a[0] + a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7];
 }
 
-float lk_stream_sum(const float *x, int64_t n) { return lk_kernels()->stream_sum(x, n); }
+/* Σ of the 16 values in ggml's order (GCC's _mm512_reduce_add_ps: halves, quarters, then pairs). */
+static float ggml_reduce16(const float *v) {
+    float a[8], b[4];
+    for (int i = 0; i < 8; i++) a[i] = v[i + 8] + v[i];
+    for (int i = 0; i < 4; i++) b[i] = a[i + 4] + a[i];
+    return (b[0] + b[2]) + (b[1] + b[3]);
+}
+
+double lk_softmax_exp_ref(const float *x, float *y, int64_t n, float max) {
+    double sum = 0.0;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) {
+        for (int k = 0; k < 16; k++) y[i + k] = lk_ggml_expf(x[i + k] - max);
+        sum += (double)ggml_reduce16(y + i);
+    }
+    for (; i < n; i++) sum += (double)(y[i] = lk_ggml_expf(x[i] - max));
+    return sum;
+}
+
+/* x / (1 + e^-x) with ggml's expf, as llama.cpp's SwiGLU (ggml_v_silu). */
+void lk_silu_ref(const float *x, float *y, int64_t n) {
+    for (int64_t i = 0; i < n; i++) y[i] = x[i] / (1.0f + lk_ggml_expf(-x[i]));
+}
 
 void lk_fill_scalar(lk_kernel_table *t) {
     memset(t, 0, sizeof(*t));
@@ -543,6 +531,20 @@ void lk_fill_scalar(lk_kernel_table *t) {
     t->quantize[LK_TYPE_Q8_0] = lk_quantize_row_q8_0_ref;
     t->quantize[LK_TYPE_Q8_1] = lk_quantize_row_q8_1_ref;
     t->quantize[LK_TYPE_Q8_K] = lk_quantize_row_q8_K_ref;
+    t->dequantize[LK_TYPE_F32] = dequant_f32;
+    t->dequantize[LK_TYPE_BF16] = dequant_bf16;
+    t->dequantize[LK_TYPE_Q4_0] = dequant_q4_0;
+    t->dequantize[LK_TYPE_Q4_1] = dequant_q4_1;
+    t->dequantize[LK_TYPE_Q5_0] = dequant_q5_0;
+    t->dequantize[LK_TYPE_Q5_1] = dequant_q5_1;
+    t->dequantize[LK_TYPE_Q8_0] = dequant_q8_0;
+    t->dequantize[LK_TYPE_Q8_1] = dequant_q8_1;
+    t->dequantize[LK_TYPE_Q2_K] = dequant_q2_K;
+    t->dequantize[LK_TYPE_Q3_K] = dequant_q3_K;
+    t->dequantize[LK_TYPE_Q4_K] = dequant_q4_K;
+    t->dequantize[LK_TYPE_Q5_K] = dequant_q5_K;
+    t->dequantize[LK_TYPE_Q6_K] = dequant_q6_K;
+    t->dequantize[LK_TYPE_Q8_K] = dequant_q8_K;
     t->f16_to_f32 = f16_to_f32_ref;
     t->f32_to_f16 = f32_to_f16_ref;
     t->stream_sum = stream_sum_ref;

@@ -88,7 +88,7 @@ INLINE void tail_avx2(__m256 acc[8], const uint16_t *w, const float *x, int rem)
     }
 }
 
-#include "lk_reduce_x86.h" /* reduce16 */
+#include "lk_x86_avx2.h" /* reduce16 */
 
 INLINE float reduce_avx2(__m256 acc[8]) {
     for (int k = 0; k < 2; k++) {
@@ -136,23 +136,11 @@ F16_GGML_DRIVER(f16_ggml_avx512, 4, __m512, step_avx512, tail_avx512, reduce_avx
 
 #pragma clang attribute pop
 
-void lk_fill_f16_ggml(lk_kernel_table *t, int isa) {
+void lk_fill_llama_order_f16(lk_kernel_table *t, int isa) {
     if (isa == LK_ISA_AVX2) t->matvec_f16_ggml = f16_ggml_avx2;
     if (isa == LK_ISA_AVX512 || isa == LK_ISA_AVX512_NOVNNI) t->matvec_f16_ggml = f16_ggml_avx512;
 }
 
 #else
-void lk_fill_f16_ggml(lk_kernel_table *t, int isa) { (void)t, (void)isa; }
+void lk_fill_llama_order_f16(lk_kernel_table *t, int isa) { (void)t, (void)isa; }
 #endif
-
-void lk_matvec_f16_ggml(const uint16_t *w, size_t w_row_bytes, int64_t cols, int64_t n_padded, const float *x,
-                        float *y, int64_t row_begin, int64_t row_end) {
-    if (row_end <= row_begin) return;
-    const lk_kernel_table *k = lk_kernels();
-    if (k->matvec_f16_ggml && n_padded >= cols) {
-        k->matvec_f16_ggml((const uint16_t *)((const uint8_t *)w + (size_t)row_begin * w_row_bytes), w_row_bytes,
-                           cols, n_padded, x, y + row_begin, row_end - row_begin);
-        return;
-    }
-    lk_matmul(LK_TYPE_F16, w, w_row_bytes, cols, x, 0, 1, y, 0, row_begin, row_end);
-}

@@ -1,5 +1,5 @@
 /* AVX2 matrix × matrix (prefill) for Q4_1, Q5_0, Q5_1 and Q8_0: one lk_matmul call with many tokens, bit
- * for bit equal to the AVX2 row kernels of kernels_avx2.c (so batched prefill equals decode on that path).
+ * for bit equal to the AVX2 row kernels of avx2_decode.c (so batched prefill equals decode on that path).
  * (Q4_0's AVX2 gemm is in kernels_q4_0.c: another summation order.)
  *
  * The row kernels keep, per (row, token), 8 float lanes: lane k of block b adds (dw·dx)·isum_bk, where
@@ -20,42 +20,19 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
-#include <stdlib.h>
-
-#define INLINE static inline __attribute__((always_inline))
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#include "lk_x86_avx2.h"
 
 enum {
     TR = 8,      /* weight rows per tile (s32 lanes) */
     CHUNK = 64,  /* tokens whose activation terms are prepared at once */
 };
 
-INLINE uint16_t load_u16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-INLINE int32_t load_i32(const void *p) { int32_t v; memcpy(&v, p, 4); return v; }
-INLINE float h2f(uint16_t h) {
-    __m128i v = _mm_cvtsi32_si128(h);
-    __asm__("" : "+x"(v));
-    return _mm_cvtss_f32(_mm_cvtph_ps(v));
-}
 
 /* Tile layout per block: 8 byte vectors (u), 8 sign vectors (Q8_0: w), the 8 row scales d, the 8 mins m. */
 enum { G_W = 0, G_S = 256, G_D = 512, G_M = 544, G_STRIDE = 576 };
 
-INLINE int q8_1_acts(int type) { return type == LK_TYPE_Q4_1 || type == LK_TYPE_Q5_1; }
-
-/* 32 bits → 32 bytes of 0xFF (bit set) / 0x00; byte j takes bit j */
-INLINE __m256i bits_to_bytes(const uint8_t *p) {
-    const __m256i shuf = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0);
-    const __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(load_i32(p)), shuf);
-    const __m256i sel = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
-    return _mm256_cmpeq_epi8(_mm256_and_si256(bytes, sel), sel);
-}
-
-INLINE __m256i nibbles(const uint8_t *qs) {
-    const __m128i t = _mm_loadu_si128((const __m128i *)qs);
-    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(15));
-}
 
 /* One weight block → the bytes multiplied (u: unsigned, or |w| for Q8_0) and, for Q8_0, w itself. */
 INLINE __m256i unpack32(int type, const uint8_t *blk, __m256i *sgn) {
@@ -65,14 +42,14 @@ INLINE __m256i unpack32(int type, const uint8_t *blk, __m256i *sgn) {
         *sgn = w;
         return _mm256_sign_epi8(w, w);
     }
-    case LK_TYPE_Q4_1: return nibbles(((const block_q4_1 *)blk)->qs);
+    case LK_TYPE_Q4_1: return nibbles_32(((const block_q4_1 *)blk)->qs);
     case LK_TYPE_Q5_0: {
         const block_q5_0 *b = (const block_q5_0 *)blk;
-        return _mm256_or_si256(nibbles(b->qs), _mm256_and_si256(bits_to_bytes(b->qh), _mm256_set1_epi8(16)));
+        return _mm256_or_si256(nibbles_32(b->qs), _mm256_and_si256(bits_to_bytes_32(b->qh), _mm256_set1_epi8(16)));
     }
     default: {
         const block_q5_1 *b = (const block_q5_1 *)blk;
-        return _mm256_or_si256(nibbles(b->qs), _mm256_and_si256(bits_to_bytes(b->qh), _mm256_set1_epi8(16)));
+        return _mm256_or_si256(nibbles_32(b->qs), _mm256_and_si256(bits_to_bytes_32(b->qh), _mm256_set1_epi8(16)));
     }
     }
 }
@@ -95,8 +72,8 @@ INLINE void build_tile(int type, const uint8_t *w, size_t wrb, int64_t nb, int n
             if (r < nr) {
                 const uint8_t *blk = w + (size_t)r * wrb + (size_t)b * bb;
                 q = unpack32(type, blk, &sg);
-                d[r] = h2f(load_u16(blk));
-                if (q8_1_acts(type)) m[r] = h2f(load_u16(blk + 2));
+                d[r] = h2f(lk_load_u16(blk));
+                if (lk_has_min(type)) m[r] = h2f(lk_load_u16(blk + 2));
             }
             _mm256_store_si256((__m256i *)(u + 32 * r), q);
             _mm256_store_si256((__m256i *)(s + 32 * r), sg);
@@ -111,12 +88,12 @@ INLINE void build_tile(int type, const uint8_t *w, size_t wrb, int64_t nb, int n
 
 /* Per token and block: dx, and the Q8_1 s (Q4_1/Q5_1) or −16·Σx per group of 4 (Q5_0). */
 INLINE void prep_terms(int type, const uint8_t *x, size_t xrb, int64_t nt, int64_t nb, float *dx, float *xs, int32_t *neg) {
-    const size_t xb = q8_1_acts(type) ? sizeof(block_q8_1) : sizeof(block_q8_0);
+    const size_t xb = lk_has_min(type) ? sizeof(block_q8_1) : sizeof(block_q8_0);
     for (int64_t t = 0; t < nt; t++)
         for (int64_t b = 0; b < nb; b++) {
             const uint8_t *blk = x + (size_t)t * xrb + (size_t)b * xb;
-            dx[t * nb + b] = h2f(load_u16(blk));
-            if (q8_1_acts(type)) xs[t * nb + b] = h2f(load_u16(blk + 2));
+            dx[t * nb + b] = h2f(lk_load_u16(blk));
+            if (lk_has_min(type)) xs[t * nb + b] = h2f(lk_load_u16(blk + 2));
             if (type != LK_TYPE_Q5_0) continue;
             const __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(16), _mm256_loadu_si256((const __m256i *)(blk + 2))),
                                                 _mm256_set1_epi16(1));
@@ -124,7 +101,7 @@ INLINE void prep_terms(int type, const uint8_t *x, size_t xrb, int64_t nt, int64
         }
 }
 
-/* hsum_ps (kernels_avx2.c) of lanes a[0..7]: ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)) */
+/* hsum_ps (avx2_decode.c) of lanes a[0..7]: ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)) */
 INLINE __m256 reduce8(const __m256 *a) {
     const __m256 q0 = _mm256_add_ps(a[0], a[4]), q1 = _mm256_add_ps(a[1], a[5]);
     const __m256 q2 = _mm256_add_ps(a[2], a[6]), q3 = _mm256_add_ps(a[3], a[7]);
@@ -134,7 +111,7 @@ INLINE __m256 reduce8(const __m256 *a) {
 /* One token × one tile → Y[0..nr) */
 INLINE void tile_token(int type, const uint8_t *tile, int64_t nb, const uint8_t *x, const float *dx, const float *xs,
                        const int32_t *neg, float *y, int nr) {
-    const int q81 = q8_1_acts(type);
+    const int q81 = lk_has_min(type);
     const size_t xb = q81 ? sizeof(block_q8_1) : sizeof(block_q8_0), qs_off = q81 ? 4 : 2;
     const __m256i ones = _mm256_set1_epi16(1);
     __m256 acc[8], summ = _mm256_setzero_ps();
@@ -144,7 +121,7 @@ INLINE void tile_token(int type, const uint8_t *tile, int64_t nb, const uint8_t 
         const uint8_t *xq = x + (size_t)b * xb + qs_off;
         const __m256 dd = _mm256_mul_ps(_mm256_load_ps((const float *)(tb + G_D)), _mm256_set1_ps(dx[b]));
         for (int g = 0; g < 8; g++) {
-            __m256i xv = _mm256_set1_epi32(load_i32(xq + 4 * g));
+            __m256i xv = _mm256_set1_epi32(lk_load_i32(xq + 4 * g));
             if (type == LK_TYPE_Q8_0) xv = _mm256_sign_epi8(xv, _mm256_load_si256((const __m256i *)(tb + G_S + 32 * g)));
             __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_load_si256((const __m256i *)(tb + G_W + 32 * g)), xv), ones);
             if (type == LK_TYPE_Q5_0) p = _mm256_add_epi32(p, _mm256_set1_epi32(neg[b * 8 + g]));
@@ -166,7 +143,7 @@ INLINE int gemm32(int type, int64_t cols, const void *w, size_t wrb, const void 
     const int64_t nb = cols / QK;
     const int64_t chunk = n_tokens < CHUNK ? n_tokens : CHUNK;
     const size_t tile_bytes = (size_t)nb * G_STRIDE;
-    uint8_t *scratch = aligned_alloc(32, (tile_bytes + (size_t)chunk * (size_t)nb * 40 + 31) / 32 * 32);
+    uint8_t *scratch = lk_scratch(tile_bytes + (size_t)chunk * (size_t)nb * 40);
     if (!scratch) return 0;
     uint8_t *tile = scratch;
     float *dx = (float *)(scratch + tile_bytes);
@@ -184,24 +161,17 @@ INLINE int gemm32(int type, int64_t cols, const void *w, size_t wrb, const void 
                 tile_token(type, tile, nb, xc + (size_t)t * xrb, dx + t * nb, xs + t * nb, neg + t * nb * 8, y + (t0 + t) * ys + r0, nr);
         }
     }
-    free(scratch);
     return 1;
 }
 
-#define GEMM32(NAME, TYPE)                                                                                    \
-    static int NAME(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,     \
-                    float *y, int64_t ys, int64_t row_begin, int64_t row_end) {                               \
-        return gemm32(TYPE, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);                       \
-    }
-GEMM32(gemm_q4_1, LK_TYPE_Q4_1)
-GEMM32(gemm_q5_0, LK_TYPE_Q5_0)
-GEMM32(gemm_q5_1, LK_TYPE_Q5_1)
-GEMM32(gemm_q8_0, LK_TYPE_Q8_0)
-#undef GEMM32
+LK_GEMM_ENTRY(gemm_q4_1, gemm32, LK_TYPE_Q4_1)
+LK_GEMM_ENTRY(gemm_q5_0, gemm32, LK_TYPE_Q5_0)
+LK_GEMM_ENTRY(gemm_q5_1, gemm32, LK_TYPE_Q5_1)
+LK_GEMM_ENTRY(gemm_q8_0, gemm32, LK_TYPE_Q8_0)
 
 #pragma clang attribute pop
 
-void lk_fill_avx2_gemm(lk_kernel_table *t) {
+void lk_fill_avx2_prefill(lk_kernel_table *t) {
     t->gemm[LK_TYPE_Q4_1] = gemm_q4_1;
     t->gemm[LK_TYPE_Q5_0] = gemm_q5_0;
     t->gemm[LK_TYPE_Q5_1] = gemm_q5_1;
@@ -209,5 +179,5 @@ void lk_fill_avx2_gemm(lk_kernel_table *t) {
 }
 
 #else
-void lk_fill_avx2_gemm(lk_kernel_table *t) { (void)t; }
+void lk_fill_avx2_prefill(lk_kernel_table *t) { (void)t; }
 #endif

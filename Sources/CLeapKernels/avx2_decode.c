@@ -1,5 +1,5 @@
 /* AVX2 + FMA + F16C paths (x86-64). Every function here is compiled for that target and only reached
- * through the dispatch table after the CPU check in cpu.c; the rest of the library stays baseline x86-64.
+ * through the dispatch table after the CPU check in dispatch.c; the rest of the library stays baseline x86-64.
  *
  * Integer dot products use the ggml technique: maddubs(|w|, sign(x, w)) (u8 × s8 → s16 pairs), then
  * madd with ones (→ s32) or with the sub-block scales (K-quants). Each *_rows kernel handles NT activation
@@ -10,40 +10,7 @@
 #include <immintrin.h>
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
-
-#define INLINE static inline __attribute__((always_inline))
-
-INLINE float hsum_ps(__m256 v) {
-    __m128 r = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
-    r = _mm_add_ss(r, _mm_movehdup_ps(r));
-    return _mm_cvtss_f32(r);
-}
-
-/* Not _cvtsh_ss: clang then inserts the half into whatever register holds the accumulator (the other lanes
- * are "undefined"), chaining every block to the previous FMA. The empty asm forces a clean vmovd. */
-INLINE float h2f(uint16_t h) {
-    __m128i v = _mm_cvtsi32_si128(h);
-    __asm__("" : "+x"(v));
-    return _mm_cvtss_f32(_mm_cvtph_ps(v));
-}
-
-/* 32 nibbles of qs[16] → bytes: low nibbles in elements 0..15, high nibbles in 16..31 (ggml order). */
-INLINE __m256i nibbles_32(const uint8_t *qs) {
-    const __m128i t = _mm_loadu_si128((const __m128i *)qs);
-    const __m256i v = _mm256_set_m128i(_mm_srli_epi16(t, 4), t);
-    return _mm256_and_si256(v, _mm256_set1_epi8(15));
-}
-
-/* 32 bits → 32 bytes of 0xFF (bit set) / 0x00. Byte j takes bit j of the little-endian u32. */
-INLINE __m256i bits_to_bytes_32(const uint8_t *p) {
-    uint32_t x;
-    memcpy(&x, p, 4);
-    const __m256i shuf = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0);
-    const __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32((int)x), shuf);
-    const __m256i sel = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
-    return _mm256_cmpeq_epi8(_mm256_and_si256(bytes, sel), sel);
-}
+#include "lk_x86_avx2.h"
 
 /* Σ of s8 × s8 in 8 lanes of s32, as float. */
 INLINE __m256 dot_s8_ps(__m256i w, __m256i x) {
@@ -58,7 +25,7 @@ INLINE __m256 dot_u8_ps(__m256i w, __m256i x) {
 }
 
 #define XT(type, t) ((const type *)((const uint8_t *)vx + (size_t)(t) * xs))
-#include "kernels_avx2_ksums.h"
+#include "lk_avx2_ksums.h"
 
 /* ---------------------------------- 32-block types ---------------------------------- */
 
@@ -334,13 +301,6 @@ FLOAT_ROWS(f16_rows, uint16_t, load8_f16, h2f)
 FLOAT_ROWS(bf16_rows, uint16_t, load8_bf16, lk_bf2f)
 
 /* dot (1 row) and dot4 (4 tokens) entry points; the 32-block kernels also have dot2 (2 rows × 1|4 tokens) */
-#define ENTRY(T)                                                                                              \
-    static float dot_##T(int64_t n, const void *w, const void *x) {                                         \
-        float s;                                                                                             \
-        T##_rows(n, w, x, 0, &s, 1);                                                                         \
-        return s;                                                                                            \
-    }                                                                                                        \
-    static void dot4_##T(int64_t n, const void *w, const void *x, size_t xs, float *s) { T##_rows(n, w, x, xs, s, 4); }
 #define ENTRY2(T)                                                                                             \
     static float dot_##T(int64_t n, const void *w, const void *x) {                                         \
         float s[8];                                                                                          \
@@ -359,14 +319,14 @@ ENTRY2(q4_1)
 ENTRY2(q5_0)
 ENTRY2(q5_1)
 ENTRY2(q8_0)
-ENTRY(q2_K)
-ENTRY(q3_K)
-ENTRY(q4_K)
-ENTRY(q5_K)
-ENTRY(q6_K)
-ENTRY(f32)
-ENTRY(f16)
-ENTRY(bf16)
+LK_DOT_ENTRIES(q2_K)
+LK_DOT_ENTRIES(q3_K)
+LK_DOT_ENTRIES(q4_K)
+LK_DOT_ENTRIES(q5_K)
+LK_DOT_ENTRIES(q6_K)
+LK_DOT_ENTRIES(f32)
+LK_DOT_ENTRIES(f16)
+LK_DOT_ENTRIES(bf16)
 
 /* For other paths' tails: s[t] = dot of one weight row with nt (1 or 4) activation rows. */
 void lk_avx2_rows(int type, int64_t n, const void *w, const void *x, size_t xs, float *s, int nt) {
@@ -416,40 +376,16 @@ INLINE int quant_32(const float *x, float id, int8_t *qs) {
     return _mm_cvtsi128_si32(r);
 }
 
-static void quantize_q8_0(const float *x, void *vy, int64_t n) {
-    block_q8_0 *y = vy;
-    for (int64_t i = 0; i < n / QK; i++, x += QK) {
-        const float amax = amax_32(x);
-        y[i].d = lk_f2h(amax / 127.0f);
-        quant_32(x, amax != 0.0f ? 127.0f / amax : 0.0f, y[i].qs);
-    }
-}
-
-static void quantize_q8_1(const float *x, void *vy, int64_t n) {
-    block_q8_1 *y = vy;
-    for (int64_t i = 0; i < n / QK; i++, x += QK) {
-        const float amax = amax_32(x), d = amax / 127.0f;
-        y[i].d = lk_f2h(d);
-        const int sum = quant_32(x, amax != 0.0f ? 127.0f / amax : 0.0f, y[i].qs);
-        y[i].s = lk_f2h(d * (float)sum);
-    }
-}
+#include "lk_quantize_q8.h"
 
 static void quantize_q8_K(const float *x, void *vy, int64_t n) {
     block_q8_K *y = vy;
     for (int64_t i = 0; i < n / QK_K; i++, x += QK_K) {
-        float amax = 0.0f;
-        for (int k = 0; k < QK_K; k += 32) {
-            const float m = amax_32(x + k);
-            amax = m > amax ? m : amax;
-        }
-        if (amax == 0.0f) {
+        float max;
+        if (!q8_K_max(x, &max)) {
             memset(&y[i], 0, sizeof(y[i]));
             continue;
         }
-        float max = 0.0f; /* the first element of largest magnitude, with its sign (as the reference) */
-        for (int j = 0; j < QK_K; j++)
-            if (__builtin_fabsf(x[j]) == amax) { max = x[j]; break; }
         const float iscale = -127.0f / max;
         const __m256 vs = _mm256_set1_ps(iscale), lim = _mm256_set1_ps(127.0f);
         for (int k = 0; k < QK_K; k += 32) {
@@ -554,7 +490,7 @@ static double softmax_exp(const float *x, float *y, int64_t n, float max) {
 
 #pragma clang attribute pop
 
-void lk_fill_avx2(lk_kernel_table *t) {
+void lk_fill_avx2_decode(lk_kernel_table *t) {
 #define SET(ID, T) t->dot[ID] = dot_##T, t->dot4[ID] = dot4_##T
 #define SET2(ID, T) SET(ID, T), t->dot2[ID] = dot2_##T
     SET2(LK_TYPE_Q4_1, q4_1);
@@ -582,5 +518,5 @@ void lk_fill_avx2(lk_kernel_table *t) {
 }
 
 #else
-void lk_fill_avx2(lk_kernel_table *t) { (void)t; }
+void lk_fill_avx2_decode(lk_kernel_table *t) { (void)t; }
 #endif

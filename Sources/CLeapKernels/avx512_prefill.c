@@ -18,17 +18,17 @@
  * 32-block types and Q4_K), applies the same float operations in the same order, and adds the lane
  * accumulators in the reduction tree of the row kernels (see reduce8).
  *
- *   Q4_1, Q5_0, Q5_1, Q8_0 (ggml's order, = the AVX2 row kernels and kernels_avx512_matvec.c): lane g
+ *   Q4_1, Q5_0, Q5_1, Q8_0 (ggml's order, = the AVX2 row kernels and avx512_decode.c): lane g
  *     (group g of every block) is one chain over the blocks in order, acc_g += (dw·dx) · (Σ q·x − offset·Σx
  *     over the group), result hsum_ps (reduce8) + the fused chain Σ m·s (Q4_1/Q5_1); see tile32_seq_tokens.
  *     Weights become u = q (Q4/Q5, Q5_0 with offset 16 through the activations) or q + 128 (Q8_0).
- *   Q4_K (kernels_avx2.c): lane j of chunk c (64 weights): sc_2c·(lo nibbles 4j..4j+3 · x) +
+ *   Q4_K (avx2_decode.c): lane j of chunk c (64 weights): sc_2c·(lo nibbles 4j..4j+3 · x) +
  *     sc_2c+1·(hi nibbles · x), summed over the 4 chunks; acc_j += (d·dx)·sumi_j per super-block and
  *     accm += (dmin·dx)·Σ m·bsums, result hsum(acc) − accm.
  *
  *   F16 / F32: see gemm_float.
  *
- * Scratch per call: one tile and the offset terms of up to CHUNK tokens, from malloc; on failure the caller falls back.
+ * Scratch per call: one tile and the offset terms of up to CHUNK tokens, the thread's lk_scratch; on failure the caller falls back.
  *
  * Throughput (1 thread, 512 tokens, thread CPU time; BENCHMARKS.md): Q5_0 72 → 150 GFLOP/s, Q4_K 71 →
  * 150; what is left per vpdpbusd is the float work the exact order needs (one vcvtdq2ps + one FMA per
@@ -38,23 +38,16 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
-#include <stdlib.h>
-
-#define INLINE static inline __attribute__((always_inline))
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), apply_to = function)
+#include "lk_x86_avx512.h"
 
 enum {
     TR = 16,     /* weight rows per tile (s32 lanes) */
     CHUNK = 128, /* tokens whose offset terms are prepared at once */
 };
 
-INLINE int32_t load_i32(const void *p) { int32_t v; memcpy(&v, p, 4); return v; }
-INLINE uint16_t load_u16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-INLINE float h2f(uint16_t h) { return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h))); }
-INLINE __m512i bcast32(const void *p) { return _mm512_set1_epi32(load_i32(p)); }
-/* two s16 in one s32 lane (a low, b high), the operand layout of vpdpwssd */
-INLINE int32_t pair16(int a, int b) { return (int32_t)(((uint32_t)(uint16_t)(int16_t)b << 16) | (uint16_t)(int16_t)a); }
+INLINE __m512i bcast32(const void *p) { return _mm512_set1_epi32(lk_load_i32(p)); }
 
 /* rows [16][bk] (row-major unsigned bytes) → bk/4 vectors, lane r of vector g = bytes 4g..4g+3 of row r */
 INLINE void transpose_rows(const uint8_t *rows, int bk, uint8_t *out) {
@@ -69,7 +62,7 @@ INLINE void store_rows(float *y, __m512 v, int nr) {
     else _mm512_mask_storeu_ps(y, (__mmask16)((1u << nr) - 1), v);
 }
 
-/* hsum_ps (kernels_avx2.c) of lanes a[0..7] */
+/* hsum_ps (avx2_decode.c) of lanes a[0..7] */
 INLINE __m512 reduce8(const __m512 *a) {
     const __m512 q0 = _mm512_add_ps(a[0], a[4]), q1 = _mm512_add_ps(a[1], a[5]);
     const __m512 q2 = _mm512_add_ps(a[2], a[6]), q3 = _mm512_add_ps(a[3], a[7]);
@@ -81,8 +74,6 @@ INLINE __m512 reduce8(const __m512 *a) {
 /* Tile layout per block: 8 byte vectors, then the 16 row scales d, then (Q4_1/Q5_1) the 16 mins m. */
 enum { B32_W = 0, B32_D = 512, B32_M = 576, B32_STRIDE = 640 };
 
-INLINE int q8_1_activations(int type) { return type == LK_TYPE_Q4_1 || type == LK_TYPE_Q5_1; }
-INLINE int weight_offset(int type) { return type == LK_TYPE_Q5_0 ? 16 : type == LK_TYPE_Q8_0 ? 128 : 0; }
 
 /* One weight block → 32 unsigned bytes in element order. */
 INLINE __m256i unpack32(int type, const uint8_t *blk) {
@@ -94,7 +85,7 @@ INLINE __m256i unpack32(int type, const uint8_t *blk) {
     const __m128i q = _mm_loadu_si128((const __m128i *)qs);
     const __m256i nib = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(q, 4), q), _mm256_set1_epi8(15));
     if (type == LK_TYPE_Q5_0 || type == LK_TYPE_Q5_1) { /* bit j of qh is the 5th bit of element j */
-        const uint32_t qh = (uint32_t)load_i32(type == LK_TYPE_Q5_0 ? ((const block_q5_0 *)blk)->qh : ((const block_q5_1 *)blk)->qh);
+        const uint32_t qh = (uint32_t)lk_load_i32(type == LK_TYPE_Q5_0 ? ((const block_q5_0 *)blk)->qh : ((const block_q5_1 *)blk)->qh);
         return _mm256_mask_add_epi8(nib, (__mmask32)qh, nib, _mm256_set1_epi8(16));
     }
     return nib;
@@ -109,8 +100,8 @@ INLINE void build_tile32(int type, const uint8_t *w, size_t wrb, int64_t nb, int
             if (r < nr) {
                 const uint8_t *blk = w + (size_t)r * wrb + (size_t)b * bb;
                 _mm256_store_si256((__m256i *)(rows + 32 * r), unpack32(type, blk));
-                d[r] = h2f(load_u16(blk));
-                m[r] = q8_1_activations(type) ? h2f(load_u16(blk + 2)) : 0.0f;
+                d[r] = h2f(lk_load_u16(blk));
+                m[r] = lk_has_min(type) ? h2f(lk_load_u16(blk + 2)) : 0.0f;
             } else {
                 _mm256_store_si256((__m256i *)(rows + 32 * r), _mm256_setzero_si256());
                 d[r] = m[r] = 0.0f;
@@ -126,13 +117,13 @@ INLINE void build_tile32(int type, const uint8_t *w, size_t wrb, int64_t nb, int
 /* Per token and block: dx (the activation scale as float) and, for Q8_0 activations, −offset · Σx over each
  * 4-byte group (the starting integer accumulators). */
 INLINE void prep_terms32(int type, const uint8_t *x, size_t xrb, int64_t nt, int64_t nb, float *dx, int32_t *neg) {
-    const size_t xb = q8_1_activations(type) ? sizeof(block_q8_1) : sizeof(block_q8_0);
-    const __m256i off = _mm256_set1_epi8((char)weight_offset(type));
+    const size_t xb = lk_has_min(type) ? sizeof(block_q8_1) : sizeof(block_q8_0);
+    const __m256i off = _mm256_set1_epi8((char)vnni_weight_offset(type));
     for (int64_t t = 0; t < nt; t++)
         for (int64_t b = 0; b < nb; b++) {
             const uint8_t *blk = x + (size_t)t * xrb + (size_t)b * xb;
-            dx[t * nb + b] = h2f(load_u16(blk));
-            if (q8_1_activations(type)) continue;
+            dx[t * nb + b] = h2f(lk_load_u16(blk));
+            if (lk_has_min(type)) continue;
             const __m256i s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), off, _mm256_loadu_si256((const __m256i *)(blk + 2)));
             _mm256_storeu_si256((__m256i *)(neg + (t * nb + b) * 8), _mm256_sub_epi32(_mm256_setzero_si256(), s));
         }
@@ -146,7 +137,7 @@ enum { NTS = 2 };
 
 INLINE void tile32_seq_tokens(int type, const uint8_t *tile, int64_t nb, const uint8_t *x, size_t xrb, const float *dx,
                               const int32_t *neg, float *y, int64_t ys, int nr, const int NT) {
-    const int q81 = q8_1_activations(type);
+    const int q81 = lk_has_min(type);
     const size_t xb = q81 ? sizeof(block_q8_1) : sizeof(block_q8_0), qs_off = q81 ? 4 : 2;
     __m512 acc[NTS][8], summ[NTS];
     for (int t = 0; t < NT; t++) {
@@ -160,7 +151,7 @@ INLINE void tile32_seq_tokens(int type, const uint8_t *tile, int64_t nb, const u
         for (int t = 0; t < NT; t++) {
             dd[t] = _mm512_mul_ps(d, _mm512_set1_ps(dx[t * nb + b]));
             if (q81) {
-                const float s = h2f(load_u16(x + (size_t)t * xrb + (size_t)b * xb + 2));
+                const float s = h2f(lk_load_u16(x + (size_t)t * xrb + (size_t)b * xb + 2));
                 summ[t] = _mm512_fmadd_ps(_mm512_load_ps((const float *)(tb + B32_M)), _mm512_set1_ps(s), summ[t]);
             }
         }
@@ -181,7 +172,7 @@ INLINE int gemm32(int type, int64_t cols, const void *w, size_t wrb, const void 
     const int64_t nb = cols / QK;
     const int64_t chunk = n_tokens < CHUNK ? n_tokens : CHUNK;
     const size_t tile_bytes = (size_t)nb * B32_STRIDE;
-    uint8_t *scratch = aligned_alloc(64, (tile_bytes + (size_t)chunk * (size_t)nb * 36 + 63) / 64 * 64);
+    uint8_t *scratch = lk_scratch(tile_bytes + (size_t)chunk * (size_t)nb * 36);
     if (!scratch) return 0;
     uint8_t *tile = scratch;
     float *dx = (float *)(scratch + tile_bytes);
@@ -201,7 +192,6 @@ INLINE int gemm32(int type, int64_t cols, const void *w, size_t wrb, const void 
                 tile32_seq_tokens(type, tile, nb, xc + (size_t)t * xrb, xrb, dx + t * nb, neg + t * nb * 8, y + (t0 + t) * ys + r0, ys, nr, 1);
         }
     }
-    free(scratch);
     return 1;
 }
 
@@ -253,7 +243,7 @@ INLINE void build_tile_q4_K(const uint8_t *w, size_t wrb, int64_t nb, int nr, ui
     }
 }
 
-/* The float order of one token's products (kernels_llama_order.c): the row kernels' (8 lane accumulators,
+/* The float order of one token's products (llama_order_avx2.c): the row kernels' (8 lane accumulators,
  * prefill == decode), or llama.cpp's repacked gemm (one FMA per 64-element chunk) or gemv (one per block). */
 enum { Q4K_ROWS = 0, Q4K_GEMM = 1, Q4K_GEMV = 2 };
 
@@ -307,7 +297,7 @@ INLINE void tile_q4_K_token(const uint8_t *tile, int64_t nb, const block_q8_K *x
 INLINE int gemm_q4_K_impl(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
                           float *y, int64_t ys, int64_t row_begin, int64_t row_end, const int order) {
     const int64_t nb = cols / QK_K;
-    uint8_t *tile = aligned_alloc(64, (size_t)nb * Q4K_STRIDE);
+    uint8_t *tile = lk_scratch((size_t)nb * Q4K_STRIDE);
     if (!tile) return 0;
     const uint8_t *wb = w, *xb = x;
     const int64_t n4 = n_tokens - n_tokens % 4;
@@ -321,13 +311,12 @@ INLINE int gemm_q4_K_impl(int64_t cols, const void *w, size_t wrb, const void *x
             else tile_q4_K_token(tile, nb, xt, y + t * ys + r0, nr, Q4K_GEMV);
         }
     }
-    free(tile);
     return 1;
 }
 
 /* ======================================= Q6_K ======================================= */
 
-/* llama.cpp's tiled order (kernels_llama_order.c, from 8 tokens): per block S = Σ_g sc_g · Σ (q − 32)·x, exact,
+/* llama.cpp's tiled order (llama_order_avx2.c, from 8 tokens): per block S = Σ_g sc_g · Σ (q − 32)·x, exact,
  * then acc = fma(float(S)·d, dx, acc). Tile per super-block: 64 byte vectors (q = 0..63 in element order),
  * 16 scale vectors (s16 pairs sc_g, sc_g: the two vpmaddubsw sums of 4 weights lie in one 16-element
  * sub-block), 8 correction vectors (s16 pairs sc_2k, sc_2k+1 against a bsums pair: Σ sc·bsum, times 32), d. */
@@ -405,7 +394,7 @@ static int tiled_q6_K(int64_t cols, const void *w, size_t wrb, const void *x, si
                       int64_t ys, int64_t row_begin, int64_t row_end) {
     if (n_tokens < 16) return 0;
     const int64_t nb = cols / QK_K;
-    uint8_t *tile = aligned_alloc(64, (size_t)nb * Q6K_STRIDE);
+    uint8_t *tile = lk_scratch((size_t)nb * Q6K_STRIDE);
     if (!tile) return 0;
     const uint8_t *wb = w, *xb = x;
     for (int64_t r0 = row_begin; r0 < row_end; r0 += TR) {
@@ -414,14 +403,13 @@ static int tiled_q6_K(int64_t cols, const void *w, size_t wrb, const void *x, si
         for (int64_t t = 0; t < n_tokens; t++)
             tile_q6_K_token(tile, nb, (const block_q8_K *)(xb + (size_t)t * xrb), y + t * ys + r0, nr);
     }
-    free(tile);
     return 1;
 }
 
 /* ================================ float weights (F16, F32) ================================ */
 
 /* The attention products (Q·Kᵀ and P·V over an F16 KV cache) and float weight matrices. FLOAT_ROWS
- * (kernels_avx2.c) gives each (row, token) two 8-lane accumulators: lane k of the first sums the columns
+ * (avx2_decode.c) gives each (row, token) two 8-lane accumulators: lane k of the first sums the columns
  * 16i + k, lane k of the second the columns 16i + 8 + k; their sum is reduced by hsum_ps. Here column c of
  * 16 rows is one vector of the tile (f32, transposed 16×16 at a time), so lane position c % 16 is one
  * accumulator vector per token. Columns go FC at a time (the lanes wait in scratch between passes); tokens
@@ -489,7 +477,7 @@ INLINE void tile_float_pass(const float *tile, int64_t cc, const uint8_t *x, siz
 INLINE int gemm_float(int type, int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
                       float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
     if (cols % 16) return 0;
-    uint8_t *scratch = aligned_alloc(64, sizeof(float) * 16 * FC + sizeof(__m512) * 16 * FT);
+    uint8_t *scratch = lk_scratch(sizeof(float) * 16 * FC + sizeof(__m512) * 16 * FT);
     if (!scratch) return 0;
     float *tile = (float *)scratch;
     __m512(*lanes)[16] = (__m512(*)[16])(scratch + sizeof(float) * 16 * FC);
@@ -515,29 +503,22 @@ INLINE int gemm_float(int type, int64_t cols, const void *w, size_t wrb, const v
             }
         }
     }
-    free(scratch);
     return 1;
 }
 
 /* ===================================== entries ===================================== */
 
-#define GEMM32(NAME, TYPE)                                                                                    \
-    static int NAME(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,     \
-                    float *y, int64_t ys, int64_t row_begin, int64_t row_end) {                               \
-        return gemm32(TYPE, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);                       \
-    }
-GEMM32(gemm_q4_1, LK_TYPE_Q4_1)
-GEMM32(gemm_q5_0, LK_TYPE_Q5_0)
-GEMM32(gemm_q5_1, LK_TYPE_Q5_1)
-GEMM32(gemm_q8_0, LK_TYPE_Q8_0)
-#undef GEMM32
+LK_GEMM_ENTRY(gemm_q4_1, gemm32, LK_TYPE_Q4_1)
+LK_GEMM_ENTRY(gemm_q5_0, gemm32, LK_TYPE_Q5_0)
+LK_GEMM_ENTRY(gemm_q5_1, gemm32, LK_TYPE_Q5_1)
+LK_GEMM_ENTRY(gemm_q8_0, gemm32, LK_TYPE_Q8_0)
 
 static int gemm_q4_K(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens, float *y,
                      int64_t ys, int64_t row_begin, int64_t row_end) {
     return gemm_q4_K_impl(cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end, Q4K_ROWS);
 }
 
-/* llama.cpp's repacked Q4_K order (kernels_llama_order.c): the tile from 16 tokens (as lk_matmul's gemm),
+/* llama.cpp's repacked Q4_K order (llama_order_avx2.c): the tile from 16 tokens (as lk_matmul's gemm),
  * below that the AVX2 row kernels (a tile per call would not pay for itself). */
 static int repack_q4_K(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens, float *y,
                        int64_t ys, int64_t row_begin, int64_t row_end) {
@@ -565,7 +546,7 @@ static int gemm_f32(int64_t cols, const void *w, size_t wrb, const void *x, size
 
 #pragma clang attribute pop
 
-void lk_fill_avx512_gemm(lk_kernel_table *t) {
+void lk_fill_avx512_prefill(lk_kernel_table *t) {
     t->gemm[LK_TYPE_Q4_1] = gemm_q4_1;
     t->gemm[LK_TYPE_Q5_0] = gemm_q5_0;
     t->gemm[LK_TYPE_Q5_1] = gemm_q5_1;
@@ -589,6 +570,6 @@ void lk_fill_llama_order_avx512(lk_kernel_table *t) {
 }
 
 #else
-void lk_fill_avx512_gemm(lk_kernel_table *t) { (void)t; }
+void lk_fill_avx512_prefill(lk_kernel_table *t) { (void)t; }
 void lk_fill_llama_order_avx512(lk_kernel_table *t) { (void)t; }
 #endif

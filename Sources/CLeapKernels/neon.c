@@ -181,24 +181,17 @@ FLOAT_ROWS(f32_rows, float, load4_f32, ID)
 FLOAT_ROWS(f16_rows, uint16_t, load4_f16, h2f)
 FLOAT_ROWS(bf16_rows, uint16_t, load4_bf16, lk_bf2f)
 
-#define ENTRY(T)                                                                                              \
-    static float dot_##T(int64_t n, const void *w, const void *x) {                                         \
-        float s;                                                                                             \
-        T##_rows(n, w, x, 0, &s, 1);                                                                         \
-        return s;                                                                                            \
-    }                                                                                                        \
-    static void dot4_##T(int64_t n, const void *w, const void *x, size_t xs, float *s) { T##_rows(n, w, x, xs, s, 4); }
 
-ENTRY(q4_0)
-ENTRY(q4_1)
-ENTRY(q5_0)
-ENTRY(q5_1)
-ENTRY(q8_0)
-ENTRY(q4_K)
-ENTRY(q6_K)
-ENTRY(f32)
-ENTRY(f16)
-ENTRY(bf16)
+LK_DOT_ENTRIES(q4_0)
+LK_DOT_ENTRIES(q4_1)
+LK_DOT_ENTRIES(q5_0)
+LK_DOT_ENTRIES(q5_1)
+LK_DOT_ENTRIES(q8_0)
+LK_DOT_ENTRIES(q4_K)
+LK_DOT_ENTRIES(q6_K)
+LK_DOT_ENTRIES(f32)
+LK_DOT_ENTRIES(f16)
+LK_DOT_ENTRIES(bf16)
 
 /* ------------------------------ activation quantization ------------------------------ */
 
@@ -220,40 +213,16 @@ INLINE float amax_32(const float *x) {
     return vmaxvq_f32(m);
 }
 
-static void quantize_q8_0(const float *x, void *vy, int64_t n) {
-    block_q8_0 *y = vy;
-    for (int64_t i = 0; i < n / QK; i++, x += QK) {
-        const float amax = amax_32(x);
-        y[i].d = lk_f2h(amax / 127.0f);
-        quant_32(x, amax != 0.0f ? 127.0f / amax : 0.0f, y[i].qs);
-    }
-}
-
-static void quantize_q8_1(const float *x, void *vy, int64_t n) {
-    block_q8_1 *y = vy;
-    for (int64_t i = 0; i < n / QK; i++, x += QK) {
-        const float amax = amax_32(x), d = amax / 127.0f;
-        y[i].d = lk_f2h(d);
-        const int sum = quant_32(x, amax != 0.0f ? 127.0f / amax : 0.0f, y[i].qs);
-        y[i].s = lk_f2h(d * (float)sum);
-    }
-}
+#include "lk_quantize_q8.h"
 
 static void quantize_q8_K(const float *x, void *vy, int64_t n) {
     block_q8_K *y = vy;
     for (int64_t i = 0; i < n / QK_K; i++, x += QK_K) {
-        float amax = 0.0f;
-        for (int k = 0; k < QK_K; k += 32) {
-            const float m = amax_32(x + k);
-            amax = m > amax ? m : amax;
-        }
-        if (amax == 0.0f) {
+        float max;
+        if (!q8_K_max(x, &max)) {
             memset(&y[i], 0, sizeof(y[i]));
             continue;
         }
-        float max = 0.0f;
-        for (int j = 0; j < QK_K; j++)
-            if (__builtin_fabsf(x[j]) == amax) { max = x[j]; break; }
         const float iscale = -127.0f / max;
         for (int k = 0; k < QK_K; k += 8) {
             /* vcvtnq: nearest, ties to even (the reference's nearest_int) */

@@ -29,18 +29,11 @@
 #include <immintrin.h>
 #include <stdlib.h>
 
-#define INLINE static inline __attribute__((always_inline))
-
 enum { ORDER_GEMM = 0, ORDER_GEMV = 1, ORDER_TILED = 2 };
 enum { ROWS = 16 }; /* weight rows per tile: their blocks stay in L1 while the tokens pass */
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
-
-INLINE float h2f(uint16_t h) {
-    __m128i v = _mm_cvtsi32_si128(h);
-    __asm__("" : "+x"(v));
-    return _mm_cvtss_f32(_mm_cvtph_ps(v));
-}
+#include "lk_x86_avx2.h"
 
 /* The 4 s32 sums of v[0..3] (8 lanes each). */
 INLINE __m128i hsum4_epi32(const __m256i *v) {
@@ -49,15 +42,8 @@ INLINE __m128i hsum4_epi32(const __m256i *v) {
     return _mm_add_epi32(_mm256_castsi256_si128(c), _mm256_extracti128_si256(c, 1));
 }
 
-INLINE int32_t hsum_epi32(__m256i v) {
-    __m128i r = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0x4e));
-    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0xb1));
-    return _mm_cvtsi128_si32(r);
-}
-
 #define XT(t) ((const block_q8_K *)((const uint8_t *)vx + (size_t)(t) * xs))
-#include "kernels_avx2_ksums.h"
+#include "lk_avx2_ksums.h"
 
 /* [M_0, M_1, M_2, M_3] of one activation block: the bsums pairs (32-element sub-blocks) times the mins. */
 INLINE __m128i q4_K_mins(const block_q8_K *x, __m128i mins16) {

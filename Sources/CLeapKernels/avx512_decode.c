@@ -1,0 +1,321 @@
+/* AVX-512 decode: the row kernels (dot / dot2 / dot4, one token and batches below the gemm) and, with
+ * AVX512-VNNI, the one-token matvec. Only reached through the dispatch table after the CPU check.
+ *
+ * Row kernels (F + BW + VL): Q6_K only, in ggml's order, two rows per zmm (dot2); vpmaddubsw + vpmaddwd with
+ * the sub-block scales (the scale multiply comes for free in vpmaddwd). The 32-block types keep the AVX2 row
+ * kernels (ggml's order); Q4_0 is in kernels_q4_0.c; with AVX512-VNNI the prefill gemm kernels come from
+ * avx512_prefill.c.
+ *
+ * VNNI matrix × vector for Q4_1, Q5_0, Q5_1 and Q8_0 (Q4_0: kernels_q4_0.c): the whole row range of one
+ * lk_matmul call, in ggml's summation order (below), so a token decoded here gives bit for bit the logits of
+ * the same token in a batched prefill. */
+#include "lk_internal.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#define XT(type, t) ((const type *)((const uint8_t *)vx + (size_t)(t) * xs))
+
+/* ------------------------------ row kernels (AVX-512 F/BW/VL) ------------------------------ */
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq"))), apply_to = function)
+#include "lk_x86_avx2.h"
+/* ------------------------------------- K-quants ------------------------------------- */
+
+/* Q6_K in ggml's order (our AVX2 kernel): per output an 8-lane float chain over the super-blocks, acc +=
+ * (d·dx) · sumi, where s32 lane k of sumi = Σ over the 8 vectors of 32 weights of sc · (products of bytes
+ * 4k..4k+3) − 32 · (sc[2k]·bsums[2k] + sc[2k+1]·bsums[2k+1]); then hsum_ps. Rows a, b share each zmm (their
+ * 256-bit halves), so each output keeps exactly those integers and that order, and the unpack runs once
+ * for both rows and all NT tokens. */
+INLINE void q6_K_rows2(int64_t n, const void *vw, size_t ws, const void *vx, size_t xs, float *s, const int NT) {
+    const block_q6_K *wa = vw, *wb = (const block_q6_K *)((const uint8_t *)vw + ws);
+    const __m512i m4 = _mm512_set1_epi8(15), m3 = _mm512_set1_epi8(3);
+    /* vpermw indices: for vector v of half h (j = 4h + v), s16 lanes 0-7 (bytes 0-15 of row a's vector)
+     * take scale 2j, lanes 8-15 scale 2j + 1; lanes 16-31 the same for row b (its scales at 16..31) */
+#define E8(x) x, x, x, x, x, x, x, x
+#define IDX(j) {E8(2 * (j)), E8(2 * (j) + 1), E8(16 + 2 * (j)), E8(17 + 2 * (j))}
+    static const int16_t scale_idx[8][32] __attribute__((aligned(64))) = {IDX(0), IDX(1), IDX(2), IDX(3), IDX(4), IDX(5), IDX(6), IDX(7)};
+#undef IDX
+#undef E8
+    __m512 acc[4] = {_mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps(), _mm512_setzero_ps()};
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        const __m512i sc = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)wa[i].scales))),
+                                              _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)wb[i].scales)), 1);
+        __m512i sumi[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
+        for (int h = 0; h < 2; h++) {
+#define PAIR256(pa, pb) _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(pa))), _mm256_loadu_si256((const __m256i *)(pb)), 1)
+            const __m512i l0 = PAIR256(wa[i].ql + 64 * h, wb[i].ql + 64 * h);
+            const __m512i l1 = PAIR256(wa[i].ql + 64 * h + 32, wb[i].ql + 64 * h + 32);
+            const __m512i hb = PAIR256(wa[i].qh + 32 * h, wb[i].qh + 32 * h);
+#undef PAIR256
+            __m512i q[4];
+            q[0] = _mm512_or_si512(_mm512_and_si512(l0, m4), _mm512_slli_epi16(_mm512_and_si512(hb, m3), 4));
+            q[1] = _mm512_or_si512(_mm512_and_si512(l1, m4), _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(hb, 2), m3), 4));
+            q[2] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l0, 4), m4),
+                                   _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(hb, 4), m3), 4));
+            q[3] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(l1, 4), m4),
+                                   _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(hb, 6), m3), 4));
+            for (int v = 0; v < 4; v++) {
+                const __m512i scv = _mm512_permutexvar_epi16(_mm512_load_si512((const void *)scale_idx[4 * h + v]), sc);
+                for (int t = 0; t < NT; t++) {
+                    const __m512i y = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(XT(block_q8_K, t)[i].qs + 128 * h + 32 * v)));
+                    sumi[t] = _mm512_add_epi32(sumi[t], _mm512_madd_epi16(_mm512_maddubs_epi16(q[v], y), scv));
+                }
+            }
+        }
+        const float da = h2f(wa[i].d), db = h2f(wb[i].d);
+        for (int t = 0; t < NT; t++) {
+            const block_q8_K *x = XT(block_q8_K, t) + i;
+            const __m512i bs = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)x->bsums));
+            sumi[t] = _mm512_sub_epi32(sumi[t], _mm512_slli_epi32(_mm512_madd_epi16(sc, bs), 5));
+            const __m512 d = _mm512_insertf32x8(_mm512_set1_ps(da * x->d), _mm256_set1_ps(db * x->d), 1);
+            acc[t] = _mm512_fmadd_ps(d, _mm512_cvtepi32_ps(sumi[t]), acc[t]);
+        }
+    }
+    for (int t = 0; t < NT; t++) { /* hsum_ps of each 256-bit half */
+        const __m512 v = _mm512_shuffle_f32x4(acc[t], acc[t], _MM_SHUFFLE(3, 1, 2, 0));
+        __m256 r = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+        r = _mm256_add_ps(r, _mm256_permute_ps(r, _MM_SHUFFLE(1, 0, 3, 2)));
+        r = _mm256_add_ps(r, _mm256_movehdup_ps(r));
+        float hs[8];
+        _mm256_storeu_ps(hs, r);
+        s[t] = hs[0];
+        s[4 + t] = hs[4];
+    }
+}
+
+/* Q6_K, one row × NT tokens: the 512-bit vectors hold two of the 32-weight vectors ([q1, q2], [q3, q4] of a
+ * half, one 64-byte activation load each); their s32 halves are added (integers: exact) before the float
+ * step, so each token keeps the 8-lane integers and the float chain above. */
+INLINE void q6_K_rows(int64_t n, const void *vw, const void *vx, size_t xs, float *s, const int NT) {
+    const block_q6_K *w = vw;
+    const __m512i m4 = _mm512_set1_epi8(15), m3 = _mm512_set1_epi8(3);
+    /* per-16-bit-lane shifts of the broadcast qh: halves get bits 0-1 / 2-3 (q1, q2) and 4-5 / 6-7 (q3, q4) */
+    const __m512i sh12 = _mm512_mask_blend_epi16(0xFFFF0000u, _mm512_set1_epi16(0), _mm512_set1_epi16(2));
+    const __m512i sh34 = _mm512_mask_blend_epi16(0xFFFF0000u, _mm512_set1_epi16(4), _mm512_set1_epi16(6));
+    /* vpermw indices spreading 4 scales over 8 lanes each (s16 lanes 8k..8k+7 → scale 4g + k); in registers
+     * (measured 4% faster than loading them from a table) */
+    __m512i idx[4];
+    for (int g = 0; g < 4; g++) {
+        short v[32];
+        for (int k = 0; k < 32; k++) v[k] = (short)(4 * g + k / 8);
+        idx[g] = _mm512_loadu_si512((const void *)v);
+    }
+    __m256 acc[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (int64_t i = 0; i < n / QK_K; i++) {
+        const float d = h2f(w[i].d);
+        const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)w[i].scales));
+        const __m512i sc512 = _mm512_castsi256_si512(sc16);
+        __m512i sumi[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
+        for (int half = 0; half < 2; half++) {
+            const __m512i L = _mm512_loadu_si512((const void *)(w[i].ql + 64 * half));
+            const __m512i H = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(w[i].qh + 32 * half)));
+            const __m512i q12 = _mm512_or_si512(_mm512_and_si512(L, m4),
+                                                _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(H, sh12), m3), 4));
+            const __m512i q34 = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(L, 4), m4),
+                                                _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(H, sh34), m3), 4));
+            const __m512i s12 = _mm512_permutexvar_epi16(idx[2 * half], sc512);
+            const __m512i s34 = _mm512_permutexvar_epi16(idx[2 * half + 1], sc512);
+            for (int t = 0; t < NT; t++) {
+                const int8_t *a = XT(block_q8_K, t)[i].qs + 128 * half;
+                const __m512i p0 = _mm512_madd_epi16(_mm512_maddubs_epi16(q12, _mm512_loadu_si512((const void *)a)), s12);
+                const __m512i p1 = _mm512_madd_epi16(_mm512_maddubs_epi16(q34, _mm512_loadu_si512((const void *)(a + 64))), s34);
+                sumi[t] = _mm512_add_epi32(sumi[t], _mm512_add_epi32(p0, p1));
+            }
+        }
+        for (int t = 0; t < NT; t++) {
+            const block_q8_K *x = XT(block_q8_K, t) + i;
+            const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)x->bsums));
+            const __m256i s8 = _mm256_add_epi32(_mm512_castsi512_si256(sumi[t]), _mm512_extracti64x4_epi64(sumi[t], 1));
+            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(d * x->d), _mm256_cvtepi32_ps(_mm256_sub_epi32(s8, _mm256_slli_epi32(corr, 5))), acc[t]);
+        }
+    }
+    for (int t = 0; t < NT; t++) { /* hsum_ps */
+        __m128 r = _mm_add_ps(_mm256_castps256_ps128(acc[t]), _mm256_extractf128_ps(acc[t], 1));
+        r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+        r = _mm_add_ss(r, _mm_movehdup_ps(r));
+        s[t] = _mm_cvtss_f32(r);
+    }
+}
+
+/* Q6_K: one token pairs two rows per zmm (q6_K_rows2, faster); four tokens take each row alone
+ * (q6_K_rows: 64-byte activation loads, faster there) */
+static float dot_q6_K(int64_t n, const void *w, const void *x) {
+    float s;
+    q6_K_rows(n, w, x, 0, &s, 1);
+    return s;
+}
+static void dot4_q6_K(int64_t n, const void *w, const void *x, size_t xs, float *s) { q6_K_rows(n, w, x, xs, s, 4); }
+static void dot2_q6_K(int64_t n, const void *w, size_t ws, const void *x, size_t xs, int nt, float *s) {
+    if (nt == 4) {
+        q6_K_rows(n, w, x, xs, s, 4);
+        q6_K_rows(n, (const uint8_t *)w + ws, x, xs, s + 4, 4);
+    } else {
+        q6_K_rows2(n, w, ws, x, xs, s, 1);
+    }
+}
+
+#pragma clang attribute pop
+
+/* ---------------------------------- VNNI matvec ---------------------------------- */
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), apply_to = function)
+#include "lk_x86_avx512.h"
+
+
+/* −offset · Σ y over the 4 bytes of each s32 lane: per lane, so that every lane's integer equals the row
+ * kernels' (which subtract vpdpbusd(offset, y) lane by lane) and the float sums match them bit for bit */
+INLINE __m512i lane_offsets(__m512i y, int offset) {
+    return _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8((char)offset), y));
+}
+
+/* ---------------- Q4_1, Q5_0, Q5_1, Q8_0: ggml's summation order ----------------
+ * ggml's vec_dot (and llamafile's tinyBLAS_Q0_AVX, and our AVX2 kernels) sum each output as one 8-lane float
+ * chain over the blocks in order: lane g += (dw·dx) · (Σ of the 4 byte products of group g of the block),
+ * then hsum_ps (4 + 4, 2 + 2, 1 + 1); Q4_1/Q5_1 add Σ m·s, a fused scalar chain over the blocks. Here one
+ * zmm carries the chains of two rows, so that every output keeps exactly that order while each vpdpbusd does
+ * 64 byte products:
+ *   Q4/Q5 weights of rows a, b unpack to [lo_a, lo_b, hi_a, hi_b] (16 bytes each; lo = elements 0-15) against
+ *   the activation [lo, lo, hi, hi]: s32 lanes 0-3 and 8-11 are row a's groups 0-7, lanes 4-7 and 12-15 b's;
+ *   Q8_0 weights load as [a, b] against [x, x]: lanes 0-7 row a, 8-15 row b.
+ * Offsets (Q5_0: q − 16, Q8_0: u = w + 128) go through −offset·Σx per lane, computed once per block for all
+ * rows: every s32 lane holds exactly ggml's integer. Scales of the four rows of a step take one vcvtph2ps. */
+enum { MV_MAX_BLOCKS = 512 }; /* 16384 columns; wider falls back to the AVX2 row kernels (same results) */
+
+typedef struct { float dx, s; } mv_scales; /* activation block: d and (Q8_1) s = d·Σqs, as floats */
+
+INLINE int seq_q4_order(int type) { return type != LK_TYPE_Q8_0; }
+INLINE size_t seq_wbytes(int type) {
+    return type == LK_TYPE_Q4_1 ? sizeof(block_q4_1) : type == LK_TYPE_Q5_0 ? sizeof(block_q5_0)
+         : type == LK_TYPE_Q5_1 ? sizeof(block_q5_1) : sizeof(block_q8_0);
+}
+
+/* Blocks a, b (rows a and b) → 64 unsigned bytes in the layout above. */
+INLINE __m512i seq_weights(int type, const uint8_t *a, const uint8_t *b) {
+    if (type == LK_TYPE_Q8_0)
+        return _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(a + 2))),
+                                                   _mm256_loadu_si256((const __m256i *)(b + 2)), 1),
+                                _mm512_set1_epi8((char)0x80));
+    const size_t qs = type == LK_TYPE_Q4_1 ? 4 : type == LK_TYPE_Q5_0 ? 6 : 8;
+    const __m256i t = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(a + qs))),
+                                              _mm_loadu_si128((const __m128i *)(b + qs)), 1);
+    __m512i q = _mm512_and_si512(_mm512_inserti64x4(_mm512_castsi256_si512(t), _mm256_srli_epi16(t, 4), 1), _mm512_set1_epi8(15));
+    if (type == LK_TYPE_Q5_0 || type == LK_TYPE_Q5_1) { /* bit j of qh: 5th bit of element j */
+        const size_t qh = type == LK_TYPE_Q5_0 ? 2 : 4;
+        const uint64_t ha = lk_load_u32(a + qh), hb = lk_load_u32(b + qh);
+        const __mmask64 m = (ha & 0xFFFF) | (hb & 0xFFFF) << 16 | (ha >> 16) << 32 | (hb >> 16) << 48;
+        q = _mm512_mask_add_epi8(q, m, q, _mm512_set1_epi8(16));
+    }
+    return q;
+}
+
+/* Rows w[0 .. 2·NP) (NP = 1 or 2) × the activation x (nb blocks, scales xs) → out[0 .. 2·NP). */
+INLINE void seq_rows(int type, const uint8_t *const *w, int64_t nb, const uint8_t *x, const mv_scales *xs, float *out,
+                     const int NP) {
+    const size_t wb = seq_wbytes(type), xb = lk_has_min(type) ? sizeof(block_q8_1) : sizeof(block_q8_0);
+    const size_t xq = lk_has_min(type) ? 4 : 2;
+    const int q4 = seq_q4_order(type), off = vnni_weight_offset(type), hm = lk_has_min(type);
+    const int NR = 2 * NP;
+    /* vpermps indices taking rows 2p, 2p+1's scale (lane r, or 2r with the mins interleaved) to their lanes */
+    __m512i idx[2];
+    for (int p = 0; p < NP; p++) {
+        const int a = hm ? 4 * p : 2 * p, b = hm ? a + 2 : a + 1;
+        idx[p] = q4 ? _mm512_setr_epi32(a, a, a, a, b, b, b, b, a, a, a, a, b, b, b, b)
+                    : _mm512_setr_epi32(a, a, a, a, a, a, a, a, b, b, b, b, b, b, b, b);
+    }
+    __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
+    __m256 summ = _mm256_setzero_ps(); /* Q4_1/Q5_1: m·s chains in the odd lanes */
+    for (int64_t i = 0; i < nb; i++) {
+        const __m256i xv = _mm256_loadu_si256((const __m256i *)(x + (size_t)i * xb + xq));
+        const __m512i y = q4 ? _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 1, 0, 1, 2, 3, 2, 3), _mm512_castsi256_si512(xv))
+                             : _mm512_broadcast_i64x4(xv);
+        const __m512i init = off ? lane_offsets(y, off) : _mm512_setzero_si512();
+        const uint8_t *b[4];
+        for (int r = 0; r < NR; r++) b[r] = w[r] + (size_t)i * wb;
+        __m256 d;
+        if (hm) { /* [d0, m0, d1, m1, ...] */
+            const __m128i h = NP == 2 ? _mm_setr_epi32((int)lk_load_u32(b[0]), (int)lk_load_u32(b[1]), (int)lk_load_u32(b[2]), (int)lk_load_u32(b[3]))
+                                      : _mm_setr_epi32((int)lk_load_u32(b[0]), (int)lk_load_u32(b[1]), 0, 0);
+            const __m256 dm = _mm256_cvtph_ps(h);
+            summ = _mm256_fmadd_ps(dm, _mm256_set1_ps(xs[i].s), summ);
+            d = _mm256_mul_ps(dm, _mm256_set1_ps(xs[i].dx));
+        } else {
+            uint64_t u = 0;
+            for (int r = 0; r < NR; r++) u |= (uint64_t)lk_load_u16(b[r]) << (16 * r);
+            d = _mm256_castps128_ps256(_mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi64_si128((long long)u)), _mm_set1_ps(xs[i].dx)));
+        }
+        for (int p = 0; p < NP; p++) {
+            const __m512i s = _mm512_dpbusd_epi32(init, seq_weights(type, b[2 * p], b[2 * p + 1]), y);
+            acc[p] = _mm512_fmadd_ps(_mm512_permutexvar_ps(idx[p], _mm512_castps256_ps512(d)), _mm512_cvtepi32_ps(s), acc[p]);
+        }
+    }
+    float m[8];
+    _mm256_storeu_ps(m, summ);
+    for (int p = 0; p < NP; p++) {
+        /* hsum_ps of both rows at once: r = groups 0-3 + groups 4-7 per row (128-bit halves a | b), then
+         * r0 + r2, r1 + r3, then their sum */
+        const __m512 v = q4 ? acc[p] : _mm512_shuffle_f32x4(acc[p], acc[p], _MM_SHUFFLE(3, 1, 2, 0));
+        __m256 r = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+        r = _mm256_add_ps(r, _mm256_permute_ps(r, _MM_SHUFFLE(1, 0, 3, 2)));
+        r = _mm256_add_ps(r, _mm256_movehdup_ps(r));
+        float h[8];
+        _mm256_storeu_ps(h, r);
+        out[2 * p] = h[0] + (hm ? m[4 * p + 1] : 0.0f);
+        out[2 * p + 1] = h[4] + (hm ? m[4 * p + 3] : 0.0f);
+    }
+}
+
+/* Rows 0..nrows: quarters [0,q), [q,2q), [2q,3q), [3q,4q) in lockstep (four long streams for the
+ * prefetchers), then the leftover rows in pairs (the last one paired with itself). */
+INLINE int seq_matvec(int type, int64_t n, const void *vw, size_t ws, const void *vx, float *y, int64_t nrows) {
+    const int64_t nb = n / QK;
+    if (nb > MV_MAX_BLOCKS) return 0;
+    const uint8_t *x = vx, *wb = vw;
+    const size_t xb = lk_has_min(type) ? sizeof(block_q8_1) : sizeof(block_q8_0);
+    mv_scales xs[MV_MAX_BLOCKS];
+    for (int64_t i = 0; i < nb; i++) {
+        xs[i].dx = h2f(lk_load_u16(x + (size_t)i * xb));
+        xs[i].s = lk_has_min(type) ? h2f(lk_load_u16(x + (size_t)i * xb + 2)) : 0.0f;
+    }
+    const int64_t q = nrows / 4;
+    for (int64_t i = 0; i < q; i++) {
+        const uint8_t *w[4] = {wb + (size_t)i * ws, wb + (size_t)(i + q) * ws, wb + (size_t)(i + 2 * q) * ws, wb + (size_t)(i + 3 * q) * ws};
+        float s[4];
+        seq_rows(type, w, nb, x, xs, s, 2);
+        for (int j = 0; j < 4; j++) y[i + j * q] = s[j];
+    }
+    for (int64_t r = 4 * q; r < nrows; r += 2) {
+        const uint8_t *w[2] = {wb + (size_t)r * ws, wb + (size_t)(r + 1 < nrows ? r + 1 : r) * ws};
+        float s[2];
+        seq_rows(type, w, nb, x, xs, s, 1);
+        y[r] = s[0];
+        if (r + 1 < nrows) y[r + 1] = s[1];
+    }
+    return 1;
+}
+
+#define SEQ_MATVEC(NAME, TYPE)                                                                               \
+    static int NAME(int64_t n, const void *vw, size_t ws, const void *x, float *y, int64_t nrows) {         \
+        return seq_matvec(TYPE, n, vw, ws, x, y, nrows);                                                     \
+    }
+SEQ_MATVEC(matvec_q4_1, LK_TYPE_Q4_1)
+SEQ_MATVEC(matvec_q5_0, LK_TYPE_Q5_0)
+SEQ_MATVEC(matvec_q5_1, LK_TYPE_Q5_1)
+SEQ_MATVEC(matvec_q8_0, LK_TYPE_Q8_0)
+#undef SEQ_MATVEC
+
+#pragma clang attribute pop
+
+void lk_fill_avx512_decode(lk_kernel_table *t, int use_vnni) {
+    if (use_vnni) {
+        t->matvec[LK_TYPE_Q4_1] = matvec_q4_1;
+        t->matvec[LK_TYPE_Q5_0] = matvec_q5_0;
+        t->matvec[LK_TYPE_Q5_1] = matvec_q5_1;
+        t->matvec[LK_TYPE_Q8_0] = matvec_q8_0;
+    }
+    /* Q4_K/Q5_K stay on the AVX2 kernels: a 512-bit Q4_K was ~15% slower on this (double-pumped
+     * AVX-512) CPU because of the extra lane shuffles, so it was dropped. */
+    t->dot[LK_TYPE_Q6_K] = dot_q6_K, t->dot4[LK_TYPE_Q6_K] = dot4_q6_K, t->dot2[LK_TYPE_Q6_K] = dot2_q6_K;
+}
+
+#else
+void lk_fill_avx512_decode(lk_kernel_table *t, int use_vnni) { (void)t; (void)use_vnni; }
+#endif

@@ -1,0 +1,100 @@
+/* The dispatch tables: one per ISA, built once from each kernel file's fill function (the only file that
+ * knows them all), and the choice of the table in effect (best available, LEAP_KERNEL_ISA, lk_set_isa,
+ * lk_set_thread_isa). CPU features come from features.c and are passed to the fill functions that need them. */
+#include "lk_dispatch.h"
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One table per ISA, built once; each layers its entries over the one below (scalar < avx2 < avx512). */
+static lk_kernel_table tables[LK_ISA_COUNT];
+static atomic_int current_isa = -1;
+static atomic_int tables_ready = 0;
+static _Thread_local int thread_isa = -1;
+
+static void build_tables(void) {
+    lk_fill_scalar(&tables[LK_ISA_SCALAR]);
+    tables[LK_ISA_AVX2] = tables[LK_ISA_SCALAR];
+    tables[LK_ISA_NEON] = tables[LK_ISA_SCALAR];
+    if (lk_isa_available(LK_ISA_AVX2)) {
+        lk_fill_avx2_decode(&tables[LK_ISA_AVX2]);
+        lk_fill_llama_order_avx2(&tables[LK_ISA_AVX2]);
+        lk_fill_llama_order_f16(&tables[LK_ISA_AVX2], LK_ISA_AVX2);
+    }
+    tables[LK_ISA_AVX512] = tables[LK_ISA_AVX2];
+    tables[LK_ISA_AVX512_NOVNNI] = tables[LK_ISA_AVX2];
+    if (lk_isa_available(LK_ISA_AVX2)) {
+        lk_fill_avx2_prefill(&tables[LK_ISA_AVX2]);
+        lk_fill_kquant_avx2(&tables[LK_ISA_AVX2]); /* replaces the llama.cpp-order K-quant entries */
+    }
+    if (lk_isa_available(LK_ISA_AVX512)) {
+        lk_fill_avx512_decode(&tables[LK_ISA_AVX512], (lk_cpu_features() & LK_CPU_AVX512VNNI) != 0);
+        if (lk_cpu_features() & LK_CPU_AVX512VNNI) {
+            lk_fill_avx512_prefill(&tables[LK_ISA_AVX512]);
+            lk_fill_llama_order_avx512(&tables[LK_ISA_AVX512]);
+            lk_fill_kquant_vnni(&tables[LK_ISA_AVX512]); /* replaces the llama.cpp-order K-quant entries */
+        }
+        lk_fill_avx512_decode(&tables[LK_ISA_AVX512_NOVNNI], 0);
+        lk_fill_llama_order_f16(&tables[LK_ISA_AVX512], LK_ISA_AVX512);
+        lk_fill_llama_order_f16(&tables[LK_ISA_AVX512_NOVNNI], LK_ISA_AVX512_NOVNNI);
+        if (lk_cpu_features() & LK_CPU_AVX512BF16) {
+            lk_fill_llama_order_bf16(&tables[LK_ISA_AVX512]);
+            lk_fill_llama_order_bf16(&tables[LK_ISA_AVX512_NOVNNI]);
+        }
+    }
+    if (lk_isa_available(LK_ISA_NEON)) lk_fill_neon(&tables[LK_ISA_NEON]);
+    /* Q4_0 follows llama.cpp's repacked kernels on every x86 SIMD path (replaces the entries above) */
+    if (lk_isa_available(LK_ISA_AVX2)) lk_fill_q4_0(&tables[LK_ISA_AVX2], 0);
+    if (lk_isa_available(LK_ISA_AVX512)) {
+        lk_fill_q4_0(&tables[LK_ISA_AVX512_NOVNNI], 0);
+        lk_fill_q4_0(&tables[LK_ISA_AVX512], (lk_cpu_features() & LK_CPU_AVX512VNNI) != 0);
+        if (lk_cpu_features() & LK_CPU_AVX512VNNI) lk_fill_avx512_fewtokens(&tables[LK_ISA_AVX512]);
+    }
+}
+
+static void ensure_tables(void) {
+    if (atomic_load_explicit(&tables_ready, memory_order_acquire) == 2) return;
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&tables_ready, &expected, 1)) {
+        build_tables();
+        int isa = lk_best_isa();
+        /* LEAP_KERNEL_ISA=scalar|avx2|avx512|neon forces a path (when this CPU has it): for debugging
+         * numerical differences and for measuring the fallbacks. */
+        const char *forced = getenv("LEAP_KERNEL_ISA");
+        if (forced) {
+            int want = !strcmp(forced, "scalar") ? LK_ISA_SCALAR : !strcmp(forced, "avx2") ? LK_ISA_AVX2
+                     : !strcmp(forced, "avx512") ? LK_ISA_AVX512 : !strcmp(forced, "neon") ? LK_ISA_NEON : -1;
+            if (want >= 0 && lk_isa_available(want)) isa = want;
+        }
+        atomic_store(&current_isa, isa);
+        atomic_store_explicit(&tables_ready, 2, memory_order_release);
+    } else {
+        while (atomic_load_explicit(&tables_ready, memory_order_acquire) != 2) { }
+    }
+}
+
+const lk_kernel_table *lk_kernels(void) {
+    ensure_tables();
+    const int isa = thread_isa >= 0 ? thread_isa : atomic_load_explicit(&current_isa, memory_order_relaxed);
+    return &tables[isa];
+}
+
+int lk_set_isa(int isa) {
+    ensure_tables();
+    if (!lk_isa_available(isa)) return 0;
+    atomic_store(&current_isa, isa);
+    return 1;
+}
+
+int lk_set_thread_isa(int isa) {
+    ensure_tables();
+    if (isa < 0) { thread_isa = -1; return 1; }
+    if (!lk_isa_available(isa)) return 0;
+    thread_isa = isa;
+    return 1;
+}
+
+int lk_get_isa(void) {
+    ensure_tables();
+    return thread_isa >= 0 ? thread_isa : atomic_load(&current_isa);
+}

@@ -1,0 +1,68 @@
+/* CPU feature detection: which instruction sets this CPU has, and so which kernel paths (LK_ISA_*) can run.
+ * A leaf: it knows no kernel file and no table (dispatch.c asks it once and passes the bits on). */
+#include "leap_kernels.h"
+#include <stdatomic.h>
+
+static uint32_t detect_cpu_features(void) {
+    uint32_t f = 0;
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2")) f |= LK_CPU_AVX2;
+    if (__builtin_cpu_supports("fma")) f |= LK_CPU_FMA;
+    /* F16C has no __builtin_cpu_supports name in older compilers: cpuid leaf 1, ecx bit 29. */
+    {
+        unsigned a, b, c, d;
+        __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
+        if (c & (1u << 29)) f |= LK_CPU_F16C;
+    }
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+        f |= LK_CPU_AVX512;
+    if ((f & LK_CPU_AVX512) && __builtin_cpu_supports("avx512vnni")) f |= LK_CPU_AVX512VNNI;
+    if ((f & LK_CPU_AVX512) && __builtin_cpu_supports("avx512bf16")) f |= LK_CPU_AVX512BF16;
+#elif defined(__aarch64__)
+    f |= LK_CPU_NEON;
+#endif
+    return f;
+}
+
+/* Detected once: ops call this per row, and cpuid in a virtual machine traps to the hypervisor (2% of an
+ * LFM2 prefill's time when it was not cached). Bit 31 marks the value as set. */
+uint32_t lk_cpu_features(void) {
+    static atomic_uint cached = 0;
+    uint32_t f = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (!f) {
+        f = detect_cpu_features() | 0x80000000u;
+        atomic_store_explicit(&cached, f, memory_order_relaxed);
+    }
+    return f & 0x7fffffffu;
+}
+
+int lk_isa_available(int isa) {
+    const uint32_t f = lk_cpu_features();
+    switch (isa) {
+    case LK_ISA_SCALAR: return 1;
+    case LK_ISA_AVX2: return (f & (LK_CPU_AVX2 | LK_CPU_FMA | LK_CPU_F16C)) == (LK_CPU_AVX2 | LK_CPU_FMA | LK_CPU_F16C);
+    case LK_ISA_AVX512: return lk_isa_available(LK_ISA_AVX2) && (f & LK_CPU_AVX512);
+    case LK_ISA_NEON: return (f & LK_CPU_NEON) != 0;
+    case LK_ISA_AVX512_NOVNNI: return lk_isa_available(LK_ISA_AVX512);
+    default: return 0;
+    }
+}
+
+int lk_best_isa(void) {
+    if (lk_isa_available(LK_ISA_AVX512)) return LK_ISA_AVX512;
+    if (lk_isa_available(LK_ISA_AVX2)) return LK_ISA_AVX2;
+    if (lk_isa_available(LK_ISA_NEON)) return LK_ISA_NEON;
+    return LK_ISA_SCALAR;
+}
+
+const char *lk_isa_name(int isa) {
+    switch (isa) {
+    case LK_ISA_SCALAR: return "scalar";
+    case LK_ISA_AVX2: return "avx2";
+    case LK_ISA_AVX512: return (lk_cpu_features() & LK_CPU_AVX512VNNI) ? "avx512-vnni" : "avx512";
+    case LK_ISA_NEON: return "neon";
+    case LK_ISA_AVX512_NOVNNI: return "avx512-novnni";
+    default: return "unknown";
+    }
+}

@@ -1,0 +1,282 @@
+/* AVX-512 VNNI matrix × a few tokens (2 to LK_FEW_MAX_TOKENS rows of activations: conversations decoded
+ * together, short prompts) for Q4_0, Q8_0 and Q6_K. Decode is memory-bound: each weight block is loaded and
+ * unpacked into registers once and applied to every token of the call, so that 4 tokens cost 1.1-1.2x what one
+ * costs per weight (BENCHMARKS.md), with no scratch tile (the gemm kernels' transposed tiles cost as much as 8
+ * tokens' products).
+ *
+ * Every (row, token) output keeps exactly the one-token kernel's integers and float operations, in its order,
+ * so a token multiplied with others gets bit for bit what it gets alone:
+ *
+ *   Q4_0  (kernels_q4_0.c) one float chain per output over the blocks, acc = fma(float(isum_b), dw·dx, acc),
+ *         isum_b the exact block sum. Here 16 rows are the 16 lanes: the rows' 16-byte nibble arrays of a block
+ *         are transposed in registers (4 × 4 dwords per 128-bit chunk) so that lane r of vector g holds quants
+ *         4g..4g+3 of row r; each group of 4 activation bytes is broadcast into one vpdpbusd per token, the
+ *         nibble offset enters as −8·Σx. The next 16 rows are prefetched in order while a tile works.
+ *   Q8_0  (kernels_avx512_matvec.c, ggml's order) one 8-lane float chain per output, lane g += (dw·dx) · (Σ of
+ *         group g's 4 products), then hsum_ps (4 + 4, 2 + 2, 1 + 1). Here a zmm holds rows a, b (256-bit
+ *         halves) against one token's [x, x], the weights u = w + 128 with −128·Σx per lane through the
+ *         activations, as there; the four quarter streams of rows run in lockstep as there.
+ *   Q6_K  (kernels_kquant_vnni.c) one 16-lane float chain per output, acc = fma(float(sumi), d·dx, acc), sumi
+ *         the sub-block-scaled vpdpbusd sums minus 32·Σ sc·bsums in lanes 0-7, then _mm512_reduce_add_ps; one
+ *         row at a time, its unpacked quants and scale vectors shared by the tokens, PREFETCH bytes ahead.
+ *
+ * Tokens go in passes of up to PASS (their accumulators stay in registers); a second pass over the same rows
+ * finds them in L1. The activation terms of a call (8-36 bytes per token and block) live in the thread's scratch
+ * (lk_scratch); when it cannot grow the caller falls back. */
+#include "lk_internal.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+enum {
+    PASS = 8,          /* tokens per pass over the weights */
+    PREFETCH = 4096,   /* Q6_K: bytes ahead of the row being read that are prefetched (as its matvec) */
+};
+
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), apply_to = function)
+#include "lk_x86_avx512.h"
+
+INLINE __m128i load128(const void *p) { return _mm_loadu_si128((const __m128i *)p); }
+
+/* Calls KERNEL(args..., nt) with nt a compile-time constant 1..PASS. */
+#define DISPATCH_PASS(nt, KERNEL, ...)                                                                        \
+    switch (nt) {                                                                                             \
+    case 1: KERNEL(__VA_ARGS__, 1); break;                                                                    \
+    case 2: KERNEL(__VA_ARGS__, 2); break;                                                                    \
+    case 3: KERNEL(__VA_ARGS__, 3); break;                                                                    \
+    case 4: KERNEL(__VA_ARGS__, 4); break;                                                                    \
+    case 5: KERNEL(__VA_ARGS__, 5); break;                                                                    \
+    case 6: KERNEL(__VA_ARGS__, 6); break;                                                                    \
+    case 7: KERNEL(__VA_ARGS__, 7); break;                                                                    \
+    default: KERNEL(__VA_ARGS__, 8); break;                                                                   \
+    }
+
+/* ================================ Q4_0 ================================ */
+
+/* Per token and Q8_0 block: dx (the scale as float) and 8·Σx (the nibbles' offset), as kernels_q4_0.c. */
+INLINE void q4_0_terms(const uint8_t *x, int64_t nb, float *dx, int32_t *xs8) {
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *blk = x + (size_t)b * sizeof(block_q8_0);
+        dx[b] = h2f(lk_load_u16(blk));
+        xs8[b] = hsum_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(8), _mm256_loadu_si256((const __m256i *)(blk + 2))));
+    }
+}
+
+/* NT tokens (row t at x + t·xs, terms at dx/xs8 + t·nb) × 16 rows (row r at w + o[r]; rows past the last
+ * repeat it, o in lane order, vo the same as a vector) → y[t·ys + 0..nr). `next`: the bytes to prefetch. */
+INLINE void q4_0_tile(const uint8_t *w, const int32_t *o, __m512i vo, int64_t nb, const uint8_t *x, size_t xs,
+                      const float *dx, const int32_t *xs8, float *y, int64_t ys, int nr, const uint8_t *next, const int NT) {
+    __m512 acc[PASS];
+    for (int t = 0; t < NT; t++) acc[t] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        const size_t ob = (size_t)b * sizeof(block_q4_0);
+        for (int k = 0; k < 5; k++) _mm_prefetch((const char *)next + 16 * ob + 64 * k, _MM_HINT_T0); /* 16 blocks: 288 bytes */
+        /* z[j] chunk c = quants of row 4c + j; the 4 × 4 dword transpose of each chunk gives q[k] lane 4c + j =
+         * dword k (nibbles of elements 4k..4k+3 low, 16 + 4k.. high) of row 4c + j */
+        __m512i z[4], q[4], v[8];
+        for (int j = 0; j < 4; j++) {
+            __m512i t = _mm512_castsi128_si512(load128(w + o[j] + ob + 2));
+            t = _mm512_inserti32x4(t, load128(w + o[4 + j] + ob + 2), 1);
+            t = _mm512_inserti32x4(t, load128(w + o[8 + j] + ob + 2), 2);
+            z[j] = _mm512_inserti32x4(t, load128(w + o[12 + j] + ob + 2), 3);
+        }
+        const __m512i a0 = _mm512_unpacklo_epi32(z[0], z[1]), a1 = _mm512_unpackhi_epi32(z[0], z[1]);
+        const __m512i a2 = _mm512_unpacklo_epi32(z[2], z[3]), a3 = _mm512_unpackhi_epi32(z[2], z[3]);
+        q[0] = _mm512_unpacklo_epi64(a0, a2), q[1] = _mm512_unpackhi_epi64(a0, a2);
+        q[2] = _mm512_unpacklo_epi64(a1, a3), q[3] = _mm512_unpackhi_epi64(a1, a3);
+        for (int k = 0; k < 4; k++) {
+            v[k] = _mm512_and_si512(q[k], _mm512_set1_epi8(15));
+            v[4 + k] = _mm512_and_si512(_mm512_srli_epi16(q[k], 4), _mm512_set1_epi8(15));
+        }
+        /* the 16 scales: dwords gathered at the block starts, their low halves */
+        const __m512 d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_i32gather_epi32(vo, (const void *)(w + ob), 1)));
+        for (int t = 0; t < NT; t++) {
+            const uint8_t *xq = x + (size_t)t * xs + (size_t)b * sizeof(block_q8_0) + 2;
+            __m512i is0 = _mm512_set1_epi32(-xs8[t * nb + b]), is1 = _mm512_setzero_si512();
+            for (int g = 0; g < 8; g += 2) {
+                is0 = _mm512_dpbusd_epi32(is0, v[g], _mm512_set1_epi32(lk_load_i32(xq + 4 * g)));
+                is1 = _mm512_dpbusd_epi32(is1, v[g + 1], _mm512_set1_epi32(lk_load_i32(xq + 4 * g + 4)));
+            }
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(is0, is1)), _mm512_mul_ps(d, _mm512_set1_ps(dx[t * nb + b])), acc[t]);
+        }
+    }
+    for (int t = 0; t < NT; t++) _mm512_mask_storeu_ps(y + t * ys, (__mmask16)((1u << nr) - 1), acc[t]);
+}
+
+static int few_q4_0(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
+                    int64_t ys, int64_t row_begin, int64_t row_end) {
+    const int64_t nb = cols / QK;
+    if (n_tokens > LK_FEW_MAX_TOKENS || (uint64_t)ws * 16 > (uint64_t)INT32_MAX) return 0;
+    const uint8_t *x = vx;
+    float *dx = lk_scratch((size_t)n_tokens * (size_t)nb * (sizeof(float) + sizeof(int32_t)));
+    if (!dx) return 0;
+    int32_t *xs8 = (int32_t *)(dx + n_tokens * nb);
+    for (int64_t t = 0; t < n_tokens; t++) q4_0_terms(x + (size_t)t * xs, nb, dx + t * nb, xs8 + t * nb);
+    const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    for (int64_t r0 = row_begin; r0 < row_end; r0 += 16) {
+        const int nr = row_end - r0 < 16 ? (int)(row_end - r0) : 16;
+        const uint8_t *w = (const uint8_t *)vw + (size_t)r0 * ws;
+        const __m512i vo = _mm512_mullo_epi32(_mm512_min_epi32(lanes, _mm512_set1_epi32(nr - 1)), _mm512_set1_epi32((int)ws));
+        int32_t o[16];
+        _mm512_storeu_si512((void *)o, vo);
+        for (int64_t t0 = 0; t0 < n_tokens; t0 += PASS) {
+            const int nt = n_tokens - t0 < PASS ? (int)(n_tokens - t0) : PASS;
+            DISPATCH_PASS(nt, q4_0_tile, w, o, vo, nb, x + (size_t)t0 * xs, xs, dx + t0 * nb, xs8 + t0 * nb,
+                          y + t0 * ys + r0, ys, nr, w + 16 * ws)
+        }
+    }
+    return 1;
+}
+
+/* ================================ Q8_0 ================================ */
+
+/* Per token and block, as the one-token kernel's: the lane offsets −128·Σ of each 4 activation bytes (the
+ * same 8 for both halves of [x, x]) and dx. */
+INLINE void q8_0_terms(const uint8_t *x, int64_t nb, int32_t *off, float *dx) {
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *blk = x + (size_t)b * sizeof(block_q8_0);
+        const __m256i s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8((char)128), _mm256_loadu_si256((const __m256i *)(blk + 2)));
+        _mm256_storeu_si256((__m256i *)(off + 8 * b), _mm256_sub_epi32(_mm256_setzero_si256(), s));
+        dx[b] = h2f(lk_load_u16(blk));
+    }
+}
+
+/* Rows w[0..4) (two pairs) × NT tokens (row t at x + t·xs, terms at off/dx + t·nb blocks) → s[t·4 + r]. */
+INLINE void q8_0_rows4(const uint8_t *const *w, int64_t nb, const uint8_t *x, size_t xs, const int32_t *off, const float *dx,
+                       float *s, const int NT) {
+    const __m512i idx0 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
+    const __m512i idx1 = _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
+    __m512 acc[PASS][2];
+    for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        const size_t ob = (size_t)i * sizeof(block_q8_0);
+        __m512i u[2];
+        for (int p = 0; p < 2; p++)
+            u[p] = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(w[2 * p] + ob + 2))),
+                                                       _mm256_loadu_si256((const __m256i *)(w[2 * p + 1] + ob + 2)), 1),
+                                    _mm512_set1_epi8((char)0x80));
+        const uint64_t h = (uint64_t)lk_load_u16(w[0] + ob) | (uint64_t)lk_load_u16(w[1] + ob) << 16 | (uint64_t)lk_load_u16(w[2] + ob) << 32 |
+                           (uint64_t)lk_load_u16(w[3] + ob) << 48;
+        /* the rows' scales spread over their lanes once; × dx per token gives the one-token kernel's dw·dx */
+        const __m512 dw = _mm512_castps128_ps512(_mm_cvtph_ps(_mm_cvtsi64_si128((long long)h)));
+        const __m512 dw0 = _mm512_permutexvar_ps(idx0, dw), dw1 = _mm512_permutexvar_ps(idx1, dw);
+        for (int t = 0; t < NT; t++) {
+            const __m512i y = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(x + (size_t)t * xs + ob + 2)));
+            const __m512i o = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(off + 8 * (t * nb + i))));
+            const __m512 dxv = _mm512_set1_ps(dx[t * nb + i]);
+            acc[t][0] = _mm512_fmadd_ps(_mm512_mul_ps(dw0, dxv), _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(o, u[0], y)), acc[t][0]);
+            acc[t][1] = _mm512_fmadd_ps(_mm512_mul_ps(dw1, dxv), _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(o, u[1], y)), acc[t][1]);
+        }
+    }
+    for (int t = 0; t < NT; t++) {
+        for (int p = 0; p < 2; p++) { /* hsum_ps of both rows' halves, as the one-token kernel */
+            const __m512 v = _mm512_shuffle_f32x4(acc[t][p], acc[t][p], _MM_SHUFFLE(3, 1, 2, 0));
+            __m256 r = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
+            r = _mm256_add_ps(r, _mm256_permute_ps(r, _MM_SHUFFLE(1, 0, 3, 2)));
+            r = _mm256_add_ps(r, _mm256_movehdup_ps(r));
+            float hs[8];
+            _mm256_storeu_ps(hs, r);
+            s[t * 4 + 2 * p] = hs[0];
+            s[t * 4 + 2 * p + 1] = hs[4];
+        }
+    }
+}
+
+static int few_q8_0(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
+                    int64_t ys, int64_t row_begin, int64_t row_end) {
+    const int64_t nb = cols / QK;
+    if (n_tokens > LK_FEW_MAX_TOKENS) return 0;
+    const uint8_t *x = vx, *wb = (const uint8_t *)vw + (size_t)row_begin * ws;
+    int32_t *off = lk_scratch((size_t)n_tokens * (size_t)nb * (8 * sizeof(int32_t) + sizeof(float)));
+    if (!off) return 0;
+    float *dx = (float *)(off + 8 * n_tokens * nb);
+    for (int64_t t = 0; t < n_tokens; t++) q8_0_terms(x + (size_t)t * xs, nb, off + 8 * t * nb, dx + t * nb);
+    /* quarters [0,q), [q,2q), [2q,3q), [3q,4q) in lockstep, then the leftover rows (the last one repeated) */
+    const int64_t nrows = row_end - row_begin, q = nrows / 4;
+    for (int64_t i = 0; i < q + (nrows - 4 * q + 3) / 4; i++) {
+        int64_t r[4];
+        for (int j = 0; j < 4; j++) r[j] = i < q ? i + j * q : 4 * q + 4 * (i - q) + j < nrows ? 4 * q + 4 * (i - q) + j : nrows - 1;
+        const uint8_t *w[4] = {wb + (size_t)r[0] * ws, wb + (size_t)r[1] * ws, wb + (size_t)r[2] * ws, wb + (size_t)r[3] * ws};
+        for (int64_t t0 = 0; t0 < n_tokens; t0 += PASS) {
+            const int nt = n_tokens - t0 < PASS ? (int)(n_tokens - t0) : PASS;
+            float s[PASS * 4];
+            DISPATCH_PASS(nt, q8_0_rows4, w, nb, x + (size_t)t0 * xs, xs, off + 8 * t0 * nb, dx + t0 * nb, s)
+            for (int t = 0; t < nt; t++)
+                for (int j = 0; j < 4; j++) y[(t0 + t) * ys + row_begin + r[j]] = s[t * 4 + j];
+        }
+    }
+    return 1;
+}
+
+/* ================================ Q6_K ================================ */
+
+static const int32_t q6_idx[4][16] __attribute__((aligned(64))) = {
+    {0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3}, {4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 7, 7, 7, 7},
+    {8, 8, 8, 8, 9, 9, 9, 9, 10, 10, 10, 10, 11, 11, 11, 11}, {12, 12, 12, 12, 13, 13, 13, 13, 14, 14, 14, 14, 15, 15, 15, 15}};
+
+/* One row (nb blocks) × NT tokens (row t at x + t·xs) → y[t·ys]. */
+INLINE void q6_K_row(const block_q6_K *w, int64_t nb, const uint8_t *x, size_t xs, float *y, int64_t ys, const int NT) {
+    const __m512i m4 = _mm512_set1_epi8(15), m3 = _mm512_set1_epi8(3);
+    const __m512i sh_lo = _mm512_mask_blend_epi16(0xFFFF0000u, _mm512_set1_epi16(0), _mm512_set1_epi16(2));
+    const __m512i sh_hi = _mm512_mask_blend_epi16(0xFFFF0000u, _mm512_set1_epi16(4), _mm512_set1_epi16(6));
+    __m512 acc[PASS];
+    for (int t = 0; t < NT; t++) acc[t] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        const block_q6_K *b = w + i;
+        for (size_t o = 0; o < sizeof(block_q6_K); o += 64) _mm_prefetch((const char *)b + PREFETCH + o, _MM_HINT_T0);
+        const __m256i sc16 = _mm256_cvtepi8_epi16(load128(b->scales));
+        const __m512i scz = _mm512_cvtepu16_epi32(sc16); /* sc_g in the low s16 of lane g, 0 in the high one */
+        const __m512i scm32 = _mm512_zextsi256_si512(_mm256_mullo_epi16(sc16, _mm256_set1_epi16(-32))); /* |.| <= 4096 */
+        __m512i q[4], s[4];
+        for (int h = 0; h < 2; h++) {
+            const __m512i L = _mm512_loadu_si512((const void *)(b->ql + 64 * h));
+            const __m512i H = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(b->qh + 32 * h)));
+            q[2 * h] = _mm512_or_si512(_mm512_and_si512(L, m4), _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(H, sh_lo), m3), 4));
+            q[2 * h + 1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(L, 4), m4),
+                                           _mm512_slli_epi16(_mm512_and_si512(_mm512_srlv_epi16(H, sh_hi), m3), 4));
+            s[2 * h] = _mm512_permutexvar_epi32(_mm512_load_si512((const void *)q6_idx[2 * h]), scz);
+            s[2 * h + 1] = _mm512_permutexvar_epi32(_mm512_load_si512((const void *)q6_idx[2 * h + 1]), scz);
+        }
+        const float d = h2f(b->d);
+        for (int t = 0; t < NT; t++) {
+            const block_q8_K *xb = (const block_q8_K *)(x + (size_t)t * xs) + i;
+            __m512i sumi = _mm512_setzero_si512();
+            for (int h = 0; h < 2; h++) {
+                const __m512i plo = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q[2 * h], _mm512_loadu_si512((const void *)(xb->qs + 128 * h)));
+                const __m512i phi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), q[2 * h + 1], _mm512_loadu_si512((const void *)(xb->qs + 128 * h + 64)));
+                sumi = _mm512_dpwssd_epi32(sumi, plo, s[2 * h]);
+                sumi = _mm512_dpwssd_epi32(sumi, phi, s[2 * h + 1]);
+            }
+            /* lanes 0-7: −32·(sc·bsum of sub-blocks 2k, 2k + 1), the one-token kernel's integer in one vpdpwssd */
+            sumi = _mm512_dpwssd_epi32(sumi, scm32, _mm512_zextsi256_si512(_mm256_loadu_si256((const __m256i *)xb->bsums)));
+            acc[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sumi), _mm512_set1_ps(d * xb->d), acc[t]);
+        }
+    }
+    for (int t = 0; t < NT; t++) y[t * ys] = _mm512_reduce_add_ps(acc[t]);
+}
+
+static int few_q6_K(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
+                    int64_t ys, int64_t row_begin, int64_t row_end) {
+    const int64_t nb = cols / QK_K;
+    const uint8_t *x = vx;
+    for (int64_t r = row_begin; r < row_end; r++) {
+        const block_q6_K *w = (const block_q6_K *)((const uint8_t *)vw + (size_t)r * ws);
+        for (int64_t t0 = 0; t0 < n_tokens; t0 += PASS) {
+            const int nt = n_tokens - t0 < PASS ? (int)(n_tokens - t0) : PASS;
+            DISPATCH_PASS(nt, q6_K_row, w, nb, x + (size_t)t0 * xs, xs, y + t0 * ys + r, ys)
+        }
+    }
+    return 1;
+}
+
+#pragma clang attribute pop
+
+void lk_fill_avx512_fewtokens(lk_kernel_table *t) {
+    t->few_tokens[LK_TYPE_Q4_0] = few_q4_0;
+    t->few_tokens[LK_TYPE_Q8_0] = few_q8_0;
+    t->few_tokens[LK_TYPE_Q6_K] = few_q6_K;
+}
+
+#else
+void lk_fill_avx512_fewtokens(lk_kernel_table *t) { (void)t; }
+#endif

@@ -1,0 +1,59 @@
+/* Helpers shared by the x86 kernel files (AVX2 and up): f16 scalar loads, horizontal sums, nibble and bit
+ * unpacking, and _mm512_reduce_add_ps's summation order (reduce16), which llama.cpp's x86 builds use to end
+ * their dot products. Include it inside a region that enables the file's target (a `#pragma clang attribute
+ * push(... target ...)`): the functions take the first such region's target and inline into any wider one. */
+#ifndef LK_X86_AVX2_H
+#define LK_X86_AVX2_H
+#include "lk_types.h"
+#include <immintrin.h>
+
+#define INLINE static inline __attribute__((always_inline))
+
+/* Not _cvtsh_ss: clang then inserts the half into whatever register holds the accumulator (the other lanes
+ * are "undefined"), chaining every block to the previous FMA. The empty asm forces a clean vmovd. */
+INLINE float h2f(uint16_t h) {
+    __m128i v = _mm_cvtsi32_si128(h);
+    __asm__("" : "+x"(v));
+    return _mm_cvtss_f32(_mm_cvtph_ps(v));
+}
+
+INLINE float hsum_ps(__m256 v) {
+    __m128 r = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+    r = _mm_add_ss(r, _mm_movehdup_ps(r));
+    return _mm_cvtss_f32(r);
+}
+
+/* Σ of the 8 s32 lanes. */
+INLINE int32_t hsum_epi32(__m256i v) {
+    __m128i r = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
+    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0x4e));
+    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 0xb1));
+    return _mm_cvtsi128_si32(r);
+}
+
+/* 32 nibbles of qs[16] → bytes: low nibbles in elements 0..15, high nibbles in 16..31 (ggml order). */
+INLINE __m256i nibbles_32(const uint8_t *qs) {
+    const __m128i t = _mm_loadu_si128((const __m128i *)qs);
+    const __m256i v = _mm256_set_m128i(_mm_srli_epi16(t, 4), t);
+    return _mm256_and_si256(v, _mm256_set1_epi8(15));
+}
+
+/* 32 bits → 32 bytes of 0xFF (bit set) / 0x00. Byte j takes bit j of the little-endian u32. */
+INLINE __m256i bits_to_bytes_32(const uint8_t *p) {
+    const __m256i shuf = _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0);
+    const __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(lk_load_i32(p)), shuf);
+    const __m256i sel = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+    return _mm256_cmpeq_epi8(_mm256_and_si256(bytes, sel), sel);
+}
+
+/* The 16 lanes lo, hi (0-7, 8-15) summed as _mm512_reduce_add_ps does: lanes i and i + 8, i and i + 4, i and
+ * i + 2, then 0 and 1. */
+static inline __attribute__((always_inline)) float reduce16(__m256 lo, __m256 hi) {
+    const __m256 h = _mm256_add_ps(lo, hi);
+    const __m128 q = _mm_add_ps(_mm256_castps256_ps128(h), _mm256_extractf128_ps(h, 1));
+    const __m128 p = _mm_add_ps(q, _mm_movehl_ps(q, q));
+    return _mm_cvtss_f32(_mm_add_ss(p, _mm_movehdup_ps(p)));
+}
+
+#endif
