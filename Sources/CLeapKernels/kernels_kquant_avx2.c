@@ -1,6 +1,6 @@
 /* Q4_K, Q5_K and Q6_K on AVX2 (+FMA, F16C): the one-token matrix × vector (decode) and the many-token matrix ×
  * matrix (prefill), straight from the GGUF block layout, of the design of kernels_kquant_vnni.c. They do not
- * follow llama.cpp's summation orders (kernels_llama_order.c, which on this path cost a decode the emulation
+ * follow llama.cpp's summation orders (llama_order_avx2.c, which on this path cost a decode the emulation
  * of ggml's repacked 8-row interleave): every integer sum is exact and the float steps are one or two per
  * block, so results differ from llama.cpp's by float rounding only (the tests bound that).
  *
@@ -20,7 +20,9 @@
  *         holds quants 4g..4g+3 of row r, with the sub-block scales as s16 pairs; then per pass NT tokens:
  *         each tile vector feeds NT vpmaddubsw (4 activation bytes broadcast) whose s16 results add up over
  *         a sub-block (Q4_K: 8 vectors, |.| <= 8·2·15·128 = 30720; Q5_K: 4, <= 31744; Q6_K: 2, <= 32256)
- *         before one vpmaddwd by the scales; one float FMA per block and token. */
+ *         before one vpmaddwd that widens them; then the float steps of kernels_kquant_vnni.c's gemm (one FMA
+ *         of each sub-block's exact sum by d·sc, the mins by dmin, one FMA by dx per block), so that from 4
+ *         tokens both x86 paths give a prompt the same bits. */
 #include "lk_internal.h"
 #include "lk_kquant_unpack.h"
 
@@ -185,10 +187,9 @@ static int matvec_q5_K(int64_t n, const void *vw, size_t ws, const void *x, floa
 /* ================================ gemm (prefill) ================================ */
 
 /* Tile layout per super-block: 64 byte vectors (lane r of vector g = quants 4g..4g+3 of row r, element
- * order), then per sub-block the s16 pair (sc, sc) of each row (8 vectors for Q4_K/Q5_K, 16 for Q6_K); then
- * Q4_K/Q5_K: 4 vectors of pairs (m_2k, m_2k+1), d, dmin; Q6_K: 8 vectors of pairs (sc_2k, sc_2k+1), d. */
-enum { T_W = 0, T_SC = 2048, K4_MP = 2304, K4_D = 2432, K4_DMIN = 2464, K4_STRIDE = 2496,
-       Q6_SP = 2560, Q6_D = 2816, Q6_STRIDE = 2848 };
+ * order), then float vectors d·sc of each sub-block (8 for Q4_K/Q5_K, 16 for Q6_K), then (Q4_K/Q5_K) 4
+ * vectors of s16 pairs (m_2k, m_2k+1) and the dmin vector: kernels_kquant_vnni.c's tile with 8 rows. */
+enum { T_W = 0, T_DS = 2048, K4_MP = 2304, K4_DMIN = 2432, K4_STRIDE = 2464, Q6_STRIDE = 2560 };
 
 /* 8 vectors of 8 s32 lanes: r[i] lane c → r[c] lane i */
 INLINE void transpose8(__m256i *r) {
@@ -248,34 +249,33 @@ INLINE void build_tile(int type, const uint8_t *w, size_t wrb, int64_t nb, int n
     const int q6 = type == LK_TYPE_Q6_K, q5 = type == LK_TYPE_Q5_K;
     const size_t bb = lk_block_bytes(type), stride = q6 ? Q6_STRIDE : K4_STRIDE;
     _Alignas(32) uint8_t rows[TR][QK_K];
-    _Alignas(32) int32_t sc[16][TR], sp[8][TR];
-    _Alignas(32) float d[TR], dmin[TR];
+    _Alignas(32) float ds[16][TR], dmin[TR];
+    _Alignas(32) int32_t mp[4][TR];
     for (int64_t i = 0; i < nb; i++) {
         for (int r = 0; r < TR; r++) {
             if (r >= nr) {
                 memset(rows[r], 0, QK_K);
-                for (int j = 0; j < 16; j++) sc[j][r] = 0;
-                for (int k = 0; k < 8; k++) sp[k][r] = 0;
-                d[r] = dmin[r] = 0.0f;
+                for (int j = 0; j < 16; j++) ds[j][r] = 0.0f;
+                for (int k = 0; k < 4; k++) mp[k][r] = 0;
+                dmin[r] = 0.0f;
                 continue;
             }
             const uint8_t *blk = w + (size_t)r * wrb + (size_t)i * bb;
             if (q6) {
                 const block_q6_K *b = (const block_q6_K *)blk;
                 unpack_q6(b, rows[r]);
-                for (int g = 0; g < 16; g++) sc[g][r] = lk_pair16(b->scales[g], b->scales[g]);
-                for (int k = 0; k < 8; k++) sp[k][r] = lk_pair16(b->scales[2 * k], b->scales[2 * k + 1]);
-                d[r] = h2f(b->d);
+                const float d = h2f(b->d);
+                for (int g = 0; g < 16; g++) ds[g][r] = d * (float)b->scales[g];
             } else {
                 unpack_k4(blk, q5, rows[r]);
                 uint8_t sm[16];
                 _mm_storeu_si128((__m128i *)sm, lk_k4_scales_mins(blk + 4));
-                for (int j = 0; j < 8; j++) sc[j][r] = lk_pair16(sm[j], sm[j]);
-                for (int k = 0; k < 4; k++) sp[k][r] = lk_pair16(sm[8 + 2 * k], sm[9 + 2 * k]);
                 uint16_t dh, mh;
                 memcpy(&dh, blk, 2);
                 memcpy(&mh, blk + 2, 2);
-                d[r] = h2f(dh);
+                const float d = h2f(dh);
+                for (int j = 0; j < 8; j++) ds[j][r] = d * (float)sm[j];
+                for (int k = 0; k < 4; k++) mp[k][r] = lk_pair16(sm[8 + 2 * k], sm[9 + 2 * k]);
                 dmin[r] = h2f(mh);
             }
         }
@@ -286,21 +286,17 @@ INLINE void build_tile(int type, const uint8_t *w, size_t wrb, int64_t nb, int n
             transpose8(v);
             for (int c = 0; c < 8; c++) _mm256_store_si256((__m256i *)(t + T_W + 32 * (8 * s + c)), v[c]);
         }
-        memcpy(t + T_SC, sc, (q6 ? 16 : 8) * sizeof sc[0]);
-        if (q6) {
-            memcpy(t + Q6_SP, sp, sizeof sp);
-            memcpy(t + Q6_D, d, sizeof d);
-        } else {
-            memcpy(t + K4_MP, sp, 4 * sizeof sp[0]);
-            memcpy(t + K4_D, d, sizeof d);
+        memcpy(t + T_DS, ds, (q6 ? 16 : 8) * sizeof ds[0]);
+        if (!q6) {
+            memcpy(t + K4_MP, mp, sizeof mp);
             memcpy(t + K4_DMIN, dmin, sizeof dmin);
         }
     }
 }
 
-/* Per token and block: s16 pairs of activation sums, (bsum_2k, bsum_2k+1) of the 32-element sub-blocks
- * (Q4_K/Q5_K, 4) or of the 16-element ones (Q6_K, 8); dx. */
-INLINE size_t term_ints(int type) { return type == LK_TYPE_Q6_K ? 8 : 4; }
+/* Per token and block: dx, then (Q4_K/Q5_K) 4 s16 pairs of 32-element sums (bsum_2k, bsum_2k+1) or (Q6_K)
+ * the 16 terms −32·bsum_g. */
+INLINE size_t term_ints(int type) { return type == LK_TYPE_Q6_K ? 16 : 4; }
 
 INLINE void prep_terms(int type, const uint8_t *x, size_t xrb, int64_t nt, int64_t nb, float *dx, int32_t *terms) {
     const size_t ti = term_ints(type);
@@ -311,7 +307,7 @@ INLINE void prep_terms(int type, const uint8_t *x, size_t xrb, int64_t nt, int64
             const int16_t *bs = xt[i].bsums;
             dx[t * nb + i] = xt[i].d;
             if (type == LK_TYPE_Q6_K)
-                for (int k = 0; k < 8; k++) o[k] = lk_pair16(bs[2 * k], bs[2 * k + 1]);
+                for (int g = 0; g < 16; g++) o[g] = -32 * bs[g];
             else
                 for (int k = 0; k < 4; k++) o[k] = lk_pair16(bs[4 * k] + bs[4 * k + 1], bs[4 * k + 2] + bs[4 * k + 3]);
         }
@@ -322,22 +318,30 @@ INLINE __m256i load_v(const uint8_t *p) { return _mm256_load_si256((const __m256
 INLINE __m256i bcast4(const int8_t *p) { return _mm256_set1_epi32(lk_load_i32(p)); }
 
 /* n tokens (n <= NT; row t at x + t·xrb, terms at dx/terms + t·nb blocks) × one tile → y[t·ys + 0..nr).
- * VS: tile vectors whose vpmaddubsw results add up in s16 before the vpmaddwd by the scales. */
+ * The float steps are kernels_kquant_vnni.c's tile_tokens' (per sub-block one FMA of its exact integer sum
+ * by d·sc, the mins by dmin, then one FMA by dx per block), so both paths' gemms give the same bits. VS: tile
+ * vectors whose vpmaddubsw results add up in s16 before the vpmaddwd that widens them. */
 INLINE void tile_tokens(int type, const uint8_t *tile, int64_t nb, const uint8_t *x, size_t xrb, const float *dx,
                         const int32_t *terms, float *y, int64_t ys, int nr, const int n) {
     const int q6 = type == LK_TYPE_Q6_K;
     const int VS = q6 ? 2 : type == LK_TYPE_Q5_K ? 4 : 8, SUB = q6 ? 4 : 8; /* SUB: vectors per sub-block */
     const size_t stride = q6 ? Q6_STRIDE : K4_STRIDE, ti = term_ints(type);
+    const __m256i ones = _mm256_set1_epi16(1);
     __m256 acc[NT];
     for (int t = 0; t < n; t++) acc[t] = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++) {
         const uint8_t *tb = tile + (size_t)i * stride;
         const int8_t *xq[NT];
-        for (int t = 0; t < n; t++) xq[t] = ((const block_q8_K *)(x + (size_t)t * xrb))[i].qs;
-        __m256i si[NT];
-        for (int t = 0; t < n; t++) si[t] = _mm256_setzero_si256();
+        const int32_t *bp[NT];
+        for (int t = 0; t < n; t++) {
+            xq[t] = ((const block_q8_K *)(x + (size_t)t * xrb))[i].qs;
+            bp[t] = terms + ((size_t)t * (size_t)nb + (size_t)i) * ti;
+        }
+        __m256 blk[NT];
+        for (int t = 0; t < n; t++) blk[t] = _mm256_setzero_ps();
         for (int j = 0; j < QK_K / 4 / SUB; j++) { /* sub-blocks */
-            const __m256i scj = load_v(tb + T_SC + 32 * j);
+            __m256i is[NT];
+            for (int t = 0; t < n; t++) is[t] = q6 ? _mm256_set1_epi32(bp[t][j]) : _mm256_setzero_si256();
             for (int v0 = 0; v0 < SUB; v0 += VS) {
                 __m256i s16[NT];
                 for (int v = 0; v < VS; v++) {
@@ -348,25 +352,20 @@ INLINE void tile_tokens(int type, const uint8_t *tile, int64_t nb, const uint8_t
                         s16[t] = v ? _mm256_add_epi16(s16[t], p) : p;
                     }
                 }
-                for (int t = 0; t < n; t++) si[t] = _mm256_add_epi32(si[t], _mm256_madd_epi16(s16[t], scj));
+                for (int t = 0; t < n; t++) is[t] = _mm256_add_epi32(is[t], _mm256_madd_epi16(s16[t], ones));
+            }
+            const __m256 ds = _mm256_load_ps((const float *)(tb + T_DS + 32 * j));
+            for (int t = 0; t < n; t++) blk[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[t]), ds, blk[t]);
+        }
+        if (!q6) {
+            const __m256 dmin = _mm256_load_ps((const float *)(tb + K4_DMIN));
+            for (int t = 0; t < n; t++) {
+                __m256i m = _mm256_madd_epi16(load_v(tb + K4_MP), _mm256_set1_epi32(bp[t][0]));
+                for (int k = 1; k < 4; k++) m = _mm256_add_epi32(m, _mm256_madd_epi16(load_v(tb + K4_MP + 32 * k), _mm256_set1_epi32(bp[t][k])));
+                blk[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(m), dmin, blk[t]);
             }
         }
-        for (int t = 0; t < n; t++) {
-            const int32_t *bp = terms + ((size_t)t * (size_t)nb + (size_t)i) * ti;
-            const __m256 dxt = _mm256_set1_ps(dx[t * nb + i]);
-            if (q6) {
-                __m256i m = _mm256_madd_epi16(load_v(tb + Q6_SP), _mm256_set1_epi32(bp[0]));
-                for (int k = 1; k < 8; k++) m = _mm256_add_epi32(m, _mm256_madd_epi16(load_v(tb + Q6_SP + 32 * k), _mm256_set1_epi32(bp[k])));
-                const __m256 s = _mm256_cvtepi32_ps(_mm256_sub_epi32(si[t], _mm256_slli_epi32(m, 5)));
-                acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(s, _mm256_load_ps((const float *)(tb + Q6_D))), dxt, acc[t]);
-            } else {
-                __m256i m = _mm256_madd_epi16(load_v(tb + K4_MP), _mm256_set1_epi32(bp[0]));
-                for (int k = 1; k < 4; k++) m = _mm256_add_epi32(m, _mm256_madd_epi16(load_v(tb + K4_MP + 32 * k), _mm256_set1_epi32(bp[k])));
-                const __m256 mf = _mm256_mul_ps(_mm256_cvtepi32_ps(m), _mm256_load_ps((const float *)(tb + K4_DMIN)));
-                const __m256 s = _mm256_fmsub_ps(_mm256_cvtepi32_ps(si[t]), _mm256_load_ps((const float *)(tb + K4_D)), mf);
-                acc[t] = _mm256_fmadd_ps(s, dxt, acc[t]);
-            }
-        }
+        for (int t = 0; t < n; t++) acc[t] = _mm256_fmadd_ps(blk[t], _mm256_set1_ps(dx[t * nb + i]), acc[t]);
     }
     for (int t = 0; t < n; t++) {
         if (nr == TR) _mm256_storeu_ps(y + t * ys, acc[t]);

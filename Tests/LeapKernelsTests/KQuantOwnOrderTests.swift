@@ -67,3 +67,33 @@ func kQuantOwnOrderKernelsMatchScalarToRounding(_ t: GGMLType) throws {
         }
     }
 }
+
+/// The AVX2 gemm takes the float steps of the AVX-512 VNNI gemm (kernels_kquant_avx2.c, 8-row tiles against
+/// 16): from 4 tokens, where both paths use their gemm, every output is the VNNI path's bit for bit, so a
+/// prompt's K-quant products on AVX2 are AVX-512 VNNI's.
+@Test(arguments: [GGMLType.q4_K, .q5_K, .q6_K])
+func kQuantAVX2GemmEqualsVNNIGemmBitwise(_ t: GGMLType) throws {
+    guard KernelISA.avx2.isAvailable, KernelISA.avx512.isAvailable, KernelISA.avx512.kQuantsInOwnOrder else { return }
+    let pool = try ThreadPool(threads: 2)
+    for cols in [256, 768, 2304] {
+        var rng = Rng(9300 + UInt64(t.rawValue) * 13 + UInt64(cols))
+        for rows in [5, 21, 37] {
+            let nTokens = 133
+            let wBytes = randomWeights(t, rows: rows, cols: cols, rng: &rng)
+            let x = randomActivations(nTokens * cols, rng: &rng)
+            try wBytes.withUnsafeBytes { wp in
+                let w = try WeightMatrix(type: t, rows: rows, cols: cols, data: try #require(wp.baseAddress))
+                func run(_ isa: KernelISA, tokens n: Int) -> [Float] {
+                    var y = [Float](repeating: .nan, count: n * rows)
+                    _ = isa.withThreadSelection { Kernels.matmul(w, x: Array(x[0..<(n * cols)]), y: &y, nTokens: n, pool: pool) }
+                    return y
+                }
+                for n in Array(4...20) + [133] {
+                    let (a, b) = (run(.avx2, tokens: n), run(.avx512, tokens: n))
+                    let bad = (0..<(n * rows)).filter { a[$0].bitPattern != b[$0].bitPattern }
+                    #expect(bad.isEmpty, "\(t.name) cols=\(cols) rows=\(rows) tokens=\(n): \(bad.count) outputs differ from AVX-512 VNNI")
+                }
+            }
+        }
+    }
+}
