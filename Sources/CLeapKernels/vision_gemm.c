@@ -102,14 +102,14 @@ static void tile_portable(const float *panel, const float *xb, int64_t xcs, int6
         for (int r = 0; r < nr; r++) y[t * ys + r] = acc[t][r];
 }
 
-static void softmax_columns_portable(float *x, int64_t rows, int64_t n, int64_t stride, float scale) {
+static void exp_columns_portable(float *x, int64_t rows, int64_t n, int64_t stride, float scale, float *inv_sums) {
     for (int64_t j = 0; j < n; j++) {
         float max = -INFINITY;
-        for (int64_t i = 0; i < rows; i++) max = fmaxf(max, scale * x[i * stride + j]);
+        for (int64_t i = 0; i < rows; i++) max = fmaxf(max, x[i * stride + j]);
+        max *= scale;
         float sum = 0.0f;
         for (int64_t i = 0; i < rows; i++) sum += x[i * stride + j] = expf(scale * x[i * stride + j] - max);
-        const float inv = 1.0f / sum;
-        for (int64_t i = 0; i < rows; i++) x[i * stride + j] *= inv;
+        inv_sums[j] = 1.0f / sum;
     }
 }
 
@@ -227,39 +227,59 @@ static inline __m512 exp_nonpositive(__m512 x) {
     return _mm512_scalef_ps(y, n);
 }
 
-static void softmax_columns_avx512(float *x, int64_t rows, int64_t n, int64_t stride, float scale) {
+/* Six strips of 16 columns side by side per pass over the rows (a query block of 96): each row's 384 bytes
+ * are read at once and the six exponentials are independent. */
+static void exp_columns_avx512(float *x, int64_t rows, int64_t n, int64_t stride, float scale, float *inv_sums) {
+    enum { STRIPS = 6 };
     const __m512 s = _mm512_set1_ps(scale);
-    for (int64_t j = 0; j < n; j += 16) {
-        const __mmask16 m = n - j >= 16 ? 0xFFFF : (__mmask16)((1u << (n - j)) - 1);
-        __m512 max = _mm512_set1_ps(-INFINITY);
-        for (int64_t i = 0; i < rows; i++) max = _mm512_max_ps(max, _mm512_mul_ps(s, _mm512_maskz_loadu_ps(m, x + i * stride + j)));
-        __m512 sum = _mm512_setzero_ps();
-        for (int64_t i = 0; i < rows; i++) {
-            float *p = x + i * stride + j;
-            const __m512 e = exp_nonpositive(_mm512_fmsub_ps(s, _mm512_maskz_loadu_ps(m, p), max));
-            sum = _mm512_add_ps(sum, e);
-            _mm512_mask_storeu_ps(p, m, e);
+    for (int64_t j0 = 0; j0 < n; j0 += 16 * STRIPS) {
+        const int64_t left = n - j0;
+        const int strips = left >= 16 * STRIPS ? STRIPS : (int)((left + 15) / 16);
+        __mmask16 m[STRIPS];
+        __m512 max[STRIPS], sum[STRIPS];
+#pragma clang loop unroll(full)
+        for (int k = 0; k < STRIPS; k++) {
+            const int64_t w = left - 16 * k;
+            m[k] = w >= 16 ? 0xFFFF : w <= 0 ? 0 : (__mmask16)((1u << w) - 1);
+            max[k] = _mm512_set1_ps(-INFINITY);
+            sum[k] = _mm512_setzero_ps();
         }
-        const __m512 inv = _mm512_div_ps(_mm512_set1_ps(1.0f), sum);
         for (int64_t i = 0; i < rows; i++) {
-            float *p = x + i * stride + j;
-            _mm512_mask_storeu_ps(p, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, p), inv));
+            const float *p = x + i * stride + j0;
+#pragma clang loop unroll(full)
+            for (int k = 0; k < STRIPS; k++)
+                if (k < strips) max[k] = _mm512_max_ps(max[k], _mm512_maskz_loadu_ps(m[k], p + 16 * k));
         }
+#pragma clang loop unroll(full)
+        for (int k = 0; k < STRIPS; k++) max[k] = _mm512_mul_ps(s, max[k]);
+        for (int64_t i = 0; i < rows; i++) {
+            float *p = x + i * stride + j0;
+#pragma clang loop unroll(full)
+            for (int k = 0; k < STRIPS; k++)
+                if (k < strips) {
+                    const __m512 e = exp_nonpositive(_mm512_fmsub_ps(s, _mm512_maskz_loadu_ps(m[k], p + 16 * k), max[k]));
+                    sum[k] = _mm512_add_ps(sum[k], e);
+                    _mm512_mask_storeu_ps(p + 16 * k, m[k], e);
+                }
+        }
+#pragma clang loop unroll(full)
+        for (int k = 0; k < STRIPS; k++)
+            if (k < strips) _mm512_mask_storeu_ps(inv_sums + j0 + 16 * k, m[k], _mm512_div_ps(_mm512_set1_ps(1.0f), sum[k]));
     }
 }
 
 #pragma clang attribute pop
 #endif
 
-void lk_vg_softmax_columns(float *x, int64_t rows, int64_t n, int64_t stride, float scale) {
+void lk_vg_exp_columns(float *x, int64_t rows, int64_t n, int64_t stride, float scale, float *inv_sums) {
 #if defined(__x86_64__)
     const int isa = lk_get_isa();
     if (isa == LK_ISA_AVX512 || isa == LK_ISA_AVX512_NOVNNI) {
-        softmax_columns_avx512(x, rows, n, stride, scale);
+        exp_columns_avx512(x, rows, n, stride, scale, inv_sums);
         return;
     }
 #endif
-    softmax_columns_portable(x, rows, n, stride, scale);
+    exp_columns_portable(x, rows, n, stride, scale, inv_sums);
 }
 
 typedef void (*tile_fn)(const float *, const float *, int64_t, int64_t, float *, int64_t, int, int, int, const float *);
