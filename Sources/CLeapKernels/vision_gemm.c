@@ -59,8 +59,8 @@ size_t lk_vg_packed_x_floats(int64_t n_tokens, int64_t cols) {
     return (size_t)((n_tokens + TOKENS - 1) / TOKENS) * TOKENS * (size_t)cols;
 }
 
-void lk_vg_pack_x(const float *x, int64_t x_stride, int64_t n_tokens, int64_t cols, int round_f16, float *xp,
-                  int64_t block_begin, int64_t block_end) {
+static void pack_x_portable(const float *x, int64_t x_stride, int64_t n_tokens, int64_t cols, int round_f16, float *xp,
+                            int64_t block_begin, int64_t block_end) {
     enum { STEP = 64 };
     uint16_t h[STEP];
     float rounded[STEP];
@@ -103,14 +103,14 @@ static void tile_portable(const float *panel, const float *xb, int64_t xcs, int6
         for (int r = 0; r < nr; r++) y[t * ys + r] = acc[t][r];
 }
 
-static void softmax_columns_portable(float *x, int64_t rows, int64_t n, int64_t stride, float scale) {
+static void exp_columns_portable(float *x, int64_t rows, int64_t n, int64_t stride, float scale, float *inv_sums) {
     for (int64_t j = 0; j < n; j++) {
         float max = -INFINITY;
-        for (int64_t i = 0; i < rows; i++) max = fmaxf(max, scale * x[i * stride + j]);
+        for (int64_t i = 0; i < rows; i++) max = fmaxf(max, x[i * stride + j]);
+        max *= scale;
         float sum = 0.0f;
         for (int64_t i = 0; i < rows; i++) sum += x[i * stride + j] = expf(scale * x[i * stride + j] - max);
-        const float inv = 1.0f / sum;
-        for (int64_t i = 0; i < rows; i++) x[i * stride + j] *= inv;
+        inv_sums[j] = 1.0f / sum;
     }
 }
 
@@ -205,6 +205,43 @@ static void tile_avx512(const float *panel, const float *xb, int64_t xcs, int64_
     }
 }
 
+/* A block's 12 tokens x 16 columns at a time: the rows (rounded to F16 when asked, zero past n_tokens) go to a
+ * [12][16] buffer, from which a gather takes each column's 12 values. Columns past the last 16 as the
+ * portable loop. */
+static void pack_x_avx512(const float *x, int64_t x_stride, int64_t n_tokens, int64_t cols, int round_f16, float *xp,
+                          int64_t block_begin, int64_t block_end) {
+    const int64_t wide = cols / 16 * 16;
+    float rows[TOKENS * 16];
+    const __m512i at = _mm512_setr_epi32(0, 16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 0, 0, 0, 0);
+    const __mmask16 twelve = (1u << TOKENS) - 1;
+    for (int64_t b = block_begin; b < block_end; b++) {
+        float *block = xp + (size_t)b * TOKENS * cols;
+        for (int64_t c0 = 0; c0 < wide; c0 += 16) {
+            for (int t = 0; t < TOKENS; t++) {
+                const int64_t token = b * TOKENS + t;
+                __m512 v = token < n_tokens ? _mm512_loadu_ps(x + token * x_stride + c0) : _mm512_setzero_ps();
+                if (round_f16) v = _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+                _mm512_storeu_ps(rows + t * 16, v);
+            }
+            float *dst = block + c0 * TOKENS;
+            for (int c = 0; c < 16; c++)
+                _mm512_mask_storeu_ps(dst + c * TOKENS, twelve,
+                                      _mm512_mask_i32gather_ps(_mm512_setzero_ps(), twelve, at, rows + c, 4));
+        }
+        if (wide < cols) {
+            /* the last cols % 16 columns one by one */
+            for (int t = 0; t < TOKENS; t++) {
+                const int64_t token = b * TOKENS + t;
+                for (int64_t c = wide; c < cols; c++) {
+                    float v = token < n_tokens ? x[token * x_stride + c] : 0.0f;
+                    if (round_f16 && token < n_tokens) v = lk_f16_to_f32(lk_f32_to_f16(v));
+                    block[c * TOKENS + t] = v;
+                }
+            }
+        }
+    }
+}
+
 static void widen_avx512(const uint16_t *h, float *f, int64_t n) {
     int64_t i = 0;
     for (; i + 16 <= n; i += 16) _mm512_storeu_ps(f + i, _mm512_cvtph_ps(_mm256_loadu_si256((const __m256i *)(h + i))));
@@ -228,39 +265,71 @@ static inline __m512 exp_nonpositive(__m512 x) {
     return _mm512_scalef_ps(y, n);
 }
 
-static void softmax_columns_avx512(float *x, int64_t rows, int64_t n, int64_t stride, float scale) {
+/* Six strips of 16 columns side by side per pass over the rows (a query block of 96): each row's 384 bytes
+ * are read at once and the six exponentials are independent. */
+static void exp_columns_avx512(float *x, int64_t rows, int64_t n, int64_t stride, float scale, float *inv_sums) {
+    enum { STRIPS = 6 };
     const __m512 s = _mm512_set1_ps(scale);
-    for (int64_t j = 0; j < n; j += 16) {
-        const __mmask16 m = n - j >= 16 ? 0xFFFF : (__mmask16)((1u << (n - j)) - 1);
-        __m512 max = _mm512_set1_ps(-INFINITY);
-        for (int64_t i = 0; i < rows; i++) max = _mm512_max_ps(max, _mm512_mul_ps(s, _mm512_maskz_loadu_ps(m, x + i * stride + j)));
-        __m512 sum = _mm512_setzero_ps();
-        for (int64_t i = 0; i < rows; i++) {
-            float *p = x + i * stride + j;
-            const __m512 e = exp_nonpositive(_mm512_fmsub_ps(s, _mm512_maskz_loadu_ps(m, p), max));
-            sum = _mm512_add_ps(sum, e);
-            _mm512_mask_storeu_ps(p, m, e);
+    for (int64_t j0 = 0; j0 < n; j0 += 16 * STRIPS) {
+        const int64_t left = n - j0;
+        const int strips = left >= 16 * STRIPS ? STRIPS : (int)((left + 15) / 16);
+        __mmask16 m[STRIPS];
+        __m512 max[STRIPS], sum[STRIPS];
+#pragma clang loop unroll(full)
+        for (int k = 0; k < STRIPS; k++) {
+            const int64_t w = left - 16 * k;
+            m[k] = w >= 16 ? 0xFFFF : w <= 0 ? 0 : (__mmask16)((1u << w) - 1);
+            max[k] = _mm512_set1_ps(-INFINITY);
+            sum[k] = _mm512_setzero_ps();
         }
-        const __m512 inv = _mm512_div_ps(_mm512_set1_ps(1.0f), sum);
         for (int64_t i = 0; i < rows; i++) {
-            float *p = x + i * stride + j;
-            _mm512_mask_storeu_ps(p, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, p), inv));
+            const float *p = x + i * stride + j0;
+#pragma clang loop unroll(full)
+            for (int k = 0; k < STRIPS; k++)
+                if (k < strips) max[k] = _mm512_max_ps(max[k], _mm512_maskz_loadu_ps(m[k], p + 16 * k));
         }
+#pragma clang loop unroll(full)
+        for (int k = 0; k < STRIPS; k++) max[k] = _mm512_mul_ps(s, max[k]);
+        for (int64_t i = 0; i < rows; i++) {
+            float *p = x + i * stride + j0;
+#pragma clang loop unroll(full)
+            for (int k = 0; k < STRIPS; k++)
+                if (k < strips) {
+                    const __m512 e = exp_nonpositive(_mm512_fmsub_ps(s, _mm512_maskz_loadu_ps(m[k], p + 16 * k), max[k]));
+                    sum[k] = _mm512_add_ps(sum[k], e);
+                    _mm512_mask_storeu_ps(p + 16 * k, m[k], e);
+                }
+        }
+#pragma clang loop unroll(full)
+        for (int k = 0; k < STRIPS; k++)
+            if (k < strips) _mm512_mask_storeu_ps(inv_sums + j0 + 16 * k, m[k], _mm512_div_ps(_mm512_set1_ps(1.0f), sum[k]));
     }
 }
 
 #pragma clang attribute pop
 #endif
 
-void lk_vg_softmax_columns(float *x, int64_t rows, int64_t n, int64_t stride, float scale) {
+void lk_vg_pack_x(const float *x, int64_t x_stride, int64_t n_tokens, int64_t cols, int round_f16, float *xp,
+                  int64_t block_begin, int64_t block_end) {
 #if defined(__x86_64__)
     const int isa = lk_get_isa();
     if (isa == LK_ISA_AVX512 || isa == LK_ISA_AVX512_NOVNNI) {
-        softmax_columns_avx512(x, rows, n, stride, scale);
+        pack_x_avx512(x, x_stride, n_tokens, cols, round_f16, xp, block_begin, block_end);
         return;
     }
 #endif
-    softmax_columns_portable(x, rows, n, stride, scale);
+    pack_x_portable(x, x_stride, n_tokens, cols, round_f16, xp, block_begin, block_end);
+}
+
+void lk_vg_exp_columns(float *x, int64_t rows, int64_t n, int64_t stride, float scale, float *inv_sums) {
+#if defined(__x86_64__)
+    const int isa = lk_get_isa();
+    if (isa == LK_ISA_AVX512 || isa == LK_ISA_AVX512_NOVNNI) {
+        exp_columns_avx512(x, rows, n, stride, scale, inv_sums);
+        return;
+    }
+#endif
+    exp_columns_portable(x, rows, n, stride, scale, inv_sums);
 }
 
 typedef void (*tile_fn)(const float *, const float *, int64_t, int64_t, float *, int64_t, int, int, int, const float *);

@@ -93,7 +93,9 @@ struct SigLIP2Encoder {
     ) throws {
         let p = config.patchSize, D = config.hiddenSize, F = config.feedForwardSize
         let rows = height / p, cols = width / p, T = rows * cols
-        patchify(pixels, width: width, patchRows: rows, patchColumns: cols, into: s.patches)
+        pool.parallelFor(rows, chunksPerThread: 1) { r in
+            patchify(pixels, width: width, patchRows: r, patchColumns: cols, into: s.patches)
+        }
         (numerics.patchEmbeddingInF16 ? patchEmbeddingF16 : patchEmbedding)(
             s.patches, rows: T, into: s.x, pool: pool)
         positionGrid.withUnsafeBufferPointer { grid in
@@ -101,33 +103,50 @@ struct SigLIP2Encoder {
             PositionEmbeddingResize.resize(grid, gridHeight: gridSize, gridWidth: gridSize, dim: D,
                                            height: rows, width: cols, into: s.normed)
         }
-        Kernels.add(s.x, s.normed, y: s.x, n: T * D)
+        addResidual(s.normed, to: s.x, rows: T, thenNorm: blocks.first?.norm1 ?? postNorm, into: s.normed, pool: pool)
 
-        for blk in blocks {
-            blk.norm1(s.x, rows: T, into: s.normed, pool: pool)
+        for (i, blk) in blocks.enumerated() {
+            // s.normed = norm1(x)
             blk.query(s.normed, rows: T, into: s.q, pool: pool)
             blk.key(s.normed, rows: T, into: s.k, pool: pool)
             blk.value(s.normed, rows: T, into: s.v, pool: pool)
             attention(s, patches: T, pool: pool)
             blk.output(s.attention, rows: T, into: s.normed, pool: pool)
-            Kernels.add(s.x, s.normed, y: s.x, n: T * D)
+            addResidual(s.normed, to: s.x, rows: T, thenNorm: blk.norm2, into: s.normed, pool: pool)
 
-            blk.norm2(s.x, rows: T, into: s.normed, pool: pool)
             blk.up(s.normed, rows: T, into: s.ff, pool: pool)
             gelu(numerics.mlpGELU, s.ff, rows: T, width: F, pool: pool)
             blk.down(s.ff, rows: T, into: s.normed, pool: pool)
-            Kernels.add(s.x, s.normed, y: s.x, n: T * D)
+            let next = i + 1 < blocks.count ? blocks[i + 1].norm1 : postNorm
+            addResidual(s.normed, to: s.x, rows: T, thenNorm: next, into: s.normed, pool: pool)
         }
-        postNorm(s.x, rows: T, into: s.normed, pool: pool)
     }
 
-    /// patches[r·cols + c][ch·p·p + y·p + x] = pixels[r·p + y][c·p + x][ch].
+    /// x += delta, then normed = norm(x), row by row over the pool (each row's sum still in L1 for its norm).
+    /// `normed` may alias `delta` (a row is read before it is written).
+    private func addResidual(
+        _ delta: UnsafePointer<Float>,         // [rows, D]
+        to x: UnsafeMutablePointer<Float>,      // [rows, D]
+        rows: Int, thenNorm norm: LayerNorm,
+        into normed: UnsafeMutablePointer<Float>, // [rows, D]
+        pool: ThreadPool
+    ) {
+        let D = config.hiddenSize
+        pool.parallelFor(rows, chunksPerThread: 1) { r in
+            for t in r {
+                Kernels.add(x + t * D, delta + t * D, y: x + t * D, n: D)
+                norm(x + t * D, rows: 1, into: normed + t * D)
+            }
+        }
+    }
+
+    /// patches[r·cols + c][ch·p·p + y·p + x] = pixels[r·p + y][c·p + x][ch] for the patch rows `patchRows`.
     private func patchify(
-        _ pixels: UnsafePointer<Float>, width: Int, patchRows: Int, patchColumns: Int,
-        into out: UnsafeMutablePointer<Float> // [patchRows·patchColumns, 3·p·p]
+        _ pixels: UnsafePointer<Float>, width: Int, patchRows: Range<Int>, patchColumns: Int,
+        into out: UnsafeMutablePointer<Float> // [rows·patchColumns, 3·p·p]
     ) {
         let p = config.patchSize, n = 3 * p * p
-        for r in 0..<patchRows {
+        for r in patchRows {
             for c in 0..<patchColumns {
                 let patch = out + (r * patchColumns + c) * n
                 for y in 0..<p {

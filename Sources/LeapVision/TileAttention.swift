@@ -2,9 +2,10 @@
 // on lk_vg_gemm_packed. Per layer each head's queries are packed as weights (panels of 32 queries), its keys
 // as token blocks and its values, transposed, as weights (panels of 32 value dimensions). Tasks of (head,
 // block of 96 queries) then run on the thread pool: the block's scores against every key, laid out [keys,
-// queries] (a thread's buffer, in L2), their softmax down each query's column, and the product with the
-// values, which reads that buffer directly as its token blocks of 12 queries. Float sums in the packed
-// product's order; exponentials to about 1 ulp.
+// queries] (a thread's buffer, in L2), their exponentials down each query's column (less the column's max)
+// with the inverse of their sum, the product with the values, which reads that buffer directly as its token
+// blocks of 12 queries, and each query's output row times its inverse sum. Float sums in the packed product's
+// order; exponentials to about 1 ulp.
 import CLeapKernels
 import LeapKernels
 
@@ -45,11 +46,15 @@ struct TileAttention {
             // scores[key, query] = k · q: the queries are the weights' rows, the keys its tokens
             lk_vg_gemm_packed(Int32(LK_TYPE_F32), queries + h * queriesSize + q0 * dh, Int64(dh), keys + h * keysSize,
                               Int64(tokens * dh), Int64(tokens), Int64(T), nil, p, Int64(block), 0, Int64(n))
-            lk_vg_softmax_columns(p, Int64(T), Int64(n), Int64(block), scale)
+            let inverseSums = s.inverseSums + thread * block // [block]
+            lk_vg_exp_columns(p, Int64(T), Int64(n), Int64(block), scale, inverseSums)
             // out[query, :] = Σ_key p[key, query] · v[key, :]: the values' dimensions are the rows, the
             // queries its tokens, 12 side by side in each row of p
+            let o = out + q0 * D + h * dh
             lk_vg_gemm_packed(Int32(LK_TYPE_F32), values + h * valuesSize, Int64(T), p, Int64(tokens), Int64(block),
-                              Int64(n), nil, out + q0 * D + h * dh, Int64(D), 0, Int64(dh))
+                              Int64(n), nil, o, Int64(D), 0, Int64(dh))
+            // the softmax's normalization, on the output rows
+            for j in 0..<n { Kernels.scale(o + j * D, by: inverseSums[j], y: o + j * D, n: dh) }
         }
     }
 }

@@ -16,7 +16,8 @@ final class VisionScratch {
     let valuesPacked: UnsafeMutablePointer<Float>  // [H, ⌈dh/32⌉·32, T] each head's values, transposed, packed
     let attention: UnsafeMutablePointer<Float>     // [T, D] heads' outputs side by side
     let probabilitiesPerThread: Int                // floats: [T, queryBlock]
-    let probabilities: UnsafeMutablePointer<Float> // [threads, T, queryBlock] scores, then probabilities
+    let probabilities: UnsafeMutablePointer<Float> // [threads, T, queryBlock] scores, then exponentials
+    let inverseSums: UnsafeMutablePointer<Float>   // [threads, queryBlock] 1 / Σ of each query's exponentials
     let ff: UnsafeMutablePointer<Float>        // [T, max(F, P/f²)] MLP hidden, then projector hidden
     let merged: UnsafeMutablePointer<Float>    // [T / f², f²·D] pixel-unshuffled tokens
 
@@ -47,6 +48,7 @@ final class VisionScratch {
         attention = buffer(T * D)
         probabilitiesPerThread = T * block
         probabilities = buffer(threads * probabilitiesPerThread)
+        inverseSums = buffer(threads * block)
         ff = buffer(max(T * c.feedForwardSize, tokens * projectorHidden))
         merged = buffer(T * D)
         self.all = all

@@ -50,10 +50,10 @@ int lk_vg_gemm_packed(int w_type, const void *packed, int64_t cols, const float 
                       int64_t x_col_stride, int64_t n_tokens, const float *bias, float *y, int64_t y_stride,
                       int64_t row_begin, int64_t row_end);
 
-/* Softmax down each of the n columns of x ([rows][stride], column j = x[i * stride + j] for i < rows) after
- * multiplying by `scale`: x[i, j] = exp(scale·x[i, j] − max_i) / Σ_i exp(...). Attention probabilities laid out
- * [keys][queries]. */
-void lk_vg_softmax_columns(float *x, int64_t rows, int64_t n, int64_t stride, float scale);
+/* The unnormalized softmax down each of the n columns of x ([rows][stride], column j = x[i * stride + j] for
+ * i < rows), scale > 0: x[i, j] = exp(scale·x[i, j] − max_i scale·x[i, j]) in place and inv_sums[j] = 1 / Σ_i
+ * x[i, j] (attention scores laid out [keys][queries]; the probabilities are x[i, j] · inv_sums[j]). */
+void lk_vg_exp_columns(float *x, int64_t rows, int64_t n, int64_t stride, float scale, float *inv_sums);
 
 /* The same product on unpacked operands (packs them per call): W row r at w + r * w_row_bytes, X token t at
  * x + t * x_stride, rows [row_begin, row_end). Returns 0 if w_type is neither F32 nor F16 or memory runs
