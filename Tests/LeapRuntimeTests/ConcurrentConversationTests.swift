@@ -87,12 +87,18 @@ import Testing
         let runner = try ModelRunner.load(path: Self.model)
         let alone = try Self.prompts.indices.map { try Self.run(runner.createConversation(), $0) }
         #expect(alone.allSatisfy { $0.tokens > 0 })
-        let together = Self.runTogether(runner, stopAfter: [nil, nil, nil, nil])
-        for i in Self.prompts.indices {
-            #expect(try together[i].get() == alone[i], "conversation \(i)")
+        let batcher = try #require(runner.languageModel?.batcher)
+        // The steps of this tiny model take microseconds: on a loaded machine the four threads can run one
+        // after another. Every run must give each conversation its tokens alone; at least one of a few runs
+        // must have stepped two conversations together.
+        for _ in 0..<5 {
+            let together = Self.runTogether(runner, stopAfter: [nil, nil, nil, nil])
+            for i in Self.prompts.indices {
+                #expect(try together[i].get() == alone[i], "conversation \(i)")
+            }
+            if batcher.statistics.largest >= 2 { break }
         }
-        let stats = try #require(runner.languageModel?.batcher.statistics)
-        #expect(stats.largest >= 2, "no two conversations were stepped together: \(stats)")
+        #expect(batcher.statistics.largest >= 2, "no two conversations were stepped together: \(batcher.statistics)")
     }
 
     /// One of four stopped after its second chunk: it completes as interrupted with its text so far, the
