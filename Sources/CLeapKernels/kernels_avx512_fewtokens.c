@@ -12,7 +12,7 @@
  *         are transposed in registers (4 × 4 dwords per 128-bit chunk) so that lane r of vector g holds quants
  *         4g..4g+3 of row r; each group of 4 activation bytes is broadcast into one vpdpbusd per token, the
  *         nibble offset enters as −8·Σx. The next 16 rows are prefetched in order while a tile works.
- *   Q8_0  (kernels_avx512_matvec.c, ggml's order) one 8-lane float chain per output, lane g += (dw·dx) · (Σ of
+ *   Q8_0  (avx512_decode.c, ggml's order) one 8-lane float chain per output, lane g += (dw·dx) · (Σ of
  *         group g's 4 products), then hsum_ps (4 + 4, 2 + 2, 1 + 1). Here a zmm holds rows a, b (256-bit
  *         halves) against one token's [x, x], the weights u = w + 128 with −128·Σx per lane through the
  *         activations, as there; the four quarter streams of rows run in lockstep as there.

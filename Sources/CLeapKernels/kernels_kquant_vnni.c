@@ -1,6 +1,6 @@
 /* Q4_K, Q5_K and Q6_K on AVX-512 VNNI: the one-token matrix × vector (decode) and the many-token matrix ×
  * matrix (prefill), both straight from the GGUF block layout. They do not follow llama.cpp's summation
- * order (kernels_llama_order.c): every integer sum is exact, the float steps are fewer and in another
+ * order (llama_order_avx2.c): every integer sum is exact, the float steps are fewer and in another
  * order, so results differ from llama.cpp's by float rounding only (the tests bound that: argmax agreement
  * and perplexity against llama.cpp and the scalar path).
  *

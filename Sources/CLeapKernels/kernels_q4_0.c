@@ -19,7 +19,7 @@
  *           holds nibbles 4g..4g+3 of row r; each group of 4 activation bytes is broadcast: vpmaddubsw +
  *           16-bit adds (AVX2; 8 pair sums of at most 2·15·127 fit in s16) or vpdpbusd (VNNI) form the
  *           block sums of all rows of the tile for one token without any horizontal work.
- * The scalar path (quants_scalar.c) keeps ggml's reference order. */
+ * The scalar path (scalar.c) keeps ggml's reference order. */
 #include "lk_internal.h"
 
 #if defined(__x86_64__)
@@ -40,7 +40,7 @@ INLINE int32_t load_i32(const void *p) { int32_t v; memcpy(&v, p, 4); return v; 
 
 INLINE float h2f(uint16_t h) {
     __m128i v = _mm_cvtsi32_si128(h);
-    __asm__("" : "+x"(v)); /* a clean vmovd (see kernels_avx2.c) */
+    __asm__("" : "+x"(v)); /* a clean vmovd (see lk_x86_avx2.h) */
     return _mm_cvtss_f32(_mm_cvtph_ps(v));
 }
 
