@@ -158,11 +158,12 @@ INLINE void q8_0_row(const uint8_t *w, int64_t nb, const uint8_t *x, size_t xs, 
         const uint8_t *wb = w + (size_t)b * sizeof(block_q8_0);
         _mm_prefetch((const char *)wb + PREFETCH, _MM_HINT_T0); /* 34-byte blocks: every line of the stream */
         const __m256i q = load256(wb + 2), a = _mm256_sign_epi8(q, q);
-        const float dw = h2f(lk_load_u16(wb));
+        const __m256 dw = _mm256_set1_ps(h2f(lk_load_u16(wb)));
         for (int t = 0; t < NT; t++) {
             const __m256i xv = load256(x + (size_t)t * xs + (size_t)b * sizeof(block_q8_0) + 2);
             const __m256i p = _mm256_maddubs_epi16(a, _mm256_sign_epi8(xv, q));
-            acc[t] = _mm256_fmadd_ps(_mm256_set1_ps(dw * dx[t * nb + b]), _mm256_cvtepi32_ps(_mm256_madd_epi16(p, ones)), acc[t]);
+            const __m256 d = _mm256_mul_ps(dw, _mm256_broadcast_ss(dx + t * nb + b)); /* dw·dx in every lane */
+            acc[t] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(_mm256_madd_epi16(p, ones)), acc[t]);
         }
     }
     for (int t = 0; t < NT; t++) y[t * ys] = hsum_ps(acc[t]) + 0.0f;
@@ -197,13 +198,22 @@ INLINE float hsum4_ps(__m128 r) {
 /* s16 element j of each 128-bit half of v, in all 8 elements of that half */
 INLINE __m256i spread_s16(__m256i v, const int j) { return _mm256_shuffle_epi8(v, _mm256_set1_epi16((short)(0x0100 * (2 * j + 1) + 2 * j))); }
 
-/* One Q4_K (q5 = 0) or Q5_K row (nb blocks of bb bytes at w) × NT tokens (Q8_K row t at x + t·xs) → y[t·ys]. */
-INLINE void k4_row(const uint8_t *w, const int q5, int64_t nb, const uint8_t *x, size_t xs, float *y, int64_t ys, const int NT) {
+/* Per token and Q8_K block, for the mins: the 8 sums of 32 activations (bsums pairs, vphaddw as k4_block). */
+INLINE void k4_terms(const uint8_t *x, int64_t nb, int16_t *bs32) {
+    for (int64_t i = 0; i < nb; i++) {
+        const __m256i bs = load256(((const block_q8_K *)x)[i].bsums);
+        _mm_storeu_si128((__m128i *)(bs32 + 8 * i), _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
+    }
+}
+
+/* One Q4_K (q5 = 0) or Q5_K row (nb blocks at w) × NT tokens (Q8_K row t at x + t·xs, its 32-element sums at
+ * bs32 + t·8·nb) → y[t·ys]. The float accumulators live in acc[t·12 ..]: 8 lanes of the scales' chain, 4 of
+ * the mins' (in memory, updated once per block: the integer sums keep the registers). */
+INLINE void k4_row(const uint8_t *w, const int q5, int64_t nb, const uint8_t *x, size_t xs, const int16_t *bs32, float *acc,
+                   float *y, int64_t ys, const int NT) {
     const size_t bb = q5 ? sizeof(block_q5_K) : sizeof(block_q4_K);
     const __m256i m4 = _mm256_set1_epi8(15), m1 = _mm256_set1_epi8(1);
-    __m256 acc[8];
-    __m128 accm[8];
-    for (int t = 0; t < NT; t++) acc[t] = _mm256_setzero_ps(), accm[t] = _mm_setzero_ps();
+    for (int t = 0; t < NT; t++) _mm256_storeu_ps(acc + 12 * t, _mm256_setzero_ps()), _mm_storeu_ps(acc + 12 * t + 8, _mm_setzero_ps());
     for (int64_t i = 0; i < nb; i++) {
         const uint8_t *blk = w + (size_t)i * bb;
         lk_prefetch_block(blk, PREFETCH, bb);
@@ -213,6 +223,11 @@ INLINE void k4_row(const uint8_t *w, const int q5, int64_t nb, const uint8_t *x,
         __m256i hb = q5 ? load256(blk + 16) : _mm256_setzero_si256();
         __m256i sumi[8];
         for (int t = 0; t < NT; t++) sumi[t] = _mm256_setzero_si256();
+        /* vpshufb masks of sc_2c and sc_2c+1 (s16 elements) in all elements of each half */
+        __m256i mlo = _mm256_set1_epi16(0x0100), mhi = _mm256_set1_epi16(0x0302);
+        /* a chunk's quants and scales stay in registers for all tokens: the loop is kept rolled, so that the
+         * compiler does not unpack the whole block ahead of the tokens and spill it */
+#pragma clang loop unroll(disable)
         for (int c = 0; c < 4; c++) { /* chunk c: low nibbles = elements 64c.., high = 64c + 32.. (5th bits: qh bits 2c, 2c + 1) */
             const __m256i q = load256(qs + 32 * c);
             __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
@@ -221,7 +236,8 @@ INLINE void k4_row(const uint8_t *w, const int q5, int64_t nb, const uint8_t *x,
                 hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 1), m1), 4));
                 hb = _mm256_srli_epi16(hb, 2);
             }
-            const __m256i slo = spread_s16(sc, 2 * c), shi = spread_s16(sc, 2 * c + 1);
+            const __m256i slo = _mm256_shuffle_epi8(sc, mlo), shi = _mm256_shuffle_epi8(sc, mhi);
+            mlo = _mm256_add_epi8(mlo, _mm256_set1_epi8(4)), mhi = _mm256_add_epi8(mhi, _mm256_set1_epi8(4));
             for (int t = 0; t < NT; t++) {
                 const int8_t *xq = ((const block_q8_K *)(x + (size_t)t * xs))[i].qs;
                 const __m256i plo = _mm256_maddubs_epi16(lo, load256(xq + 64 * c));
@@ -230,30 +246,35 @@ INLINE void k4_row(const uint8_t *w, const int q5, int64_t nb, const uint8_t *x,
                 sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(phi, shi));
             }
         }
-        const __m128i mn = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));                  /* m_0..7 as s16 */
-        const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128(lk_load_i32(blk)));          /* d, dmin */
+        const __m128i mn = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));         /* m_0..7 as s16 */
+        const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128(lk_load_i32(blk))); /* d, dmin */
+        const __m256 dv = _mm256_broadcastss_ps(dd);
+        const __m128 dminv = _mm_shuffle_ps(dd, dd, 0x55);
         for (int t = 0; t < NT; t++) {
-            const block_q8_K *xb = (const block_q8_K *)(x + (size_t)t * xs) + i;
-            const __m256i bs = load256(xb->bsums);
-            const __m128i bs32 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)); /* 32-element sums */
-            const __m128i mins = _mm_madd_epi16(mn, bs32);                                                  /* 4 lanes of m·bsum pairs */
-            const __m128 dm = _mm_mul_ps(dd, _mm_set1_ps(xb->d));                                           /* d·dx, dmin·dx */
-            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi[t]), _mm256_broadcastss_ps(dm), acc[t]);
-            accm[t] = _mm_fmadd_ps(_mm_cvtepi32_ps(mins), _mm_shuffle_ps(dm, dm, 0x55), accm[t]);
+            const __m256 dx = _mm256_broadcast_ss(&((const block_q8_K *)(x + (size_t)t * xs))[i].d);
+            const __m128i mins = _mm_madd_epi16(mn, load128(bs32 + 8 * ((size_t)t * (size_t)nb + (size_t)i))); /* 4 lanes of m·bsum pairs */
+            /* d·dx and dmin·dx in every lane, as k4_block's products */
+            _mm256_storeu_ps(acc + 12 * t, _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi[t]), _mm256_mul_ps(dv, dx), _mm256_loadu_ps(acc + 12 * t)));
+            _mm_storeu_ps(acc + 12 * t + 8, _mm_fmadd_ps(_mm_cvtepi32_ps(mins), _mm_mul_ps(dminv, _mm256_castps256_ps128(dx)), _mm_loadu_ps(acc + 12 * t + 8)));
         }
     }
-    for (int t = 0; t < NT; t++) y[t * ys] = hsum_ps(acc[t]) - hsum4_ps(accm[t]);
+    for (int t = 0; t < NT; t++) y[t * ys] = hsum_ps(_mm256_loadu_ps(acc + 12 * t)) - hsum4_ps(_mm_loadu_ps(acc + 12 * t + 8));
 }
 
 INLINE int few_k4(const int q5, int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
                   int64_t ys, int64_t row_begin, int64_t row_end) {
     const int64_t nb = cols / QK_K;
+    if (n_tokens > LK_FEW_MAX_TOKENS) return 0;
     const uint8_t *x = vx;
+    float *acc = lk_scratch(PASS_K * 12 * sizeof(float) + (size_t)n_tokens * (size_t)nb * 8 * sizeof(int16_t)); /* [PASS_K, 12] */
+    if (!acc) return 0;
+    int16_t *bs32 = (int16_t *)(acc + PASS_K * 12); /* [n_tokens, nb, 8] */
+    for (int64_t t = 0; t < n_tokens; t++) k4_terms(x + (size_t)t * xs, nb, bs32 + 8 * t * nb);
     for (int64_t r = row_begin; r < row_end; r++) {
         const uint8_t *w = (const uint8_t *)vw + (size_t)r * ws;
         for (int64_t t0 = 0; t0 < n_tokens; t0 += PASS_K) {
             const int nt = n_tokens - t0 < PASS_K ? (int)(n_tokens - t0) : PASS_K;
-            DISPATCH_PASS4(nt, k4_row, w, q5, nb, x + (size_t)t0 * xs, xs, y + t0 * ys + r, ys)
+            DISPATCH_PASS4(nt, k4_row, w, q5, nb, x + (size_t)t0 * xs, xs, bs32 + 8 * t0 * nb, acc, y + t0 * ys + r, ys)
         }
     }
     return 1;
@@ -270,56 +291,60 @@ static int few_q5_K(int64_t cols, const void *vw, size_t ws, const void *vx, siz
 
 /* ================================ Q6_K ================================ */
 
-/* One row (nb blocks at w) × NT tokens (Q8_K row t at x + t·xs) → y[t·ys]. Elements 128h + 32k + l: nibble of
- * ql[64h + l] (k = 0, 2: low, high) or ql[64h + 32 + l] (k = 1, 3), 2 bits 2k.. of qh[32h + l]. */
-INLINE void q6_K_row(const block_q6_K *w, int64_t nb, const uint8_t *x, size_t xs, float *y, int64_t ys, const int NT) {
+/* One row (nb blocks at w) × NT tokens (Q8_K row t at x + t·xs) → y[t·ys], the accumulators in acc[t·8 ..].
+ * Elements 128h + 32k + l: nibble of ql[64h + l] (k = 0, 2: low, high) or ql[64h + 32 + l] (k = 1, 3), 2 bits
+ * 2k.. of qh[32h + l]. */
+INLINE void q6_K_row(const block_q6_K *w, int64_t nb, const uint8_t *x, size_t xs, float *acc, float *y, int64_t ys, const int NT) {
     const __m256i m4 = _mm256_set1_epi8(15), m3 = _mm256_set1_epi8(3);
-    __m256 acc[8];
-    for (int t = 0; t < NT; t++) acc[t] = _mm256_setzero_ps();
+    for (int t = 0; t < NT; t++) _mm256_storeu_ps(acc + 8 * t, _mm256_setzero_ps());
     for (int64_t i = 0; i < nb; i++) {
         const block_q6_K *b = w + i;
         lk_prefetch_block(b, PREFETCH, sizeof(block_q6_K));
         const __m128i sc8 = load128(b->scales);
         __m256i sumi[8];
         for (int t = 0; t < NT; t++) sumi[t] = _mm256_setzero_si256();
-        for (int h = 0; h < 2; h++) {
-            const __m256i l0 = load256(b->ql + 64 * h), l1 = load256(b->ql + 64 * h + 32), hb = load256(b->qh + 32 * h);
-            __m256i q[4], s[4];
-            q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(hb, m3), 4));
-            q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), m3), 4));
-            q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), m3), 4));
-            q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), m3), 4));
-            for (int k = 0; k < 4; k++) { /* bytes 2v (8 times) then 2v + 1 (8 times), widened: sc_2v | sc_2v+1 */
-                const int v = 4 * h + k;
-                s[k] = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, _mm_set_epi64x(0x0101010101010101ll * (2 * v + 1), 0x0101010101010101ll * (2 * v))));
-            }
+        /* vpshufb mask of vector v's scales: bytes 2v (8 times) then 2v + 1 (8 times) */
+        __m128i msk = _mm_set_epi64x(0x0101010101010101ll, 0);
+        /* vector v = 4h + k (sub-blocks 2v, 2v + 1 in its halves): its quants and scales stay in registers for
+         * all tokens; the loop is kept rolled so that the compiler does not unpack the whole block ahead of the
+         * tokens and spill it */
+#pragma clang loop unroll(disable)
+        for (int v = 0; v < 8; v++) {
+            const int h = v >> 2, k = v & 3;
+            const __m256i l = load256(b->ql + 64 * h + 32 * (k & 1)), hb = load256(b->qh + 32 * h);
+            const __m256i q = _mm256_or_si256(_mm256_and_si256(_mm256_srl_epi16(l, _mm_cvtsi32_si128(4 * (k >> 1))), m4),
+                                              _mm256_slli_epi16(_mm256_and_si256(_mm256_srl_epi16(hb, _mm_cvtsi32_si128(2 * k)), m3), 4));
+            const __m256i sv = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, msk)); /* sc_2v | sc_2v+1 as s16 */
+            msk = _mm_add_epi8(msk, _mm_set1_epi8(2));
             for (int t = 0; t < NT; t++) {
-                const int8_t *xq = ((const block_q8_K *)(x + (size_t)t * xs))[i].qs + 128 * h;
-                for (int k = 0; k < 4; k++)
-                    sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(_mm256_maddubs_epi16(q[k], load256(xq + 32 * k)), s[k]));
+                const int8_t *xq = ((const block_q8_K *)(x + (size_t)t * xs))[i].qs + 32 * v;
+                sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(_mm256_maddubs_epi16(q, load256(xq)), sv));
             }
         }
         const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
-        const float d = h2f(b->d);
+        const __m256 dv = _mm256_set1_ps(h2f(b->d));
         for (int t = 0; t < NT; t++) {
             const block_q8_K *xb = (const block_q8_K *)(x + (size_t)t * xs) + i;
             const __m256i corr = _mm256_madd_epi16(sc16, load256(xb->bsums)); /* Σ sc·bsum pairs */
             const __m256i si = _mm256_sub_epi32(sumi[t], _mm256_slli_epi32(corr, 5));
-            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(si), _mm256_set1_ps(d * xb->d), acc[t]);
+            /* d·dx in every lane, as q6_block's product */
+            _mm256_storeu_ps(acc + 8 * t, _mm256_fmadd_ps(_mm256_cvtepi32_ps(si), _mm256_mul_ps(dv, _mm256_broadcast_ss(&xb->d)), _mm256_loadu_ps(acc + 8 * t)));
         }
     }
-    for (int t = 0; t < NT; t++) y[t * ys] = hsum_ps(acc[t]);
+    for (int t = 0; t < NT; t++) y[t * ys] = hsum_ps(_mm256_loadu_ps(acc + 8 * t));
 }
 
 static int few_q6_K(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
                     int64_t ys, int64_t row_begin, int64_t row_end) {
     const int64_t nb = cols / QK_K;
     const uint8_t *x = vx;
+    float *acc = lk_scratch(PASS_K * 8 * sizeof(float)); /* [PASS_K, 8] */
+    if (!acc) return 0;
     for (int64_t r = row_begin; r < row_end; r++) {
         const block_q6_K *w = (const block_q6_K *)((const uint8_t *)vw + (size_t)r * ws);
         for (int64_t t0 = 0; t0 < n_tokens; t0 += PASS_K) {
             const int nt = n_tokens - t0 < PASS_K ? (int)(n_tokens - t0) : PASS_K;
-            DISPATCH_PASS4(nt, q6_K_row, w, nb, x + (size_t)t0 * xs, xs, y + t0 * ys + r, ys)
+            DISPATCH_PASS4(nt, q6_K_row, w, nb, x + (size_t)t0 * xs, xs, acc, y + t0 * ys + r, ys)
         }
     }
     return 1;
