@@ -303,22 +303,23 @@ INLINE void q6_K_row(const block_q6_K *w, int64_t nb, const uint8_t *x, size_t x
         const __m128i sc8 = load128(b->scales);
         __m256i sumi[8];
         for (int t = 0; t < NT; t++) sumi[t] = _mm256_setzero_si256();
-        /* vpshufb mask of vector v's scales: bytes 2v (8 times) then 2v + 1 (8 times) */
-        __m128i msk = _mm_set_epi64x(0x0101010101010101ll, 0);
-        /* vector v = 4h + k (sub-blocks 2v, 2v + 1 in its halves): its quants and scales stay in registers for
-         * all tokens; the loop is kept rolled so that the compiler does not unpack the whole block ahead of the
-         * tokens and spill it */
+        /* half h (vectors v = 4h + k, sub-blocks 2v, 2v + 1 in their halves): its quants and scales stay in
+         * registers for all tokens; the loop is kept rolled so that the compiler does not unpack the whole
+         * block ahead of the tokens and spill it */
 #pragma clang loop unroll(disable)
-        for (int v = 0; v < 8; v++) {
-            const int h = v >> 2, k = v & 3;
-            const __m256i l = load256(b->ql + 64 * h + 32 * (k & 1)), hb = load256(b->qh + 32 * h);
-            const __m256i q = _mm256_or_si256(_mm256_and_si256(_mm256_srl_epi16(l, _mm_cvtsi32_si128(4 * (k >> 1))), m4),
-                                              _mm256_slli_epi16(_mm256_and_si256(_mm256_srl_epi16(hb, _mm_cvtsi32_si128(2 * k)), m3), 4));
-            const __m256i sv = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, msk)); /* sc_2v | sc_2v+1 as s16 */
-            msk = _mm_add_epi8(msk, _mm_set1_epi8(2));
-            for (int t = 0; t < NT; t++) {
-                const int8_t *xq = ((const block_q8_K *)(x + (size_t)t * xs))[i].qs + 32 * v;
-                sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(_mm256_maddubs_epi16(q, load256(xq)), sv));
+        for (int h = 0; h < 2; h++) {
+            const __m256i l0 = load256(b->ql + 64 * h), l1 = load256(b->ql + 64 * h + 32), hb = load256(b->qh + 32 * h);
+            /* vpshufb masks: bytes 2v (8 times) then 2v + 1 (8 times) */
+            const __m128i msk = _mm_add_epi8(_mm_set_epi64x(0x0101010101010101ll, 0), _mm_set1_epi8((char)(8 * h)));
+            for (int k = 0; k < 4; k++) {
+                const __m256i l = k & 1 ? l1 : l0;
+                const __m256i q = _mm256_or_si256(_mm256_and_si256(k < 2 ? l : _mm256_srli_epi16(l, 4), m4),
+                                                  _mm256_slli_epi16(_mm256_and_si256(k ? _mm256_srli_epi16(hb, 2 * k) : hb, m3), 4));
+                const __m256i sv = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, _mm_add_epi8(msk, _mm_set1_epi8((char)(2 * k))))); /* sc_2v | sc_2v+1 */
+                for (int t = 0; t < NT; t++) {
+                    const int8_t *xq = ((const block_q8_K *)(x + (size_t)t * xs))[i].qs + 128 * h + 32 * k;
+                    sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(_mm256_maddubs_epi16(q, load256(xq)), sv));
+                }
             }
         }
         const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
