@@ -1,9 +1,11 @@
 /* AVX2 (+FMA, F16C) matrix × a few tokens (2 to LK_FEW_MAX_TOKENS rows of activations: conversations decoded
  * together, short prompts) for Q4_0, Q8_0, Q4_K, Q5_K and Q6_K: the AVX2 table's few_tokens entries, of the
- * design of kernels_avx512_fewtokens.c. Decode is memory-bound: each weight block is loaded and unpacked into
- * registers once and applied to every token of the call, with no scratch tile (the gemm kernels' transposed
- * tiles cost as much as several tokens' products, and below 16 tokens the row kernels reload and re-unpack
- * every block per token or per group of 4).
+ * design of kernels_avx512_fewtokens.c. Each weight block is loaded and unpacked into registers once and applied
+ * to every token of the call, with no scratch tile (the gemm kernels' transposed tiles cost as much as several
+ * tokens' products, and below 16 tokens the row kernels reload and re-unpack every block per token or per group
+ * of 4). AVX2 has no vpdpbusd: every 32 products of a token cost a vpmaddubsw and (Q8_0, K-quants) a vpmaddwd,
+ * two of each per cycle on Zen 3, so the products alone are 0.3-0.5 of a one-token call and 4 tokens cost
+ * 1.9-2.7x one token per weight (BENCHMARKS.md; 1.1-1.2x with VNNI).
  *
  * Every (row, token) output keeps exactly the AVX2 one-token kernel's integers and float operations, in its
  * order, so a token multiplied with others gets bit for bit what it gets alone:
@@ -20,14 +22,18 @@
  *         |w| is taken once per block and applied to every token.
  *   Q4_K, Q5_K  (kernels_kquant_avx2.c, k4_block) per output an 8-lane chain acc += float(sumi)·(d·dx) and a
  *         4-lane one accm += float(mins)·(dmin·dx), y = hsum8(acc) − hsum4(accm); sumi the 8 vpmaddubsw
- *         results of the block widened by vpmaddwd with the sub-block scales. Here the block's quants and
- *         spread scales are unpacked once per 64-element chunk and applied to every token.
+ *         results of the block widened by vpmaddwd with the sub-block scales. Here a 64-element chunk's quants
+ *         and spread scales are unpacked once and applied to every token; the mins' 32-element activation sums
+ *         are formed once per token and block for the call.
  *   Q6_K  (kernels_kquant_avx2.c, q6_block) one 8-lane chain acc += float(sumi − 32·Σ sc·bsum)·(d·dx), then
  *         hsum8; the quants and scale vectors of each half block unpacked once for all tokens.
  *
- * Tokens go in passes of up to PASS_* (their accumulators stay in the 16 ymm registers); a second pass over the
- * same rows finds them in L1. The Q4_0 and Q8_0 activation terms of a call (4-8 bytes per token and block) live
- * in the thread's scratch (lk_scratch); when it cannot grow the caller falls back. */
+ * Tokens go in passes of up to PASS_*; a second pass over the same rows finds them in L1. Q4_0 and Q8_0 keep a
+ * pass's accumulators in registers; the K-quants keep theirs in scratch memory, updated once per block, so that
+ * the registers hold the integer sums and one chunk's quants and scales, and their chunk loops are kept rolled
+ * (unrolled, clang unpacks the whole block ahead of the tokens and spills it: the reloads cost more than the
+ * unpacking saves). Per-call terms (Q4_0: dx, 8·Σx; Q8_0: dx; Q4_K, Q5_K: the 32-element sums) live in the
+ * thread's scratch (lk_scratch); when it cannot grow the caller falls back. */
 #include "lk_internal.h"
 #include "lk_kquant_unpack.h"
 
@@ -38,7 +44,7 @@
 enum {
     PASS_Q4_0 = 4,   /* tokens per pass: 4 s16 sums + 4 accumulators + the 4 transposed vectors */
     PASS_Q8_0 = 8,   /* 8 accumulators + the block's w and |w| */
-    PASS_K = 4,      /* K-quants: 4 integer sums + 4 (+ 4 mins) accumulators + a chunk's quants and scales */
+    PASS_K = 4,      /* K-quants: 4 integer sums + a chunk's quants and scales (accumulators in scratch) */
     PREFETCH = 4096, /* Q8_0 and K-quants: bytes ahead of the block being read that are prefetched */
 };
 
