@@ -86,8 +86,8 @@ INLINE void q4_0_terms(const uint8_t *x, int64_t nb, float *dx, int32_t *xs8) {
 }
 
 /* NT tokens (row t at x + t·xs, terms at dx/xs8 + t·nb) × 8 rows (row r at w + o[r]; rows past the last
- * repeat it, vo the same offsets as a vector) → y[t·ys + 0..nr). `next`: the bytes to prefetch. */
-INLINE void q4_0_tile(const uint8_t *w, const int32_t *o, __m256i vo, int64_t nb, const uint8_t *x, size_t xs,
+ * repeat it) → y[t·ys + 0..nr). `next`: the bytes to prefetch. */
+INLINE void q4_0_tile(const uint8_t *w, const int32_t *o, int64_t nb, const uint8_t *x, size_t xs,
                       const float *dx, const int32_t *xs8, float *y, int64_t ys, int nr, const uint8_t *next, const int NT) {
     const __m256i m4 = _mm256_set1_epi8(15), ones = _mm256_set1_epi16(1);
     __m256 acc[8];
@@ -104,9 +104,10 @@ INLINE void q4_0_tile(const uint8_t *w, const int32_t *o, __m256i vo, int64_t nb
         const __m256i a2 = _mm256_unpacklo_epi32(z[2], z[3]), a3 = _mm256_unpackhi_epi32(z[2], z[3]);
         q[0] = _mm256_unpacklo_epi64(a0, a2), q[1] = _mm256_unpackhi_epi64(a0, a2);
         q[2] = _mm256_unpacklo_epi64(a1, a3), q[3] = _mm256_unpackhi_epi64(a1, a3);
-        /* the 8 scales: dwords gathered at the block starts, their low halves packed (as matvec_q4_0) */
-        const __m256i h = _mm256_and_si256(_mm256_i32gather_epi32((const int *)(w + ob), vo, 1), _mm256_set1_epi32(0xffff));
-        const __m256 d = _mm256_cvtph_ps(_mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(h, h), _MM_SHUFFLE(3, 1, 2, 0))));
+        /* the 8 scales, loaded one by one: vpgatherdd (as matvec_q4_0) costs as much as a token's products */
+        const __m256 d = _mm256_cvtph_ps(_mm_setr_epi16((short)lk_load_u16(w + o[0] + ob), (short)lk_load_u16(w + o[1] + ob), (short)lk_load_u16(w + o[2] + ob),
+                                                        (short)lk_load_u16(w + o[3] + ob), (short)lk_load_u16(w + o[4] + ob), (short)lk_load_u16(w + o[5] + ob),
+                                                        (short)lk_load_u16(w + o[6] + ob), (short)lk_load_u16(w + o[7] + ob)));
         __m256i s16[8];
         for (int g = 0; g < 8; g++) {
             const __m256i v = g < 4 ? _mm256_and_si256(q[g], m4) : _mm256_and_si256(_mm256_srli_epi16(q[g - 4], 4), m4);
@@ -146,7 +147,7 @@ static int few_q4_0(int64_t cols, const void *vw, size_t ws, const void *vx, siz
         _mm256_storeu_si256((__m256i *)o, vo);
         for (int64_t t0 = 0; t0 < n_tokens; t0 += PASS_Q4_0) {
             const int nt = n_tokens - t0 < PASS_Q4_0 ? (int)(n_tokens - t0) : PASS_Q4_0;
-            DISPATCH_PASS4(nt, q4_0_tile, w, o, vo, nb, x + (size_t)t0 * xs, xs, dx + t0 * nb, xs8 + t0 * nb,
+            DISPATCH_PASS4(nt, q4_0_tile, w, o, nb, x + (size_t)t0 * xs, xs, dx + t0 * nb, xs8 + t0 * nb,
                           y + t0 * ys + r0, ys, nr, w + 8 * ws)
         }
     }
