@@ -4,8 +4,8 @@
  * to every token of the call, with no scratch tile (the gemm kernels' transposed tiles cost as much as several
  * tokens' products, and below 16 tokens the row kernels reload and re-unpack every block per token or per group
  * of 4). AVX2 has no vpdpbusd: every 32 products of a token cost a vpmaddubsw and (Q8_0, K-quants) a vpmaddwd,
- * two of each per cycle on Zen 3, so the products alone are 0.3-0.5 of a one-token call and 4 tokens cost
- * 1.9-2.7x one token per weight (BENCHMARKS.md; 1.1-1.2x with VNNI).
+ * two of each per cycle on Zen 3, so the products alone are 0.2-0.5 of a one-token call and 4 tokens cost
+ * 1.6-2.5x one token per weight (BENCHMARKS.md; 1.1-1.2x with VNNI).
  *
  * Every (row, token) output keeps exactly the AVX2 one-token kernel's integers and float operations, in its
  * order, so a token multiplied with others gets bit for bit what it gets alone:
