@@ -38,7 +38,8 @@ enum {
     CHUNK = 128,     /* gemm: tokens whose activation terms (and rows, in L2) are used per tile build */
     NT = 4,          /* gemm: tokens per pass over a tile (16 ymm registers: 3 accumulators per token) */
     MIN_K4 = 2,      /* gemm from this many tokens for Q4_K / Q5_K (below: the matvec): faster than the row
-                        kernels from 2 tokens (1.4-2.1x at 2-3 tokens) */
+                        kernels from 2 tokens (1.4-2.1x at 2-3 tokens). The few-token kernels of avx2_fewtokens.c
+                        take 2..15 tokens first (the one-token order); these thresholds apply when they fall back */
     MIN_Q6 = 3,      /* Q6_K: from 3 tokens (1.35x; equal at 2) */
 };
 

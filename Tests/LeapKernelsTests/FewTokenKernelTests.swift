@@ -1,7 +1,8 @@
-// The AVX-512 VNNI kernels for 2-15 tokens (kernels_avx512_fewtokens.c: Q4_0, Q8_0, Q6_K) keep each token's
-// one-token order: every output of a call with n tokens equals that token multiplied alone, bit for bit, and
-// the float64 product of the dequantized operands to rounding; for every n, partial 16-row tiles, row counts
-// that leave a tail, row ranges that start off a tile, odd block counts, and a second pass (9+ tokens).
+// The kernels for 2-15 tokens (AVX-512 VNNI, kernels_avx512_fewtokens.c: Q4_0, Q8_0, Q6_K; AVX2,
+// avx2_fewtokens.c: Q4_0, Q8_0, Q4_K, Q5_K, Q6_K) keep each token's one-token order on their path: every output
+// of a call with n tokens equals that token multiplied alone on the same path, bit for bit, and the float64
+// product of the dequantized operands to rounding; for every n, partial 8- and 16-row tiles, row counts that
+// leave a tail, row ranges that start off a tile, odd block counts, and second and later passes (5+ / 9+ tokens).
 import CLeapKernels
 import LeapGGUF
 import LeapKernels
@@ -53,25 +54,37 @@ private struct FewTokenCase {
     }
 }
 
-private let cases: [(GGMLType, Int, Int)] = [
+private let vnniShapes: [(GGMLType, Int, Int)] = [
     (.q4_0, 37, 7 * 32), (.q4_0, 50, 65 * 32), (.q4_0, 16, 64 * 32), (.q4_0, 9, 32),
     (.q8_0, 37, 7 * 32), (.q8_0, 50, 65 * 32), (.q8_0, 3, 64 * 32), (.q8_0, 9, 32),
     (.q6_K, 37, 3 * 256), (.q6_K, 50, 8 * 256), (.q6_K, 1, 256),
 ]
+private let avx2Shapes: [(GGMLType, Int, Int)] = [
+    (.q4_0, 37, 7 * 32), (.q4_0, 50, 65 * 32), (.q4_0, 8, 64 * 32), (.q4_0, 9, 32),
+    (.q8_0, 37, 7 * 32), (.q8_0, 50, 65 * 32), (.q8_0, 3, 64 * 32), (.q8_0, 9, 32),
+    (.q4_K, 37, 3 * 256), (.q4_K, 50, 8 * 256), (.q4_K, 1, 256),
+    (.q5_K, 37, 3 * 256), (.q5_K, 50, 8 * 256), (.q5_K, 1, 256),
+    (.q6_K, 37, 3 * 256), (.q6_K, 50, 8 * 256), (.q6_K, 1, 256),
+]
+/// (path, type, rows, cols): the VNNI cases run where the CPU has VNNI, the AVX2 ones where it has AVX2.
+private let cases: [(KernelISA, GGMLType, Int, Int)] =
+    vnniShapes.map { (.avx512, $0.0, $0.1, $0.2) } + avx2Shapes.map { (.avx2, $0.0, $0.1, $0.2) }
+
+private func pathAvailable(_ isa: KernelISA) -> Bool { isa == .avx512 ? vnniAvailable : isa.isAvailable }
 
 @Test(arguments: cases.indices)
 func fewTokenCallsGiveEachTokenItsOneTokenResultBitForBit(_ c: Int) throws {
-    guard vnniAvailable else { return }
-    let (t, rows, cols) = cases[c]
+    let (isa, t, rows, cols) = cases[c]
+    guard pathAvailable(isa) else { return }
     let f = FewTokenCase(t, rows: rows, cols: cols, seed: 7100 + UInt64(c))
-    _ = KernelISA.avx512.withThreadSelection {
+    _ = isa.withThreadSelection {
         let alone = (0..<FewTokenCase.tokens).map { f.matmul(first: $0, tokens: 1, rows: 0, rows) }
         for n in 1...FewTokenCase.tokens {
             for (first, begin) in [(0, 0), (FewTokenCase.tokens - n, min(3, rows - 1))] {
                 let y = f.matmul(first: first, tokens: n, rows: begin, rows)
                 for k in 0..<n {
                     let bad = (begin..<rows).filter { y[k * rows + $0].bitPattern != alone[first + k][$0].bitPattern }
-                    #expect(bad.isEmpty, "\(t.name) rows=\(rows) cols=\(cols): token \(first + k) of \(n) from row \(begin): rows \(bad.prefix(8)) differ from the token alone")
+                    #expect(bad.isEmpty, "[\(isa.name)] \(t.name) rows=\(rows) cols=\(cols): token \(first + k) of \(n) from row \(begin): rows \(bad.prefix(8)) differ from the token alone")
                 }
             }
         }
@@ -80,15 +93,15 @@ func fewTokenCallsGiveEachTokenItsOneTokenResultBitForBit(_ c: Int) throws {
 
 @Test(arguments: cases.indices)
 func fewTokenCallsMatchTheFloat64ProductToRounding(_ c: Int) throws {
-    guard vnniAvailable else { return }
-    let (t, rows, cols) = cases[c]
+    let (isa, t, rows, cols) = cases[c]
+    guard pathAvailable(isa) else { return }
     let f = FewTokenCase(t, rows: rows, cols: cols, seed: 7200 + UInt64(c))
     let wf = dequantizeAll(t, f.w, count: rows * cols) // [rows, cols]
     let act = try #require(GGMLType(rawValue: UInt32(lk_activation_type(Int32(t.rawValue)))))
     let xf = dequantizeAll(act, f.xq, count: FewTokenCase.tokens * cols) // [15, cols]
     let blocks = cols / t.blockSize
     for n in 1...FewTokenCase.tokens {
-        let y = try #require(KernelISA.avx512.withThreadSelection { f.matmul(first: 0, tokens: n, rows: 0, rows) })
+        let y = try #require(isa.withThreadSelection { f.matmul(first: 0, tokens: n, rows: 0, rows) })
         for k in 0..<n {
             for r in 0..<rows {
                 var exact = 0.0, scale = 0.0
@@ -100,8 +113,11 @@ func fewTokenCallsMatchTheFloat64ProductToRounding(_ c: Int) throws {
                 // Block sums are exact integers; the float steps are one product of the two scales and one
                 // FMA per block and lane chain, then at most 4 additions of the lanes: each rounds by at most
                 // 2^-24 of a partial sum bounded by Σ|w·x|, so (blocks + 8) roundings, doubled for margin.
-                let tol = 2 * Double(blocks + 8) * 0x1p-24 * scale + 1e-30
-                #expect(abs(Double(y[k * rows + r]) - exact) <= tol, "\(t.name) rows=\(rows) cols=\(cols): token \(k) of \(n), row \(r): \(y[k * rows + r]) vs \(exact), tolerance \(tol)")
+                // Q4_K / Q5_K add the mins' chain and its difference with the scales' (partial sums bounded by
+                // Σ|w·x| plus the mins' terms): the bound of KQuantOwnOrderTests, blocks + 32 roundings.
+                let kMins = t == .q4_K || t == .q5_K
+                let tol = 2 * Double(blocks + (kMins ? 32 : 8)) * 0x1p-24 * scale + 1e-30
+                #expect(abs(Double(y[k * rows + r]) - exact) <= tol, "[\(isa.name)] \(t.name) rows=\(rows) cols=\(cols): token \(k) of \(n), row \(r): \(y[k * rows + r]) vs \(exact), tolerance \(tol)")
             }
         }
     }

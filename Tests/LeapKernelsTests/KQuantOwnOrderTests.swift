@@ -1,7 +1,8 @@
 // The Q4_K, Q5_K and Q6_K kernels of their own order (AVX2: kernels_kquant_avx2.c, 8-row tiles; AVX-512 VNNI:
 // kernels_kquant_vnni.c, 16-row tiles; decode matvec and prefill gemm) do not sum in llama.cpp's order: every
-// output must equal the scalar path's to float rounding, for one token (matvec), 2..20 tokens (the gemm tiles
-// from 2 tokens, Q6_K from 3 / 4, the row kernels below: whole passes and every remainder), 133 tokens (a full
+// output must equal the scalar path's to float rounding, for one token (matvec), 2..20 tokens (AVX2: the
+// few-token kernels of avx2_fewtokens.c to 15, the gemm from 16; VNNI: the gemm tiles from 2 tokens, Q6_K's
+// few-token kernel to 15; whole passes and every remainder), 133 tokens (a full
 // 128-token chunk and a tail), partial tiles, odd row counts, and a width beyond the VNNI matvec's stack buffer
 // (its fallback).
 import CLeapKernels
@@ -69,8 +70,9 @@ func kQuantOwnOrderKernelsMatchScalarToRounding(_ t: GGMLType) throws {
 }
 
 /// The AVX2 gemm takes the float steps of the AVX-512 VNNI gemm (kernels_kquant_avx2.c, 8-row tiles against
-/// 16): from 4 tokens, where both paths use their gemm, every output is the VNNI path's bit for bit, so a
-/// prompt's K-quant products on AVX2 are AVX-512 VNNI's.
+/// 16): from 16 tokens, where both paths use their gemm (below, the AVX2 path takes its few-token kernels, in
+/// its one-token order), every output is the VNNI path's bit for bit, so a prompt's K-quant products on AVX2
+/// are AVX-512 VNNI's.
 @Test(arguments: [GGMLType.q4_K, .q5_K, .q6_K])
 func kQuantAVX2GemmEqualsVNNIGemmBitwise(_ t: GGMLType) throws {
     guard KernelISA.avx2.isAvailable, KernelISA.avx512.isAvailable, KernelISA.avx512.kQuantsInOwnOrder else { return }
@@ -88,7 +90,7 @@ func kQuantAVX2GemmEqualsVNNIGemmBitwise(_ t: GGMLType) throws {
                     _ = isa.withThreadSelection { Kernels.matmul(w, x: Array(x[0..<(n * cols)]), y: &y, nTokens: n, pool: pool) }
                     return y
                 }
-                for n in Array(4...20) + [133] {
+                for n in Array(16...20) + [133] {
                     let (a, b) = (run(.avx2, tokens: n), run(.avx512, tokens: n))
                     let bad = (0..<(n * rows)).filter { a[$0].bitPattern != b[$0].bitPattern }
                     #expect(bad.isEmpty, "\(t.name) cols=\(cols) rows=\(rows) tokens=\(n): \(bad.count) outputs differ from AVX-512 VNNI")

@@ -1,0 +1,373 @@
+/* AVX2 (+FMA, F16C) matrix × a few tokens (2 to LK_FEW_MAX_TOKENS rows of activations: conversations decoded
+ * together, short prompts) for Q4_0, Q8_0, Q4_K, Q5_K and Q6_K: the AVX2 table's few_tokens entries, of the
+ * design of kernels_avx512_fewtokens.c. Each weight block is loaded and unpacked into registers once and applied
+ * to every token of the call, with no scratch tile (the gemm kernels' transposed tiles cost as much as several
+ * tokens' products, and below 16 tokens the row kernels reload and re-unpack every block per token or per group
+ * of 4). AVX2 has no vpdpbusd: every 32 products of a token cost a vpmaddubsw and (Q8_0, K-quants) a vpmaddwd,
+ * two of each per cycle on Zen 3, so the products alone are 0.2-0.5 of a one-token call and 4 tokens cost
+ * 1.6-2.5x one token per weight (BENCHMARKS.md; 1.1-1.2x with VNNI).
+ *
+ * Every (row, token) output keeps exactly the AVX2 one-token kernel's integers and float operations, in its
+ * order, so a token multiplied with others gets bit for bit what it gets alone:
+ *
+ *   Q4_0  (kernels_q4_0.c, matvec_q4_0 / dot_q4_0) one float chain per output over the blocks,
+ *         acc = fma(float(isum_b), dw·dx, acc), isum_b the exact block sum. Here 8 rows are the 8 lanes: the
+ *         rows' 16-byte nibble arrays of a block are transposed in registers (4 × 4 dwords per 128-bit half)
+ *         so that lane r of vector g holds quants 4g..4g+3 of row r; each group of 4 activation bytes is
+ *         broadcast into one vpmaddubsw per token, whose s16 results add up over the block (8 · 2·15·128 =
+ *         30720 fits) before one vpmaddwd; the nibble offset enters as −8·Σx. The next 8 rows are prefetched
+ *         in order while a tile works (as the matvec).
+ *   Q8_0  (avx2_decode.c, q8_0_rows: dot / dot2) one 8-lane float chain per output, lane g += (dw·dx) · (Σ of
+ *         group g's 4 products of |w| and sign(x, w)), then hsum_ps + 0 (the row kernel's zero Σ m·s). Here
+ *         |w| is taken once per block and applied to every token.
+ *   Q4_K, Q5_K  (kernels_kquant_avx2.c, k4_block) per output an 8-lane chain acc += float(sumi)·(d·dx) and a
+ *         4-lane one accm += float(mins)·(dmin·dx), y = hsum8(acc) − hsum4(accm); sumi the 8 vpmaddubsw
+ *         results of the block widened by vpmaddwd with the sub-block scales. Here a 64-element chunk's quants
+ *         and spread scales are unpacked once and applied to every token; the mins' 32-element activation sums
+ *         are formed once per token and block for the call.
+ *   Q6_K  (kernels_kquant_avx2.c, q6_block) one 8-lane chain acc += float(sumi − 32·Σ sc·bsum)·(d·dx), then
+ *         hsum8; the quants and scale vectors of each half block unpacked once for all tokens.
+ *
+ * Tokens go in passes of up to PASS_*; a second pass over the same rows finds them in L1. Q4_0 and Q8_0 keep a
+ * pass's accumulators in registers; the K-quants keep theirs in scratch memory, updated once per block, so that
+ * the registers hold the integer sums and one chunk's quants and scales, and their chunk loops are kept rolled
+ * (unrolled, clang unpacks the whole block ahead of the tokens and spills it: the reloads cost more than the
+ * unpacking saves). Per-call terms (Q4_0: dx, 8·Σx; Q8_0: dx; Q4_K, Q5_K: the 32-element sums) live in the
+ * thread's scratch (lk_scratch); when it cannot grow the caller falls back. */
+#include "lk_internal.h"
+#include "lk_kquant_unpack.h"
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#include <string.h>
+
+enum {
+    PASS_Q4_0 = 4,   /* tokens per pass: 4 s16 sums + 4 accumulators + the 4 transposed vectors */
+    PASS_Q8_0 = 8,   /* 8 accumulators + the block's w and |w| */
+    PASS_K = 4,      /* K-quants: 4 integer sums + a chunk's quants and scales (accumulators in scratch) */
+    PREFETCH = 4096, /* Q8_0 and K-quants: bytes ahead of the block being read that are prefetched */
+};
+
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#include "lk_x86_avx2.h"
+
+INLINE __m128i load128(const void *p) { return _mm_loadu_si128((const __m128i *)p); }
+INLINE __m256i load256(const void *p) { return _mm256_loadu_si256((const __m256i *)p); }
+
+/* Call KERNEL(args..., nt) with nt a compile-time constant 1..4 or 1..8 (the passes unroll). */
+#define DISPATCH_PASS4(nt, KERNEL, ...)                                                                       \
+    switch (nt) {                                                                                             \
+    case 1: KERNEL(__VA_ARGS__, 1); break;                                                                    \
+    case 2: KERNEL(__VA_ARGS__, 2); break;                                                                    \
+    case 3: KERNEL(__VA_ARGS__, 3); break;                                                                    \
+    default: KERNEL(__VA_ARGS__, 4); break;                                                                   \
+    }
+#define DISPATCH_PASS8(nt, KERNEL, ...)                                                                       \
+    switch (nt) {                                                                                             \
+    case 1: KERNEL(__VA_ARGS__, 1); break;                                                                    \
+    case 2: KERNEL(__VA_ARGS__, 2); break;                                                                    \
+    case 3: KERNEL(__VA_ARGS__, 3); break;                                                                    \
+    case 4: KERNEL(__VA_ARGS__, 4); break;                                                                    \
+    case 5: KERNEL(__VA_ARGS__, 5); break;                                                                    \
+    case 6: KERNEL(__VA_ARGS__, 6); break;                                                                    \
+    case 7: KERNEL(__VA_ARGS__, 7); break;                                                                    \
+    default: KERNEL(__VA_ARGS__, 8); break;                                                                   \
+    }
+
+/* ================================ Q4_0 ================================ */
+
+/* Per token and Q8_0 block: dx (the scale as float) and 8·Σx (the nibbles' offset), as kernels_q4_0.c. */
+INLINE void q4_0_terms(const uint8_t *x, int64_t nb, float *dx, int32_t *xs8) {
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *blk = x + (size_t)b * sizeof(block_q8_0);
+        dx[b] = h2f(lk_load_u16(blk));
+        xs8[b] = hsum_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(8), load256(blk + 2)), _mm256_set1_epi16(1)));
+    }
+}
+
+/* NT tokens (row t at x + t·xs, terms at dx/xs8 + t·nb) × 8 rows (row r at w + o[r]; rows past the last
+ * repeat it) → y[t·ys + 0..nr). `next`: the bytes to prefetch. */
+INLINE void q4_0_tile(const uint8_t *w, const int32_t *o, int64_t nb, const uint8_t *x, size_t xs,
+                      const float *dx, const int32_t *xs8, float *y, int64_t ys, int nr, const uint8_t *next, const int NT) {
+    const __m256i m4 = _mm256_set1_epi8(15), ones = _mm256_set1_epi16(1);
+    __m256 acc[8];
+    for (int t = 0; t < NT; t++) acc[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        const size_t ob = (size_t)b * sizeof(block_q4_0);
+        for (int k = 0; k < 3; k++) _mm_prefetch((const char *)next + 8 * ob + 64 * k, _MM_HINT_T0); /* 8 blocks: 144 bytes */
+        /* z[j] = quants of rows j | 4 + j; the 4 × 4 dword transpose of each half gives q[k] lane r = dword k
+         * (nibbles of elements 4k..4k+3 low, 16 + 4k.. high) of row r */
+        __m256i z[4], q[4];
+        for (int j = 0; j < 4; j++)
+            z[j] = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(w + o[j] + ob + 2)), load128(w + o[4 + j] + ob + 2), 1);
+        const __m256i a0 = _mm256_unpacklo_epi32(z[0], z[1]), a1 = _mm256_unpackhi_epi32(z[0], z[1]);
+        const __m256i a2 = _mm256_unpacklo_epi32(z[2], z[3]), a3 = _mm256_unpackhi_epi32(z[2], z[3]);
+        q[0] = _mm256_unpacklo_epi64(a0, a2), q[1] = _mm256_unpackhi_epi64(a0, a2);
+        q[2] = _mm256_unpacklo_epi64(a1, a3), q[3] = _mm256_unpackhi_epi64(a1, a3);
+        /* the 8 scales, loaded one by one: vpgatherdd (as matvec_q4_0) costs as much as a token's products */
+        const __m256 d = _mm256_cvtph_ps(_mm_setr_epi16((short)lk_load_u16(w + o[0] + ob), (short)lk_load_u16(w + o[1] + ob), (short)lk_load_u16(w + o[2] + ob),
+                                                        (short)lk_load_u16(w + o[3] + ob), (short)lk_load_u16(w + o[4] + ob), (short)lk_load_u16(w + o[5] + ob),
+                                                        (short)lk_load_u16(w + o[6] + ob), (short)lk_load_u16(w + o[7] + ob)));
+        __m256i s16[8];
+        for (int g = 0; g < 8; g++) {
+            const __m256i v = g < 4 ? _mm256_and_si256(q[g], m4) : _mm256_and_si256(_mm256_srli_epi16(q[g - 4], 4), m4);
+            for (int t = 0; t < NT; t++) {
+                const uint8_t *xq = x + (size_t)t * xs + (size_t)b * sizeof(block_q8_0) + 2 + 4 * g;
+                const __m256i p = _mm256_maddubs_epi16(v, _mm256_set1_epi32(lk_load_i32(xq)));
+                s16[t] = g ? _mm256_add_epi16(s16[t], p) : p;
+            }
+        }
+        for (int t = 0; t < NT; t++) {
+            const __m256i isum = _mm256_sub_epi32(_mm256_madd_epi16(s16[t], ones), _mm256_set1_epi32(xs8[t * nb + b]));
+            acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(d, _mm256_set1_ps(dx[t * nb + b])), acc[t]);
+        }
+    }
+    for (int t = 0; t < NT; t++) {
+        float out[8];
+        _mm256_storeu_ps(out, acc[t]);
+        memcpy(y + t * ys, out, (size_t)nr * sizeof(float));
+    }
+}
+
+static int few_q4_0(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
+                    int64_t ys, int64_t row_begin, int64_t row_end) {
+    const int64_t nb = cols / QK;
+    if (n_tokens > LK_FEW_MAX_TOKENS || (uint64_t)ws * 8 > (uint64_t)INT32_MAX) return 0;
+    const uint8_t *x = vx;
+    float *dx = lk_scratch((size_t)n_tokens * (size_t)nb * (sizeof(float) + sizeof(int32_t))); /* [n_tokens, nb] */
+    if (!dx) return 0;
+    int32_t *xs8 = (int32_t *)(dx + n_tokens * nb); /* [n_tokens, nb] */
+    for (int64_t t = 0; t < n_tokens; t++) q4_0_terms(x + (size_t)t * xs, nb, dx + t * nb, xs8 + t * nb);
+    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int64_t r0 = row_begin; r0 < row_end; r0 += 8) {
+        const int nr = row_end - r0 < 8 ? (int)(row_end - r0) : 8;
+        const uint8_t *w = (const uint8_t *)vw + (size_t)r0 * ws;
+        const __m256i vo = _mm256_mullo_epi32(_mm256_min_epi32(lanes, _mm256_set1_epi32(nr - 1)), _mm256_set1_epi32((int)ws));
+        int32_t o[8];
+        _mm256_storeu_si256((__m256i *)o, vo);
+        for (int64_t t0 = 0; t0 < n_tokens; t0 += PASS_Q4_0) {
+            const int nt = n_tokens - t0 < PASS_Q4_0 ? (int)(n_tokens - t0) : PASS_Q4_0;
+            DISPATCH_PASS4(nt, q4_0_tile, w, o, nb, x + (size_t)t0 * xs, xs, dx + t0 * nb, xs8 + t0 * nb,
+                          y + t0 * ys + r0, ys, nr, w + 8 * ws)
+        }
+    }
+    return 1;
+}
+
+/* ================================ Q8_0 ================================ */
+
+/* One row (nb blocks at w) × NT tokens (row t at x + t·xs, scales dx + t·nb) → y[t·ys]. */
+INLINE void q8_0_row(const uint8_t *w, int64_t nb, const uint8_t *x, size_t xs, const float *dx, float *y, int64_t ys, const int NT) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc[8];
+    for (int t = 0; t < NT; t++) acc[t] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *wb = w + (size_t)b * sizeof(block_q8_0);
+        _mm_prefetch((const char *)wb + PREFETCH, _MM_HINT_T0); /* 34-byte blocks: every line of the stream */
+        const __m256i q = load256(wb + 2), a = _mm256_sign_epi8(q, q);
+        const __m256 dw = _mm256_set1_ps(h2f(lk_load_u16(wb)));
+        for (int t = 0; t < NT; t++) {
+            const __m256i xv = load256(x + (size_t)t * xs + (size_t)b * sizeof(block_q8_0) + 2);
+            const __m256i p = _mm256_maddubs_epi16(a, _mm256_sign_epi8(xv, q));
+            const __m256 d = _mm256_mul_ps(dw, _mm256_broadcast_ss(dx + t * nb + b)); /* dw·dx in every lane */
+            acc[t] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(_mm256_madd_epi16(p, ones)), acc[t]);
+        }
+    }
+    for (int t = 0; t < NT; t++) y[t * ys] = hsum_ps(acc[t]) + 0.0f;
+}
+
+static int few_q8_0(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
+                    int64_t ys, int64_t row_begin, int64_t row_end) {
+    const int64_t nb = cols / QK;
+    if (n_tokens > LK_FEW_MAX_TOKENS) return 0;
+    const uint8_t *x = vx;
+    float *dx = lk_scratch((size_t)n_tokens * (size_t)nb * sizeof(float)); /* [n_tokens, nb] */
+    if (!dx) return 0;
+    for (int64_t t = 0; t < n_tokens; t++)
+        for (int64_t b = 0; b < nb; b++) dx[t * nb + b] = h2f(lk_load_u16(x + (size_t)t * xs + (size_t)b * sizeof(block_q8_0)));
+    for (int64_t r = row_begin; r < row_end; r++) {
+        const uint8_t *w = (const uint8_t *)vw + (size_t)r * ws;
+        for (int64_t t0 = 0; t0 < n_tokens; t0 += PASS_Q8_0) {
+            const int nt = n_tokens - t0 < PASS_Q8_0 ? (int)(n_tokens - t0) : PASS_Q8_0;
+            DISPATCH_PASS8(nt, q8_0_row, w, nb, x + (size_t)t0 * xs, xs, dx + t0 * nb, y + t0 * ys + r, ys)
+        }
+    }
+    return 1;
+}
+
+/* ================================ Q4_K, Q5_K ================================ */
+
+INLINE float hsum4_ps(__m128 r) {
+    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
+    return _mm_cvtss_f32(_mm_add_ss(r, _mm_movehdup_ps(r)));
+}
+
+/* s16 element j of each 128-bit half of v, in all 8 elements of that half */
+INLINE __m256i spread_s16(__m256i v, const int j) { return _mm256_shuffle_epi8(v, _mm256_set1_epi16((short)(0x0100 * (2 * j + 1) + 2 * j))); }
+
+/* Per token and Q8_K block, for the mins: the 8 sums of 32 activations (bsums pairs, vphaddw as k4_block). */
+INLINE void k4_terms(const uint8_t *x, int64_t nb, int16_t *bs32) {
+    for (int64_t i = 0; i < nb; i++) {
+        const __m256i bs = load256(((const block_q8_K *)x)[i].bsums);
+        _mm_storeu_si128((__m128i *)(bs32 + 8 * i), _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
+    }
+}
+
+/* One Q4_K (q5 = 0) or Q5_K row (nb blocks at w) × NT tokens (Q8_K row t at x + t·xs, its 32-element sums at
+ * bs32 + t·8·nb) → y[t·ys]. The float accumulators live in acc[t·12 ..]: 8 lanes of the scales' chain, 4 of
+ * the mins' (in memory, updated once per block: the integer sums keep the registers). */
+INLINE void k4_row(const uint8_t *w, const int q5, int64_t nb, const uint8_t *x, size_t xs, const int16_t *bs32, float *acc,
+                   float *y, int64_t ys, const int NT) {
+    const size_t bb = q5 ? sizeof(block_q5_K) : sizeof(block_q4_K);
+    const __m256i m4 = _mm256_set1_epi8(15), m1 = _mm256_set1_epi8(1);
+    for (int t = 0; t < NT; t++) _mm256_storeu_ps(acc + 12 * t, _mm256_setzero_ps()), _mm_storeu_ps(acc + 12 * t + 8, _mm_setzero_ps());
+    for (int64_t i = 0; i < nb; i++) {
+        const uint8_t *blk = w + (size_t)i * bb;
+        lk_prefetch_block(blk, PREFETCH, bb);
+        const __m128i sm = lk_k4_scales_mins(blk + 4);
+        const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm)); /* sc_0..7 as s16, in both halves */
+        const uint8_t *qs = blk + (q5 ? 48 : 16);
+        __m256i hb = q5 ? load256(blk + 16) : _mm256_setzero_si256();
+        __m256i sumi[8];
+        for (int t = 0; t < NT; t++) sumi[t] = _mm256_setzero_si256();
+        /* vpshufb masks of sc_2c and sc_2c+1 (s16 elements) in all elements of each half */
+        __m256i mlo = _mm256_set1_epi16(0x0100), mhi = _mm256_set1_epi16(0x0302);
+        /* a chunk's quants and scales stay in registers for all tokens: the loop is kept rolled, so that the
+         * compiler does not unpack the whole block ahead of the tokens and spill it */
+#pragma clang loop unroll(disable)
+        for (int c = 0; c < 4; c++) { /* chunk c: low nibbles = elements 64c.., high = 64c + 32.. (5th bits: qh bits 2c, 2c + 1) */
+            const __m256i q = load256(qs + 32 * c);
+            __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+            if (q5) {
+                lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(hb, m1), 4));
+                hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 1), m1), 4));
+                hb = _mm256_srli_epi16(hb, 2);
+            }
+            const __m256i slo = _mm256_shuffle_epi8(sc, mlo), shi = _mm256_shuffle_epi8(sc, mhi);
+            mlo = _mm256_add_epi8(mlo, _mm256_set1_epi8(4)), mhi = _mm256_add_epi8(mhi, _mm256_set1_epi8(4));
+            for (int t = 0; t < NT; t++) {
+                const int8_t *xq = ((const block_q8_K *)(x + (size_t)t * xs))[i].qs;
+                const __m256i plo = _mm256_maddubs_epi16(lo, load256(xq + 64 * c));
+                const __m256i phi = _mm256_maddubs_epi16(hi, load256(xq + 64 * c + 32));
+                sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(plo, slo));
+                sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(phi, shi));
+            }
+        }
+        const __m128i mn = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));         /* m_0..7 as s16 */
+        const __m128 dd = _mm_cvtph_ps(_mm_cvtsi32_si128(lk_load_i32(blk))); /* d, dmin */
+        const __m256 dv = _mm256_broadcastss_ps(dd);
+        const __m128 dminv = _mm_shuffle_ps(dd, dd, 0x55);
+        for (int t = 0; t < NT; t++) {
+            const __m256 dx = _mm256_broadcast_ss(&((const block_q8_K *)(x + (size_t)t * xs))[i].d);
+            const __m128i mins = _mm_madd_epi16(mn, load128(bs32 + 8 * ((size_t)t * (size_t)nb + (size_t)i))); /* 4 lanes of m·bsum pairs */
+            /* d·dx and dmin·dx in every lane, as k4_block's products */
+            _mm256_storeu_ps(acc + 12 * t, _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi[t]), _mm256_mul_ps(dv, dx), _mm256_loadu_ps(acc + 12 * t)));
+            _mm_storeu_ps(acc + 12 * t + 8, _mm_fmadd_ps(_mm_cvtepi32_ps(mins), _mm_mul_ps(dminv, _mm256_castps256_ps128(dx)), _mm_loadu_ps(acc + 12 * t + 8)));
+        }
+    }
+    for (int t = 0; t < NT; t++) y[t * ys] = hsum_ps(_mm256_loadu_ps(acc + 12 * t)) - hsum4_ps(_mm_loadu_ps(acc + 12 * t + 8));
+}
+
+INLINE int few_k4(const int q5, int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
+                  int64_t ys, int64_t row_begin, int64_t row_end) {
+    const int64_t nb = cols / QK_K;
+    if (n_tokens > LK_FEW_MAX_TOKENS) return 0;
+    const uint8_t *x = vx;
+    float *acc = lk_scratch(PASS_K * 12 * sizeof(float) + (size_t)n_tokens * (size_t)nb * 8 * sizeof(int16_t)); /* [PASS_K, 12] */
+    if (!acc) return 0;
+    int16_t *bs32 = (int16_t *)(acc + PASS_K * 12); /* [n_tokens, nb, 8] */
+    for (int64_t t = 0; t < n_tokens; t++) k4_terms(x + (size_t)t * xs, nb, bs32 + 8 * t * nb);
+    for (int64_t r = row_begin; r < row_end; r++) {
+        const uint8_t *w = (const uint8_t *)vw + (size_t)r * ws;
+        for (int64_t t0 = 0; t0 < n_tokens; t0 += PASS_K) {
+            const int nt = n_tokens - t0 < PASS_K ? (int)(n_tokens - t0) : PASS_K;
+            DISPATCH_PASS4(nt, k4_row, w, q5, nb, x + (size_t)t0 * xs, xs, bs32 + 8 * t0 * nb, acc, y + t0 * ys + r, ys)
+        }
+    }
+    return 1;
+}
+
+static int few_q4_K(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
+                    int64_t ys, int64_t row_begin, int64_t row_end) {
+    return few_k4(0, cols, vw, ws, vx, xs, n_tokens, y, ys, row_begin, row_end);
+}
+static int few_q5_K(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
+                    int64_t ys, int64_t row_begin, int64_t row_end) {
+    return few_k4(1, cols, vw, ws, vx, xs, n_tokens, y, ys, row_begin, row_end);
+}
+
+/* ================================ Q6_K ================================ */
+
+/* One row (nb blocks at w) × NT tokens (Q8_K row t at x + t·xs) → y[t·ys], the accumulators in acc[t·8 ..].
+ * Elements 128h + 32k + l: nibble of ql[64h + l] (k = 0, 2: low, high) or ql[64h + 32 + l] (k = 1, 3), 2 bits
+ * 2k.. of qh[32h + l]. */
+INLINE void q6_K_row(const block_q6_K *w, int64_t nb, const uint8_t *x, size_t xs, float *acc, float *y, int64_t ys, const int NT) {
+    const __m256i m4 = _mm256_set1_epi8(15), m3 = _mm256_set1_epi8(3);
+    for (int t = 0; t < NT; t++) _mm256_storeu_ps(acc + 8 * t, _mm256_setzero_ps());
+    for (int64_t i = 0; i < nb; i++) {
+        const block_q6_K *b = w + i;
+        lk_prefetch_block(b, PREFETCH, sizeof(block_q6_K));
+        const __m128i sc8 = load128(b->scales);
+        __m256i sumi[8];
+        for (int t = 0; t < NT; t++) sumi[t] = _mm256_setzero_si256();
+        /* half h (vectors v = 4h + k, sub-blocks 2v, 2v + 1 in their halves): its quants and scales stay in
+         * registers for all tokens; the loop is kept rolled so that the compiler does not unpack the whole
+         * block ahead of the tokens and spill it */
+#pragma clang loop unroll(disable)
+        for (int h = 0; h < 2; h++) {
+            const __m256i l0 = load256(b->ql + 64 * h), l1 = load256(b->ql + 64 * h + 32), hb = load256(b->qh + 32 * h);
+            /* vpshufb masks: bytes 2v (8 times) then 2v + 1 (8 times) */
+            const __m128i msk = _mm_add_epi8(_mm_set_epi64x(0x0101010101010101ll, 0), _mm_set1_epi8((char)(8 * h)));
+            for (int k = 0; k < 4; k++) {
+                const __m256i l = k & 1 ? l1 : l0;
+                const __m256i q = _mm256_or_si256(_mm256_and_si256(k < 2 ? l : _mm256_srli_epi16(l, 4), m4),
+                                                  _mm256_slli_epi16(_mm256_and_si256(k ? _mm256_srli_epi16(hb, 2 * k) : hb, m3), 4));
+                const __m256i sv = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, _mm_add_epi8(msk, _mm_set1_epi8((char)(2 * k))))); /* sc_2v | sc_2v+1 */
+                for (int t = 0; t < NT; t++) {
+                    const int8_t *xq = ((const block_q8_K *)(x + (size_t)t * xs))[i].qs + 128 * h + 32 * k;
+                    sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(_mm256_maddubs_epi16(q, load256(xq)), sv));
+                }
+            }
+        }
+        const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
+        const __m256 dv = _mm256_set1_ps(h2f(b->d));
+        for (int t = 0; t < NT; t++) {
+            const block_q8_K *xb = (const block_q8_K *)(x + (size_t)t * xs) + i;
+            const __m256i corr = _mm256_madd_epi16(sc16, load256(xb->bsums)); /* Σ sc·bsum pairs */
+            const __m256i si = _mm256_sub_epi32(sumi[t], _mm256_slli_epi32(corr, 5));
+            /* d·dx in every lane, as q6_block's product */
+            _mm256_storeu_ps(acc + 8 * t, _mm256_fmadd_ps(_mm256_cvtepi32_ps(si), _mm256_mul_ps(dv, _mm256_broadcast_ss(&xb->d)), _mm256_loadu_ps(acc + 8 * t)));
+        }
+    }
+    for (int t = 0; t < NT; t++) y[t * ys] = hsum_ps(_mm256_loadu_ps(acc + 8 * t));
+}
+
+static int few_q6_K(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
+                    int64_t ys, int64_t row_begin, int64_t row_end) {
+    const int64_t nb = cols / QK_K;
+    const uint8_t *x = vx;
+    float *acc = lk_scratch(PASS_K * 8 * sizeof(float)); /* [PASS_K, 8] */
+    if (!acc) return 0;
+    for (int64_t r = row_begin; r < row_end; r++) {
+        const block_q6_K *w = (const block_q6_K *)((const uint8_t *)vw + (size_t)r * ws);
+        for (int64_t t0 = 0; t0 < n_tokens; t0 += PASS_K) {
+            const int nt = n_tokens - t0 < PASS_K ? (int)(n_tokens - t0) : PASS_K;
+            DISPATCH_PASS4(nt, q6_K_row, w, nb, x + (size_t)t0 * xs, xs, acc, y + t0 * ys + r, ys)
+        }
+    }
+    return 1;
+}
+
+#pragma clang attribute pop
+
+void lk_fill_avx2_fewtokens(lk_kernel_table *t) {
+    t->few_tokens[LK_TYPE_Q4_0] = few_q4_0;
+    t->few_tokens[LK_TYPE_Q8_0] = few_q8_0;
+    t->few_tokens[LK_TYPE_Q4_K] = few_q4_K;
+    t->few_tokens[LK_TYPE_Q5_K] = few_q5_K;
+    t->few_tokens[LK_TYPE_Q6_K] = few_q6_K;
+}
+
+#else
+void lk_fill_avx2_fewtokens(lk_kernel_table *t) { (void)t; }
+#endif
