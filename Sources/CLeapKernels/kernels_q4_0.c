@@ -14,7 +14,7 @@
  *   matvec  8 (AVX2) or 16 (VNNI) rows at a time, lanes = rows: per row the block's products (vpmaddubsw of
  *           the unsigned nibbles; VNNI: one vpdpbusd for two blocks), the rows' vectors reduced to one per
  *           block by a shuffle tree, minus 8·Σx (the nibble offset, applied through the activations), the
- *           rows' scales gathered; the next row group is prefetched (see matvec_q4_0);
+ *           rows' scales gathered (AVX2: loaded one by one); the next row group is prefetched (see matvec_q4_0);
  *   gemm    a tile of 8 (AVX2) or 16 (AVX-512) rows transposed once per call so that lane r of vector g
  *           holds nibbles 4g..4g+3 of row r; each group of 4 activation bytes is broadcast: vpmaddubsw +
  *           16-bit adds (AVX2; 8 pair sums of at most 2·15·127 fit in s16) or vpdpbusd (VNNI) form the
@@ -110,10 +110,11 @@ INLINE void rows_8(const uint8_t *w, __m256i off, int64_t nb, const uint8_t *x, 
         __m256i p[8];
         for (int r = 0; r < 8; r++) p[r] = _mm256_maddubs_epi16(nibbles_bcast(w + o[r] + ob + 2), xv);
         const __m256i isum = _mm256_sub_epi32(sum_8x16(p), _mm256_set1_epi32(xs8[b]));
-        /* the 8 scales: dwords gathered at the block starts, their low halves packed */
-        const __m256i h = _mm256_and_si256(_mm256_i32gather_epi32((const int *)(w + ob), off, 1), _mm256_set1_epi32(0xffff));
-        const __m256i h16 = _mm256_permute4x64_epi64(_mm256_packus_epi32(h, h), _MM_SHUFFLE(3, 1, 2, 0));
-        const __m256 d = _mm256_cvtph_ps(_mm256_castsi256_si128(h16));
+        /* the 8 scales, loaded one by one (vpgatherdd costs as much as the block's products on some CPUs) */
+        const __m256 d = _mm256_cvtph_ps(_mm_setr_epi16((short)lk_load_u16(w + o[0] + ob), (short)lk_load_u16(w + o[1] + ob),
+                                                        (short)lk_load_u16(w + o[2] + ob), (short)lk_load_u16(w + o[3] + ob),
+                                                        (short)lk_load_u16(w + o[4] + ob), (short)lk_load_u16(w + o[5] + ob),
+                                                        (short)lk_load_u16(w + o[6] + ob), (short)lk_load_u16(w + o[7] + ob)));
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(d, _mm256_set1_ps(dx[b])), acc);
     }
     _mm256_storeu_ps(out, acc);
