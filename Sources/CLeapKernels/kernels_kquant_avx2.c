@@ -12,10 +12,11 @@
  * with signed activation bytes into 16 s16 pair sums (|.| <= 2·63·128 = 16128, never saturated), and
  * vpmaddwd with the sub-block scale as s16 gives s32 lanes (sums of 4 products times the scale).
  *
- * matvec  one row at a time (two in flight, sharing the activation loads), a block's quants unpacked in
+ * matvec  two rows in flight, r and r + nrows/2 (sharing the activation loads), a block's quants unpacked in
  *         registers: 8 vpmaddubsw + 8 vpmaddwd (the scale broadcast by vpshufb), one float FMA per block
- *         (+ one for the mins of Q4_K / Q5_K, 4 lanes), horizontal sums once per row. Rows are consecutive in
- *         memory: each thread reads one sequential stream, prefetched ahead.
+ *         (+ one for the mins of Q4_K / Q5_K, 4 lanes), horizontal sums once per row. Each thread reads two
+ *         long sequential streams (the halves of its rows), each prefetched a fixed distance ahead, every
+ *         cache line once (pairing adjacent rows restarted one stream every other row).
  * gemm    8-row tiles unpacked once per token chunk into bytes and transposed so that s32 lane r of vector g
  *         holds quants 4g..4g+3 of row r, with the sub-block scales as s16 pairs; then per pass NT tokens:
  *         each tile vector feeds NT vpmaddubsw (4 activation bytes broadcast) whose s16 results add up over
@@ -33,7 +34,6 @@
 #define INLINE static inline __attribute__((always_inline))
 
 enum {
-    PREFETCH = 4096, /* matvec: at least this many bytes ahead, a whole number of row pairs (as the VNNI one) */
     TR = 8,          /* gemm: weight rows per tile (s32 lanes) */
     CHUNK = 128,     /* gemm: tokens whose activation terms (and rows, in L2) are used per tile build */
     NT = 4,          /* gemm: tokens per pass over a tile (16 ymm registers: 3 accumulators per token) */
@@ -86,38 +86,59 @@ INLINE void k4_block(const uint8_t *blk, const int q5, const block_q8_K *x, __m2
     }
     const __m256i bs = _mm256_loadu_si256((const __m256i *)x->bsums);
     const __m128i bs32 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)); /* 32-element sums */
-    const __m128i mins = _mm_madd_epi16(_mm_cvtepu8_epi16(_mm_srli_si128(sm, 8)), bs32);            /* 4 lanes of m·bsum pairs */
+    const __m128i mins = _mm_madd_epi16(_mm_unpackhi_epi8(sm, _mm_setzero_si128()), bs32);            /* 4 lanes of m·bsum pairs */
     const __m128 dm = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(lk_load_i32(blk))), _mm_set1_ps(x->d)); /* d·dx, dmin·dx */
     *acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi), _mm256_broadcastss_ps(dm), *acc);
     *accm = _mm_fmadd_ps(_mm_cvtepi32_ps(mins), _mm_shuffle_ps(dm, dm, 0x55), *accm);
 }
+
+/* Prefetch of one sequential stream: every cache line up to `dist` bytes past the end of the block just read,
+ * each line once. */
+typedef struct { const char *next; } pf_stream;
+INLINE void pf_until(pf_stream *s, const void *end, size_t dist) {
+    const char *e = (const char *)end + dist;
+    while (s->next < e) { _mm_prefetch(s->next, _MM_HINT_T0); s->next += 64; }
+}
+INLINE pf_stream pf_start(const void *p, size_t dist) {
+    pf_stream s = {(const char *)((uintptr_t)((const char *)p + dist) & ~(uintptr_t)63)};
+    return s;
+}
+
+/* matvec: bytes prefetched ahead in each of its two streams (Zen 3: 1-2 KB best, 4 KB and none slower) */
+#ifndef LK_KQ_PF_DIST
+#define LK_KQ_PF_DIST 2048
+#endif
 
 INLINE void k4_matvec(const int q5, int64_t n, const void *vw, size_t ws, const void *vx, float *y, int64_t nrows) {
     const int64_t nb = n / QK_K;
     const block_q8_K *x = vx;
     const size_t bb = q5 ? sizeof(block_q5_K) : sizeof(block_q4_K);
     const uint8_t *w = vw;
-    const size_t ahead = lk_pair_prefetch_distance(ws, PREFETCH);
-    int64_t r = 0;
-    for (; r + 2 <= nrows; r += 2) {
-        const uint8_t *w0 = w + (size_t)r * ws, *w1 = w0 + ws;
+    const size_t dist = LK_KQ_PF_DIST;
+    const int64_t half = nrows / 2;
+    /* row r with row r + half: two long sequential streams */
+    const uint8_t *w0 = w, *w1 = w + (size_t)half * ws;
+    pf_stream p0 = pf_start(w0, dist), p1 = pf_start(w1, dist);
+    for (int64_t r = 0; r < half; r++, w0 += ws, w1 += ws) {
         __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
         __m128 accm0 = _mm_setzero_ps(), accm1 = _mm_setzero_ps();
         for (int64_t i = 0; i < nb; i++) {
-            lk_prefetch_block(w0 + (size_t)i * bb, ahead, bb);
-            lk_prefetch_block(w1 + (size_t)i * bb, ahead, bb);
+            if (dist) {
+                pf_until(&p0, w0 + (size_t)(i + 1) * bb, dist);
+                pf_until(&p1, w1 + (size_t)(i + 1) * bb, dist);
+            }
             k4_block(w0 + (size_t)i * bb, q5, x + i, &acc0, &accm0);
             k4_block(w1 + (size_t)i * bb, q5, x + i, &acc1, &accm1);
         }
         y[r] = hsum8_ps(acc0) - hsum4_ps(accm0);
-        y[r + 1] = hsum8_ps(acc1) - hsum4_ps(accm1);
+        y[r + half] = hsum8_ps(acc1) - hsum4_ps(accm1);
     }
-    for (; r < nrows; r++) {
-        const uint8_t *w0 = w + (size_t)r * ws;
+    if (nrows & 1) {
+        const uint8_t *wl = w + (size_t)(nrows - 1) * ws;
         __m256 acc0 = _mm256_setzero_ps();
         __m128 accm0 = _mm_setzero_ps();
-        for (int64_t i = 0; i < nb; i++) k4_block(w0 + (size_t)i * bb, q5, x + i, &acc0, &accm0);
-        y[r] = hsum8_ps(acc0) - hsum4_ps(accm0);
+        for (int64_t i = 0; i < nb; i++) k4_block(wl + (size_t)i * bb, q5, x + i, &acc0, &accm0);
+        y[nrows - 1] = hsum8_ps(acc0) - hsum4_ps(accm0);
     }
 }
 
@@ -125,26 +146,27 @@ INLINE void k4_matvec(const int q5, int64_t n, const void *vw, size_t ws, const 
  * 128h + 32k + l: nibble of ql[64h + l] (k = 0, 2: low, high) or ql[64h + 32 + l] (k = 1, 3), 2 bits 2k.. of
  * qh[32h + l]; a 32-byte vector k covers sub-blocks 2v, 2v + 1 (v = 4h + k) in its two halves. */
 INLINE __m256 q6_block(const block_q6_K *b, const block_q8_K *x, __m256 acc) {
-    const __m256i m4 = _mm256_set1_epi8(15), m3 = _mm256_set1_epi8(3);
-    const __m128i sc8 = _mm_loadu_si128((const __m128i *)b->scales);
+    const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
+    const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)b->scales)); /* sc_0..7 | sc_8..15 */
     __m256i sumi = _mm256_setzero_si256();
     for (int h = 0; h < 2; h++) {
         const __m256i l0 = _mm256_loadu_si256((const __m256i *)(b->ql + 64 * h));
         const __m256i l1 = _mm256_loadu_si256((const __m256i *)(b->ql + 64 * h + 32));
         const __m256i hb = _mm256_loadu_si256((const __m256i *)(b->qh + 32 * h));
-        __m256i q[4];
-        q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(hb, m3), 4));
-        q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), m3), 4));
-        q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), m3), 4));
-        q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), m3), 4));
-        for (int k = 0; k < 4; k++) {
-            const int v = 4 * h + k; /* bytes 2v (8 times) then 2v + 1 (8 times), widened: sc_2v | sc_2v+1 */
-            const __m256i s = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, _mm_set_epi64x(0x0101010101010101ll * (2 * v + 1), 0x0101010101010101ll * (2 * v))));
+        const __m256i sh = h ? _mm256_permute2x128_si256(sc16, sc16, 0x11) : _mm256_permute2x128_si256(sc16, sc16, 0x00); /* sc_8h..8h+7 in both halves */
+        __m256i q[4]; /* bits 2k, 2k + 1 of hb moved to bits 4, 5 of the same byte, or'ed onto the nibble */
+        q[0] = _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_and_si256(_mm256_slli_epi16(hb, 4), m30));
+        q[1] = _mm256_or_si256(_mm256_and_si256(l1, m4), _mm256_and_si256(_mm256_slli_epi16(hb, 2), m30));
+        q[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(hb, m30));
+        q[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4), _mm256_and_si256(_mm256_srli_epi16(hb, 2), m30));
+        for (int k = 0; k < 4; k++) { /* s16 sc_8h+2k in the low half, sc_8h+2k+1 in the high one */
+            const short lo = (short)(0x0100 * (4 * k + 1) + 4 * k), hi = (short)(0x0100 * (4 * k + 3) + 4 * k + 2);
+            const __m256i s = _mm256_shuffle_epi8(sh, _mm256_setr_epi16(lo, lo, lo, lo, lo, lo, lo, lo, hi, hi, hi, hi, hi, hi, hi, hi));
             const __m256i p = _mm256_maddubs_epi16(q[k], _mm256_loadu_si256((const __m256i *)(x->qs + 128 * h + 32 * k)));
             sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, s));
         }
     }
-    const __m256i corr = _mm256_madd_epi16(_mm256_cvtepi8_epi16(sc8), _mm256_loadu_si256((const __m256i *)x->bsums)); /* Σ sc·bsum pairs */
+    const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)x->bsums)); /* Σ sc·bsum pairs */
     sumi = _mm256_sub_epi32(sumi, _mm256_slli_epi32(corr, 5));
     return _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi), _mm256_set1_ps(h2f(b->d) * x->d), acc);
 }
@@ -153,25 +175,29 @@ static int matvec_q6_K(int64_t n, const void *vw, size_t ws, const void *vx, flo
     const int64_t nb = n / QK_K;
     const block_q8_K *x = vx;
     const uint8_t *w = vw;
-    const size_t ahead = lk_pair_prefetch_distance(ws, PREFETCH);
-    int64_t r = 0;
-    for (; r + 2 <= nrows; r += 2) {
-        const block_q6_K *w0 = (const block_q6_K *)(w + (size_t)r * ws), *w1 = (const block_q6_K *)(w + (size_t)(r + 1) * ws);
+    const size_t dist = LK_KQ_PF_DIST;
+    const int64_t half = nrows / 2;
+    const uint8_t *w0 = w, *w1 = w + (size_t)half * ws;
+    pf_stream p0 = pf_start(w0, dist), p1 = pf_start(w1, dist);
+    for (int64_t r = 0; r < half; r++, w0 += ws, w1 += ws) {
+        const block_q6_K *b0 = (const block_q6_K *)w0, *b1 = (const block_q6_K *)w1;
         __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
         for (int64_t i = 0; i < nb; i++) {
-            lk_prefetch_block(w0 + i, ahead, sizeof(block_q6_K));
-            lk_prefetch_block(w1 + i, ahead, sizeof(block_q6_K));
-            acc0 = q6_block(w0 + i, x + i, acc0);
-            acc1 = q6_block(w1 + i, x + i, acc1);
+            if (dist) {
+                pf_until(&p0, b0 + i + 1, dist);
+                pf_until(&p1, b1 + i + 1, dist);
+            }
+            acc0 = q6_block(b0 + i, x + i, acc0);
+            acc1 = q6_block(b1 + i, x + i, acc1);
         }
         y[r] = hsum8_ps(acc0);
-        y[r + 1] = hsum8_ps(acc1);
+        y[r + half] = hsum8_ps(acc1);
     }
-    for (; r < nrows; r++) {
-        const block_q6_K *w0 = (const block_q6_K *)(w + (size_t)r * ws);
+    if (nrows & 1) {
+        const block_q6_K *bl = (const block_q6_K *)(w + (size_t)(nrows - 1) * ws);
         __m256 acc0 = _mm256_setzero_ps();
-        for (int64_t i = 0; i < nb; i++) acc0 = q6_block(w0 + i, x + i, acc0);
-        y[r] = hsum8_ps(acc0);
+        for (int64_t i = 0; i < nb; i++) acc0 = q6_block(bl + i, x + i, acc0);
+        y[nrows - 1] = hsum8_ps(acc0);
     }
     return 1;
 }
