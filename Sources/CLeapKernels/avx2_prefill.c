@@ -1,21 +1,27 @@
-/* AVX2 matrix × matrix (prefill) for Q4_1, Q5_0, Q5_1 and Q8_0: one lk_matmul call with many tokens, bit
- * for bit equal to the AVX2 row kernels of avx2_decode.c (so batched prefill equals decode on that path).
- * (Q4_0's AVX2 gemm is in kernels_q4_0.c: another summation order.)
+/* AVX2 matrix × matrix (prefill) for Q4_1, Q5_0, Q5_1 and Q8_0: one lk_matmul call with many tokens.
+ * Q4_1, Q5_0 and Q5_1 are bit for bit equal to the AVX2 row kernels of avx2_decode.c (so batched prefill
+ * equals decode on that path); Q8_0 sums in an order of its own (below). (Q4_0's AVX2 gemm is in
+ * kernels_q4_0.c: another summation order.)
  *
  * The row kernels keep, per (row, token), 8 float lanes: lane k of block b adds (dw·dx)·isum_bk, where
  * isum_bk = Σ w·x over elements 4k..4k+3 (an exact integer), block after block; the result is hsum_ps of
  * the lanes (+ the m·s chain for Q8_1 activations). Each block costs them an unpack per 4 tokens and, per
  * token, a scale product, two sign ops (signed weights), vpmaddubsw, vpmaddwd, a conversion and an FMA.
  *
- * Here 8 rows share every instruction: a tile of 8 rows is unpacked once per call and transposed so that s32
- * lane r of vector g holds bytes 4g..4g+3 of row r; the 4 activation bytes of group g are broadcast. One
- * vpmaddubsw + vpmaddwd gives isum_bg of 8 rows, one FMA adds it to the lane-g accumulator of those rows.
+ * Here 8 rows share every instruction: a tile of 8 rows is unpacked once per token chunk and transposed so
+ * that s32 lane r of vector g holds bytes 4g..4g+3 of row r; the 4 activation bytes of group g are broadcast.
+ * One vpmaddubsw + vpmaddwd gives isum_bg of 8 rows.
  *   Q4_1, Q5_1  unsigned weights (nibbles, + 16 for the 5th bit) × Q8_1; m·s per block in one FMA chain;
  *   Q5_0        unsigned q (0..31) and −16·Σx over the group added to the integer (exact, as the row
  *               kernel's signed product);
- *   Q8_0        |w| in the tile and w's sign moved onto the broadcast activations (vpsignb), as the row
- *               kernels do (|w|·x pairs stay within s16).
- * The 8 lane accumulators are then added in hsum_ps's tree. */
+ *   these three: one FMA per group into the lane-g accumulator of the 8 rows, the 8 lane accumulators then
+ *   added in hsum_ps's tree (the row kernels' order).
+ *   Q8_0        its own order: y = Σ_b (dw·dx)·isum_b with isum_b the block's whole exact integer sum (the 8
+ *               groups' vpmaddwd results added in s32), one product and one FMA per block and no horizontal
+ *               sum (lane r is row r). w is kept in the tile; per pass of NT8 tokens, |w| = vpsignb(w, w) once
+ *               per group and w's sign moved onto each token's broadcast activations (|w|·x pairs stay within
+ *               s16: |x| <= 127). Blocks are taken KS8 at a time so the tile part in use stays in L1 while
+ *               the chunk's tokens pass (the float steps are those of one pass: y is carried through). */
 #include "lk_internal.h"
 
 #if defined(__x86_64__)
@@ -27,20 +33,22 @@
 enum {
     TR = 8,      /* weight rows per tile (s32 lanes) */
     CHUNK = 64,  /* tokens whose activation terms are prepared at once */
+    NT8 = 4,     /* Q8_0: tokens per pass over a tile */
+    KS8 = 32,    /* Q8_0: blocks of a tile used by all the chunk's tokens before the next ones (in L1) */
 };
 
 
-/* Tile layout per block: 8 byte vectors (u), 8 sign vectors (Q8_0: w), the 8 row scales d, the 8 mins m. */
+/* Tile layout per block: 8 byte vectors (u; not for Q8_0), 8 vectors of w (Q8_0), the 8 row scales d, the 8 mins m. */
 enum { G_W = 0, G_S = 256, G_D = 512, G_M = 544, G_STRIDE = 576 };
 
 
-/* One weight block → the bytes multiplied (u: unsigned, or |w| for Q8_0) and, for Q8_0, w itself. */
+/* One weight block → the unsigned bytes multiplied (u), or for Q8_0 w itself (in *sgn). */
 INLINE __m256i unpack32(int type, const uint8_t *blk, __m256i *sgn) {
     switch (type) {
     case LK_TYPE_Q8_0: {
         const __m256i w = _mm256_loadu_si256((const __m256i *)((const block_q8_0 *)blk)->qs);
         *sgn = w;
-        return _mm256_sign_epi8(w, w);
+        return _mm256_setzero_si256();
     }
     case LK_TYPE_Q4_1: return nibbles_32(((const block_q4_1 *)blk)->qs);
     case LK_TYPE_Q5_0: {
@@ -79,8 +87,8 @@ INLINE void build_tile(int type, const uint8_t *w, size_t wrb, int64_t nb, int n
             _mm256_store_si256((__m256i *)(s + 32 * r), sg);
         }
         uint8_t *t = tile + b * G_STRIDE;
-        transpose_8(u, t + G_W);
         if (type == LK_TYPE_Q8_0) transpose_8(s, t + G_S);
+        else transpose_8(u, t + G_W);
         memcpy(t + G_D, d, sizeof d);
         memcpy(t + G_M, m, sizeof m);
     }
@@ -122,7 +130,6 @@ INLINE void tile_token(int type, const uint8_t *tile, int64_t nb, const uint8_t 
         const __m256 dd = _mm256_mul_ps(_mm256_load_ps((const float *)(tb + G_D)), _mm256_set1_ps(dx[b]));
         for (int g = 0; g < 8; g++) {
             __m256i xv = _mm256_set1_epi32(lk_load_i32(xq + 4 * g));
-            if (type == LK_TYPE_Q8_0) xv = _mm256_sign_epi8(xv, _mm256_load_si256((const __m256i *)(tb + G_S + 32 * g)));
             __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_load_si256((const __m256i *)(tb + G_W + 32 * g)), xv), ones);
             if (type == LK_TYPE_Q5_0) p = _mm256_add_epi32(p, _mm256_set1_epi32(neg[b * 8 + g]));
             acc[g] = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(p), acc[g]);
@@ -167,7 +174,88 @@ INLINE int gemm32(int type, int64_t cols, const void *w, size_t wrb, const void 
 LK_GEMM_ENTRY(gemm_q4_1, gemm32, LK_TYPE_Q4_1)
 LK_GEMM_ENTRY(gemm_q5_0, gemm32, LK_TYPE_Q5_0)
 LK_GEMM_ENTRY(gemm_q5_1, gemm32, LK_TYPE_Q5_1)
-LK_GEMM_ENTRY(gemm_q8_0, gemm32, LK_TYPE_Q8_0)
+
+/* ---- Q8_0 gemm of its own order: one exact integer sum per (row, token, block), one float FMA ---- */
+
+/* NT tokens × blocks [b0, b1) of one tile: y[row r] (+)= Σ_b (d_r·dx_b) · isum_rb, isum_rb = Σ over the
+ * block's 32 elements of w·x (exact in s32: |.| <= 32·127·127); from b0 = 0 the sum starts at 0, else it goes
+ * on from y (the same float steps as one pass). |w| is taken from w per pass (shared by NT tokens). Lane r of
+ * each vector is row r. */
+INLINE void q8_tile_tokens(const uint8_t *tile, int64_t b0, int64_t b1, const uint8_t *x, size_t xrb, const float *dx,
+                           int64_t nbdx, float *y, int64_t ys, int nr, const int nt) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc[NT8];
+    for (int j = 0; j < nt; j++) {
+        if (b0 == 0) acc[j] = _mm256_setzero_ps();
+        else if (nr == TR) acc[j] = _mm256_loadu_ps(y + j * ys);
+        else {
+            float tmp[TR] = {0};
+            memcpy(tmp, y + j * ys, (size_t)nr * sizeof(float));
+            acc[j] = _mm256_loadu_ps(tmp);
+        }
+    }
+    for (int64_t b = b0; b < b1; b++) {
+        const uint8_t *tb = tile + b * G_STRIDE;
+        const uint8_t *xq = x + (size_t)b * sizeof(block_q8_0) + 2;
+        __m256i isum[NT8];
+        for (int j = 0; j < nt; j++) isum[j] = _mm256_setzero_si256();
+        for (int g = 0; g < 8; g++) {
+            const __m256i sg = _mm256_load_si256((const __m256i *)(tb + G_S + 32 * g));
+            const __m256i a = _mm256_sign_epi8(sg, sg);
+            for (int j = 0; j < nt; j++) {
+                const __m256i xv = _mm256_sign_epi8(_mm256_set1_epi32(lk_load_i32(xq + (size_t)j * xrb + 4 * g)), sg);
+                isum[j] = _mm256_add_epi32(isum[j], _mm256_madd_epi16(_mm256_maddubs_epi16(a, xv), ones));
+            }
+        }
+        const __m256 d = _mm256_load_ps((const float *)(tb + G_D));
+        for (int j = 0; j < nt; j++)
+            acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(dx[j * nbdx + b])), _mm256_cvtepi32_ps(isum[j]), acc[j]);
+    }
+    for (int j = 0; j < nt; j++) {
+        if (nr == TR) _mm256_storeu_ps(y + j * ys, acc[j]);
+        else {
+            float tmp[TR];
+            _mm256_storeu_ps(tmp, acc[j]);
+            memcpy(y + j * ys, tmp, (size_t)nr * sizeof(float));
+        }
+    }
+}
+
+static int gemm_q8_0(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
+                     float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
+    const int64_t nb = cols / QK;
+    const int64_t chunk = n_tokens < CHUNK ? n_tokens : CHUNK;
+    const size_t tile_bytes = (size_t)nb * G_STRIDE;
+    uint8_t *scratch = lk_scratch(tile_bytes + (size_t)chunk * (size_t)nb * 8);
+    if (!scratch) return 0;
+    uint8_t *tile = scratch;
+    float *dx = (float *)(scratch + tile_bytes);
+    float *xs = dx + chunk * nb;
+    const uint8_t *wb = w, *xb = x;
+    for (int64_t t0 = 0; t0 < n_tokens; t0 += chunk) {
+        const int64_t nt = n_tokens - t0 < chunk ? n_tokens - t0 : chunk;
+        const uint8_t *xc = xb + (size_t)t0 * xrb;
+        prep_terms(LK_TYPE_Q8_0, xc, xrb, nt, nb, dx, xs, NULL);
+        for (int64_t r0 = row_begin; r0 < row_end; r0 += TR) {
+            const int nr = row_end - r0 < TR ? (int)(row_end - r0) : TR;
+            build_tile(LK_TYPE_Q8_0, wb + (size_t)r0 * wrb, wrb, nb, nr, tile);
+            for (int64_t b0 = 0; b0 < nb; b0 += KS8) {
+                const int64_t b1 = nb - b0 < KS8 ? nb : b0 + KS8;
+                int64_t t = 0;
+                for (; t + NT8 <= nt; t += NT8)
+                    q8_tile_tokens(tile, b0, b1, xc + (size_t)t * xrb, xrb, dx + t * nb, nb, y + (t0 + t) * ys + r0, ys, nr, NT8);
+                switch (nt - t) {
+                case 0: break;
+#define Q8_TAIL(N)                                                                                                  \
+    case N: q8_tile_tokens(tile, b0, b1, xc + (size_t)t * xrb, xrb, dx + t * nb, nb, y + (t0 + t) * ys + r0, ys, nr, N); break;
+                    Q8_TAIL(1) Q8_TAIL(2) Q8_TAIL(3)
+#undef Q8_TAIL
+                }
+            }
+        }
+    }
+    return 1;
+}
 
 #pragma clang attribute pop
 

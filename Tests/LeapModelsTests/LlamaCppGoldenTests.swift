@@ -123,11 +123,13 @@ private func modelPath(_ name: String) -> String {
 /// Q8_0, Q6_K against ggml's vec_dot / tinyBLAS_Q0_AVX, Q4_0 / Q4_K in its repacked orders, Q6_K in its tiled
 /// one, F16 weights with activations rounded to F16 as ggml does, BF16 with AVX512-BF16): then, every other op
 /// being ggml's arithmetic, the logits are llama.cpp's bit for bit. The scalar and NEON paths keep one order of
-/// their own, and a path whose K-quant kernels are its own (AVX2, AVX-512 VNNI) sums those files in another order.
+/// their own, a path whose K-quant kernels are its own (AVX2, AVX-512 VNNI) sums those files in another order,
+/// and so does a path whose Q8_0 prompt gemm is its own (AVX2) for files with Q8_0 weights.
 private func sumsInLlamaCppOrder(_ file: GGUFFile, _ isa: KernelISA) -> Bool {
     guard isa != .scalar && isa != .neon else { return false }
     let types = Set(file.tensors.map(\.type))
     if !types.isDisjoint(with: [.q4_K, .q5_K, .q6_K]) && !isa.kQuantsInLlamaOrder { return false }
+    if types.contains(.q8_0) && isa.q8_0GemmInOwnOrder { return false }
     if types.contains(.bf16) && !((isa == .avx512 || isa == .avx512NoVNNI) && KernelISA.cpuHasBF16DotProduct) { return false }
     return true
 }
@@ -170,7 +172,7 @@ func matchesLlamaCpp(name: String, isa: KernelISA) throws {
 }
 
 /// Accuracy bounds for a path that sums in an order other than llama.cpp's (the scalar path; K-quant files on
-/// AVX2 and AVX-512 VNNI, whose kernels are of their own order). Plain argmax agreement is no measure of correctness on
+/// AVX2 and AVX-512 VNNI, whose kernels are of their own order; Q8_0 files on AVX2, whose prompt gemm is). Plain argmax agreement is no measure of correctness on
 /// these nets: llama.cpp itself, under another of its own orders (repacking off, one token per batch), agrees
 /// with its golden on only 93.4% of Gemma 3's positions, 94.7% of SmolLM2's, 94.5% of the 16-layer Q4_0
 /// file's (BENCHMARKS.md, "Accuracy"): an ulp of difference flips the rounding of an 8-bit activation now and
