@@ -5,14 +5,15 @@
  * zeros), packed per product. The product walks the columns in chunks of KC: a chunk of one panel (F16
  * chunks converted to floats in a buffer, once per chunk) meets every token block in turn, 32 rows x 12
  * tokens of float accumulators in registers (24 zmm), each column two vector loads, twelve broadcasts and 24
- * FMAs (AVX-512; AVX2 takes the tokens by pairs). A chunk of a panel (32 KB as floats) stays in L1, the chunk of
- * all tokens in L2. */
+ * FMAs (AVX-512; AVX2 runs the tile as four 16-row x 6-token quarters, 12 ymm accumulators each). A chunk
+ * of a panel (32 KB as floats) stays in L1, the chunk of all tokens in L2. */
 #include "leap_kernels.h"
 #include "leap_vision_kernels.h"
 #include "lk_internal.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
 
 enum { ROWS = LK_VG_PANEL_ROWS, TOKENS = LK_VG_BLOCK_TOKENS, KC = 256 };
 
@@ -121,49 +122,130 @@ static void widen_portable(const uint16_t *h, float *f, int64_t n) { lk_f16_to_f
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
 
-/* The AVX2 tile: 16 ymm registers hold 32 rows x 2 tokens of accumulators (8) plus the panel's column (4), so
- * the 12 tokens go by pairs, each pair over every column (the panel chunk stays in L1). */
-static void tile_avx2(const float *panel, const float *xb, int64_t xcs, int64_t kc, float *y, int64_t ys, int nt,
-                      int nr, int accumulate, const float *bias) {
-    float b[ROWS] = {0};
-    if (bias) memcpy(b, bias, (size_t)nr * sizeof(float));
-    for (int t0 = 0; t0 < nt; t0 += 2) {
-        __m256 a[2][4];
-        for (int u = 0; u < 2; u++)
-            for (int j = 0; j < 4; j++) {
-                float init[8];
-                for (int r = 0; r < 8; r++) {
-                    const int row = 8 * j + r, t = t0 + u;
-                    init[r] = accumulate && t < nt && row < nr ? y[t * ys + row] : b[row];
-                }
-                a[u][j] = _mm256_loadu_ps(init);
-            }
-        for (int64_t c = 0; c < kc; c++) {
-            const float *w = panel + c * ROWS;
-            const __m256 w0 = _mm256_loadu_ps(w), w1 = _mm256_loadu_ps(w + 8), w2 = _mm256_loadu_ps(w + 16),
-                         w3 = _mm256_loadu_ps(w + 24);
-            const __m256 x0 = _mm256_broadcast_ss(xb + c * xcs + t0), x1 = _mm256_broadcast_ss(xb + c * xcs + t0 + 1);
-            a[0][0] = _mm256_fmadd_ps(w0, x0, a[0][0]);
-            a[0][1] = _mm256_fmadd_ps(w1, x0, a[0][1]);
-            a[0][2] = _mm256_fmadd_ps(w2, x0, a[0][2]);
-            a[0][3] = _mm256_fmadd_ps(w3, x0, a[0][3]);
-            a[1][0] = _mm256_fmadd_ps(w0, x1, a[1][0]);
-            a[1][1] = _mm256_fmadd_ps(w1, x1, a[1][1]);
-            a[1][2] = _mm256_fmadd_ps(w2, x1, a[1][2]);
-            a[1][3] = _mm256_fmadd_ps(w3, x1, a[1][3]);
-        }
-        for (int u = 0; u < 2 && t0 + u < nt; u++) {
-            float out[ROWS];
-            for (int j = 0; j < 4; j++) _mm256_storeu_ps(out + 8 * j, a[u][j]);
-            memcpy(y + (t0 + u) * ys, out, (size_t)nr * sizeof(float));
+/* The AVX2 tile: 16 ymm registers hold 16 rows x 6 tokens of accumulators (12), the panel's two 8-row
+ * vectors and a broadcast token value, so a 32 x 12 tile runs as four 16 x 6 quarters, each over all kc
+ * columns (the panel chunk and the token block stay in L1). Each column: two loads, six broadcasts and
+ * twelve independent FMAs. */
+static inline void quarter_avx2(const float *panel, const float *xb, int64_t xcs, int64_t kc, float *y, int64_t ys,
+                                int nt, int nr, int accumulate, const float *bias) {
+    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), lanes);
+    const __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr - 8), lanes);
+    const __m256 b0 = !bias ? _mm256_setzero_ps() : nr >= 16 ? _mm256_loadu_ps(bias) : _mm256_maskload_ps(bias, m0);
+    const __m256 b1 = !bias ? _mm256_setzero_ps() : nr >= 16 ? _mm256_loadu_ps(bias + 8) : _mm256_maskload_ps(bias + 8, m1);
+    __m256 a0[6], a1[6];
+#pragma clang loop unroll(full)
+    for (int t = 0; t < 6; t++) {
+        if (accumulate && t < nt && nr >= 16) {
+            a0[t] = _mm256_loadu_ps(y + t * ys);
+            a1[t] = _mm256_loadu_ps(y + t * ys + 8);
+        } else if (accumulate && t < nt) {
+            a0[t] = _mm256_maskload_ps(y + t * ys, m0);
+            a1[t] = _mm256_maskload_ps(y + t * ys + 8, m1);
+        } else {
+            a0[t] = b0;
+            a1[t] = b1;
         }
     }
+    for (int64_t c = 0; c < kc; c++) {
+        const __m256 w0 = _mm256_loadu_ps(panel + c * ROWS), w1 = _mm256_loadu_ps(panel + c * ROWS + 8);
+        const float *xc = xb + c * xcs;
+#pragma clang loop unroll(full)
+        for (int t = 0; t < 6; t++) {
+            const __m256 xv = _mm256_broadcast_ss(xc + t);
+            a0[t] = _mm256_fmadd_ps(w0, xv, a0[t]);
+            a1[t] = _mm256_fmadd_ps(w1, xv, a1[t]);
+        }
+    }
+#pragma clang loop unroll(full)
+    for (int t = 0; t < 6; t++) {
+        if (t >= nt) break;
+        if (nr >= 16) {
+            _mm256_storeu_ps(y + t * ys, a0[t]);
+            _mm256_storeu_ps(y + t * ys + 8, a1[t]);
+        } else {
+            _mm256_maskstore_ps(y + t * ys, m0, a0[t]);
+            _mm256_maskstore_ps(y + t * ys + 8, m1, a1[t]);
+        }
+    }
+}
+
+static void tile_avx2(const float *panel, const float *xb, int64_t xcs, int64_t kc, float *y, int64_t ys, int nt,
+                      int nr, int accumulate, const float *bias) {
+    for (int t0 = 0; t0 < nt; t0 += 6)
+        for (int r0 = 0; r0 < nr; r0 += 16)
+            quarter_avx2(panel + r0, xb + t0, xcs, kc, y + t0 * ys + r0, ys, nt - t0, nr - r0, accumulate,
+                         bias ? bias + r0 : NULL);
 }
 
 static void widen_avx2(const uint16_t *h, float *f, int64_t n) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(f + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + i))));
     for (; i < n; i++) f[i] = lk_f16_to_f32(h[i]);
+}
+
+/* expf for x <= 0 (Cephes' polynomial on x − n·ln 2, |error| about 1 ulp; far below ~−87 it gives 0): 2^n in
+ * two factors 2^(n/2) and 2^(n − n/2), each a normal float, so the subnormal results are kept. */
+static inline __m256 exp_nonpositive_avx2(__m256 x) {
+    x = _mm256_max_ps(x, _mm256_set1_ps(-103.0f));
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    const __m256 y = _mm256_add_ps(_mm256_fmadd_ps(_mm256_mul_ps(p, r), r, r), _mm256_set1_ps(1.0f));
+    const __m256i ni = _mm256_cvtps_epi32(n), half = _mm256_srai_epi32(ni, 1);
+    const __m256 s0 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(half, _mm256_set1_epi32(127)), 23));
+    const __m256 s1 = _mm256_castsi256_ps(
+        _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, half), _mm256_set1_epi32(127)), 23));
+    return _mm256_mul_ps(_mm256_mul_ps(y, s0), s1);
+}
+
+/* Six strips of 8 columns side by side per pass over the rows (48 columns): each row's 192 bytes are read at
+ * once and the six exponentials are independent. */
+static void exp_columns_avx2(float *x, int64_t rows, int64_t n, int64_t stride, float scale, float *inv_sums) {
+    enum { STRIPS = 6 };
+    const __m256 s = _mm256_set1_ps(scale);
+    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    for (int64_t j0 = 0; j0 < n; j0 += 8 * STRIPS) {
+        const int64_t left = n - j0;
+        const int strips = left >= 8 * STRIPS ? STRIPS : (int)((left + 7) / 8);
+        __m256i m[STRIPS];
+        __m256 max[STRIPS], sum[STRIPS];
+#pragma clang loop unroll(full)
+        for (int k = 0; k < STRIPS; k++) {
+            const int64_t w = left - 8 * k;
+            m[k] = _mm256_cmpgt_epi32(_mm256_set1_epi32(w >= 8 ? 8 : w <= 0 ? 0 : (int)w), lanes);
+            max[k] = _mm256_set1_ps(-INFINITY);
+            sum[k] = _mm256_setzero_ps();
+        }
+        for (int64_t i = 0; i < rows; i++) {
+            const float *p = x + i * stride + j0;
+#pragma clang loop unroll(full)
+            for (int k = 0; k < STRIPS; k++)
+                if (k < strips) max[k] = _mm256_max_ps(max[k], _mm256_maskload_ps(p + 8 * k, m[k]));
+        }
+#pragma clang loop unroll(full)
+        for (int k = 0; k < STRIPS; k++) max[k] = _mm256_mul_ps(s, max[k]);
+        for (int64_t i = 0; i < rows; i++) {
+            float *p = x + i * stride + j0;
+#pragma clang loop unroll(full)
+            for (int k = 0; k < STRIPS; k++)
+                if (k < strips) {
+                    const __m256 e = exp_nonpositive_avx2(_mm256_fmsub_ps(s, _mm256_maskload_ps(p + 8 * k, m[k]), max[k]));
+                    sum[k] = _mm256_add_ps(sum[k], e);
+                    _mm256_maskstore_ps(p + 8 * k, m[k], e);
+                }
+        }
+#pragma clang loop unroll(full)
+        for (int k = 0; k < STRIPS; k++)
+            if (k < strips) _mm256_maskstore_ps(inv_sums + j0 + 8 * k, m[k], _mm256_div_ps(_mm256_set1_ps(1.0f), sum[k]));
+    }
 }
 
 #pragma clang attribute pop
@@ -326,6 +408,10 @@ void lk_vg_exp_columns(float *x, int64_t rows, int64_t n, int64_t stride, float 
     const int isa = lk_get_isa();
     if (isa == LK_ISA_AVX512 || isa == LK_ISA_AVX512_NOVNNI) {
         exp_columns_avx512(x, rows, n, stride, scale, inv_sums);
+        return;
+    }
+    if (isa == LK_ISA_AVX2) {
+        exp_columns_avx2(x, rows, n, stride, scale, inv_sums);
         return;
     }
 #endif
