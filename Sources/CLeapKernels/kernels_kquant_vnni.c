@@ -264,23 +264,6 @@ INLINE void unpack_k4(const uint8_t *blk, const int q5, uint8_t *out) {
     }
 }
 
-INLINE void unpack_q6(const block_q6_K *b, uint8_t *out) {
-    const __m256i m4 = _mm256_set1_epi8(15), m3 = _mm256_set1_epi8(3);
-    for (int h = 0; h < 2; h++) { /* elements 128h + 32k + l: nibble of ql[64h + l (+32)], bits 2k.. of qh[32h + l] */
-        const __m256i l0 = _mm256_loadu_si256((const __m256i *)(b->ql + 64 * h));
-        const __m256i l1 = _mm256_loadu_si256((const __m256i *)(b->ql + 64 * h + 32));
-        const __m256i hb = _mm256_loadu_si256((const __m256i *)(b->qh + 32 * h));
-        uint8_t *o = out + 128 * h;
-        _mm256_store_si256((__m256i *)o, _mm256_or_si256(_mm256_and_si256(l0, m4), _mm256_slli_epi16(_mm256_and_si256(hb, m3), 4)));
-        _mm256_store_si256((__m256i *)(o + 32), _mm256_or_si256(_mm256_and_si256(l1, m4),
-                                                                 _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2), m3), 4)));
-        _mm256_store_si256((__m256i *)(o + 64), _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l0, 4), m4),
-                                                                 _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 4), m3), 4)));
-        _mm256_store_si256((__m256i *)(o + 96), _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(l1, 4), m4),
-                                                                 _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 6), m3), 4)));
-    }
-}
-
 INLINE void build_tile(int type, const uint8_t *w, size_t wrb, int64_t nb, int nr, uint8_t *tile) {
     const int q6 = type == LK_TYPE_Q6_K, q5 = type == LK_TYPE_Q5_K;
     const size_t bb = lk_block_bytes(type), stride = q6 ? Q6_STRIDE : K4_STRIDE;
@@ -299,7 +282,7 @@ INLINE void build_tile(int type, const uint8_t *w, size_t wrb, int64_t nb, int n
             const uint8_t *blk = w + (size_t)r * wrb + (size_t)i * bb;
             if (q6) {
                 const block_q6_K *b = (const block_q6_K *)blk;
-                unpack_q6(b, rows[r]);
+                lk_unpack_q6_K(b, rows[r]);
                 const float d = h2f(b->d);
                 for (int g = 0; g < 16; g++) ds[g][r] = d * (float)b->scales[g];
             } else {
@@ -330,32 +313,11 @@ INLINE void build_tile(int type, const uint8_t *w, size_t wrb, int64_t nb, int n
     }
 }
 
-/* Per token and block: dx, then (Q4_K/Q5_K) 4 s16 pairs of 32-element sums (bsum_2k, bsum_2k+1) or (Q6_K)
- * the 16 terms −32·bsum_g. */
-INLINE size_t term_ints(int type) { return type == LK_TYPE_Q6_K ? 16 : 4; }
-
-INLINE void prep_terms(int type, const uint8_t *x, size_t xrb, int64_t nt, int64_t nb, float *dx, int32_t *terms) {
-    const size_t ti = term_ints(type);
-    for (int64_t t = 0; t < nt; t++) {
-        const block_q8_K *xt = (const block_q8_K *)(x + (size_t)t * xrb);
-        for (int64_t i = 0; i < nb; i++) {
-            int32_t *o = terms + ((size_t)t * (size_t)nb + (size_t)i) * ti;
-            dx[t * nb + i] = xt[i].d;
-            if (type == LK_TYPE_Q6_K) {
-                for (int g = 0; g < 16; g++) o[g] = -32 * xt[i].bsums[g];
-            } else {
-                for (int k = 0; k < 4; k++)
-                    o[k] = lk_pair16(xt[i].bsums[4 * k] + xt[i].bsums[4 * k + 1], xt[i].bsums[4 * k + 2] + xt[i].bsums[4 * k + 3]);
-            }
-        }
-    }
-}
-
 /* n tokens (n <= NT; row t at x + t·xrb, terms at dx/terms + t·nb blocks) × one tile → y[t·ys + 0..nr) */
 INLINE void tile_tokens(int type, const uint8_t *tile, int64_t nb, const uint8_t *x, size_t xrb, const float *dx,
                         const int32_t *terms, float *y, int64_t ys, int nr, const int n) {
     const int q6 = type == LK_TYPE_Q6_K;
-    const size_t stride = q6 ? Q6_STRIDE : K4_STRIDE, ti = term_ints(type);
+    const size_t stride = q6 ? Q6_STRIDE : K4_STRIDE, ti = lk_kquant_term_ints(type);
     __m512 acc[NT];
     for (int t = 0; t < n; t++) acc[t] = _mm512_setzero_ps();
     for (int64_t i = 0; i < nb; i++) {
@@ -406,7 +368,7 @@ INLINE int kq_gemm(int type, int64_t cols, const void *w, size_t wrb, const void
     const int64_t chunk = n_tokens < CHUNK ? n_tokens : CHUNK;
     const size_t stride = type == LK_TYPE_Q6_K ? Q6_STRIDE : K4_STRIDE;
     const size_t tile_bytes = (size_t)nb * stride;
-    const size_t terms_bytes = (size_t)chunk * (size_t)nb * (sizeof(float) + term_ints(type) * sizeof(int32_t));
+    const size_t terms_bytes = (size_t)chunk * (size_t)nb * (sizeof(float) + lk_kquant_term_ints(type) * sizeof(int32_t));
     uint8_t *scratch = aligned_alloc(64, (tile_bytes + terms_bytes + 63) / 64 * 64);
     if (!scratch) return 0;
     uint8_t *tile = scratch;
@@ -416,17 +378,17 @@ INLINE int kq_gemm(int type, int64_t cols, const void *w, size_t wrb, const void
     for (int64_t t0 = 0; t0 < n_tokens; t0 += chunk) {
         const int64_t nt = n_tokens - t0 < chunk ? n_tokens - t0 : chunk;
         const uint8_t *xc = xb + (size_t)t0 * xrb;
-        prep_terms(type, xc, xrb, nt, nb, dx, terms);
+        lk_kquant_prep_terms(type, xc, xrb, nt, nb, dx, terms);
         for (int64_t r0 = row_begin; r0 < row_end; r0 += TR) {
             const int nr = row_end - r0 < TR ? (int)(row_end - r0) : TR;
             build_tile(type, wb + (size_t)r0 * wrb, wrb, nb, nr, tile);
             const int pass = type == LK_TYPE_Q6_K ? NT_Q6 : NT_K4;
             int64_t t = 0;
             for (; t + pass <= nt; t += pass)
-                tile_tokens(type, tile, nb, xc + (size_t)t * xrb, xrb, dx + t * nb, terms + (size_t)t * (size_t)nb * term_ints(type),
+                tile_tokens(type, tile, nb, xc + (size_t)t * xrb, xrb, dx + t * nb, terms + (size_t)t * (size_t)nb * lk_kquant_term_ints(type),
                             y + (t0 + t) * ys + r0, ys, nr, pass);
             for (; t < nt; t++)
-                tile_tokens(type, tile, nb, xc + (size_t)t * xrb, xrb, dx + t * nb, terms + (size_t)t * (size_t)nb * term_ints(type),
+                tile_tokens(type, tile, nb, xc + (size_t)t * xrb, xrb, dx + t * nb, terms + (size_t)t * (size_t)nb * lk_kquant_term_ints(type),
                             y + (t0 + t) * ys + r0, ys, nr, 1);
         }
     }
