@@ -1,6 +1,6 @@
 /* AVX2 (+FMA, F16C) matrix × a few tokens (2 to LK_FEW_MAX_TOKENS rows of activations: conversations decoded
  * together, short prompts) for Q4_0, Q8_0, Q4_K, Q5_K and Q6_K: the AVX2 table's few_tokens entries, of the
- * design of kernels_avx512_fewtokens.c. Each weight block is loaded and unpacked into registers once and applied
+ * design of avx512_fewtokens.c. Each weight block is loaded and unpacked into registers once and applied
  * to every token of the call, with no scratch tile (the gemm kernels' transposed tiles cost as much as several
  * tokens' products, and below 16 tokens the row kernels reload and re-unpack every block per token or per group
  * of 4). AVX2 has no vpdpbusd: every 32 products of a token cost a vpmaddubsw and (Q8_0, K-quants) a vpmaddwd,
@@ -10,7 +10,7 @@
  * Every (row, token) output keeps exactly the AVX2 one-token kernel's integers and float operations, in its
  * order, so a token multiplied with others gets bit for bit what it gets alone:
  *
- *   Q4_0  (kernels_q4_0.c, matvec_q4_0 / dot_q4_0) one float chain per output over the blocks,
+ *   Q4_0  (llama_order_q4_0.c, matvec_q4_0 / dot_q4_0) one float chain per output over the blocks,
  *         acc = fma(float(isum_b), dw·dx, acc), isum_b the exact block sum. Here 8 rows are the 8 lanes: the
  *         rows' 16-byte nibble arrays of a block are transposed in registers (4 × 4 dwords per 128-bit half)
  *         so that lane r of vector g holds quants 4g..4g+3 of row r; each group of 4 activation bytes is
@@ -20,12 +20,12 @@
  *   Q8_0  (avx2_decode.c, q8_0_rows: dot / dot2) one 8-lane float chain per output, lane g += (dw·dx) · (Σ of
  *         group g's 4 products of |w| and sign(x, w)), then hsum_ps + 0 (the row kernel's zero Σ m·s). Here
  *         |w| is taken once per block and applied to every token.
- *   Q4_K, Q5_K  (kernels_kquant_avx2.c, k4_block) per output an 8-lane chain acc += float(sumi)·(d·dx) and a
+ *   Q4_K, Q5_K  (avx2_kquant.c, k4_block) per output an 8-lane chain acc += float(sumi)·(d·dx) and a
  *         4-lane one accm += float(mins)·(dmin·dx), y = hsum8(acc) − hsum4(accm); sumi the 8 vpmaddubsw
  *         results of the block widened by vpmaddwd with the sub-block scales. Here a 64-element chunk's quants
  *         and spread scales are unpacked once and applied to every token; the mins' 32-element activation sums
  *         are formed once per token and block for the call.
- *   Q6_K  (kernels_kquant_avx2.c, q6_block) one 8-lane chain acc += float(sumi − 32·Σ sc·bsum)·(d·dx), then
+ *   Q6_K  (avx2_kquant.c, q6_block) one 8-lane chain acc += float(sumi − 32·Σ sc·bsum)·(d·dx), then
  *         hsum8; the quants and scale vectors of each half block unpacked once for all tokens.
  *
  * Tokens go in passes of up to PASS_*; a second pass over the same rows finds them in L1. Q4_0 and Q8_0 keep a
@@ -76,7 +76,7 @@ INLINE __m256i load256(const void *p) { return _mm256_loadu_si256((const __m256i
 
 /* ================================ Q4_0 ================================ */
 
-/* Per token and Q8_0 block: dx (the scale as float) and 8·Σx (the nibbles' offset), as kernels_q4_0.c. */
+/* Per token and Q8_0 block: dx (the scale as float) and 8·Σx (the nibbles' offset), as llama_order_q4_0.c. */
 INLINE void q4_0_terms(const uint8_t *x, int64_t nb, float *dx, int32_t *xs8) {
     for (int64_t b = 0; b < nb; b++) {
         const uint8_t *blk = x + (size_t)b * sizeof(block_q8_0);

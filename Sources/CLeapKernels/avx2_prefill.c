@@ -1,7 +1,7 @@
 /* AVX2 matrix × matrix (prefill) for Q4_1, Q5_0, Q5_1 and Q8_0: one lk_matmul call with many tokens.
  * Q4_1, Q5_0 and Q5_1 are bit for bit equal to the AVX2 row kernels of avx2_decode.c (so batched prefill
  * equals decode on that path); Q8_0 sums in an order of its own (below). (Q4_0's AVX2 gemm is in
- * kernels_q4_0.c: another summation order.)
+ * llama_order_q4_0.c: another summation order.)
  *
  * The row kernels keep, per (row, token), 8 float lanes: lane k of block b adds (dw·dx)·isum_bk, where
  * isum_bk = Σ w·x over elements 4k..4k+3 (an exact integer), block after block; the result is hsum_ps of

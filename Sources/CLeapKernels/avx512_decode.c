@@ -3,10 +3,10 @@
  *
  * Row kernels (F + BW + VL): Q6_K only, in ggml's order, two rows per zmm (dot2); vpmaddubsw + vpmaddwd with
  * the sub-block scales (the scale multiply comes for free in vpmaddwd). The 32-block types keep the AVX2 row
- * kernels (ggml's order); Q4_0 is in kernels_q4_0.c; with AVX512-VNNI the prefill gemm kernels come from
+ * kernels (ggml's order); Q4_0 is in llama_order_q4_0.c; with AVX512-VNNI the prefill gemm kernels come from
  * avx512_prefill.c.
  *
- * VNNI matrix × vector for Q4_1, Q5_0, Q5_1 and Q8_0 (Q4_0: kernels_q4_0.c): the whole row range of one
+ * VNNI matrix × vector for Q4_1, Q5_0, Q5_1 and Q8_0 (Q4_0: llama_order_q4_0.c): the whole row range of one
  * lk_matmul call, in ggml's summation order (below), so a token decoded here gives bit for bit the logits of
  * the same token in a batched prefill. */
 #include "lk_internal.h"

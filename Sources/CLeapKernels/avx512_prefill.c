@@ -1,4 +1,4 @@
-/* AVX-512 VNNI matrix × matrix (prefill) for Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, F16 and F32 (Q4_0: kernels_q4_0.c): one
+/* AVX-512 VNNI matrix × matrix (prefill) for Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, F16 and F32 (Q4_0: llama_order_q4_0.c): one
  * lk_matmul call with many tokens, bit for bit equal to the one-token path (so batched prefill and decode
  * agree exactly), plus llama.cpp's batch-dependent orders for Q4_K (repacked) and Q6_K (tiled, from 16
  * tokens; below, the row kernel, which folds the scales into vpmaddwd and unpacks once per 4 tokens).

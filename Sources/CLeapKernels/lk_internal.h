@@ -73,15 +73,15 @@ void lk_fill_scalar(lk_kernel_table *t);      /* scalar.c */
 void lk_fill_avx2_decode(lk_kernel_table *t); /* avx2_decode.c */
 void lk_fill_avx512_decode(lk_kernel_table *t, int use_vnni); /* avx512_decode.c; use_vnni: the CPU has VNNI and this table uses it */
 void lk_fill_avx512_prefill(lk_kernel_table *t);   /* avx512_prefill.c, VNNI only */
-void lk_fill_kquant_vnni(lk_kernel_table *t);   /* VNNI only: Q4_K, Q5_K, Q6_K matvec + gemm (kernels_kquant_vnni.c) */
-void lk_fill_kquant_avx2(lk_kernel_table *t);   /* AVX2 table: Q4_K, Q5_K, Q6_K matvec + gemm (kernels_kquant_avx2.c) */
-void lk_fill_avx512_fewtokens(lk_kernel_table *t); /* VNNI only: Q4_0, Q8_0, Q6_K × 2..15 tokens (kernels_avx512_fewtokens.c) */
+void lk_fill_kquant_vnni(lk_kernel_table *t);   /* VNNI only: Q4_K, Q5_K, Q6_K matvec + gemm (avx512_kquant.c) */
+void lk_fill_kquant_avx2(lk_kernel_table *t);   /* AVX2 table: Q4_K, Q5_K, Q6_K matvec + gemm (avx2_kquant.c) */
+void lk_fill_avx512_fewtokens(lk_kernel_table *t); /* VNNI only: Q4_0, Q8_0, Q6_K × 2..15 tokens (avx512_fewtokens.c) */
 void lk_fill_avx2_fewtokens(lk_kernel_table *t);   /* AVX2 table only: Q4_0, Q8_0, Q4_K, Q5_K, Q6_K × 2..15 tokens (avx2_fewtokens.c) */
 void lk_fill_neon(lk_kernel_table *t); /* neon.c */
 void lk_fill_llama_order_avx2(lk_kernel_table *t); /* llama_order_avx2.c */
 void lk_fill_llama_order_avx512(lk_kernel_table *t); /* avx512_prefill.c (its tiles in llama.cpp's orders), VNNI only */
 void lk_fill_avx2_prefill(lk_kernel_table *t); /* avx2_prefill.c, AVX2 table only: equal to the AVX2 row kernels, not the AVX-512 ones */
-void lk_fill_q4_0(lk_kernel_table *t, int vnni); /* x86 Q4_0 in llama.cpp's order (kernels_q4_0.c) */
+void lk_fill_q4_0(lk_kernel_table *t, int vnni); /* x86 Q4_0 in llama.cpp's order (llama_order_q4_0.c) */
 void lk_fill_llama_order_f16(lk_kernel_table *t, int isa); /* llama_order_f16.c; LK_ISA_AVX2, LK_ISA_AVX512(_NOVNNI) */
 void lk_fill_llama_order_bf16(lk_kernel_table *t); /* llama_order_bf16.c; AVX-512 tables, on CPUs with AVX512-BF16 */
 

@@ -95,7 +95,7 @@ package enum KernelISA: Int32, CaseIterable, Sendable {
     package static var cpuHasBF16DotProduct: Bool { lk_cpu_features() & UInt32(LK_CPU_AVX512BF16) != 0 }
     /// This path multiplies Q4_K and Q6_K weights in llama.cpp's per-tensor orders (llama_order_avx2.c):
     /// AVX-512 without VNNI. AVX2 and AVX-512 VNNI have faster Q4_K / Q5_K / Q6_K kernels of their own order
-    /// (kernels_kquant_avx2.c, kernels_kquant_vnni.c); the scalar and NEON paths keep the row kernels' order.
+    /// (avx2_kquant.c, avx512_kquant.c); the scalar and NEON paths keep the row kernels' order.
     package var kQuantsInLlamaOrder: Bool {
         switch self {
         case .avx512NoVNNI: return true
@@ -104,7 +104,7 @@ package enum KernelISA: Int32, CaseIterable, Sendable {
         }
     }
     /// Q4_K, Q5_K and Q6_K on this path have kernels of their own order, not llama.cpp's and not the row
-    /// kernels' (kernels_kquant_avx2.c, kernels_kquant_vnni.c): exact integer sums, fewer float steps.
+    /// kernels' (avx2_kquant.c, avx512_kquant.c): exact integer sums, fewer float steps.
     package var kQuantsInOwnOrder: Bool { self == .avx2 || (self == .avx512 && !kQuantsInLlamaOrder) }
     /// The Q8_0 gemm (prefill, from the table's gemm threshold of 16 tokens) of this path sums in an order of its
     /// own (avx2_prefill.c: one exact integer sum per block, one FMA by the scale product), not llama.cpp's and

@@ -1,4 +1,4 @@
-// The kernels for 2-15 tokens (AVX-512 VNNI, kernels_avx512_fewtokens.c: Q4_0, Q8_0, Q6_K; AVX2,
+// The kernels for 2-15 tokens (AVX-512 VNNI, avx512_fewtokens.c: Q4_0, Q8_0, Q6_K; AVX2,
 // avx2_fewtokens.c: Q4_0, Q8_0, Q4_K, Q5_K, Q6_K) keep each token's one-token order on their path: every output
 // of a call with n tokens equals that token multiplied alone on the same path, bit for bit, and the float64
 // product of the dequantized operands to rounding; for every n, partial 8- and 16-row tiles, row counts that

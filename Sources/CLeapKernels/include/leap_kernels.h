@@ -9,21 +9,22 @@
  *   scalar         scalar.c   the reference of every table entry (all types; quantize, dequantize, ...)
  *   AVX2           avx2_decode.c   row kernels of every type but Q4_0, Q8 quantizers, f16 rows, softmax, SiLU
  *                  avx2_prefill.c  gemm of Q4_1, Q5_0, Q5_1, Q8_0 (bit-equal to the row kernels)
+ *                  avx2_kquant.c   Q4_K, Q5_K, Q6_K decode matvec and prefill gemm of their own order (exact
+ *                                  integer sums; the gemm takes avx512_kquant.c's float steps)
  *                  avx2_fewtokens.c  Q4_0, Q8_0, Q4_K, Q5_K, Q6_K × 2..15 tokens (stepped decode), each token
  *                                    in the AVX2 one-token kernel's order
  *   AVX-512        avx512_decode.c   Q6_K row kernels; with VNNI the matvec of Q4_1, Q5_0, Q5_1, Q8_0
  *                  avx512_prefill.c  VNNI gemm of Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, F16, F32; also llama.cpp's
  *                                    repacked Q4_K and tiled Q6_K orders on its tiles
- *                  kernels_kquant_vnni.c  VNNI Q4_K, Q5_K, Q6_K decode matvec and prefill gemm (avx512 decode
- *                                    and prefill; to be placed there)
- *                  kernels_avx512_fewtokens.c  VNNI Q4_0, Q8_0, Q6_K × 2..15 tokens (stepped decode), each token
+ *                  avx512_kquant.c  VNNI Q4_K, Q5_K, Q6_K decode matvec and prefill gemm of their own order
+ *                  avx512_fewtokens.c  VNNI Q4_0, Q8_0, Q6_K × 2..15 tokens (stepped decode), each token
  *                                    in its one-token kernel's order
  *   NEON           neon.c   row kernels, Q8 quantizers, f16 rows (dotprod when the compiler targets it)
  *   llama.cpp's summation orders (kept to prove bit-exactness against llama.cpp):
  *                  llama_order_avx2.c  Q4_K repacked / tiled and Q6_K tiled on the AVX2 row kernels
  *                  llama_order_f16.c   ggml_vec_dot_f16 (AVX2 and AVX-512): one-token F16 attention
  *                  llama_order_bf16.c  BF16 weights (AVX512-BF16)
- *                  kernels_q4_0.c      Q4_0 on AVX2 and AVX-512 (+VNNI), decode and prefill (a llama_order file)
+ *                  llama_order_q4_0.c  Q4_0 on AVX2 and AVX-512 (+VNNI), decode and prefill
  *   other          vision_gemm.c, vision_kernels.c (leap_vision_kernels.h), state_support.c
  *                  (leap_state_kernels.h), pool.c (thread pool and per-thread scratch)
  * Dispatch (dispatch.c, the only file that knows every kernel file): one lk_kernel_table per ISA

@@ -1,5 +1,5 @@
 /* Q4_K, Q5_K and Q6_K on AVX2 (+FMA, F16C): the one-token matrix × vector (decode) and the many-token matrix ×
- * matrix (prefill), straight from the GGUF block layout, of the design of kernels_kquant_vnni.c. They do not
+ * matrix (prefill), straight from the GGUF block layout, of the design of avx512_kquant.c. They do not
  * follow llama.cpp's summation orders (llama_order_avx2.c, which on this path cost a decode the emulation
  * of ggml's repacked 8-row interleave): every integer sum is exact and the float steps are one or two per
  * block, so results differ from llama.cpp's by float rounding only (the tests bound that).
@@ -21,7 +21,7 @@
  *         holds quants 4g..4g+3 of row r, with the sub-block scales as s16 pairs; then per pass NT tokens:
  *         each tile vector feeds NT vpmaddubsw (4 activation bytes broadcast) whose s16 results add up over
  *         a sub-block (Q4_K: 8 vectors, |.| <= 8·2·15·128 = 30720; Q5_K: 4, <= 31744; Q6_K: 2, <= 32256)
- *         before one vpmaddwd that widens them; then the float steps of kernels_kquant_vnni.c's gemm (one FMA
+ *         before one vpmaddwd that widens them; then the float steps of avx512_kquant.c's gemm (one FMA
  *         of each sub-block's exact sum by d·sc, the mins by dmin, one FMA by dx per block), so that from 4
  *         tokens both x86 paths give a prompt the same bits. */
 #include "lk_internal.h"
@@ -215,7 +215,7 @@ static int matvec_q5_K(int64_t n, const void *vw, size_t ws, const void *x, floa
 
 /* Tile layout per super-block: 64 byte vectors (lane r of vector g = quants 4g..4g+3 of row r, element
  * order), then float vectors d·sc of each sub-block (8 for Q4_K/Q5_K, 16 for Q6_K), then (Q4_K/Q5_K) 4
- * vectors of s16 pairs (m_2k, m_2k+1) and the dmin vector: kernels_kquant_vnni.c's tile with 8 rows. */
+ * vectors of s16 pairs (m_2k, m_2k+1) and the dmin vector: avx512_kquant.c's tile with 8 rows. */
 enum { T_W = 0, T_DS = 2048, K4_MP = 2304, K4_DMIN = 2432, K4_STRIDE = 2464, Q6_STRIDE = 2560 };
 
 /* 8 vectors of 8 s32 lanes: r[i] lane c → r[c] lane i */
@@ -308,7 +308,7 @@ INLINE __m256i load_v(const uint8_t *p) { return _mm256_load_si256((const __m256
 INLINE __m256i bcast4(const int8_t *p) { return _mm256_set1_epi32(lk_load_i32(p)); }
 
 /* n tokens (n <= NT; row t at x + t·xrb, terms at dx/terms + t·nb blocks) × one tile → y[t·ys + 0..nr).
- * The float steps are kernels_kquant_vnni.c's tile_tokens' (per sub-block one FMA of its exact integer sum
+ * The float steps are avx512_kquant.c's tile_tokens' (per sub-block one FMA of its exact integer sum
  * by d·sc, the mins by dmin, then one FMA by dx per block), so both paths' gemms give the same bits. VS: tile
  * vectors whose vpmaddubsw results add up in s16 before the vpmaddwd that widens them. */
 INLINE void tile_tokens(int type, const uint8_t *tile, int64_t nb, const uint8_t *x, size_t xrb, const float *dx,

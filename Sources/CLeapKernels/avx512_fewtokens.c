@@ -7,7 +7,7 @@
  * Every (row, token) output keeps exactly the one-token kernel's integers and float operations, in its order,
  * so a token multiplied with others gets bit for bit what it gets alone:
  *
- *   Q4_0  (kernels_q4_0.c) one float chain per output over the blocks, acc = fma(float(isum_b), dw·dx, acc),
+ *   Q4_0  (llama_order_q4_0.c) one float chain per output over the blocks, acc = fma(float(isum_b), dw·dx, acc),
  *         isum_b the exact block sum. Here 16 rows are the 16 lanes: the rows' 16-byte nibble arrays of a block
  *         are transposed in registers (4 × 4 dwords per 128-bit chunk) so that lane r of vector g holds quants
  *         4g..4g+3 of row r; each group of 4 activation bytes is broadcast into one vpdpbusd per token, the
@@ -16,7 +16,7 @@
  *         group g's 4 products), then hsum_ps (4 + 4, 2 + 2, 1 + 1). Here a zmm holds rows a, b (256-bit
  *         halves) against one token's [x, x], the weights u = w + 128 with −128·Σx per lane through the
  *         activations, as there; the four quarter streams of rows run in lockstep as there.
- *   Q6_K  (kernels_kquant_vnni.c) one 16-lane float chain per output, acc = fma(float(sumi), d·dx, acc), sumi
+ *   Q6_K  (avx512_kquant.c) one 16-lane float chain per output, acc = fma(float(sumi), d·dx, acc), sumi
  *         the sub-block-scaled vpdpbusd sums minus 32·Σ sc·bsums in lanes 0-7, then _mm512_reduce_add_ps; one
  *         row at a time, its unpacked quants and scale vectors shared by the tokens, PREFETCH bytes ahead.
  *
@@ -53,7 +53,7 @@ INLINE __m128i load128(const void *p) { return _mm_loadu_si128((const __m128i *)
 
 /* ================================ Q4_0 ================================ */
 
-/* Per token and Q8_0 block: dx (the scale as float) and 8·Σx (the nibbles' offset), as kernels_q4_0.c. */
+/* Per token and Q8_0 block: dx (the scale as float) and 8·Σx (the nibbles' offset), as llama_order_q4_0.c. */
 INLINE void q4_0_terms(const uint8_t *x, int64_t nb, float *dx, int32_t *xs8) {
     for (int64_t b = 0; b < nb; b++) {
         const uint8_t *blk = x + (size_t)b * sizeof(block_q8_0);
