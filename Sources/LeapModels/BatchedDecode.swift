@@ -51,10 +51,10 @@ extension InferenceContext {
                 stepping.append(i)
             } catch { errors[i] = error }
         }
-        // Q4_0, Q8_0 and Q6_K keep each token's one-token order in batches of 2-15 tokens (AVX-512 VNNI: the
-        // few-token kernels; AVX2: the gemm tiles and, for Q6_K up to 7 tokens, the row kernels), so with those
-        // weights each member gets the logits it gets alone, bit for bit (Q4_K sums groups of 4 tokens in
-        // another order: the last bits differ).
+        // The few-token kernels keep each token's one-token order in batches of 2-15 tokens (AVX2: Q4_0, Q8_0,
+        // Q4_K, Q5_K, Q6_K; AVX-512 VNNI: Q4_0, Q8_0, Q6_K), so with those weights each member gets the logits
+        // it gets alone, bit for bit (VNNI's Q4_K / Q5_K take the gemm tiles from 4 tokens, another order:
+        // the last bits differ).
         let batchLogits: RawBuffer
         do {
             batchLogits = try owner.stepLogitsStorage(rows: stepping.count)
