@@ -1,5 +1,5 @@
 /* AVX2 (+FMA, F16C) matrix × a few tokens (2 to LK_FEW_MAX_TOKENS rows of activations: conversations decoded
- * together, short prompts) for Q4_0, Q8_0, Q4_K, Q5_K and Q6_K: the AVX2 table's few_tokens entries, of the
+ * together, short prompts) for Q4_0, Q8_0, Q5_K and Q6_K: the AVX2 table's few_tokens entries, of the
  * design of avx512_fewtokens.c. Each weight block is loaded and unpacked into registers once and applied
  * to every token of the call, with no scratch tile (the gemm kernels' transposed tiles cost as much as several
  * tokens' products, and below 16 tokens the row kernels reload and re-unpack every block per token or per group
@@ -8,7 +8,8 @@
  * 1.6-2.5x one token per weight (BENCHMARKS.md; 1.1-1.2x with VNNI).
  *
  * Every (row, token) output keeps exactly the AVX2 one-token kernel's integers and float operations, in its
- * order, so a token multiplied with others gets bit for bit what it gets alone:
+ * order, so a token multiplied with others gets bit for bit what it gets alone (Q4_K's few-token calls are
+ * avx2_kquant.c's kq_few, in the order of its own one-token kernel):
  *
  *   Q4_0  (llama_order_q4_0.c, matvec_q4_0 / dot_q4_0) one float chain per output over the blocks,
  *         acc = fma(float(isum_b), dw·dx, acc), isum_b the exact block sum. Here 8 rows are the 8 lanes: the
@@ -20,7 +21,7 @@
  *   Q8_0  (avx2_decode.c, q8_0_rows: dot / dot2) one 8-lane float chain per output, lane g += (dw·dx) · (Σ of
  *         group g's 4 products of |w| and sign(x, w)), then hsum_ps + 0 (the row kernel's zero Σ m·s). Here
  *         |w| is taken once per block and applied to every token.
- *   Q4_K, Q5_K  (avx2_kquant.c, k4_block) per output an 8-lane chain acc += float(sumi)·(d·dx) and a
+ *   Q5_K  (avx2_kquant.c, q5_block) per output an 8-lane chain acc += float(sumi)·(d·dx) and a
  *         4-lane one accm += float(mins)·(dmin·dx), y = hsum8(acc) − hsum4(accm); sumi the 8 vpmaddubsw
  *         results of the block widened by vpmaddwd with the sub-block scales. Here a 64-element chunk's quants
  *         and spread scales are unpacked once and applied to every token; the mins' 32-element activation sums
@@ -32,7 +33,7 @@
  * pass's accumulators in registers; the K-quants keep theirs in scratch memory, updated once per block, so that
  * the registers hold the integer sums and one chunk's quants and scales, and their chunk loops are kept rolled
  * (unrolled, clang unpacks the whole block ahead of the tokens and spills it: the reloads cost more than the
- * unpacking saves). Per-call terms (Q4_0: dx, 8·Σx; Q8_0: dx; Q4_K, Q5_K: the 32-element sums) live in the
+ * unpacking saves). Per-call terms (Q4_0: dx, 8·Σx; Q8_0: dx; Q5_K: the 32-element sums) live in the
  * thread's scratch (lk_scratch); when it cannot grow the caller falls back. */
 #include "lk_internal.h"
 #include "lk_kquant_unpack.h"
@@ -195,30 +196,28 @@ static int few_q8_0(int64_t cols, const void *vw, size_t ws, const void *vx, siz
     return 1;
 }
 
-/* ================================ Q4_K, Q5_K ================================ */
+/* ================================ Q5_K ================================ */
 
 INLINE float hsum4_ps(__m128 r) {
     r = _mm_add_ps(r, _mm_movehl_ps(r, r));
     return _mm_cvtss_f32(_mm_add_ss(r, _mm_movehdup_ps(r)));
 }
 
-/* s16 element j of each 128-bit half of v, in all 8 elements of that half */
-INLINE __m256i spread_s16(__m256i v, const int j) { return _mm256_shuffle_epi8(v, _mm256_set1_epi16((short)(0x0100 * (2 * j + 1) + 2 * j))); }
 
-/* Per token and Q8_K block, for the mins: the 8 sums of 32 activations (bsums pairs, vphaddw as k4_block). */
-INLINE void k4_terms(const uint8_t *x, int64_t nb, int16_t *bs32) {
+/* Per token and Q8_K block, for the mins: the 8 sums of 32 activations (bsums pairs, vphaddw as q5_block). */
+INLINE void q5_K_terms(const uint8_t *x, int64_t nb, int16_t *bs32) {
     for (int64_t i = 0; i < nb; i++) {
         const __m256i bs = load256(((const block_q8_K *)x)[i].bsums);
         _mm_storeu_si128((__m128i *)(bs32 + 8 * i), _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)));
     }
 }
 
-/* One Q4_K (q5 = 0) or Q5_K row (nb blocks at w) × NT tokens (Q8_K row t at x + t·xs, its 32-element sums at
+/* One Q5_K row (nb blocks at w) × NT tokens (Q8_K row t at x + t·xs, its 32-element sums at
  * bs32 + t·8·nb) → y[t·ys]. The float accumulators live in acc[t·12 ..]: 8 lanes of the scales' chain, 4 of
  * the mins' (in memory, updated once per block: the integer sums keep the registers). */
-INLINE void k4_row(const uint8_t *w, const int q5, int64_t nb, const uint8_t *x, size_t xs, const int16_t *bs32, float *acc,
+INLINE void q5_K_row(const uint8_t *w, int64_t nb, const uint8_t *x, size_t xs, const int16_t *bs32, float *acc,
                    float *y, int64_t ys, const int NT) {
-    const size_t bb = q5 ? sizeof(block_q5_K) : sizeof(block_q4_K);
+    const size_t bb = sizeof(block_q5_K);
     const __m256i m4 = _mm256_set1_epi8(15), m1 = _mm256_set1_epi8(1);
     for (int t = 0; t < NT; t++) _mm256_storeu_ps(acc + 12 * t, _mm256_setzero_ps()), _mm_storeu_ps(acc + 12 * t + 8, _mm_setzero_ps());
     for (int64_t i = 0; i < nb; i++) {
@@ -226,8 +225,8 @@ INLINE void k4_row(const uint8_t *w, const int q5, int64_t nb, const uint8_t *x,
         lk_prefetch_block(blk, PREFETCH, bb);
         const __m128i sm = lk_k4_scales_mins(blk + 4);
         const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm)); /* sc_0..7 as s16, in both halves */
-        const uint8_t *qs = blk + (q5 ? 48 : 16);
-        __m256i hb = q5 ? load256(blk + 16) : _mm256_setzero_si256();
+        const uint8_t *qs = blk + 48;
+        __m256i hb = load256(blk + 16);
         __m256i sumi[8];
         for (int t = 0; t < NT; t++) sumi[t] = _mm256_setzero_si256();
         /* vpshufb masks of sc_2c and sc_2c+1 (s16 elements) in all elements of each half */
@@ -238,11 +237,9 @@ INLINE void k4_row(const uint8_t *w, const int q5, int64_t nb, const uint8_t *x,
         for (int c = 0; c < 4; c++) { /* chunk c: low nibbles = elements 64c.., high = 64c + 32.. (5th bits: qh bits 2c, 2c + 1) */
             const __m256i q = load256(qs + 32 * c);
             __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-            if (q5) {
-                lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(hb, m1), 4));
-                hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 1), m1), 4));
-                hb = _mm256_srli_epi16(hb, 2);
-            }
+            lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(hb, m1), 4));
+            hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 1), m1), 4));
+            hb = _mm256_srli_epi16(hb, 2);
             const __m256i slo = _mm256_shuffle_epi8(sc, mlo), shi = _mm256_shuffle_epi8(sc, mhi);
             mlo = _mm256_add_epi8(mlo, _mm256_set1_epi8(4)), mhi = _mm256_add_epi8(mhi, _mm256_set1_epi8(4));
             for (int t = 0; t < NT; t++) {
@@ -260,7 +257,7 @@ INLINE void k4_row(const uint8_t *w, const int q5, int64_t nb, const uint8_t *x,
         for (int t = 0; t < NT; t++) {
             const __m256 dx = _mm256_broadcast_ss(&((const block_q8_K *)(x + (size_t)t * xs))[i].d);
             const __m128i mins = _mm_madd_epi16(mn, load128(bs32 + 8 * ((size_t)t * (size_t)nb + (size_t)i))); /* 4 lanes of m·bsum pairs */
-            /* d·dx and dmin·dx in every lane, as k4_block's products */
+            /* d·dx and dmin·dx in every lane, as q5_block's products */
             _mm256_storeu_ps(acc + 12 * t, _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi[t]), _mm256_mul_ps(dv, dx), _mm256_loadu_ps(acc + 12 * t)));
             _mm_storeu_ps(acc + 12 * t + 8, _mm_fmadd_ps(_mm_cvtepi32_ps(mins), _mm_mul_ps(dminv, _mm256_castps256_ps128(dx)), _mm_loadu_ps(acc + 12 * t + 8)));
         }
@@ -268,7 +265,7 @@ INLINE void k4_row(const uint8_t *w, const int q5, int64_t nb, const uint8_t *x,
     for (int t = 0; t < NT; t++) y[t * ys] = hsum_ps(_mm256_loadu_ps(acc + 12 * t)) - hsum4_ps(_mm_loadu_ps(acc + 12 * t + 8));
 }
 
-INLINE int few_k4(const int q5, int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
+static int few_q5_K(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
                   int64_t ys, int64_t row_begin, int64_t row_end) {
     const int64_t nb = cols / QK_K;
     if (n_tokens > LK_FEW_MAX_TOKENS) return 0;
@@ -276,24 +273,15 @@ INLINE int few_k4(const int q5, int64_t cols, const void *vw, size_t ws, const v
     float *acc = lk_scratch(PASS_K * 12 * sizeof(float) + (size_t)n_tokens * (size_t)nb * 8 * sizeof(int16_t)); /* [PASS_K, 12] */
     if (!acc) return 0;
     int16_t *bs32 = (int16_t *)(acc + PASS_K * 12); /* [n_tokens, nb, 8] */
-    for (int64_t t = 0; t < n_tokens; t++) k4_terms(x + (size_t)t * xs, nb, bs32 + 8 * t * nb);
+    for (int64_t t = 0; t < n_tokens; t++) q5_K_terms(x + (size_t)t * xs, nb, bs32 + 8 * t * nb);
     for (int64_t r = row_begin; r < row_end; r++) {
         const uint8_t *w = (const uint8_t *)vw + (size_t)r * ws;
         for (int64_t t0 = 0; t0 < n_tokens; t0 += PASS_K) {
             const int nt = n_tokens - t0 < PASS_K ? (int)(n_tokens - t0) : PASS_K;
-            DISPATCH_PASS4(nt, k4_row, w, q5, nb, x + (size_t)t0 * xs, xs, bs32 + 8 * t0 * nb, acc, y + t0 * ys + r, ys)
+            DISPATCH_PASS4(nt, q5_K_row, w, nb, x + (size_t)t0 * xs, xs, bs32 + 8 * t0 * nb, acc, y + t0 * ys + r, ys)
         }
     }
     return 1;
-}
-
-static int few_q4_K(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
-                    int64_t ys, int64_t row_begin, int64_t row_end) {
-    return few_k4(0, cols, vw, ws, vx, xs, n_tokens, y, ys, row_begin, row_end);
-}
-static int few_q5_K(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
-                    int64_t ys, int64_t row_begin, int64_t row_end) {
-    return few_k4(1, cols, vw, ws, vx, xs, n_tokens, y, ys, row_begin, row_end);
 }
 
 /* ================================ Q6_K ================================ */
@@ -363,7 +351,6 @@ static int few_q6_K(int64_t cols, const void *vw, size_t ws, const void *vx, siz
 void lk_fill_avx2_fewtokens(lk_kernel_table *t) {
     t->few_tokens[LK_TYPE_Q4_0] = few_q4_0;
     t->few_tokens[LK_TYPE_Q8_0] = few_q8_0;
-    t->few_tokens[LK_TYPE_Q4_K] = few_q4_K;
     t->few_tokens[LK_TYPE_Q5_K] = few_q5_K;
     t->few_tokens[LK_TYPE_Q6_K] = few_q6_K;
 }

@@ -12,24 +12,35 @@
  * with signed activation bytes into 16 s16 pair sums (|.| <= 2·63·128 = 16128, never saturated), and
  * vpmaddwd with the sub-block scale as s16 gives s32 lanes (sums of 4 products times the scale).
  *
- * matvec  two rows in flight, r and r + nrows/2 (sharing the activation loads), a block's quants unpacked in
- *         registers: 8 vpmaddubsw + 8 vpmaddwd (the scale broadcast by vpshufb), one float FMA per block
- *         (+ one for the mins of Q4_K / Q5_K, 4 lanes), horizontal sums once per row. Each thread reads two
- *         long sequential streams (the halves of its rows), each prefetched a fixed distance ahead, every
- *         cache line once (pairing adjacent rows restarted one stream every other row).
- * gemm    8-row tiles unpacked once per token chunk into bytes and transposed so that s32 lane r of vector g
- *         holds quants 4g..4g+3 of row r, with the sub-block scales as s16 pairs; then per pass NT tokens:
- *         each tile vector feeds NT vpmaddubsw (4 activation bytes broadcast) whose s16 results add up over
- *         a sub-block (Q4_K: 8 vectors, |.| <= 8·2·15·128 = 30720; Q5_K: 4, <= 31744; Q6_K: 2, <= 32256)
- *         before one vpmaddwd that widens them; then the float steps of avx512_kquant.c's gemm (one FMA
- *         of each sub-block's exact sum by d·sc, the mins by dmin, one FMA by dx per block), so that from 4
- *         tokens both x86 paths give a prompt the same bits. */
+ * Q4_K, every batch size: one order, the gemm's, so a token's result is the same bits alone, stepped with
+ *         other conversations or in a prompt. Groups of 8 adjacent rows, lane r = row r, each super-block's
+ *         quants transposed (s32 lane r of vector g holds quants 4g..4g+3 of row r) so that a vpmaddubsw of a
+ *         vector with 4 activation bytes broadcast gives 8 rows' products at once, whose s16 results add up
+ *         over a sub-block (8 vectors, |.| <= 8·2·15·128 = 30720) before one vpmaddwd widens them; then the
+ *         float steps of avx512_kquant.c's gemm (one FMA of each sub-block's exact sum by d·sc, the mins by
+ *         dmin, one FMA by dx per block). One token (q4_fused_token): the transposed vectors are made in
+ *         registers from 128-bit halves and used at once, never stored; the next group's bytes are prefetched
+ *         in order. 2-15 tokens (kq_few): each super-block's tile is built into L1 (build_block) and applied
+ *         to every token, NT per pass; per weight 4 tokens cost about 1.9x one token against 2.4x for
+ *         the row layout (BENCHMARKS.md). From 16 tokens (kq_gemm): the tiles of a row group built for 128
+ *         tokens at a time.
+ * Q5_K, Q6_K matvec: two rows in flight, r and r + nrows/2 (sharing the activation loads), a block's quants
+ *         unpacked in registers: 8 vpmaddubsw + 8 vpmaddwd (the scale broadcast by vpshufb), one float FMA per
+ *         block (+ one for Q5_K's mins, 4 lanes), horizontal sums once per row. Each thread reads two long
+ *         sequential streams (the halves of its rows), each prefetched a fixed distance ahead, every cache
+ *         line once (pairing adjacent rows restarted one stream every other row). Their few-token kernels
+ *         (avx2_fewtokens.c) keep this order; in the tile order their one-token calls cost more (Q5_K's 5th
+ *         bits: 8% slower from DRAM), so they keep the row layout below 16 tokens.
+ * gemm    as Q4_K's from 16 tokens, for all three: Q5_K sums its s16 results over 4 vectors (<= 31744),
+ *         Q6_K over 2 (<= 32256), so that from 4 tokens both x86 paths give a prompt the same bits. */
 #include "lk_internal.h"
 #include "lk_kquant_unpack.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define INLINE static inline __attribute__((always_inline))
 
@@ -38,8 +49,8 @@ enum {
     CHUNK = 128,     /* gemm: tokens whose activation terms (and rows, in L2) are used per tile build */
     NT = 4,          /* gemm: tokens per pass over a tile (16 ymm registers: 3 accumulators per token) */
     MIN_K4 = 2,      /* gemm from this many tokens for Q4_K / Q5_K (below: the matvec): faster than the row
-                        kernels from 2 tokens (1.4-2.1x at 2-3 tokens). The few-token kernels of avx2_fewtokens.c
-                        take 2..15 tokens first (the one-token order); these thresholds apply when they fall back */
+                        kernels from 2 tokens (1.4-2.1x at 2-3 tokens). The few-token kernels (kq_few for Q4_K,
+                        avx2_fewtokens.c for Q5_K) take 2..15 tokens first; these thresholds apply when they fall back */
     MIN_Q6 = 3,      /* Q6_K: from 3 tokens (1.35x; equal at 2) */
 };
 
@@ -63,22 +74,20 @@ INLINE float hsum4_ps(__m128 r) {
 /* s16 element j of each 128-bit half of v, in all 8 elements of that half */
 INLINE __m256i spread_s16(__m256i v, const int j) { return _mm256_shuffle_epi8(v, _mm256_set1_epi16((short)(0x0100 * (2 * j + 1) + 2 * j))); }
 
-/* One Q4_K (q5 = 0) or Q5_K block against activation block x: acc += d·dx·S per lane, accm += dmin·dx·M. */
-INLINE void k4_block(const uint8_t *blk, const int q5, const block_q8_K *x, __m256 *acc, __m128 *accm) {
+/* One Q5_K block against activation block x: acc += d·dx·S per lane, accm += dmin·dx·M. */
+INLINE void q5_block(const uint8_t *blk, const block_q8_K *x, __m256 *acc, __m128 *accm) {
     const __m256i m4 = _mm256_set1_epi8(15), m1 = _mm256_set1_epi8(1);
     const __m128i sm = lk_k4_scales_mins(blk + 4);
     const __m256i sc = _mm256_broadcastsi128_si256(_mm_cvtepu8_epi16(sm)); /* sc_0..7 as s16, in both halves */
-    const uint8_t *qs = blk + (q5 ? 48 : 16);
-    __m256i hb = q5 ? _mm256_loadu_si256((const __m256i *)(blk + 16)) : _mm256_setzero_si256();
+    const uint8_t *qs = blk + 48;
+    __m256i hb = _mm256_loadu_si256((const __m256i *)(blk + 16));
     __m256i sumi = _mm256_setzero_si256();
     for (int c = 0; c < 4; c++) { /* chunk c: low nibbles = elements 64c.., high = 64c + 32.. (5th bits: qh bits 2c, 2c + 1) */
         const __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * c));
         __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-        if (q5) {
-            lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(hb, m1), 4));
-            hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 1), m1), 4));
-            hb = _mm256_srli_epi16(hb, 2);
-        }
+        lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(hb, m1), 4));
+        hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 1), m1), 4));
+        hb = _mm256_srli_epi16(hb, 2);
         const __m256i plo = _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)(x->qs + 64 * c)));
         const __m256i phi = _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(x->qs + 64 * c + 32)));
         sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(plo, spread_s16(sc, 2 * c)));
@@ -109,10 +118,10 @@ INLINE pf_stream pf_start(const void *p, size_t dist) {
 #define LK_KQ_PF_DIST 2048
 #endif
 
-INLINE void k4_matvec(const int q5, int64_t n, const void *vw, size_t ws, const void *vx, float *y, int64_t nrows) {
+static int matvec_q5_K(int64_t n, const void *vw, size_t ws, const void *vx, float *y, int64_t nrows) {
     const int64_t nb = n / QK_K;
     const block_q8_K *x = vx;
-    const size_t bb = q5 ? sizeof(block_q5_K) : sizeof(block_q4_K);
+    const size_t bb = sizeof(block_q5_K);
     const uint8_t *w = vw;
     const size_t dist = LK_KQ_PF_DIST;
     const int64_t half = nrows / 2;
@@ -127,8 +136,8 @@ INLINE void k4_matvec(const int q5, int64_t n, const void *vw, size_t ws, const 
                 pf_until(&p0, w0 + (size_t)(i + 1) * bb, dist);
                 pf_until(&p1, w1 + (size_t)(i + 1) * bb, dist);
             }
-            k4_block(w0 + (size_t)i * bb, q5, x + i, &acc0, &accm0);
-            k4_block(w1 + (size_t)i * bb, q5, x + i, &acc1, &accm1);
+            q5_block(w0 + (size_t)i * bb, x + i, &acc0, &accm0);
+            q5_block(w1 + (size_t)i * bb, x + i, &acc1, &accm1);
         }
         y[r] = hsum8_ps(acc0) - hsum4_ps(accm0);
         y[r + half] = hsum8_ps(acc1) - hsum4_ps(accm1);
@@ -137,9 +146,10 @@ INLINE void k4_matvec(const int q5, int64_t n, const void *vw, size_t ws, const 
         const uint8_t *wl = w + (size_t)(nrows - 1) * ws;
         __m256 acc0 = _mm256_setzero_ps();
         __m128 accm0 = _mm_setzero_ps();
-        for (int64_t i = 0; i < nb; i++) k4_block(wl + (size_t)i * bb, q5, x + i, &acc0, &accm0);
+        for (int64_t i = 0; i < nb; i++) q5_block(wl + (size_t)i * bb, x + i, &acc0, &accm0);
         y[nrows - 1] = hsum8_ps(acc0) - hsum4_ps(accm0);
     }
+    return 1;
 }
 
 /* One Q6_K block against its activation block: acc += d·dx·(S − 32·Σ sc·bsum) per lane. Elements
@@ -202,15 +212,6 @@ static int matvec_q6_K(int64_t n, const void *vw, size_t ws, const void *vx, flo
     return 1;
 }
 
-static int matvec_q4_K(int64_t n, const void *vw, size_t ws, const void *x, float *y, int64_t nrows) {
-    k4_matvec(0, n, vw, ws, x, y, nrows);
-    return 1;
-}
-static int matvec_q5_K(int64_t n, const void *vw, size_t ws, const void *x, float *y, int64_t nrows) {
-    k4_matvec(1, n, vw, ws, x, y, nrows);
-    return 1;
-}
-
 /* ================================ gemm (prefill) ================================ */
 
 /* Tile layout per super-block: 64 byte vectors (lane r of vector g = quants 4g..4g+3 of row r, element
@@ -237,134 +238,286 @@ INLINE void transpose8(__m256i *r) {
     }
 }
 
-/* One block's 256 unsigned quants in element order. */
-INLINE void unpack_k4(const uint8_t *blk, const int q5, uint8_t *out) {
-    const __m256i m4 = _mm256_set1_epi8(15), m1 = _mm256_set1_epi8(1);
-    const uint8_t *qs = blk + (q5 ? 48 : 16);
-    __m256i hb = q5 ? _mm256_loadu_si256((const __m256i *)(blk + 16)) : _mm256_setzero_si256();
-    for (int c = 0; c < 4; c++) {
-        const __m256i q = _mm256_loadu_si256((const __m256i *)(qs + 32 * c));
-        __m256i lo = _mm256_and_si256(q, m4), hi = _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
-        if (q5) {
-            lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(hb, m1), 4));
-            hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 1), m1), 4));
-            hb = _mm256_srli_epi16(hb, 2);
-        }
-        _mm256_store_si256((__m256i *)(out + 64 * c), lo);
-        _mm256_store_si256((__m256i *)(out + 64 * c + 32), hi);
-    }
+INLINE __m128i load128(const void *p) { return _mm_loadu_si128((const __m128i *)p); }
+INLINE __m256i load256(const void *p) { return _mm256_loadu_si256((const __m256i *)p); }
+
+/* 8 rows of 4 dwords (row r in v[r]) → 4 vectors, lane r of vector k = dword k of row r */
+INLINE void transpose8x4(const __m128i *v, __m256i *out) {
+    __m256i z[4];
+    for (int j = 0; j < 4; j++) z[j] = _mm256_inserti128_si256(_mm256_castsi128_si256(v[j]), v[4 + j], 1);
+    const __m256i a0 = _mm256_unpacklo_epi32(z[0], z[1]), a1 = _mm256_unpackhi_epi32(z[0], z[1]);
+    const __m256i a2 = _mm256_unpacklo_epi32(z[2], z[3]), a3 = _mm256_unpackhi_epi32(z[2], z[3]);
+    out[0] = _mm256_unpacklo_epi64(a0, a2), out[1] = _mm256_unpackhi_epi64(a0, a2);
+    out[2] = _mm256_unpacklo_epi64(a1, a3), out[3] = _mm256_unpackhi_epi64(a1, a3);
 }
 
+/* 16 bytes at blk[r] + off of 8 rows → 4 vectors, lane r of vector k = dword k of those of row r */
+INLINE void transpose8x4_rows(const uint8_t *const *blk, size_t off, __m256i *out) {
+    __m128i v[8];
+    for (int r = 0; r < TR; r++) v[r] = load128(blk[r] + off);
+    transpose8x4(v, out);
+}
+
+/* The f16 at byte offset `off` of each of the 8 blocks, as 8 floats (lane r: block r). */
+INLINE __m256 gather_f16(const uint8_t *const *blk, size_t off) {
+    const __m128i h = _mm_setr_epi16((short)lk_load_u16(blk[0] + off), (short)lk_load_u16(blk[1] + off), (short)lk_load_u16(blk[2] + off),
+                                     (short)lk_load_u16(blk[3] + off), (short)lk_load_u16(blk[4] + off), (short)lk_load_u16(blk[5] + off),
+                                     (short)lk_load_u16(blk[6] + off), (short)lk_load_u16(blk[7] + off));
+    return _mm256_cvtph_ps(h);
+}
+
+/* Q4_K / Q5_K: the scale vectors of one super-block of 8 rows (blk[r]: row r's block) → tb's T_DS, K4_MP and
+ * K4_DMIN parts. */
+INLINE void k4_scales(const uint8_t *const *blk, uint8_t *tb) {
+    /* the first 16 bytes of each row's block, transposed: lane r of h[0] = d | dmin << 16, of h[1..3] = the
+     * words u0, u1, u2 of its packed scales (lk_k4_scales_mins' unpacking, for 8 rows at once) */
+    __m256i h[4];
+    transpose8x4_rows(blk, 0, h);
+    const __m256i c3f = _mm256_set1_epi8(0x3f), c0f = _mm256_set1_epi8(0x0f), c30 = _mm256_set1_epi8(0x30);
+    const __m256i u0 = h[1], u1 = h[2], u2 = h[3];
+    const __m256i sc[2] = {_mm256_and_si256(u0, c3f), _mm256_or_si256(_mm256_and_si256(u2, c0f), _mm256_and_si256(_mm256_srli_epi32(u0, 2), c30))};
+    const __m256i mn[2] = {_mm256_and_si256(u1, c3f),
+                           _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(u2, 4), c0f), _mm256_and_si256(_mm256_srli_epi32(u1, 2), c30))};
+    const __m256i lo16 = _mm256_and_si256(h[0], _mm256_set1_epi32(0xffff)), hi16 = _mm256_srli_epi32(h[0], 16);
+    const __m256 d = _mm256_cvtph_ps(_mm_packus_epi32(_mm256_castsi256_si128(lo16), _mm256_extracti128_si256(lo16, 1)));
+    const __m256 dmin = _mm256_cvtph_ps(_mm_packus_epi32(_mm256_castsi256_si128(hi16), _mm256_extracti128_si256(hi16, 1)));
+    for (int j = 0; j < 8; j++) {
+        const __m256i v = _mm256_and_si256(_mm256_srli_epi32(sc[j / 4], 8 * (j % 4)), _mm256_set1_epi32(255));
+        _mm256_store_ps((float *)(tb + T_DS) + 8 * j, _mm256_mul_ps(d, _mm256_cvtepi32_ps(v)));
+    }
+    /* s16 pairs (m_2k, m_2k+1): bytes 0, 1 or 2, 3 of each dword, zero-extended */
+    const __m256i p01 = _mm256_setr_epi8(0, -1, 1, -1, 4, -1, 5, -1, 8, -1, 9, -1, 12, -1, 13, -1,
+                                         0, -1, 1, -1, 4, -1, 5, -1, 8, -1, 9, -1, 12, -1, 13, -1);
+    const __m256i p23 = _mm256_add_epi8(p01, _mm256_set1_epi16(2));
+    for (int k = 0; k < 4; k++) _mm256_store_si256((__m256i *)(tb + K4_MP) + k, _mm256_shuffle_epi8(mn[k / 2], k & 1 ? p23 : p01));
+    _mm256_store_ps((float *)(tb + K4_DMIN), dmin);
+}
+
+/* The tile of one super-block of 8 rows (blk[r]: row r's block; rows past the matrix's end repeat its last
+ * row, their lanes unused) → tb (the layout above), unpacked and transposed in registers. */
+INLINE void build_block(int type, const uint8_t *const *blk, uint8_t *tb) {
+    const __m256i m4 = _mm256_set1_epi8(15);
+    if (type == LK_TYPE_Q6_K) {
+        const __m256i m3 = _mm256_set1_epi8(3);
+        for (int h = 0; h < 2; h++) { /* elements 128h + 32k + l: see q6_block */
+            __m256i a[8], b[8], q[8];
+            for (int r = 0; r < TR; r++) {
+                const block_q6_K *bq = (const block_q6_K *)blk[r];
+                a[r] = load256(bq->ql + 64 * h), b[r] = load256(bq->ql + 64 * h + 32), q[r] = load256(bq->qh + 32 * h);
+            }
+            transpose8(a), transpose8(b), transpose8(q);
+            for (int g = 0; g < 8; g++) {
+                __m256i *o = (__m256i *)(tb + T_W) + 32 * h + g; /* vector 8·(4h + k) + g */
+                _mm256_store_si256(o, _mm256_or_si256(_mm256_and_si256(a[g], m4), _mm256_slli_epi16(_mm256_and_si256(q[g], m3), 4)));
+                _mm256_store_si256(o + 8, _mm256_or_si256(_mm256_and_si256(b[g], m4),
+                                                          _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(q[g], 2), m3), 4)));
+                _mm256_store_si256(o + 16, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(a[g], 4), m4),
+                                                           _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(q[g], 4), m3), 4)));
+                _mm256_store_si256(o + 24, _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(b[g], 4), m4),
+                                                           _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(q[g], 6), m3), 4)));
+            }
+        }
+        __m128i sc[8];
+        __m256i s[4]; /* lane r of s[k]: scales 4k..4k+3 of row r */
+        for (int r = 0; r < TR; r++) sc[r] = load128(((const block_q6_K *)blk[r])->scales);
+        transpose8x4(sc, s);
+        const __m256 d = gather_f16(blk, offsetof(block_q6_K, d));
+        for (int g = 0; g < 16; g++) { /* d·sc_g, sc_g a signed byte */
+            const __m256i v = _mm256_srai_epi32(_mm256_slli_epi32(s[g / 4], 24 - 8 * (g % 4)), 24);
+            _mm256_store_ps((float *)(tb + T_DS) + 8 * g, _mm256_mul_ps(d, _mm256_cvtepi32_ps(v)));
+        }
+        return;
+    }
+    const int q5 = type == LK_TYPE_Q5_K;
+    const __m256i m1 = _mm256_set1_epi8(1);
+    __m256i hb[8]; /* Q5_K: lane r of hb[g] = qh bytes 4g..4g+3 of row r */
+    if (q5)
+        for (int hh = 0; hh < 2; hh++) transpose8x4_rows(blk, 16 + 16 * hh, hb + 4 * hh);
+    for (int c = 0; c < 4; c++) { /* chunk c: low nibbles = sub-block 2c, high = 2c + 1 (5th bits: qh bits 2c, 2c + 1) */
+        for (int hh = 0; hh < 2; hh++) { /* bytes 16hh.. of the chunk: groups 4hh..4hh+3 */
+            __m256i v[4];
+            transpose8x4_rows(blk, (q5 ? 48 : 16) + 32 * c + 16 * hh, v);
+            for (int k = 0; k < 4; k++) {
+                const int g = 4 * hh + k;
+                __m256i lo = _mm256_and_si256(v[k], m4), hi = _mm256_and_si256(_mm256_srli_epi16(v[k], 4), m4);
+                if (q5) {
+                    lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb[g], 2 * c), m1), 4));
+                    hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb[g], 2 * c + 1), m1), 4));
+                }
+                _mm256_store_si256((__m256i *)(tb + T_W) + 16 * c + g, lo);
+                _mm256_store_si256((__m256i *)(tb + T_W) + 16 * c + 8 + g, hi);
+            }
+        }
+    }
+    k4_scales(blk, tb);
+}
+
+/* The tiles of nb super-blocks of nr rows (row r at w + r·wrb) → tile[nb · stride]. */
 INLINE void build_tile(int type, const uint8_t *w, size_t wrb, int64_t nb, int nr, uint8_t *tile) {
-    const int q6 = type == LK_TYPE_Q6_K, q5 = type == LK_TYPE_Q5_K;
-    const size_t bb = lk_block_bytes(type), stride = q6 ? Q6_STRIDE : K4_STRIDE;
-    _Alignas(32) uint8_t rows[TR][QK_K];
-    _Alignas(32) float ds[16][TR], dmin[TR];
-    _Alignas(32) int32_t mp[4][TR];
+    const size_t bb = lk_block_bytes(type), stride = type == LK_TYPE_Q6_K ? Q6_STRIDE : K4_STRIDE;
+    const uint8_t *blk[TR];
+    for (int r = 0; r < TR; r++) blk[r] = w + (size_t)(r < nr ? r : nr - 1) * wrb;
     for (int64_t i = 0; i < nb; i++) {
-        for (int r = 0; r < TR; r++) {
-            if (r >= nr) {
-                memset(rows[r], 0, QK_K);
-                for (int j = 0; j < 16; j++) ds[j][r] = 0.0f;
-                for (int k = 0; k < 4; k++) mp[k][r] = 0;
-                dmin[r] = 0.0f;
-                continue;
-            }
-            const uint8_t *blk = w + (size_t)r * wrb + (size_t)i * bb;
-            if (q6) {
-                const block_q6_K *b = (const block_q6_K *)blk;
-                lk_unpack_q6_K(b, rows[r]);
-                const float d = h2f(b->d);
-                for (int g = 0; g < 16; g++) ds[g][r] = d * (float)b->scales[g];
-            } else {
-                unpack_k4(blk, q5, rows[r]);
-                uint8_t sm[16];
-                _mm_storeu_si128((__m128i *)sm, lk_k4_scales_mins(blk + 4));
-                uint16_t dh, mh;
-                memcpy(&dh, blk, 2);
-                memcpy(&mh, blk + 2, 2);
-                const float d = h2f(dh);
-                for (int j = 0; j < 8; j++) ds[j][r] = d * (float)sm[j];
-                for (int k = 0; k < 4; k++) mp[k][r] = lk_pair16(sm[8 + 2 * k], sm[9 + 2 * k]);
-                dmin[r] = h2f(mh);
-            }
-        }
-        uint8_t *t = tile + (size_t)i * stride;
-        for (int s = 0; s < 8; s++) {
-            __m256i v[8];
-            for (int r = 0; r < TR; r++) v[r] = _mm256_load_si256((const __m256i *)(rows[r] + 32 * s));
-            transpose8(v);
-            for (int c = 0; c < 8; c++) _mm256_store_si256((__m256i *)(t + T_W + 32 * (8 * s + c)), v[c]);
-        }
-        memcpy(t + T_DS, ds, (q6 ? 16 : 8) * sizeof ds[0]);
-        if (!q6) {
-            memcpy(t + K4_MP, mp, sizeof mp);
-            memcpy(t + K4_DMIN, dmin, sizeof dmin);
-        }
+        build_block(type, blk, tile + (size_t)i * stride);
+        for (int r = 0; r < TR; r++) blk[r] += bb;
     }
 }
 
 INLINE __m256i load_v(const uint8_t *p) { return _mm256_load_si256((const __m256i *)p); }
 INLINE __m256i bcast4(const int8_t *p) { return _mm256_set1_epi32(lk_load_i32(p)); }
 
-/* n tokens (n <= NT; row t at x + t·xrb, terms at dx/terms + t·nb blocks) × one tile → y[t·ys + 0..nr).
- * The float steps are avx512_kquant.c's tile_tokens' (per sub-block one FMA of its exact integer sum
- * by d·sc, the mins by dmin, then one FMA by dx per block), so both paths' gemms give the same bits. VS: tile
- * vectors whose vpmaddubsw results add up in s16 before the vpmaddwd that widens them. */
-INLINE void tile_tokens(int type, const uint8_t *tile, int64_t nb, const uint8_t *x, size_t xrb, const float *dx,
-                        const int32_t *terms, float *y, int64_t ys, int nr, const int n) {
+/* n tokens (n <= NT; token t's block i at xq[t], its dx and terms at dx[t], bp[t]) × the tile block tb:
+ * acc[t] += dx[t] · (Σ_j d·sc_j · S_j − dmin · Σ_j m_j·bsum_j) per row lane. The float steps are
+ * avx512_kquant.c's tile_tokens' (per sub-block one FMA of its exact integer sum by d·sc, the mins by
+ * dmin, then one FMA by dx per block), so that both paths' gemms give the same bits. VS: tile vectors whose
+ * vpmaddubsw results add up in s16 before the vpmaddwd that widens them. */
+INLINE void block_tokens(int type, const uint8_t *tb, const int8_t *const *xq, const float *dx, const int32_t *const *bp,
+                         __m256 *acc, const int n) {
     const int q6 = type == LK_TYPE_Q6_K;
     const int VS = q6 ? 2 : type == LK_TYPE_Q5_K ? 4 : 8, SUB = q6 ? 4 : 8; /* SUB: vectors per sub-block */
-    const size_t stride = q6 ? Q6_STRIDE : K4_STRIDE, ti = lk_kquant_term_ints(type);
     const __m256i ones = _mm256_set1_epi16(1);
+    __m256 blk[NT];
+    for (int t = 0; t < n; t++) blk[t] = _mm256_setzero_ps();
+    for (int j = 0; j < QK_K / 4 / SUB; j++) { /* sub-blocks */
+        __m256i is[NT];
+        for (int t = 0; t < n; t++) is[t] = q6 ? _mm256_set1_epi32(bp[t][j]) : _mm256_setzero_si256();
+        for (int v0 = 0; v0 < SUB; v0 += VS) {
+            __m256i s16[NT];
+            for (int v = 0; v < VS; v++) {
+                const int g = SUB * j + v0 + v;
+                const __m256i wv = load_v(tb + T_W + 32 * g);
+                for (int t = 0; t < n; t++) {
+                    const __m256i p = _mm256_maddubs_epi16(wv, bcast4(xq[t] + 4 * g));
+                    s16[t] = v ? _mm256_add_epi16(s16[t], p) : p;
+                }
+            }
+            for (int t = 0; t < n; t++) is[t] = _mm256_add_epi32(is[t], _mm256_madd_epi16(s16[t], ones));
+        }
+        const __m256 ds = _mm256_load_ps((const float *)(tb + T_DS + 32 * j));
+        for (int t = 0; t < n; t++) blk[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[t]), ds, blk[t]);
+    }
+    if (!q6) {
+        const __m256 dmin = _mm256_load_ps((const float *)(tb + K4_DMIN));
+        for (int t = 0; t < n; t++) {
+            __m256i m = _mm256_madd_epi16(load_v(tb + K4_MP), _mm256_set1_epi32(bp[t][0]));
+            for (int k = 1; k < 4; k++) m = _mm256_add_epi32(m, _mm256_madd_epi16(load_v(tb + K4_MP + 32 * k), _mm256_set1_epi32(bp[t][k])));
+            blk[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(m), dmin, blk[t]);
+        }
+    }
+    for (int t = 0; t < n; t++) acc[t] = _mm256_fmadd_ps(blk[t], _mm256_set1_ps(dx[t]), acc[t]);
+}
+
+/* Lanes 0..nr of acc → y[0..nr). */
+INLINE void store_rows(__m256 acc, float *y, int nr) {
+    if (nr == TR) _mm256_storeu_ps(y, acc);
+    else {
+        float tmp[TR];
+        _mm256_storeu_ps(tmp, acc);
+        memcpy(y, tmp, (size_t)nr * sizeof(float));
+    }
+}
+
+/* n tokens (n <= NT; row t at x + t·xrb, terms at dx/terms + t·nb blocks) × one tile → y[t·ys + 0..nr). */
+INLINE void tile_tokens(int type, const uint8_t *tile, int64_t nb, const uint8_t *x, size_t xrb, const float *dx,
+                        const int32_t *terms, float *y, int64_t ys, int nr, const int n) {
+    const size_t stride = type == LK_TYPE_Q6_K ? Q6_STRIDE : K4_STRIDE, ti = lk_kquant_term_ints(type);
     __m256 acc[NT];
     for (int t = 0; t < n; t++) acc[t] = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++) {
-        const uint8_t *tb = tile + (size_t)i * stride;
         const int8_t *xq[NT];
         const int32_t *bp[NT];
+        float dxi[NT];
         for (int t = 0; t < n; t++) {
             xq[t] = ((const block_q8_K *)(x + (size_t)t * xrb))[i].qs;
             bp[t] = terms + ((size_t)t * (size_t)nb + (size_t)i) * ti;
+            dxi[t] = dx[t * nb + i];
         }
-        __m256 blk[NT];
-        for (int t = 0; t < n; t++) blk[t] = _mm256_setzero_ps();
-        for (int j = 0; j < QK_K / 4 / SUB; j++) { /* sub-blocks */
-            __m256i is[NT];
-            for (int t = 0; t < n; t++) is[t] = q6 ? _mm256_set1_epi32(bp[t][j]) : _mm256_setzero_si256();
-            for (int v0 = 0; v0 < SUB; v0 += VS) {
-                __m256i s16[NT];
-                for (int v = 0; v < VS; v++) {
-                    const int g = SUB * j + v0 + v;
-                    const __m256i wv = load_v(tb + T_W + 32 * g);
-                    for (int t = 0; t < n; t++) {
-                        const __m256i p = _mm256_maddubs_epi16(wv, bcast4(xq[t] + 4 * g));
-                        s16[t] = v ? _mm256_add_epi16(s16[t], p) : p;
-                    }
+        block_tokens(type, tile + (size_t)i * stride, xq, dxi, bp, acc, n);
+    }
+    for (int t = 0; t < n; t++) store_rows(acc[t], y + t * ys, nr);
+}
+
+/* Call F(args..., n) with n a compile-time constant 1..NT (the passes unroll). */
+#define PASS_OF(nt, F, ...)                                                                                       switch (nt) {                                                                                                 case 4: F(__VA_ARGS__, 4); break;                                                                             case 3: F(__VA_ARGS__, 3); break;                                                                             case 2: F(__VA_ARGS__, 2); break;                                                                             default: F(__VA_ARGS__, 1); break;                                                                            }
+
+/* Q4_K, one token × one super-block of 8 rows (blk[r]: row r's block), the tile's quant vectors made in
+ * registers from 128-bit halves and used at once, never stored: build_block + block_tokens' vectors, integer
+ * sums and float steps, so the same bits. tb: room for the scale vectors (k4_scales). */
+INLINE void q4_fused_token(const uint8_t *const *blk, const int8_t *xq, float dx, const int32_t *bp, __m256 *acc, uint8_t *tb) {
+    const __m256i m4 = _mm256_set1_epi8(15), ones = _mm256_set1_epi16(1);
+    k4_scales(blk, tb);
+    __m256 b = _mm256_setzero_ps();
+#pragma clang loop unroll(full)
+    for (int c = 0; c < 4; c++) { /* chunk c: low nibbles = sub-block 2c, high = 2c + 1 */
+        __m256i slo = _mm256_setzero_si256(), shi = _mm256_setzero_si256();
+        for (int hh = 0; hh < 2; hh++) { /* bytes 16hh.. of the chunk: groups 4hh..4hh+3 */
+            __m256i v[4];
+            transpose8x4_rows(blk, 16 + 32 * c + 16 * hh, v);
+            for (int k = 0; k < 4; k++) {
+                const int g = 4 * hh + k;
+                const __m256i lo = _mm256_and_si256(v[k], m4), hi = _mm256_and_si256(_mm256_srli_epi16(v[k], 4), m4);
+                slo = _mm256_add_epi16(slo, _mm256_maddubs_epi16(lo, bcast4(xq + 64 * c + 4 * g)));
+                shi = _mm256_add_epi16(shi, _mm256_maddubs_epi16(hi, bcast4(xq + 64 * c + 32 + 4 * g)));
+            }
+        }
+        /* the s16 sums of 8 vectors, widened once (block_tokens' VS for Q4_K) */
+        b = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(slo, ones)), _mm256_load_ps((const float *)(tb + T_DS) + 16 * c), b);
+        b = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(shi, ones)), _mm256_load_ps((const float *)(tb + T_DS) + 16 * c + 8), b);
+    }
+    __m256i m = _mm256_madd_epi16(load_v(tb + K4_MP), _mm256_set1_epi32(bp[0]));
+    for (int k = 1; k < 4; k++) m = _mm256_add_epi32(m, _mm256_madd_epi16(load_v(tb + K4_MP + 32 * k), _mm256_set1_epi32(bp[k])));
+    b = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(m), _mm256_load_ps((const float *)(tb + K4_DMIN)), b);
+    *acc = _mm256_fmadd_ps(b, _mm256_set1_ps(dx), *acc);
+}
+
+/* 1..LK_FEW_MAX_TOKENS tokens (decode, conversations stepped together) over groups of 8 rows, block by block.
+ * One Q4_K token: q4_fused_token. Else each super-block's tile is built into L1 once and applied to every
+ * token in passes of NT, the accumulators of all tokens kept across blocks (in memory beyond one pass). The tiles and float steps are the gemm's, so a token's result is the same bits
+ * in a call of any size. The 8 rows of a group are adjacent: the next group's bytes are prefetched in order,
+ * as many per block as the group reads. Needs the thread's scratch; returns 0 when it cannot grow. */
+INLINE int kq_few(int type, int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
+                  float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
+    if (n_tokens < 1 || n_tokens > LK_FEW_MAX_TOKENS) return 0;
+    const int64_t nb = cols / QK_K;
+    const size_t bb = lk_block_bytes(type), stride = type == LK_TYPE_Q6_K ? Q6_STRIDE : K4_STRIDE, ti = lk_kquant_term_ints(type);
+    uint8_t *tb = lk_scratch(stride + (size_t)n_tokens * (size_t)nb * (sizeof(float) + ti * sizeof(int32_t))); /* [stride] */
+    if (!tb) return 0;
+    float *dx = (float *)(tb + stride);               /* [n_tokens, nb] */
+    int32_t *terms = (int32_t *)(dx + n_tokens * nb); /* [n_tokens, nb, ti] */
+    lk_kquant_prep_terms(type, x, xrb, n_tokens, nb, dx, terms);
+    const uint8_t *xb = x;
+    for (int64_t r0 = row_begin; r0 < row_end; r0 += TR) {
+        const int nr = row_end - r0 < TR ? (int)(row_end - r0) : TR;
+        const uint8_t *row[TR], *blk[TR];
+        for (int r = 0; r < TR; r++) row[r] = (const uint8_t *)w + (size_t)(r0 + (r < nr ? r : nr - 1)) * wrb;
+        const char *next = (const char *)w + (size_t)(r0 + TR) * wrb;
+        __m256 acc[LK_FEW_MAX_TOKENS];
+        for (int t = 0; t < n_tokens; t++) acc[t] = _mm256_setzero_ps();
+        for (int64_t i = 0; i < nb; i++) {
+            const size_t off = (size_t)i * bb;
+            for (int r = 0; r < TR; r++) blk[r] = row[r] + off;
+            for (size_t o = 0; o < TR * bb; o += 64) _mm_prefetch(next + TR * off + o, _MM_HINT_T0);
+            if (n_tokens == 1 && type == LK_TYPE_Q4_K) {
+                q4_fused_token(blk, ((const block_q8_K *)xb)[i].qs, dx[i], terms + (size_t)i * ti, acc, tb);
+                continue;
+            }
+            build_block(type, blk, tb);
+            for (int64_t t0 = 0; t0 < n_tokens; t0 += NT) {
+                const int nt = n_tokens - t0 < NT ? (int)(n_tokens - t0) : NT;
+                const int8_t *xq[NT];
+                const int32_t *bp[NT];
+                float dxi[NT];
+                for (int t = 0; t < nt; t++) {
+                    xq[t] = ((const block_q8_K *)(xb + (size_t)(t0 + t) * xrb))[i].qs;
+                    bp[t] = terms + ((size_t)(t0 + t) * (size_t)nb + (size_t)i) * ti;
+                    dxi[t] = dx[(t0 + t) * nb + i];
                 }
-                for (int t = 0; t < n; t++) is[t] = _mm256_add_epi32(is[t], _mm256_madd_epi16(s16[t], ones));
-            }
-            const __m256 ds = _mm256_load_ps((const float *)(tb + T_DS + 32 * j));
-            for (int t = 0; t < n; t++) blk[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[t]), ds, blk[t]);
-        }
-        if (!q6) {
-            const __m256 dmin = _mm256_load_ps((const float *)(tb + K4_DMIN));
-            for (int t = 0; t < n; t++) {
-                __m256i m = _mm256_madd_epi16(load_v(tb + K4_MP), _mm256_set1_epi32(bp[t][0]));
-                for (int k = 1; k < 4; k++) m = _mm256_add_epi32(m, _mm256_madd_epi16(load_v(tb + K4_MP + 32 * k), _mm256_set1_epi32(bp[t][k])));
-                blk[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(m), dmin, blk[t]);
+                PASS_OF(nt, block_tokens, type, tb, xq, dxi, bp, acc + t0)
             }
         }
-        for (int t = 0; t < n; t++) acc[t] = _mm256_fmadd_ps(blk[t], _mm256_set1_ps(dx[t * nb + i]), acc[t]);
+        for (int t = 0; t < n_tokens; t++) store_rows(acc[t], y + t * ys + r0, nr);
     }
-    for (int t = 0; t < n; t++) {
-        if (nr == TR) _mm256_storeu_ps(y + t * ys, acc[t]);
-        else {
-            float tmp[TR];
-            _mm256_storeu_ps(tmp, acc[t]);
-            memcpy(y + t * ys, tmp, (size_t)nr * sizeof(float));
-        }
-    }
+    return 1;
 }
 
 INLINE int kq_gemm(int type, int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
@@ -405,15 +558,17 @@ INLINE int kq_gemm(int type, int64_t cols, const void *w, size_t wrb, const void
     return 1;
 }
 
-#define KQ_GEMM(NAME, TYPE)                                                                                   \
-    static int NAME(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,     \
-                    float *y, int64_t ys, int64_t row_begin, int64_t row_end) {                               \
-        return kq_gemm(TYPE, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);                      \
+LK_GEMM_ENTRY(gemm_q4_K, kq_gemm, LK_TYPE_Q4_K)
+LK_GEMM_ENTRY(gemm_q5_K, kq_gemm, LK_TYPE_Q5_K)
+LK_GEMM_ENTRY(gemm_q6_K, kq_gemm, LK_TYPE_Q6_K)
+LK_GEMM_ENTRY(few_q4_K, kq_few, LK_TYPE_Q4_K)
+
+#define KQ_MATVEC(NAME, TYPE)                                                                                 \
+    static int NAME(int64_t n, const void *w, size_t ws, const void *x, float *y, int64_t nrows) {            \
+        return kq_few(TYPE, n, w, ws, x, 0, 1, y, 0, 0, nrows);                                               \
     }
-KQ_GEMM(gemm_q4_K, LK_TYPE_Q4_K)
-KQ_GEMM(gemm_q5_K, LK_TYPE_Q5_K)
-KQ_GEMM(gemm_q6_K, LK_TYPE_Q6_K)
-#undef KQ_GEMM
+KQ_MATVEC(matvec_q4_K, LK_TYPE_Q4_K)
+#undef KQ_MATVEC
 
 #pragma clang attribute pop
 
@@ -423,6 +578,7 @@ void lk_fill_kquant_avx2(lk_kernel_table *t) {
         t->repack[types[i]] = t->repack_id[types[i]] = t->any_tokens[types[i]] = t->tiled[types[i]] = NULL;
         t->gemm_min_tokens[types[i]] = types[i] == LK_TYPE_Q6_K ? MIN_Q6 : MIN_K4;
     }
+    t->few_tokens[LK_TYPE_Q4_K] = few_q4_K;
     t->matvec[LK_TYPE_Q4_K] = matvec_q4_K;
     t->matvec[LK_TYPE_Q5_K] = matvec_q5_K;
     t->matvec[LK_TYPE_Q6_K] = matvec_q6_K;
