@@ -18,10 +18,11 @@
  *   added in hsum_ps's tree (the row kernels' order).
  *   Q8_0        its own order: y = Σ_b (dw·dx)·isum_b with isum_b the block's whole exact integer sum (the 8
  *               groups' vpmaddwd results added in s32), one product and one FMA per block and no horizontal
- *               sum (lane r is row r). w is kept in the tile; per pass of NT8 tokens, |w| = vpsignb(w, w) once
- *               per group and w's sign moved onto each token's broadcast activations (|w|·x pairs stay within
- *               s16: |x| <= 127). Blocks are taken KS8 at a time so the tile part in use stays in L1 while
- *               the chunk's tokens pass (the float steps are those of one pass: y is carried through). */
+ *               sum (lane r is row r). The tile holds w and |w| = vpsignb(w, w) (built by an in-register
+ *               transpose, no gathers); w's sign is moved onto each token's broadcast activations (|w|·x
+ *               pairs stay within s16: |x| <= 127). A tile serves up to CHUNK8_MAX tokens (as many as keep
+ *               their activations in L2); blocks are taken KS8 at a time so the tile part in use stays in
+ *               L1 while the chunk's tokens pass (the float steps are those of one pass: y is carried through). */
 #include "lk_internal.h"
 
 #if defined(__x86_64__)
@@ -32,7 +33,7 @@
 
 enum {
     TR = 8,      /* weight rows per tile (s32 lanes) */
-    CHUNK = 64,  /* tokens whose activation terms are prepared at once */
+    CHUNK = 64,  /* tokens whose activation terms are prepared at once (Q8_0: at least) */
     NT8 = 4,     /* Q8_0: tokens per pass over a tile */
     KS8 = 32,    /* Q8_0: blocks of a tile used by all the chunk's tokens before the next ones (in L1) */
     CHUNK8_MAX = 256,           /* Q8_0: most tokens per tile build */
@@ -40,7 +41,7 @@ enum {
 };
 
 
-/* Tile layout per block: 8 byte vectors (u; not for Q8_0), 8 vectors of w (Q8_0), the 8 row scales d, the 8 mins m. */
+/* Tile layout per block: 8 byte vectors (u; Q8_0: |w|), 8 vectors of w (Q8_0), the 8 row scales d, the 8 mins m. */
 enum { G_W = 0, G_S = 256, G_D = 512, G_M = 544, G_STRIDE = 576 };
 
 
