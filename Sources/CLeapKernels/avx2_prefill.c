@@ -268,7 +268,7 @@ static int gemm_q8_0(int64_t cols, const void *w, size_t wrb, const void *x, siz
                      float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
     const int64_t nb = cols / QK;
     /* Tokens per tile build: as many as keep the chunk's activations within CHUNK8_BYTES (L2), 64 to 256. */
-    int64_t chunk = (int64_t)(CHUNK8_BYTES / xrb) / NT8 * NT8;
+    int64_t chunk = xrb ? (int64_t)(CHUNK8_BYTES / xrb) / NT8 * NT8 : CHUNK8_MAX;
     chunk = chunk < CHUNK ? CHUNK : chunk > CHUNK8_MAX ? CHUNK8_MAX : chunk;
     if (n_tokens < chunk) chunk = n_tokens;
     const size_t tile_bytes = (size_t)nb * G_STRIDE;
