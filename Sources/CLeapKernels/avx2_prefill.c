@@ -18,10 +18,11 @@
  *   added in hsum_ps's tree (the row kernels' order).
  *   Q8_0        its own order: y = Σ_b (dw·dx)·isum_b with isum_b the block's whole exact integer sum (the 8
  *               groups' vpmaddwd results added in s32), one product and one FMA per block and no horizontal
- *               sum (lane r is row r). w is kept in the tile; per pass of NT8 tokens, |w| = vpsignb(w, w) once
- *               per group and w's sign moved onto each token's broadcast activations (|w|·x pairs stay within
- *               s16: |x| <= 127). Blocks are taken KS8 at a time so the tile part in use stays in L1 while
- *               the chunk's tokens pass (the float steps are those of one pass: y is carried through). */
+ *               sum (lane r is row r). The tile holds w and |w| = vpsignb(w, w) (built by an in-register
+ *               transpose, no gathers); w's sign is moved onto each token's broadcast activations (|w|·x
+ *               pairs stay within s16: |x| <= 127). A tile serves up to CHUNK8_MAX tokens (as many as keep
+ *               their activations in L2); blocks are taken KS8 at a time so the tile part in use stays in
+ *               L1 while the chunk's tokens pass (the float steps are those of one pass: y is carried through). */
 #include "lk_internal.h"
 
 #if defined(__x86_64__)
@@ -32,13 +33,15 @@
 
 enum {
     TR = 8,      /* weight rows per tile (s32 lanes) */
-    CHUNK = 64,  /* tokens whose activation terms are prepared at once */
+    CHUNK = 64,  /* tokens whose activation terms are prepared at once (Q8_0: at least) */
     NT8 = 4,     /* Q8_0: tokens per pass over a tile */
     KS8 = 32,    /* Q8_0: blocks of a tile used by all the chunk's tokens before the next ones (in L1) */
+    CHUNK8_MAX = 256,           /* Q8_0: most tokens per tile build */
+    CHUNK8_BYTES = 288 * 1024,  /* Q8_0: activation bytes of a chunk (L2-resident while its tiles pass) */
 };
 
 
-/* Tile layout per block: 8 byte vectors (u; not for Q8_0), 8 vectors of w (Q8_0), the 8 row scales d, the 8 mins m. */
+/* Tile layout per block: 8 byte vectors (u; Q8_0: |w|), 8 vectors of w (Q8_0), the 8 row scales d, the 8 mins m. */
 enum { G_W = 0, G_S = 256, G_D = 512, G_M = 544, G_STRIDE = 576 };
 
 
@@ -177,6 +180,46 @@ LK_GEMM_ENTRY(gemm_q5_1, gemm32, LK_TYPE_Q5_1)
 
 /* ---- Q8_0 gemm of its own order: one exact integer sum per (row, token, block), one float FMA ---- */
 
+/* A Q8_0 tile of nr <= 8 rows: per block, w transposed at G_S (lane r of vector g = bytes 4g..4g+3 of row r,
+ * zeros for rows >= nr), |w| (vpsignb(w, w)) likewise at G_W, the row scales at G_D. An 8x8 transpose of
+ * s32 in registers (unpack 32, unpack 64, 128-bit permutes). */
+INLINE void q8_build_tile(const uint8_t *w, size_t wrb, int64_t nb, int nr, uint8_t *tile) {
+    for (int64_t b = 0; b < nb; b++) {
+        __m256i r[TR];
+        _Alignas(32) float d[TR];
+        for (int k = 0; k < TR; k++) {
+            r[k] = _mm256_setzero_si256();
+            d[k] = 0.0f;
+            if (k < nr) {
+                const uint8_t *blk = w + (size_t)k * wrb + (size_t)b * sizeof(block_q8_0);
+                r[k] = _mm256_loadu_si256((const __m256i *)(blk + 2));
+                d[k] = h2f(lk_load_u16(blk));
+            }
+        }
+        __m256i t[TR], u[TR];
+        for (int k = 0; k < TR; k += 2) {
+            t[k] = _mm256_unpacklo_epi32(r[k], r[k + 1]);
+            t[k + 1] = _mm256_unpackhi_epi32(r[k], r[k + 1]);
+        }
+        for (int k = 0; k < TR; k += 4) {
+            u[k] = _mm256_unpacklo_epi64(t[k], t[k + 2]);
+            u[k + 1] = _mm256_unpackhi_epi64(t[k], t[k + 2]);
+            u[k + 2] = _mm256_unpacklo_epi64(t[k + 1], t[k + 3]);
+            u[k + 3] = _mm256_unpackhi_epi64(t[k + 1], t[k + 3]);
+        }
+        uint8_t *tb = tile + b * G_STRIDE;
+        for (int g = 0; g < 4; g++) {
+            const __m256i lo = _mm256_permute2x128_si256(u[g], u[g + 4], 0x20);  /* group g */
+            const __m256i hi = _mm256_permute2x128_si256(u[g], u[g + 4], 0x31);  /* group g + 4 */
+            _mm256_store_si256((__m256i *)(tb + G_S + 32 * g), lo);
+            _mm256_store_si256((__m256i *)(tb + G_S + 32 * (g + 4)), hi);
+            _mm256_store_si256((__m256i *)(tb + G_W + 32 * g), _mm256_sign_epi8(lo, lo));
+            _mm256_store_si256((__m256i *)(tb + G_W + 32 * (g + 4)), _mm256_sign_epi8(hi, hi));
+        }
+        memcpy(tb + G_D, d, sizeof d);
+    }
+}
+
 /* NT tokens × blocks [b0, b1) of one tile: y[row r] (+)= Σ_b (d_r·dx_b) · isum_rb, isum_rb = Σ over the
  * block's 32 elements of w·x (exact in s32: |.| <= 32·127·127); from b0 = 0 the sum starts at 0, else it goes
  * on from y (the same float steps as one pass). |w| is taken from w per pass (shared by NT tokens). Lane r of
@@ -201,7 +244,7 @@ INLINE void q8_tile_tokens(const uint8_t *tile, int64_t b0, int64_t b1, const ui
         for (int j = 0; j < nt; j++) isum[j] = _mm256_setzero_si256();
         for (int g = 0; g < 8; g++) {
             const __m256i sg = _mm256_load_si256((const __m256i *)(tb + G_S + 32 * g));
-            const __m256i a = _mm256_sign_epi8(sg, sg);
+            const __m256i a = _mm256_load_si256((const __m256i *)(tb + G_W + 32 * g));
             for (int j = 0; j < nt; j++) {
                 const __m256i xv = _mm256_sign_epi8(_mm256_set1_epi32(lk_load_i32(xq + (size_t)j * xrb + 4 * g)), sg);
                 isum[j] = _mm256_add_epi32(isum[j], _mm256_madd_epi16(_mm256_maddubs_epi16(a, xv), ones));
@@ -224,7 +267,10 @@ INLINE void q8_tile_tokens(const uint8_t *tile, int64_t b0, int64_t b1, const ui
 static int gemm_q8_0(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
                      float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
     const int64_t nb = cols / QK;
-    const int64_t chunk = n_tokens < CHUNK ? n_tokens : CHUNK;
+    /* Tokens per tile build: as many as keep the chunk's activations within CHUNK8_BYTES (L2), 64 to 256. */
+    int64_t chunk = xrb ? (int64_t)(CHUNK8_BYTES / xrb) / NT8 * NT8 : CHUNK8_MAX;
+    chunk = chunk < CHUNK ? CHUNK : chunk > CHUNK8_MAX ? CHUNK8_MAX : chunk;
+    if (n_tokens < chunk) chunk = n_tokens;
     const size_t tile_bytes = (size_t)nb * G_STRIDE;
     uint8_t *scratch = lk_scratch(tile_bytes + (size_t)chunk * (size_t)nb * 8);
     if (!scratch) return 0;
@@ -238,7 +284,7 @@ static int gemm_q8_0(int64_t cols, const void *w, size_t wrb, const void *x, siz
         prep_terms(LK_TYPE_Q8_0, xc, xrb, nt, nb, dx, xs, NULL);
         for (int64_t r0 = row_begin; r0 < row_end; r0 += TR) {
             const int nr = row_end - r0 < TR ? (int)(row_end - r0) : TR;
-            build_tile(LK_TYPE_Q8_0, wb + (size_t)r0 * wrb, wrb, nb, nr, tile);
+            q8_build_tile(wb + (size_t)r0 * wrb, wrb, nb, nr, tile);
             for (int64_t b0 = 0; b0 < nb; b0 += KS8) {
                 const int64_t b1 = nb - b0 < KS8 ? nb : b0 + KS8;
                 int64_t t = 0;

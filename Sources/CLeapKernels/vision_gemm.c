@@ -206,8 +206,50 @@ static inline __m256 exp_nonpositive_avx2(__m256 x) {
     return _mm256_mul_ps(_mm256_mul_ps(y, s0), s1);
 }
 
+/* One pass of `strips` strips of 8 columns from column j0: the maxima over the rows, then each element's
+ * exponential and the columns' sums. `full`: every strip has 8 columns, read and written with plain loads
+ * and stores (Zen 3's masked stores cost several times a plain one); else by the lane masks m. */
+static inline __attribute__((always_inline)) void exp_strips_avx2(float *x, int64_t rows, int64_t stride, int64_t j0,
+                                                                  __m256 s, const __m256i *m, int strips, const int full,
+                                                                  float *inv_sums) {
+    enum { STRIPS = 6 };
+    __m256 max[STRIPS], sum[STRIPS];
+#pragma clang loop unroll(full)
+    for (int k = 0; k < STRIPS; k++) {
+        max[k] = _mm256_set1_ps(-INFINITY);
+        sum[k] = _mm256_setzero_ps();
+    }
+    for (int64_t i = 0; i < rows; i++) {
+        const float *p = x + i * stride + j0;
+#pragma clang loop unroll(full)
+        for (int k = 0; k < STRIPS; k++)
+            if (k < strips) max[k] = _mm256_max_ps(max[k], full ? _mm256_loadu_ps(p + 8 * k) : _mm256_maskload_ps(p + 8 * k, m[k]));
+    }
+#pragma clang loop unroll(full)
+    for (int k = 0; k < STRIPS; k++) max[k] = _mm256_mul_ps(s, max[k]);
+    for (int64_t i = 0; i < rows; i++) {
+        float *p = x + i * stride + j0;
+#pragma clang loop unroll(full)
+        for (int k = 0; k < STRIPS; k++)
+            if (k < strips) {
+                const __m256 v = full ? _mm256_loadu_ps(p + 8 * k) : _mm256_maskload_ps(p + 8 * k, m[k]);
+                const __m256 e = exp_nonpositive_avx2(_mm256_fmsub_ps(s, v, max[k]));
+                sum[k] = _mm256_add_ps(sum[k], e);
+                if (full) _mm256_storeu_ps(p + 8 * k, e);
+                else _mm256_maskstore_ps(p + 8 * k, m[k], e);
+            }
+    }
+#pragma clang loop unroll(full)
+    for (int k = 0; k < STRIPS; k++)
+        if (k < strips) {
+            const __m256 inv = _mm256_div_ps(_mm256_set1_ps(1.0f), sum[k]);
+            if (full) _mm256_storeu_ps(inv_sums + j0 + 8 * k, inv);
+            else _mm256_maskstore_ps(inv_sums + j0 + 8 * k, m[k], inv);
+        }
+}
+
 /* Six strips of 8 columns side by side per pass over the rows (48 columns): each row's 192 bytes are read at
- * once and the six exponentials are independent. */
+ * once and the six exponentials are independent. Passes whose strips all have 8 columns take no masks. */
 static void exp_columns_avx2(float *x, int64_t rows, int64_t n, int64_t stride, float scale, float *inv_sums) {
     enum { STRIPS = 6 };
     const __m256 s = _mm256_set1_ps(scale);
@@ -216,35 +258,14 @@ static void exp_columns_avx2(float *x, int64_t rows, int64_t n, int64_t stride, 
         const int64_t left = n - j0;
         const int strips = left >= 8 * STRIPS ? STRIPS : (int)((left + 7) / 8);
         __m256i m[STRIPS];
-        __m256 max[STRIPS], sum[STRIPS];
 #pragma clang loop unroll(full)
         for (int k = 0; k < STRIPS; k++) {
             const int64_t w = left - 8 * k;
             m[k] = _mm256_cmpgt_epi32(_mm256_set1_epi32(w >= 8 ? 8 : w <= 0 ? 0 : (int)w), lanes);
-            max[k] = _mm256_set1_ps(-INFINITY);
-            sum[k] = _mm256_setzero_ps();
         }
-        for (int64_t i = 0; i < rows; i++) {
-            const float *p = x + i * stride + j0;
-#pragma clang loop unroll(full)
-            for (int k = 0; k < STRIPS; k++)
-                if (k < strips) max[k] = _mm256_max_ps(max[k], _mm256_maskload_ps(p + 8 * k, m[k]));
-        }
-#pragma clang loop unroll(full)
-        for (int k = 0; k < STRIPS; k++) max[k] = _mm256_mul_ps(s, max[k]);
-        for (int64_t i = 0; i < rows; i++) {
-            float *p = x + i * stride + j0;
-#pragma clang loop unroll(full)
-            for (int k = 0; k < STRIPS; k++)
-                if (k < strips) {
-                    const __m256 e = exp_nonpositive_avx2(_mm256_fmsub_ps(s, _mm256_maskload_ps(p + 8 * k, m[k]), max[k]));
-                    sum[k] = _mm256_add_ps(sum[k], e);
-                    _mm256_maskstore_ps(p + 8 * k, m[k], e);
-                }
-        }
-#pragma clang loop unroll(full)
-        for (int k = 0; k < STRIPS; k++)
-            if (k < strips) _mm256_maskstore_ps(inv_sums + j0 + 8 * k, m[k], _mm256_div_ps(_mm256_set1_ps(1.0f), sum[k]));
+        if (left >= 8 * STRIPS) exp_strips_avx2(x, rows, stride, j0, s, m, STRIPS, 1, inv_sums);
+        else if (left % 8 == 0) exp_strips_avx2(x, rows, stride, j0, s, m, strips, 1, inv_sums);
+        else exp_strips_avx2(x, rows, stride, j0, s, m, strips, 0, inv_sums);
     }
 }
 

@@ -7,10 +7,12 @@
 // workload: one context with N sequences, each step one batch of N tokens (llama_decode with n_seq_max).
 //
 // leap-bench long-context MODEL.gguf --context 16384 [--threads N] [--gen 32] [--attention-tile 4096]
-//     [--compare [--flash-attn]]
+//     [--embeddings RUN] [--compare [--flash-attn]]
 //
 // Prefill of a CONTEXT-token prompt (in 512-token passes, llama.cpp's ubatch), then decode of GEN tokens at
 // that depth, and the peak RSS of the process (one context size per run, so that the peak is this size's).
+// With --embeddings RUN the prompt goes in as an image prompt does: runs of RUN embedding rows (the token
+// embeddings of the same prompt, through eval(embeddings:)), each after one marker token id.
 import Glibc
 import LeapModels
 import Synchronization
@@ -175,9 +177,27 @@ func benchLongContext(_ args: [String]) {
         if let i = args.firstIndex(of: "--attention-tile"), i + 1 < args.count, let t = Int(args[i + 1]) { options.attentionTile = t }
         let ctx = try model.makeContext(options)
         let prompt = tokenIDs(nCtx, model.config.nVocab)
-        let a = secondsNow()
-        try ctx.eval(tokens: prompt)
-        let pp = Double(nCtx) / (secondsNow() - a)
+        let run = intOption(args, "--embeddings", 0)
+        var rows: [Float] = []
+        if run > 0 { for t in prompt { rows += try model.tokenEmbedding(t) } }
+        let a = secondsNow(), cpu0 = processCPUSeconds()
+        if run > 0 {
+            // [marker token, RUN rows] until CONTEXT positions
+            let E = model.config.nEmbd
+            var p = 0
+            while p < nCtx {
+                try ctx.eval(tokens: [prompt[p]])
+                p += 1
+                let m = min(run, nCtx - p)
+                guard m > 0 else { break }
+                try rows.withUnsafeBufferPointer { try ctx.eval(embeddings: UnsafeBufferPointer(rebasing: $0[(p * E)..<((p + m) * E)])) }
+                p += m
+            }
+        } else {
+            try ctx.eval(tokens: prompt)
+        }
+        let ppSeconds = secondsNow() - a, ppCPU = processCPUSeconds() - cpu0
+        let pp = Double(nCtx) / ppSeconds
         var tok = greedyToken(try ctx.logits())
         let b = secondsNow()
         for _ in 0..<gen {
@@ -189,7 +209,8 @@ func benchLongContext(_ args: [String]) {
         var load = [Double](repeating: 0, count: 3)
         _ = getloadavg(&load, 3)
         print("model: \(model.config.name), context \(nCtx), threads \(threads)")
-        print("prefill (\(nCtx) tokens, 512 per pass): \(fixed(pp, 1)) tok/s")
+        let how = run > 0 ? "runs of \(run) embedding rows after a token" : "512 per pass"
+        print("prefill (\(nCtx) positions, \(how)): \(fixed(pp, 1)) tok/s, \(fixed(ppCPU, 2)) CPU s (\(fixed(ppSeconds, 2)) s)")
         print("decode at depth \(nCtx) (\(gen) tokens): \(fixed(tg, 1)) tok/s")
         print("peak RSS: \(fixed(rss, 1)) MB (KV cache and conv state \(fixed(Double(ctx.stateBytes) / 1e6, 1)) MB)")
         print("load average: \(fixed(load[0], 2)) \(fixed(load[1], 2)) \(fixed(load[2], 2))")
