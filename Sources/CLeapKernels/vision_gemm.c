@@ -208,43 +208,59 @@ static inline __m256 exp_nonpositive_avx2(__m256 x) {
 
 /* Six strips of 8 columns side by side per pass over the rows (48 columns): each row's 192 bytes are read at
  * once and the six exponentials are independent. */
+/* Strips [j0, j0 + 8 * strips) of the columns: masked loads and stores only where `masked` (a part strip; a
+ * full one takes plain ones, Zen 3's masked stores costing more than the exponentials). */
+enum { EXP_STRIPS = 6 };
+
+static inline __attribute__((always_inline)) void exp_strips_avx2(float *x, int64_t rows, int64_t stride, __m256 s,
+                                                                  const __m256i *m, int strips, float *inv_sums,
+                                                                  const int masked) {
+    __m256 max[EXP_STRIPS], sum[EXP_STRIPS];
+#pragma clang loop unroll(full)
+    for (int k = 0; k < EXP_STRIPS; k++) {
+        max[k] = _mm256_set1_ps(-INFINITY);
+        sum[k] = _mm256_setzero_ps();
+    }
+    for (int64_t i = 0; i < rows; i++) {
+        const float *p = x + i * stride;
+#pragma clang loop unroll(full)
+        for (int k = 0; k < EXP_STRIPS; k++)
+            if (k < strips)
+                max[k] = _mm256_max_ps(max[k], masked ? _mm256_maskload_ps(p + 8 * k, m[k]) : _mm256_loadu_ps(p + 8 * k));
+    }
+#pragma clang loop unroll(full)
+    for (int k = 0; k < EXP_STRIPS; k++) max[k] = _mm256_mul_ps(s, max[k]);
+    for (int64_t i = 0; i < rows; i++) {
+        float *p = x + i * stride;
+#pragma clang loop unroll(full)
+        for (int k = 0; k < EXP_STRIPS; k++)
+            if (k < strips) {
+                const __m256 v = masked ? _mm256_maskload_ps(p + 8 * k, m[k]) : _mm256_loadu_ps(p + 8 * k);
+                const __m256 e = exp_nonpositive_avx2(_mm256_fmsub_ps(s, v, max[k]));
+                sum[k] = _mm256_add_ps(sum[k], e);
+                if (masked) _mm256_maskstore_ps(p + 8 * k, m[k], e);
+                else _mm256_storeu_ps(p + 8 * k, e);
+            }
+    }
+#pragma clang loop unroll(full)
+    for (int k = 0; k < EXP_STRIPS; k++)
+        if (k < strips) _mm256_maskstore_ps(inv_sums + 8 * k, m[k], _mm256_div_ps(_mm256_set1_ps(1.0f), sum[k]));
+}
+
 static void exp_columns_avx2(float *x, int64_t rows, int64_t n, int64_t stride, float scale, float *inv_sums) {
-    enum { STRIPS = 6 };
     const __m256 s = _mm256_set1_ps(scale);
     const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    for (int64_t j0 = 0; j0 < n; j0 += 8 * STRIPS) {
+    for (int64_t j0 = 0; j0 < n; j0 += 8 * EXP_STRIPS) {
         const int64_t left = n - j0;
-        const int strips = left >= 8 * STRIPS ? STRIPS : (int)((left + 7) / 8);
-        __m256i m[STRIPS];
-        __m256 max[STRIPS], sum[STRIPS];
+        const int strips = left >= 8 * EXP_STRIPS ? EXP_STRIPS : (int)((left + 7) / 8);
+        __m256i m[EXP_STRIPS];
 #pragma clang loop unroll(full)
-        for (int k = 0; k < STRIPS; k++) {
+        for (int k = 0; k < EXP_STRIPS; k++) {
             const int64_t w = left - 8 * k;
             m[k] = _mm256_cmpgt_epi32(_mm256_set1_epi32(w >= 8 ? 8 : w <= 0 ? 0 : (int)w), lanes);
-            max[k] = _mm256_set1_ps(-INFINITY);
-            sum[k] = _mm256_setzero_ps();
         }
-        for (int64_t i = 0; i < rows; i++) {
-            const float *p = x + i * stride + j0;
-#pragma clang loop unroll(full)
-            for (int k = 0; k < STRIPS; k++)
-                if (k < strips) max[k] = _mm256_max_ps(max[k], _mm256_maskload_ps(p + 8 * k, m[k]));
-        }
-#pragma clang loop unroll(full)
-        for (int k = 0; k < STRIPS; k++) max[k] = _mm256_mul_ps(s, max[k]);
-        for (int64_t i = 0; i < rows; i++) {
-            float *p = x + i * stride + j0;
-#pragma clang loop unroll(full)
-            for (int k = 0; k < STRIPS; k++)
-                if (k < strips) {
-                    const __m256 e = exp_nonpositive_avx2(_mm256_fmsub_ps(s, _mm256_maskload_ps(p + 8 * k, m[k]), max[k]));
-                    sum[k] = _mm256_add_ps(sum[k], e);
-                    _mm256_maskstore_ps(p + 8 * k, m[k], e);
-                }
-        }
-#pragma clang loop unroll(full)
-        for (int k = 0; k < STRIPS; k++)
-            if (k < strips) _mm256_maskstore_ps(inv_sums + j0 + 8 * k, m[k], _mm256_div_ps(_mm256_set1_ps(1.0f), sum[k]));
+        if (left >= 8 * strips) exp_strips_avx2(x + j0, rows, stride, s, m, strips, inv_sums + j0, 0);
+        else exp_strips_avx2(x + j0, rows, stride, s, m, strips, inv_sums + j0, 1);
     }
 }
 
