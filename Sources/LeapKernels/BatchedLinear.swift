@@ -1,14 +1,16 @@
 // BatchedLinear: a linear layer for the encoders' batches of hundreds of rows (image patches, audio frames).
 // F32 and F16 weights are packed once, at load, into the panels of lk_vg_gemm_packed (a register-blocked
 // product; the shared float kernels keep llama.cpp's one-token summation order, which costs them 2-3x here);
-// F16 weights multiply activations rounded to F16, as ggml and Linear do. Other types (Q8_0, ...) use Linear
-// (Kernels.matmul).
+// F16 weights multiply activations rounded to F16, as ggml and Linear do. Q8_0 weights on AVX2 are repacked
+// at load for lk_vq8_gemm_packed (s16 operands; from 16 rows the results of Linear's Q8_0 product, faster). Other types, and
+// Q8_0 elsewhere, use Linear (Kernels.matmul).
 import CLeapKernels
 import LeapCore
 
 package struct BatchedLinear {
     package let linear: Linear
     private let packed: PackedWeights?
+    private let packedQ8: PackedQ8Weights?
     package var inputs: Int { linear.inputs }
     package var outputs: Int { linear.outputs }
     package var bias: [Float]? { linear.bias }
@@ -16,6 +18,7 @@ package struct BatchedLinear {
     package init(_ linear: Linear) {
         self.linear = linear
         packed = PackedWeights(linear.weight)
+        packedQ8 = packed == nil ? PackedQ8Weights(linear.weight) : nil
     }
 
     package init(_ b: TensorBinder, _ name: String, inputs: Int, outputs: Int, bias: Linear.BiasUse = .required) throws {
@@ -28,6 +31,7 @@ package struct BatchedLinear {
         into y: UnsafeMutablePointer<Float>, // [rows, outputs]
         pool: ThreadPool
     ) {
+        if rows >= Int(LK_VQ8_MIN_TOKENS), let packedQ8, multiplyQ8(packedQ8, x, rows: rows, into: y, pool: pool) { return }
         guard rows > 0, let packed else {
             linear(x, rows: rows, into: y, pool: pool)
             return
@@ -56,6 +60,34 @@ package struct BatchedLinear {
         if failed.pointee != 0 { linear(x, rows: rows, into: y, pool: pool) }
     }
 
+    /// lk_vq8_gemm_packed; false (nothing reliable written) when it declines.
+    private func multiplyQ8(
+        _ packed: PackedQ8Weights,
+        _ x: UnsafePointer<Float>,          // [rows, inputs]
+        rows: Int,
+        into y: UnsafeMutablePointer<Float>, // [rows, outputs]
+        pool: ThreadPool
+    ) -> Bool {
+        let K = inputs, N = outputs
+        let xp = pool.scratch(bytes: lk_vq8_packed_x_bytes(Int64(rows), Int64(K))) // [rows][K / 32 blocks] s16 + scales
+        pool.parallelFor(rows, chunksPerThread: 2) { r in
+            lk_vq8_pack_x(x, Int64(K), Int64(K), xp, Int64(r.lowerBound), Int64(r.upperBound))
+        }
+        let panel = Int(LK_VQ8_PANEL_ROWS), panels = (N + panel - 1) / panel
+        let failed = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+        defer { failed.deallocate() }
+        failed.pointee = 0
+        withBias { bias in
+            pool.parallelFor(panels, chunksPerThread: 2) { r in
+                if lk_vq8_gemm_packed(packed.data, Int64(K), xp, Int64(rows), bias, y, Int64(N),
+                                      Int64(r.lowerBound * panel), Int64(min(N, r.upperBound * panel))) == 0 {
+                    failed.pointee = 1
+                }
+            }
+        }
+        return failed.pointee == 0
+    }
+
     private func withBias(_ body: (UnsafePointer<Float>?) -> Void) {
         guard let b = linear.bias else { return body(nil) }
         b.withUnsafeBufferPointer { body($0.baseAddress) }
@@ -75,6 +107,25 @@ package final class PackedWeights: @unchecked Sendable {
         data = .allocate(byteCount: lk_vg_packed_weight_bytes(type, rows, cols), alignment: 64)
         let panels = (rows + Int64(LK_VG_PANEL_ROWS) - 1) / Int64(LK_VG_PANEL_ROWS)
         guard lk_vg_pack_weights(type, w.data, w.rowBytes, rows, cols, data, 0, panels) == 1 else {
+            data.deallocate()
+            return nil
+        }
+    }
+
+    deinit { data.deallocate() }
+}
+
+/// Q8_0 weights packed for lk_vq8_gemm_packed (owned; the original stays in the mmap), where it runs.
+package final class PackedQ8Weights: @unchecked Sendable {
+    package let data: UnsafeMutableRawPointer
+
+    /// nil for other types, or where lk_vq8_gemm_packed does not run (lk_vq8_available).
+    package init?(_ w: WeightMatrix) {
+        guard w.type == .q8_0, lk_vq8_available() != 0 else { return nil }
+        let rows = Int64(w.rows), cols = Int64(w.cols)
+        data = .allocate(byteCount: lk_vq8_packed_weight_bytes(rows, cols), alignment: 64)
+        let panels = (rows + Int64(LK_VQ8_PANEL_ROWS) - 1) / Int64(LK_VQ8_PANEL_ROWS)
+        guard lk_vq8_pack_weights(w.data, w.rowBytes, rows, cols, data, 0, panels) == 1 else {
             data.deallocate()
             return nil
         }

@@ -76,9 +76,60 @@ import Testing
         }
     }
 
+    /// lk_vq8_gemm_packed (Q8_0 weights repacked with s16 values) gives lk_matmul's AVX2 Q8_0 results bit for
+    /// bit, with a partial panel (16 rows), token counts that are not multiples of its 3-token passes, more
+    /// blocks than one pass takes (24) and a row range starting past the first panel. Elsewhere it declines.
+    @Test(arguments: [[16, 32, 16], [45, 864, 17], [64, 768, 100], [100, 96, 23]])
+    func q8GemmMatchesMatmul(_ shape: [Int]) throws {
+        let (rows, cols, tokens) = (shape[0], shape[1], shape[2])
+        var seed: UInt64 = 0x9E37_79B9
+        func next() -> Float {
+            seed = seed &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Float(Int64(bitPattern: seed >> 11) % 2001 - 1000) / 1000
+        }
+        let w = (0..<rows * cols).map { _ in next() }
+        let x = (0..<tokens * cols).map { _ in next() }
+        let bias = (0..<rows).map { _ in next() }
+        let rowBytes = Int(lk_row_bytes(Int32(LK_TYPE_Q8_0), Int64(cols)))
+        var wq = [UInt8](repeating: 0, count: rows * rowBytes)
+        for r in 0..<rows { w.withUnsafeBufferPointer { lk_quantize_row_q8_0($0.baseAddress! + r * cols, &wq[r * rowBytes], Int64(cols)) } }
+        var xq = [UInt8](repeating: 0, count: tokens * rowBytes)
+        for t in 0..<tokens { x.withUnsafeBufferPointer { lk_quantize_row_q8_0($0.baseAddress! + t * cols, &xq[t * rowBytes], Int64(cols)) } }
+        let panels = (rows + Int(LK_VQ8_PANEL_ROWS) - 1) / Int(LK_VQ8_PANEL_ROWS)
+        let packed = UnsafeMutableRawPointer.allocate(byteCount: lk_vq8_packed_weight_bytes(Int64(rows), Int64(cols)), alignment: 64)
+        defer { packed.deallocate() }
+        #expect(lk_vq8_pack_weights(wq, rowBytes, Int64(rows), Int64(cols), packed, 0, Int64(panels)) == 1)
+        var xp = [UInt8](repeating: 0, count: lk_vq8_packed_x_bytes(Int64(tokens), Int64(cols)))
+        lk_vq8_pack_x(x, Int64(cols), Int64(cols), &xp, 0, Int64(tokens))
+        for isa in KernelISA.allCases where isa.isAvailable {
+            let ys = rows + 3  // a row stride wider than the rows: the padding must stay untouched
+            var want = [Float](repeating: .nan, count: tokens * ys)
+            var y = want
+            let ok = isa.withThreadSelection { () -> Int32 in
+                lk_matmul(Int32(LK_TYPE_Q8_0), wq, rowBytes, Int64(cols), xq, rowBytes, Int64(tokens), &want, Int64(ys), 0, Int64(rows))
+                // rows [0, 16) and [16, rows) in two calls, as the thread pool splits them
+                let first = min(rows, Int(LK_VQ8_PANEL_ROWS))
+                let a = lk_vq8_gemm_packed(packed, Int64(cols), xp, Int64(tokens), bias, &y, Int64(ys), 0, Int64(first))
+                let b = lk_vq8_gemm_packed(packed, Int64(cols), xp, Int64(tokens), bias, &y, Int64(ys), Int64(first), Int64(rows))
+                return a == 1 && b == 1 ? 1 : a == 0 && b == 0 ? 0 : -1
+            }
+            #expect(ok == vq8Runs(isa), "\(isa.name)")
+            guard ok == 1 else { continue }
+            for t in 0..<tokens {
+                for r in 0..<rows { #expect(y[t * ys + r] == want[t * ys + r] + bias[r], "\(isa.name) \(shape) [\(t), \(r)]") }
+                for r in rows..<ys { #expect(y[t * ys + r].isNaN) }
+            }
+        }
+    }
+
     @Test func gemmRejectsQuantizedWeights() {
         var y = [Float](repeating: 0, count: 4)
         let w = [UInt8](repeating: 0, count: 34 * 4)
         #expect(lk_vision_gemm(Int32(LK_TYPE_Q8_0), w, 34, 32, [Float](repeating: 1, count: 32), 32, 1, &y, 4, 0, 4) == 0)
     }
+}
+
+/// 1 where lk_vq8_gemm_packed runs with `isa` selected (AVX2 only), else 0.
+private func vq8Runs(_ isa: KernelISA) -> Int32? {
+    isa.withThreadSelection { lk_vq8_available() }
 }

@@ -61,4 +61,37 @@ void lk_vg_exp_columns(float *x, int64_t rows, int64_t n, int64_t stride, float 
 int lk_vision_gemm(int w_type, const void *w, size_t w_row_bytes, int64_t cols, const float *x, int64_t x_stride,
                    int64_t n_tokens, float *y, int64_t y_stride, int64_t row_begin, int64_t row_end);
 
+/* ---- The encoders' Q8_0 matrix product (vision_q8_gemm.c), for AVX2 without VNNI ----
+ * Y[t, r] = bias[r] + Σ_b (d_rb·dx_tb) · Σ_{c in block b} w[r, c]·x[t, c]: W's Q8_0 blocks (cols a multiple of
+ * 32) repacked in panels of LK_VQ8_PANEL_ROWS rows with s16 values, X quantized to Q8_0 blocks (ggml's
+ * quantize_row_q8_0) with s16 values; the float steps of the AVX2 Q8_0 gemm behind lk_matmul (the same
+ * results from LK_VQ8_MIN_TOKENS tokens). */
+enum {
+    LK_VQ8_PANEL_ROWS = 16,
+    LK_VQ8_MIN_TOKENS = 16, /* lk_matmul takes that AVX2 gemm from this many tokens (fewer: other orders) */
+};
+
+/* 1 when lk_vq8_gemm_packed runs here (AVX2 is the ISA: lk_get_isa()). */
+int lk_vq8_available(void);
+
+/* Bytes of the rows x cols Q8_0 matrix W packed (64-byte aligned storage keeps its vector loads aligned). */
+size_t lk_vq8_packed_weight_bytes(int64_t rows, int64_t cols);
+
+/* Packs panels [panel_begin, panel_end) of W (Q8_0 row r at w + r * w_row_bytes). Returns 0 (nothing written)
+ * if cols is not a multiple of 32. */
+int lk_vq8_pack_weights(const void *w, size_t w_row_bytes, int64_t rows, int64_t cols, void *packed, int64_t panel_begin,
+                        int64_t panel_end);
+
+/* Bytes of n_tokens rows of X packed. */
+size_t lk_vq8_packed_x_bytes(int64_t n_tokens, int64_t cols);
+
+/* Quantizes and packs tokens [token_begin, token_end) of X (token t at x + t * x_stride). */
+void lk_vq8_pack_x(const float *x, int64_t x_stride, int64_t cols, void *xp, int64_t token_begin, int64_t token_end);
+
+/* Y[t, r] (at y[t * y_stride + r]) for t < n_tokens, row_begin <= r < row_end (row_begin a multiple of 16), bias
+ * optional. Returns 0 (nothing written) when lk_vq8_available() is 0, for a misaligned row_begin or cols, or
+ * with no memory. */
+int lk_vq8_gemm_packed(const void *packed, int64_t cols, const void *xp, int64_t n_tokens, const float *bias, float *y,
+                       int64_t y_stride, int64_t row_begin, int64_t row_end);
+
 #endif
