@@ -190,11 +190,12 @@ LEAP_API leap_status leap_message_add_image_rgb(leap_message *message, const uin
                                                 int32_t height, int32_t quality);
 /* WAV bytes: the RIFF/WAVE header is validated (mono PCM int16/24/32 or float32; any sample rate). */
 LEAP_API leap_status leap_message_add_audio_wav(leap_message *message, const void *wav, size_t n_bytes);
-/* Interleaved float samples, encoded as a float32 WAV part (the SDK's fromFloatSamples helper). */
+/* Interleaved float samples, encoded as a float32 WAV part (the SDK's fromFloatSamples helper). Every sample
+ * must be finite (a NaN or infinity gives LEAP_ERR_INVALID_ARGUMENT). */
 LEAP_API leap_status leap_message_add_audio_samples(leap_message *message, const float *interleaved,
                                                     size_t n_frames, int32_t channel_count,
                                                     int32_t sample_rate);
-/* Raw mono float PCM kept as such (an "audio_pcm_f32" part). */
+/* Raw mono float PCM kept as such (an "audio_pcm_f32" part); every sample must be finite. */
 LEAP_API leap_status leap_message_add_audio_pcm_f32(leap_message *message, const float *samples,
                                                     size_t n_samples, int32_t sample_rate);
 /* Set or clear (NULL) the reasoning content. An empty string clears it too. */
@@ -687,7 +688,7 @@ LEAP_API leap_status leap_model_has_audio_output(const leap_model *model, int32_
  * Images: JPEG (baseline or progressive; grayscale and CMYK / YCCK are converted to RGB; the EXIF
  * orientation is ignored, as the reference implementations do), or 8-bit RGB pixels row after row
  * (width * height * 3 bytes). Audio: WAV bytes (mono; any sample rate, resampled to the encoder's
- * 16 kHz) or float samples at any rate. */
+ * 16 kHz) or finite float samples at any rate (a NaN or infinity gives LEAP_ERR_INVALID_ARGUMENT). */
 LEAP_API leap_status leap_model_embed_image(leap_model *model, const void *jpeg, size_t n_bytes, float **out_rows,
                                             size_t *out_n_rows, size_t *out_n_embd);
 LEAP_API leap_status leap_model_embed_image_rgb(leap_model *model, const uint8_t *rgb, int32_t width,

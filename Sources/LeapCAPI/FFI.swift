@@ -1,6 +1,7 @@
 import CLeap
 import Glibc
 import LeapCore
+import LeapMessages
 
 // Every entry point is a guard clause plus `ffi { ... }`: Swift errors become a `leap_status` and a
 // thread-local message; nothing traps across the ABI.
@@ -89,6 +90,15 @@ func returnBuffer<T>(_ out: UnsafeMutablePointer<UnsafeMutablePointer<T>?>?, _ o
 /// Copies a C array argument into Swift (see `borrowedBuffer`).
 func array<T>(_ p: UnsafePointer<T>?, _ count: Int, _ name: StaticString) throws -> [T] {
     Array(try borrowedBuffer(p, count, name))
+}
+
+/// Copies a C array of audio samples into Swift; every sample must be finite.
+func samplesArray(_ p: UnsafePointer<Float>?, _ count: Int, _ name: StaticString) throws -> [Float] {
+    let b = try borrowedBuffer(p, count, name)
+    if let i = ContentValidation.firstNonFiniteSample(b) {
+        throw LeapError.invalidArgument("\(name)[\(i)] is \(b[i]); samples must be finite")
+    }
+    return Array(b)
 }
 
 /// Reads a growable params struct: `struct_size` bytes from the caller (at most our own size) over the

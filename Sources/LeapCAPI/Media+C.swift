@@ -100,7 +100,7 @@ public func leap_model_embed_audio_pcm(_ m: OpaquePointer?, _ samples: UnsafePoi
         try returnRows(out, outRows, outEmbd) {
             let runner = try borrowModel(m).runner
             let sr = try validSampleRate(rate)
-            return try runner.embed(.audioPCMF32(samples: try array(samples, n, "samples"), sampleRate: sr))
+            return try runner.embed(.audioPCMF32(samples: try samplesArray(samples, n, "samples"), sampleRate: sr))
         }
     }
 }

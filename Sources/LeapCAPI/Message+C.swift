@@ -153,7 +153,7 @@ public func leap_message_add_audio_samples(_ m: OpaquePointer?, _ samples: Unsaf
         let sr = try validSampleRate(rate)
         let (total, overflow) = frames.multipliedReportingOverflow(by: Int(channels))
         guard !overflow, frames >= 0 else { throw LeapError.invalidArgument("n_frames \(frames) is too large") }
-        let data = try array(samples, total, "interleaved")
+        let data = try samplesArray(samples, total, "interleaved")
         box.message.content.append(.audio(wav: makeFloat32WAV(interleaved: data, channelCount: Int(channels), sampleRate: sr)))
     }
 }
@@ -165,7 +165,7 @@ public func leap_message_add_audio_pcm_f32(_ m: OpaquePointer?, _ samples: Unsaf
         let box = try borrowMessage(m)
         let sr = try validSampleRate(rate)
         guard n >= 0 else { throw LeapError.invalidArgument("n_samples must not be negative") }
-        box.message.content.append(.audioPCMF32(samples: try array(samples, n, "samples"), sampleRate: sr))
+        box.message.content.append(.audioPCMF32(samples: try samplesArray(samples, n, "samples"), sampleRate: sr))
     }
 }
 

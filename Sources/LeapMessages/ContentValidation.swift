@@ -21,6 +21,13 @@ package enum ContentValidation {
         }
     }
 
+    /// Float samples must be finite (a NaN or infinity would reach the audio encoder and poison every
+    /// embedding of the clip; a JSON number beyond Float's range becomes one): the index of the first that
+    /// is not, if any.
+    package static func firstNonFiniteSample(_ samples: UnsafeBufferPointer<Float>) -> Int? {
+        samples.firstIndex { !$0.isFinite }
+    }
+
     /// Names common file types by their magic bytes, for error messages.
     package static func describeSignature(_ b: [UInt8]) -> String {
         func starts(_ s: [UInt8]) -> Bool { b.count >= s.count && b[0..<s.count].elementsEqual(s) }

@@ -74,6 +74,9 @@ extension ChatMessageContent {
                 guard let d = item.doubleValue else {
                     throw LeapError.serialization("\(path).samples[\(i)]: expected a number, found \(item.typeName)")
                 }
+                guard Float(d).isFinite else {
+                    throw LeapError.serialization("\(path).samples[\(i)]: \(item.serialized()) is not a finite 32-bit float sample")
+                }
                 samples.append(Float(d))
             }
             guard let r = o["sampleRate"] else { throw LeapError.serialization("\(path).sampleRate: missing field") }

@@ -65,6 +65,7 @@ private let wav = makeFloat32WAV(interleaved: [0, 0.5, -0.5, 1], channelCount: 1
         (#"{"role":"user","content":[{"type":"input_audio","input_audio":{"data":"SUQzBAAAAAAAI1RTU0U="}}]}"#, "message.content[0].input_audio.data: unsupported audio format: MP3"),
         (#"{"role":"user","content":[{"type":"audio_pcm_f32","samples":[0.1,"x"],"sampleRate":16000}]}"#, "message.content[0].samples[1]: expected a number"),
         (#"{"role":"user","content":[{"type":"audio_pcm_f32","samples":[],"sampleRate":0}]}"#, "sampleRate: expected a positive integer"),
+        (#"{"role":"user","content":[{"type":"audio_pcm_f32","samples":[5.5,-1e100],"sampleRate":16000}]}"#, "message.content[0].samples[1]: -1e+100 is not a finite 32-bit float sample"),
         (#"{"role":"assistant","content":[],"tool_calls":[{"type":"function"}]}"#, "message.tool_calls[0].function: missing field"),
         (#"{"role":"assistant","content":[],"tool_calls":[{"function":{"name":"f","arguments":"[1]"}}]}"#, "arguments: expected a JSON object, found an array"),
         (#"{"role":"assistant","content":[],"tool_calls":[{"function":{"name":"f","arguments":"{bad"}}]}"#, "message.tool_calls[0].function.arguments: invalid JSON"),

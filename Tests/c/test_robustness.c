@@ -2,6 +2,7 @@
  * negative count), negative values through int32_t parameters, out-of-range enums, handles of the wrong
  * kind, and growable structs with odd struct_size values. Each must be a clean status, never a trap; the
  * size cases trapped (Swift precondition in UnsafeBufferPointer) before the count check in FFI.swift. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include "check.h"
@@ -126,6 +127,14 @@ int main(void) {
     CHECK_STATUS(leap_message_add_audio_samples(m, zeros, huge, 1, 16000), LEAP_ERR_INVALID_ARGUMENT);
     CHECK_STATUS(leap_message_add_audio_samples(m, zeros, half, 2, 16000), LEAP_ERR_INVALID_ARGUMENT);
     CHECK_STATUS(leap_message_add_audio_samples(m, zeros, SIZE_MAX / 8, 2, 16000), LEAP_ERR_INVALID_ARGUMENT);
+    /* ---- samples that are not finite ------------------------------------------------------------------- */
+    {
+        const float bad[3] = {0.5f, NAN, INFINITY};
+        CHECK_STATUS(leap_message_add_audio_pcm_f32(m, bad, 3, 16000), LEAP_ERR_INVALID_ARGUMENT);
+        CHECK_ERROR_MENTIONS("samples[1]");
+        CHECK_STATUS(leap_message_add_audio_samples(m, bad + 2, 1, 1, 16000), LEAP_ERR_INVALID_ARGUMENT);
+        CHECK_ERROR_MENTIONS("must be finite");
+    }
     CHECK_OK(leap_message_part_count(m, &n));
     CHECK(n == 0); /* nothing was added by the failures */
 
