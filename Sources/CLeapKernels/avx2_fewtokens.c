@@ -96,15 +96,11 @@ INLINE void q4_0_tile(const uint8_t *w, const int32_t *o, int64_t nb, const uint
     for (int64_t b = 0; b < nb; b++) {
         const size_t ob = (size_t)b * sizeof(block_q4_0);
         for (int k = 0; k < 3; k++) _mm_prefetch((const char *)next + 8 * ob + 64 * k, _MM_HINT_T0); /* 8 blocks: 144 bytes */
-        /* z[j] = quants of rows j | 4 + j; the 4 × 4 dword transpose of each half gives q[k] lane r = dword k
-         * (nibbles of elements 4k..4k+3 low, 16 + 4k.. high) of row r */
-        __m256i z[4], q[4];
-        for (int j = 0; j < 4; j++)
-            z[j] = _mm256_inserti128_si256(_mm256_castsi128_si256(load128(w + o[j] + ob + 2)), load128(w + o[4 + j] + ob + 2), 1);
-        const __m256i a0 = _mm256_unpacklo_epi32(z[0], z[1]), a1 = _mm256_unpackhi_epi32(z[0], z[1]);
-        const __m256i a2 = _mm256_unpacklo_epi32(z[2], z[3]), a3 = _mm256_unpackhi_epi32(z[2], z[3]);
-        q[0] = _mm256_unpacklo_epi64(a0, a2), q[1] = _mm256_unpackhi_epi64(a0, a2);
-        q[2] = _mm256_unpacklo_epi64(a1, a3), q[3] = _mm256_unpackhi_epi64(a1, a3);
+        /* q[k] lane r = dword k of row r's 16 quant bytes (nibbles of elements 4k..4k+3 low, 16 + 4k.. high) */
+        __m128i rows[8];
+        __m256i q[4];
+        for (int r = 0; r < 8; r++) rows[r] = load128(w + o[r] + ob + 2);
+        lk_transpose8x4(rows, q);
         /* the 8 scales, loaded one by one: vpgatherdd (as matvec_q4_0) costs as much as a token's products */
         const __m256 d = _mm256_cvtph_ps(_mm_setr_epi16((short)lk_load_u16(w + o[0] + ob), (short)lk_load_u16(w + o[1] + ob), (short)lk_load_u16(w + o[2] + ob),
                                                         (short)lk_load_u16(w + o[3] + ob), (short)lk_load_u16(w + o[4] + ob), (short)lk_load_u16(w + o[5] + ob),

@@ -42,8 +42,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define INLINE static inline __attribute__((always_inline))
-
 enum {
     TR = 8,          /* gemm: weight rows per tile (s32 lanes) */
     CHUNK = 128,     /* gemm: tokens whose activation terms (and rows, in L2) are used per tile build */
@@ -56,13 +54,7 @@ enum {
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
 
-INLINE float h2f(uint16_t h) { return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h))); }
-
-INLINE float hsum8_ps(__m256 v) {
-    __m128 r = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    r = _mm_add_ps(r, _mm_movehl_ps(r, r));
-    return _mm_cvtss_f32(_mm_add_ss(r, _mm_movehdup_ps(r)));
-}
+#include "lk_x86_avx2.h"
 
 INLINE float hsum4_ps(__m128 r) {
     r = _mm_add_ps(r, _mm_movehl_ps(r, r));
@@ -139,15 +131,15 @@ static int matvec_q5_K(int64_t n, const void *vw, size_t ws, const void *vx, flo
             q5_block(w0 + (size_t)i * bb, x + i, &acc0, &accm0);
             q5_block(w1 + (size_t)i * bb, x + i, &acc1, &accm1);
         }
-        y[r] = hsum8_ps(acc0) - hsum4_ps(accm0);
-        y[r + half] = hsum8_ps(acc1) - hsum4_ps(accm1);
+        y[r] = hsum_ps(acc0) - hsum4_ps(accm0);
+        y[r + half] = hsum_ps(acc1) - hsum4_ps(accm1);
     }
     if (nrows & 1) {
         const uint8_t *wl = w + (size_t)(nrows - 1) * ws;
         __m256 acc0 = _mm256_setzero_ps();
         __m128 accm0 = _mm_setzero_ps();
         for (int64_t i = 0; i < nb; i++) q5_block(wl + (size_t)i * bb, x + i, &acc0, &accm0);
-        y[nrows - 1] = hsum8_ps(acc0) - hsum4_ps(accm0);
+        y[nrows - 1] = hsum_ps(acc0) - hsum4_ps(accm0);
     }
     return 1;
 }
@@ -200,14 +192,14 @@ static int matvec_q6_K(int64_t n, const void *vw, size_t ws, const void *vx, flo
             acc0 = q6_block(b0 + i, x + i, acc0);
             acc1 = q6_block(b1 + i, x + i, acc1);
         }
-        y[r] = hsum8_ps(acc0);
-        y[r + half] = hsum8_ps(acc1);
+        y[r] = hsum_ps(acc0);
+        y[r + half] = hsum_ps(acc1);
     }
     if (nrows & 1) {
         const block_q6_K *bl = (const block_q6_K *)(w + (size_t)(nrows - 1) * ws);
         __m256 acc0 = _mm256_setzero_ps();
         for (int64_t i = 0; i < nb; i++) acc0 = q6_block(bl + i, x + i, acc0);
-        y[nrows - 1] = hsum8_ps(acc0);
+        y[nrows - 1] = hsum_ps(acc0);
     }
     return 1;
 }
@@ -241,21 +233,11 @@ INLINE void transpose8(__m256i *r) {
 INLINE __m128i load128(const void *p) { return _mm_loadu_si128((const __m128i *)p); }
 INLINE __m256i load256(const void *p) { return _mm256_loadu_si256((const __m256i *)p); }
 
-/* 8 rows of 4 dwords (row r in v[r]) → 4 vectors, lane r of vector k = dword k of row r */
-INLINE void transpose8x4(const __m128i *v, __m256i *out) {
-    __m256i z[4];
-    for (int j = 0; j < 4; j++) z[j] = _mm256_inserti128_si256(_mm256_castsi128_si256(v[j]), v[4 + j], 1);
-    const __m256i a0 = _mm256_unpacklo_epi32(z[0], z[1]), a1 = _mm256_unpackhi_epi32(z[0], z[1]);
-    const __m256i a2 = _mm256_unpacklo_epi32(z[2], z[3]), a3 = _mm256_unpackhi_epi32(z[2], z[3]);
-    out[0] = _mm256_unpacklo_epi64(a0, a2), out[1] = _mm256_unpackhi_epi64(a0, a2);
-    out[2] = _mm256_unpacklo_epi64(a1, a3), out[3] = _mm256_unpackhi_epi64(a1, a3);
-}
-
 /* 16 bytes at blk[r] + off of 8 rows → 4 vectors, lane r of vector k = dword k of those of row r */
 INLINE void transpose8x4_rows(const uint8_t *const *blk, size_t off, __m256i *out) {
     __m128i v[8];
     for (int r = 0; r < TR; r++) v[r] = load128(blk[r] + off);
-    transpose8x4(v, out);
+    lk_transpose8x4(v, out);
 }
 
 /* The f16 at byte offset `off` of each of the 8 blocks, as 8 floats (lane r: block r). */
@@ -320,7 +302,7 @@ INLINE void build_block(int type, const uint8_t *const *blk, uint8_t *tb) {
         __m128i sc[8];
         __m256i s[4]; /* lane r of s[k]: scales 4k..4k+3 of row r */
         for (int r = 0; r < TR; r++) sc[r] = load128(((const block_q6_K *)blk[r])->scales);
-        transpose8x4(sc, s);
+        lk_transpose8x4(sc, s);
         const __m256 d = gather_f16(blk, offsetof(block_q6_K, d));
         for (int g = 0; g < 16; g++) { /* d·sc_g, sc_g a signed byte */
             const __m256i v = _mm256_srai_epi32(_mm256_slli_epi32(s[g / 4], 24 - 8 * (g % 4)), 24);

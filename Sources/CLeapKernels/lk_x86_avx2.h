@@ -1,5 +1,5 @@
 /* Helpers shared by the x86 kernel files (AVX2 and up): f16 scalar loads, horizontal sums, nibble and bit
- * unpacking, and _mm512_reduce_add_ps's summation order (reduce16), which llama.cpp's x86 builds use to end
+ * unpacking, the 8-row dword transpose of the row-lane kernels, and _mm512_reduce_add_ps's summation order (reduce16), which llama.cpp's x86 builds use to end
  * their dot products. Include it inside a region that enables the file's target (a `#pragma clang attribute
  * push(... target ...)`): the functions take the first such region's target and inline into any wider one. */
 #ifndef LK_X86_AVX2_H
@@ -45,6 +45,17 @@ INLINE __m256i bits_to_bytes_32(const uint8_t *p) {
     const __m256i bytes = _mm256_shuffle_epi8(_mm256_set1_epi32(lk_load_i32(p)), shuf);
     const __m256i sel = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
     return _mm256_cmpeq_epi8(_mm256_and_si256(bytes, sel), sel);
+}
+
+/* 8 rows of 4 dwords (row r in v[r]) → 4 vectors, lane r of out[k] = dword k of row r: rows j and 4 + j share a
+ * vector, then a 4 x 4 transpose in each 128-bit lane (no lane-crossing shuffle). */
+INLINE void lk_transpose8x4(const __m128i *v, __m256i *out) {
+    __m256i z[4];
+    for (int j = 0; j < 4; j++) z[j] = _mm256_inserti128_si256(_mm256_castsi128_si256(v[j]), v[4 + j], 1);
+    const __m256i a0 = _mm256_unpacklo_epi32(z[0], z[1]), a1 = _mm256_unpackhi_epi32(z[0], z[1]);
+    const __m256i a2 = _mm256_unpacklo_epi32(z[2], z[3]), a3 = _mm256_unpackhi_epi32(z[2], z[3]);
+    out[0] = _mm256_unpacklo_epi64(a0, a2), out[1] = _mm256_unpackhi_epi64(a0, a2);
+    out[2] = _mm256_unpacklo_epi64(a1, a3), out[3] = _mm256_unpackhi_epi64(a1, a3);
 }
 
 /* The 16 lanes lo, hi (0-7, 8-15) summed as _mm512_reduce_add_ps does: lanes i and i + 8, i and i + 4, i and
