@@ -55,25 +55,6 @@ enum {
 INLINE __m128i load128(const void *p) { return _mm_loadu_si128((const __m128i *)p); }
 INLINE __m256i load256(const void *p) { return _mm256_loadu_si256((const __m256i *)p); }
 
-/* Call KERNEL(args..., nt) with nt a compile-time constant 1..4 or 1..8 (the passes unroll). */
-#define DISPATCH_PASS4(nt, KERNEL, ...)                                                                       \
-    switch (nt) {                                                                                             \
-    case 1: KERNEL(__VA_ARGS__, 1); break;                                                                    \
-    case 2: KERNEL(__VA_ARGS__, 2); break;                                                                    \
-    case 3: KERNEL(__VA_ARGS__, 3); break;                                                                    \
-    default: KERNEL(__VA_ARGS__, 4); break;                                                                   \
-    }
-#define DISPATCH_PASS8(nt, KERNEL, ...)                                                                       \
-    switch (nt) {                                                                                             \
-    case 1: KERNEL(__VA_ARGS__, 1); break;                                                                    \
-    case 2: KERNEL(__VA_ARGS__, 2); break;                                                                    \
-    case 3: KERNEL(__VA_ARGS__, 3); break;                                                                    \
-    case 4: KERNEL(__VA_ARGS__, 4); break;                                                                    \
-    case 5: KERNEL(__VA_ARGS__, 5); break;                                                                    \
-    case 6: KERNEL(__VA_ARGS__, 6); break;                                                                    \
-    case 7: KERNEL(__VA_ARGS__, 7); break;                                                                    \
-    default: KERNEL(__VA_ARGS__, 8); break;                                                                   \
-    }
 
 /* ================================ Q4_0 ================================ */
 
@@ -144,7 +125,7 @@ static int few_q4_0(int64_t cols, const void *vw, size_t ws, const void *vx, siz
         _mm256_storeu_si256((__m256i *)o, vo);
         for (int64_t t0 = 0; t0 < n_tokens; t0 += PASS_Q4_0) {
             const int nt = n_tokens - t0 < PASS_Q4_0 ? (int)(n_tokens - t0) : PASS_Q4_0;
-            DISPATCH_PASS4(nt, q4_0_tile, w, o, nb, x + (size_t)t0 * xs, xs, dx + t0 * nb, xs8 + t0 * nb,
+            LK_PASS4(nt, q4_0_tile, w, o, nb, x + (size_t)t0 * xs, xs, dx + t0 * nb, xs8 + t0 * nb,
                           y + t0 * ys + r0, ys, nr, w + 8 * ws)
         }
     }
@@ -186,7 +167,7 @@ static int few_q8_0(int64_t cols, const void *vw, size_t ws, const void *vx, siz
         const uint8_t *w = (const uint8_t *)vw + (size_t)r * ws;
         for (int64_t t0 = 0; t0 < n_tokens; t0 += PASS_Q8_0) {
             const int nt = n_tokens - t0 < PASS_Q8_0 ? (int)(n_tokens - t0) : PASS_Q8_0;
-            DISPATCH_PASS8(nt, q8_0_row, w, nb, x + (size_t)t0 * xs, xs, dx + t0 * nb, y + t0 * ys + r, ys)
+            LK_PASS8(nt, q8_0_row, w, nb, x + (size_t)t0 * xs, xs, dx + t0 * nb, y + t0 * ys + r, ys)
         }
     }
     return 1;
@@ -274,7 +255,7 @@ static int few_q5_K(int64_t cols, const void *vw, size_t ws, const void *vx, siz
         const uint8_t *w = (const uint8_t *)vw + (size_t)r * ws;
         for (int64_t t0 = 0; t0 < n_tokens; t0 += PASS_K) {
             const int nt = n_tokens - t0 < PASS_K ? (int)(n_tokens - t0) : PASS_K;
-            DISPATCH_PASS4(nt, q5_K_row, w, nb, x + (size_t)t0 * xs, xs, bs32 + 8 * t0 * nb, acc, y + t0 * ys + r, ys)
+            LK_PASS4(nt, q5_K_row, w, nb, x + (size_t)t0 * xs, xs, bs32 + 8 * t0 * nb, acc, y + t0 * ys + r, ys)
         }
     }
     return 1;
@@ -336,7 +317,7 @@ static int few_q6_K(int64_t cols, const void *vw, size_t ws, const void *vx, siz
         const block_q6_K *w = (const block_q6_K *)((const uint8_t *)vw + (size_t)r * ws);
         for (int64_t t0 = 0; t0 < n_tokens; t0 += PASS_K) {
             const int nt = n_tokens - t0 < PASS_K ? (int)(n_tokens - t0) : PASS_K;
-            DISPATCH_PASS4(nt, q6_K_row, w, nb, x + (size_t)t0 * xs, xs, acc, y + t0 * ys + r, ys)
+            LK_PASS4(nt, q6_K_row, w, nb, x + (size_t)t0 * xs, xs, acc, y + t0 * ys + r, ys)
         }
     }
     return 1;

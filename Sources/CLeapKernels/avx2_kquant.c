@@ -419,8 +419,6 @@ INLINE void tile_tokens(int type, const uint8_t *tile, int64_t nb, const uint8_t
     for (int t = 0; t < n; t++) store_rows(acc[t], y + t * ys, nr);
 }
 
-/* Call F(args..., n) with n a compile-time constant 1..NT (the passes unroll). */
-#define PASS_OF(nt, F, ...)                                                                                       switch (nt) {                                                                                                 case 4: F(__VA_ARGS__, 4); break;                                                                             case 3: F(__VA_ARGS__, 3); break;                                                                             case 2: F(__VA_ARGS__, 2); break;                                                                             default: F(__VA_ARGS__, 1); break;                                                                            }
 
 /* Q4_K, one token × one super-block of 8 rows (blk[r]: row r's block), the tile's quant vectors made in
  * registers from 128-bit halves and used at once, never stored: build_block + block_tokens' vectors, integer
@@ -494,7 +492,7 @@ INLINE int kq_few(int type, int64_t cols, const void *w, size_t wrb, const void 
                     bp[t] = terms + ((size_t)(t0 + t) * (size_t)nb + (size_t)i) * ti;
                     dxi[t] = dx[(t0 + t) * nb + i];
                 }
-                PASS_OF(nt, block_tokens, type, tb, xq, dxi, bp, acc + t0)
+                LK_PASS4(nt, block_tokens, type, tb, xq, dxi, bp, acc + t0)
             }
         }
         for (int t = 0; t < n_tokens; t++) store_rows(acc[t], y + t * ys + r0, nr);

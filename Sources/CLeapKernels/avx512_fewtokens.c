@@ -38,18 +38,6 @@ enum {
 
 INLINE __m128i load128(const void *p) { return _mm_loadu_si128((const __m128i *)p); }
 
-/* Calls KERNEL(args..., nt) with nt a compile-time constant 1..PASS. */
-#define DISPATCH_PASS(nt, KERNEL, ...)                                                                        \
-    switch (nt) {                                                                                             \
-    case 1: KERNEL(__VA_ARGS__, 1); break;                                                                    \
-    case 2: KERNEL(__VA_ARGS__, 2); break;                                                                    \
-    case 3: KERNEL(__VA_ARGS__, 3); break;                                                                    \
-    case 4: KERNEL(__VA_ARGS__, 4); break;                                                                    \
-    case 5: KERNEL(__VA_ARGS__, 5); break;                                                                    \
-    case 6: KERNEL(__VA_ARGS__, 6); break;                                                                    \
-    case 7: KERNEL(__VA_ARGS__, 7); break;                                                                    \
-    default: KERNEL(__VA_ARGS__, 8); break;                                                                   \
-    }
 
 /* ================================ Q4_0 ================================ */
 
@@ -121,7 +109,7 @@ static int few_q4_0(int64_t cols, const void *vw, size_t ws, const void *vx, siz
         _mm512_storeu_si512((void *)o, vo);
         for (int64_t t0 = 0; t0 < n_tokens; t0 += PASS) {
             const int nt = n_tokens - t0 < PASS ? (int)(n_tokens - t0) : PASS;
-            DISPATCH_PASS(nt, q4_0_tile, w, o, vo, nb, x + (size_t)t0 * xs, xs, dx + t0 * nb, xs8 + t0 * nb,
+            LK_PASS8(nt, q4_0_tile, w, o, vo, nb, x + (size_t)t0 * xs, xs, dx + t0 * nb, xs8 + t0 * nb,
                           y + t0 * ys + r0, ys, nr, w + 16 * ws)
         }
     }
@@ -200,7 +188,7 @@ static int few_q8_0(int64_t cols, const void *vw, size_t ws, const void *vx, siz
         for (int64_t t0 = 0; t0 < n_tokens; t0 += PASS) {
             const int nt = n_tokens - t0 < PASS ? (int)(n_tokens - t0) : PASS;
             float s[PASS * 4];
-            DISPATCH_PASS(nt, q8_0_rows4, w, nb, x + (size_t)t0 * xs, xs, off + 8 * t0 * nb, dx + t0 * nb, s)
+            LK_PASS8(nt, q8_0_rows4, w, nb, x + (size_t)t0 * xs, xs, off + 8 * t0 * nb, dx + t0 * nb, s)
             for (int t = 0; t < nt; t++)
                 for (int j = 0; j < 4; j++) y[(t0 + t) * ys + row_begin + r[j]] = s[t * 4 + j];
         }
@@ -263,7 +251,7 @@ static int few_q6_K(int64_t cols, const void *vw, size_t ws, const void *vx, siz
         const block_q6_K *w = (const block_q6_K *)((const uint8_t *)vw + (size_t)r * ws);
         for (int64_t t0 = 0; t0 < n_tokens; t0 += PASS) {
             const int nt = n_tokens - t0 < PASS ? (int)(n_tokens - t0) : PASS;
-            DISPATCH_PASS(nt, q6_K_row, w, nb, x + (size_t)t0 * xs, xs, y + t0 * ys + r, ys)
+            LK_PASS8(nt, q6_K_row, w, nb, x + (size_t)t0 * xs, xs, y + t0 * ys + r, ys)
         }
     }
     return 1;

@@ -9,6 +9,27 @@
 
 #define INLINE static inline __attribute__((always_inline))
 
+/* Call KERNEL(args..., nt) with nt a compile-time constant 1..4 or 1..8, so that a kernel's token loops unroll
+ * (a token pass of the few-token kernels). */
+#define LK_PASS4(nt, KERNEL, ...)                                                                             \
+    switch (nt) {                                                                                             \
+    case 1: KERNEL(__VA_ARGS__, 1); break;                                                                    \
+    case 2: KERNEL(__VA_ARGS__, 2); break;                                                                    \
+    case 3: KERNEL(__VA_ARGS__, 3); break;                                                                    \
+    default: KERNEL(__VA_ARGS__, 4); break;                                                                   \
+    }
+#define LK_PASS8(nt, KERNEL, ...)                                                                             \
+    switch (nt) {                                                                                             \
+    case 1: KERNEL(__VA_ARGS__, 1); break;                                                                    \
+    case 2: KERNEL(__VA_ARGS__, 2); break;                                                                    \
+    case 3: KERNEL(__VA_ARGS__, 3); break;                                                                    \
+    case 4: KERNEL(__VA_ARGS__, 4); break;                                                                    \
+    case 5: KERNEL(__VA_ARGS__, 5); break;                                                                    \
+    case 6: KERNEL(__VA_ARGS__, 6); break;                                                                    \
+    case 7: KERNEL(__VA_ARGS__, 7); break;                                                                    \
+    default: KERNEL(__VA_ARGS__, 8); break;                                                                   \
+    }
+
 /* Not _cvtsh_ss: clang then inserts the half into whatever register holds the accumulator (the other lanes
  * are "undefined"), chaining every block to the previous FMA. The empty asm forces a clean vmovd. */
 INLINE float h2f(uint16_t h) {
