@@ -1,15 +1,15 @@
 /* AVX2 (+FMA, F16C) matrix × a few tokens (2 to LK_FEW_MAX_TOKENS rows of activations: conversations decoded
- * together, short prompts) for Q4_0, Q8_0, Q5_K and Q6_K: the AVX2 table's few_tokens entries, of the
+ * together, short prompts) for Q4_0, Q5_K and Q6_K: the AVX2 table's few_tokens entries, of the
  * design of avx512_fewtokens.c. Each weight block is loaded and unpacked into registers once and applied
  * to every token of the call, with no scratch tile (the gemm kernels' transposed tiles cost as much as several
  * tokens' products, and below 16 tokens the row kernels reload and re-unpack every block per token or per group
- * of 4). AVX2 has no vpdpbusd: every 32 products of a token cost a vpmaddubsw and (Q8_0, K-quants) a vpmaddwd,
+ * of 4). AVX2 has no vpdpbusd: every 32 products of a token cost a vpmaddubsw and (K-quants) a vpmaddwd,
  * two of each per cycle on Zen 3, so the products alone are 0.2-0.5 of a one-token call and 4 tokens cost
  * 1.6-2.5x one token per weight (BENCHMARKS.md; 1.1-1.2x with VNNI).
  *
  * Every (row, token) output keeps exactly the AVX2 one-token kernel's integers and float operations, in its
  * order, so a token multiplied with others gets bit for bit what it gets alone (Q4_K's few-token calls are
- * avx2_kquant.c's kq_few, in the order of its own one-token kernel):
+ * avx2_kquant.c's kq_few, in the order of its own one-token kernel; Q8_0's are avx2_q8_0.c's):
  *
  *   Q4_0  (llama_order_q4_0.c, matvec_q4_0 / dot_q4_0) one float chain per output over the blocks,
  *         acc = fma(float(isum_b), dw·dx, acc), isum_b the exact block sum. Here 8 rows are the 8 lanes: the
@@ -18,9 +18,6 @@
  *         broadcast into one vpmaddubsw per token, whose s16 results add up over the block (8 · 2·15·128 =
  *         30720 fits) before one vpmaddwd; the nibble offset enters as −8·Σx. The next 8 rows are prefetched
  *         in order while a tile works (as the matvec).
- *   Q8_0  (avx2_decode.c, q8_0_rows: dot / dot2) one 8-lane float chain per output, lane g += (dw·dx) · (Σ of
- *         group g's 4 products of |w| and sign(x, w)), then hsum_ps + 0 (the row kernel's zero Σ m·s). Here
- *         |w| is taken once per block and applied to every token.
  *   Q5_K  (avx2_kquant.c, q5_block) per output an 8-lane chain acc += float(sumi)·(d·dx) and a
  *         4-lane one accm += float(mins)·(dmin·dx), y = hsum8(acc) − hsum4(accm); sumi the 8 vpmaddubsw
  *         results of the block widened by vpmaddwd with the sub-block scales. Here a 64-element chunk's quants
@@ -29,11 +26,11 @@
  *   Q6_K  (avx2_kquant.c, q6_block) one 8-lane chain acc += float(sumi − 32·Σ sc·bsum)·(d·dx), then
  *         hsum8; the quants and scale vectors of each half block unpacked once for all tokens.
  *
- * Tokens go in passes of up to PASS_*; a second pass over the same rows finds them in L1. Q4_0 and Q8_0 keep a
+ * Tokens go in passes of up to PASS_*; a second pass over the same rows finds them in L1. Q4_0 keeps a
  * pass's accumulators in registers; the K-quants keep theirs in scratch memory, updated once per block, so that
  * the registers hold the integer sums and one chunk's quants and scales, and their chunk loops are kept rolled
  * (unrolled, clang unpacks the whole block ahead of the tokens and spills it: the reloads cost more than the
- * unpacking saves). Per-call terms (Q4_0: dx, 8·Σx; Q8_0: dx; Q5_K: the 32-element sums) live in the
+ * unpacking saves). Per-call terms (Q4_0: dx, 8·Σx; Q5_K: the 32-element sums) live in the
  * thread's scratch (lk_scratch); when it cannot grow the caller falls back. */
 #include "lk_internal.h"
 #include "lk_kquant_unpack.h"
@@ -44,9 +41,8 @@
 
 enum {
     PASS_Q4_0 = 4,   /* tokens per pass: 4 s16 sums + 4 accumulators + the 4 transposed vectors */
-    PASS_Q8_0 = 8,   /* 8 accumulators + the block's w and |w| */
     PASS_K = 4,      /* K-quants: 4 integer sums + a chunk's quants and scales (accumulators in scratch) */
-    PREFETCH = 4096, /* Q8_0 and K-quants: bytes ahead of the block being read that are prefetched */
+    PREFETCH = 4096, /* K-quants: bytes ahead of the block being read that are prefetched */
 };
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
@@ -127,47 +123,6 @@ static int few_q4_0(int64_t cols, const void *vw, size_t ws, const void *vx, siz
             const int nt = n_tokens - t0 < PASS_Q4_0 ? (int)(n_tokens - t0) : PASS_Q4_0;
             LK_PASS4(nt, q4_0_tile, w, o, nb, x + (size_t)t0 * xs, xs, dx + t0 * nb, xs8 + t0 * nb,
                           y + t0 * ys + r0, ys, nr, w + 8 * ws)
-        }
-    }
-    return 1;
-}
-
-/* ================================ Q8_0 ================================ */
-
-/* One row (nb blocks at w) × NT tokens (row t at x + t·xs, scales dx + t·nb) → y[t·ys]. */
-INLINE void q8_0_row(const uint8_t *w, int64_t nb, const uint8_t *x, size_t xs, const float *dx, float *y, int64_t ys, const int NT) {
-    const __m256i ones = _mm256_set1_epi16(1);
-    __m256 acc[8];
-    for (int t = 0; t < NT; t++) acc[t] = _mm256_setzero_ps();
-    for (int64_t b = 0; b < nb; b++) {
-        const uint8_t *wb = w + (size_t)b * sizeof(block_q8_0);
-        _mm_prefetch((const char *)wb + PREFETCH, _MM_HINT_T0); /* 34-byte blocks: every line of the stream */
-        const __m256i q = load256(wb + 2), a = _mm256_sign_epi8(q, q);
-        const __m256 dw = _mm256_set1_ps(h2f(lk_load_u16(wb)));
-        for (int t = 0; t < NT; t++) {
-            const __m256i xv = load256(x + (size_t)t * xs + (size_t)b * sizeof(block_q8_0) + 2);
-            const __m256i p = _mm256_maddubs_epi16(a, _mm256_sign_epi8(xv, q));
-            const __m256 d = _mm256_mul_ps(dw, _mm256_broadcast_ss(dx + t * nb + b)); /* dw·dx in every lane */
-            acc[t] = _mm256_fmadd_ps(d, _mm256_cvtepi32_ps(_mm256_madd_epi16(p, ones)), acc[t]);
-        }
-    }
-    for (int t = 0; t < NT; t++) y[t * ys] = hsum_ps(acc[t]) + 0.0f;
-}
-
-static int few_q8_0(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
-                    int64_t ys, int64_t row_begin, int64_t row_end) {
-    const int64_t nb = cols / QK;
-    if (n_tokens > LK_FEW_MAX_TOKENS) return 0;
-    const uint8_t *x = vx;
-    float *dx = lk_scratch((size_t)n_tokens * (size_t)nb * sizeof(float)); /* [n_tokens, nb] */
-    if (!dx) return 0;
-    for (int64_t t = 0; t < n_tokens; t++)
-        for (int64_t b = 0; b < nb; b++) dx[t * nb + b] = h2f(lk_load_u16(x + (size_t)t * xs + (size_t)b * sizeof(block_q8_0)));
-    for (int64_t r = row_begin; r < row_end; r++) {
-        const uint8_t *w = (const uint8_t *)vw + (size_t)r * ws;
-        for (int64_t t0 = 0; t0 < n_tokens; t0 += PASS_Q8_0) {
-            const int nt = n_tokens - t0 < PASS_Q8_0 ? (int)(n_tokens - t0) : PASS_Q8_0;
-            LK_PASS8(nt, q8_0_row, w, nb, x + (size_t)t0 * xs, xs, dx + t0 * nb, y + t0 * ys + r, ys)
         }
     }
     return 1;
@@ -327,7 +282,6 @@ static int few_q6_K(int64_t cols, const void *vw, size_t ws, const void *vx, siz
 
 void lk_fill_avx2_fewtokens(lk_kernel_table *t) {
     t->few_tokens[LK_TYPE_Q4_0] = few_q4_0;
-    t->few_tokens[LK_TYPE_Q8_0] = few_q8_0;
     t->few_tokens[LK_TYPE_Q5_K] = few_q5_K;
     t->few_tokens[LK_TYPE_Q6_K] = few_q6_K;
 }

@@ -1,6 +1,7 @@
 /* AVX2 matrix × matrix (prefill) for Q4_1, Q5_0, Q5_1 and Q8_0: one lk_matmul call with many tokens.
  * Q4_1, Q5_0 and Q5_1 are bit for bit equal to the AVX2 row kernels of avx2_decode.c (so batched prefill
- * equals decode on that path); Q8_0 sums in an order of its own (below). (Q4_0's AVX2 gemm is in
+ * equals decode on that path); Q8_0 sums in an order of its own (below), that of the AVX2 table's other Q8_0
+ * kernels (avx2_q8_0.c). (Q4_0's AVX2 gemm is in
  * llama_order_q4_0.c: another summation order.)
  *
  * The row kernels keep, per (row, token), 8 float lanes: lane k of block b adds (dw·dx)·isum_bk, where

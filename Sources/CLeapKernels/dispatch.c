@@ -27,6 +27,7 @@ static void build_tables(void) {
         lk_fill_avx2_prefill(&tables[LK_ISA_AVX2]);
         lk_fill_kquant_avx2(&tables[LK_ISA_AVX2]); /* replaces the llama.cpp-order K-quant entries */
         lk_fill_avx2_fewtokens(&tables[LK_ISA_AVX2]); /* after the AVX-512 copies: equal to the AVX2 one-token kernels only */
+        lk_fill_avx2_q8_0(&tables[LK_ISA_AVX2]);      /* Q8_0 in the AVX2 gemm's order at every batch size */
     }
     if (lk_isa_available(LK_ISA_AVX512)) {
         lk_fill_avx512_decode(&tables[LK_ISA_AVX512], (lk_cpu_features() & LK_CPU_AVX512VNNI) != 0);

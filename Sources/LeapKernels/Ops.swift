@@ -106,10 +106,10 @@ package enum KernelISA: Int32, CaseIterable, Sendable {
     /// Q4_K, Q5_K and Q6_K on this path have kernels of their own order, not llama.cpp's and not the row
     /// kernels' (avx2_kquant.c, avx512_kquant.c): exact integer sums, fewer float steps.
     package var kQuantsInOwnOrder: Bool { self == .avx2 || (self == .avx512 && !kQuantsInLlamaOrder) }
-    /// The Q8_0 gemm (prefill, from the table's gemm threshold of 16 tokens) of this path sums in an order of its
-    /// own (avx2_prefill.c: one exact integer sum per block, one FMA by the scale product), not llama.cpp's and
-    /// not the row kernels': AVX2. Its one-token and 2..15-token kernels keep the row kernels' (ggml's) order.
-    package var q8_0GemmInOwnOrder: Bool { self == .avx2 }
+    /// The Q8_0 kernels of this path sum in an order of their own at every batch size (avx2_q8_0.c and
+    /// avx2_prefill.c's gemm: one exact integer sum per block, one FMA by the scale product), not llama.cpp's
+    /// (ggml_vec_dot_q8_0_q8_0's 8 float lanes per block): AVX2.
+    package var q8_0InOwnOrder: Bool { self == .avx2 }
 
     /// Forces this path process-wide; returns false (and changes nothing) if the CPU lacks it.
     @discardableResult

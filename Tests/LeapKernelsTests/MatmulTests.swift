@@ -165,13 +165,11 @@ func matmulOfNTokensEqualsNMatvecs(_ t: GGMLType) throws {
 /// kernels, e.g. the AVX-512 VNNI gemm tiles from 16 tokens, reproduce the one-token path bit for bit), so
 /// a prompt evaluated in one batch and token by token gives identical logits. Not for Q4_K and Q6_K on the
 /// AVX2 / AVX-512 paths, which sum in llama.cpp's batch-dependent orders (KQuantBatchOrderTests.swift), nor
-/// for Q5_K on AVX2 / AVX-512 VNNI, whose gemm and matvec sum in different orders (KQuantOwnOrderTests.swift),
-/// nor for Q8_0 on AVX2, whose gemm is of its own order (Q8_0OwnOrderGemmTests.swift).
+/// for Q5_K on AVX2 / AVX-512 VNNI, whose gemm and matvec sum in different orders (KQuantOwnOrderTests.swift).
 @Test(arguments: matmulTypes)
 func batchedMatmulIsBitIdenticalToOneTokenCalls(_ t: GGMLType) throws {
     if t == .q4_K || t == .q6_K, KernelISA.current != .scalar, KernelISA.current != .neon { return }
     if t == .q5_K, KernelISA.current.kQuantsInOwnOrder { return }
-    if t == .q8_0, KernelISA.current.q8_0GemmInOwnOrder { return }
     let pool = try ThreadPool(threads: 2)
     let widths = t.blockSize == 1 ? [100, 576, 1024] : t.blockSize == 32 ? [544, 576] : [512, 768] // odd and even block counts
     for cols in widths {

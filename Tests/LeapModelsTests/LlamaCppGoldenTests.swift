@@ -129,7 +129,7 @@ private func sumsInLlamaCppOrder(_ file: GGUFFile, _ isa: KernelISA) -> Bool {
     guard isa != .scalar && isa != .neon else { return false }
     let types = Set(file.tensors.map(\.type))
     if !types.isDisjoint(with: [.q4_K, .q5_K, .q6_K]) && !isa.kQuantsInLlamaOrder { return false }
-    if types.contains(.q8_0) && isa.q8_0GemmInOwnOrder { return false }
+    if types.contains(.q8_0) && isa.q8_0InOwnOrder { return false }
     if types.contains(.bf16) && !((isa == .avx512 || isa == .avx512NoVNNI) && KernelISA.cpuHasBF16DotProduct) { return false }
     return true
 }

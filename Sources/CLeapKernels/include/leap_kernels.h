@@ -7,12 +7,14 @@
  *                  convert.c  f16 rows, lk_dequantize_row, the activation quantizers, BF16 rounding
  *                  ops.c      norms, RoPE, softmax, activations, element-wise ops
  *   scalar         scalar.c   the reference of every table entry (all types; quantize, dequantize, ...)
- *   AVX2           avx2_decode.c   row kernels of every type but Q4_0, Q8 quantizers, f16 rows, softmax, SiLU
- *                  avx2_prefill.c  gemm of Q4_1, Q5_0, Q5_1, Q8_0 (bit-equal to the row kernels)
+ *   AVX2           avx2_decode.c   row kernels of every type but Q4_0 (Q8_0: the AVX-512 tables' ones), Q8
+ *                                  quantizers, f16 rows, softmax, SiLU
+ *                  avx2_prefill.c  gemm of Q4_1, Q5_0, Q5_1 (bit-equal to the row kernels) and Q8_0
  *                  avx2_kquant.c   Q4_K, Q5_K, Q6_K decode matvec and prefill gemm of their own order (exact
  *                                  integer sums; the gemm takes avx512_kquant.c's float steps)
- *                  avx2_fewtokens.c  Q4_0, Q8_0, Q4_K, Q5_K, Q6_K × 2..15 tokens (stepped decode), each token
- *                                    in the AVX2 one-token kernel's order
+ *                  avx2_fewtokens.c  Q4_0, Q5_K, Q6_K × 2..15 tokens (stepped decode), each token in the
+ *                                    AVX2 one-token kernel's order
+ *                  avx2_q8_0.c     Q8_0 dot, matvec and 2..15 tokens in the order of avx2_prefill.c's gemm
  *   AVX-512        avx512_decode.c   Q6_K row kernels; with VNNI the matvec of Q4_1, Q5_0, Q5_1, Q8_0
  *                  avx512_prefill.c  VNNI gemm of Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, F16, F32; also llama.cpp's
  *                                    repacked Q4_K and tiled Q6_K orders on its tiles

@@ -1,18 +1,19 @@
-// The AVX2 Q8_0 gemm (avx2_prefill.c, from 16 tokens) sums in an order of its own: one exact integer sum per
-// (row, token, block), one product of the scales and one FMA per block. Every output must equal the scalar
-// path's to float rounding: 16..20 tokens (whole passes and every remainder), 64, 65 and 133 tokens (the
-// 64-token chunks and tails), partial tiles, odd row counts, and widths below, at and across the 32 blocks the
-// gemm takes at a time.
+// The AVX2 Q8_0 kernels (avx2_q8_0.c: one token, 2..15 tokens; avx2_prefill.c's gemm from 16 tokens) sum in an
+// order of their own: one exact integer sum per (row, token, block), one product of the scales and one FMA per
+// block. Every output must equal the scalar path's to float rounding: 1..5 and 15 tokens (the matvec, passes of
+// 4 and their remainders), 16..20 tokens (whole gemm passes and every remainder), 64, 65 and 133 tokens (the
+// 64-token chunks and tails), partial tiles and row groups, odd row counts, and widths below, at and across
+// the 32 blocks the gemm takes at a time.
 import CLeapKernels
 import LeapGGUF
 import LeapKernels
 import Testing
 
-@Test func q8_0OwnOrderGemmMatchesScalarToRounding() throws {
-    let paths = KernelISA.allCases.filter { $0.isAvailable && $0.q8_0GemmInOwnOrder }
+@Test func q8_0OwnOrderMatchesScalarToRounding() throws {
+    let paths = KernelISA.allCases.filter { $0.isAvailable && $0.q8_0InOwnOrder }
     guard !paths.isEmpty else { return } // no such path on this CPU
     let pool = try ThreadPool(threads: 2)
-    let tokenCounts = Array(16...20) + [64, 65, 133]
+    let tokenCounts = Array(1...5) + [15] + Array(16...20) + [64, 65, 133]
     for cols in [32, 7 * 32, 32 * 32, 33 * 32, 70 * 32] {
         var rng = Rng(9300 + UInt64(cols))
         for rows in [1, 5, 9, 37] {
