@@ -222,34 +222,36 @@ static int few_q5_K(int64_t cols, const void *vw, size_t ws, const void *vx, siz
  * Elements 128h + 32k + l: nibble of ql[64h + l] (k = 0, 2: low, high) or ql[64h + 32 + l] (k = 1, 3), 2 bits
  * 2k.. of qh[32h + l]. */
 INLINE void q6_K_row(const block_q6_K *w, int64_t nb, const uint8_t *x, size_t xs, float *acc, float *y, int64_t ys, const int NT) {
-    const __m256i m4 = _mm256_set1_epi8(15), m3 = _mm256_set1_epi8(3);
+    const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
     for (int t = 0; t < NT; t++) _mm256_storeu_ps(acc + 8 * t, _mm256_setzero_ps());
     for (int64_t i = 0; i < nb; i++) {
         const block_q6_K *b = w + i;
         lk_prefetch_block(b, PREFETCH, sizeof(block_q6_K));
-        const __m128i sc8 = load128(b->scales);
+        const __m256i sc16 = _mm256_cvtepi8_epi16(load128(b->scales)); /* sc_0..7 | sc_8..15 */
         __m256i sumi[8];
         for (int t = 0; t < NT; t++) sumi[t] = _mm256_setzero_si256();
         /* half h (vectors v = 4h + k, sub-blocks 2v, 2v + 1 in their halves): its quants and scales stay in
          * registers for all tokens; the loop is kept rolled so that the compiler does not unpack the whole
-         * block ahead of the tokens and spill it */
+         * block ahead of the tokens and spill it. The quants and scale vectors are made as q6_block makes them
+         * (one vpshufb per scale vector from the block's s16 scales). */
 #pragma clang loop unroll(disable)
         for (int h = 0; h < 2; h++) {
             const __m256i l0 = load256(b->ql + 64 * h), l1 = load256(b->ql + 64 * h + 32), hb = load256(b->qh + 32 * h);
-            /* vpshufb masks: bytes 2v (8 times) then 2v + 1 (8 times) */
-            const __m128i msk = _mm_add_epi8(_mm_set_epi64x(0x0101010101010101ll, 0), _mm_set1_epi8((char)(8 * h)));
+            const __m256i sh = h ? _mm256_permute2x128_si256(sc16, sc16, 0x11) : _mm256_permute2x128_si256(sc16, sc16, 0x00); /* sc_8h..8h+7 in both halves */
             for (int k = 0; k < 4; k++) {
+                /* bits 2k, 2k + 1 of hb moved to bits 4, 5 of the same byte, or'ed onto the nibble */
                 const __m256i l = k & 1 ? l1 : l0;
-                const __m256i q = _mm256_or_si256(_mm256_and_si256(k < 2 ? l : _mm256_srli_epi16(l, 4), m4),
-                                                  _mm256_slli_epi16(_mm256_and_si256(k ? _mm256_srli_epi16(hb, 2 * k) : hb, m3), 4));
-                const __m256i sv = _mm256_cvtepi8_epi16(_mm_shuffle_epi8(sc8, _mm_add_epi8(msk, _mm_set1_epi8((char)(2 * k))))); /* sc_2v | sc_2v+1 */
+                const __m256i hi = k == 0 ? _mm256_slli_epi16(hb, 4) : k == 1 ? _mm256_slli_epi16(hb, 2) : k == 2 ? hb : _mm256_srli_epi16(hb, 2);
+                const __m256i q = _mm256_or_si256(_mm256_and_si256(k < 2 ? l : _mm256_srli_epi16(l, 4), m4), _mm256_and_si256(hi, m30));
+                /* s16 sc_8h+2k in the low half, sc_8h+2k+1 in the high one */
+                const short lo = (short)(0x0100 * (4 * k + 1) + 4 * k), hs = (short)(0x0100 * (4 * k + 3) + 4 * k + 2);
+                const __m256i sv = _mm256_shuffle_epi8(sh, _mm256_setr_epi16(lo, lo, lo, lo, lo, lo, lo, lo, hs, hs, hs, hs, hs, hs, hs, hs));
                 for (int t = 0; t < NT; t++) {
                     const int8_t *xq = ((const block_q8_K *)(x + (size_t)t * xs))[i].qs + 128 * h + 32 * k;
                     sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(_mm256_maddubs_epi16(q, load256(xq)), sv));
                 }
             }
         }
-        const __m256i sc16 = _mm256_cvtepi8_epi16(sc8);
         const __m256 dv = _mm256_set1_ps(h2f(b->d));
         for (int t = 0; t < NT; t++) {
             const block_q8_K *xb = (const block_q8_K *)(x + (size_t)t * xs) + i;
