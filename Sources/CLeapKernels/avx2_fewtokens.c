@@ -1,5 +1,6 @@
 /* AVX2 (+FMA, F16C) matrix × a few tokens (2 to LK_FEW_MAX_TOKENS rows of activations: conversations decoded
- * together, short prompts) for Q4_0, Q5_K and Q6_K: the AVX2 table's few_tokens entries, of the
+ * together, short prompts) for Q4_0, Q5_K and Q6_K: the AVX2 table's few_tokens entries (and, for Q4_0, its
+ * one-token matvec: the tile kernel with one token), of the
  * design of avx512_fewtokens.c. Each weight block is loaded and unpacked into registers once and applied
  * to every token of the call, with no scratch tile (the gemm kernels' transposed tiles cost as much as several
  * tokens' products, and below 16 tokens the row kernels reload and re-unpack every block per token or per group
@@ -126,6 +127,12 @@ static int few_q4_0(int64_t cols, const void *vw, size_t ws, const void *vx, siz
         }
     }
     return 1;
+}
+
+/* One token: the tile kernel of one token, the same bits as llama_order_q4_0.c's matvec (whose per-row block
+ * products and reduction tree cost 14% more here). */
+static int matvec_q4_0(int64_t n, const void *w, size_t ws, const void *x, float *y, int64_t nrows) {
+    return few_q4_0(n, w, ws, x, 0, 1, y, 0, 0, nrows);
 }
 
 /* ================================ Q5_K ================================ */
@@ -283,6 +290,7 @@ static int few_q6_K(int64_t cols, const void *vw, size_t ws, const void *vx, siz
 #pragma clang attribute pop
 
 void lk_fill_avx2_fewtokens(lk_kernel_table *t) {
+    t->matvec[LK_TYPE_Q4_0] = matvec_q4_0;
     t->few_tokens[LK_TYPE_Q4_0] = few_q4_0;
     t->few_tokens[LK_TYPE_Q5_K] = few_q5_K;
     t->few_tokens[LK_TYPE_Q6_K] = few_q6_K;

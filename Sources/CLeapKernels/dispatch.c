@@ -26,7 +26,6 @@ static void build_tables(void) {
     if (lk_isa_available(LK_ISA_AVX2)) {
         lk_fill_avx2_prefill(&tables[LK_ISA_AVX2]);
         lk_fill_kquant_avx2(&tables[LK_ISA_AVX2]); /* replaces the llama.cpp-order K-quant entries */
-        lk_fill_avx2_fewtokens(&tables[LK_ISA_AVX2]); /* after the AVX-512 copies: equal to the AVX2 one-token kernels only */
         lk_fill_avx2_q8_0(&tables[LK_ISA_AVX2]);      /* Q8_0 in the AVX2 gemm's order at every batch size */
     }
     if (lk_isa_available(LK_ISA_AVX512)) {
@@ -46,7 +45,10 @@ static void build_tables(void) {
     }
     if (lk_isa_available(LK_ISA_NEON)) lk_fill_neon(&tables[LK_ISA_NEON]);
     /* Q4_0 follows llama.cpp's repacked kernels on every x86 SIMD path (replaces the entries above) */
-    if (lk_isa_available(LK_ISA_AVX2)) lk_fill_q4_0(&tables[LK_ISA_AVX2], 0);
+    if (lk_isa_available(LK_ISA_AVX2)) {
+        lk_fill_q4_0(&tables[LK_ISA_AVX2], 0);
+        lk_fill_avx2_fewtokens(&tables[LK_ISA_AVX2]); /* AVX2 table only (equal to its one-token kernels); Q4_0's matvec too */
+    }
     if (lk_isa_available(LK_ISA_AVX512)) {
         lk_fill_q4_0(&tables[LK_ISA_AVX512_NOVNNI], 0);
         lk_fill_q4_0(&tables[LK_ISA_AVX512], (lk_cpu_features() & LK_CPU_AVX512VNNI) != 0);

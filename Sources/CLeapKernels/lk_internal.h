@@ -76,7 +76,7 @@ void lk_fill_avx512_prefill(lk_kernel_table *t);   /* avx512_prefill.c, VNNI onl
 void lk_fill_kquant_vnni(lk_kernel_table *t);   /* VNNI only: Q4_K, Q5_K, Q6_K matvec + gemm (avx512_kquant.c) */
 void lk_fill_kquant_avx2(lk_kernel_table *t);   /* AVX2 table: Q4_K, Q5_K, Q6_K matvec + gemm (avx2_kquant.c) */
 void lk_fill_avx512_fewtokens(lk_kernel_table *t); /* VNNI only: Q4_0, Q8_0, Q6_K × 2..15 tokens (avx512_fewtokens.c) */
-void lk_fill_avx2_fewtokens(lk_kernel_table *t);   /* AVX2 table only: Q4_0, Q4_K, Q5_K, Q6_K × 2..15 tokens (avx2_fewtokens.c) */
+void lk_fill_avx2_fewtokens(lk_kernel_table *t);   /* AVX2 table only: Q4_0, Q5_K, Q6_K × 2..15 tokens, Q4_0 × 1 (avx2_fewtokens.c) */
 void lk_fill_avx2_q8_0(lk_kernel_table *t);        /* AVX2 table only: Q8_0 dot, matvec, 2..15 tokens in the gemm's order (avx2_q8_0.c) */
 void lk_fill_neon(lk_kernel_table *t); /* neon.c */
 void lk_fill_llama_order_avx2(lk_kernel_table *t); /* llama_order_avx2.c */

@@ -13,7 +13,7 @@
  *                  avx2_kquant.c   Q4_K, Q5_K, Q6_K decode matvec and prefill gemm of their own order (exact
  *                                  integer sums; the gemm takes avx512_kquant.c's float steps)
  *                  avx2_fewtokens.c  Q4_0, Q5_K, Q6_K × 2..15 tokens (stepped decode), each token in the
- *                                    AVX2 one-token kernel's order
+ *                                    AVX2 one-token kernel's order; Q4_0's one-token matvec
  *                  avx2_q8_0.c     Q8_0 dot, matvec and 2..15 tokens in the order of avx2_prefill.c's gemm
  *   AVX-512        avx512_decode.c   Q6_K row kernels; with VNNI the matvec of Q4_1, Q5_0, Q5_1, Q8_0
  *                  avx512_prefill.c  VNNI gemm of Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, F16, F32; also llama.cpp's
