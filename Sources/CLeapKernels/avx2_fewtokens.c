@@ -79,10 +79,7 @@ INLINE void q4_0_tile(const uint8_t *w, const int32_t *o, int64_t nb, const uint
         __m256i q[4];
         for (int r = 0; r < 8; r++) rows[r] = load128(w + o[r] + ob + 2);
         lk_transpose8x4(rows, q);
-        /* the 8 scales, loaded one by one: vpgatherdd (as matvec_q4_0) costs as much as a token's products */
-        const __m256 d = _mm256_cvtph_ps(_mm_setr_epi16((short)lk_load_u16(w + o[0] + ob), (short)lk_load_u16(w + o[1] + ob), (short)lk_load_u16(w + o[2] + ob),
-                                                        (short)lk_load_u16(w + o[3] + ob), (short)lk_load_u16(w + o[4] + ob), (short)lk_load_u16(w + o[5] + ob),
-                                                        (short)lk_load_u16(w + o[6] + ob), (short)lk_load_u16(w + o[7] + ob)));
+        const __m256 d = lk_row_scales8(w, o, ob);
         __m256i s16[8];
         for (int g = 0; g < 8; g++) {
             const __m256i v = g < 4 ? _mm256_and_si256(q[g], m4) : _mm256_and_si256(_mm256_srli_epi16(q[g - 4], 4), m4);
@@ -97,11 +94,7 @@ INLINE void q4_0_tile(const uint8_t *w, const int32_t *o, int64_t nb, const uint
             acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(d, _mm256_set1_ps(dx[t * nb + b])), acc[t]);
         }
     }
-    for (int t = 0; t < NT; t++) {
-        float out[8];
-        _mm256_storeu_ps(out, acc[t]);
-        memcpy(y + t * ys, out, (size_t)nr * sizeof(float));
-    }
+    for (int t = 0; t < NT; t++) lk_store_rows8(acc[t], y + t * ys, nr);
 }
 
 static int few_q4_0(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
@@ -113,13 +106,11 @@ static int few_q4_0(int64_t cols, const void *vw, size_t ws, const void *vx, siz
     if (!dx) return 0;
     int32_t *xs8 = (int32_t *)(dx + n_tokens * nb); /* [n_tokens, nb] */
     for (int64_t t = 0; t < n_tokens; t++) q4_0_terms(x + (size_t)t * xs, nb, dx + t * nb, xs8 + t * nb);
-    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     for (int64_t r0 = row_begin; r0 < row_end; r0 += 8) {
         const int nr = row_end - r0 < 8 ? (int)(row_end - r0) : 8;
         const uint8_t *w = (const uint8_t *)vw + (size_t)r0 * ws;
-        const __m256i vo = _mm256_mullo_epi32(_mm256_min_epi32(lanes, _mm256_set1_epi32(nr - 1)), _mm256_set1_epi32((int)ws));
         int32_t o[8];
-        _mm256_storeu_si256((__m256i *)o, vo);
+        lk_group_offsets(nr, ws, o);
         for (int64_t t0 = 0; t0 < n_tokens; t0 += PASS_Q4_0) {
             const int nt = n_tokens - t0 < PASS_Q4_0 ? (int)(n_tokens - t0) : PASS_Q4_0;
             LK_PASS4(nt, q4_0_tile, w, o, nb, x + (size_t)t0 * xs, xs, dx + t0 * nb, xs8 + t0 * nb,

@@ -415,16 +415,6 @@ INLINE void q6_block_tokens(const uint8_t *tb, const int8_t *const *xq, const fl
     for (int t = 0; t < n; t++) acc[t] = _mm256_fmadd_ps(blk[t], _mm256_set1_ps(dx[t]), acc[t]);
 }
 
-/* Lanes 0..nr of acc → y[0..nr). */
-INLINE void store_rows(__m256 acc, float *y, int nr) {
-    if (nr == TR) _mm256_storeu_ps(y, acc);
-    else {
-        float tmp[TR];
-        _mm256_storeu_ps(tmp, acc);
-        memcpy(y, tmp, (size_t)nr * sizeof(float));
-    }
-}
-
 /* n tokens (n <= NT; row t at x + t·xrb, terms at dx/terms + t·nb blocks) × one tile → y[t·ys + 0..nr).
  * fold: Q6_K with q6_fold_terms' terms (q6_block_tokens), else block_tokens. */
 INLINE void tile_tokens(int type, int fold, const uint8_t *tile, int64_t nb, const uint8_t *x, size_t xrb, const float *dx,
@@ -444,7 +434,7 @@ INLINE void tile_tokens(int type, int fold, const uint8_t *tile, int64_t nb, con
         if (fold) q6_block_tokens(tile + (size_t)i * stride, xq, dxi, bp, acc, n);
         else block_tokens(type, tile + (size_t)i * stride, xq, dxi, bp, acc, n);
     }
-    for (int t = 0; t < n; t++) store_rows(acc[t], y + t * ys, nr);
+    for (int t = 0; t < n; t++) lk_store_rows8(acc[t], y + t * ys, nr);
 }
 
 /* tile_tokens with a constant token count np (1..NT): the passes unroll. */
@@ -534,7 +524,7 @@ INLINE int kq_few(int type, int64_t cols, const void *w, size_t wrb, const void 
                 LK_PASS4(nt, block_tokens, type, tb, xq, dxi, bp, acc + t0)
             }
         }
-        for (int t = 0; t < n_tokens; t++) store_rows(acc[t], y + t * ys + r0, nr);
+        for (int t = 0; t < n_tokens; t++) lk_store_rows8(acc[t], y + t * ys + r0, nr);
     }
     return 1;
 }

@@ -255,14 +255,7 @@ INLINE void q8_tile_tokens(const uint8_t *tile, int64_t b0, int64_t b1, const ui
         for (int j = 0; j < nt; j++)
             acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(dx[j * nbdx + b])), _mm256_cvtepi32_ps(isum[j]), acc[j]);
     }
-    for (int j = 0; j < nt; j++) {
-        if (nr == TR) _mm256_storeu_ps(y + j * ys, acc[j]);
-        else {
-            float tmp[TR];
-            _mm256_storeu_ps(tmp, acc[j]);
-            memcpy(y + j * ys, tmp, (size_t)nr * sizeof(float));
-        }
-    }
+    for (int j = 0; j < nt; j++) lk_store_rows8(acc[j], y + j * ys, nr);
 }
 
 static int gemm_q8_0(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,

@@ -41,21 +41,6 @@ INLINE __m256i block_lanes(__m256i w, __m256i x) {
     return _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(w, w), _mm256_sign_epi8(x, w)), _mm256_set1_epi16(1));
 }
 
-/* The 8 scales of a row group (row r's block at w + o[r] + ob), loaded one by one: vpgatherdd costs as much as a
- * token's products. */
-INLINE __m256 row_scales(const uint8_t *w, const int32_t *o, size_t ob) {
-    return _mm256_cvtph_ps(_mm_setr_epi16((short)lk_load_u16(w + o[0] + ob), (short)lk_load_u16(w + o[1] + ob), (short)lk_load_u16(w + o[2] + ob),
-                                          (short)lk_load_u16(w + o[3] + ob), (short)lk_load_u16(w + o[4] + ob), (short)lk_load_u16(w + o[5] + ob),
-                                          (short)lk_load_u16(w + o[6] + ob), (short)lk_load_u16(w + o[7] + ob)));
-}
-
-/* Byte offsets of the 8 lanes' rows from the group's first row; a short last group repeats its last row (its
- * outputs are not stored). */
-INLINE void group_offsets(int nr, size_t ws, int32_t *o) {
-    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-    _mm256_storeu_si256((__m256i *)o, _mm256_mullo_epi32(_mm256_min_epi32(lanes, _mm256_set1_epi32(nr - 1)), _mm256_set1_epi32((int)ws)));
-}
-
 static float dot_q8_0(int64_t n, const void *vw, const void *vx) {
     const block_q8_0 *w = vw, *x = vx;
     float acc = 0.0f;
@@ -157,15 +142,11 @@ INLINE void tile_tokens(const uint8_t *w, const int32_t *o, int64_t nb, const ui
                 }
             }
         }
-        const __m256 d = row_scales(w, o, ob);
+        const __m256 d = lk_row_scales8(w, o, ob);
         for (int t = 0; t < NT; t++)
             acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(dx[t * nb + b])), _mm256_cvtepi32_ps(isum[t]), acc[t]);
     }
-    for (int t = 0; t < NT; t++) {
-        float out[8];
-        _mm256_storeu_ps(out, acc[t]);
-        memcpy(y + t * ys, out, (size_t)nr * sizeof(float));
-    }
+    for (int t = 0; t < NT; t++) lk_store_rows8(acc[t], y + t * ys, nr);
 }
 
 static int few_q8_0(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
@@ -181,7 +162,7 @@ static int few_q8_0(int64_t cols, const void *vw, size_t ws, const void *vx, siz
         const int nr = row_end - r0 < 8 ? (int)(row_end - r0) : 8;
         const uint8_t *w = (const uint8_t *)vw + (size_t)r0 * ws;
         int32_t o[8];
-        group_offsets(nr, ws, o);
+        lk_group_offsets(nr, ws, o);
         for (int64_t t0 = 0; t0 < n_tokens; t0 += PASS) {
             const int nt = n_tokens - t0 < PASS ? (int)(n_tokens - t0) : PASS;
             LK_PASS4(nt, tile_tokens, w, o, nb, x + (size_t)t0 * xs, xs, dx + t0 * nb, y + t0 * ys + r0, ys, nr, w + 8 * ws)

@@ -1,11 +1,13 @@
 /* Helpers shared by the x86 kernel files (AVX2 and up): f16 scalar loads, horizontal sums, nibble and bit
- * unpacking, the 8-row dword transpose of the row-lane kernels, and _mm512_reduce_add_ps's summation order (reduce16), which llama.cpp's x86 builds use to end
+ * unpacking, the row-lane kernels' pieces (8-row dword transpose, row offsets, row scales, partial stores),
+ * and _mm512_reduce_add_ps's summation order (reduce16), which llama.cpp's x86 builds use to end
  * their dot products. Include it inside a region that enables the file's target (a `#pragma clang attribute
  * push(... target ...)`): the functions take the first such region's target and inline into any wider one. */
 #ifndef LK_X86_AVX2_H
 #define LK_X86_AVX2_H
 #include "lk_types.h"
 #include <immintrin.h>
+#include <string.h>
 
 #define INLINE static inline __attribute__((always_inline))
 
@@ -77,6 +79,32 @@ INLINE void lk_transpose8x4(const __m128i *v, __m256i *out) {
     const __m256i a2 = _mm256_unpacklo_epi32(z[2], z[3]), a3 = _mm256_unpackhi_epi32(z[2], z[3]);
     out[0] = _mm256_unpacklo_epi64(a0, a2), out[1] = _mm256_unpackhi_epi64(a0, a2);
     out[2] = _mm256_unpacklo_epi64(a1, a3), out[3] = _mm256_unpackhi_epi64(a1, a3);
+}
+
+/* Row-lane kernels over groups of 8 rows (lane r = row r): the byte offsets of the lanes' rows from the
+ * group's first row, a short last group (nr < 8 rows) repeating its last row, whose lanes are not stored. */
+INLINE void lk_group_offsets(int nr, size_t ws, int32_t *o) {
+    const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    _mm256_storeu_si256((__m256i *)o, _mm256_mullo_epi32(_mm256_min_epi32(lanes, _mm256_set1_epi32(nr - 1)), _mm256_set1_epi32((int)ws)));
+}
+
+/* The f16 at byte `ob` of each of the 8 rows (row r at w + o[r]) as 8 floats, loaded one by one (vpgatherdd
+ * costs as much as a token's products). */
+INLINE __m256 lk_row_scales8(const uint8_t *w, const int32_t *o, size_t ob) {
+    return _mm256_cvtph_ps(_mm_setr_epi16((short)lk_load_u16(w + o[0] + ob), (short)lk_load_u16(w + o[1] + ob), (short)lk_load_u16(w + o[2] + ob),
+                                          (short)lk_load_u16(w + o[3] + ob), (short)lk_load_u16(w + o[4] + ob), (short)lk_load_u16(w + o[5] + ob),
+                                          (short)lk_load_u16(w + o[6] + ob), (short)lk_load_u16(w + o[7] + ob)));
+}
+
+/* Lanes 0..nr of v → y[0..nr). */
+INLINE void lk_store_rows8(__m256 v, float *y, int nr) {
+    if (nr == 8) {
+        _mm256_storeu_ps(y, v);
+        return;
+    }
+    float out[8];
+    _mm256_storeu_ps(out, v);
+    memcpy(y, out, (size_t)nr * sizeof(float));
 }
 
 /* The 16 lanes lo, hi (0-7, 8-15) summed as _mm512_reduce_add_ps does: lanes i and i + 8, i and i + 4, i and
