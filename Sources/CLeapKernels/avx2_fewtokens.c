@@ -55,15 +55,6 @@ INLINE __m256i load256(const void *p) { return _mm256_loadu_si256((const __m256i
 
 /* ================================ Q4_0 ================================ */
 
-/* Per token and Q8_0 block: dx (the scale as float) and 8·Σx (the nibbles' offset), as llama_order_q4_0.c. */
-INLINE void q4_0_terms(const uint8_t *x, int64_t nb, float *dx, int32_t *xs8) {
-    for (int64_t b = 0; b < nb; b++) {
-        const uint8_t *blk = x + (size_t)b * sizeof(block_q8_0);
-        dx[b] = h2f(lk_load_u16(blk));
-        xs8[b] = hsum_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(8), load256(blk + 2)), _mm256_set1_epi16(1)));
-    }
-}
-
 /* NT tokens (row t at x + t·xs, terms at dx/xs8 + t·nb) × 8 rows (row r at w + o[r]; rows past the last
  * repeat it) → y[t·ys + 0..nr). `next`: the bytes to prefetch. */
 INLINE void q4_0_tile(const uint8_t *w, const int32_t *o, int64_t nb, const uint8_t *x, size_t xs,
@@ -105,7 +96,7 @@ static int few_q4_0(int64_t cols, const void *vw, size_t ws, const void *vx, siz
     float *dx = lk_scratch((size_t)n_tokens * (size_t)nb * (sizeof(float) + sizeof(int32_t))); /* [n_tokens, nb] */
     if (!dx) return 0;
     int32_t *xs8 = (int32_t *)(dx + n_tokens * nb); /* [n_tokens, nb] */
-    for (int64_t t = 0; t < n_tokens; t++) q4_0_terms(x + (size_t)t * xs, nb, dx + t * nb, xs8 + t * nb);
+    for (int64_t t = 0; t < n_tokens; t++) lk_q4_0_terms(x + (size_t)t * xs, nb, dx + t * nb, xs8 + t * nb);
     for (int64_t r0 = row_begin; r0 < row_end; r0 += 8) {
         const int nr = row_end - r0 < 8 ? (int)(row_end - r0) : 8;
         const uint8_t *w = (const uint8_t *)vw + (size_t)r0 * ws;

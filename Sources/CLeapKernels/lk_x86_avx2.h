@@ -107,6 +107,17 @@ INLINE void lk_store_rows8(__m256 v, float *y, int nr) {
     memcpy(y, out, (size_t)nr * sizeof(float));
 }
 
+/* Q4_0 × Q8_0 in llama.cpp's repacked order: per Q8_0 block of one token, dx (the scale as float) and 8·Σx
+ * (the offset of the unsigned nibbles). */
+INLINE void lk_q4_0_terms(const uint8_t *x, int64_t nb, float *dx, int32_t *xs8) {
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *blk = x + (size_t)b * sizeof(block_q8_0);
+        dx[b] = h2f(lk_load_u16(blk));
+        const __m256i v = _mm256_loadu_si256((const __m256i *)(blk + 2));
+        xs8[b] = hsum_epi32(_mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(8), v), _mm256_set1_epi16(1)));
+    }
+}
+
 /* The 16 lanes lo, hi (0-7, 8-15) summed as _mm512_reduce_add_ps does: lanes i and i + 8, i and i + 4, i and
  * i + 2, then 0 and 1. */
 static inline __attribute__((always_inline)) float reduce16(__m256 lo, __m256 hi) {

@@ -26,48 +26,16 @@
 #include <immintrin.h>
 #include <stdlib.h>
 
-#define INLINE static inline __attribute__((always_inline))
-
 enum {
     MAX_BLOCKS = 1024, /* activation terms of up to 32768 columns live on the stack (8 KB) */
     TOKENS = 64,       /* tokens whose activation terms are prepared at once by the gemm kernels */
 };
 
-INLINE uint16_t load_u16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-INLINE int32_t load_i32(const void *p) { int32_t v; memcpy(&v, p, 4); return v; }
-
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
-
-INLINE float h2f(uint16_t h) {
-    __m128i v = _mm_cvtsi32_si128(h);
-    __asm__("" : "+x"(v)); /* a clean vmovd (see lk_x86_avx2.h) */
-    return _mm_cvtss_f32(_mm_cvtph_ps(v));
-}
-
-/* 32 nibbles of qs[16] → unsigned bytes in element order (low nibbles, then high) */
-INLINE __m256i nibbles(const uint8_t *qs) {
-    const __m128i t = _mm_loadu_si128((const __m128i *)qs);
-    return _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(t, 4), t), _mm256_set1_epi8(15));
-}
+#include "lk_x86_avx2.h"
 
 /* 8 s32 lanes of Σ u·x (4 products each) */
 INLINE __m256i dot_u8(__m256i u, __m256i x) { return _mm256_madd_epi16(_mm256_maddubs_epi16(u, x), _mm256_set1_epi16(1)); }
-
-INLINE int32_t hsum_i32(__m256i v) {
-    __m128i r = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256(v, 1));
-    r = _mm_add_epi32(r, _mm_unpackhi_epi64(r, r));
-    r = _mm_add_epi32(r, _mm_shuffle_epi32(r, 1));
-    return _mm_cvtsi128_si32(r);
-}
-
-/* Per Q8_0 block of one token: dx (the scale as float) and 8·Σx (the offset term of the nibbles). */
-INLINE void activation_terms(const uint8_t *x, int64_t nb, float *dx, int32_t *xs8) {
-    for (int64_t b = 0; b < nb; b++) {
-        const uint8_t *blk = x + (size_t)b * sizeof(block_q8_0);
-        dx[b] = h2f(load_u16(blk));
-        xs8[b] = hsum_i32(dot_u8(_mm256_set1_epi8(8), _mm256_loadu_si256((const __m256i *)(blk + 2))));
-    }
-}
 
 /* One row: the float chain of the block sums. */
 static float dot_q4_0(int64_t n, const void *vw, const void *vx) {
@@ -76,7 +44,7 @@ static float dot_q4_0(int64_t n, const void *vw, const void *vx) {
     float acc = 0.0f;
     for (int64_t b = 0; b < n / QK; b++) {
         const __m256i xv = _mm256_loadu_si256((const __m256i *)x[b].qs);
-        const int32_t isum = hsum_i32(_mm256_sub_epi32(dot_u8(nibbles(w[b].qs), xv), dot_u8(_mm256_set1_epi8(8), xv)));
+        const int32_t isum = hsum_epi32(_mm256_sub_epi32(dot_u8(nibbles_32(w[b].qs), xv), dot_u8(_mm256_set1_epi8(8), xv)));
         acc = __builtin_fmaf((float)isum, h2f(w[b].d) * h2f(x[b].d), acc);
     }
     return acc;
@@ -110,11 +78,7 @@ INLINE void rows_8(const uint8_t *w, __m256i off, int64_t nb, const uint8_t *x, 
         __m256i p[8];
         for (int r = 0; r < 8; r++) p[r] = _mm256_maddubs_epi16(nibbles_bcast(w + o[r] + ob + 2), xv);
         const __m256i isum = _mm256_sub_epi32(sum_8x16(p), _mm256_set1_epi32(xs8[b]));
-        /* the 8 scales, loaded one by one (vpgatherdd costs as much as the block's products on some CPUs) */
-        const __m256 d = _mm256_cvtph_ps(_mm_setr_epi16((short)lk_load_u16(w + o[0] + ob), (short)lk_load_u16(w + o[1] + ob),
-                                                        (short)lk_load_u16(w + o[2] + ob), (short)lk_load_u16(w + o[3] + ob),
-                                                        (short)lk_load_u16(w + o[4] + ob), (short)lk_load_u16(w + o[5] + ob),
-                                                        (short)lk_load_u16(w + o[6] + ob), (short)lk_load_u16(w + o[7] + ob)));
+        const __m256 d = lk_row_scales8(w, o, ob);
         acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(d, _mm256_set1_ps(dx[b])), acc);
     }
     _mm256_storeu_ps(out, acc);
@@ -128,7 +92,7 @@ static int matvec_q4_0(int64_t n, const void *vw, size_t ws, const void *x, floa
     if (nb > MAX_BLOCKS || (uint64_t)ws * 8 > (uint64_t)INT32_MAX) return 0;
     float dx[MAX_BLOCKS];
     int32_t xs8[MAX_BLOCKS];
-    activation_terms(x, nb, dx, xs8);
+    lk_q4_0_terms(x, nb, dx, xs8);
     const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     for (int64_t r0 = 0; r0 < nrows; r0 += 8) {
         const int64_t nr = nrows - r0 < 8 ? nrows - r0 : 8;
@@ -151,8 +115,8 @@ INLINE void build_tile(const uint8_t *w, size_t ws, int64_t nb, int nr, uint8_t 
     for (int64_t b = 0; b < nb; b++) {
         for (int r = 0; r < TR; r++) {
             const uint8_t *blk = w + (size_t)r * ws + (size_t)b * sizeof(block_q4_0);
-            _mm256_store_si256((__m256i *)(rows + 32 * r), r < nr ? nibbles(blk + 2) : _mm256_setzero_si256());
-            d[r] = r < nr ? h2f(load_u16(blk)) : 0.0f;
+            _mm256_store_si256((__m256i *)(rows + 32 * r), r < nr ? nibbles_32(blk + 2) : _mm256_setzero_si256());
+            d[r] = r < nr ? h2f(lk_load_u16(blk)) : 0.0f;
         }
         uint8_t *t = tile + b * 36 * TR;
         for (int g = 0; g < 8; g++)
@@ -177,7 +141,7 @@ INLINE void tile_8_tokens(const uint8_t *tile, int64_t nb, const uint8_t *x, siz
             const __m256i wv = _mm256_load_si256((const __m256i *)(tb + 32 * g));
             for (int t = 0; t < NT; t++) {
                 const uint8_t *xq = x + (size_t)t * xs + (size_t)b * sizeof(block_q8_0) + 2 + 4 * g;
-                s16[t] = _mm256_add_epi16(s16[t], _mm256_maddubs_epi16(wv, _mm256_set1_epi32(load_i32(xq))));
+                s16[t] = _mm256_add_epi16(s16[t], _mm256_maddubs_epi16(wv, _mm256_set1_epi32(lk_load_i32(xq))));
             }
         }
         const __m256 d = _mm256_load_ps((const float *)(tb + 256));
@@ -217,7 +181,7 @@ INLINE void tile_8_tokens(const uint8_t *tile, int64_t nb, const uint8_t *x, siz
         for (int64_t t0 = 0; t0 < n_tokens; t0 += chunk) {                                                    \
             const int64_t nt = n_tokens - t0 < chunk ? n_tokens - t0 : chunk;                                 \
             const uint8_t *xc = xb + (size_t)t0 * xs;                                                         \
-            for (int64_t t = 0; t < nt; t++) activation_terms(xc + (size_t)t * xs, nb, dx + t * nb, xs8 + t * nb); \
+            for (int64_t t = 0; t < nt; t++) lk_q4_0_terms(xc + (size_t)t * xs, nb, dx + t * nb, xs8 + t * nb); \
             for (int64_t r0 = row_begin; r0 < row_end; r0 += TR) {                                            \
                 const int nr = row_end - r0 < TR ? (int)(row_end - r0) : TR;                                  \
                 build_tile(wb + (size_t)r0 * ws, ws, nb, nr, tile, TR);                                       \
@@ -303,7 +267,7 @@ static int matvec_q4_0_vnni(int64_t n, const void *vw, size_t ws, const void *x,
     if (nb > MAX_BLOCKS || (uint64_t)ws * 16 > (uint64_t)INT32_MAX) return 0;
     float dx[MAX_BLOCKS];
     int32_t xs8[MAX_BLOCKS];
-    activation_terms(x, nb, dx, xs8);
+    lk_q4_0_terms(x, nb, dx, xs8);
     const __m512i perm = _mm512_loadu_si512((const void *)row_perm);
     for (int64_t r0 = 0; r0 < nrows; r0 += 16) {
         const int64_t nr = nrows - r0 < 16 ? nrows - r0 : 16;
@@ -331,7 +295,7 @@ INLINE void tile_16_tokens(const uint8_t *tile, int64_t nb, const uint8_t *x, si
             const __m512i wv = _mm512_load_si512((const void *)(tb + 64 * g));
             for (int t = 0; t < NT; t++) {
                 const uint8_t *xq = x + (size_t)t * xs + (size_t)b * sizeof(block_q8_0) + 2 + 4 * g;
-                is[t][g & 1] = _mm512_dpbusd_epi32(is[t][g & 1], wv, _mm512_set1_epi32(load_i32(xq)));
+                is[t][g & 1] = _mm512_dpbusd_epi32(is[t][g & 1], wv, _mm512_set1_epi32(lk_load_i32(xq)));
             }
         }
         const __m512 d = _mm512_load_ps((const float *)(tb + 512));
