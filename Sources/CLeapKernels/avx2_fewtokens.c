@@ -72,12 +72,15 @@ INLINE void q4_0_tile(const uint8_t *w, const int32_t *o, int64_t nb, const uint
         lk_transpose8x4(rows, q);
         const __m256 d = lk_row_scales8(w, o, ob);
         __m256i s16[8];
-        for (int g = 0; g < 8; g++) {
+        /* groups in the order 0, 4, 1, 5, ..: q[k] is done with after its two groups (k and 4 + k), which
+         * leaves registers for 4 tokens (the s16 sums are exact in any order) */
+        for (int i = 0; i < 8; i++) {
+            const int g = (i >> 1) + 4 * (i & 1);
             const __m256i v = g < 4 ? _mm256_and_si256(q[g], m4) : _mm256_and_si256(_mm256_srli_epi16(q[g - 4], 4), m4);
             for (int t = 0; t < NT; t++) {
                 const uint8_t *xq = x + (size_t)t * xs + (size_t)b * sizeof(block_q8_0) + 2 + 4 * g;
                 const __m256i p = _mm256_maddubs_epi16(v, _mm256_set1_epi32(lk_load_i32(xq)));
-                s16[t] = g ? _mm256_add_epi16(s16[t], p) : p;
+                s16[t] = i ? _mm256_add_epi16(s16[t], p) : p;
             }
         }
         for (int t = 0; t < NT; t++) {
