@@ -33,6 +33,7 @@ typedef struct {
     lk_gemm_fn any_tokens[LK_TYPE_COUNT]; /* llama.cpp's order for plain tensors at any token count */
     lk_gemm_fn repack_id[LK_TYPE_COUNT]; /* the same through MUL_MAT_ID: one token at a time (its gemv) */
     lk_gemm_fn tiled[LK_TYPE_COUNT];  /* other tensors from LK_TILED_MIN_TOKENS tokens */
+    lk_gemm_fn rows8[LK_TYPE_COUNT];  /* optional: weights in the LK_ROWS8 layout, rows in whole groups, any token count */
     int gemm_min_tokens[LK_TYPE_COUNT]; /* 0: LK_GEMM_MIN_TOKENS; else from this many tokens */
     lk_quant_fn quantize[LK_TYPE_COUNT]; /* for activation types Q8_0, Q8_1, Q8_K */
     void (*dequantize[LK_TYPE_COUNT])(const void *src, float *dst, int64_t n); /* all but F16 (f16_to_f32) */
@@ -78,6 +79,12 @@ void lk_fill_kquant_avx2(lk_kernel_table *t);   /* AVX2 table: Q4_K, Q5_K, Q6_K 
 void lk_fill_avx512_fewtokens(lk_kernel_table *t); /* VNNI only: Q4_0, Q8_0, Q6_K × 2..15 tokens (avx512_fewtokens.c) */
 void lk_fill_avx2_fewtokens(lk_kernel_table *t);   /* AVX2 table only: Q4_0, Q5_K, Q6_K × 2..15 tokens, Q4_0 × 1 (avx2_fewtokens.c) */
 void lk_fill_avx2_q8_0(lk_kernel_table *t);        /* AVX2 table only: Q8_0 dot, matvec, 2..15 tokens in the gemm's order (avx2_q8_0.c) */
+/* Widest matrix lk_rows8_pack packs (matmul.c copies a row back out on the stack when a path has no rows8
+ * kernels). */
+enum { LK_ROWS8_MAX_COLS = 32768 };
+/* AVX2 Q4_0 prefill on a gemm tile built from the LK_ROWS8 layout (llama_order_q4_0.c), from 4 tokens */
+int lk_gemm_q4_0_rows8_avx2(int64_t cols, const void *w, size_t w_row_bytes, const void *x, size_t x_row_bytes,
+                            int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin, int64_t row_end);
 void lk_fill_neon(lk_kernel_table *t); /* neon.c */
 void lk_fill_llama_order_avx2(lk_kernel_table *t); /* llama_order_avx2.c */
 void lk_fill_llama_order_avx512(lk_kernel_table *t); /* avx512_prefill.c (its tiles in llama.cpp's orders), VNNI only */

@@ -126,6 +126,23 @@ INLINE void build_tile(const uint8_t *w, size_t ws, int64_t nb, int nr, uint8_t 
     }
 }
 
+/* The same tile (TR = 8) from weights in the LK_ROWS8 layout (w: the group's blocks of 144 bytes): the
+ * vectors are the layout's, unpacked; no gathers. */
+INLINE void build_tile_rows8(const uint8_t *w, size_t ws, int64_t nb, int nr, uint8_t *tile, const int TR) {
+    (void)ws, (void)nr, (void)TR;
+    const __m256i m4 = _mm256_set1_epi8(15);
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *blk = w + (size_t)b * 8 * sizeof(block_q4_0);
+        uint8_t *t = tile + b * 36 * 8;
+        for (int k = 0; k < 4; k++) {
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(blk + 16 + 32 * k));
+            _mm256_store_si256((__m256i *)(t + 32 * k), _mm256_and_si256(q, m4));
+            _mm256_store_si256((__m256i *)(t + 32 * (k + 4)), _mm256_and_si256(_mm256_srli_epi16(q, 4), m4));
+        }
+        _mm256_store_ps((float *)(t + 256), _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)blk)));
+    }
+}
+
 enum { NT8 = 4 };
 
 /* NT tokens (Q8 row t at x + t·xs, terms at dx + t·nb, xs8 + t·nb) × one 8-row tile → Y[t, 0..nr) at y + t·ys */
@@ -159,7 +176,7 @@ INLINE void tile_8_tokens(const uint8_t *tile, int64_t nb, const uint8_t *x, siz
 
 /* The gemm entry: below 4 tokens one matvec per token (building the tile costs more); else activation terms
  * per chunk of tokens, then per tile of TR rows TOKENS_FN over NT tokens at a time (the remainder one by one). */
-#define GEMM_Q4_0(NAME, TR, TOKENS_FN, NT, MATVEC_FN)                                                         \
+#define GEMM_Q4_0(NAME, TR, BUILD_FN, TOKENS_FN, NT, MATVEC_FN)                                                       \
     static int NAME(int64_t cols, const void *w, size_t ws, const void *x, size_t xs, int64_t n_tokens, float *y, \
                     int64_t ys, int64_t row_begin, int64_t row_end) {                                         \
         const int64_t nb = cols / QK;                                                                         \
@@ -184,7 +201,7 @@ INLINE void tile_8_tokens(const uint8_t *tile, int64_t nb, const uint8_t *x, siz
             for (int64_t t = 0; t < nt; t++) lk_q4_0_terms(xc + (size_t)t * xs, nb, dx + t * nb, xs8 + t * nb); \
             for (int64_t r0 = row_begin; r0 < row_end; r0 += TR) {                                            \
                 const int nr = row_end - r0 < TR ? (int)(row_end - r0) : TR;                                  \
-                build_tile(wb + (size_t)r0 * ws, ws, nb, nr, tile, TR);                                       \
+                BUILD_FN(wb + (size_t)r0 * ws, ws, nb, nr, tile, TR);                                         \
                 int64_t t = 0;                                                                                \
                 for (; t + NT <= nt; t += NT)                                                                 \
                     TOKENS_FN(tile, nb, xc + (size_t)t * xs, xs, dx + t * nb, xs8 + t * nb, y + (t0 + t) * ys + r0, ys, nr, NT); \
@@ -196,7 +213,19 @@ INLINE void tile_8_tokens(const uint8_t *tile, int64_t nb, const uint8_t *x, siz
         return 1;                                                                                             \
     }
 
-GEMM_Q4_0(gemm_q4_0, 8, tile_8_tokens, NT8, matvec_q4_0)
+GEMM_Q4_0(gemm_q4_0, 8, build_tile, tile_8_tokens, NT8, matvec_q4_0)
+
+/* From 4 tokens (callers take fewer to the tile kernels of avx2_fewtokens.c); no matvec reads this layout. */
+static int no_matvec(int64_t n, const void *w, size_t ws, const void *x, float *y, int64_t nrows) {
+    (void)n, (void)w, (void)ws, (void)x, (void)y, (void)nrows;
+    return 0;
+}
+GEMM_Q4_0(gemm_q4_0_rows8, 8, build_tile_rows8, tile_8_tokens, NT8, no_matvec)
+
+int lk_gemm_q4_0_rows8_avx2(int64_t cols, const void *w, size_t ws, const void *x, size_t xs, int64_t n_tokens, float *y,
+                            int64_t ys, int64_t row_begin, int64_t row_end) {
+    return gemm_q4_0_rows8(cols, w, ws, x, xs, n_tokens, y, ys, row_begin, row_end);
+}
 
 #pragma clang attribute pop
 
@@ -307,7 +336,7 @@ INLINE void tile_16_tokens(const uint8_t *tile, int64_t nb, const uint8_t *x, si
     for (int t = 0; t < NT; t++) _mm512_mask_storeu_ps(y + t * ys, (__mmask16)((1u << nr) - 1), acc[t]);
 }
 
-GEMM_Q4_0(gemm_q4_0_vnni, 16, tile_16_tokens, NT16, matvec_q4_0_vnni)
+GEMM_Q4_0(gemm_q4_0_vnni, 16, build_tile, tile_16_tokens, NT16, matvec_q4_0_vnni)
 
 #pragma clang attribute pop
 

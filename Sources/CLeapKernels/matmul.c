@@ -83,10 +83,35 @@ void lk_matmul(int type, const void *w, size_t w_row_bytes, int64_t cols, const 
 /* ggml's tiled K-quant matmul takes over from this many tokens (ggml_tiled_min_batch). */
 enum { LK_TILED_MIN_TOKENS = 8 };
 
+int lk_rows8_preferred(int type) { return type >= 0 && type < LK_TYPE_COUNT && lk_kernels()->rows8[type] != NULL; }
+
+/* A path without rows8 kernels (a thread that forces another path than the one the weights were packed
+ * for) copies each row back out of the 8-row layout, on the stack, and multiplies it alone. */
+enum { ROWS8_MAX_ROW_BYTES = LK_ROWS8_MAX_COLS / QK * sizeof(block_q4_0) };
+
+static void matmul_rows8(int type, int layout, const void *w, size_t w_row_bytes, int64_t cols, const void *x,
+                         size_t x_row_bytes, int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin,
+                         int64_t row_end) {
+    const lk_gemm_fn f = lk_kernels()->rows8[type];
+    if (f && row_begin % 8 == 0 && row_end % 8 == 0 &&
+        f(cols, w, w_row_bytes, x, x_row_bytes, n_tokens, y, y_row_stride, row_begin, row_end))
+        return;
+    if (w_row_bytes > ROWS8_MAX_ROW_BYTES) return; /* lk_rows8_pack packs no wider rows */
+    _Alignas(64) uint8_t row[ROWS8_MAX_ROW_BYTES];
+    for (int64_t r = row_begin; r < row_end; r++) {
+        lk_rows8_row(type, w, w_row_bytes, cols, r, row);
+        lk_matmul_tensor(type, layout & ~LK_ROWS8, row, w_row_bytes, cols, x, x_row_bytes, n_tokens, y + r, y_row_stride, 0, 1);
+    }
+}
+
 void lk_matmul_tensor(int type, int layout, const void *w, size_t w_row_bytes, int64_t cols, const void *x,
                       size_t x_row_bytes, int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin,
                       int64_t row_end) {
     if (type < 0 || type >= LK_TYPE_COUNT) return;
+    if (layout & LK_ROWS8) {
+        matmul_rows8(type, layout, w, w_row_bytes, cols, x, x_row_bytes, n_tokens, y, y_row_stride, row_begin, row_end);
+        return;
+    }
     const lk_kernel_table *k = lk_kernels();
     /* ggml repacks Q4_K (AVX2) when the row count is a multiple of 8 (ggml_repack_get_optimal_repack_type) */
     const lk_gemm_fn f = layout == LK_LLAMA_REPACKED && k->repack[type] ? k->repack[type]

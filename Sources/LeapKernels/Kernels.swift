@@ -86,7 +86,14 @@ package enum Kernels {
         guard r >= 0, r < w.rows else {
             throw LeapError(.invalidArgument, "row \(r) is out of range 0..<\(w.rows)")
         }
-        lk_dequantize_row(Int32(w.type.rawValue), w.row(r), dst, Int64(w.cols))
+        if w.rows8 {
+            let row = UnsafeMutableRawPointer.allocate(byteCount: w.rowBytes, alignment: 64)
+            defer { row.deallocate() }
+            lk_rows8_row(Int32(w.type.rawValue), w.data, w.rowBytes, Int64(w.cols), Int64(r), row)
+            lk_dequantize_row(Int32(w.type.rawValue), row, dst, Int64(w.cols))
+        } else {
+            lk_dequantize_row(Int32(w.type.rawValue), w.row(r), dst, Int64(w.cols))
+        }
     }
 
     /// Dequantizes `n` elements of `type` at `src` (n a multiple of the type's block size).
@@ -106,7 +113,7 @@ package enum Kernels {
             guard id >= 0, Int(id) < w.rows else {
                 throw LeapError(.invalidArgument, "token id \(id) at index \(i) is out of range 0..<\(w.rows)")
             }
-            lk_dequantize_row(Int32(w.type.rawValue), w.row(Int(id)), out + i * w.cols, Int64(w.cols))
+            try dequantizeRow(w, row: Int(id), into: out + i * w.cols)
         }
     }
 }

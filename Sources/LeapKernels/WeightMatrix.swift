@@ -9,15 +9,19 @@ package struct WeightMatrix: @unchecked Sendable {
     package let type: GGMLType
     package let rows: Int
     package let cols: Int
-    package let data: UnsafeRawPointer // [rows, rowBytes]
+    package internal(set) var data: UnsafeRawPointer // [rows, rowBytes]
     package let rowBytes: Int
     /// One expert of a stacked tensor (llama.cpp multiplies those with MUL_MAT_ID).
     package var isExpert = false
+    /// The data is in the kernels' 8-row layout (`LK_ROWS8`, see `PackedMatrices`), not row after row:
+    /// only the matmul kernels and `Kernels.dequantizeRow` read it then.
+    package var rows8 = false
     /// How llama.cpp's x86 CPU backend holds this tensor (`LK_LLAMA_*`), which decides its summation order
     /// (`lk_matmul_tensor`): repacked into interleaved 8-row blocks when the row count is a multiple of 8 (a tied
     /// output is a repacked duplicate of the token embedding there).
     package var llamaLayout: Int32 {
-        rows % 8 != 0 ? Int32(LK_LLAMA_PLAIN) : isExpert ? Int32(LK_LLAMA_REPACKED_ID) : Int32(LK_LLAMA_REPACKED)
+        let layout = rows % 8 != 0 ? Int32(LK_LLAMA_PLAIN) : isExpert ? Int32(LK_LLAMA_REPACKED_ID) : Int32(LK_LLAMA_REPACKED)
+        return rows8 ? layout | Int32(LK_ROWS8) : layout
     }
 
     /// Validates everything the kernels later rely on without checks.
@@ -46,6 +50,7 @@ package struct WeightMatrix: @unchecked Sendable {
     /// Total bytes of the matrix.
     package var byteCount: Int { rows * rowBytes }
 
+    /// Row `r` of a matrix in the row layout (`rows8` false).
     package func row(_ r: Int) -> UnsafeRawPointer { data + r * rowBytes }
 
     /// The activation format this type is multiplied with (Q8_0, Q8_1, Q8_K, or F32).

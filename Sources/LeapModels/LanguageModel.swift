@@ -1,4 +1,5 @@
-// LanguageModel: an immutable loaded model (config + weights inside the mmapped GGUF). Shareable between
+// LanguageModel: an immutable loaded model (config + weights: in the mmapped GGUF, or packed copies where the
+// kernels read another layout faster, see PackedMatrices). Shareable between
 // threads; all mutable state lives in InferenceContext (one per thread / conversation).
 import LeapCore
 import LeapGGUF
@@ -34,6 +35,8 @@ package final class LanguageModel: @unchecked Sendable {
     package let file: GGUFFile
     package let config: ModelConfig
     let weights: ModelWeights
+    /// Copies of the weights in the kernels' faster layouts (`ModelWeights.pack`).
+    let packed: PackedMatrices
     /// Default worker thread count for new contexts.
     package let threads: Int
     /// Steps the contexts of this model that decode at the same moment in one forward pass.
@@ -42,6 +45,10 @@ package final class LanguageModel: @unchecked Sendable {
     private init(file: GGUFFile, config: ModelConfig, weights: ModelWeights, threads: Int) {
         self.file = file
         self.config = config
+        let packed = PackedMatrices()
+        var weights = weights
+        weights.pack(into: packed)
+        self.packed = packed
         self.weights = weights
         self.threads = threads
     }

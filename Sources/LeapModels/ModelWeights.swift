@@ -1,5 +1,6 @@
-// ModelWeights: the tensors of a model, bound by name from the GGUF. Matrices stay in the mmap (no copy);
-// only the small 1-D vectors (norms, conv taps) are copied to float arrays.
+// ModelWeights: the tensors of a model, bound by name from the GGUF. Matrices stay in the mmap (no copy)
+// unless `pack` replaces them with copies in a layout the kernels read faster; the small 1-D vectors (norms,
+// conv taps) are copied to float arrays.
 import CLeapKernels
 import LeapCore
 import LeapGGUF
@@ -61,3 +62,34 @@ package struct ModelWeights: @unchecked Sendable {
     var layers: [LayerWeights]
     var ropeFreqFactors: [Float]? = nil  // [nRot/2] Llama 3 `rope_freqs.weight`: rotary frequency i is divided by [i]
 }
+
+extension ModelWeights {
+    /// Replaces the matrices the kernels read faster in another layout with packed copies held by `store`
+    /// (`PackedMatrices`). The token embedding stays in the mmap (its rows are looked up), and with it a tied
+    /// output; experts stay too (MUL_MAT_ID).
+    mutating func pack(into store: PackedMatrices) {
+        let tied = output.data == tokenEmbedding.data
+        if !tied { output = store.packed(output) }
+        for i in layers.indices {
+            switch layers[i].mixer {
+            case .attention(var a):
+                a.q = store.packed(a.q)
+                a.k = store.packed(a.k)
+                a.v = store.packed(a.v)
+                a.output = store.packed(a.output)
+                layers[i].mixer = .attention(a)
+            case .shortConv(var c):
+                c.inProj = store.packed(c.inProj)
+                c.outProj = store.packed(c.outProj)
+                layers[i].mixer = .shortConv(c)
+            }
+            if case .dense(var f) = layers[i].ffn {
+                f.gate = store.packed(f.gate)
+                f.up = store.packed(f.up)
+                f.down = store.packed(f.down)
+                layers[i].ffn = .dense(f)
+            }
+        }
+    }
+}
+

@@ -15,6 +15,8 @@
  *                  avx2_fewtokens.c  Q4_0, Q5_K, Q6_K × 2..15 tokens (stepped decode), each token in the
  *                                    AVX2 one-token kernel's order; Q4_0's one-token matvec
  *                  avx2_q8_0.c     Q8_0 dot, matvec and 2..15 tokens in the order of avx2_prefill.c's gemm
+ *                  (Q4_0 weights packed into the 8-row layout, LK_ROWS8: avx2_fewtokens.c's tile kernels up
+ *                  to 15 tokens, llama_order_q4_0.c's gemm from 16, the bits of the row layout)
  *   AVX-512        avx512_decode.c   Q6_K row kernels; with VNNI the matvec of Q4_1, Q5_0, Q5_1, Q8_0
  *                  avx512_prefill.c  VNNI gemm of Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, F16, F32; also llama.cpp's
  *                                    repacked Q4_K and tiled Q6_K orders on its tiles
@@ -27,6 +29,7 @@
  *                  llama_order_f16.c   ggml_vec_dot_f16 (AVX2 and AVX-512): one-token F16 attention
  *                  llama_order_bf16.c  BF16 weights (AVX512-BF16)
  *                  llama_order_q4_0.c  Q4_0 on AVX2 and AVX-512 (+VNNI), decode and prefill
+ *   layouts        rows8.c  packs Q4_0 into the 8-row layout (LK_ROWS8) and reads rows back out
  *   other          vision_gemm.c, vision_kernels.c (leap_vision_kernels.h), state_support.c
  *                  (leap_state_kernels.h), pool.c (thread pool and per-thread scratch)
  * Dispatch (dispatch.c, the only file that knows every kernel file): one lk_kernel_table per ISA
@@ -154,12 +157,30 @@ enum {
     LK_LLAMA_REPACKED_ID = 2  /* the same, an expert of a stacked tensor multiplied by MUL_MAT_ID */
 };
 
+/* Flag or'ed onto a layout: the weights are in the 8-row layout of lk_rows8_pack, not row after row. */
+enum { LK_ROWS8 = 0x100 };
+
+/* The 8-row layout (Q4_0 only): rows in groups of 8; block b of group g (rows 8g..8g+7) is 144 bytes at
+ * w + 8g·w_row_bytes + 144·b: the 8 rows' f16 scales, then 4 vectors of 32 bytes, vector k holding bytes
+ * 4k..4k+3 of each row's 16 quant bytes (row r in bytes 4r..4r+3). A group takes the bytes of its 8 rows,
+ * so rows r0.. (r0 a multiple of 8) start at w + r0·w_row_bytes as before. The AVX2 kernels read it without
+ * transposing or gathering anything; the products are those of the row layout, bit for bit.
+ *
+ * 1 when this thread's path multiplies `type` faster in the 8-row layout (the caller may then pack). */
+int lk_rows8_preferred(int type);
+/* dst (rows·w_row_bytes bytes, not overlapping w) = the rows8 layout of w's rows; rows a multiple of 8,
+ * cols <= 32768, w_row_bytes = lk_row_bytes(type, cols). Returns 0 (nothing written) for another type or shape. */
+int lk_rows8_pack(int type, const void *w, size_t w_row_bytes, int64_t rows, int64_t cols, void *dst);
+/* dst (lk_row_bytes(type, cols) bytes) = row r of weights in the rows8 layout, row after row again. */
+void lk_rows8_row(int type, const void *w, size_t w_row_bytes, int64_t cols, int64_t r, void *dst);
+
 /* lk_matmul in the summation order llama.cpp's x86 CPU backend uses for this tensor (`layout`, LK_LLAMA_*)
  * and batch, where this path implements it (AVX2 and AVX-512): repacked Q4_K goes in 4-token groups from the
  * first token of the call and one by one for the rest (MUL_MAT_ID: one by one throughout); plain Q6_K and
  * Q4_K in its tiled order from 8 tokens. Otherwise lk_matmul's order. A token's result then depends on its
  * place in the batch and the batch size, as in llama.cpp; callers pass whole batches (an expert's whole group
- * of tokens; row ranges may be split across threads). */
+ * of tokens; row ranges may be split across threads). With LK_ROWS8 in `layout` the weights are in that
+ * layout and row_begin, row_end are multiples of 8; the results are those of the row layout. */
 void lk_matmul_tensor(int type, int layout, const void *w, size_t w_row_bytes, int64_t cols, const void *x,
                       size_t x_row_bytes, int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin,
                       int64_t row_end);
