@@ -5,13 +5,13 @@ import CLeapKernels
 import Glibc
 
 package final class PackedMatrices: @unchecked Sendable {
-    private var buffers: [UnsafeMutableRawPointer] = []
+    private var buffers: [(UnsafeMutableRawPointer, Int)] = []
     /// Bytes held by the packed copies.
     package private(set) var byteCount = 0
 
     package init() {}
 
-    deinit { for b in buffers { b.deallocate() } }
+    deinit { for (p, n) in buffers { munmap(p, n) } }
 
     /// `w` in the 8-row layout when this thread's kernels prefer it for its type and shape (row count a
     /// multiple of 8, not an expert), else `w` itself. Call it from the thread that will run the model's
@@ -19,17 +19,24 @@ package final class PackedMatrices: @unchecked Sendable {
     package func packed(_ w: WeightMatrix) -> WeightMatrix {
         let type = Int32(w.type.rawValue)
         guard !w.rows8, !w.isExpert, w.rows % 8 == 0, lk_rows8_preferred(type) != 0 else { return w }
-        let dst = UnsafeMutableRawPointer.allocate(byteCount: w.byteCount, alignment: 64)
+        guard let dst = PackedMatrices.allocate(w.byteCount) else { return w }
         guard lk_rows8_pack(type, w.data, w.rowBytes, Int64(w.rows), Int64(w.cols), dst) == 1 else {
-            dst.deallocate()
+            munmap(dst, w.byteCount)
             return w
         }
-        buffers.append(dst)
+        buffers.append((dst, w.byteCount))
         byteCount += w.byteCount
         PackedMatrices.releasePages(w.data, count: w.byteCount)
         var p = w
         p.data = UnsafeRawPointer(dst)
         p.rows8 = true
+        return p
+    }
+
+    /// Anonymous pages for a packed copy, in huge pages where the kernel has them (fewer faults to fill).
+    private static func allocate(_ n: Int) -> UnsafeMutableRawPointer? {
+        guard let p = mmap(nil, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), p != MAP_FAILED else { return nil }
+        _ = madvise(p, n, MADV_HUGEPAGE)
         return p
     }
 
