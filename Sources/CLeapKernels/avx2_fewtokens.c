@@ -69,14 +69,17 @@ INLINE void q4_0_tile(const uint8_t *w, const int32_t *o, int64_t nb, const uint
     for (int t = 0; t < NT; t++) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
         const size_t ob = (size_t)b * sizeof(block_q4_0);
-        for (int k = 0; k < 3; k++) _mm_prefetch((const char *)next + 8 * ob + 64 * k, _MM_HINT_T0); /* 8 blocks: 144 bytes */
+        if (PACKED) { /* the next group's vectors and scales at this block */
+            for (int k = 0; k < 2; k++) _mm_prefetch((const char *)next + lk_rows8_quants(b, QK / 2) + 64 * k, _MM_HINT_T0);
+            _mm_prefetch((const char *)next + lk_rows8_scales(nb, b, QK / 2), _MM_HINT_T0);
+        } else
+            for (int k = 0; k < 3; k++) _mm_prefetch((const char *)next + 8 * ob + 64 * k, _MM_HINT_T0); /* 8 blocks: 144 bytes */
         /* q[k] lane r = dword k of row r's 16 quant bytes (nibbles of elements 4k..4k+3 low, 16 + 4k.. high) */
         __m256i q[4];
         __m256 d;
         if (PACKED) {
-            const uint8_t *blk = w + 8 * ob;
-            for (int k = 0; k < 4; k++) q[k] = load256(blk + 16 + 32 * k);
-            d = _mm256_cvtph_ps(load128(blk));
+            for (int k = 0; k < 4; k++) q[k] = load256(w + lk_rows8_quants(b, QK / 2) + 32 * k);
+            d = _mm256_cvtph_ps(load128(w + lk_rows8_scales(nb, b, QK / 2)));
         } else {
             __m128i rows[8];
             for (int r = 0; r < 8; r++) rows[r] = load128(w + o[r] + ob + 2);

@@ -221,6 +221,21 @@ INLINE void q8_build_tile(const uint8_t *w, size_t wrb, int64_t nb, int nr, uint
     }
 }
 
+/* The same tile from a group of 8 rows in the LK_ROWS8 layout (w: the group), whose vectors
+ * are the tile's w already. */
+INLINE void q8_build_tile_rows8(const uint8_t *w, int64_t nb, uint8_t *tile) {
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *blk = w + lk_rows8_quants(b, QK);
+        uint8_t *tb = tile + b * G_STRIDE;
+        for (int g = 0; g < 8; g++) {
+            const __m256i v = _mm256_loadu_si256((const __m256i *)(blk + 32 * g));
+            _mm256_store_si256((__m256i *)(tb + G_S + 32 * g), v);
+            _mm256_store_si256((__m256i *)(tb + G_W + 32 * g), _mm256_sign_epi8(v, v));
+        }
+        _mm256_store_ps((float *)(tb + G_D), _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w + lk_rows8_scales(nb, b, QK)))));
+    }
+}
+
 /* NT tokens × blocks [b0, b1) of one tile: y[row r] (+)= Σ_b (d_r·dx_b) · isum_rb, isum_rb = Σ over the
  * block's 32 elements of w·x (exact in s32: |.| <= 32·127·127); from b0 = 0 the sum starts at 0, else it goes
  * on from y (the same float steps as one pass). |w| is taken from w per pass (shared by NT tokens). Lane r of
@@ -258,8 +273,9 @@ INLINE void q8_tile_tokens(const uint8_t *tile, int64_t b0, int64_t b1, const ui
     for (int j = 0; j < nt; j++) lk_store_rows8(acc[j], y + j * ys, nr);
 }
 
-static int gemm_q8_0(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
-                     float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
+/* Either layout (PACKED: LK_ROWS8, rows in whole groups of 8). */
+INLINE int gemm_q8_0_layout(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
+                            float *y, int64_t ys, int64_t row_begin, int64_t row_end, const int PACKED) {
     const int64_t nb = cols / QK;
     /* Tokens per tile build: as many as keep the chunk's activations within CHUNK8_BYTES (L2), 64 to 256. */
     int64_t chunk = xrb ? (int64_t)(CHUNK8_BYTES / xrb) / NT8 * NT8 : CHUNK8_MAX;
@@ -278,7 +294,8 @@ static int gemm_q8_0(int64_t cols, const void *w, size_t wrb, const void *x, siz
         prep_terms(LK_TYPE_Q8_0, xc, xrb, nt, nb, dx, xs, NULL);
         for (int64_t r0 = row_begin; r0 < row_end; r0 += TR) {
             const int nr = row_end - r0 < TR ? (int)(row_end - r0) : TR;
-            q8_build_tile(wb + (size_t)r0 * wrb, wrb, nb, nr, tile);
+            if (PACKED) q8_build_tile_rows8(wb + (size_t)r0 * wrb, nb, tile);
+            else q8_build_tile(wb + (size_t)r0 * wrb, wrb, nb, nr, tile);
             for (int64_t b0 = 0; b0 < nb; b0 += KS8) {
                 const int64_t b1 = nb - b0 < KS8 ? nb : b0 + KS8;
                 int64_t t = 0;
@@ -295,6 +312,16 @@ static int gemm_q8_0(int64_t cols, const void *w, size_t wrb, const void *x, siz
         }
     }
     return 1;
+}
+
+static int gemm_q8_0(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens, float *y,
+                     int64_t ys, int64_t row_begin, int64_t row_end) {
+    return gemm_q8_0_layout(cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end, 0);
+}
+
+int lk_gemm_q8_0_rows8_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
+                            float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
+    return gemm_q8_0_layout(cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end, 1);
 }
 
 #pragma clang attribute pop

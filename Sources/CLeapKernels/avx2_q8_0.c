@@ -20,7 +20,11 @@
  *           vector g = bytes 4g..4g+3 of row r), |w| taken once and applied to every token of a pass of up
  *           to PASS tokens, whose 4 activation bytes of group g are broadcast: the block sums of the 8 rows
  *           come without horizontal work, and a block costs each token one product of the scales, one
- *           conversion and one FMA for all 8 rows (the row order costs those per row). */
+ *           conversion and one FMA for all 8 rows (the row order costs those per row).
+ *   rows8   weights packed in the 8-row layout (LK_ROWS8) are those transposed vectors already, with the
+ *           8 scales side by side: the few kernel without transposes for 1..15 tokens (4 tokens 14.3
+ *           against 20.6 cycles per 256 weights per token, one token 20.3 against 36.8 for the row pairs),
+ *           avx2_prefill.c's gemm on tiles built from the layout from 16. */
 #include "lk_internal.h"
 
 #if defined(__x86_64__)
@@ -28,6 +32,7 @@
 #include <string.h>
 
 enum {
+    PACKED_AHEAD = 2048, /* bytes prefetched ahead of the block read in the 8-row layout */
     PASS = 4, /* tokens per pass of the few-token kernel: 4 block sums + 4 accumulators + a half block's 4 vectors */
 };
 
@@ -116,23 +121,30 @@ static int matvec_q8_0(int64_t n, const void *vw, size_t ws, const void *x, floa
     return 1;
 }
 
-/* NT tokens (row t at x + t·xs, scales dx + t·nb) × 8 rows (row r at w + o[r]) → y[t·ys + 0..nr). `next`: the
- * bytes to prefetch (the next group, in order). */
+/* NT tokens (row t at x + t·xs, scales dx + t·nb) × 8 rows → y[t·ys + 0..nr). Row layout (PACKED 0): row r
+ * at w + o[r]. 8-row layout (PACKED 1, LK_ROWS8): the group at w, whose vectors are those below (nr = 8). `next`: the bytes to prefetch (the next group, in order). */
 INLINE void tile_tokens(const uint8_t *w, const int32_t *o, int64_t nb, const uint8_t *x, size_t xs, const float *dx,
-                        float *y, int64_t ys, int nr, const uint8_t *next, const int NT) {
+                        float *y, int64_t ys, int nr, const uint8_t *next, const int PACKED, const int NT) {
     const __m256i ones = _mm256_set1_epi16(1);
     __m256 acc[PASS];
     for (int t = 0; t < NT; t++) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
         const size_t ob = (size_t)b * sizeof(block_q8_0);
-        for (int k = 0; k < 5; k++) _mm_prefetch((const char *)next + 8 * ob + 64 * k, _MM_HINT_T0);
+        if (PACKED) /* one stream: the bytes PACKED_AHEAD on (the next group's when near the end of this one) */
+            for (int k = 0; k < 4; k++) _mm_prefetch((const char *)w + lk_rows8_quants(b, QK) + PACKED_AHEAD + 64 * k, _MM_HINT_T0);
+        else
+            for (int k = 0; k < 5; k++) _mm_prefetch((const char *)next + 8 * ob + 64 * k, _MM_HINT_T0);
         __m256i isum[PASS];
         for (int t = 0; t < NT; t++) isum[t] = _mm256_setzero_si256();
         for (int h = 0; h < 2; h++) { /* bytes 16h..16h + 15 of the 8 rows: groups 4h..4h + 3 */
-            __m128i rows[8];
             __m256i q[4];
-            for (int r = 0; r < 8; r++) rows[r] = _mm_loadu_si128((const __m128i *)(w + o[r] + ob + 2 + 16 * h));
-            lk_transpose8x4(rows, q);
+            if (PACKED) {
+                for (int k = 0; k < 4; k++) q[k] = load256(w + lk_rows8_quants(b, QK) + 32 * (4 * h + k));
+            } else {
+                __m128i rows[8];
+                for (int r = 0; r < 8; r++) rows[r] = _mm_loadu_si128((const __m128i *)(w + o[r] + ob + 2 + 16 * h));
+                lk_transpose8x4(rows, q);
+            }
             for (int k = 0; k < 4; k++) {
                 const __m256i a = _mm256_sign_epi8(q[k], q[k]);
                 for (int t = 0; t < NT; t++) {
@@ -142,15 +154,50 @@ INLINE void tile_tokens(const uint8_t *w, const int32_t *o, int64_t nb, const ui
                 }
             }
         }
-        const __m256 d = lk_row_scales8(w, o, ob);
+        const __m256 d = PACKED ? _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w + lk_rows8_scales(nb, b, QK)))) : lk_row_scales8(w, o, ob);
         for (int t = 0; t < NT; t++)
             acc[t] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(dx[t * nb + b])), _mm256_cvtepi32_ps(isum[t]), acc[t]);
     }
     for (int t = 0; t < NT; t++) lk_store_rows8(acc[t], y + t * ys, nr);
 }
+INLINE void tile_rows(const uint8_t *w, const int32_t *o, int64_t nb, const uint8_t *x, size_t xs, const float *dx,
+                      float *y, int64_t ys, int nr, const uint8_t *next, const int NT) {
+    tile_tokens(w, o, nb, x, xs, dx, y, ys, nr, next, 0, NT);
+}
+INLINE void tile_packed(const uint8_t *w, const int32_t *o, int64_t nb, const uint8_t *x, size_t xs, const float *dx,
+                        float *y, int64_t ys, int nr, const uint8_t *next, const int NT) {
+    tile_tokens(w, o, nb, x, xs, dx, y, ys, nr, next, 1, NT);
+}
 
-static int few_q8_0(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
-                    int64_t ys, int64_t row_begin, int64_t row_end) {
+/* One token × groups g and g + gh of the 8-row layout (rows 8g.. at w, 8(g + gh).. at w + gh·8·ws): two
+ * sequential streams, as matvec_q8_0's row pairs (one stream reads DRAM 20% slower), each group in
+ * tile_tokens' order. */
+INLINE void group_pair_1(const uint8_t *w, size_t gap, int64_t nb, const uint8_t *x, const float *dx, float *y0, float *y1) {
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (int64_t b = 0; b < nb; b++) {
+        const size_t ob = (size_t)b * sizeof(block_q8_0);
+        for (int j = 0; j < 2; j++) {
+            const uint8_t *grp = w + (size_t)j * gap, *blk = grp + lk_rows8_quants(b, QK);
+            for (int k = 0; k < 4; k++) _mm_prefetch((const char *)blk + PACKED_AHEAD + 64 * k, _MM_HINT_T0);
+            _mm_prefetch((const char *)grp + lk_rows8_scales(nb, b, QK) + PACKED_AHEAD / 16, _MM_HINT_T0);
+            __m256i isum = _mm256_setzero_si256();
+            for (int g = 0; g < 8; g++) {
+                const __m256i q = load256(blk + 32 * g);
+                const __m256i xv = _mm256_sign_epi8(_mm256_set1_epi32(lk_load_i32(x + ob + 2 + 4 * g)), q);
+                isum = _mm256_add_epi32(isum, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(q, q), xv), ones));
+            }
+            const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(grp + lk_rows8_scales(nb, b, QK))));
+            acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(dx[b])), _mm256_cvtepi32_ps(isum), acc[j]);
+        }
+    }
+    _mm256_storeu_ps(y0, acc[0]);
+    _mm256_storeu_ps(y1, acc[1]);
+}
+
+/* 1..LK_FEW_MAX_TOKENS tokens in either layout (PACKED: rows in whole groups of 8). */
+INLINE int few_q8_0_layout(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
+                           int64_t ys, int64_t row_begin, int64_t row_end, const int PACKED) {
     const int64_t nb = cols / QK;
     if (n_tokens > LK_FEW_MAX_TOKENS || (uint64_t)ws * 8 > (uint64_t)INT32_MAX) return 0;
     const uint8_t *x = vx;
@@ -158,17 +205,43 @@ static int few_q8_0(int64_t cols, const void *vw, size_t ws, const void *vx, siz
     if (!dx) return 0;
     for (int64_t t = 0; t < n_tokens; t++)
         for (int64_t b = 0; b < nb; b++) dx[t * nb + b] = h2f(lk_load_u16(x + (size_t)t * xs + (size_t)b * sizeof(block_q8_0)));
-    for (int64_t r0 = row_begin; r0 < row_end; r0 += 8) {
+    int64_t r_first = row_begin;
+    if (PACKED && n_tokens == 1) { /* groups in pairs (g, g + gh); an odd last one goes through the tile below */
+        const int64_t gh = (row_end - row_begin) / 16;
+        for (int64_t i = 0; i < gh; i++) {
+            const int64_t r = row_begin + 8 * i;
+            group_pair_1((const uint8_t *)vw + (size_t)r * ws, (size_t)gh * 8 * ws, nb, x, dx, y + r, y + r + 8 * gh);
+        }
+        r_first = row_begin + 16 * gh;
+    }
+    for (int64_t r0 = r_first; r0 < row_end; r0 += 8) {
         const int nr = row_end - r0 < 8 ? (int)(row_end - r0) : 8;
         const uint8_t *w = (const uint8_t *)vw + (size_t)r0 * ws;
         int32_t o[8];
         lk_group_offsets(nr, ws, o);
         for (int64_t t0 = 0; t0 < n_tokens; t0 += PASS) {
             const int nt = n_tokens - t0 < PASS ? (int)(n_tokens - t0) : PASS;
-            LK_PASS4(nt, tile_tokens, w, o, nb, x + (size_t)t0 * xs, xs, dx + t0 * nb, y + t0 * ys + r0, ys, nr, w + 8 * ws)
+            if (PACKED) {
+                LK_PASS4(nt, tile_packed, w, o, nb, x + (size_t)t0 * xs, xs, dx + t0 * nb, y + t0 * ys + r0, ys, nr, w + 8 * ws)
+            } else {
+                LK_PASS4(nt, tile_rows, w, o, nb, x + (size_t)t0 * xs, xs, dx + t0 * nb, y + t0 * ys + r0, ys, nr, w + 8 * ws)
+            }
         }
     }
     return 1;
+}
+
+static int few_q8_0(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
+                    int64_t ys, int64_t row_begin, int64_t row_end) {
+    return few_q8_0_layout(cols, vw, ws, vx, xs, n_tokens, y, ys, row_begin, row_end, 0);
+}
+
+/* The LK_ROWS8 entry: the tile kernel up to LK_FEW_MAX_TOKENS tokens (one token too: the same bits as the
+ * row pairs of matvec_q8_0), then the gemm on tiles built from the layout. */
+static int rows8_q8_0(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
+                      int64_t ys, int64_t row_begin, int64_t row_end) {
+    if (n_tokens <= LK_FEW_MAX_TOKENS) return few_q8_0_layout(cols, vw, ws, vx, xs, n_tokens, y, ys, row_begin, row_end, 1);
+    return lk_gemm_q8_0_rows8_avx2(cols, vw, ws, vx, xs, n_tokens, y, ys, row_begin, row_end);
 }
 
 #pragma clang attribute pop
@@ -179,6 +252,7 @@ void lk_fill_avx2_q8_0(lk_kernel_table *t) {
     t->dot4[LK_TYPE_Q8_0] = NULL;
     t->matvec[LK_TYPE_Q8_0] = matvec_q8_0;
     t->few_tokens[LK_TYPE_Q8_0] = few_q8_0;
+    t->rows8[LK_TYPE_Q8_0] = rows8_q8_0;
 }
 
 #else

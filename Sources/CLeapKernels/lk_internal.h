@@ -79,11 +79,19 @@ void lk_fill_kquant_avx2(lk_kernel_table *t);   /* AVX2 table: Q4_K, Q5_K, Q6_K 
 void lk_fill_avx512_fewtokens(lk_kernel_table *t); /* VNNI only: Q4_0, Q8_0, Q6_K × 2..15 tokens (avx512_fewtokens.c) */
 void lk_fill_avx2_fewtokens(lk_kernel_table *t);   /* AVX2 table only: Q4_0, Q5_K, Q6_K × 2..15 tokens, Q4_0 × 1 (avx2_fewtokens.c) */
 void lk_fill_avx2_q8_0(lk_kernel_table *t);        /* AVX2 table only: Q8_0 dot, matvec, 2..15 tokens in the gemm's order (avx2_q8_0.c) */
+/* The LK_ROWS8 layout within a group of 8 rows (nb blocks of qb quant bytes each): block b's vectors (8·qb
+ * bytes, 32-byte aligned when the group is) at lk_rows8_quants, its 8 scales (16 bytes) after all the
+ * vectors, at lk_rows8_scales. */
+static inline size_t lk_rows8_quants(int64_t b, size_t qb) { return (size_t)b * 8 * qb; }
+static inline size_t lk_rows8_scales(int64_t nb, int64_t b, size_t qb) { return (size_t)nb * 8 * qb + 16 * (size_t)b; }
 /* Widest matrix lk_rows8_pack packs (matmul.c copies a row back out on the stack when a path has no rows8
  * kernels). */
 enum { LK_ROWS8_MAX_COLS = 32768 };
-/* AVX2 Q4_0 prefill on a gemm tile built from the LK_ROWS8 layout (llama_order_q4_0.c), from 4 tokens */
+/* AVX2 prefill on gemm tiles built from the LK_ROWS8 layout: Q4_0 (llama_order_q4_0.c) from 4 tokens, Q8_0
+ * (avx2_prefill.c) */
 int lk_gemm_q4_0_rows8_avx2(int64_t cols, const void *w, size_t w_row_bytes, const void *x, size_t x_row_bytes,
+                            int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin, int64_t row_end);
+int lk_gemm_q8_0_rows8_avx2(int64_t cols, const void *w, size_t w_row_bytes, const void *x, size_t x_row_bytes,
                             int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin, int64_t row_end);
 void lk_fill_neon(lk_kernel_table *t); /* neon.c */
 void lk_fill_llama_order_avx2(lk_kernel_table *t); /* llama_order_avx2.c */

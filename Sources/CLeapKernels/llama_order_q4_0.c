@@ -126,20 +126,20 @@ INLINE void build_tile(const uint8_t *w, size_t ws, int64_t nb, int nr, uint8_t 
     }
 }
 
-/* The same tile (TR = 8) from weights in the LK_ROWS8 layout (w: the group's blocks of 144 bytes): the
+/* The same tile (TR = 8) from weights in the LK_ROWS8 layout (w: the group): the
  * vectors are the layout's, unpacked; no gathers. */
 INLINE void build_tile_rows8(const uint8_t *w, size_t ws, int64_t nb, int nr, uint8_t *tile, const int TR) {
     (void)ws, (void)nr, (void)TR;
     const __m256i m4 = _mm256_set1_epi8(15);
     for (int64_t b = 0; b < nb; b++) {
-        const uint8_t *blk = w + (size_t)b * 8 * sizeof(block_q4_0);
+        const uint8_t *blk = w + lk_rows8_quants(b, QK / 2);
         uint8_t *t = tile + b * 36 * 8;
         for (int k = 0; k < 4; k++) {
-            const __m256i q = _mm256_loadu_si256((const __m256i *)(blk + 16 + 32 * k));
+            const __m256i q = _mm256_loadu_si256((const __m256i *)(blk + 32 * k));
             _mm256_store_si256((__m256i *)(t + 32 * k), _mm256_and_si256(q, m4));
             _mm256_store_si256((__m256i *)(t + 32 * (k + 4)), _mm256_and_si256(_mm256_srli_epi16(q, 4), m4));
         }
-        _mm256_store_ps((float *)(t + 256), _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)blk)));
+        _mm256_store_ps((float *)(t + 256), _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(w + lk_rows8_scales(nb, b, QK / 2)))));
     }
 }
 

@@ -87,7 +87,7 @@ int lk_rows8_preferred(int type) { return type >= 0 && type < LK_TYPE_COUNT && l
 
 /* A path without rows8 kernels (a thread that forces another path than the one the weights were packed
  * for) copies each row back out of the 8-row layout, on the stack, and multiplies it alone. */
-enum { ROWS8_MAX_ROW_BYTES = LK_ROWS8_MAX_COLS / QK * sizeof(block_q4_0) };
+enum { ROWS8_MAX_ROW_BYTES = LK_ROWS8_MAX_COLS / QK * sizeof(block_q8_0) };
 
 static void matmul_rows8(int type, int layout, const void *w, size_t w_row_bytes, int64_t cols, const void *x,
                          size_t x_row_bytes, int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin,

@@ -161,7 +161,8 @@ func benchKernels(_ args: [String]) {
             let copies = max(1, (128 << 20) / size)
             let bufs = (0..<copies).map { benchWeights(type, rows: rows, cols: cols, seed: UInt64($0)) }
             defer { bufs.forEach { $0.deallocate() } }
-            guard let ws = try? bufs.map({ try WeightMatrix(type: type, rows: rows, cols: cols, data: $0) }) else { continue }
+            let store = PackedMatrices() // the layout models use on this path (Q4_0 / Q8_0 on AVX2: 8-row groups)
+            guard let ws = try? bufs.map({ store.packed(try WeightMatrix(type: type, rows: rows, cols: cols, data: $0)) }) else { continue }
             let x = (0..<cols).map { Float(($0 * 37) % 17) - 8 }
             var y = [Float](repeating: 0, count: rows)
             for nt in threadCounts {
@@ -187,7 +188,8 @@ func benchKernels(_ args: [String]) {
         for (cols, rows) in shapes where cols % type.blockSize == 0 {
             let wbuf = benchWeights(type, rows: rows, cols: cols, seed: 99)
             defer { wbuf.deallocate() }
-            guard let w = try? WeightMatrix(type: type, rows: rows, cols: cols, data: wbuf) else { continue }
+            let store = PackedMatrices()
+            guard let w = try? store.packed(WeightMatrix(type: type, rows: rows, cols: cols, data: wbuf)) else { continue }
             for n in tokenCounts {
                 if rows * n > 64 << 20 / 4 * 4 && rows > 10000 && n > 64 { continue } // skip the 512-token logits case
                 let x = (0..<(n * cols)).map { Float(($0 * 37) % 17) - 8 }
@@ -217,7 +219,8 @@ private func benchFewTokens(types: [GGMLType], threadCounts: [Int], minTime: Dou
             let copies = max(2, (384 << 20) / size) // beyond the last-level cache
             let bufs = (0..<copies).map { benchWeights(type, rows: rows, cols: cols, seed: UInt64($0)) }
             defer { bufs.forEach { $0.deallocate() } }
-            guard let ws = try? bufs.map({ try WeightMatrix(type: type, rows: rows, cols: cols, data: $0) }) else { continue }
+            let store = PackedMatrices() // as models hold them on this path
+            guard let ws = try? bufs.map({ store.packed(try WeightMatrix(type: type, rows: rows, cols: cols, data: $0)) }) else { continue }
             let x = (0..<(most * cols)).map { Float(($0 * 37) % 17) - 8 }
             var y = [Float](repeating: 0, count: most * rows)
             for nt in threadCounts {

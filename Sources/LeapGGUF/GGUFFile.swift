@@ -99,6 +99,18 @@ package final class GGUFFile: @unchecked Sendable {
 
     deinit { storage.release() }
 
+    /// Gives this process's copies of the whole pages in [p, p + count) of a mapped file back to the kernel:
+    /// they are read from the file again if touched (a matrix copied elsewhere need not stay resident twice).
+    /// Nothing for a heap copy, whose bytes would be lost.
+    package func releasePages(_ p: UnsafeRawPointer, count: Int) {
+        guard case .mapped = storage else { return }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let start = (Int(bitPattern: p) + page - 1) / page * page
+        let end = (Int(bitPattern: p) + count) / page * page
+        guard end > start, let base = UnsafeMutableRawPointer(bitPattern: start) else { return }
+        _ = madvise(base, end - start, MADV_DONTNEED)
+    }
+
     // MARK: - Tensors
 
     /// The header, metadata and tensor table: the file's bytes before the tensor data (what identifies a model

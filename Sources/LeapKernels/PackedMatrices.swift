@@ -1,6 +1,7 @@
 // PackedMatrices: copies of weight matrices in a layout the kernels of this CPU read faster than the GGUF's
-// rows (today Q4_0 in the 8-row layout on AVX2, LK_ROWS8), owned for the model's lifetime. Packing gives
-// the same products bit for bit; the mmapped pages of a packed original are given back to the kernel.
+// rows (Q4_0 and Q8_0 in the 8-row layout on AVX2, LK_ROWS8), owned for the model's lifetime. Packing gives
+// the same products bit for bit. The original is not touched (a model gives its file's pages back with
+// GGUFFile.releasePages).
 import CLeapKernels
 import Glibc
 
@@ -26,7 +27,6 @@ package final class PackedMatrices: @unchecked Sendable {
         }
         buffers.append((dst, w.byteCount))
         byteCount += w.byteCount
-        PackedMatrices.releasePages(w.data, count: w.byteCount)
         var p = w
         p.data = UnsafeRawPointer(dst)
         p.rows8 = true
@@ -38,15 +38,5 @@ package final class PackedMatrices: @unchecked Sendable {
         guard let p = mmap(nil, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), p != MAP_FAILED else { return nil }
         _ = madvise(p, n, MADV_HUGEPAGE)
         return p
-    }
-
-    /// Drops this process's copies of the whole pages in [p, p + count) of a read-only mapping (they are
-    /// read back from the file if touched again), so that a packed matrix is not resident twice.
-    private static func releasePages(_ p: UnsafeRawPointer, count: Int) {
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let start = (Int(bitPattern: p) + page - 1) / page * page
-        let end = (Int(bitPattern: p) + count) / page * page
-        guard end > start, let base = UnsafeMutableRawPointer(bitPattern: start) else { return }
-        _ = madvise(base, end - start, MADV_DONTNEED)
     }
 }

@@ -36,7 +36,7 @@ package final class LanguageModel: @unchecked Sendable {
     package let config: ModelConfig
     let weights: ModelWeights
     /// Copies of the weights in the kernels' faster layouts (`ModelWeights.pack`).
-    let packed: PackedMatrices
+    package let packed: PackedMatrices
     /// Default worker thread count for new contexts.
     package let threads: Int
     /// Steps the contexts of this model that decode at the same moment in one forward pass.
@@ -47,7 +47,7 @@ package final class LanguageModel: @unchecked Sendable {
         self.config = config
         let packed = PackedMatrices()
         var weights = weights
-        weights.pack(into: packed)
+        weights.pack(into: packed, releasing: file)
         self.packed = packed
         self.weights = weights
         self.threads = threads

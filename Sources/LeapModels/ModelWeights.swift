@@ -65,28 +65,33 @@ package struct ModelWeights: @unchecked Sendable {
 
 extension ModelWeights {
     /// Replaces the matrices the kernels read faster in another layout with packed copies held by `store`
-    /// (`PackedMatrices`). The token embedding stays in the mmap (its rows are looked up), and with it a tied
-    /// output; experts stay too (MUL_MAT_ID).
-    mutating func pack(into store: PackedMatrices) {
+    /// (`PackedMatrices`), and gives the file's pages of the originals back. The token embedding stays in the
+    /// mmap (its rows are looked up), and with it a tied output; experts stay too (MUL_MAT_ID).
+    mutating func pack(into store: PackedMatrices, releasing file: GGUFFile) {
+        let packed = { (w: WeightMatrix) -> WeightMatrix in
+            let p = store.packed(w)
+            if p.rows8 { file.releasePages(w.data, count: w.byteCount) }
+            return p
+        }
         let tied = output.data == tokenEmbedding.data
-        if !tied { output = store.packed(output) }
+        if !tied { output = packed(output) }
         for i in layers.indices {
             switch layers[i].mixer {
             case .attention(var a):
-                a.q = store.packed(a.q)
-                a.k = store.packed(a.k)
-                a.v = store.packed(a.v)
-                a.output = store.packed(a.output)
+                a.q = packed(a.q)
+                a.k = packed(a.k)
+                a.v = packed(a.v)
+                a.output = packed(a.output)
                 layers[i].mixer = .attention(a)
             case .shortConv(var c):
-                c.inProj = store.packed(c.inProj)
-                c.outProj = store.packed(c.outProj)
+                c.inProj = packed(c.inProj)
+                c.outProj = packed(c.outProj)
                 layers[i].mixer = .shortConv(c)
             }
             if case .dense(var f) = layers[i].ffn {
-                f.gate = store.packed(f.gate)
-                f.up = store.packed(f.up)
-                f.down = store.packed(f.down)
+                f.gate = packed(f.gate)
+                f.up = packed(f.up)
+                f.down = packed(f.down)
                 layers[i].ffn = .dense(f)
             }
         }

@@ -5,11 +5,11 @@ import LeapKernels
 import LeapTestFiles
 import Testing
 
-private func packedCopy(_ w: [UInt8], rows: Int, cols: Int) -> [UInt8]? {
+private func packedCopy(_ w: [UInt8], _ t: GGMLType = .q4_0, rows: Int, cols: Int) -> [UInt8]? {
     var out = [UInt8](repeating: 0, count: w.count)
     let ok = w.withUnsafeBytes { wp in
         out.withUnsafeMutableBytes { op in
-            lk_rows8_pack(Int32(LK_TYPE_Q4_0), wp.baseAddress!, cols / 32 * 18, Int64(rows), Int64(cols), op.baseAddress!)
+            lk_rows8_pack(Int32(t.rawValue), wp.baseAddress!, t.rowBytes(cols)!, Int64(rows), Int64(cols), op.baseAddress!)
         }
     }
     return ok == 1 ? out : nil
@@ -17,51 +17,53 @@ private func packedCopy(_ w: [UInt8], rows: Int, cols: Int) -> [UInt8]? {
 
 /// Every row read back out of the layout is the original row, byte for byte; the packed bytes are a
 /// permutation of the original ones (same size, same multiset), and other types and shapes are refused.
-@Test func rows8PackingRoundTrips() throws {
+@Test(arguments: [GGMLType.q4_0, .q8_0])
+func rows8PackingRoundTrips(_ t: GGMLType) throws {
     var rng = Rng(81)
-    let rows = 24, cols = 5 * 32, rowBytes = cols / 32 * 18
-    let w = randomWeights(.q4_0, rows: rows, cols: cols, rng: &rng)
-    let p = try #require(packedCopy(w, rows: rows, cols: cols))
+    let rows = 24, cols = 5 * 32, rowBytes = t.rowBytes(cols)!
+    let w = randomWeights(t, rows: rows, cols: cols, rng: &rng)
+    let p = try #require(packedCopy(w, t, rows: rows, cols: cols))
     #expect(p != w && p.sorted() == w.sorted())
     for r in 0..<rows {
         var row = [UInt8](repeating: 0, count: rowBytes)
         p.withUnsafeBytes { pp in
-            row.withUnsafeMutableBytes { lk_rows8_row(Int32(LK_TYPE_Q4_0), pp.baseAddress!, rowBytes, Int64(cols), Int64(r), $0.baseAddress!) }
+            row.withUnsafeMutableBytes { lk_rows8_row(Int32(t.rawValue), pp.baseAddress!, rowBytes, Int64(cols), Int64(r), $0.baseAddress!) }
         }
         #expect(row == Array(w[(r * rowBytes)..<((r + 1) * rowBytes)]), "row \(r)")
     }
-    #expect(packedCopy(Array(w[0..<(12 * rowBytes)]), rows: 12, cols: cols) == nil, "12 rows are not whole groups")
-    var out = [UInt8](repeating: 0, count: 8 * 34)
-    let q8 = [UInt8](repeating: 0, count: 8 * 34)
-    let refused = q8.withUnsafeBytes { wp in out.withUnsafeMutableBytes {
-        lk_rows8_pack(Int32(LK_TYPE_Q8_0), wp.baseAddress!, 34, 8, 32, $0.baseAddress!) } }
+    #expect(packedCopy(Array(w[0..<(12 * rowBytes)]), t, rows: 12, cols: cols) == nil, "12 rows are not whole groups")
+    var out = [UInt8](repeating: 0, count: 8 * 210)
+    let q6 = [UInt8](repeating: 0, count: 8 * 210)
+    let refused = q6.withUnsafeBytes { wp in out.withUnsafeMutableBytes {
+        lk_rows8_pack(Int32(LK_TYPE_Q6_K), wp.baseAddress!, 210, 8, 256, $0.baseAddress!) } }
     #expect(refused == 0 && out.allSatisfy { $0 == 0 })
 }
 
 /// Products from the packed layout equal the row layout's bit for bit at every batch size (the tile kernels
 /// up to 15 tokens, the gemm from 16, row ranges split at multiples of 8 across 2 threads) on every path:
 /// the AVX2 path reads the layout, the others copy rows back out.
-@Test func rows8ProductsEqualTheRowLayoutsOnEveryPath() throws {
+@Test(arguments: [GGMLType.q4_0, .q8_0])
+func rows8ProductsEqualTheRowLayoutsOnEveryPath(_ t: GGMLType) throws {
     let pool = try ThreadPool(threads: 2)
     for (rows, cols) in [(40, 7 * 32), (64, 72 * 32)] {
         var rng = Rng(82 + UInt64(rows))
-        let wBytes = randomWeights(.q4_0, rows: rows, cols: cols, rng: &rng)
-        let pBytes = try #require(packedCopy(wBytes, rows: rows, cols: cols))
+        let wBytes = randomWeights(t, rows: rows, cols: cols, rng: &rng)
+        let pBytes = try #require(packedCopy(wBytes, t, rows: rows, cols: cols))
         let nMax = 33
         let x = randomActivations(nMax * cols, rng: &rng)
         for isa in KernelISA.allCases where isa.isAvailable {
             isa.withThreadSelection {
                 wBytes.withUnsafeBytes { wp in
                     pBytes.withUnsafeBytes { pp in
-                        let w = try! WeightMatrix(type: .q4_0, rows: rows, cols: cols, data: wp.baseAddress!)
-                        var p = try! WeightMatrix(type: .q4_0, rows: rows, cols: cols, data: pp.baseAddress!)
+                        let w = try! WeightMatrix(type: t, rows: rows, cols: cols, data: wp.baseAddress!)
+                        var p = try! WeightMatrix(type: t, rows: rows, cols: cols, data: pp.baseAddress!)
                         p.rows8 = true
                         for n in [1, 2, 3, 4, 5, 8, 15, 16, 17, 33] {
                             var a = [Float](repeating: .nan, count: n * rows), b = a
                             Kernels.matmul(w, x: Array(x[0..<(n * cols)]), y: &a, nTokens: n, pool: pool)
                             Kernels.matmul(p, x: Array(x[0..<(n * cols)]), y: &b, nTokens: n, pool: pool)
                             let same = (0..<(n * rows)).allSatisfy { a[$0].bitPattern == b[$0].bitPattern }
-                            #expect(same, "[\(isa.name)] \(rows)x\(cols), \(n) tokens: packed products differ")
+                            #expect(same, "\(t.name) [\(isa.name)] \(rows)x\(cols), \(n) tokens: packed products differ")
                         }
                         var r1 = [Float](repeating: 0, count: cols), r2 = r1
                         try! Kernels.dequantizeRow(w, row: rows - 3, into: &r1)
@@ -99,22 +101,23 @@ private func packedCopy(_ w: [UInt8], rows: Int, cols: Int) -> [UInt8]? {
     }
 }
 
-/// PackedMatrices packs what this path prefers (Q4_0 on AVX2, whole groups of rows) and nothing else.
+/// PackedMatrices packs what this path prefers (Q4_0 and Q8_0 on AVX2, whole groups of rows) and nothing else.
 @Test func packedMatricesPackOnlyWhatThePathPrefers() throws {
     var rng = Rng(83)
     let w16 = randomWeights(.q4_0, rows: 16, cols: 64, rng: &rng), w12 = randomWeights(.q4_0, rows: 12, cols: 64, rng: &rng)
-    let q8 = randomWeights(.q8_0, rows: 16, cols: 64, rng: &rng)
+    let q8 = randomWeights(.q8_0, rows: 16, cols: 64, rng: &rng), q6 = randomWeights(.q6_K, rows: 16, cols: 256, rng: &rng)
     for isa in KernelISA.allCases where isa.isAvailable {
         isa.withThreadSelection {
             let store = PackedMatrices()
-            w16.withUnsafeBytes { a in w12.withUnsafeBytes { b in q8.withUnsafeBytes { c in
+            w16.withUnsafeBytes { a in w12.withUnsafeBytes { b in q8.withUnsafeBytes { c in q6.withUnsafeBytes { e in
                 let p16 = store.packed(try! WeightMatrix(type: .q4_0, rows: 16, cols: 64, data: a.baseAddress!))
                 let p12 = store.packed(try! WeightMatrix(type: .q4_0, rows: 12, cols: 64, data: b.baseAddress!))
                 let pq8 = store.packed(try! WeightMatrix(type: .q8_0, rows: 16, cols: 64, data: c.baseAddress!))
+                let pq6 = store.packed(try! WeightMatrix(type: .q6_K, rows: 16, cols: 256, data: e.baseAddress!))
                 #expect(p16.rows8 == (isa == .avx2) && p16.rows8 == (p16.data != UnsafeRawPointer(a.baseAddress!)), "[\(isa.name)]")
-                #expect(!p12.rows8 && !pq8.rows8, "[\(isa.name)]")
-                #expect(store.byteCount == (isa == .avx2 ? w16.count : 0))
-            } } }
+                #expect(pq8.rows8 == (isa == .avx2) && !p12.rows8 && !pq6.rows8, "[\(isa.name)]")
+                #expect(store.byteCount == (isa == .avx2 ? w16.count + q8.count : 0))
+            } } } }
         }
     }
 }

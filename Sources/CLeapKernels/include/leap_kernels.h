@@ -15,8 +15,9 @@
  *                  avx2_fewtokens.c  Q4_0, Q5_K, Q6_K × 2..15 tokens (stepped decode), each token in the
  *                                    AVX2 one-token kernel's order; Q4_0's one-token matvec
  *                  avx2_q8_0.c     Q8_0 dot, matvec and 2..15 tokens in the order of avx2_prefill.c's gemm
- *                  (Q4_0 weights packed into the 8-row layout, LK_ROWS8: avx2_fewtokens.c's tile kernels up
- *                  to 15 tokens, llama_order_q4_0.c's gemm from 16, the bits of the row layout)
+ *                  (Q4_0 and Q8_0 weights packed into the 8-row layout, LK_ROWS8: the tile kernels of
+ *                  avx2_fewtokens.c / avx2_q8_0.c up to 15 tokens, the gemm of llama_order_q4_0.c /
+ *                  avx2_prefill.c from 16, the bits of the row layout)
  *   AVX-512        avx512_decode.c   Q6_K row kernels; with VNNI the matvec of Q4_1, Q5_0, Q5_1, Q8_0
  *                  avx512_prefill.c  VNNI gemm of Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, F16, F32; also llama.cpp's
  *                                    repacked Q4_K and tiled Q6_K orders on its tiles
@@ -29,7 +30,7 @@
  *                  llama_order_f16.c   ggml_vec_dot_f16 (AVX2 and AVX-512): one-token F16 attention
  *                  llama_order_bf16.c  BF16 weights (AVX512-BF16)
  *                  llama_order_q4_0.c  Q4_0 on AVX2 and AVX-512 (+VNNI), decode and prefill
- *   layouts        rows8.c  packs Q4_0 into the 8-row layout (LK_ROWS8) and reads rows back out
+ *   layouts        rows8.c  packs Q4_0 and Q8_0 into the 8-row layout (LK_ROWS8) and reads rows back out
  *   other          vision_gemm.c, vision_kernels.c (leap_vision_kernels.h), state_support.c
  *                  (leap_state_kernels.h), pool.c (thread pool and per-thread scratch)
  * Dispatch (dispatch.c, the only file that knows every kernel file): one lk_kernel_table per ISA
@@ -160,9 +161,10 @@ enum {
 /* Flag or'ed onto a layout: the weights are in the 8-row layout of lk_rows8_pack, not row after row. */
 enum { LK_ROWS8 = 0x100 };
 
-/* The 8-row layout (Q4_0 only): rows in groups of 8; block b of group g (rows 8g..8g+7) is 144 bytes at
- * w + 8g·w_row_bytes + 144·b: the 8 rows' f16 scales, then 4 vectors of 32 bytes, vector k holding bytes
- * 4k..4k+3 of each row's 16 quant bytes (row r in bytes 4r..4r+3). A group takes the bytes of its 8 rows,
+/* The 8-row layout (Q4_0 and Q8_0): rows in groups of 8; group g (rows 8g..8g+7) takes the bytes of its rows
+ * at w + 8g·w_row_bytes: for each block b, 4 (Q4_0) or 8 (Q8_0) vectors of 32 bytes at 32·v·b (v vectors a
+ * block), vector k holding bytes 4k..4k+3 of each row's quant bytes (row r in bytes 4r..4r+3); after all
+ * the vectors, the 8 rows' f16 scales of each block (16 bytes a block). A group takes the bytes of its 8 rows,
  * so rows r0.. (r0 a multiple of 8) start at w + r0·w_row_bytes as before. The AVX2 kernels read it without
  * transposing or gathering anything; the products are those of the row layout, bit for bit.
  *
