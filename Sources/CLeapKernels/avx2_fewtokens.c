@@ -59,8 +59,8 @@ INLINE __m256i load256(const void *p) { return _mm256_loadu_si256((const __m256i
 /* ================================ Q4_0 ================================ */
 
 /* NT tokens (row t at x + t·xs, terms at dx/xs8 + t·nb) × 8 rows → y[t·ys + 0..nr). Row layout (PACKED 0):
- * row r at w + o[r], rows past the last repeat it. 8-row layout (PACKED 1, LK_ROWS8): the group's blocks of
- * 144 bytes at w, already in the registers' order (nr = 8). `next`: the bytes to prefetch. */
+ * row r at w + o[r], rows past the last repeat it. 8-row layout (PACKED 1, LK_ROWS8): the group at w, whose
+ * vectors are the q[k] below (nr = 8). `next`: the next group, whose bytes are prefetched. */
 INLINE void q4_0_tile(const uint8_t *w, const int32_t *o, int64_t nb, const uint8_t *x, size_t xs,
                       const float *dx, const int32_t *xs8, float *y, int64_t ys, int nr, const uint8_t *next,
                       const int PACKED, const int NT) {

@@ -170,7 +170,8 @@ INLINE void tile_packed(const uint8_t *w, const int32_t *o, int64_t nb, const ui
 }
 
 /* One token × groups g and g + gh of the 8-row layout (rows 8g.. at w, 8(g + gh).. at w + gh·8·ws): two
- * sequential streams, as matvec_q8_0's row pairs (one stream reads DRAM 20% slower), each group in
+ * sequential streams, as matvec_q8_0's row pairs (with one stream per thread the 1.2B Q8_0 shape decoded at
+ * 21-22 tok/s, with two at 24), each group in
  * tile_tokens' order. */
 INLINE void group_pair_1(const uint8_t *w, size_t gap, int64_t nb, const uint8_t *x, const float *dx, float *y0, float *y1) {
     const __m256i ones = _mm256_set1_epi16(1);

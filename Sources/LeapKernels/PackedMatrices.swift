@@ -21,6 +21,7 @@ package final class PackedMatrices: @unchecked Sendable {
         let type = Int32(w.type.rawValue)
         guard !w.rows8, !w.isExpert, w.rows % 8 == 0, lk_rows8_preferred(type) != 0 else { return w }
         guard let dst = PackedMatrices.allocate(w.byteCount) else { return w }
+        PackedMatrices.populate(w.data, count: w.byteCount)
         guard lk_rows8_pack(type, w.data, w.rowBytes, Int64(w.rows), Int64(w.cols), dst) == 1 else {
             munmap(dst, w.byteCount)
             return w
@@ -31,6 +32,15 @@ package final class PackedMatrices: @unchecked Sendable {
         p.data = UnsafeRawPointer(dst)
         p.rows8 = true
         return p
+    }
+
+    /// Maps the source's pages in one call (MADV_POPULATE_READ, Linux 5.14) instead of one fault per page;
+    /// a kernel without it refuses and the pages fault in as read.
+    private static func populate(_ p: UnsafeRawPointer, count: Int) {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let start = Int(bitPattern: p) / page * page
+        guard let base = UnsafeMutableRawPointer(bitPattern: start) else { return }
+        _ = madvise(base, Int(bitPattern: p) + count - start, 22 /* MADV_POPULATE_READ */)
     }
 
     /// Anonymous pages for a packed copy, in huge pages where the kernel has them (fewer faults to fill).
