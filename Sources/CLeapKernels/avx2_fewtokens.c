@@ -46,6 +46,7 @@
 enum {
     PASS_Q4_0 = 4,   /* tokens per pass: 4 s16 sums + 4 accumulators + the 4 transposed vectors */
     PASS_K = 4,      /* K-quants: 4 integer sums + a chunk's quants and scales (accumulators in scratch) */
+    PAIR_AHEAD = 2048, /* Q4_0, one token in the 8-row layout: bytes prefetched ahead in each of its two streams */
     PREFETCH = 4096, /* K-quants: bytes ahead of the block being read that are prefetched */
 };
 
@@ -114,6 +115,35 @@ INLINE void q4_0_tile_packed(const uint8_t *w, const int32_t *o, int64_t nb, con
     q4_0_tile(w, o, nb, x, xs, dx, xs8, y, ys, nr, next, 1, NT);
 }
 
+/* One token × groups g and g + gh of the 8-row layout (rows 8g.. at w, 8(g + gh).. at w + gap): two
+ * sequential streams per thread, each group in q4_0_tile's order (its bits). */
+INLINE void q4_0_group_pair_1(const uint8_t *w, size_t gap, int64_t nb, const uint8_t *x, const float *dx, const int32_t *xs8,
+                              float *y0, float *y1) {
+    const __m256i m4 = _mm256_set1_epi8(15), ones = _mm256_set1_epi16(1);
+    __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *xb = x + (size_t)b * sizeof(block_q8_0) + 2;
+        for (int j = 0; j < 2; j++) {
+            const uint8_t *grp = w + (size_t)j * gap, *blk = grp + lk_rows8_quants(b, QK / 2);
+            for (int k = 0; k < 2; k++) _mm_prefetch((const char *)blk + PAIR_AHEAD + 64 * k, _MM_HINT_T0);
+            _mm_prefetch((const char *)grp + lk_rows8_scales(nb, b, QK / 2) + PAIR_AHEAD / 8, _MM_HINT_T0);
+            __m256i s16 = _mm256_setzero_si256();
+            for (int i = 0; i < 8; i++) {
+                const int g = (i >> 1) + 4 * (i & 1);
+                const __m256i q = load256(blk + 32 * (g & 3));
+                const __m256i v = g < 4 ? _mm256_and_si256(q, m4) : _mm256_and_si256(_mm256_srli_epi16(q, 4), m4);
+                const __m256i p = _mm256_maddubs_epi16(v, _mm256_set1_epi32(lk_load_i32(xb + 4 * g)));
+                s16 = i ? _mm256_add_epi16(s16, p) : p;
+            }
+            const __m256 d = _mm256_cvtph_ps(load128(grp + lk_rows8_scales(nb, b, QK / 2)));
+            const __m256i isum = _mm256_sub_epi32(_mm256_madd_epi16(s16, ones), _mm256_set1_epi32(xs8[b]));
+            acc[j] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum), _mm256_mul_ps(d, _mm256_set1_ps(dx[b])), acc[j]);
+        }
+    }
+    _mm256_storeu_ps(y0, acc[0]);
+    _mm256_storeu_ps(y1, acc[1]);
+}
+
 /* 1..LK_FEW_MAX_TOKENS tokens in either layout (PACKED: rows in whole groups of 8). */
 INLINE int few_q4_0_layout(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
                            int64_t ys, int64_t row_begin, int64_t row_end, const int PACKED) {
@@ -124,7 +154,16 @@ INLINE int few_q4_0_layout(int64_t cols, const void *vw, size_t ws, const void *
     if (!dx) return 0;
     int32_t *xs8 = (int32_t *)(dx + n_tokens * nb); /* [n_tokens, nb] */
     for (int64_t t = 0; t < n_tokens; t++) lk_q4_0_terms(x + (size_t)t * xs, nb, dx + t * nb, xs8 + t * nb);
-    for (int64_t r0 = row_begin; r0 < row_end; r0 += 8) {
+    int64_t r_first = row_begin;
+    if (PACKED && n_tokens == 1) { /* groups in pairs (g, g + gh); an odd last one goes through the tile below */
+        const int64_t gh = (row_end - row_begin) / 16;
+        for (int64_t i = 0; i < gh; i++) {
+            const int64_t r = row_begin + 8 * i;
+            q4_0_group_pair_1((const uint8_t *)vw + (size_t)r * ws, (size_t)gh * 8 * ws, nb, x, dx, xs8, y + r, y + r + 8 * gh);
+        }
+        r_first = row_begin + 16 * gh;
+    }
+    for (int64_t r0 = r_first; r0 < row_end; r0 += 8) {
         const int nr = row_end - r0 < 8 ? (int)(row_end - r0) : 8;
         const uint8_t *w = (const uint8_t *)vw + (size_t)r0 * ws;
         int32_t o[8];
