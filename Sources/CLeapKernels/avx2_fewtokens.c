@@ -21,7 +21,7 @@
  *         in order while a tile works (as the matvec). Weights packed in the 8-row layout (LK_ROWS8) are
  *         already those transposed vectors, with the 8 scales side by side: no transpose, no scale loads
  *         one by one (4 tokens 9.5 against 12.5 cycles per 256 weights per token, one token 13.4 against
- *         24; the same bits).
+ *         24; the same bits); one token goes over pairs of groups, two streams per thread.
  *   Q5_K  (avx2_kquant.c, q5_block) per output an 8-lane chain acc += float(sumi)·(d·dx) and a
  *         4-lane one accm += float(mins)·(dmin·dx), y = hsum8(acc) − hsum4(accm); sumi the 8 vpmaddubsw
  *         results of the block widened by vpmaddwd with the sub-block scales. Here a 64-element chunk's quants
@@ -185,8 +185,9 @@ static int few_q4_0(int64_t cols, const void *vw, size_t ws, const void *vx, siz
     return few_q4_0_layout(cols, vw, ws, vx, xs, n_tokens, y, ys, row_begin, row_end, 0);
 }
 
-/* The LK_ROWS8 entry: the tile kernel up to LK_FEW_MAX_TOKENS tokens, then the gemm on tiles built from the
- * layout; the same bits as the row layout's few_q4_0, matvec_q4_0 and llama_order_q4_0.c's gemm. */
+/* The LK_ROWS8 entry: one token over group pairs, the tile kernel up to LK_FEW_MAX_TOKENS tokens, then the
+ * gemm on tiles built from the layout; the same bits as the row layout's few_q4_0, matvec_q4_0 and
+ * llama_order_q4_0.c's gemm. */
 static int rows8_q4_0(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
                       int64_t ys, int64_t row_begin, int64_t row_end) {
     if (n_tokens <= LK_FEW_MAX_TOKENS) return few_q4_0_layout(cols, vw, ws, vx, xs, n_tokens, y, ys, row_begin, row_end, 1);

@@ -22,9 +22,10 @@
  *           come without horizontal work, and a block costs each token one product of the scales, one
  *           conversion and one FMA for all 8 rows (the row order costs those per row).
  *   rows8   weights packed in the 8-row layout (LK_ROWS8) are those transposed vectors already, with the
- *           8 scales side by side: the few kernel without transposes for 1..15 tokens (4 tokens 14.3
- *           against 20.6 cycles per 256 weights per token, one token 20.3 against 36.8 for the row pairs),
- *           avx2_prefill.c's gemm on tiles built from the layout from 16. */
+ *           8 scales side by side: the few kernel without transposes for 2..15 tokens (4 tokens 14.3
+ *           against 20.6 cycles per 256 weights per token), one token over pairs of groups (two streams
+ *           per thread, as the row pairs; 20.3 against 36.8 cycles), avx2_prefill.c's gemm on tiles built
+ *           from the layout from 16 tokens. */
 #include "lk_internal.h"
 
 #if defined(__x86_64__)
@@ -122,7 +123,8 @@ static int matvec_q8_0(int64_t n, const void *vw, size_t ws, const void *x, floa
 }
 
 /* NT tokens (row t at x + t·xs, scales dx + t·nb) × 8 rows → y[t·ys + 0..nr). Row layout (PACKED 0): row r
- * at w + o[r]. 8-row layout (PACKED 1, LK_ROWS8): the group at w, whose vectors are those below (nr = 8). `next`: the bytes to prefetch (the next group, in order). */
+ * at w + o[r], the next group prefetched in order from `next`. 8-row layout (PACKED 1, LK_ROWS8): the group
+ * at w, whose vectors are the q[k] below (nr = 8), prefetched PACKED_AHEAD bytes on in its one stream. */
 INLINE void tile_tokens(const uint8_t *w, const int32_t *o, int64_t nb, const uint8_t *x, size_t xs, const float *dx,
                         float *y, int64_t ys, int nr, const uint8_t *next, const int PACKED, const int NT) {
     const __m256i ones = _mm256_set1_epi16(1);
@@ -130,7 +132,7 @@ INLINE void tile_tokens(const uint8_t *w, const int32_t *o, int64_t nb, const ui
     for (int t = 0; t < NT; t++) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
         const size_t ob = (size_t)b * sizeof(block_q8_0);
-        if (PACKED) /* one stream: the bytes PACKED_AHEAD on (the next group's when near the end of this one) */
+        if (PACKED) /* past the group's last vectors: its scales, then the next group */
             for (int k = 0; k < 4; k++) _mm_prefetch((const char *)w + lk_rows8_quants(b, QK) + PACKED_AHEAD + 64 * k, _MM_HINT_T0);
         else
             for (int k = 0; k < 5; k++) _mm_prefetch((const char *)next + 8 * ob + 64 * k, _MM_HINT_T0);
@@ -169,10 +171,9 @@ INLINE void tile_packed(const uint8_t *w, const int32_t *o, int64_t nb, const ui
     tile_tokens(w, o, nb, x, xs, dx, y, ys, nr, next, 1, NT);
 }
 
-/* One token × groups g and g + gh of the 8-row layout (rows 8g.. at w, 8(g + gh).. at w + gh·8·ws): two
- * sequential streams, as matvec_q8_0's row pairs (with one stream per thread the 1.2B Q8_0 shape decoded at
- * 21-22 tok/s, with two at 24), each group in
- * tile_tokens' order. */
+/* One token × groups g and g + gh of the 8-row layout (rows 8g.. at w, 8(g + gh).. at w + gap), each in
+ * tile_tokens' order: two sequential streams per thread, as matvec_q8_0's row pairs (with one stream the
+ * 1.2B Q8_0 shape decoded at 21-22 tok/s, with two at 24). */
 INLINE void group_pair_1(const uint8_t *w, size_t gap, int64_t nb, const uint8_t *x, const float *dx, float *y0, float *y1) {
     const __m256i ones = _mm256_set1_epi16(1);
     __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
@@ -237,8 +238,8 @@ static int few_q8_0(int64_t cols, const void *vw, size_t ws, const void *vx, siz
     return few_q8_0_layout(cols, vw, ws, vx, xs, n_tokens, y, ys, row_begin, row_end, 0);
 }
 
-/* The LK_ROWS8 entry: the tile kernel up to LK_FEW_MAX_TOKENS tokens (one token too: the same bits as the
- * row pairs of matvec_q8_0), then the gemm on tiles built from the layout. */
+/* The LK_ROWS8 entry: one token over group pairs, the tile kernel up to LK_FEW_MAX_TOKENS tokens, then the
+ * gemm on tiles built from the layout; every path the bits of the row layout's kernels. */
 static int rows8_q8_0(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
                       int64_t ys, int64_t row_begin, int64_t row_end) {
     if (n_tokens <= LK_FEW_MAX_TOKENS) return few_q8_0_layout(cols, vw, ws, vx, xs, n_tokens, y, ys, row_begin, row_end, 1);
