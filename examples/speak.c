@@ -2,8 +2,11 @@
  * or given) for a spoken answer and writes the audio to a WAV file while the text streams.
  *
  *   speak MODEL.gguf OUT.wav [--vocoder V.gguf --tokenizer T.gguf] [--prompt TEXT] [--system TEXT] [--max-tokens N]
+ *         [--seed N]
  *
- * The system prompt chooses the mode as Liquid's runner does; the default asks for interleaved text and audio. */
+ * The system prompt chooses the mode as Liquid's runner does; the default asks for interleaved text and audio.
+ * Text is greedy, but audio frames are sampled (the runner's temperature and top-k) and fed back, so the text
+ * after the first frames depends on the draws: --seed makes a run repeatable. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,7 +57,7 @@ int main(int argc, char **argv) {
     leap_generation_callbacks cb;
 
     if (argc < 3) {
-        fprintf(stderr, "usage: %s MODEL.gguf OUT.wav [--vocoder V.gguf --tokenizer T.gguf] [--prompt TEXT] [--system TEXT] [--max-tokens N]\n", argv[0]);
+        fprintf(stderr, "usage: %s MODEL.gguf OUT.wav [--vocoder V.gguf --tokenizer T.gguf] [--prompt TEXT] [--system TEXT] [--max-tokens N] [--seed N]\n", argv[0]);
         return 2;
     }
     leap_model_params_init(&mp, sizeof mp);
@@ -67,6 +70,10 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--prompt") == 0) prompt = argv[i + 1];
         else if (strcmp(argv[i], "--system") == 0) system = argv[i + 1];
         else if (strcmp(argv[i], "--max-tokens") == 0) opts.max_tokens = atoi(argv[i + 1]);
+        else if (strcmp(argv[i], "--seed") == 0) {
+            opts.use_rng_seed = 1;
+            opts.rng_seed = strtoull(argv[i + 1], NULL, 10);
+        }
     }
     if (leap_model_load(argv[1], &mp, &model) != LEAP_OK || leap_model_has_audio_output(model, &speaks) != LEAP_OK) goto fail;
     if (!speaks) {
