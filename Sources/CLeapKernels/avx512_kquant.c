@@ -17,6 +17,9 @@
  *         per block. Q4_K/Q5_K activations are reordered once per call so that a 64-byte
  *         load of the quants (low nibbles of two chunks, then high ones) meets its activations directly.
  *         Rows are consecutive in memory: each thread reads one sequential stream.
+ * few     Q4_K / Q5_K × 2..LK_FEW_MAX_TOKENS: the matvec's blocks, each unpacked once and applied to up to
+ *         K4_PASS tokens with the matvec's operations per (row, token), so a token stepped with others gets
+ *         bit for bit what it gets alone.
  * gemm    16-row tiles unpacked once per token chunk into bytes and transposed so that s32 lane r of
  *         vector g holds quants 4g..4g+3 of row r, with d·sc per sub-block as float vectors; then per pass
  *         NT tokens: each tile vector feeds NT vpdpbusd (4 activation bytes broadcast), one float FMA per
@@ -44,6 +47,7 @@ enum {
     MIN_K4 = 2,         /* gemm from this many tokens for Q4_K / Q5_K (below: the matvec); from 2 tokens it is
                            faster than the row kernels (1.3x at 2-3 tokens) */
     MIN_Q6 = 4,         /* Q6_K: the row kernels are faster at 2-3 tokens */
+    K4_PASS = 4,        /* few tokens: tokens per pass over a pair of Q4_K / Q5_K rows */
 };
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), apply_to = function)
@@ -52,17 +56,17 @@ INLINE float h2f(uint16_t h) { return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si1
 
 /* ================================ matvec (decode) ================================ */
 
-/* Q4_K / Q5_K activations of one block in the order of the quants' 64-byte loads: for k = 0, 1 the low
- * nibbles of qs[64k..64k+63] are elements [128k, +32) and [128k + 64, +32), the high ones [128k + 32, +32)
- * and [128k + 96, +32); bs: lanes 8..15 the 32-element sums negated (sub-block j in lane 8 + j), lanes 0..7
- * zero. */
+/* Q4_K / Q5_K activations of one token in the order of the quants' 64-byte loads, block i at q + 256·i,
+ * bs + 16·i, d[i]: for k = 0, 1 the low nibbles of qs[64k..64k+63] are elements [128k, +32) and
+ * [128k + 64, +32), the high ones [128k + 32, +32) and [128k + 96, +32); bs: lanes 8..15 the 32-element sums
+ * negated (sub-block j in lane 8 + j), lanes 0..7 zero. q and bs are 64-byte aligned. */
 typedef struct {
-    _Alignas(64) int8_t q[KQ_MAX_BLOCKS][QK_K];
-    _Alignas(64) int32_t bs[KQ_MAX_BLOCKS][16];
-    float d[KQ_MAX_BLOCKS];
+    int8_t *q;   /* [nb][256] */
+    int32_t *bs; /* [nb][16] */
+    float *d;    /* [nb] */
 } k4_activations;
 
-INLINE void k4_reorder(const block_q8_K *x, int64_t nb, k4_activations *a) {
+INLINE void k4_reorder(const block_q8_K *x, int64_t nb, k4_activations a) {
     for (int64_t i = 0; i < nb; i++) {
         const int8_t *q = x[i].qs;
         for (int k = 0; k < 2; k++) {
@@ -70,14 +74,14 @@ INLINE void k4_reorder(const block_q8_K *x, int64_t nb, k4_activations *a) {
             const __m256i e1 = _mm256_loadu_si256((const __m256i *)(q + 128 * k + 32));
             const __m256i e2 = _mm256_loadu_si256((const __m256i *)(q + 128 * k + 64));
             const __m256i e3 = _mm256_loadu_si256((const __m256i *)(q + 128 * k + 96));
-            _mm512_store_si512((void *)(a->q[i] + 128 * k), _mm512_inserti64x4(_mm512_castsi256_si512(e0), e2, 1));
-            _mm512_store_si512((void *)(a->q[i] + 128 * k + 64), _mm512_inserti64x4(_mm512_castsi256_si512(e1), e3, 1));
+            _mm512_store_si512((void *)(a.q + QK_K * i + 128 * k), _mm512_inserti64x4(_mm512_castsi256_si512(e0), e2, 1));
+            _mm512_store_si512((void *)(a.q + QK_K * i + 128 * k + 64), _mm512_inserti64x4(_mm512_castsi256_si512(e1), e3, 1));
         }
         for (int j = 0; j < 8; j++) {
-            a->bs[i][j] = 0;
-            a->bs[i][8 + j] = -(x[i].bsums[2 * j] + x[i].bsums[2 * j + 1]);
+            a.bs[16 * i + j] = 0;
+            a.bs[16 * i + 8 + j] = -(x[i].bsums[2 * j] + x[i].bsums[2 * j + 1]);
         }
-        a->d[i] = x[i].d;
+        a.d[i] = x[i].d;
     }
 }
 
@@ -94,15 +98,20 @@ static const int32_t q6_idx[4][16] __attribute__((aligned(64))) = {
 #undef E8
 #undef E4
 
-/* One Q4_K (q5 = 0) or Q5_K block against its reordered activations: acc += dx·(d·S − dmin·M) over the
- * lanes. The products of 4 (|.| <= 4·31·128 < 2^15) are packed to s16 pairs (vpackssdw, exact), so one
- * vpdpwssd by the (sc, sc) pairs scales 128 of them; S (reduced to 8 lanes) and −M then share one FMA. */
-INLINE __m512 k4_block(const uint8_t *blk, const int q5, const int8_t *xq, const int32_t *bs, float dx, __m512 acc) {
+/* One Q4_K (q5 = 0) or Q5_K block unpacked once for all the tokens it meets: the quants as bytes in the
+ * activations' order (lo, hi of k = 0, then of k = 1), the (sc, sc) pairs spread for each k, the scales and
+ * mins as s32 lanes (0-7 sc_j, 8-15 m_j) and (d, dmin). */
+typedef struct {
+    __m512i q[4], sc[2], scm;
+    __m128 dm;
+} k4_unpacked;
+
+INLINE k4_unpacked k4_unpack(const uint8_t *blk, const int q5) {
     const __m512i m4 = _mm512_set1_epi8(15);
-    const __m512i scm = _mm512_cvtepu8_epi32(lk_k4_scales_mins(blk + 4)); /* lanes 0-7 sc_j, 8-15 m_j */
-    const __m512i sc2 = _mm512_or_si512(scm, _mm512_slli_epi32(scm, 16)); /* lanes 0-7: s16 pairs (sc_j, sc_j) */
+    k4_unpacked u;
+    u.scm = _mm512_cvtepu8_epi32(lk_k4_scales_mins(blk + 4));
+    const __m512i sc2 = _mm512_or_si512(u.scm, _mm512_slli_epi32(u.scm, 16)); /* lanes 0-7: s16 pairs (sc_j, sc_j) */
     const uint8_t *qs = blk + (q5 ? 48 : 16);
-    __m512i sumi = _mm512_setzero_si512();
     __m512i qh = _mm512_setzero_si512();
     if (q5) qh = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(blk + 16)));
     for (int k = 0; k < 2; k++) {
@@ -114,43 +123,104 @@ INLINE __m512 k4_block(const uint8_t *blk, const int q5, const int8_t *xq, const
             lo = _mm512_mask_add_epi8(lo, _mm512_test_epi8_mask(qh, blo), lo, _mm512_set1_epi8(16));
             hi = _mm512_mask_add_epi8(hi, _mm512_test_epi8_mask(qh, bhi), hi, _mm512_set1_epi8(16));
         }
-        const __m512i plo = _mm512_dpbusd_epi32(_mm512_setzero_si512(), lo, _mm512_load_si512((const void *)(xq + 128 * k)));
-        const __m512i phi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), hi, _mm512_load_si512((const void *)(xq + 128 * k + 64)));
-        sumi = _mm512_dpwssd_epi32(sumi, _mm512_packs_epi32(plo, phi), _mm512_permutexvar_epi32(_mm512_load_si512((const void *)k4_pair_idx[k]), sc2));
+        u.q[2 * k] = lo, u.q[2 * k + 1] = hi;
+        u.sc[k] = _mm512_permutexvar_epi32(_mm512_load_si512((const void *)k4_pair_idx[k]), sc2);
+    }
+    u.dm = _mm_cvtph_ps(_mm_cvtsi32_si128(lk_load_i32(blk)));
+    return u;
+}
+
+/* One unpacked block against one token's reordered block: acc += dx·(d·S − dmin·M) over the lanes. The
+ * products of 4 (|.| <= 4·31·128 < 2^15) are packed to s16 pairs (vpackssdw, exact), so one vpdpwssd by the
+ * (sc, sc) pairs scales 128 of them; S (reduced to 8 lanes) and −M then share one FMA. */
+INLINE __m512 k4_token(const k4_unpacked *u, const int8_t *xq, const int32_t *bs, float dx, __m512 acc) {
+    __m512i sumi = _mm512_setzero_si512();
+    for (int k = 0; k < 2; k++) {
+        const __m512i plo = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u->q[2 * k], _mm512_load_si512((const void *)(xq + 128 * k)));
+        const __m512i phi = _mm512_dpbusd_epi32(_mm512_setzero_si512(), u->q[2 * k + 1], _mm512_load_si512((const void *)(xq + 128 * k + 64)));
+        sumi = _mm512_dpwssd_epi32(sumi, _mm512_packs_epi32(plo, phi), u->sc[k]);
     }
     const __m256i s8 = _mm256_add_epi32(_mm512_castsi512_si256(sumi), _mm512_extracti64x4_epi64(sumi, 1));
-    const __m512i v = _mm512_add_epi32(_mm512_madd_epi16(scm, _mm512_load_si512((const void *)bs)), _mm512_zextsi256_si512(s8)); /* S | −m_j·bsum_j */
-    const __m128 dm = _mm_mul_ps(_mm_cvtph_ps(_mm_cvtsi32_si128(lk_load_i32(blk))), _mm_set1_ps(dx)); /* d·dx, dmin·dx */
+    const __m512i v = _mm512_add_epi32(_mm512_madd_epi16(u->scm, _mm512_load_si512((const void *)bs)), _mm512_zextsi256_si512(s8)); /* S | −m_j·bsum_j */
+    const __m128 dm = _mm_mul_ps(u->dm, _mm_set1_ps(dx)); /* d·dx, dmin·dx */
     const __m512 f = _mm512_permutexvar_ps(_mm512_load_si512((const void *)k4_dm_idx), _mm512_castps128_ps512(dm));
     return _mm512_fmadd_ps(_mm512_cvtepi32_ps(v), f, acc);
+}
+
+/* NR (1, 2) consecutive rows from w0 × NT tokens (token t's activations at t·nb blocks from a) → y[t·ys + r].
+ * Each (row, token) goes through the same operations whatever NR and NT are, so a token multiplied with others
+ * gets bit for bit what it gets alone. ahead > 0: prefetch that far ahead of the rows (the first pass over
+ * them; later passes find them in L1). */
+INLINE void k4_rows(const int q5, const uint8_t *w0, size_t ws, int64_t nb, const int NR, k4_activations a, size_t ahead,
+                    float *y, int64_t ys, const int NT) {
+    const size_t bb = q5 ? sizeof(block_q5_K) : sizeof(block_q4_K);
+    __m512 acc[2][K4_PASS];
+    for (int r = 0; r < NR; r++)
+        for (int t = 0; t < NT; t++) acc[r][t] = _mm512_setzero_ps();
+    for (int64_t i = 0; i < nb; i++) {
+        for (int r = 0; r < NR; r++) {
+            const uint8_t *blk = w0 + (size_t)r * ws + (size_t)i * bb;
+            if (ahead) lk_prefetch_block(blk, ahead, bb);
+            const k4_unpacked u = k4_unpack(blk, q5);
+            for (int t = 0; t < NT; t++) {
+                const int64_t b = (int64_t)t * nb + i;
+                acc[r][t] = k4_token(&u, a.q + QK_K * b, a.bs + 16 * b, a.d[b], acc[r][t]);
+            }
+        }
+    }
+    for (int r = 0; r < NR; r++)
+        for (int t = 0; t < NT; t++) y[t * ys + r] = _mm512_reduce_add_ps(acc[r][t]);
 }
 
 INLINE int k4_matvec(const int q5, int64_t n, const void *vw, size_t ws, const void *vx, float *y, int64_t nrows) {
     const int64_t nb = n / QK_K;
     if (nb > KQ_MAX_BLOCKS) return 0;
-    k4_activations a;
-    k4_reorder(vx, nb, &a);
-    const size_t bb = q5 ? sizeof(block_q5_K) : sizeof(block_q4_K);
+    _Alignas(64) int8_t q[KQ_MAX_BLOCKS * QK_K];
+    _Alignas(64) int32_t bs[KQ_MAX_BLOCKS * 16];
+    float d[KQ_MAX_BLOCKS];
+    const k4_activations a = {q, bs, d};
+    k4_reorder(vx, nb, a);
     const uint8_t *w = vw;
     const size_t ahead = lk_pair_prefetch_distance(ws, PREFETCH);
     int64_t r = 0;
-    for (; r + 2 <= nrows; r += 2) {
-        const uint8_t *w0 = w + (size_t)r * ws, *w1 = w0 + ws;
-        __m512 acc0 = _mm512_setzero_ps(), acc1 = _mm512_setzero_ps();
-        for (int64_t i = 0; i < nb; i++) {
-            lk_prefetch_block(w0 + (size_t)i * bb, ahead, bb);
-            lk_prefetch_block(w1 + (size_t)i * bb, ahead, bb);
-            acc0 = k4_block(w0 + (size_t)i * bb, q5, a.q[i], a.bs[i], a.d[i], acc0);
-            acc1 = k4_block(w1 + (size_t)i * bb, q5, a.q[i], a.bs[i], a.d[i], acc1);
-        }
-        y[r] = _mm512_reduce_add_ps(acc0);
-        y[r + 1] = _mm512_reduce_add_ps(acc1);
+    for (; r + 2 <= nrows; r += 2) k4_rows(q5, w + (size_t)r * ws, ws, nb, 2, a, ahead, y + r, 0, 1);
+    if (r < nrows) k4_rows(q5, w + (size_t)r * ws, ws, nb, 1, a, 0, y + r, 0, 1);
+    return 1;
+}
+
+/* 2..LK_FEW_MAX_TOKENS tokens: rows in pairs, each pair read once from memory per call and applied to the
+ * tokens in passes of K4_PASS. The reordered activations (324 bytes per token and block) live in the thread's
+ * scratch; 0 when it cannot grow. */
+INLINE int k4_few(const int q5, int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens,
+                  float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
+    const int64_t nb = cols / QK_K;
+    const size_t nq = (size_t)n_tokens * (size_t)nb;
+    uint8_t *s = lk_scratch(nq * (QK_K + 16 * sizeof(int32_t) + sizeof(float)));
+    if (!s) return 0;
+    const k4_activations all = {(int8_t *)s, (int32_t *)(s + nq * QK_K), (float *)(s + nq * (QK_K + 16 * sizeof(int32_t)))};
+    for (int64_t t = 0; t < n_tokens; t++) {
+        const k4_activations at = {all.q + (size_t)t * nb * QK_K, all.bs + (size_t)t * nb * 16, all.d + t * nb};
+        k4_reorder((const block_q8_K *)((const uint8_t *)vx + (size_t)t * xs), nb, at);
     }
-    for (; r < nrows; r++) {
-        const uint8_t *w0 = w + (size_t)r * ws;
-        __m512 acc0 = _mm512_setzero_ps();
-        for (int64_t i = 0; i < nb; i++) acc0 = k4_block(w0 + (size_t)i * bb, q5, a.q[i], a.bs[i], a.d[i], acc0);
-        y[r] = _mm512_reduce_add_ps(acc0);
+    const uint8_t *w = vw;
+    const size_t ahead = lk_pair_prefetch_distance(ws, PREFETCH);
+    for (int64_t r = row_begin; r < row_end; r += 2) {
+        const int nr = row_end - r >= 2 ? 2 : 1;
+        for (int64_t t0 = 0; t0 < n_tokens; t0 += K4_PASS) {
+            const int nt = n_tokens - t0 < K4_PASS ? (int)(n_tokens - t0) : K4_PASS;
+            const k4_activations at = {all.q + (size_t)t0 * nb * QK_K, all.bs + (size_t)t0 * nb * 16, all.d + t0 * nb};
+            const size_t pf = t0 == 0 && nr == 2 ? ahead : 0;
+            float *yt = y + t0 * ys + r;
+#define K4_ROWS(NT)                                                                                           \
+    (nr == 2 ? k4_rows(q5, w + (size_t)r * ws, ws, nb, 2, at, pf, yt, ys, NT) : k4_rows(q5, w + (size_t)r * ws, ws, nb, 1, at, pf, yt, ys, NT))
+            switch (nt) {
+            case 1: K4_ROWS(1); break;
+            case 2: K4_ROWS(2); break;
+            case 3: K4_ROWS(3); break;
+            default: K4_ROWS(4); break;
+            }
+#undef K4_ROWS
+        }
     }
     return 1;
 }
@@ -212,6 +282,14 @@ static int matvec_q4_K(int64_t n, const void *vw, size_t ws, const void *x, floa
 }
 static int matvec_q5_K(int64_t n, const void *vw, size_t ws, const void *x, float *y, int64_t nrows) {
     return k4_matvec(1, n, vw, ws, x, y, nrows);
+}
+static int few_q4_K(int64_t cols, const void *w, size_t ws, const void *x, size_t xs, int64_t n_tokens, float *y,
+                    int64_t ys, int64_t row_begin, int64_t row_end) {
+    return k4_few(0, cols, w, ws, x, xs, n_tokens, y, ys, row_begin, row_end);
+}
+static int few_q5_K(int64_t cols, const void *w, size_t ws, const void *x, size_t xs, int64_t n_tokens, float *y,
+                    int64_t ys, int64_t row_begin, int64_t row_end) {
+    return k4_few(1, cols, w, ws, x, xs, n_tokens, y, ys, row_begin, row_end);
 }
 
 /* ================================ gemm (prefill) ================================ */
@@ -417,6 +495,8 @@ void lk_fill_kquant_vnni(lk_kernel_table *t) {
     t->matvec[LK_TYPE_Q4_K] = matvec_q4_K;
     t->matvec[LK_TYPE_Q5_K] = matvec_q5_K;
     t->matvec[LK_TYPE_Q6_K] = matvec_q6_K;
+    t->few_tokens[LK_TYPE_Q4_K] = few_q4_K;
+    t->few_tokens[LK_TYPE_Q5_K] = few_q5_K;
     t->gemm[LK_TYPE_Q4_K] = gemm_q4_K;
     t->gemm[LK_TYPE_Q5_K] = gemm_q5_K;
     t->gemm[LK_TYPE_Q6_K] = gemm_q6_K;

@@ -74,7 +74,7 @@ void lk_fill_scalar(lk_kernel_table *t);      /* scalar.c */
 void lk_fill_avx2_decode(lk_kernel_table *t); /* avx2_decode.c */
 void lk_fill_avx512_decode(lk_kernel_table *t, int use_vnni); /* avx512_decode.c; use_vnni: the CPU has VNNI and this table uses it */
 void lk_fill_avx512_prefill(lk_kernel_table *t);   /* avx512_prefill.c, VNNI only */
-void lk_fill_kquant_vnni(lk_kernel_table *t);   /* VNNI only: Q4_K, Q5_K, Q6_K matvec + gemm (avx512_kquant.c) */
+void lk_fill_kquant_vnni(lk_kernel_table *t);   /* VNNI only: Q4_K, Q5_K, Q6_K matvec + gemm, Q4_K, Q5_K × 2..15 tokens (avx512_kquant.c) */
 void lk_fill_kquant_avx2(lk_kernel_table *t);   /* AVX2 table: Q4_K, Q5_K, Q6_K matvec + gemm (avx2_kquant.c) */
 void lk_fill_avx512_fewtokens(lk_kernel_table *t); /* VNNI only: Q4_0, Q8_0, Q6_K × 2..15 tokens (avx512_fewtokens.c) */
 void lk_fill_avx2_fewtokens(lk_kernel_table *t);   /* AVX2 table only: Q4_0, Q5_K, Q6_K × 2..15 tokens, Q4_0 × 1 (avx2_fewtokens.c) */
@@ -93,6 +93,9 @@ int lk_gemm_q4_0_rows8_avx2(int64_t cols, const void *w, size_t w_row_bytes, con
                             int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin, int64_t row_end);
 int lk_gemm_q8_0_rows8_avx2(int64_t cols, const void *w, size_t w_row_bytes, const void *x, size_t x_row_bytes,
                             int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin, int64_t row_end);
+/* AVX-512 VNNI prefill of Q4_0 on 16-row gemm tiles built from the LK_ROWS8 layout (llama_order_q4_0.c) */
+int lk_gemm_q4_0_rows8_avx512(int64_t cols, const void *w, size_t w_row_bytes, const void *x, size_t x_row_bytes,
+                              int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin, int64_t row_end);
 void lk_fill_neon(lk_kernel_table *t); /* neon.c */
 void lk_fill_llama_order_avx2(lk_kernel_table *t); /* llama_order_avx2.c */
 void lk_fill_llama_order_avx512(lk_kernel_table *t); /* avx512_prefill.c (its tiles in llama.cpp's orders), VNNI only */

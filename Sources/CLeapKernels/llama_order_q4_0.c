@@ -338,6 +338,35 @@ INLINE void tile_16_tokens(const uint8_t *tile, int64_t nb, const uint8_t *x, si
 
 GEMM_Q4_0(gemm_q4_0_vnni, 16, build_tile, tile_16_tokens, NT16, matvec_q4_0_vnni)
 
+/* The 16-row tile from weights in the LK_ROWS8 layout (w: the first of two groups; a tile of 8 rows reads
+ * its one group twice, the second half unused): lanes 0-7 of each vector are the first group's, 8-15 the
+ * second's, as the layout holds them; no gathers. */
+INLINE void build_tile_rows8_16(const uint8_t *w, size_t ws, int64_t nb, int nr, uint8_t *tile, const int TR) {
+    (void)TR;
+    const uint8_t *w1 = nr > 8 ? w + 8 * ws : w;
+    const __m512i m4 = _mm512_set1_epi8(15);
+    for (int64_t b = 0; b < nb; b++) {
+        const size_t oq = lk_rows8_quants(b, QK / 2), os = lk_rows8_scales(nb, b, QK / 2);
+        uint8_t *t = tile + b * 36 * 16;
+        for (int k = 0; k < 4; k++) {
+            const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(w + oq + 32 * k))),
+                                                 _mm256_loadu_si256((const __m256i *)(w1 + oq + 32 * k)), 1);
+            _mm512_store_si512((void *)(t + 64 * k), _mm512_and_si512(q, m4));
+            _mm512_store_si512((void *)(t + 64 * (k + 4)), _mm512_and_si512(_mm512_srli_epi16(q, 4), m4));
+        }
+        const __m256i h = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(w + os))),
+                                                  _mm_loadu_si128((const __m128i *)(w1 + os)), 1);
+        _mm512_store_ps((float *)(t + 512), _mm512_cvtph_ps(h));
+    }
+}
+
+GEMM_Q4_0(gemm_q4_0_vnni_rows8, 16, build_tile_rows8_16, tile_16_tokens, NT16, no_matvec)
+
+int lk_gemm_q4_0_rows8_avx512(int64_t cols, const void *w, size_t ws, const void *x, size_t xs, int64_t n_tokens, float *y,
+                              int64_t ys, int64_t row_begin, int64_t row_end) {
+    return gemm_q4_0_vnni_rows8(cols, w, ws, x, xs, n_tokens, y, ys, row_begin, row_end);
+}
+
 #pragma clang attribute pop
 
 /* Q4_0 entries of an x86 table: AVX2 kernels for level LK_ISA_AVX2 (also AVX-512 without VNNI), the VNNI

@@ -93,6 +93,9 @@ package enum KernelISA: Int32, CaseIterable, Sendable {
     /// The CPU has AVX512-BF16's dot product (VDPBF16PS): the AVX-512 paths then multiply BF16 weights in
     /// llama.cpp's order (llama_order_bf16.c).
     package static var cpuHasBF16DotProduct: Bool { lk_cpu_features() & UInt32(LK_CPU_AVX512BF16) != 0 }
+    /// The CPU has AVX512-VNNI (vpdpbusd): the AVX-512 path then has its integer kernels, and packs Q4_0
+    /// matrices into the 8-row layout as the AVX2 path does.
+    package static var cpuHasVNNI: Bool { lk_cpu_features() & UInt32(LK_CPU_AVX512VNNI) != 0 }
     /// This path multiplies Q4_K and Q6_K weights in llama.cpp's per-tensor orders (llama_order_avx2.c):
     /// AVX-512 without VNNI. AVX2 and AVX-512 VNNI have faster Q4_K / Q5_K / Q6_K kernels of their own order
     /// (avx2_kquant.c, avx512_kquant.c); the scalar and NEON paths keep the row kernels' order.

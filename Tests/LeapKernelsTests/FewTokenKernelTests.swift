@@ -1,5 +1,5 @@
-// The kernels for 2-15 tokens (AVX-512 VNNI, avx512_fewtokens.c: Q4_0, Q8_0, Q6_K; AVX2,
-// avx2_fewtokens.c: Q4_0, Q8_0, Q4_K, Q5_K, Q6_K) keep each token's one-token order on their path: every output
+// The kernels for 2-15 tokens (AVX-512 VNNI, avx512_fewtokens.c: Q4_0, Q8_0, Q6_K, and avx512_kquant.c: Q4_K,
+// Q5_K; AVX2, avx2_fewtokens.c: Q4_0, Q8_0, Q4_K, Q5_K, Q6_K) keep each token's one-token order on their path: every output
 // of a call with n tokens equals that token multiplied alone on the same path, bit for bit, and the float64
 // product of the dequantized operands to rounding; for every n, partial 8- and 16-row tiles, row counts that
 // leave a tail, row ranges that start off a tile, odd block counts, and second and later passes (5+ / 9+ tokens).
@@ -57,6 +57,8 @@ private struct FewTokenCase {
 private let vnniShapes: [(GGMLType, Int, Int)] = [
     (.q4_0, 37, 7 * 32), (.q4_0, 50, 65 * 32), (.q4_0, 16, 64 * 32), (.q4_0, 9, 32),
     (.q8_0, 37, 7 * 32), (.q8_0, 50, 65 * 32), (.q8_0, 3, 64 * 32), (.q8_0, 9, 32),
+    (.q4_K, 37, 3 * 256), (.q4_K, 50, 8 * 256), (.q4_K, 1, 256),
+    (.q5_K, 37, 3 * 256), (.q5_K, 50, 8 * 256), (.q5_K, 1, 256),
     (.q6_K, 37, 3 * 256), (.q6_K, 50, 8 * 256), (.q6_K, 1, 256),
 ]
 private let avx2Shapes: [(GGMLType, Int, Int)] = [

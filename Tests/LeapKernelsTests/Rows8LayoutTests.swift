@@ -76,17 +76,20 @@ func rows8ProductsEqualTheRowLayoutsOnEveryPath(_ t: GGMLType) throws {
     }
 }
 
-/// Packed, the llama.cpp goldens of q4_0MatmulMatchesLlamaCppRepackedKernels still hold on AVX2.
-@Test func rows8MatchesLlamaCppRepackedKernels() throws {
+/// Packed, the llama.cpp goldens of q4_0MatmulMatchesLlamaCppRepackedKernels still hold on AVX2 and AVX-512
+/// (the paths that read the layout: 16-row tiles and gemm on AVX-512 VNNI, 8-row ones on AVX2).
+@Test(arguments: [KernelISA.avx2, .avx512])
+func rows8MatchesLlamaCppRepackedKernels(_ isa: KernelISA) throws {
     try #require(KernelISA.avx2.isAvailable)
+    guard isa.isAvailable else { return }
     let w = try #require(readBytes(kernelFixtures + "/q4_0_mm_w.bin"))
     let x = try #require(readBytes(kernelFixtures + "/q4_0_mm_x.bin"))
     let want = try #require(readFloats(kernelFixtures + "/q4_0_mm_y.f32"))
     let rows = 24, cols = 352, nTokens = 6, wRow = cols / 32 * 18, xRow = cols / 32 * 34
     let p = try #require(packedCopy(w, rows: rows, cols: cols))
-    for (n, first, begin, end) in [(nTokens, 0, 0, rows), (1, 4, 0, rows), (1, 5, 8, 16), (3, 1, 8, 24), (2, 4, 0, 24)] {
+    for (n, first, begin, end) in [(nTokens, 0, 0, rows), (1, 4, 0, rows), (1, 5, 8, 16), (3, 1, 8, 24), (2, 4, 0, 24), (1, 0, 0, 8)] {
         var y = [Float](repeating: .nan, count: n * rows)
-        KernelISA.avx2.withThreadSelection {
+        isa.withThreadSelection {
             p.withUnsafeBytes { wp in
                 x.withUnsafeBytes { xp in
                     lk_matmul_tensor(Int32(LK_TYPE_Q4_0), Int32(LK_LLAMA_REPACKED) | Int32(LK_ROWS8), wp.baseAddress!, wRow, Int64(cols),
@@ -96,12 +99,13 @@ func rows8ProductsEqualTheRowLayoutsOnEveryPath(_ t: GGMLType) throws {
         }
         for t in 0..<n {
             let bad = (begin..<end).filter { y[t * rows + $0].bitPattern != want[(first + t) * rows + $0].bitPattern }
-            #expect(bad.isEmpty, "token \(first + t) of a \(n)-token call, rows \(begin)..<\(end): rows \(bad) differ from llama.cpp")
+            #expect(bad.isEmpty, "[\(isa.name)] token \(first + t) of a \(n)-token call, rows \(begin)..<\(end): rows \(bad) differ from llama.cpp")
         }
     }
 }
 
-/// PackedMatrices packs what this path prefers (Q4_0 and Q8_0 on AVX2, whole groups of rows) and nothing else.
+/// PackedMatrices packs what this path prefers (whole groups of rows: Q4_0 on AVX2 and AVX-512 VNNI, Q8_0 on
+/// AVX2) and nothing else.
 @Test func packedMatricesPackOnlyWhatThePathPrefers() throws {
     var rng = Rng(83)
     let w16 = randomWeights(.q4_0, rows: 16, cols: 64, rng: &rng), w12 = randomWeights(.q4_0, rows: 12, cols: 64, rng: &rng)
@@ -114,9 +118,10 @@ func rows8ProductsEqualTheRowLayoutsOnEveryPath(_ t: GGMLType) throws {
                 let p12 = store.packed(try! WeightMatrix(type: .q4_0, rows: 12, cols: 64, data: b.baseAddress!))
                 let pq8 = store.packed(try! WeightMatrix(type: .q8_0, rows: 16, cols: 64, data: c.baseAddress!))
                 let pq6 = store.packed(try! WeightMatrix(type: .q6_K, rows: 16, cols: 256, data: e.baseAddress!))
-                #expect(p16.rows8 == (isa == .avx2) && p16.rows8 == (p16.data != UnsafeRawPointer(a.baseAddress!)), "[\(isa.name)]")
+                let q4Packs = isa == .avx2 || (isa == .avx512 && KernelISA.cpuHasVNNI)
+                #expect(p16.rows8 == q4Packs && p16.rows8 == (p16.data != UnsafeRawPointer(a.baseAddress!)), "[\(isa.name)]")
                 #expect(pq8.rows8 == (isa == .avx2) && !p12.rows8 && !pq6.rows8, "[\(isa.name)]")
-                #expect(store.byteCount == (isa == .avx2 ? w16.count + q8.count : 0))
+                #expect(store.byteCount == (q4Packs ? w16.count : 0) + (isa == .avx2 ? q8.count : 0))
             } } } }
         }
     }

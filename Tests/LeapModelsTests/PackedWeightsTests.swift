@@ -1,4 +1,4 @@
-// Models whose Q4_0 / Q8_0 matrices are packed at load (the 8-row layout, on AVX2): the same logits as the
+// Models whose Q4_0 / Q8_0 matrices are packed at load (the 8-row layout): the same logits as the
 // row layout, loaded from a file or from memory, once or twice from the same GGUFFile.
 import Glibc
 import LeapCore
@@ -14,14 +14,15 @@ private func promptLogits(_ model: LanguageModel) throws -> [Float] {
     return Array(try ctx.logits())
 }
 
-@Test(arguments: ["lfm2-tiny-q4_0-16l", "lfm2-tiny-q8_0"])
-func packedModelsGiveTheRowLayoutsLogits(_ name: String) throws {
+/// On each path that packs the file's type (Q4_0: AVX2 and AVX-512 VNNI; Q8_0: AVX2).
+@Test(arguments: [("lfm2-tiny-q4_0-16l", KernelISA.avx2), ("lfm2-tiny-q4_0-16l", .avx512), ("lfm2-tiny-q8_0", .avx2)])
+func packedModelsGiveTheRowLayoutsLogits(_ name: String, _ isa: KernelISA) throws {
     let path = modelFixturesDir + "/\(name).gguf"
-    try #require(KernelISA.avx2.isAvailable)
-    // Loaded on the scalar path nothing is packed; run on AVX2 it is the row layout's products.
+    guard isa.isAvailable, isa != .avx512 || KernelISA.cpuHasVNNI else { return }
+    // Loaded on the scalar path nothing is packed; run on this path it is the row layout's products.
     let plain = try #require(KernelISA.scalar.withThreadSelection { try LanguageModel.load(path: path, threads: 1) })
-    let rowLayout = try #require(try KernelISA.avx2.withThreadSelection { try promptLogits(plain) })
-    try KernelISA.avx2.withThreadSelection {
+    let rowLayout = try #require(try isa.withThreadSelection { try promptLogits(plain) })
+    try isa.withThreadSelection {
         let fromFile = try LanguageModel.load(path: path, threads: 1)
         #expect(fromFile.packed.byteCount > 0, "\(name): nothing packed")
         #expect(try promptLogits(fromFile) == rowLayout, "\(name): packed logits differ (mapped file)")
