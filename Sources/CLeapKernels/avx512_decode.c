@@ -6,7 +6,8 @@
  * kernels (ggml's order); Q4_0 is in llama_order_q4_0.c; with AVX512-VNNI the prefill gemm kernels come from
  * avx512_prefill.c.
  *
- * VNNI matrix × vector for Q4_1, Q5_0, Q5_1 and Q8_0 (Q4_0: llama_order_q4_0.c): the whole row range of one
+ * VNNI matrix × vector for Q4_1, Q5_0 and Q5_1 (Q4_0: llama_order_q4_0.c; Q8_0 in avx2_q8_0.c's order, from
+ * there and avx512_fewtokens.c): the whole row range of one
  * lk_matmul call, in ggml's summation order (below), so a token decoded here gives bit for bit the logits of
  * the same token in a batched prefill. */
 #include "lk_internal.h"
@@ -167,33 +168,26 @@ INLINE __m512i lane_offsets(__m512i y, int offset) {
     return _mm512_sub_epi32(_mm512_setzero_si512(), _mm512_dpbusd_epi32(_mm512_setzero_si512(), _mm512_set1_epi8((char)offset), y));
 }
 
-/* ---------------- Q4_1, Q5_0, Q5_1, Q8_0: ggml's summation order ----------------
+/* ---------------- Q4_1, Q5_0, Q5_1: ggml's summation order ----------------
  * ggml's vec_dot (and llamafile's tinyBLAS_Q0_AVX, and our AVX2 kernels) sum each output as one 8-lane float
  * chain over the blocks in order: lane g += (dw·dx) · (Σ of the 4 byte products of group g of the block),
  * then hsum_ps (4 + 4, 2 + 2, 1 + 1); Q4_1/Q5_1 add Σ m·s, a fused scalar chain over the blocks. Here one
  * zmm carries the chains of two rows, so that every output keeps exactly that order while each vpdpbusd does
  * 64 byte products:
  *   Q4/Q5 weights of rows a, b unpack to [lo_a, lo_b, hi_a, hi_b] (16 bytes each; lo = elements 0-15) against
- *   the activation [lo, lo, hi, hi]: s32 lanes 0-3 and 8-11 are row a's groups 0-7, lanes 4-7 and 12-15 b's;
- *   Q8_0 weights load as [a, b] against [x, x]: lanes 0-7 row a, 8-15 row b.
- * Offsets (Q5_0: q − 16, Q8_0: u = w + 128) go through −offset·Σx per lane, computed once per block for all
+ *   the activation [lo, lo, hi, hi]: s32 lanes 0-3 and 8-11 are row a's groups 0-7, lanes 4-7 and 12-15 b's.
+ * Offsets (Q5_0: q − 16) go through −offset·Σx per lane, computed once per block for all
  * rows: every s32 lane holds exactly ggml's integer. Scales of the four rows of a step take one vcvtph2ps. */
 enum { MV_MAX_BLOCKS = 512 }; /* 16384 columns; wider falls back to the AVX2 row kernels (same results) */
 
 typedef struct { float dx, s; } mv_scales; /* activation block: d and (Q8_1) s = d·Σqs, as floats */
 
-INLINE int seq_q4_order(int type) { return type != LK_TYPE_Q8_0; }
 INLINE size_t seq_wbytes(int type) {
-    return type == LK_TYPE_Q4_1 ? sizeof(block_q4_1) : type == LK_TYPE_Q5_0 ? sizeof(block_q5_0)
-         : type == LK_TYPE_Q5_1 ? sizeof(block_q5_1) : sizeof(block_q8_0);
+    return type == LK_TYPE_Q4_1 ? sizeof(block_q4_1) : type == LK_TYPE_Q5_0 ? sizeof(block_q5_0) : sizeof(block_q5_1);
 }
 
 /* Blocks a, b (rows a and b) → 64 unsigned bytes in the layout above. */
 INLINE __m512i seq_weights(int type, const uint8_t *a, const uint8_t *b) {
-    if (type == LK_TYPE_Q8_0)
-        return _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(a + 2))),
-                                                   _mm256_loadu_si256((const __m256i *)(b + 2)), 1),
-                                _mm512_set1_epi8((char)0x80));
     const size_t qs = type == LK_TYPE_Q4_1 ? 4 : type == LK_TYPE_Q5_0 ? 6 : 8;
     const __m256i t = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(a + qs))),
                                               _mm_loadu_si128((const __m128i *)(b + qs)), 1);
@@ -212,21 +206,19 @@ INLINE void seq_rows(int type, const uint8_t *const *w, int64_t nb, const uint8_
                      const int NP) {
     const size_t wb = seq_wbytes(type), xb = lk_has_min(type) ? sizeof(block_q8_1) : sizeof(block_q8_0);
     const size_t xq = lk_has_min(type) ? 4 : 2;
-    const int q4 = seq_q4_order(type), off = vnni_weight_offset(type), hm = lk_has_min(type);
+    const int off = vnni_weight_offset(type), hm = lk_has_min(type);
     const int NR = 2 * NP;
     /* vpermps indices taking rows 2p, 2p+1's scale (lane r, or 2r with the mins interleaved) to their lanes */
     __m512i idx[2];
     for (int p = 0; p < NP; p++) {
         const int a = hm ? 4 * p : 2 * p, b = hm ? a + 2 : a + 1;
-        idx[p] = q4 ? _mm512_setr_epi32(a, a, a, a, b, b, b, b, a, a, a, a, b, b, b, b)
-                    : _mm512_setr_epi32(a, a, a, a, a, a, a, a, b, b, b, b, b, b, b, b);
+        idx[p] = _mm512_setr_epi32(a, a, a, a, b, b, b, b, a, a, a, a, b, b, b, b);
     }
     __m512 acc[2] = {_mm512_setzero_ps(), _mm512_setzero_ps()};
     __m256 summ = _mm256_setzero_ps(); /* Q4_1/Q5_1: m·s chains in the odd lanes */
     for (int64_t i = 0; i < nb; i++) {
         const __m256i xv = _mm256_loadu_si256((const __m256i *)(x + (size_t)i * xb + xq));
-        const __m512i y = q4 ? _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 1, 0, 1, 2, 3, 2, 3), _mm512_castsi256_si512(xv))
-                             : _mm512_broadcast_i64x4(xv);
+        const __m512i y = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 1, 0, 1, 2, 3, 2, 3), _mm512_castsi256_si512(xv));
         const __m512i init = off ? lane_offsets(y, off) : _mm512_setzero_si512();
         const uint8_t *b[4];
         for (int r = 0; r < NR; r++) b[r] = w[r] + (size_t)i * wb;
@@ -252,7 +244,7 @@ INLINE void seq_rows(int type, const uint8_t *const *w, int64_t nb, const uint8_
     for (int p = 0; p < NP; p++) {
         /* hsum_ps of both rows at once: r = groups 0-3 + groups 4-7 per row (128-bit halves a | b), then
          * r0 + r2, r1 + r3, then their sum */
-        const __m512 v = q4 ? acc[p] : _mm512_shuffle_f32x4(acc[p], acc[p], _MM_SHUFFLE(3, 1, 2, 0));
+        const __m512 v = acc[p];
         __m256 r = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
         r = _mm256_add_ps(r, _mm256_permute_ps(r, _MM_SHUFFLE(1, 0, 3, 2)));
         r = _mm256_add_ps(r, _mm256_movehdup_ps(r));
@@ -299,7 +291,6 @@ INLINE int seq_matvec(int type, int64_t n, const void *vw, size_t ws, const void
 SEQ_MATVEC(matvec_q4_1, LK_TYPE_Q4_1)
 SEQ_MATVEC(matvec_q5_0, LK_TYPE_Q5_0)
 SEQ_MATVEC(matvec_q5_1, LK_TYPE_Q5_1)
-SEQ_MATVEC(matvec_q8_0, LK_TYPE_Q8_0)
 #undef SEQ_MATVEC
 
 #pragma clang attribute pop
@@ -309,7 +300,6 @@ void lk_fill_avx512_decode(lk_kernel_table *t, int use_vnni) {
         t->matvec[LK_TYPE_Q4_1] = matvec_q4_1;
         t->matvec[LK_TYPE_Q5_0] = matvec_q5_0;
         t->matvec[LK_TYPE_Q5_1] = matvec_q5_1;
-        t->matvec[LK_TYPE_Q8_0] = matvec_q8_0;
     }
     /* Q4_K/Q5_K stay on the AVX2 kernels: a 512-bit Q4_K was ~15% slower on this (double-pumped
      * AVX-512) CPU because of the extra lane shuffles, so it was dropped. */

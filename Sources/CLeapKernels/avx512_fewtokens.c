@@ -33,6 +33,7 @@
 
 enum {
     PASS = 8,          /* tokens per pass over the weights */
+    Q8_CHUNK = 64,     /* Q8_0 in the 8-row layout: tokens whose activations are kept in L2 across the tiles */
     PREFETCH = 4096,   /* Q6_K: bytes ahead of the row being read that are prefetched (as its matvec) */
 };
 
@@ -172,79 +173,76 @@ static int rows8_q4_0(int64_t cols, const void *vw, size_t ws, const void *vx, s
 
 /* ================================ Q8_0 ================================ */
 
-/* Per token and block, as the one-token kernel's: the lane offsets −128·Σ of each 4 activation bytes (the
- * same 8 for both halves of [x, x]) and dx. */
-INLINE void q8_0_terms(const uint8_t *x, int64_t nb, int32_t *off, float *dx) {
+/* Per token and block: dx and −128·Σx (the weights enter vpdpbusd as w + 128, unsigned). */
+INLINE void q8_0_terms(const uint8_t *x, int64_t nb, float *dx, int32_t *off) {
     for (int64_t b = 0; b < nb; b++) {
         const uint8_t *blk = x + (size_t)b * sizeof(block_q8_0);
-        const __m256i s = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8((char)128), _mm256_loadu_si256((const __m256i *)(blk + 2)));
-        _mm256_storeu_si256((__m256i *)(off + 8 * b), _mm256_sub_epi32(_mm256_setzero_si256(), s));
         dx[b] = h2f(lk_load_u16(blk));
+        off[b] = -128 * hsum_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(1), _mm256_loadu_si256((const __m256i *)(blk + 2))));
     }
 }
 
-/* Rows w[0..4) (two pairs) × NT tokens (row t at x + t·xs, terms at off/dx + t·nb blocks) → s[t·4 + r]. */
-INLINE void q8_0_rows4(const uint8_t *const *w, int64_t nb, const uint8_t *x, size_t xs, const int32_t *off, const float *dx,
-                       float *s, const int NT) {
-    const __m512i idx0 = _mm512_setr_epi32(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1);
-    const __m512i idx1 = _mm512_setr_epi32(2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3);
-    __m512 acc[PASS][2];
-    for (int t = 0; t < NT; t++) acc[t][0] = acc[t][1] = _mm512_setzero_ps();
-    for (int64_t i = 0; i < nb; i++) {
-        const size_t ob = (size_t)i * sizeof(block_q8_0);
-        __m512i u[2];
-        for (int p = 0; p < 2; p++)
-            u[p] = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(w[2 * p] + ob + 2))),
-                                                       _mm256_loadu_si256((const __m256i *)(w[2 * p + 1] + ob + 2)), 1),
-                                    _mm512_set1_epi8((char)0x80));
-        const uint64_t h = (uint64_t)lk_load_u16(w[0] + ob) | (uint64_t)lk_load_u16(w[1] + ob) << 16 | (uint64_t)lk_load_u16(w[2] + ob) << 32 |
-                           (uint64_t)lk_load_u16(w[3] + ob) << 48;
-        /* the rows' scales spread over their lanes once; × dx per token gives the one-token kernel's dw·dx */
-        const __m512 dw = _mm512_castps128_ps512(_mm_cvtph_ps(_mm_cvtsi64_si128((long long)h)));
-        const __m512 dw0 = _mm512_permutexvar_ps(idx0, dw), dw1 = _mm512_permutexvar_ps(idx1, dw);
+/* NT tokens (row t at x + t·xs, terms at dx/off + t·nb) × the 16 rows of groups g0 and g1 of the 8-row layout
+ * (g1 = g0 for an 8-row tile) → y[t·ys + 0..nr). Lane r: row r's block sum isum_b, exact, then
+ * acc = fma(dw·dx, float(isum_b), acc) as avx2_q8_0.c. `next`, next1: the next tile's groups, prefetched. */
+INLINE void q8_0_tile(const uint8_t *g0, const uint8_t *g1, int64_t nb, const uint8_t *x, size_t xs, const float *dx,
+                      const int32_t *off, float *y, int64_t ys, int nr, const uint8_t *next, const uint8_t *next1, const int NT) {
+    const __m512i bias = _mm512_set1_epi8((char)0x80);
+    __m512 acc[PASS];
+    for (int t = 0; t < NT; t++) acc[t] = _mm512_setzero_ps();
+    for (int64_t b = 0; b < nb; b++) {
+        const size_t oq = lk_rows8_quants(b, QK), os = lk_rows8_scales(nb, b, QK);
+        for (int k = 0; k < 4; k++) {
+            _mm_prefetch((const char *)next + oq + 64 * k, _MM_HINT_T0);
+            _mm_prefetch((const char *)next1 + oq + 64 * k, _MM_HINT_T0);
+        }
+        if (b % 4 == 0) { /* 4 blocks' scales per cache line */
+            _mm_prefetch((const char *)next + os, _MM_HINT_T0);
+            _mm_prefetch((const char *)next1 + os, _MM_HINT_T0);
+        }
+        __m512i u[8]; /* lane r of u[k]: bytes 4k..4k+3 of row r, + 128 */
+        for (int k = 0; k < 8; k++)
+            u[k] = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(g0 + oq + 32 * k))),
+                                                       _mm256_loadu_si256((const __m256i *)(g1 + oq + 32 * k)), 1), bias);
+        const __m512 d = _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(load128(g0 + os)), load128(g1 + os), 1));
         for (int t = 0; t < NT; t++) {
-            const __m512i y = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(x + (size_t)t * xs + ob + 2)));
-            const __m512i o = _mm512_broadcast_i64x4(_mm256_loadu_si256((const __m256i *)(off + 8 * (t * nb + i))));
-            const __m512 dxv = _mm512_set1_ps(dx[t * nb + i]);
-            acc[t][0] = _mm512_fmadd_ps(_mm512_mul_ps(dw0, dxv), _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(o, u[0], y)), acc[t][0]);
-            acc[t][1] = _mm512_fmadd_ps(_mm512_mul_ps(dw1, dxv), _mm512_cvtepi32_ps(_mm512_dpbusd_epi32(o, u[1], y)), acc[t][1]);
+            const uint8_t *xq = x + (size_t)t * xs + (size_t)b * sizeof(block_q8_0) + 2;
+            __m512i is0 = _mm512_set1_epi32(off[t * nb + b]), is1 = _mm512_setzero_si512();
+            for (int k = 0; k < 8; k += 2) {
+                is0 = _mm512_dpbusd_epi32(is0, u[k], _mm512_set1_epi32(lk_load_i32(xq + 4 * k)));
+                is1 = _mm512_dpbusd_epi32(is1, u[k + 1], _mm512_set1_epi32(lk_load_i32(xq + 4 * k + 4)));
+            }
+            acc[t] = _mm512_fmadd_ps(_mm512_mul_ps(d, _mm512_set1_ps(dx[t * nb + b])), _mm512_cvtepi32_ps(_mm512_add_epi32(is0, is1)), acc[t]);
         }
     }
-    for (int t = 0; t < NT; t++) {
-        for (int p = 0; p < 2; p++) { /* hsum_ps of both rows' halves, as the one-token kernel */
-            const __m512 v = _mm512_shuffle_f32x4(acc[t][p], acc[t][p], _MM_SHUFFLE(3, 1, 2, 0));
-            __m256 r = _mm256_add_ps(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));
-            r = _mm256_add_ps(r, _mm256_permute_ps(r, _MM_SHUFFLE(1, 0, 3, 2)));
-            r = _mm256_add_ps(r, _mm256_movehdup_ps(r));
-            float hs[8];
-            _mm256_storeu_ps(hs, r);
-            s[t * 4 + 2 * p] = hs[0];
-            s[t * 4 + 2 * p + 1] = hs[4];
-        }
-    }
+    for (int t = 0; t < NT; t++) _mm512_mask_storeu_ps(y + t * ys, (__mmask16)((1u << nr) - 1), acc[t]);
 }
 
-static int few_q8_0(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
-                    int64_t ys, int64_t row_begin, int64_t row_end) {
+/* The LK_ROWS8 entry, every token count: chunks of Q8_CHUNK tokens (their terms in the thread's scratch, their
+ * activations in L2), each over the 16-row tiles in passes of PASS tokens, a tile staying in L1/L2 from one
+ * pass to the next. No gemm tile to build: the layout's vectors are the tiles. Same bits as avx2_q8_0.c's
+ * kernels (AVX2 table, and this table's row layout). */
+static int rows8_q8_0(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
+                      int64_t ys, int64_t row_begin, int64_t row_end) {
     const int64_t nb = cols / QK;
-    if (n_tokens > LK_FEW_MAX_TOKENS) return 0;
-    const uint8_t *x = vx, *wb = (const uint8_t *)vw + (size_t)row_begin * ws;
-    int32_t *off = lk_scratch((size_t)n_tokens * (size_t)nb * (8 * sizeof(int32_t) + sizeof(float)));
-    if (!off) return 0;
-    float *dx = (float *)(off + 8 * n_tokens * nb);
-    for (int64_t t = 0; t < n_tokens; t++) q8_0_terms(x + (size_t)t * xs, nb, off + 8 * t * nb, dx + t * nb);
-    /* quarters [0,q), [q,2q), [2q,3q), [3q,4q) in lockstep, then the leftover rows (the last one repeated) */
-    const int64_t nrows = row_end - row_begin, q = nrows / 4;
-    for (int64_t i = 0; i < q + (nrows - 4 * q + 3) / 4; i++) {
-        int64_t r[4];
-        for (int j = 0; j < 4; j++) r[j] = i < q ? i + j * q : 4 * q + 4 * (i - q) + j < nrows ? 4 * q + 4 * (i - q) + j : nrows - 1;
-        const uint8_t *w[4] = {wb + (size_t)r[0] * ws, wb + (size_t)r[1] * ws, wb + (size_t)r[2] * ws, wb + (size_t)r[3] * ws};
-        for (int64_t t0 = 0; t0 < n_tokens; t0 += PASS) {
-            const int nt = n_tokens - t0 < PASS ? (int)(n_tokens - t0) : PASS;
-            float s[PASS * 4];
-            LK_PASS8(nt, q8_0_rows4, w, nb, x + (size_t)t0 * xs, xs, off + 8 * t0 * nb, dx + t0 * nb, s)
-            for (int t = 0; t < nt; t++)
-                for (int j = 0; j < 4; j++) y[(t0 + t) * ys + row_begin + r[j]] = s[t * 4 + j];
+    const int64_t chunk = n_tokens < Q8_CHUNK ? n_tokens : Q8_CHUNK;
+    const uint8_t *x = vx;
+    float *dx = lk_scratch((size_t)chunk * (size_t)nb * (sizeof(float) + sizeof(int32_t)));
+    if (!dx) return 0;
+    int32_t *off = (int32_t *)(dx + chunk * nb);
+    for (int64_t c0 = 0; c0 < n_tokens; c0 += chunk) {
+        const int64_t nc = n_tokens - c0 < chunk ? n_tokens - c0 : chunk;
+        const uint8_t *xc = x + (size_t)c0 * xs;
+        for (int64_t t = 0; t < nc; t++) q8_0_terms(xc + (size_t)t * xs, nb, dx + t * nb, off + t * nb);
+        for (int64_t r0 = row_begin; r0 < row_end; r0 += 16) {
+            const int nr = row_end - r0 < 16 ? (int)(row_end - r0) : 16;
+            const uint8_t *g0 = (const uint8_t *)vw + (size_t)r0 * ws, *g1 = nr > 8 ? g0 + 8 * ws : g0;
+            const uint8_t *next = g0 + 16 * ws, *next1 = next + 8 * ws;
+            for (int64_t t0 = 0; t0 < nc; t0 += PASS) {
+                const int nt = nc - t0 < PASS ? (int)(nc - t0) : PASS;
+                LK_PASS8(nt, q8_0_tile, g0, g1, nb, xc + (size_t)t0 * xs, xs, dx + t0 * nb, off + t0 * nb,
+                              y + (c0 + t0) * ys + r0, ys, nr, next, next1)
+            }
         }
     }
     return 1;
@@ -316,7 +314,7 @@ static int few_q6_K(int64_t cols, const void *vw, size_t ws, const void *vx, siz
 void lk_fill_avx512_fewtokens(lk_kernel_table *t) {
     t->few_tokens[LK_TYPE_Q4_0] = few_q4_0;
     t->rows8[LK_TYPE_Q4_0] = rows8_q4_0;
-    t->few_tokens[LK_TYPE_Q8_0] = few_q8_0;
+    t->rows8[LK_TYPE_Q8_0] = rows8_q8_0;
     t->few_tokens[LK_TYPE_Q6_K] = few_q6_K;
 }
 

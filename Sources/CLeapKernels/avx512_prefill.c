@@ -1,4 +1,5 @@
-/* AVX-512 VNNI matrix × matrix (prefill) for Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, F16 and F32 (Q4_0: llama_order_q4_0.c): one
+/* AVX-512 VNNI matrix × matrix (prefill) for Q4_1, Q5_0, Q5_1, Q4_K, F16 and F32 (Q4_0: llama_order_q4_0.c; Q8_0: avx2_q8_0.c's
+ * order, avx512_fewtokens.c): one
  * lk_matmul call with many tokens, bit for bit equal to the one-token path (so batched prefill and decode
  * agree exactly), plus llama.cpp's batch-dependent orders for Q4_K (repacked) and Q6_K (tiled, from 16
  * tokens; below, the row kernel, which folds the scales into vpmaddwd and unpacks once per 4 tokens).
@@ -18,10 +19,10 @@
  * 32-block types and Q4_K), applies the same float operations in the same order, and adds the lane
  * accumulators in the reduction tree of the row kernels (see reduce8).
  *
- *   Q4_1, Q5_0, Q5_1, Q8_0 (ggml's order, = the AVX2 row kernels and avx512_decode.c): lane g
+ *   Q4_1, Q5_0, Q5_1 (ggml's order, = the AVX2 row kernels and avx512_decode.c): lane g
  *     (group g of every block) is one chain over the blocks in order, acc_g += (dw·dx) · (Σ q·x − offset·Σx
  *     over the group), result hsum_ps (reduce8) + the fused chain Σ m·s (Q4_1/Q5_1); see tile32_seq_tokens.
- *     Weights become u = q (Q4/Q5, Q5_0 with offset 16 through the activations) or q + 128 (Q8_0).
+ *     Weights become u = q (Q5_0 with offset 16 through the activations).
  *   Q4_K (avx2_decode.c): lane j of chunk c (64 weights): sc_2c·(lo nibbles 4j..4j+3 · x) +
  *     sc_2c+1·(hi nibbles · x), summed over the 4 chunks; acc_j += (d·dx)·sumi_j per super-block and
  *     accm += (dmin·dx)·Σ m·bsums, result hsum(acc) − accm.
@@ -77,8 +78,6 @@ enum { B32_W = 0, B32_D = 512, B32_M = 576, B32_STRIDE = 640 };
 
 /* One weight block → 32 unsigned bytes in element order. */
 INLINE __m256i unpack32(int type, const uint8_t *blk) {
-    if (type == LK_TYPE_Q8_0)
-        return _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)((const block_q8_0 *)blk)->qs), _mm256_set1_epi8((char)0x80));
     const uint8_t *qs = type == LK_TYPE_Q4_1 ? ((const block_q4_1 *)blk)->qs
                       : type == LK_TYPE_Q5_0 ? ((const block_q5_0 *)blk)->qs
                                              : ((const block_q5_1 *)blk)->qs;
@@ -114,7 +113,7 @@ INLINE void build_tile32(int type, const uint8_t *w, size_t wrb, int64_t nb, int
     }
 }
 
-/* Per token and block: dx (the activation scale as float) and, for Q8_0 activations, −offset · Σx over each
+/* Per token and block: dx (the activation scale as float) and, for Q8_0 activations (Q5_0), −offset · Σx over each
  * 4-byte group (the starting integer accumulators). */
 INLINE void prep_terms32(int type, const uint8_t *x, size_t xrb, int64_t nt, int64_t nb, float *dx, int32_t *neg) {
     const size_t xb = lk_has_min(type) ? sizeof(block_q8_1) : sizeof(block_q8_0);
@@ -129,7 +128,7 @@ INLINE void prep_terms32(int type, const uint8_t *x, size_t xrb, int64_t nt, int
         }
 }
 
-/* Q4_1, Q5_0, Q5_1, Q8_0 in ggml's order (vec_dot, llamafile's tinyBLAS_Q0_AVX, our AVX2 kernels): lane g
+/* Q4_1, Q5_0, Q5_1 in ggml's order (vec_dot, llamafile's tinyBLAS_Q0_AVX, our AVX2 kernels): lane g
  * (group g, bytes 4g..4g+3 of every block) is one float chain over the blocks in order, acc_g += (dw·dx) ·
  * sumi_g; the result is hsum_ps of the 8 lanes (reduce8) plus the fused chain Σ m·s (Q4_1/Q5_1). One pass
  * over the blocks: the 8 lane accumulators of NTS tokens fit in the registers. */
@@ -511,7 +510,6 @@ INLINE int gemm_float(int type, int64_t cols, const void *w, size_t wrb, const v
 LK_GEMM_ENTRY(gemm_q4_1, gemm32, LK_TYPE_Q4_1)
 LK_GEMM_ENTRY(gemm_q5_0, gemm32, LK_TYPE_Q5_0)
 LK_GEMM_ENTRY(gemm_q5_1, gemm32, LK_TYPE_Q5_1)
-LK_GEMM_ENTRY(gemm_q8_0, gemm32, LK_TYPE_Q8_0)
 
 static int gemm_q4_K(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens, float *y,
                      int64_t ys, int64_t row_begin, int64_t row_end) {
@@ -550,7 +548,6 @@ void lk_fill_avx512_prefill(lk_kernel_table *t) {
     t->gemm[LK_TYPE_Q4_1] = gemm_q4_1;
     t->gemm[LK_TYPE_Q5_0] = gemm_q5_0;
     t->gemm[LK_TYPE_Q5_1] = gemm_q5_1;
-    t->gemm[LK_TYPE_Q8_0] = gemm_q8_0;
     t->gemm[LK_TYPE_Q4_K] = gemm_q4_K;
     t->gemm[LK_TYPE_F16] = gemm_f16;
     t->gemm[LK_TYPE_F32] = gemm_f32;

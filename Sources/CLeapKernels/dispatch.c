@@ -12,6 +12,15 @@ static atomic_int current_isa = -1;
 static atomic_int tables_ready = 0;
 static _Thread_local int thread_isa = -1;
 
+/* Every entry of one type, from another table. */
+static void copy_type(lk_kernel_table *dst, const lk_kernel_table *src, int type) {
+    dst->dot[type] = src->dot[type], dst->dot2[type] = src->dot2[type], dst->dot4[type] = src->dot4[type];
+    dst->matvec[type] = src->matvec[type], dst->gemm[type] = src->gemm[type], dst->few_tokens[type] = src->few_tokens[type];
+    dst->repack[type] = src->repack[type], dst->any_tokens[type] = src->any_tokens[type];
+    dst->repack_id[type] = src->repack_id[type], dst->tiled[type] = src->tiled[type], dst->rows8[type] = src->rows8[type];
+    dst->gemm_min_tokens[type] = src->gemm_min_tokens[type];
+}
+
 static void build_tables(void) {
     lk_fill_scalar(&tables[LK_ISA_SCALAR]);
     tables[LK_ISA_AVX2] = tables[LK_ISA_SCALAR];
@@ -52,7 +61,12 @@ static void build_tables(void) {
     if (lk_isa_available(LK_ISA_AVX512)) {
         lk_fill_q4_0(&tables[LK_ISA_AVX512_NOVNNI], 0);
         lk_fill_q4_0(&tables[LK_ISA_AVX512], (lk_cpu_features() & LK_CPU_AVX512VNNI) != 0);
-        if (lk_cpu_features() & LK_CPU_AVX512VNNI) lk_fill_avx512_fewtokens(&tables[LK_ISA_AVX512]);
+        if (lk_cpu_features() & LK_CPU_AVX512VNNI) {
+            /* Q8_0 in avx2_q8_0.c's order: the row layout's kernels are the AVX2 table's, the 8-row layout's
+             * (16-row VNNI tiles, every token count) give the same bits */
+            copy_type(&tables[LK_ISA_AVX512], &tables[LK_ISA_AVX2], LK_TYPE_Q8_0);
+            lk_fill_avx512_fewtokens(&tables[LK_ISA_AVX512]);
+        }
     }
 }
 

@@ -111,8 +111,9 @@ package enum KernelISA: Int32, CaseIterable, Sendable {
     package var kQuantsInOwnOrder: Bool { self == .avx2 || (self == .avx512 && !kQuantsInLlamaOrder) }
     /// The Q8_0 kernels of this path sum in an order of their own at every batch size (avx2_q8_0.c and
     /// avx2_prefill.c's gemm: one exact integer sum per block, one FMA by the scale product), not llama.cpp's
-    /// (ggml_vec_dot_q8_0_q8_0's 8 float lanes per block): AVX2.
-    package var q8_0InOwnOrder: Bool { self == .avx2 }
+    /// (ggml_vec_dot_q8_0_q8_0's 8 float lanes per block): AVX2, and AVX-512 with VNNI (the AVX2 row kernels
+    /// and, in the 8-row layout, 16-row VNNI tiles of the same bits).
+    package var q8_0InOwnOrder: Bool { self == .avx2 || (self == .avx512 && Self.cpuHasVNNI) }
 
     /// Forces this path process-wide; returns false (and changes nothing) if the CPU lacks it.
     @discardableResult

@@ -104,8 +104,8 @@ func rows8MatchesLlamaCppRepackedKernels(_ isa: KernelISA) throws {
     }
 }
 
-/// PackedMatrices packs what this path prefers (whole groups of rows: Q4_0 on AVX2 and AVX-512 VNNI, Q8_0 on
-/// AVX2) and nothing else.
+/// PackedMatrices packs what this path prefers (whole groups of rows: Q4_0 and Q8_0 on AVX2 and AVX-512 VNNI)
+/// and nothing else.
 @Test func packedMatricesPackOnlyWhatThePathPrefers() throws {
     var rng = Rng(83)
     let w16 = randomWeights(.q4_0, rows: 16, cols: 64, rng: &rng), w12 = randomWeights(.q4_0, rows: 12, cols: 64, rng: &rng)
@@ -118,10 +118,10 @@ func rows8MatchesLlamaCppRepackedKernels(_ isa: KernelISA) throws {
                 let p12 = store.packed(try! WeightMatrix(type: .q4_0, rows: 12, cols: 64, data: b.baseAddress!))
                 let pq8 = store.packed(try! WeightMatrix(type: .q8_0, rows: 16, cols: 64, data: c.baseAddress!))
                 let pq6 = store.packed(try! WeightMatrix(type: .q6_K, rows: 16, cols: 256, data: e.baseAddress!))
-                let q4Packs = isa == .avx2 || (isa == .avx512 && KernelISA.cpuHasVNNI)
-                #expect(p16.rows8 == q4Packs && p16.rows8 == (p16.data != UnsafeRawPointer(a.baseAddress!)), "[\(isa.name)]")
-                #expect(pq8.rows8 == (isa == .avx2) && !p12.rows8 && !pq6.rows8, "[\(isa.name)]")
-                #expect(store.byteCount == (q4Packs ? w16.count : 0) + (isa == .avx2 ? q8.count : 0))
+                let packs = isa == .avx2 || (isa == .avx512 && KernelISA.cpuHasVNNI)
+                #expect(p16.rows8 == packs && p16.rows8 == (p16.data != UnsafeRawPointer(a.baseAddress!)), "[\(isa.name)]")
+                #expect(pq8.rows8 == packs && !p12.rows8 && !pq6.rows8, "[\(isa.name)]")
+                #expect(store.byteCount == (packs ? w16.count + q8.count : 0))
             } } } }
         }
     }

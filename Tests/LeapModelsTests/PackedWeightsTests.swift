@@ -14,8 +14,9 @@ private func promptLogits(_ model: LanguageModel) throws -> [Float] {
     return Array(try ctx.logits())
 }
 
-/// On each path that packs the file's type (Q4_0: AVX2 and AVX-512 VNNI; Q8_0: AVX2).
-@Test(arguments: [("lfm2-tiny-q4_0-16l", KernelISA.avx2), ("lfm2-tiny-q4_0-16l", .avx512), ("lfm2-tiny-q8_0", .avx2)])
+/// On each path that packs (AVX2 and AVX-512 VNNI).
+@Test(arguments: [("lfm2-tiny-q4_0-16l", KernelISA.avx2), ("lfm2-tiny-q4_0-16l", .avx512), ("lfm2-tiny-q8_0", .avx2),
+                  ("lfm2-tiny-q8_0", .avx512)])
 func packedModelsGiveTheRowLayoutsLogits(_ name: String, _ isa: KernelISA) throws {
     let path = modelFixturesDir + "/\(name).gguf"
     guard isa.isAvailable, isa != .avx512 || KernelISA.cpuHasVNNI else { return }
