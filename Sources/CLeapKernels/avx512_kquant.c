@@ -17,7 +17,7 @@
  *         per block. Q4_K/Q5_K activations are reordered once per call so that a 64-byte
  *         load of the quants (low nibbles of two chunks, then high ones) meets its activations directly.
  *         Rows are consecutive in memory: each thread reads one sequential stream.
- * few     Q4_K / Q5_K × 2..LK_FEW_MAX_TOKENS: the matvec's blocks, each unpacked once and applied to up to
+ * few     Q4_K / Q5_K × 2..K4_FEW_MAX tokens: the matvec's blocks, each unpacked once and applied to up to
  *         K4_PASS tokens with the matvec's operations per (row, token), so a token stepped with others gets
  *         bit for bit what it gets alone.
  * gemm    16-row tiles unpacked once per token chunk into bytes and transposed so that s32 lane r of
@@ -41,13 +41,16 @@ enum {
                            20-30% slower from DRAM; a fixed 4 KB: 2048 x 8192 Q4_K 20% slower) */
     TR = 16,            /* gemm: weight rows per tile (s32 lanes) */
     CHUNK = 128,        /* gemm: tokens whose activation terms (and rows, in L2) are used per tile build */
-    NT_K4 = 4,          /* gemm: tokens per pass over a Q4_K / Q5_K tile (8 runs out of registers) */
+    NT_K4 = 8,          /* gemm: tokens per pass over a Q4_K / Q5_K tile (one vpdpbusd chain per token and sub-block;
+                           4 tokens with two chains each read an 8192-column tile from L2 twice as often: 1.3x slower) */
     NT_Q6 = 8,          /* gemm: tokens per pass over a Q6_K tile (measured faster than 4 and 6) */
     NT = 8,             /* the larger of the two */
     MIN_K4 = 2,         /* gemm from this many tokens for Q4_K / Q5_K (below: the matvec); from 2 tokens it is
                            faster than the row kernels (1.3x at 2-3 tokens) */
     MIN_Q6 = 4,         /* Q6_K: the row kernels are faster at 2-3 tokens */
     K4_PASS = 4,        /* few tokens: tokens per pass over a pair of Q4_K / Q5_K rows */
+    K4_FEW_MAX = 7,     /* few tokens up to this many; from 8 the gemm is faster (in L2, per 256 weights and token:
+                           4 tokens 6.0 against 8-9 tsc, 8 tokens 5.9 against 4.0) */
 };
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), apply_to = function)
@@ -188,11 +191,12 @@ INLINE int k4_matvec(const int q5, int64_t n, const void *vw, size_t ws, const v
     return 1;
 }
 
-/* 2..LK_FEW_MAX_TOKENS tokens: rows in pairs, each pair read once from memory per call and applied to the
- * tokens in passes of K4_PASS. The reordered activations (324 bytes per token and block) live in the thread's
- * scratch; 0 when it cannot grow. */
+/* 2..K4_FEW_MAX tokens (more: 0, the caller takes the gemm): rows in pairs, each pair read once from memory
+ * per call and applied to the tokens in passes of K4_PASS. The reordered activations (324 bytes per token and
+ * block) live in the thread's scratch; 0 when it cannot grow. */
 INLINE int k4_few(const int q5, int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens,
                   float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
+    if (n_tokens > K4_FEW_MAX) return 0;
     const int64_t nb = cols / QK_K;
     const size_t nq = (size_t)n_tokens * (size_t)nb;
     uint8_t *s = lk_scratch(nq * (QK_K + 16 * sizeof(int32_t) + sizeof(float)));
@@ -416,16 +420,16 @@ INLINE void tile_tokens(int type, const uint8_t *tile, int64_t nb, const uint8_t
                 for (int t = 0; t < n; t++) blk[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[t]), ds, blk[t]);
             }
         } else {
-            for (int j = 0; j < 8; j++) { /* 32-element sub-blocks: 8 vectors, two chains per token */
-                __m512i is[NT][2];
-                for (int t = 0; t < n; t++) is[t][0] = is[t][1] = _mm512_setzero_si512();
+            for (int j = 0; j < 8; j++) { /* 32-element sub-blocks: 8 vectors, one chain per token */
+                __m512i is[NT];
+                for (int t = 0; t < n; t++) is[t] = _mm512_setzero_si512();
                 for (int v = 0; v < 8; v++) {
                     const __m512i wv = _mm512_load_si512((const void *)(tb + T_W + 64 * (8 * j + v)));
                     for (int t = 0; t < n; t++)
-                        is[t][v & 1] = _mm512_dpbusd_epi32(is[t][v & 1], wv, _mm512_set1_epi32(lk_load_i32(xq[t] + 32 * j + 4 * v)));
+                        is[t] = _mm512_dpbusd_epi32(is[t], wv, _mm512_set1_epi32(lk_load_i32(xq[t] + 32 * j + 4 * v)));
                 }
                 const __m512 ds = _mm512_load_ps((const void *)(tb + T_DS + 64 * j));
-                for (int t = 0; t < n; t++) blk[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_add_epi32(is[t][0], is[t][1])), ds, blk[t]);
+                for (int t = 0; t < n; t++) blk[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[t]), ds, blk[t]);
             }
             const __m512 dmin = _mm512_load_ps((const void *)(tb + K4_DMIN));
             for (int t = 0; t < n; t++) {
