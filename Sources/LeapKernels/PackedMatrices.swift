@@ -1,5 +1,5 @@
 // PackedMatrices: copies of weight matrices in a layout the kernels of this CPU read faster than the GGUF's
-// rows (Q4_0 and Q8_0 in the 8-row layout on AVX2, LK_ROWS8), owned for the model's lifetime. Packing gives
+// rows (Q4_0 and Q8_0 in the 8-row layout on AVX2 and AVX-512 VNNI, LK_ROWS8), owned for the model's lifetime. Packing gives
 // the same products bit for bit. The original is not touched (a model gives its file's pages back with
 // GGUFFile.releasePages).
 import CLeapKernels

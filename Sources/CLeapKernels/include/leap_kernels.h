@@ -18,19 +18,24 @@
  *                  (Q4_0 and Q8_0 weights packed into the 8-row layout, LK_ROWS8: the tile kernels of
  *                  avx2_fewtokens.c / avx2_q8_0.c up to 15 tokens, the gemm of llama_order_q4_0.c /
  *                  avx2_prefill.c from 16, the bits of the row layout)
- *   AVX-512        avx512_decode.c   Q6_K row kernels; with VNNI the matvec of Q4_1, Q5_0, Q5_1, Q8_0
- *                  avx512_prefill.c  VNNI gemm of Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, F16, F32; also llama.cpp's
+ *   AVX-512        avx512_decode.c   Q6_K row kernels; with VNNI the matvec of Q4_1, Q5_0, Q5_1
+ *                  avx512_prefill.c  VNNI gemm of Q4_1, Q5_0, Q5_1, Q4_K, F16, F32; also llama.cpp's
  *                                    repacked Q4_K and tiled Q6_K orders on its tiles
- *                  avx512_kquant.c  VNNI Q4_K, Q5_K, Q6_K decode matvec and prefill gemm of their own order
- *                  avx512_fewtokens.c  VNNI Q4_0, Q8_0, Q6_K × 2..15 tokens (stepped decode), each token
- *                                    in its one-token kernel's order
+ *                  avx512_kquant.c  VNNI Q4_K, Q5_K, Q6_K decode matvec and prefill gemm of their own order;
+ *                                    Q4_K, Q5_K × 2..7 tokens in the matvec's order
+ *                  avx512_fewtokens.c  VNNI Q4_0, Q6_K × 2..15 tokens (stepped decode), each token in its
+ *                                    one-token kernel's order; Q4_0 and Q8_0 in the 8-row layout at every
+ *                                    token count (16-row tiles: two groups' vectors as they lie)
+ *                  (with VNNI, Q8_0 in the row layout takes the AVX2 table's kernels: one order, avx2_q8_0.c's,
+ *                  for both layouts; Q4_0 packed takes llama_order_q4_0.c's VNNI gemm from 16 tokens)
  *   NEON           neon.c   row kernels, Q8 quantizers, f16 rows (dotprod when the compiler targets it)
  *   llama.cpp's summation orders (kept to prove bit-exactness against llama.cpp):
  *                  llama_order_avx2.c  Q4_K repacked / tiled and Q6_K tiled on the AVX2 row kernels
  *                  llama_order_f16.c   ggml_vec_dot_f16 (AVX2 and AVX-512): one-token F16 attention
  *                  llama_order_bf16.c  BF16 weights (AVX512-BF16)
  *                  llama_order_q4_0.c  Q4_0 on AVX2 and AVX-512 (+VNNI), decode and prefill
- *   layouts        rows8.c  packs Q4_0 and Q8_0 into the 8-row layout (LK_ROWS8) and reads rows back out
+ *   layouts        rows8.c  packs Q4_0 and Q8_0 into the 8-row layout (LK_ROWS8, on AVX2 and AVX-512 VNNI)
+ *                           and reads rows back out
  *   other          vision_gemm.c, vision_kernels.c (leap_vision_kernels.h), state_support.c
  *                  (leap_state_kernels.h), pool.c (thread pool and per-thread scratch)
  * Dispatch (dispatch.c, the only file that knows every kernel file): one lk_kernel_table per ISA
