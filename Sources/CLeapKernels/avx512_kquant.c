@@ -103,10 +103,11 @@ static const int32_t q6_idx[4][16] __attribute__((aligned(64))) = {
 
 /* One Q4_K (q5 = 0) or Q5_K block unpacked once for all the tokens it meets: the quants as bytes in the
  * activations' order (lo, hi of k = 0, then of k = 1), the (sc, sc) pairs spread for each k, the scales and
- * mins as s32 lanes (0-7 sc_j, 8-15 m_j) and (d, dmin). */
+ * mins as s32 lanes (0-7 sc_j, 8-15 m_j) and d, dmin spread over the same lanes (the per-token factor is then
+ * one multiply). */
 typedef struct {
     __m512i q[4], sc[2], scm;
-    __m128 dm;
+    __m512 dm; /* lanes 0-7 d, 8-15 dmin */
 } k4_unpacked;
 
 INLINE k4_unpacked k4_unpack(const uint8_t *blk, const int q5) {
@@ -129,7 +130,7 @@ INLINE k4_unpacked k4_unpack(const uint8_t *blk, const int q5) {
         u.q[2 * k] = lo, u.q[2 * k + 1] = hi;
         u.sc[k] = _mm512_permutexvar_epi32(_mm512_load_si512((const void *)k4_pair_idx[k]), sc2);
     }
-    u.dm = _mm_cvtph_ps(_mm_cvtsi32_si128(lk_load_i32(blk)));
+    u.dm = _mm512_permutexvar_ps(_mm512_load_si512((const void *)k4_dm_idx), _mm512_castps128_ps512(_mm_cvtph_ps(_mm_cvtsi32_si128(lk_load_i32(blk)))));
     return u;
 }
 
@@ -145,8 +146,7 @@ INLINE __m512 k4_token(const k4_unpacked *u, const int8_t *xq, const int32_t *bs
     }
     const __m256i s8 = _mm256_add_epi32(_mm512_castsi512_si256(sumi), _mm512_extracti64x4_epi64(sumi, 1));
     const __m512i v = _mm512_add_epi32(_mm512_madd_epi16(u->scm, _mm512_load_si512((const void *)bs)), _mm512_zextsi256_si512(s8)); /* S | −m_j·bsum_j */
-    const __m128 dm = _mm_mul_ps(u->dm, _mm_set1_ps(dx)); /* d·dx, dmin·dx */
-    const __m512 f = _mm512_permutexvar_ps(_mm512_load_si512((const void *)k4_dm_idx), _mm512_castps128_ps512(dm));
+    const __m512 f = _mm512_mul_ps(u->dm, _mm512_set1_ps(dx)); /* d·dx, dmin·dx in their lanes */
     return _mm512_fmadd_ps(_mm512_cvtepi32_ps(v), f, acc);
 }
 
