@@ -569,7 +569,7 @@ INLINE int kq_gemm(int type, int64_t cols, const void *w, size_t wrb, const void
     const size_t stride = type == LK_TYPE_Q6_K ? Q6_STRIDE : K4_STRIDE, ti = lk_kquant_term_ints(type);
     const size_t tile_bytes = (size_t)nb * stride;
     const size_t terms_bytes = (size_t)chunk * (size_t)nb * (sizeof(float) + ti * sizeof(int32_t));
-    uint8_t *scratch = aligned_alloc(32, (tile_bytes + terms_bytes + 31) / 32 * 32);
+    uint8_t *scratch = lk_scratch(tile_bytes + terms_bytes); /* the thread's, 64-byte aligned */
     if (!scratch) return 0;
     uint8_t *tile = scratch;
     float *dx = (float *)(scratch + tile_bytes);
@@ -595,7 +595,6 @@ INLINE int kq_gemm(int type, int64_t cols, const void *w, size_t wrb, const void
             }
         }
     }
-    free(scratch);
     return 1;
 }
 

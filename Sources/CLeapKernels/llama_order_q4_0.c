@@ -189,7 +189,7 @@ INLINE void tile_8_tokens(const uint8_t *tile, int64_t nb, const uint8_t *x, siz
         }                                                                                                     \
         const int64_t chunk = n_tokens < TOKENS ? n_tokens : TOKENS;                                          \
         const size_t tile_bytes = (size_t)nb * 36 * TR;                                                       \
-        uint8_t *scratch = aligned_alloc(64, (tile_bytes + (size_t)chunk * (size_t)nb * 8 + 63) / 64 * 64);   \
+        uint8_t *scratch = lk_scratch(tile_bytes + (size_t)chunk * (size_t)nb * 8); /* the thread's */          \
         if (!scratch) return 0;                                                                               \
         uint8_t *tile = scratch;                                                                              \
         float *dx = (float *)(scratch + tile_bytes);                                                          \
@@ -209,7 +209,6 @@ INLINE void tile_8_tokens(const uint8_t *tile, int64_t nb, const uint8_t *x, siz
                     TOKENS_FN(tile, nb, xc + (size_t)t * xs, xs, dx + t * nb, xs8 + t * nb, y + (t0 + t) * ys + r0, ys, nr, 1); \
             }                                                                                                 \
         }                                                                                                     \
-        free(scratch);                                                                                        \
         return 1;                                                                                             \
     }
 
