@@ -1,8 +1,9 @@
 /* AVX-512 VNNI matrix × a few tokens (2 to LK_FEW_MAX_TOKENS rows of activations: conversations decoded
- * together, short prompts) for Q4_0, Q8_0 and Q6_K, and every token count of Q4_0 in the 8-row layout. Decode is memory-bound: each weight block is loaded and
- * unpacked into registers once and applied to every token of the call, so that 4 tokens cost 1.1-1.2x what one
- * costs per weight (BENCHMARKS.md), with no scratch tile (the gemm kernels' transposed tiles cost as much as 8
- * tokens' products).
+ * together, short prompts) for Q4_0 and Q6_K, and Q4_0 and Q8_0 in the 8-row layout (LK_ROWS8, packed at
+ * load) at every token count. Decode is memory-bound: each weight block is loaded and unpacked into registers
+ * once and applied to every token of the call, so that 4 tokens cost 1.0-1.3x what one costs per weight
+ * (BENCHMARKS.md), with no scratch tile (the gemm kernels' transposed tiles cost as much as 8 tokens'
+ * products).
  *
  * Every (row, token) output keeps exactly the one-token kernel's integers and float operations, in its order,
  * so a token multiplied with others gets bit for bit what it gets alone:
@@ -15,10 +16,10 @@
  *         the 8-row layout (LK_ROWS8, packed at load) two groups' vectors are those lanes as they lie in
  *         memory: no transposes, no gathers; one token uses the same tiles (1.2-1.6x the row layout's rate
  *         from DRAM), more than LK_FEW_MAX_TOKENS the VNNI gemm on tiles built from the layout.
- *   Q8_0  (avx512_decode.c, ggml's order) one 8-lane float chain per output, lane g += (dw·dx) · (Σ of
- *         group g's 4 products), then hsum_ps (4 + 4, 2 + 2, 1 + 1). Here a zmm holds rows a, b (256-bit
- *         halves) against one token's [x, x], the weights u = w + 128 with −128·Σx per lane through the
- *         activations, as there; the four quarter streams of rows run in lockstep as there.
+ *   Q8_0  (avx2_q8_0.c's order, the row layout's kernels of this table too) one float chain per output,
+ *         acc = fma(dw·dx, float(isum_b), acc). Only the 8-row layout is here: 16-row tiles of two groups'
+ *         vectors, the weights u = w + 128 with −128·Σx per block through the activations, for every token
+ *         count (chunks of Q8_CHUNK tokens, passes of PASS over each tile).
  *   Q6_K  (avx512_kquant.c) one 16-lane float chain per output, acc = fma(float(sumi), d·dx, acc), sumi
  *         the sub-block-scaled vpdpbusd sums minus 32·Σ sc·bsums in lanes 0-7, then _mm512_reduce_add_ps; one
  *         row at a time, its unpacked quants and scale vectors shared by the tokens, PREFETCH bytes ahead.
@@ -74,14 +75,17 @@ INLINE void q4_0_block_rows(const uint8_t *w, const int32_t *o, __m512i vo, size
     *d = _mm512_cvtph_ps(_mm512_cvtepi32_epi16(_mm512_i32gather_epi32(vo, (const void *)(w + ob), 1)));
 }
 
-/* The same from the LK_ROWS8 layout: rows 0-7 are group g0's, 8-15 group g1's, whose vectors are q[k]'s
- * halves as they lie in memory. */
-INLINE void q4_0_block_rows8(const uint8_t *g0, const uint8_t *g1, int64_t nb, int64_t b, __m512i *q, __m512 *d) {
-    const size_t oq = lk_rows8_quants(b, QK / 2), os = lk_rows8_scales(nb, b, QK / 2);
-    for (int k = 0; k < 4; k++)
-        q[k] = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(g0 + oq + 32 * k))),
-                                  _mm256_loadu_si256((const __m256i *)(g1 + oq + 32 * k)), 1);
-    *d = _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(load128(g0 + os)), load128(g1 + os), 1));
+/* Block b of the next 16-row tile of the 8-row layout (groups n0, n1), prefetched while one works: its
+ * `lines` cache lines of vectors per group, and every 4th block the line holding 4 blocks' scales. */
+INLINE void rows8_prefetch_next(const uint8_t *n0, const uint8_t *n1, int64_t nb, int64_t b, size_t qb, int lines) {
+    for (int k = 0; k < lines; k++) {
+        _mm_prefetch((const char *)n0 + lk_rows8_quants(b, qb) + 64 * k, _MM_HINT_T0);
+        _mm_prefetch((const char *)n1 + lk_rows8_quants(b, qb) + 64 * k, _MM_HINT_T0);
+    }
+    if (b % 4 == 0) {
+        _mm_prefetch((const char *)n0 + lk_rows8_scales(nb, b, qb), _MM_HINT_T0);
+        _mm_prefetch((const char *)n1 + lk_rows8_scales(nb, b, qb), _MM_HINT_T0);
+    }
 }
 
 /* NT tokens (row t at x + t·xs, terms at dx/xs8 + t·nb) × 16 rows → y[t·ys + 0..nr). Rows: PACKED = 0 row r
@@ -96,17 +100,10 @@ INLINE void q4_0_tile(const uint8_t *w, const int32_t *o, __m512i vo, const uint
         const size_t ob = (size_t)b * sizeof(block_q4_0);
         __m512i q[4], v[8];
         __m512 d;
-        if (PACKED) {
-            const size_t oq = lk_rows8_quants(b, QK / 2);
-            for (int k = 0; k < 2; k++) {
-                _mm_prefetch((const char *)next + oq + 64 * k, _MM_HINT_T0);
-                _mm_prefetch((const char *)next1 + oq + 64 * k, _MM_HINT_T0);
-            }
-            if (b % 4 == 0) { /* 4 blocks' scales per cache line */
-                _mm_prefetch((const char *)next + lk_rows8_scales(nb, b, QK / 2), _MM_HINT_T0);
-                _mm_prefetch((const char *)next1 + lk_rows8_scales(nb, b, QK / 2), _MM_HINT_T0);
-            }
-            q4_0_block_rows8(w, w1, nb, b, q, &d);
+        if (PACKED) { /* two groups' vectors are q[k]'s halves as they lie in memory */
+            rows8_prefetch_next(next, next1, nb, b, QK / 2, 2);
+            for (int k = 0; k < 4; k++) q[k] = lk_rows8_pair(w, w1, lk_rows8_quants(b, QK / 2) + 32 * (size_t)k);
+            d = lk_rows8_pair_scales(w, w1, lk_rows8_scales(nb, b, QK / 2));
         } else {
             for (int k = 0; k < 5; k++) _mm_prefetch((const char *)next + 16 * ob + 64 * k, _MM_HINT_T0); /* 16 blocks: 288 bytes */
             q4_0_block_rows(w, o, vo, ob, q, &d);
@@ -191,20 +188,10 @@ INLINE void q8_0_tile(const uint8_t *g0, const uint8_t *g1, int64_t nb, const ui
     __m512 acc[PASS];
     for (int t = 0; t < NT; t++) acc[t] = _mm512_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
-        const size_t oq = lk_rows8_quants(b, QK), os = lk_rows8_scales(nb, b, QK);
-        for (int k = 0; k < 4; k++) {
-            _mm_prefetch((const char *)next + oq + 64 * k, _MM_HINT_T0);
-            _mm_prefetch((const char *)next1 + oq + 64 * k, _MM_HINT_T0);
-        }
-        if (b % 4 == 0) { /* 4 blocks' scales per cache line */
-            _mm_prefetch((const char *)next + os, _MM_HINT_T0);
-            _mm_prefetch((const char *)next1 + os, _MM_HINT_T0);
-        }
+        rows8_prefetch_next(next, next1, nb, b, QK, 4);
         __m512i u[8]; /* lane r of u[k]: bytes 4k..4k+3 of row r, + 128 */
-        for (int k = 0; k < 8; k++)
-            u[k] = _mm512_xor_si512(_mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(g0 + oq + 32 * k))),
-                                                       _mm256_loadu_si256((const __m256i *)(g1 + oq + 32 * k)), 1), bias);
-        const __m512 d = _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(load128(g0 + os)), load128(g1 + os), 1));
+        for (int k = 0; k < 8; k++) u[k] = _mm512_xor_si512(lk_rows8_pair(g0, g1, lk_rows8_quants(b, QK) + 32 * (size_t)k), bias);
+        const __m512 d = lk_rows8_pair_scales(g0, g1, lk_rows8_scales(nb, b, QK));
         for (int t = 0; t < NT; t++) {
             const uint8_t *xq = x + (size_t)t * xs + (size_t)b * sizeof(block_q8_0) + 2;
             __m512i is0 = _mm512_set1_epi32(off[t * nb + b]), is1 = _mm512_setzero_si512();

@@ -76,7 +76,7 @@ void lk_fill_avx512_decode(lk_kernel_table *t, int use_vnni); /* avx512_decode.c
 void lk_fill_avx512_prefill(lk_kernel_table *t);   /* avx512_prefill.c, VNNI only */
 void lk_fill_kquant_vnni(lk_kernel_table *t);   /* VNNI only: Q4_K, Q5_K, Q6_K matvec + gemm, Q4_K, Q5_K × 2..15 tokens (avx512_kquant.c) */
 void lk_fill_kquant_avx2(lk_kernel_table *t);   /* AVX2 table: Q4_K, Q5_K, Q6_K matvec + gemm (avx2_kquant.c) */
-void lk_fill_avx512_fewtokens(lk_kernel_table *t); /* VNNI only: Q4_0, Q8_0, Q6_K × 2..15 tokens (avx512_fewtokens.c) */
+void lk_fill_avx512_fewtokens(lk_kernel_table *t); /* VNNI only: Q4_0, Q6_K × 2..15 tokens; Q4_0, Q8_0 in LK_ROWS8 (avx512_fewtokens.c) */
 void lk_fill_avx2_fewtokens(lk_kernel_table *t);   /* AVX2 table only: Q4_0, Q5_K, Q6_K × 2..15 tokens, Q4_0 × 1 (avx2_fewtokens.c) */
 void lk_fill_avx2_q8_0(lk_kernel_table *t);        /* AVX2 table only: Q8_0 dot, matvec, 2..15 tokens in the gemm's order (avx2_q8_0.c) */
 /* The LK_ROWS8 layout within a group of 8 rows (nb blocks of qb quant bytes each): block b's vectors (8·qb

@@ -231,6 +231,7 @@ int lk_gemm_q4_0_rows8_avx2(int64_t cols, const void *w, size_t ws, const void *
 /* ---- AVX-512 VNNI ---- */
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), apply_to = function)
+#include "lk_x86_avx512.h"
 
 /* matvec: 16 rows, two blocks per vpdpbusd */
 
@@ -348,14 +349,11 @@ INLINE void build_tile_rows8_16(const uint8_t *w, size_t ws, int64_t nb, int nr,
         const size_t oq = lk_rows8_quants(b, QK / 2), os = lk_rows8_scales(nb, b, QK / 2);
         uint8_t *t = tile + b * 36 * 16;
         for (int k = 0; k < 4; k++) {
-            const __m512i q = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256((const __m256i *)(w + oq + 32 * k))),
-                                                 _mm256_loadu_si256((const __m256i *)(w1 + oq + 32 * k)), 1);
+            const __m512i q = lk_rows8_pair(w, w1, oq + 32 * (size_t)k);
             _mm512_store_si512((void *)(t + 64 * k), _mm512_and_si512(q, m4));
             _mm512_store_si512((void *)(t + 64 * (k + 4)), _mm512_and_si512(_mm512_srli_epi16(q, 4), m4));
         }
-        const __m256i h = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(w + os))),
-                                                  _mm_loadu_si128((const __m128i *)(w1 + os)), 1);
-        _mm512_store_ps((float *)(t + 512), _mm512_cvtph_ps(h));
+        _mm512_store_ps((float *)(t + 512), lk_rows8_pair_scales(w, w1, os));
     }
 }
 
