@@ -68,6 +68,9 @@ static void build_tables(void) {
             lk_fill_avx512_fewtokens(&tables[LK_ISA_AVX512]);
         }
     }
+    /* the AVX-512 VNNI table with its prefill on the tile unit */
+    tables[LK_ISA_AVX512_AMX] = tables[LK_ISA_AVX512];
+    if (lk_isa_available(LK_ISA_AVX512_AMX)) lk_fill_amx(&tables[LK_ISA_AVX512_AMX]);
 }
 
 static void ensure_tables(void) {
@@ -76,12 +79,13 @@ static void ensure_tables(void) {
     if (atomic_compare_exchange_strong(&tables_ready, &expected, 1)) {
         build_tables();
         int isa = lk_best_isa();
-        /* LEAP_KERNEL_ISA=scalar|avx2|avx512|neon forces a path (when this CPU has it): for debugging
-         * numerical differences and for measuring the fallbacks. */
+        /* LEAP_KERNEL_ISA=scalar|avx2|avx512|amx|neon forces a path (when this CPU has it): for debugging
+         * numerical differences and for measuring the fallbacks (avx512: without the tile unit). */
         const char *forced = getenv("LEAP_KERNEL_ISA");
         if (forced) {
             int want = !strcmp(forced, "scalar") ? LK_ISA_SCALAR : !strcmp(forced, "avx2") ? LK_ISA_AVX2
-                     : !strcmp(forced, "avx512") ? LK_ISA_AVX512 : !strcmp(forced, "neon") ? LK_ISA_NEON : -1;
+                     : !strcmp(forced, "avx512") ? LK_ISA_AVX512
+                     : !strcmp(forced, "amx") ? LK_ISA_AVX512_AMX : !strcmp(forced, "neon") ? LK_ISA_NEON : -1;
             if (want >= 0 && lk_isa_available(want)) isa = want;
         }
         atomic_store(&current_isa, isa);

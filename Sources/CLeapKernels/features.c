@@ -2,6 +2,25 @@
  * A leaf: it knows no kernel file and no table (dispatch.c asks it once and passes the bits on). */
 #include "leap_kernels.h"
 #include <stdatomic.h>
+#if defined(__x86_64__) && defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
+
+#if defined(__x86_64__) && defined(__linux__)
+/* The tile unit (AMX-TILE with AMX-INT8: cpuid leaf 7 edx bits 24 and 25) is usable once the kernel grants
+ * this process its register state (arch_prctl ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA); without the grant a
+ * tile instruction faults, so a refusal (older kernels, seccomp) means no AMX. */
+static int amx_usable(void) {
+    unsigned a, b, c, d;
+    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0), "c"(0));
+    if (a < 7) return 0;
+    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(0));
+    if (!(d & (1u << 24)) || !(d & (1u << 25))) return 0;
+    enum { ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18 };
+    return syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
+}
+#endif
 
 static uint32_t detect_cpu_features(void) {
     uint32_t f = 0;
@@ -19,6 +38,9 @@ static uint32_t detect_cpu_features(void) {
         f |= LK_CPU_AVX512;
     if ((f & LK_CPU_AVX512) && __builtin_cpu_supports("avx512vnni")) f |= LK_CPU_AVX512VNNI;
     if ((f & LK_CPU_AVX512) && __builtin_cpu_supports("avx512bf16")) f |= LK_CPU_AVX512BF16;
+#if defined(__linux__) && defined(__x86_64__)
+    if ((f & LK_CPU_AVX512VNNI) && amx_usable()) f |= LK_CPU_AMX;
+#endif
 #elif defined(__aarch64__)
     f |= LK_CPU_NEON;
 #endif
@@ -45,11 +67,13 @@ int lk_isa_available(int isa) {
     case LK_ISA_AVX512: return lk_isa_available(LK_ISA_AVX2) && (f & LK_CPU_AVX512);
     case LK_ISA_NEON: return (f & LK_CPU_NEON) != 0;
     case LK_ISA_AVX512_NOVNNI: return lk_isa_available(LK_ISA_AVX512);
+    case LK_ISA_AVX512_AMX: return lk_isa_available(LK_ISA_AVX512) && (f & LK_CPU_AMX) && (f & LK_CPU_AVX512VNNI);
     default: return 0;
     }
 }
 
 int lk_best_isa(void) {
+    if (lk_isa_available(LK_ISA_AVX512_AMX)) return LK_ISA_AVX512_AMX;
     if (lk_isa_available(LK_ISA_AVX512)) return LK_ISA_AVX512;
     if (lk_isa_available(LK_ISA_AVX2)) return LK_ISA_AVX2;
     if (lk_isa_available(LK_ISA_NEON)) return LK_ISA_NEON;
@@ -63,6 +87,7 @@ const char *lk_isa_name(int isa) {
     case LK_ISA_AVX512: return (lk_cpu_features() & LK_CPU_AVX512VNNI) ? "avx512-vnni" : "avx512";
     case LK_ISA_NEON: return "neon";
     case LK_ISA_AVX512_NOVNNI: return "avx512-novnni";
+    case LK_ISA_AVX512_AMX: return "avx512-amx";
     default: return "unknown";
     }
 }

@@ -97,6 +97,7 @@ int lk_gemm_q8_0_rows8_avx2(int64_t cols, const void *w, size_t w_row_bytes, con
 int lk_gemm_q4_0_rows8_avx512(int64_t cols, const void *w, size_t w_row_bytes, const void *x, size_t x_row_bytes,
                               int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin, int64_t row_end);
 void lk_fill_neon(lk_kernel_table *t); /* neon.c */
+void lk_fill_amx(lk_kernel_table *t); /* amx_prefill.c: the AVX-512 AMX table's many-token products */
 void lk_fill_llama_order_avx2(lk_kernel_table *t); /* llama_order_avx2.c */
 void lk_fill_llama_order_avx512(lk_kernel_table *t); /* avx512_prefill.c (its tiles in llama.cpp's orders), VNNI only */
 void lk_fill_avx2_prefill(lk_kernel_table *t); /* avx2_prefill.c, AVX2 table only: equal to the AVX2 row kernels, not the AVX-512 ones */

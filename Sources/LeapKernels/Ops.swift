@@ -85,6 +85,9 @@ extension Kernels {
 /// Which SIMD path the C kernels use (tests and benchmarks compare and force them).
 package enum KernelISA: Int32, CaseIterable, Sendable {
     case scalar = 0, avx2 = 1, avx512 = 2, neon = 3, avx512NoVNNI = 4
+    /// AVX-512 VNNI with many-token products (16 tokens and more) on the AMX tile unit (amx_prefill.c, INT8
+    /// tiles, exact integer sums per block): the best path where the CPU has AMX-INT8 and the kernel grants it.
+    case avx512AMX = 5
 
     package var isAvailable: Bool { lk_isa_available(rawValue) != 0 }
     package var name: String { String(cString: lk_isa_name(rawValue)) }
@@ -103,17 +106,17 @@ package enum KernelISA: Int32, CaseIterable, Sendable {
         switch self {
         case .avx512NoVNNI: return true
         case .avx512: return lk_cpu_features() & UInt32(LK_CPU_AVX512VNNI) == 0
-        case .scalar, .neon, .avx2: return false
+        case .scalar, .neon, .avx2, .avx512AMX: return false
         }
     }
     /// Q4_K, Q5_K and Q6_K on this path have kernels of their own order, not llama.cpp's and not the row
     /// kernels' (avx2_kquant.c, avx512_kquant.c): exact integer sums, fewer float steps.
-    package var kQuantsInOwnOrder: Bool { self == .avx2 || (self == .avx512 && !kQuantsInLlamaOrder) }
+    package var kQuantsInOwnOrder: Bool { self == .avx2 || self == .avx512AMX || (self == .avx512 && !kQuantsInLlamaOrder) }
     /// The Q8_0 kernels of this path sum in an order of their own at every batch size (avx2_q8_0.c and
     /// avx2_prefill.c's gemm: one exact integer sum per block, one FMA by the scale product), not llama.cpp's
     /// (ggml_vec_dot_q8_0_q8_0's 8 float lanes per block): AVX2, and AVX-512 with VNNI (the AVX2 row kernels
     /// and, in the 8-row layout, 16-row VNNI tiles of the same bits).
-    package var q8_0InOwnOrder: Bool { self == .avx2 || (self == .avx512 && Self.cpuHasVNNI) }
+    package var q8_0InOwnOrder: Bool { self == .avx2 || self == .avx512AMX || (self == .avx512 && Self.cpuHasVNNI) }
 
     /// Forces this path process-wide; returns false (and changes nothing) if the CPU lacks it.
     @discardableResult

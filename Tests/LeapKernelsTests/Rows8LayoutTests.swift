@@ -118,7 +118,7 @@ func rows8MatchesLlamaCppRepackedKernels(_ isa: KernelISA) throws {
                 let p12 = store.packed(try! WeightMatrix(type: .q4_0, rows: 12, cols: 64, data: b.baseAddress!))
                 let pq8 = store.packed(try! WeightMatrix(type: .q8_0, rows: 16, cols: 64, data: c.baseAddress!))
                 let pq6 = store.packed(try! WeightMatrix(type: .q6_K, rows: 16, cols: 256, data: e.baseAddress!))
-                let packs = isa == .avx2 || (isa == .avx512 && KernelISA.cpuHasVNNI)
+                let packs = isa == .avx2 || ((isa == .avx512 || isa == .avx512AMX) && KernelISA.cpuHasVNNI)
                 #expect(p16.rows8 == packs && p16.rows8 == (p16.data != UnsafeRawPointer(a.baseAddress!)), "[\(isa.name)]")
                 #expect(pq8.rows8 == packs && !p12.rows8 && !pq6.rows8, "[\(isa.name)]")
                 #expect(store.byteCount == (packs ? w16.count + q8.count : 0))

@@ -142,7 +142,7 @@ private func sumsInLlamaCppOrder(_ file: GGUFFile, _ isa: KernelISA) -> Bool {
 @Test(arguments: ["SmolLM2-135M-Instruct.Q4_1", "gemma-3-270m-q4_k_m", "lfm2-tiny-q8_0", "lfm2-tiny-q4_k", "lfm2-tiny-f32",
                   "lfm2-tiny-q4_0-16l", "lfm2-tiny-f16-attn", "lfm2-tiny-bf16", "lfm2moe-tiny-q4_k", "qwen3-tiny-q4_k",
                   "qwen2-tiny-f16"],
-      [KernelISA.scalar, .avx2, .avx512, .avx512NoVNNI])
+      [KernelISA.scalar, .avx2, .avx512, .avx512NoVNNI, .avx512AMX])
 func matchesLlamaCpp(name: String, isa: KernelISA) throws {
     guard isa.isAvailable else { return }  // this CPU lacks the path
     guard fileExists(modelPath(name)) else { return }  // a real model not found (set LEAP_MODELS_DIR)

@@ -92,12 +92,13 @@ enum {
     LK_ISA_AVX512 = 2, /* AVX-512 F/BW/VL (+ VNNI vpdpbusd when the CPU has it) */
     LK_ISA_NEON = 3,   /* aarch64 NEON (+ dotprod when the compiler targets it) */
     LK_ISA_AVX512_NOVNNI = 4, /* AVX-512 without VNNI even if present (to test that variant) */
-    LK_ISA_COUNT = 5
+    LK_ISA_AVX512_AMX = 5, /* AVX-512 VNNI, prefill on the AMX tile unit (AMX-INT8) */
+    LK_ISA_COUNT = 6
 };
 
 /* Bit set of LK_CPU_* features detected on this CPU. */
 enum { LK_CPU_AVX2 = 1, LK_CPU_FMA = 2, LK_CPU_F16C = 4, LK_CPU_AVX512 = 8, LK_CPU_AVX512VNNI = 16, LK_CPU_NEON = 32,
-       LK_CPU_AVX512BF16 = 64 };
+       LK_CPU_AVX512BF16 = 64, LK_CPU_AMX = 128 /* AMX-TILE + AMX-INT8, granted by the kernel */ };
 uint32_t lk_cpu_features(void);
 /* 1 when `isa` can run on this CPU (LK_ISA_SCALAR always can). */
 int lk_isa_available(int isa);
@@ -111,7 +112,7 @@ int lk_set_isa(int isa);
 int lk_set_thread_isa(int isa);
 /* The path in effect on this thread. */
 int lk_get_isa(void);
-/* "scalar", "avx2", "avx512", "avx512-vnni", "neon", "avx512-novnni" */
+/* "scalar", "avx2", "avx512", "avx512-vnni", "neon", "avx512-novnni", "avx512-amx" */
 const char *lk_isa_name(int isa);
 
 /* ---- types ----------------------------------------------------------------------------------- */
