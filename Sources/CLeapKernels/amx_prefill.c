@@ -2,22 +2,21 @@
  * layouts), Q4_K, Q5_K and Q6_K weights.
  *
  * The sums are those of the AVX-512 VNNI kernels: exact integer products of the weights' and activations'
- * quants per chunk C[r, t] (a block of 32 elements; Q6_K: its sub-blocks of 16), then float steps,
- *     y[r, t] = Σ_c da[t, c] · wa[r, c] · C[r, t]                               (Q4_0, Q8_0)
- *     y[r, t] = Σ_superblocks da[t] · Σ_c (wa[r, c] · C[r, t] − wb[r, c] · s[t, c])  (Q4_K, Q5_K, Q6_K)
- * with wa the chunk's weight scale (K-quants: d · sc), wb its offset (Q4_K, Q5_K: dmin · m), da the activation
- * scale (Q8_K: one per super-block) and s the sum of the activation's quants over the chunk. Only the order of
- * the float additions differs from the other paths. BF16 tiles (TDPBF16PS) would need no float
- * step but round every weight and activation to 8 significant bits, which moves the tiny test models'
- * perplexity by several percent.
+ * quants, then float steps; only the order of the float additions differs from the other paths.
+ *   Q4_0, Q8_0 (amx_gemm): a float scale per block of 32 on both sides, so each TDPBSSD spans one block (32
+ *     deep) and every block's 16×16 integer sums get their step on the AVX-512 units:
+ *         y[r, t] = Σ_blocks da[t, b] · wa[r, b] · C_b[r, t]
+ *   Q4_K, Q5_K, Q6_K (amx_gemm_k): the sub-block scales are small integers and go into the weights (see the
+ *     K-quant part below), so each TDPBSSD spans 64 elements and one step per super-block of 256 remains.
+ * BF16 tiles (TDPBF16PS) would need no float steps but round every weight and activation to 8 significant
+ * bits, which moves the tiny test models' perplexity by several percent.
  *
- * Shapes (per call, on one thread's rows [row_begin, row_end); CB = chunk bytes, 32 or 16):
- *   act [token tile tt][chunk c][CB/4 rows][16 tokens][4 bytes]: the B operand, built once per call
- *   da, qsum [tt][c][16 tokens] f32: the activation scale, and the sum of its quants (offset types only)
- *   panel [row tile a][c][16 rows][CB] int8: the A operand, GROUPS groups of 32 rows at a time
- *   wa, wb [a][c][16 rows] f32
- *   C [4 tiles][16 rows][16 tokens] i32: one chunk's integer sums; acc [4][16][16] f32: a 32 × 32 block's sums
- * Two A and two B tiles are loaded per chunk for four TDPBSSD; the float step runs on the AVX-512 units.
+ * Shapes of amx_gemm (per call, on one thread's rows [row_begin, row_end)):
+ *   act [token tile tt][block b][8 quads][16 tokens][4 bytes]: the B operand, built once per call
+ *   da [tt][b][16 tokens] f32: the activation scales
+ *   panel [row tile a][b][16 rows][32] int8: the A operand, GROUPS groups of 32 rows at a time; wa [a][b][16]
+ *   C [4 tiles][16 rows][16 tokens] i32: one block's sums; acc [4][16][16] f32: a 32 × 32 output block
+ * Two A and two B tiles are loaded per block for four TDPBSSD.
  *
  * The tile registers need the kernel's permission (arch_prctl ARCH_REQ_XCOMP_PERM), which features.c asks for
  * once; without it, or on CPUs without AMX, this table is not available and the AVX-512 one is used. */
@@ -36,8 +35,8 @@ enum { AMX_MIN_TOKENS = 16 };
  * all of them before the next pair. */
 enum { GROUPS = 4 };
 
-/* ldtilecfg's 64-byte operand, palette 1: tiles 0, 1 = A (16 rows × cb bytes), 2, 3 = B (cb/4 rows × 64
- * bytes), 4..7 = C (16 × 16 int32). */
+/* ldtilecfg's 64-byte operand, palette 1: tiles 0, 1 = A (16 rows × cb bytes, cb = 32 or 64), 2, 3 = B (cb/4
+ * rows × 64 bytes), 4..7 = C (16 × 16 int32). */
 typedef struct {
     uint8_t palette, start_row, reserved[14];
     uint16_t colsb[16];
@@ -79,9 +78,9 @@ static inline void transpose16x16(__m512i r[16]) {
 }
 
 /* ---- weights: int8 chunks and their scales ----------------------------------------------------------- */
-/* Rows r..r + nrows - 1 (nrows <= 16; the 8-row layout's functions: r, nrows multiples of 8) as int8 chunks,
- * chunk c of row i at q + c·16·CB + i·CB, its scale at wa[16c + i] and offset at wb[16c + i] (offset types). */
-typedef void (*prep_fn)(const uint8_t *w, size_t wrb, int64_t r, int64_t nrows, int64_t cols, int8_t *q, float *wa, float *wb);
+/* Rows r..r + nrows - 1 (nrows <= 16; the 8-row layout's functions: r, nrows multiples of 8) as int8 blocks,
+ * block c of row i at q + 512c + 32i, its scale at wa[16c + i]. */
+typedef void (*prep_fn)(const uint8_t *w, size_t wrb, int64_t r, int64_t nrows, int64_t cols, int8_t *q, float *wa);
 
 /* 16 quant bytes of Q4_0 (element k in the low nibble of byte k, element 16 + k in the high one) as 32 int8 */
 static inline void q4_0_chunk(__m128i v, int8_t *dst) {
@@ -90,8 +89,7 @@ static inline void q4_0_chunk(__m128i v, int8_t *dst) {
     _mm_storeu_si128((__m128i *)(dst + 16), _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(v, 4), m4), eight));
 }
 
-static void prep_q8_0(const uint8_t *w, size_t wrb, int64_t r, int64_t nrows, int64_t cols, int8_t *q, float *wa, float *wb) {
-    (void)wb;
+static void prep_q8_0(const uint8_t *w, size_t wrb, int64_t r, int64_t nrows, int64_t cols, int8_t *q, float *wa) {
     for (int64_t i = 0; i < nrows; i++) {
         const block_q8_0 *b = (const block_q8_0 *)(w + (size_t)(r + i) * wrb);
         for (int64_t c = 0; c < cols / QK; c++) {
@@ -101,8 +99,7 @@ static void prep_q8_0(const uint8_t *w, size_t wrb, int64_t r, int64_t nrows, in
     }
 }
 
-static void prep_q4_0(const uint8_t *w, size_t wrb, int64_t r, int64_t nrows, int64_t cols, int8_t *q, float *wa, float *wb) {
-    (void)wb;
+static void prep_q4_0(const uint8_t *w, size_t wrb, int64_t r, int64_t nrows, int64_t cols, int8_t *q, float *wa) {
     for (int64_t i = 0; i < nrows; i++) {
         const block_q4_0 *b = (const block_q4_0 *)(w + (size_t)(r + i) * wrb);
         for (int64_t c = 0; c < cols / QK; c++) {
@@ -132,8 +129,7 @@ static inline __m128i lane128(__m512i v, int q) {
     }
 }
 
-static void prep_q4_0_rows8(const uint8_t *w, size_t wrb, int64_t r, int64_t nrows, int64_t cols, int8_t *q, float *wa, float *wb) {
-    (void)wb;
+static void prep_q4_0_rows8(const uint8_t *w, size_t wrb, int64_t r, int64_t nrows, int64_t cols, int8_t *q, float *wa) {
     const int64_t nb = cols / QK;
     for (int64_t g = 0; g < nrows; g += 8) {
         const uint8_t *in = w + (size_t)(r + g) * wrb;
@@ -146,8 +142,7 @@ static void prep_q4_0_rows8(const uint8_t *w, size_t wrb, int64_t r, int64_t nro
     }
 }
 
-static void prep_q8_0_rows8(const uint8_t *w, size_t wrb, int64_t r, int64_t nrows, int64_t cols, int8_t *q, float *wa, float *wb) {
-    (void)wb;
+static void prep_q8_0_rows8(const uint8_t *w, size_t wrb, int64_t r, int64_t nrows, int64_t cols, int8_t *q, float *wa) {
     const int64_t nb = cols / QK;
     for (int64_t g = 0; g < nrows; g += 8) {
         const uint8_t *in = w + (size_t)(r + g) * wrb;
@@ -168,93 +163,19 @@ static void prep_q8_0_rows8(const uint8_t *w, size_t wrb, int64_t r, int64_t nro
 /* Bytes of v shifted right by n (n < 8), per byte */
 static inline __m256i srl8(__m256i v, int n) { return _mm256_and_si256(_mm256_srli_epi16(v, n), _mm256_set1_epi8((char)(0xff >> n))); }
 
-/* Q4_K and Q5_K: sub-block 2k of a super-block in the low nibbles of qs[32k..32k + 31], 2k + 1 in the high
- * ones; Q5_K's fifth bits in bits 2k, 2k + 1 of qh[0..31]. Values d·sc·q − dmin·m, q in 0..15 (0..31). */
-static void prep_k4(const uint8_t *qs, const uint8_t *qh, const uint8_t *scales, float d, float dmin, int8_t *q,
-                    float *wa, float *wb) {
-    const __m256i m4 = _mm256_set1_epi8(15), one = _mm256_set1_epi8(1);
-    const __m256i h = qh ? _mm256_loadu_si256((const __m256i *)qh) : _mm256_setzero_si256();
-    for (int k = 0; k < 4; k++) {
-        uint8_t sc0, m0, sc1, m1;
-        lk_get_scale_min_k4(2 * k, scales, &sc0, &m0);
-        lk_get_scale_min_k4(2 * k + 1, scales, &sc1, &m1);
-        const __m256i v = _mm256_loadu_si256((const __m256i *)(qs + 32 * k));
-        __m256i lo = _mm256_and_si256(v, m4), hi = srl8(v, 4);
-        if (qh) {
-            lo = _mm256_or_si256(lo, _mm256_slli_epi16(_mm256_and_si256(srl8(h, 2 * k), one), 4));
-            hi = _mm256_or_si256(hi, _mm256_slli_epi16(_mm256_and_si256(srl8(h, 2 * k + 1), one), 4));
-        }
-        _mm256_storeu_si256((__m256i *)(q + (2 * k) * 512), lo);
-        _mm256_storeu_si256((__m256i *)(q + (2 * k + 1) * 512), hi);
-        wa[32 * k] = d * sc0, wb[32 * k] = dmin * m0;
-        wa[32 * k + 16] = d * sc1, wb[32 * k + 16] = dmin * m1;
-    }
-}
-
-static void prep_q4_K(const uint8_t *w, size_t wrb, int64_t r, int64_t nrows, int64_t cols, int8_t *q, float *wa, float *wb) {
-    for (int64_t i = 0; i < nrows; i++) {
-        const block_q4_K *b = (const block_q4_K *)(w + (size_t)(r + i) * wrb);
-        for (int64_t s = 0; s < cols / QK_K; s++)
-            prep_k4(b[s].qs, NULL, b[s].scales, lk_h2f(b[s].d), lk_h2f(b[s].dmin), q + 8 * s * 512 + 32 * i,
-                    wa + 8 * 16 * s + i, wb + 8 * 16 * s + i);
-    }
-}
-
-static void prep_q5_K(const uint8_t *w, size_t wrb, int64_t r, int64_t nrows, int64_t cols, int8_t *q, float *wa, float *wb) {
-    for (int64_t i = 0; i < nrows; i++) {
-        const block_q5_K *b = (const block_q5_K *)(w + (size_t)(r + i) * wrb);
-        for (int64_t s = 0; s < cols / QK_K; s++)
-            prep_k4(b[s].qs, b[s].qh, b[s].scales, lk_h2f(b[s].d), lk_h2f(b[s].dmin), q + 8 * s * 512 + 32 * i,
-                    wa + 8 * 16 * s + i, wb + 8 * 16 * s + i);
-    }
-}
-
-/* Q6_K in chunks of 16 (its sub-blocks, scale scales[k] for chunk k of a super-block): in each half, element
- * l + 32g (l < 32) is ((ql[l + 32·(g & 1)] >> 4·(g >> 1)) & 15) | ((qh[l] >> 2g) & 3) << 4, minus 32. */
-static void prep_q6_K(const uint8_t *w, size_t wrb, int64_t r, int64_t nrows, int64_t cols, int8_t *q, float *wa, float *wb) {
-    (void)wb;
-    const __m256i m4 = _mm256_set1_epi8(15), m2 = _mm256_set1_epi8(3), k32 = _mm256_set1_epi8(32);
-    for (int64_t i = 0; i < nrows; i++) {
-        const block_q6_K *b = (const block_q6_K *)(w + (size_t)(r + i) * wrb);
-        for (int64_t s = 0; s < cols / QK_K; s++) {
-            const float d = lk_h2f(b[s].d);
-            for (int half = 0; half < 2; half++) {
-                const __m256i la = _mm256_loadu_si256((const __m256i *)(b[s].ql + 64 * half));
-                const __m256i lb = _mm256_loadu_si256((const __m256i *)(b[s].ql + 64 * half + 32));
-                const __m256i h = _mm256_loadu_si256((const __m256i *)(b[s].qh + 32 * half));
-                const __m256i v[4] = {
-                    _mm256_or_si256(_mm256_and_si256(la, m4), _mm256_slli_epi16(_mm256_and_si256(h, m2), 4)),
-                    _mm256_or_si256(_mm256_and_si256(lb, m4), _mm256_slli_epi16(_mm256_and_si256(srl8(h, 2), m2), 4)),
-                    _mm256_or_si256(srl8(la, 4), _mm256_slli_epi16(_mm256_and_si256(srl8(h, 4), m2), 4)),
-                    _mm256_or_si256(srl8(lb, 4), _mm256_slli_epi16(srl8(h, 6), 4)),
-                };
-                for (int g = 0; g < 4; g++) { /* chunks 8·half + 2g, + 1: bytes 0..15, 16..31 of v[g] */
-                    const int64_t c = 16 * s + 8 * half + 2 * g;
-                    const __m256i x = _mm256_sub_epi8(v[g], k32);
-                    _mm_storeu_si128((__m128i *)(q + c * 256 + 16 * i), _mm256_castsi256_si128(x));
-                    _mm_storeu_si128((__m128i *)(q + (c + 1) * 256 + 16 * i), _mm256_extracti128_si256(x, 1));
-                    wa[16 * c + i] = d * (float)b[s].scales[8 * half + 2 * g];
-                    wa[16 * (c + 1) + i] = d * (float)b[s].scales[8 * half + 2 * g + 1];
-                }
-            }
-        }
-    }
-}
-
 /* ---- activations ---------------------------------------------------------------------------------------- */
-/* act, da, qsum (see the top) from the Q8_0 or Q8_K rows, chunks of cb bytes; qsum only when with_sums. */
-static void build_act(int act_type, int cb, int with_sums, const uint8_t *x, size_t xrb, int64_t n_tokens,
-                      int64_t n_tiles, int64_t nc, int8_t *act, float *da, float *qsum) {
+/* act and da (see the top) from the Q8_0 or Q8_K rows, chunks of cb (32 or 64) bytes */
+static void build_act(int act_type, int cb, const uint8_t *x, size_t xrb, int64_t n_tokens, int64_t n_tiles,
+                      int64_t nc, int8_t *act, float *da) {
     const __mmask16 words = (__mmask16)((1u << (cb / 4)) - 1);
     for (int64_t tt = 0; tt < n_tiles; tt++)
         for (int64_t c = 0; c < nc; c++) {
             __m512i v[16];
-            float *dc = da + (tt * nc + c) * 16, *sc = qsum ? qsum + (tt * nc + c) * 16 : NULL;
+            float *dc = da + (tt * nc + c) * 16;
             for (int m = 0; m < 16; m++) {
                 const int64_t t = 16 * tt + m;
                 v[m] = _mm512_setzero_si512();
                 dc[m] = 0.0f;
-                if (sc) sc[m] = 0.0f;
                 if (t >= n_tokens) continue;
                 const uint8_t *row = x + (size_t)t * xrb;
                 if (act_type == LK_TYPE_Q8_0) {
@@ -266,11 +187,6 @@ static void build_act(int act_type, int cb, int with_sums, const uint8_t *x, siz
                     const int64_t e = c * cb % QK_K; /* first element of the chunk in its super-block */
                     v[m] = _mm512_maskz_loadu_epi32(words, b->qs + e);
                     dc[m] = b->d;
-                    if (sc) {
-                        int32_t sum = 0;
-                        for (int k = 0; k < cb / 16; k++) sum += b->bsums[e / 16 + k];
-                        sc[m] = (float)sum;
-                    }
                 }
             }
             transpose16x16(v);
@@ -288,10 +204,8 @@ static void store_c(const float *c, int rows, int tokens, float *y, int64_t ys, 
     for (int m = 0; m < tokens; m++) _mm512_mask_storeu_ps(y + (t0 + m) * ys + r0, mask, _mm512_castsi512_ps(v[m]));
 }
 
-/* One chunk's float step for the 16 rows i of one C tile (16 tokens per row).
- * 32-blocks (Q4_0, Q8_0: a scale per block on both sides): acc[i] += (da · wa[i]) · C[i].
- * K-quants (the activation's scale da per 256 elements): sb[i] += wa[i] · C[i] − wb[i] · qsum over the chunks
- * of a super-block, then acc[i] += da · sb[i] once (sb_flush). */
+/* acc[i] += (da · wa[i]) · C[i] for the 16 weight rows i of one C tile (16 tokens per row): one block's float
+ * step, a scale per block on both sides */
 static inline __attribute__((always_inline)) void step_blocks(float *acc, const int32_t *c, const float *wa, const float *da) {
     const __m512 d = _mm512_load_ps(da);
     for (int i = 0; i < 16; i++)
@@ -299,78 +213,49 @@ static inline __attribute__((always_inline)) void step_blocks(float *acc, const 
                                                       _mm512_mul_ps(d, _mm512_set1_ps(wa[i])), _mm512_load_ps(acc + 16 * i)));
 }
 
-static inline __attribute__((always_inline)) void step_superblock(float *sb, const int32_t *c, const float *wa, const float *wb,
-                                                                  const float *qsum) {
-    if (wb) {
-        const __m512 s = _mm512_load_ps(qsum);
-        for (int i = 0; i < 16; i++)
-            _mm512_store_ps(sb + 16 * i, _mm512_fnmadd_ps(s, _mm512_set1_ps(wb[i]),
-                                                          _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c + 16 * i)),
-                                                                          _mm512_set1_ps(wa[i]), _mm512_load_ps(sb + 16 * i))));
-    } else {
-        for (int i = 0; i < 16; i++)
-            _mm512_store_ps(sb + 16 * i, _mm512_fmadd_ps(_mm512_cvtepi32_ps(_mm512_load_si512(c + 16 * i)), _mm512_set1_ps(wa[i]),
-                                                         _mm512_load_ps(sb + 16 * i)));
-    }
-}
-
-static inline __attribute__((always_inline)) void sb_flush(float *acc, float *sb, const float *da) {
-    const __m512 d = _mm512_load_ps(da);
-    for (int i = 0; i < 16; i++) {
-        _mm512_store_ps(acc + 16 * i, _mm512_fmadd_ps(d, _mm512_load_ps(sb + 16 * i), _mm512_load_ps(acc + 16 * i)));
-        _mm512_store_ps(sb + 16 * i, _mm512_setzero_ps());
-    }
-}
-
-static int amx_gemm(prep_fn prep, int cb, int with_offsets, int act_type, int64_t cols, const void *w, size_t wrb,
+/* Q4_0 and Q8_0 (Q8_0 activations): chunks of 32 = blocks */
+static int amx_gemm(prep_fn prep, int64_t cols, const void *w, size_t wrb,
                     const void *x, size_t xrb, int64_t n_tokens, float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
     if (cols % QK || row_end <= row_begin) return 0;
-    const int64_t nc = cols / cb;
+    const int64_t nc = cols / QK;
     const int64_t n_pairs = (n_tokens + 31) / 32, n_tiles = 2 * n_pairs;
-    const size_t tile_bytes = 16 * (size_t)cb;              /* one A or B tile of one chunk */
+    const size_t tile_bytes = 512;                        /* one A or B tile of one block */
     const size_t act_bytes = (size_t)(n_tiles * nc) * tile_bytes, act_scales = (size_t)(n_tiles * nc) * 64;
     const size_t panel_bytes = (size_t)(2 * GROUPS * nc) * tile_bytes, panel_scales = (size_t)(2 * GROUPS * nc) * 64;
-    const size_t total = act_bytes + 2 * act_scales + panel_bytes + 2 * panel_scales + 12 * 1024;
+    const size_t total = act_bytes + act_scales + panel_bytes + panel_scales + 8 * 1024;
     uint8_t *s = lk_scratch(total);
     if (!s) return 0;
     int8_t *act = (int8_t *)s;
-    float *da = (float *)(s + act_bytes), *qsum = da + act_scales / 4;
-    int8_t *panel = (int8_t *)(qsum + act_scales / 4);
-    float *wa = (float *)(panel + panel_bytes), *wb = wa + panel_scales / 4;
-    int32_t *c = (int32_t *)(wb + panel_scales / 4); /* [4][16][16] */
+    float *da = (float *)(s + act_bytes);
+    int8_t *panel = (int8_t *)((uint8_t *)da + act_scales);
+    float *wa = (float *)(panel + panel_bytes);
+    int32_t *c = (int32_t *)((uint8_t *)wa + panel_scales); /* [4][16][16] */
     float *acc = (float *)(c + 1024);                /* [4][16][16] */
-    float *sb = acc + 1024;                          /* [4][16][16]: K-quants, the super-block's sums so far */
-    const int superblocks = act_type == LK_TYPE_Q8_K;
-    const int64_t chunks_per_sb = QK_K / cb;
-    build_act(act_type, cb, with_offsets, x, xrb, n_tokens, n_tiles, nc, act, da, with_offsets ? qsum : NULL);
-    configure_tiles(cb);
+    build_act(LK_TYPE_Q8_0, 32, x, xrb, n_tokens, n_tiles, nc, act, da);
+    configure_tiles(32);
     for (int64_t p0 = row_begin; p0 < row_end; p0 += 32 * GROUPS) {
         const int64_t np = row_end - p0 < 32 * GROUPS ? row_end - p0 : 32 * GROUPS;
         const int64_t ng = (np + 31) / 32;
         for (int64_t a = 0; a < 2 * ng; a++) { /* row tile a: rows 16a.. of the panel, zero past np */
             int8_t *q = panel + a * nc * tile_bytes;
-            float *sa = wa + a * nc * 16, *sb = wb + a * nc * 16;
+            float *sa = wa + a * nc * 16;
             const int64_t n16 = np - 16 * a < 16 ? (np - 16 * a > 0 ? np - 16 * a : 0) : 16;
             if (n16 < 16) {
                 memset(q, 0, nc * tile_bytes);
                 memset(sa, 0, (size_t)nc * 64);
-                memset(sb, 0, (size_t)nc * 64);
             }
-            if (n16 > 0) prep(w, wrb, p0 + 16 * a, n16, cols, q, sa, sb);
+            if (n16 > 0) prep(w, wrb, p0 + 16 * a, n16, cols, q, sa);
         }
         for (int64_t p = 0; p < n_pairs; p++) {
             const int8_t *b0 = act + (2 * p) * nc * tile_bytes, *b1 = b0 + nc * tile_bytes;
             const float *da0 = da + (2 * p) * nc * 16, *da1 = da0 + nc * 16;
-            const float *qs0 = qsum + (2 * p) * nc * 16, *qs1 = qs0 + nc * 16;
             for (int64_t gi = 0; gi < ng; gi++) {
                 const int8_t *a0 = panel + (2 * gi) * nc * tile_bytes, *a1 = a0 + nc * tile_bytes;
                 const float *wa0 = wa + (2 * gi) * nc * 16, *wa1 = wa0 + nc * 16;
-                const float *wb0 = with_offsets ? wb + (2 * gi) * nc * 16 : NULL, *wb1 = with_offsets ? wb0 + nc * 16 : NULL;
                 memset(acc, 0, 4096);
-                memset(sb, 0, 4096);
                 for (int64_t j = 0; j < nc; j++) {
-                    _tile_loadd(0, a0 + j * tile_bytes, cb);
-                    _tile_loadd(1, a1 + j * tile_bytes, cb);
+                    _tile_loadd(0, a0 + j * tile_bytes, 32);
+                    _tile_loadd(1, a1 + j * tile_bytes, 32);
                     _tile_loadd(2, b0 + j * tile_bytes, 64);
                     _tile_loadd(3, b1 + j * tile_bytes, 64);
                     _tile_zero(4);
@@ -386,23 +271,10 @@ static int amx_gemm(prep_fn prep, int cb, int with_offsets, int act_type, int64_
                     _tile_stored(6, c + 512, 64);
                     _tile_stored(7, c + 768, 64);
                     const int64_t o = 16 * j;
-                    if (!superblocks) {
-                        step_blocks(acc, c, wa0 + o, da0 + o);
-                        step_blocks(acc + 256, c + 256, wa0 + o, da1 + o);
-                        step_blocks(acc + 512, c + 512, wa1 + o, da0 + o);
-                        step_blocks(acc + 768, c + 768, wa1 + o, da1 + o);
-                        continue;
-                    }
-                    step_superblock(sb, c, wa0 + o, wb0 ? wb0 + o : NULL, qs0 + o);
-                    step_superblock(sb + 256, c + 256, wa0 + o, wb0 ? wb0 + o : NULL, qs1 + o);
-                    step_superblock(sb + 512, c + 512, wa1 + o, wb1 ? wb1 + o : NULL, qs0 + o);
-                    step_superblock(sb + 768, c + 768, wa1 + o, wb1 ? wb1 + o : NULL, qs1 + o);
-                    if ((j + 1) % chunks_per_sb == 0) {
-                        sb_flush(acc, sb, da0 + o);
-                        sb_flush(acc + 256, sb + 256, da1 + o);
-                        sb_flush(acc + 512, sb + 512, da0 + o);
-                        sb_flush(acc + 768, sb + 768, da1 + o);
-                    }
+                    step_blocks(acc, c, wa0 + o, da0 + o);
+                    step_blocks(acc + 256, c + 256, wa0 + o, da1 + o);
+                    step_blocks(acc + 512, c + 512, wa1 + o, da0 + o);
+                    step_blocks(acc + 768, c + 768, wa1 + o, da1 + o);
                 }
                 for (int q = 0; q < 4; q++) { /* tile q: rows 16·(q / 2) of the group, tokens of tile 2p + q % 2 */
                     const int64_t r0 = 32 * gi + 16 * (q / 2), t0 = 16 * (2 * p + q % 2);
@@ -544,7 +416,7 @@ static int amx_gemm_k(prep_k_fn prep, int sh, int with_mins, int64_t cols, const
     float *dw = (float *)(panel + K_ROW_TILES * tile_q), *dm = dw + K_ROW_TILES * tile_f / 4, *mins = dm + K_ROW_TILES * tile_f / 4;
     int32_t *c = (int32_t *)(mins + K_ROW_TILES * tile_m / 4); /* [hi t0, lo t0, hi t1, lo t1][16][16] */
     float *acc = (float *)(c + 1024);                             /* [2 token tiles][16][16] */
-    build_act(LK_TYPE_Q8_K, 64, 0, x, xrb, n_tokens, n_tiles, nc, act, da, NULL);
+    build_act(LK_TYPE_Q8_K, 64, x, xrb, n_tokens, n_tiles, nc, act, da);
     if (with_mins) build_bsums(x, xrb, n_tokens, n_tiles, nsb, bs);
     configure_tiles(64);
     for (int64_t p0 = row_begin; p0 < row_end; p0 += 16 * K_ROW_TILES) {
@@ -626,16 +498,16 @@ static int amx_gemm_k(prep_k_fn prep, int sh, int with_mins, int64_t cols, const
  * replaces. */
 static lk_gemm_fn below_gemm[LK_TYPE_COUNT], below_rows8[LK_TYPE_COUNT];
 
-#define AMX_ENTRY(NAME, TABLE, PREP, CB, OFFSETS, ACT, TYPE)                                                    \
+#define AMX_ENTRY(NAME, TABLE, PREP, TYPE)                                                    \
     static int NAME(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,      \
                     float *y, int64_t ys, int64_t row_begin, int64_t row_end) {                                \
         if (n_tokens >= AMX_MIN_TOKENS &&                                                                      \
-            amx_gemm(PREP, CB, OFFSETS, ACT, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end))       \
+            amx_gemm(PREP, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end))                         \
             return 1;                                                                                          \
         return TABLE[TYPE] ? TABLE[TYPE](cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end) : 0;       \
     }
-AMX_ENTRY(gemm_q4_0, below_gemm, prep_q4_0, 32, 0, LK_TYPE_Q8_0, LK_TYPE_Q4_0)
-AMX_ENTRY(gemm_q8_0, below_gemm, prep_q8_0, 32, 0, LK_TYPE_Q8_0, LK_TYPE_Q8_0)
+AMX_ENTRY(gemm_q4_0, below_gemm, prep_q4_0, LK_TYPE_Q4_0)
+AMX_ENTRY(gemm_q8_0, below_gemm, prep_q8_0, LK_TYPE_Q8_0)
 #define AMX_K_ENTRY(NAME, PREP, SH, MINS, TYPE)                                                                 \
     static int NAME(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,      \
                     float *y, int64_t ys, int64_t row_begin, int64_t row_end) {                                \
@@ -647,8 +519,8 @@ AMX_ENTRY(gemm_q8_0, below_gemm, prep_q8_0, 32, 0, LK_TYPE_Q8_0, LK_TYPE_Q8_0)
 AMX_K_ENTRY(gemm_q4_K, prepk_q4_K, 5, 1, LK_TYPE_Q4_K)
 AMX_K_ENTRY(gemm_q5_K, prepk_q5_K, 5, 1, LK_TYPE_Q5_K)
 AMX_K_ENTRY(gemm_q6_K, prepk_q6_K, 6, 0, LK_TYPE_Q6_K)
-AMX_ENTRY(rows8_q4_0, below_rows8, prep_q4_0_rows8, 32, 0, LK_TYPE_Q8_0, LK_TYPE_Q4_0)
-AMX_ENTRY(rows8_q8_0, below_rows8, prep_q8_0_rows8, 32, 0, LK_TYPE_Q8_0, LK_TYPE_Q8_0)
+AMX_ENTRY(rows8_q4_0, below_rows8, prep_q4_0_rows8, LK_TYPE_Q4_0)
+AMX_ENTRY(rows8_q8_0, below_rows8, prep_q8_0_rows8, LK_TYPE_Q8_0)
 
 #pragma clang attribute pop
 

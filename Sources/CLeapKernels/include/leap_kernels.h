@@ -28,6 +28,8 @@
  *                                    token count (16-row tiles: two groups' vectors as they lie)
  *                  (with VNNI, Q8_0 in the row layout takes the AVX2 table's kernels: one order, avx2_q8_0.c's,
  *                  for both layouts; Q4_0 packed takes llama_order_q4_0.c's VNNI gemm from 16 tokens)
+ *   AMX            amx_prefill.c  the AVX-512 AMX table (the AVX-512 VNNI one plus): from 16 tokens, Q4_0, Q8_0
+ *                                  (both layouts), Q4_K, Q5_K, Q6_K on the INT8 tile unit, exact integer sums
  *   NEON           neon.c   row kernels, Q8 quantizers, f16 rows (dotprod when the compiler targets it)
  *   llama.cpp's summation orders (kept to prove bit-exactness against llama.cpp):
  *                  llama_order_avx2.c  Q4_K repacked / tiled and Q6_K tiled on the AVX2 row kernels
@@ -40,9 +42,9 @@
  *                  (leap_state_kernels.h), pool.c (thread pool and per-thread scratch)
  * Dispatch (dispatch.c, the only file that knows every kernel file): one lk_kernel_table per ISA
  * (lk_internal.h), built once. The scalar table comes first; each table starts as a copy of the one below
- * (scalar < avx2 < avx512 and avx512-novnni; neon on scalar) and the kernel files' fill functions overwrite
+ * (scalar < avx2 < avx512 and avx512-novnni, avx512 < avx512-amx; neon on scalar) and the kernel files' fill functions overwrite
  * the entries they implement, later fills replacing earlier ones. The best table the CPU can run is used
- * unless LEAP_KERNEL_ISA=scalar|avx2|avx512|neon (read once), lk_set_isa or lk_set_thread_isa choose
+ * unless LEAP_KERNEL_ISA=scalar|avx2|avx512|amx|neon (read once), lk_set_isa or lk_set_thread_isa choose
  * another; pool workers take their caller's. Kernel files never call dispatch: what they need of the CPU
  * comes as fill arguments. CPU features: features.c. Type facts: types.c (block sizes and bytes, row
  * bytes, activation types) and lk_types.h (ggml block layouts, f16 / bf16 values, block loads). Shared
