@@ -27,9 +27,11 @@
 #include <string.h>
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,amx-tile,amx-int8"))), apply_to = function)
+#include "lk_x86_avx512.h"
 
-/* From this many tokens the tile unit does the product (below, the AVX-512 VNNI kernels are as fast: the
- * weights' conversion to tiles is paid once per call). */
+/* From this many tokens the tile unit does the product: the table's gemm entries are reached from 16 tokens
+ * (2..15 go to the few-token kernels first), and below, where a call falls through to them, the weights'
+ * conversion to tiles would be paid for too few tokens. */
 enum { AMX_MIN_TOKENS = 16 };
 /* Groups of 32 weight rows converted at a time: each pair of token tiles (its B tiles in L1/L2) passes over
  * all of them before the next pair. */
@@ -51,30 +53,6 @@ static void configure_tiles(int cb) {
     c.colsb[0] = c.colsb[1] = (uint16_t)cb;
     c.rows[2] = c.rows[3] = (uint8_t)(cb / 4);
     _tile_loadconfig(&c);
-}
-
-/* r[k] = column k of the 16×16 matrix of 32-bit words whose rows are r[0..15]. */
-static inline void transpose16x16(__m512i r[16]) {
-    __m512i t[16], u[16];
-    for (int i = 0; i < 8; i++) {
-        t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
-        t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
-    }
-    /* u[4g + c], 128-bit lane L: rows 4g..4g+3 of column 4L + c */
-    for (int g = 0; g < 4; g++) {
-        u[4 * g + 0] = _mm512_unpacklo_epi64(t[4 * g], t[4 * g + 2]);
-        u[4 * g + 1] = _mm512_unpackhi_epi64(t[4 * g], t[4 * g + 2]);
-        u[4 * g + 2] = _mm512_unpacklo_epi64(t[4 * g + 1], t[4 * g + 3]);
-        u[4 * g + 3] = _mm512_unpackhi_epi64(t[4 * g + 1], t[4 * g + 3]);
-    }
-    for (int c = 0; c < 4; c++) {
-        const __m512i x0 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0x44), x1 = _mm512_shuffle_i32x4(u[c], u[4 + c], 0xEE);
-        const __m512i y0 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0x44), y1 = _mm512_shuffle_i32x4(u[8 + c], u[12 + c], 0xEE);
-        r[c] = _mm512_shuffle_i32x4(x0, y0, 0x88);
-        r[4 + c] = _mm512_shuffle_i32x4(x0, y0, 0xDD);
-        r[8 + c] = _mm512_shuffle_i32x4(x1, y1, 0x88);
-        r[12 + c] = _mm512_shuffle_i32x4(x1, y1, 0xDD);
-    }
 }
 
 /* ---- weights: int8 chunks and their scales ----------------------------------------------------------- */
@@ -189,7 +167,7 @@ static void build_act(int act_type, int cb, const uint8_t *x, size_t xrb, int64_
                     dc[m] = b->d;
                 }
             }
-            transpose16x16(v);
+            lk_transpose16_epi32(v);
             int8_t *dst = act + (tt * nc + c) * 16 * cb;
             for (int p = 0; p < cb / 4; p++) _mm512_store_si512(dst + 64 * p, v[p]);
         }
@@ -199,7 +177,7 @@ static void build_act(int act_type, int cb, const uint8_t *x, size_t xrb, int64_
 static void store_c(const float *c, int rows, int tokens, float *y, int64_t ys, int64_t t0, int64_t r0) {
     __m512i v[16];
     for (int i = 0; i < 16; i++) v[i] = _mm512_load_si512(c + 16 * i);
-    transpose16x16(v);
+    lk_transpose16_epi32(v);
     const __mmask16 mask = (__mmask16)((1u << rows) - 1);
     for (int m = 0; m < tokens; m++) _mm512_mask_storeu_ps(y + (t0 + m) * ys + r0, mask, _mm512_castsi512_ps(v[m]));
 }
@@ -351,8 +329,8 @@ static void prepk_q5_K(const uint8_t *w, size_t wrb, int64_t r, int64_t nrows, i
     }
 }
 
-/* Q6_K: w' = sc·(q − 32) in [-4096, 4064], split with SH = 6; element l + 32g of half h has scale
- * scales[8h + 2g + l / 16] (see prep_q6_K) */
+/* Q6_K: w' = sc·(q − 32) in [-4096, 4064], split with SH = 6. In each half h, element l + 32g (l < 32) is
+ * ((ql[l + 32·(g & 1)] >> 4·(g >> 1)) & 15) | ((qh[l] >> 2g) & 3) << 4, minus 32, of scale scales[8h + 2g + l / 16]. */
 static void prepk_q6_K(const uint8_t *w, size_t wrb, int64_t r, int64_t nrows, int64_t cols, int8_t *q, float *dw, float *dm, float *mins) {
     (void)dm, (void)mins;
     const __m256i m4 = _mm256_set1_epi8(15), m2 = _mm256_set1_epi8(3), k32 = _mm256_set1_epi8(32);
@@ -530,7 +508,6 @@ void lk_fill_amx(lk_kernel_table *t) {
     for (int i = 0; i < 5; i++) {
         below_gemm[types[i]] = t->gemm[types[i]];
         t->gemm[types[i]] = gemms[i];
-        if (t->gemm_min_tokens[types[i]] > AMX_MIN_TOKENS) t->gemm_min_tokens[types[i]] = AMX_MIN_TOKENS;
     }
     below_rows8[LK_TYPE_Q4_0] = t->rows8[LK_TYPE_Q4_0];
     below_rows8[LK_TYPE_Q8_0] = t->rows8[LK_TYPE_Q8_0];

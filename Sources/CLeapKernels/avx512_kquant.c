@@ -54,8 +54,7 @@ enum {
 };
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), apply_to = function)
-
-INLINE float h2f(uint16_t h) { return _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(h))); }
+#include "lk_x86_avx512.h"
 
 /* ================================ matvec (decode) ================================ */
 
@@ -303,30 +302,6 @@ static int few_q5_K(int64_t cols, const void *w, size_t ws, const void *x, size_
  * vectors of s16 pairs (m_2k, m_2k+1) and the dmin vector. */
 enum { T_W = 0, T_DS = 4096, K4_MP = 4608, K4_DMIN = 4864, K4_STRIDE = 4928, Q6_STRIDE = 5120 };
 
-/* 16 vectors of 16 s32 lanes: r[i] lane c → r[c] lane i */
-INLINE void transpose16(__m512i *r) {
-    __m512i t[16];
-    for (int i = 0; i < 16; i += 2) {
-        t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
-        t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
-    }
-    for (int i = 0; i < 16; i += 4) {
-        r[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
-        r[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
-        r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
-        r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
-    }
-    for (int j = 0; j < 4; j++) {
-        t[j] = _mm512_shuffle_i32x4(r[j], r[j + 4], 0x88);
-        t[j + 4] = _mm512_shuffle_i32x4(r[j], r[j + 4], 0xdd);
-        t[j + 8] = _mm512_shuffle_i32x4(r[j + 8], r[j + 12], 0x88);
-        t[j + 12] = _mm512_shuffle_i32x4(r[j + 8], r[j + 12], 0xdd);
-    }
-    for (int j = 0; j < 8; j++) {
-        r[j] = _mm512_shuffle_i32x4(t[j], t[j + 8], 0x88);
-        r[j + 8] = _mm512_shuffle_i32x4(t[j], t[j + 8], 0xdd);
-    }
-}
 
 /* One block's 256 unsigned quants in element order. */
 INLINE void unpack_k4(const uint8_t *blk, const int q5, uint8_t *out) {
@@ -384,7 +359,7 @@ INLINE void build_tile(int type, const uint8_t *w, size_t wrb, int64_t nb, int n
         for (int s = 0; s < 4; s++) {
             __m512i v[16];
             for (int r = 0; r < TR; r++) v[r] = _mm512_load_si512((const void *)(rows[r] + 64 * s));
-            transpose16(v);
+            lk_transpose16_epi32(v);
             for (int c = 0; c < 16; c++) _mm512_store_si512((void *)(t + T_W + 64 * (16 * s + c)), v[c]);
         }
         memcpy(t + T_DS, ds, (q6 ? 16 : 8) * sizeof ds[0]);

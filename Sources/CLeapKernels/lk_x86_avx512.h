@@ -22,4 +22,29 @@ INLINE __m512 lk_rows8_pair_scales(const uint8_t *g0, const uint8_t *g1, size_t 
                                                    _mm_loadu_si128((const __m128i *)(g1 + o)), 1));
 }
 
+/* 16 vectors of 16 32-bit lanes: r[i] lane c → r[c] lane i (a 16×16 transpose) */
+INLINE void lk_transpose16_epi32(__m512i *r) {
+    __m512i t[16];
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_epi32(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_epi32(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) {
+        r[i] = _mm512_unpacklo_epi64(t[i], t[i + 2]);
+        r[i + 1] = _mm512_unpackhi_epi64(t[i], t[i + 2]);
+        r[i + 2] = _mm512_unpacklo_epi64(t[i + 1], t[i + 3]);
+        r[i + 3] = _mm512_unpackhi_epi64(t[i + 1], t[i + 3]);
+    }
+    for (int j = 0; j < 4; j++) {
+        t[j] = _mm512_shuffle_i32x4(r[j], r[j + 4], 0x88);
+        t[j + 4] = _mm512_shuffle_i32x4(r[j], r[j + 4], 0xdd);
+        t[j + 8] = _mm512_shuffle_i32x4(r[j + 8], r[j + 12], 0x88);
+        t[j + 12] = _mm512_shuffle_i32x4(r[j + 8], r[j + 12], 0xdd);
+    }
+    for (int j = 0; j < 8; j++) {
+        r[j] = _mm512_shuffle_i32x4(t[j], t[j + 8], 0x88);
+        r[j + 8] = _mm512_shuffle_i32x4(t[j], t[j + 8], 0xdd);
+    }
+}
+
 #endif
