@@ -42,6 +42,20 @@ extension FunctionCallParser {
     }
 }
 
+extension FunctionCallParser {
+    /// `body` (the calls as written, without markers) with every marker inside it, which can only sit
+    /// in a string literal, written with its `<` as the escape `\u003c` (the same character in Python
+    /// and JSON strings): a string argument holding `</tool_call>` or `<|tool_call_end|>` would
+    /// otherwise end the block early for `parseText` and for the response router.
+    func escapingMarkers(_ body: String) -> String {
+        var out = body
+        for marker in [startMarker, endMarker] where out.contains(marker) {
+            out = out.replacing(marker, with: "\\u003c" + marker.dropFirst())
+        }
+        return out
+    }
+}
+
 /// The first index >= `from` where `needle` occurs in `haystack`.
 func find(_ needle: [UInt8], in haystack: [UInt8], from: Int) -> Int? {
     guard !needle.isEmpty, haystack.count >= needle.count, from <= haystack.count - needle.count else { return nil }
@@ -80,11 +94,11 @@ package struct LFMFunctionCallParser: FunctionCallParser {
 
     /// `<|tool_call_start|>[name(k=v, ...), ...]<|tool_call_end|>` with keyword arguments sorted by
     /// name, Python literals (`True/False/None`, `[...]`, `{"k": v}`, floats in `repr` form) and strings
-    /// double-quoted WITH escaping, so that `parse` gives the calls back. (LEAP's dump did not escape
+    /// double-quoted WITH escaping (markers inside strings too), so that `parse` gives the calls back. (LEAP's dump did not escape
     /// strings, so a value containing `"` or a newline came back broken.)
     package func dump(_ calls: [LeapFunctionCall]) -> String {
         if calls.isEmpty { return "" }
-        return startMarker + "[" + calls.map(PythonicWriter.call).joined(separator: ", ") + "]" + endMarker
+        return startMarker + escapingMarkers("[" + calls.map(PythonicWriter.call).joined(separator: ", ") + "]") + endMarker
     }
 }
 
@@ -109,8 +123,8 @@ package struct HermesFunctionCallParser: FunctionCallParser {
         calls.map { call in
             var name = ""
             JSONValue.writeString(call.name, to: &name, ensureASCII: false)
-            return startMarker + "\n{\"name\": " + name + ", \"arguments\": "
-                + JSONValue.object(call.arguments).serialized(.python()) + "}\n" + endMarker
+            return startMarker + escapingMarkers("\n{\"name\": " + name + ", \"arguments\": "
+                + JSONValue.object(call.arguments).serialized(.python()) + "}\n") + endMarker
         }.joined(separator: "\n")
     }
 }

@@ -69,6 +69,26 @@ import Testing
             #expect(try hermes.parseText(hermes.dump(original)) == original)
         }
     }
+
+    /// A string argument holding a parser's own markers is dumped with them escaped, so that neither
+    /// `parseText` nor the response router ends the block inside the string.
+    @Test func markersInsideStringsSurviveTheRoundTrip() throws {
+        let markers = "a <|tool_call_end|> b </tool_call> c <|tool_call_start|> d <tool_call> e \\<|tool_call_end|>"
+        let call = LeapFunctionCall(name: "f", arguments: JSONObject([("s", .string(markers)), ("o", .object(JSONObject([(markers, .int(1))])))]))
+        for parser in [lfm, HermesFunctionCallParser()] as [any FunctionCallParser] {
+            let dumped = parser.dump([call])
+            let inner = dumped.dropFirst(parser.startMarker.count).dropLast(parser.endMarker.count)
+            #expect(!inner.contains(parser.endMarker) && !inner.contains(parser.startMarker), "dump: \(dumped)")
+            #expect(try sortedArguments(parser.parseText(dumped)) == sortedArguments([call]), "dump: \(dumped)")
+            var router = ResponseStreamProcessor(options: ResponseStreamOptions(functionCallParser: parser))
+            var emitted: [LeapFunctionCall] = []
+            for byte in dumped.utf8 {
+                for case .functionCalls(let c) in router.feed([byte], isSpecial: false) { emitted += c }
+            }
+            for case .functionCalls(let c) in router.finish().events { emitted += c }
+            #expect(sortedArguments(emitted) == sortedArguments([call]), "dump: \(dumped)")
+        }
+    }
 }
 
 @Suite struct LFMParserTests {
