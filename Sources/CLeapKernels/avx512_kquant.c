@@ -325,34 +325,30 @@ INLINE void build_tile(int type, const uint8_t *w, size_t wrb, int64_t nb, int n
     const int q6 = type == LK_TYPE_Q6_K, q5 = type == LK_TYPE_Q5_K;
     const size_t bb = lk_block_bytes(type), stride = q6 ? Q6_STRIDE : K4_STRIDE;
     _Alignas(64) uint8_t rows[TR][QK_K];
-    _Alignas(64) float ds[16][TR], dmin[TR];
-    _Alignas(64) int32_t mp[4][TR];
+    for (int r = nr; r < TR; r++) memset(rows[r], 0, QK_K);
     for (int64_t i = 0; i < nb; i++) {
+        /* sv[r]: row r's factors, transposed below into the tile's vectors from T_DS on: Q6_K lanes 0-15
+           d·sc_g; Q4_K / Q5_K lanes 0-7 d·sc_j, 8-11 the s16 pairs (m_2k, m_2k+1), 12 dmin, 13-15 zero */
+        __m512i sv[TR];
         for (int r = 0; r < TR; r++) {
-            if (r >= nr) {
-                memset(rows[r], 0, QK_K);
-                for (int j = 0; j < 16; j++) ds[j][r] = 0.0f;
-                for (int k = 0; k < 4; k++) mp[k][r] = 0;
-                dmin[r] = 0.0f;
-                continue;
-            }
+            sv[r] = _mm512_setzero_si512();
+            if (r >= nr) continue;
             const uint8_t *blk = w + (size_t)r * wrb + (size_t)i * bb;
             if (q6) {
                 const block_q6_K *b = (const block_q6_K *)blk;
                 lk_unpack_q6_K(b, rows[r]);
-                const float d = h2f(b->d);
-                for (int g = 0; g < 16; g++) ds[g][r] = d * (float)b->scales[g];
+                const __m512 sc = _mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(_mm_loadu_si128((const __m128i *)b->scales)));
+                sv[r] = _mm512_castps_si512(_mm512_mul_ps(sc, _mm512_set1_ps(h2f(b->d))));
             } else {
                 unpack_k4(blk, q5, rows[r]);
-                uint8_t sm[16];
-                _mm_storeu_si128((__m128i *)sm, lk_k4_scales_mins(blk + 4));
                 uint16_t dh, mh;
                 memcpy(&dh, blk, 2);
                 memcpy(&mh, blk + 2, 2);
-                const float d = h2f(dh);
-                for (int j = 0; j < 8; j++) ds[j][r] = d * (float)sm[j];
-                for (int k = 0; k < 4; k++) mp[k][r] = lk_pair16(sm[8 + 2 * k], sm[9 + 2 * k]);
-                dmin[r] = h2f(mh);
+                const __m128i sm = lk_k4_scales_mins(blk + 4); /* bytes 0-7 sc_j, 8-15 m_j */
+                const __m512 sc = _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(sm));
+                __m512i v = _mm512_castps_si512(_mm512_maskz_mul_ps(0xFF, sc, _mm512_set1_ps(h2f(dh))));
+                v = _mm512_inserti32x4(v, _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8)), 2);
+                sv[r] = _mm512_inserti32x4(v, _mm_castps_si128(_mm_set_ss(h2f(mh))), 3);
             }
         }
         uint8_t *t = tile + (size_t)i * stride;
@@ -362,11 +358,8 @@ INLINE void build_tile(int type, const uint8_t *w, size_t wrb, int64_t nb, int n
             lk_transpose16_epi32(v);
             for (int c = 0; c < 16; c++) _mm512_store_si512((void *)(t + T_W + 64 * (16 * s + c)), v[c]);
         }
-        memcpy(t + T_DS, ds, (q6 ? 16 : 8) * sizeof ds[0]);
-        if (!q6) {
-            memcpy(t + K4_MP, mp, sizeof mp);
-            memcpy(t + K4_DMIN, dmin, sizeof dmin);
-        }
+        lk_transpose16_epi32(sv);
+        for (int c = 0; c < (q6 ? 16 : 13); c++) _mm512_store_si512((void *)(t + T_DS + 64 * c), sv[c]);
     }
 }
 
@@ -440,10 +433,22 @@ INLINE int kq_gemm(int type, int64_t cols, const void *w, size_t wrb, const void
             const int nr = row_end - r0 < TR ? (int)(row_end - r0) : TR;
             build_tile(type, wb + (size_t)r0 * wrb, wrb, nb, nr, tile);
             const int pass = type == LK_TYPE_Q6_K ? NT_Q6 : NT_K4;
+            /* the weights of the tile built next go to L2 while this one is used, a share per pass (all at
+               once when there is no full pass), so that its build reads no row from DRAM */
+            const int64_t next = r0 + TR < row_end ? r0 + TR : (t0 + chunk < n_tokens ? row_begin : row_end);
+            const uint8_t *pf = wb + (size_t)next * wrb;
+            const uint8_t *pf_end = pf + (size_t)(row_end - next < TR ? row_end - next : TR) * wrb;
+            const int64_t passes = nt / pass;
+            const size_t share = passes ? (size_t)(pf_end - pf) / (size_t)passes + 64 : (size_t)(pf_end - pf);
+            if (!passes) lk_prefetch_l2(pf, pf_end);
             int64_t t = 0;
-            for (; t + pass <= nt; t += pass)
+            for (; t + pass <= nt; t += pass) {
+                const uint8_t *to = (size_t)(pf_end - pf) < share ? pf_end : pf + share;
+                lk_prefetch_l2(pf, to);
+                pf = to;
                 tile_tokens(type, tile, nb, xc + (size_t)t * xrb, xrb, dx + t * nb, terms + (size_t)t * (size_t)nb * lk_kquant_term_ints(type),
                             y + (t0 + t) * ys + r0, ys, nr, pass);
+            }
             for (; t < nt; t++)
                 tile_tokens(type, tile, nb, xc + (size_t)t * xrb, xrb, dx + t * nb, terms + (size_t)t * (size_t)nb * lk_kquant_term_ints(type),
                             y + (t0 + t) * ys + r0, ys, nr, 1);
