@@ -1,8 +1,10 @@
 // PackedMatrices: copies of weight matrices in a layout the kernels of this CPU read faster than the GGUF's
-// rows (Q4_0 and Q8_0 in the 8-row layout on AVX2 and AVX-512 VNNI, LK_ROWS8), owned for the model's lifetime. Packing gives
-// the same products bit for bit. The original is not touched (a model gives its file's pages back with
+// rows (the 8-row layout, LK_ROWS8: Q4_0 and Q8_0 on AVX2 and AVX-512 VNNI, with the row layout's products bit
+// for bit; Q4_K and Q5_K on AVX-512 VNNI without AMX, with its gemm's products at every batch size), owned for
+// the model's lifetime. The original is not touched (a model gives its file's pages back with
 // GGUFFile.releasePages).
 import CLeapKernels
+import LeapGGUF
 import Glibc
 
 package final class PackedMatrices: @unchecked Sendable {
@@ -19,7 +21,7 @@ package final class PackedMatrices: @unchecked Sendable {
     /// kernels' path (any other path still multiplies packed weights correctly, only slower).
     package func packed(_ w: WeightMatrix) -> WeightMatrix {
         let type = Int32(w.type.rawValue)
-        guard !w.rows8, !w.isExpert, w.rows % 8 == 0, lk_rows8_preferred(type) != 0 else { return w }
+        guard !w.rows8, !w.isExpert, w.rows % 8 == 0, Self.packs(w.type) else { return w }
         guard let dst = PackedMatrices.allocate(w.byteCount) else { return w }
         PackedMatrices.populate(w.data, count: w.byteCount)
         guard lk_rows8_pack(type, w.data, w.rowBytes, Int64(w.rows), Int64(w.cols), dst) == 1 else {
@@ -33,6 +35,9 @@ package final class PackedMatrices: @unchecked Sendable {
         p.rows8 = true
         return p
     }
+
+    /// True when this thread's path packs matrices of `type` (those of whole groups of 8 rows).
+    package static func packs(_ type: GGMLType) -> Bool { lk_rows8_preferred(Int32(type.rawValue)) != 0 }
 
     /// Maps the source's pages in one call (MADV_POPULATE_READ, Linux 5.14) instead of one fault per page;
     /// a kernel without it refuses and the pages fault in as read.

@@ -1,4 +1,5 @@
-// The 8-row weight layout (LK_ROWS8): packing, reading rows back, and products equal to the row layout's.
+// The 8-row weight layout (LK_ROWS8): packing, reading rows back, and products equal to the row layout's
+// (Q4_0, Q8_0) or to the VNNI gemm's at every batch size (Q4_K, Q5_K).
 import CLeapKernels
 import LeapGGUF
 import LeapKernels
@@ -17,10 +18,10 @@ private func packedCopy(_ w: [UInt8], _ t: GGMLType = .q4_0, rows: Int, cols: In
 
 /// Every row read back out of the layout is the original row, byte for byte; the packed bytes are a
 /// permutation of the original ones (same size, same multiset), and other types and shapes are refused.
-@Test(arguments: [GGMLType.q4_0, .q8_0])
+@Test(arguments: [GGMLType.q4_0, .q8_0, .q4_K, .q5_K])
 func rows8PackingRoundTrips(_ t: GGMLType) throws {
     var rng = Rng(81)
-    let rows = 24, cols = 5 * 32, rowBytes = t.rowBytes(cols)!
+    let rows = 24, cols = 5 * t.blockSize, rowBytes = t.rowBytes(cols)!
     let w = randomWeights(t, rows: rows, cols: cols, rng: &rng)
     let p = try #require(packedCopy(w, t, rows: rows, cols: cols))
     #expect(p != w && p.sorted() == w.sorted())
@@ -76,6 +77,54 @@ func rows8ProductsEqualTheRowLayoutsOnEveryPath(_ t: GGMLType) throws {
     }
 }
 
+/// Q4_K and Q5_K packed: on AVX-512 VNNI one kernel takes every batch size with the gemm's operations per
+/// (row, token), so each token of an n-token call gets its bits alone, and from 8 tokens (where the row layout
+/// takes the gemm) the row layout's bits; other paths copy rows back out and give the row layout's bits. Row
+/// counts that leave a lone 8-row group, row ranges split across 2 threads, passes of 8 and chunks of the gemm.
+@Test(arguments: [GGMLType.q4_K, .q5_K])
+func kQuantRows8ProductsKeepEachTokensBitsAndTheGemms(_ t: GGMLType) throws {
+    let pool = try ThreadPool(threads: 2)
+    for (rows, cols) in [(40, 3 * 256), (64, 8 * 256), (8, 256)] {
+        var rng = Rng(84 + UInt64(rows))
+        let wBytes = randomWeights(t, rows: rows, cols: cols, rng: &rng)
+        let pBytes = try #require(packedCopy(wBytes, t, rows: rows, cols: cols))
+        let nMax = 40
+        let x = randomActivations(nMax * cols, rng: &rng)
+        for isa in KernelISA.allCases where isa.isAvailable {
+            let readsLayout = isa == .avx512 && KernelISA.cpuHasVNNI
+            isa.withThreadSelection {
+                wBytes.withUnsafeBytes { wp in
+                    pBytes.withUnsafeBytes { pp in
+                        let w = try! WeightMatrix(type: t, rows: rows, cols: cols, data: wp.baseAddress!)
+                        var p = try! WeightMatrix(type: t, rows: rows, cols: cols, data: pp.baseAddress!)
+                        p.rows8 = true
+                        func product(_ m: WeightMatrix, first: Int, n: Int) -> [Float] {
+                            var y = [Float](repeating: .nan, count: n * rows)
+                            Kernels.matmul(m, x: Array(x[(first * cols)..<((first + n) * cols)]), y: &y, nTokens: n, pool: pool)
+                            return y
+                        }
+                        let alone = (0..<nMax).map { product(p, first: $0, n: 1) }
+                        for n in [1, 2, 3, 4, 7, 8, 9, 15, 16, 31, 32, 33, 40] {
+                            let first = nMax - n
+                            let packed = product(p, first: first, n: n), row = product(w, first: first, n: n)
+                            for k in 0..<n {
+                                let token = Array(packed[(k * rows)..<((k + 1) * rows)])
+                                if readsLayout {
+                                    #expect(token.map(\.bitPattern) == alone[first + k].map(\.bitPattern),
+                                            "\(t.name) \(rows)x\(cols), token \(k) of \(n): packed bits differ from the token alone")
+                                }
+                            }
+                            if !readsLayout || n >= 8 {
+                                #expect(packed.map(\.bitPattern) == row.map(\.bitPattern), "\(t.name) [\(isa.name)] \(rows)x\(cols), \(n) tokens: packed products differ from the row layout's")
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// Packed, the llama.cpp goldens of q4_0MatmulMatchesLlamaCppRepackedKernels still hold on AVX2 and AVX-512
 /// (the paths that read the layout: 16-row tiles and gemm on AVX-512 VNNI, 8-row ones on AVX2).
 @Test(arguments: [KernelISA.avx2, .avx512])
@@ -104,25 +153,28 @@ func rows8MatchesLlamaCppRepackedKernels(_ isa: KernelISA) throws {
     }
 }
 
-/// PackedMatrices packs what this path prefers (whole groups of rows: Q4_0 and Q8_0 on AVX2 and AVX-512 VNNI)
-/// and nothing else.
+/// PackedMatrices packs what this path prefers (whole groups of rows: Q4_0 and Q8_0 on AVX2 and AVX-512 VNNI,
+/// Q4_K on AVX-512 VNNI without AMX) and nothing else.
 @Test func packedMatricesPackOnlyWhatThePathPrefers() throws {
     var rng = Rng(83)
     let w16 = randomWeights(.q4_0, rows: 16, cols: 64, rng: &rng), w12 = randomWeights(.q4_0, rows: 12, cols: 64, rng: &rng)
     let q8 = randomWeights(.q8_0, rows: 16, cols: 64, rng: &rng), q6 = randomWeights(.q6_K, rows: 16, cols: 256, rng: &rng)
+    let q4k = randomWeights(.q4_K, rows: 16, cols: 256, rng: &rng)
     for isa in KernelISA.allCases where isa.isAvailable {
         isa.withThreadSelection {
             let store = PackedMatrices()
-            w16.withUnsafeBytes { a in w12.withUnsafeBytes { b in q8.withUnsafeBytes { c in q6.withUnsafeBytes { e in
+            w16.withUnsafeBytes { a in w12.withUnsafeBytes { b in q8.withUnsafeBytes { c in q6.withUnsafeBytes { e in q4k.withUnsafeBytes { f in
                 let p16 = store.packed(try! WeightMatrix(type: .q4_0, rows: 16, cols: 64, data: a.baseAddress!))
                 let p12 = store.packed(try! WeightMatrix(type: .q4_0, rows: 12, cols: 64, data: b.baseAddress!))
                 let pq8 = store.packed(try! WeightMatrix(type: .q8_0, rows: 16, cols: 64, data: c.baseAddress!))
                 let pq6 = store.packed(try! WeightMatrix(type: .q6_K, rows: 16, cols: 256, data: e.baseAddress!))
+                let pq4k = store.packed(try! WeightMatrix(type: .q4_K, rows: 16, cols: 256, data: f.baseAddress!))
                 let packs = isa == .avx2 || ((isa == .avx512 || isa == .avx512AMX) && KernelISA.cpuHasVNNI)
+                let packsK = isa == .avx512 && KernelISA.cpuHasVNNI // the AMX path's K-quant tiles read rows
                 #expect(p16.rows8 == packs && p16.rows8 == (p16.data != UnsafeRawPointer(a.baseAddress!)), "[\(isa.name)]")
-                #expect(pq8.rows8 == packs && !p12.rows8 && !pq6.rows8, "[\(isa.name)]")
-                #expect(store.byteCount == (packs ? w16.count + q8.count : 0))
-            } } } }
+                #expect(pq8.rows8 == packs && !p12.rows8 && !pq6.rows8 && pq4k.rows8 == packsK, "[\(isa.name)]")
+                #expect(store.byteCount == (packs ? w16.count + q8.count : 0) + (packsK ? q4k.count : 0))
+            } } } } }
         }
     }
 }
