@@ -644,37 +644,32 @@ INLINE int k4_rows8(const int q5, int64_t cols, const void *w, size_t wrb, const
     const int type = q5 ? LK_TYPE_Q5_K : LK_TYPE_Q4_K;
     if (n_tokens >= R8_GEMM_MIN) return kq_gemm(type, 1, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
     const int64_t nb = cols / QK_K;
-    const int64_t chunk = n_tokens < CHUNK ? n_tokens : CHUNK;
-    float *dx = lk_scratch((size_t)chunk * (size_t)nb * (sizeof(float) + 4 * sizeof(int32_t)));
+    float *dx = lk_scratch((size_t)n_tokens * (size_t)nb * (sizeof(float) + 4 * sizeof(int32_t)));
     if (!dx) return 0;
-    int32_t *terms = (int32_t *)(dx + chunk * nb);
+    int32_t *terms = (int32_t *)(dx + n_tokens * nb);
+    lk_kquant_prep_terms(type, x, xrb, n_tokens, nb, dx, terms);
     const uint8_t *wb = w, *xb = x;
-    for (int64_t t0 = 0; t0 < n_tokens; t0 += chunk) {
-        const int64_t nt = n_tokens - t0 < chunk ? n_tokens - t0 : chunk;
-        const uint8_t *xc = xb + (size_t)t0 * xrb;
-        lk_kquant_prep_terms(type, xc, xrb, nt, nb, dx, terms);
-        for (int64_t r0 = row_begin; r0 < row_end; r0 += 16) {
-            const uint8_t *ga = wb + (size_t)r0 * wrb, *gb = r0 + 8 < row_end ? ga + 8 * wrb : ga;
-            const __mmask16 lanes = r0 + 8 < row_end ? 0xFFFF : 0x00FF;
-            for (int64_t t = 0; t < nt; t += R8_PASS) {
-                const uint8_t *next = t == 0 && r0 + 32 <= row_end ? ga + 16 * wrb : NULL; /* prefetched on the first pass */
-                const int n = nt - t < R8_PASS ? (int)(nt - t) : R8_PASS;
-                const uint8_t *xt = xc + (size_t)t * xrb;
-                const int32_t *tt = terms + (size_t)t * (size_t)nb * 4;
-                float *yt = y + (t0 + t) * ys + r0;
+    for (int64_t r0 = row_begin; r0 < row_end; r0 += 16) {
+        const uint8_t *ga = wb + (size_t)r0 * wrb, *gb = r0 + 8 < row_end ? ga + 8 * wrb : ga;
+        const __mmask16 lanes = r0 + 8 < row_end ? 0xFFFF : 0x00FF;
+        for (int64_t t = 0; t < n_tokens; t += R8_PASS) {
+            const uint8_t *next = t == 0 && r0 + 32 <= row_end ? ga + 16 * wrb : NULL; /* prefetched on the first pass */
+            const int n = n_tokens - t < R8_PASS ? (int)(n_tokens - t) : R8_PASS;
+            const uint8_t *xt = xb + (size_t)t * xrb;
+            const int32_t *tt = terms + (size_t)t * (size_t)nb * 4;
+            float *yt = y + t * ys + r0;
 #define K4R8(N) k4r8_tile(q5, ga, gb, nb, xt, xrb, dx + t * nb, tt, yt, ys, lanes, next, wrb, N)
-                switch (n) {
-                case 1: K4R8(1); break;
-                case 2: K4R8(2); break;
-                case 3: K4R8(3); break;
-                case 4: K4R8(4); break;
-                case 5: K4R8(5); break;
-                case 6: K4R8(6); break;
-                case 7: K4R8(7); break;
-                default: K4R8(8); break;
-                }
-#undef K4R8
+            switch (n) {
+            case 1: K4R8(1); break;
+            case 2: K4R8(2); break;
+            case 3: K4R8(3); break;
+            case 4: K4R8(4); break;
+            case 5: K4R8(5); break;
+            case 6: K4R8(6); break;
+            case 7: K4R8(7); break;
+            default: K4R8(8); break;
             }
+#undef K4R8
         }
     }
     return 1;
