@@ -612,21 +612,22 @@ INLINE void k4r8_tile(const int q5, const uint8_t *ga, const uint8_t *gb, int64_
                 }
             }
             for (int j = 0; j < 8; j++) blk[0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[j]), ds[j], blk[0]);
-        } else
-        for (int j = 0; j < 8; j += 2) { /* sub-blocks j, j + 1 from the same nibble vectors */
-            __m512i is[R8_PASS], is2[R8_PASS];
-            for (int t = 0; t < n; t++) is[t] = is2[t] = _mm512_setzero_si512();
-            for (int v = 0; v < 8; v++) {
-                if (pa && j == 0) r8_prefetch_part(pa, pb, lines, v);
-                __m512i lo, hi;
-                k4r8_quants(qa, qb, q5, j, v, &lo, &hi);
-                for (int t = 0; t < n; t++) {
-                    is[t] = _mm512_dpbusd_epi32(is[t], lo, _mm512_set1_epi32(lk_load_i32(xq[t] + 32 * j + 4 * v)));
-                    is2[t] = _mm512_dpbusd_epi32(is2[t], hi, _mm512_set1_epi32(lk_load_i32(xq[t] + 32 * j + 32 + 4 * v)));
+        } else {
+            for (int j = 0; j < 8; j += 2) { /* sub-blocks j, j + 1 from the same nibble vectors */
+                __m512i is[R8_PASS], is2[R8_PASS];
+                for (int t = 0; t < n; t++) is[t] = is2[t] = _mm512_setzero_si512();
+                for (int v = 0; v < 8; v++) {
+                    if (pa && j == 0) r8_prefetch_part(pa, pb, lines, v);
+                    __m512i lo, hi;
+                    k4r8_quants(qa, qb, q5, j, v, &lo, &hi);
+                    for (int t = 0; t < n; t++) {
+                        is[t] = _mm512_dpbusd_epi32(is[t], lo, _mm512_set1_epi32(lk_load_i32(xq[t] + 32 * j + 4 * v)));
+                        is2[t] = _mm512_dpbusd_epi32(is2[t], hi, _mm512_set1_epi32(lk_load_i32(xq[t] + 32 * j + 32 + 4 * v)));
+                    }
                 }
+                for (int t = 0; t < n; t++) blk[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[t]), ds[j], blk[t]);
+                for (int t = 0; t < n; t++) blk[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is2[t]), ds[j + 1], blk[t]);
             }
-            for (int t = 0; t < n; t++) blk[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[t]), ds[j], blk[t]);
-            for (int t = 0; t < n; t++) blk[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is2[t]), ds[j + 1], blk[t]);
         }
         for (int t = 0; t < n; t++) {
             const int32_t *bp = terms + ((size_t)t * (size_t)nb + (size_t)i) * 4;
