@@ -514,7 +514,7 @@ void lk_fill_amx(lk_kernel_table *t) {
     if (t->rows8[LK_TYPE_Q4_0]) t->rows8[LK_TYPE_Q4_0] = rows8_q4_0;
     if (t->rows8[LK_TYPE_Q8_0]) t->rows8[LK_TYPE_Q8_0] = rows8_q8_0;
     /* the K-quant tile kernels read the row layout: Q4_K / Q5_K stay in it here */
-    t->rows8[LK_TYPE_Q4_K] = t->rows8[LK_TYPE_Q5_K] = NULL;
+    t->rows8[LK_TYPE_Q4_K] = t->rows8[LK_TYPE_Q5_K] = t->rows8[LK_TYPE_Q6_K] = NULL;
 }
 
 #else

@@ -25,11 +25,11 @@
  *         NT tokens: each tile vector feeds NT vpdpbusd (4 activation bytes broadcast), one float FMA per
  *         sub-block and token, the mins (Q4_K, Q5_K) as one vpdpwssd chain per block. The next tile's
  *         weights are prefetched into L2 while a tile is used.
- * rows8   Q4_K / Q5_K packed at load in the 8-row layout (LK_ROWS8): its 16-row tiles (two groups) are the
- *         gemm tile's lanes as they lie, 4- or 5-bit, so one kernel takes every token count with the gemm's
- *         operations per (row, token) and no tile to build (1.1-1.4x faster than the matvec for one token from
- *         DRAM, 2-2.4x than the few-token kernel for 4); from R8_GEMM_MIN tokens the gemm on tiles built from
- *         the layout. Same bits as the gemm at every batch size.
+ * rows8   Q4_K / Q5_K / Q6_K packed at load in the 8-row layout (LK_ROWS8): its 16-row tiles (two groups)
+ *         are the gemm tile's lanes as they lie, 4-, 5- or 6-bit, so one kernel takes every token count with
+ *         the gemm's operations per (row, token) and no tile to build (Q4_K / Q5_K: 1.1-1.4x faster than the
+ *         matvec for one token from DRAM, 2-2.4x than the few-token kernel for 4; Q6_K 1.2x, 1.25x); from
+ *         R8_GEMM_MIN tokens the gemm on tiles built from the layout. Same bits as the gemm at every batch size.
  * Widths above KQ_MAX_BLOCKS blocks return 0 from the matvec (the caller falls back to the row kernels). */
 #include "lk_internal.h"
 #include "lk_kquant_unpack.h"
@@ -422,9 +422,10 @@ INLINE void k4r8_quants(const uint8_t *qa, const uint8_t *qb, const int q5, cons
  * lanes 8-15 are then copies): its vectors are the layout's lanes unpacked, its scale vectors the heads'. */
 INLINE void build_tile_rows8(const int q5, const uint8_t *ga, const uint8_t *gb, int64_t nb, uint8_t *tile) {
     const size_t qbytes = q5 ? 160 : 128;
+    const int kt = q5 ? LK_TYPE_Q5_K : LK_TYPE_Q4_K;
     for (int64_t i = 0; i < nb; i++) {
         uint8_t *t = tile + (size_t)i * K4_STRIDE;
-        const uint8_t *qa = ga + lk_rows8_kblock(i, qbytes), *qb = gb + lk_rows8_kblock(i, qbytes);
+        const uint8_t *qa = ga + lk_rows8_kblock(kt, i), *qb = gb + lk_rows8_kblock(kt, i);
         for (int j = 0; j < 8; j += 2)
             for (int v = 0; v < 8; v++) {
                 __m512i lo, hi;
@@ -438,6 +439,49 @@ INLINE void build_tile_rows8(const int q5, const uint8_t *ga, const uint8_t *gb,
         for (int j = 0; j < 8; j++) _mm512_store_ps((void *)(t + T_DS + 64 * j), ds[j]);
         for (int k = 0; k < 4; k++) _mm512_store_si512((void *)(t + K4_MP + 64 * k), mp[k]);
         _mm512_store_ps((void *)(t + K4_DMIN), dmin);
+    }
+}
+
+/* Q6_K: the 16 d·sc_g of a block of 16 rows from its scale word vectors (wa, wb: scales 4k..4k+3 of each row)
+ * and its f16 d (ha, hb: 8 side by side), as build_tile makes them */
+INLINE void q6r8_scales(const uint8_t *wa, const uint8_t *wb, const uint8_t *ha, const uint8_t *hb, __m512 *ds) {
+    const __m256i h = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)ha)), _mm_loadu_si128((const __m128i *)hb), 1);
+    const __m512 d = _mm512_cvtph_ps(h);
+    for (int k = 0; k < 4; k++) {
+        const __m512i sc = r8_lanes(wa + 32 * k, wb + 32 * k);
+        for (int c = 0; c < 4; c++) /* scale 4k + c: byte c of each lane, sign-extended */
+            ds[4 * k + c] = _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_srai_epi32(_mm512_slli_epi32(sc, 24 - 8 * c), 24)), d);
+    }
+}
+
+/* Q6_K element 128h + 32m + l (sub-block g = 8h + 2m + l / 16) is the low (m < 2) or high nibble of ql byte
+ * 64h + 32·(m & 1) + l with bits 2m, 2m + 1 of qh byte 32h + l above it: from the nibble vector l and the
+ * high-bit vector hv of its lanes */
+INLINE __m512i q6r8_combine(const __m512i l, const __m512i hv, const int m) {
+    const __m512i m4 = _mm512_set1_epi8(15);
+    const __m512i lo = (m >> 1) ? _mm512_and_si512(_mm512_srli_epi16(l, 4), m4) : _mm512_and_si512(l, m4);
+    const __m512i hh = m < 2 ? _mm512_slli_epi16(hv, 4 - 2 * m) : _mm512_srli_epi16(hv, 2 * m - 4); /* bits 2m.. to 4.. */
+    return _mm512_ternarylogic_epi32(lo, hh, _mm512_set1_epi8(0x30), 0xF8);                      /* lo | (hh & 0x30) */
+}
+/* ql and qh vector indices (of a block's 48) of quants 16g + 4v .. + 3 */
+INLINE int q6r8_ql(int g, int v) { return 16 * (g / 8) + 8 * ((g % 8) / 2 & 1) + 4 * (g & 1) + v; }
+INLINE int q6r8_qh(int g, int v) { return 32 + 8 * (g / 8) + 4 * (g & 1) + v; }
+INLINE __m512i q6r8_quants(const uint8_t *qa, const uint8_t *qb, const int g, const int v) {
+    const size_t ol = 32 * (size_t)q6r8_ql(g, v), oh = 32 * (size_t)q6r8_qh(g, v);
+    return q6r8_combine(r8_lanes(qa + ol, qb + ol), r8_lanes(qa + oh, qb + oh), (g % 8) / 2);
+}
+enum { Q6R8_WORDS = 8 * 192, Q6R8_HALFS = 8 * 208 }; /* offsets in a group's block of the scale vectors and d */
+
+/* build_tile's Q6_K tile of 16 rows from the 8-row layout */
+INLINE void build_tile_rows8_q6(const uint8_t *ga, const uint8_t *gb, int64_t nb, uint8_t *tile) {
+    for (int64_t i = 0; i < nb; i++) {
+        uint8_t *t = tile + (size_t)i * Q6_STRIDE;
+        const uint8_t *qa = ga + lk_rows8_kblock(LK_TYPE_Q6_K, i), *qb = gb + lk_rows8_kblock(LK_TYPE_Q6_K, i);
+        for (int g = 0; g < 16; g++)
+            for (int v = 0; v < 4; v++) _mm512_store_si512((void *)(t + T_W + 64 * (4 * g + v)), q6r8_quants(qa, qb, g, v));
+        __m512 ds[16];
+        q6r8_scales(qa + Q6R8_WORDS, qb + Q6R8_WORDS, qa + Q6R8_HALFS, qb + Q6R8_HALFS, ds);
+        for (int g = 0; g < 16; g++) _mm512_store_ps((void *)(t + T_DS + 64 * g), ds[g]);
     }
 }
 
@@ -510,7 +554,9 @@ INLINE int kq_gemm(int type, const int packed, int64_t cols, const void *w, size
         lk_kquant_prep_terms(type, xc, xrb, nt, nb, dx, terms);
         for (int64_t r0 = row_begin; r0 < row_end; r0 += TR) {
             const int nr = row_end - r0 < TR ? (int)(row_end - r0) : TR;
-            if (packed)
+            if (packed && type == LK_TYPE_Q6_K)
+                build_tile_rows8_q6(wb + (size_t)r0 * wrb, wb + (size_t)(nr > 8 ? r0 + 8 : r0) * wrb, nb, tile);
+            else if (packed)
                 build_tile_rows8(type == LK_TYPE_Q5_K, wb + (size_t)r0 * wrb, wb + (size_t)(nr > 8 ? r0 + 8 : r0) * wrb, nb, tile);
             else
                 build_tile(type, wb + (size_t)r0 * wrb, wrb, nb, nr, tile);
@@ -551,16 +597,17 @@ KQ_GEMM(gemm_q6_K, LK_TYPE_Q6_K)
 
 /* ============================ the 8-row layout: every token count ============================ */
 
-/* Q4_K / Q5_K packed at load into the 8-row layout (LK_ROWS8, rows8.c): 16-row tiles of two groups, whose
- * vectors are the gemm tile's lanes as they lie in memory (4-bit, or 5-bit with the fifth bits' vectors), so
+/* Q4_K / Q5_K (and Q6_K, below) packed at load into the 8-row layout (LK_ROWS8, rows8.c): 16-row tiles of two
+ * groups, whose vectors are the gemm tile's lanes as they lie in memory (4-bit, or 5-bit with the fifth bits'
+ * vectors), so
  * that one kernel takes every token count with no tile to build: per block the heads give the gemm tile's
  * scale vectors (d·sc_j, the s16 pairs of mins, dmin), each nibble vector is unpacked in registers once per
  * pass of up to R8_PASS tokens, and every (row, token) goes through the gemm's operations in its order, so the
  * products are the gemm's bit for bit at any batch size. */
 
-/* lines v, v + 8, .. (< lines) of the blocks at pa and pb */
-INLINE void r8_prefetch_part(const uint8_t *pa, const uint8_t *pb, int lines, int v) {
-    for (int l = v; l < lines; l += 8) {
+/* lines part, part + parts, .. (< lines) of the blocks at pa and pb */
+INLINE void r8_prefetch_part(const uint8_t *pa, const uint8_t *pb, int lines, int part, int parts) {
+    for (int l = part; l < lines; l += parts) {
         _mm_prefetch((const char *)pa + 64 * l, _MM_HINT_T0);
         _mm_prefetch((const char *)pb + 64 * l, _MM_HINT_T0);
     }
@@ -578,17 +625,18 @@ INLINE void k4r8_tile(const int q5, const uint8_t *ga, const uint8_t *gb, int64_
                       const float *dx, const int32_t *terms, float *y, int64_t ys, __mmask16 lanes, const uint8_t *next,
                       size_t wrb, const int n) {
     const size_t qbytes = q5 ? 160 : 128;
+    const int kt = q5 ? LK_TYPE_Q5_K : LK_TYPE_Q4_K;
     __m512 acc[R8_PASS];
     for (int t = 0; t < n; t++) acc[t] = _mm512_setzero_ps();
     for (int64_t i = 0; i < nb; i++) {
-        const uint8_t *qa = ga + lk_rows8_kblock(i, qbytes), *qb = gb + lk_rows8_kblock(i, qbytes);
+        const uint8_t *qa = ga + lk_rows8_kblock(kt, i), *qb = gb + lk_rows8_kblock(kt, i);
         /* the block R8_AHEAD blocks on, in this tile or the next one (16 rows on, `next`), prefetched a few
            lines per step of the loop over v (a block's lines at once stall the loads that wait for them) */
         const uint8_t *pa = NULL, *pb = NULL;
         if (next) {
             const int64_t k = i + R8_AHEAD;
-            if (k < nb) pa = ga + lk_rows8_kblock(k, qbytes), pb = gb + lk_rows8_kblock(k, qbytes);
-            else if (k - nb < nb) pa = next + lk_rows8_kblock(k - nb, qbytes), pb = pa + 8 * wrb;
+            if (k < nb) pa = ga + lk_rows8_kblock(kt, k), pb = gb + lk_rows8_kblock(kt, k);
+            else if (k - nb < nb) pa = next + lk_rows8_kblock(kt, k - nb), pb = pa + 8 * wrb;
         }
         const int lines = (int)((8 * qbytes + 128) / 64);
         __m512 ds[8], dmin;
@@ -602,7 +650,7 @@ INLINE void k4r8_tile(const int q5, const uint8_t *ga, const uint8_t *gb, int64_
             __m512i is[8];
             for (int j = 0; j < 8; j++) is[j] = _mm512_setzero_si512();
             for (int v = 0; v < 8; v++) {
-                if (pa) r8_prefetch_part(pa, pb, lines, v);
+                if (pa) r8_prefetch_part(pa, pb, lines, v, 8);
                 const __m512i h = q5 ? r8_lanes(qa + 32 * v, qb + 32 * v) : _mm512_setzero_si512();
                 for (int j = 0; j < 8; j += 2) {
                     __m512i lo, hi;
@@ -617,7 +665,7 @@ INLINE void k4r8_tile(const int q5, const uint8_t *ga, const uint8_t *gb, int64_
                 __m512i is[R8_PASS], is2[R8_PASS];
                 for (int t = 0; t < n; t++) is[t] = is2[t] = _mm512_setzero_si512();
                 for (int v = 0; v < 8; v++) {
-                    if (pa && j == 0) r8_prefetch_part(pa, pb, lines, v);
+                    if (pa && j == 0) r8_prefetch_part(pa, pb, lines, v, 8);
                     __m512i lo, hi;
                     k4r8_quants(qa, qb, q5, j, v, &lo, &hi);
                     for (int t = 0; t < n; t++) {
@@ -676,6 +724,94 @@ INLINE int k4_rows8(const int q5, int64_t cols, const void *w, size_t wrb, const
     return 1;
 }
 
+/* Q6_K: n tokens × the 16 rows of groups ga, gb (as k4r8_tile), the gemm's operations per (row, token) */
+INLINE void q6r8_tile(const uint8_t *ga, const uint8_t *gb, int64_t nb, const uint8_t *x, size_t xrb, const float *dx,
+                      const int32_t *terms, float *y, int64_t ys, __mmask16 lanes, const uint8_t *next, size_t wrb, const int n) {
+    __m512 acc[R8_PASS];
+    for (int t = 0; t < n; t++) acc[t] = _mm512_setzero_ps();
+    const int lines = (8 * 210 + 63) / 64 + 1; /* a block's 1680 bytes start anywhere in a line */
+    for (int64_t i = 0; i < nb; i++) {
+        const uint8_t *qa = ga + lk_rows8_kblock(LK_TYPE_Q6_K, i), *qb = gb + lk_rows8_kblock(LK_TYPE_Q6_K, i);
+        const uint8_t *pa = NULL, *pb = NULL; /* prefetched as in k4r8_tile */
+        if (next) {
+            const int64_t k = i + R8_AHEAD;
+            if (k < nb) pa = ga + lk_rows8_kblock(LK_TYPE_Q6_K, k), pb = gb + lk_rows8_kblock(LK_TYPE_Q6_K, k);
+            else if (k - nb < nb) pa = next + lk_rows8_kblock(LK_TYPE_Q6_K, k - nb), pb = pa + 8 * wrb;
+        }
+        __m512 ds[16];
+        q6r8_scales(qa + Q6R8_WORDS, qb + Q6R8_WORDS, qa + Q6R8_HALFS, qb + Q6R8_HALFS, ds);
+        const int8_t *xq[R8_PASS];
+        for (int t = 0; t < n; t++) xq[t] = ((const block_q8_K *)(x + (size_t)t * xrb))[i].qs;
+        const int32_t *tb = terms + (size_t)i * 16; /* token t's at tb + t·nb·16 */
+        __m512 blk[R8_PASS];
+        for (int t = 0; t < n; t++) blk[t] = _mm512_setzero_ps();
+        if (n == 1) { /* one chain per sub-block: each nibble and high-bit vector loaded once */
+            __m512i is[16];
+            for (int g = 0; g < 16; g++) is[g] = _mm512_set1_epi32(tb[g]);
+            for (int s = 0; s < 16; s++) { /* s = 8h + 4·g1 + v */
+                const int h = s / 8, g1 = (s / 4) % 2, v = s % 4;
+                if (pa) r8_prefetch_part(pa, pb, lines, s, 16);
+                const int g0 = 8 * h + g1;
+                const size_t o0 = 32 * (size_t)q6r8_ql(g0, v), o1 = 32 * (size_t)q6r8_ql(g0 + 2, v), oh = 32 * (size_t)q6r8_qh(g0, v);
+                const __m512i l0 = r8_lanes(qa + o0, qb + o0), l1 = r8_lanes(qa + o1, qb + o1), hv = r8_lanes(qa + oh, qb + oh);
+                for (int m = 0; m < 4; m++) {
+                    const int g = g0 + 2 * m;
+                    is[g] = _mm512_dpbusd_epi32(is[g], q6r8_combine(m & 1 ? l1 : l0, hv, m), _mm512_set1_epi32(lk_load_i32(xq[0] + 16 * g + 4 * v)));
+                }
+            }
+            for (int g = 0; g < 16; g++) blk[0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[g]), ds[g], blk[0]);
+        } else {
+            for (int g = 0; g < 16; g++) {
+                __m512i is[R8_PASS];
+                for (int t = 0; t < n; t++) is[t] = _mm512_set1_epi32(tb[(size_t)t * (size_t)nb * 16 + (size_t)g]);
+                for (int v = 0; v < 4; v++) {
+                    if (pa && g % 4 == 0) r8_prefetch_part(pa, pb, lines, 4 * (g / 4) + v, 16);
+                    const __m512i q = q6r8_quants(qa, qb, g, v);
+                    for (int t = 0; t < n; t++) is[t] = _mm512_dpbusd_epi32(is[t], q, _mm512_set1_epi32(lk_load_i32(xq[t] + 16 * g + 4 * v)));
+                }
+                for (int t = 0; t < n; t++) blk[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[t]), ds[g], blk[t]);
+            }
+        }
+        for (int t = 0; t < n; t++) acc[t] = _mm512_fmadd_ps(blk[t], _mm512_set1_ps(dx[t * nb + i]), acc[t]);
+    }
+    for (int t = 0; t < n; t++) _mm512_mask_storeu_ps(y + t * ys, lanes, acc[t]);
+}
+
+static int rows8_q6_K(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens, float *y,
+                      int64_t ys, int64_t row_begin, int64_t row_end) {
+    if (n_tokens >= R8_GEMM_MIN) return kq_gemm(LK_TYPE_Q6_K, 1, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
+    const int64_t nb = cols / QK_K;
+    float *dx = lk_scratch((size_t)n_tokens * (size_t)nb * (sizeof(float) + 16 * sizeof(int32_t)));
+    if (!dx) return 0;
+    int32_t *terms = (int32_t *)(dx + n_tokens * nb);
+    lk_kquant_prep_terms(LK_TYPE_Q6_K, x, xrb, n_tokens, nb, dx, terms);
+    const uint8_t *wb = w, *xb = x;
+    for (int64_t r0 = row_begin; r0 < row_end; r0 += 16) {
+        const uint8_t *ga = wb + (size_t)r0 * wrb, *gb = r0 + 8 < row_end ? ga + 8 * wrb : ga;
+        const __mmask16 lanes = r0 + 8 < row_end ? 0xFFFF : 0x00FF;
+        for (int64_t t = 0; t < n_tokens; t += R8_PASS) {
+            const uint8_t *next = t == 0 && r0 + 32 <= row_end ? ga + 16 * wrb : NULL; /* prefetched on the first pass */
+            const int n = n_tokens - t < R8_PASS ? (int)(n_tokens - t) : R8_PASS;
+            const uint8_t *xt = xb + (size_t)t * xrb;
+            const int32_t *tt = terms + (size_t)t * (size_t)nb * 16;
+            float *yt = y + t * ys + r0;
+#define Q6R8(N) q6r8_tile(ga, gb, nb, xt, xrb, dx + t * nb, tt, yt, ys, lanes, next, wrb, N)
+            switch (n) {
+            case 1: Q6R8(1); break;
+            case 2: Q6R8(2); break;
+            case 3: Q6R8(3); break;
+            case 4: Q6R8(4); break;
+            case 5: Q6R8(5); break;
+            case 6: Q6R8(6); break;
+            case 7: Q6R8(7); break;
+            default: Q6R8(8); break;
+            }
+#undef Q6R8
+        }
+    }
+    return 1;
+}
+
 static int rows8_q4_K(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens, float *y,
                       int64_t ys, int64_t row_begin, int64_t row_end) {
     return k4_rows8(0, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
@@ -703,6 +839,7 @@ void lk_fill_kquant_vnni(lk_kernel_table *t) {
     t->gemm[LK_TYPE_Q6_K] = gemm_q6_K;
     t->rows8[LK_TYPE_Q4_K] = rows8_q4_K;
     t->rows8[LK_TYPE_Q5_K] = rows8_q5_K;
+    t->rows8[LK_TYPE_Q6_K] = rows8_q6_K;
 }
 
 #else

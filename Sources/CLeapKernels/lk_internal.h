@@ -74,26 +74,23 @@ void lk_fill_scalar(lk_kernel_table *t);      /* scalar.c */
 void lk_fill_avx2_decode(lk_kernel_table *t); /* avx2_decode.c */
 void lk_fill_avx512_decode(lk_kernel_table *t, int use_vnni); /* avx512_decode.c; use_vnni: the CPU has VNNI and this table uses it */
 void lk_fill_avx512_prefill(lk_kernel_table *t);   /* avx512_prefill.c, VNNI only */
-void lk_fill_kquant_vnni(lk_kernel_table *t);   /* VNNI only: Q4_K, Q5_K, Q6_K matvec + gemm, Q4_K, Q5_K × 2..7 tokens and in LK_ROWS8 (avx512_kquant.c) */
+void lk_fill_kquant_vnni(lk_kernel_table *t);   /* VNNI only: Q4_K, Q5_K, Q6_K matvec + gemm and in LK_ROWS8, Q4_K, Q5_K × 2..7 tokens (avx512_kquant.c) */
 void lk_fill_kquant_avx2(lk_kernel_table *t);   /* AVX2 table: Q4_K, Q5_K, Q6_K matvec + gemm (avx2_kquant.c) */
 void lk_fill_avx512_fewtokens(lk_kernel_table *t); /* VNNI only: Q4_0, Q6_K × 2..15 tokens; Q4_0, Q8_0 in LK_ROWS8 (avx512_fewtokens.c) */
 void lk_fill_avx2_fewtokens(lk_kernel_table *t);   /* AVX2 table only: Q4_0, Q5_K, Q6_K × 2..15 tokens, Q4_0 × 1 (avx2_fewtokens.c) */
 void lk_fill_avx2_q8_0(lk_kernel_table *t);        /* AVX2 table only: Q8_0 dot, matvec, 2..15 tokens in the gemm's order (avx2_q8_0.c) */
-/* The LK_ROWS8 layout within a group of 8 rows (nb blocks, each a head of hb bytes then qb quant bytes,
- * rows8.c). Q4_0, Q8_0 (head: the f16 scale): block b's vectors (8·qb bytes, 32-byte aligned when the group
- * is) at lk_rows8_quants, its 8 scales (16 bytes) after all the vectors, at lk_rows8_scales. Q4_K, Q5_K (head
- * 16 bytes: d, dmin and the packed scales): block b's vectors then its 8 heads (8·qb + 128 bytes, a whole
- * number of cache lines) at lk_rows8_kblock, so that a group is one sequential stream. Head and quant bytes
- * of a block of the types the layout takes (0 for the others): */
-static inline size_t lk_rows8_head_bytes(int type) {
-    return type == LK_TYPE_Q4_0 || type == LK_TYPE_Q8_0 ? 2 : type == LK_TYPE_Q4_K || type == LK_TYPE_Q5_K ? 16 : 0;
-}
-static inline size_t lk_rows8_quant_bytes(int type) {
-    return type == LK_TYPE_Q4_0 ? 16 : type == LK_TYPE_Q8_0 ? 32 : type == LK_TYPE_Q4_K ? 128 : type == LK_TYPE_Q5_K ? 160 : 0;
-}
+/* The LK_ROWS8 layout within a group of 8 rows (rows8.c). Q4_0, Q8_0 (qb quant bytes a block, head: the f16
+ * scale): block b's vectors (8·qb bytes, 32-byte aligned when the group is) at lk_rows8_quants, its 8 scales
+ * (16 bytes) after all the vectors, at lk_rows8_scales. Q4_K, Q5_K, Q6_K: block b (8 times the block's bytes)
+ * at lk_rows8_kblock, one after another so that a group is one sequential stream: its quant vectors, then its
+ * head's word vectors (Q4_K / Q5_K 4: d | dmin and the packed scales; Q6_K 4: the scales), then (Q6_K) the 8
+ * f16 scales. */
 static inline size_t lk_rows8_quants(int64_t b, size_t qb) { return (size_t)b * 8 * qb; }
 static inline size_t lk_rows8_scales(int64_t nb, int64_t b, size_t qb) { return (size_t)nb * 8 * qb + 16 * (size_t)b; }
-static inline size_t lk_rows8_kblock(int64_t b, size_t qb) { return (size_t)b * 8 * (qb + 16); }
+static inline int lk_rows8_kquant(int type) { return type == LK_TYPE_Q4_K || type == LK_TYPE_Q5_K || type == LK_TYPE_Q6_K; }
+static inline size_t lk_rows8_kblock(int type, int64_t b) {
+    return (size_t)b * 8 * (type == LK_TYPE_Q4_K ? 144 : type == LK_TYPE_Q5_K ? 176 : 210);
+}
 /* Widest matrix lk_rows8_pack packs (matmul.c copies a row back out on the stack when a path has no rows8
  * kernels). */
 enum { LK_ROWS8_MAX_COLS = 32768 };

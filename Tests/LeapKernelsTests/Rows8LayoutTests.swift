@@ -18,7 +18,7 @@ private func packedCopy(_ w: [UInt8], _ t: GGMLType = .q4_0, rows: Int, cols: In
 
 /// Every row read back out of the layout is the original row, byte for byte; the packed bytes are a
 /// permutation of the original ones (same size, same multiset), and other types and shapes are refused.
-@Test(arguments: [GGMLType.q4_0, .q8_0, .q4_K, .q5_K])
+@Test(arguments: [GGMLType.q4_0, .q8_0, .q4_K, .q5_K, .q6_K])
 func rows8PackingRoundTrips(_ t: GGMLType) throws {
     var rng = Rng(81)
     let rows = 24, cols = 5 * t.blockSize, rowBytes = t.rowBytes(cols)!
@@ -33,10 +33,10 @@ func rows8PackingRoundTrips(_ t: GGMLType) throws {
         #expect(row == Array(w[(r * rowBytes)..<((r + 1) * rowBytes)]), "row \(r)")
     }
     #expect(packedCopy(Array(w[0..<(12 * rowBytes)]), t, rows: 12, cols: cols) == nil, "12 rows are not whole groups")
-    var out = [UInt8](repeating: 0, count: 8 * 210)
-    let q6 = [UInt8](repeating: 0, count: 8 * 210)
-    let refused = q6.withUnsafeBytes { wp in out.withUnsafeMutableBytes {
-        lk_rows8_pack(Int32(LK_TYPE_Q6_K), wp.baseAddress!, 210, 8, 256, $0.baseAddress!) } }
+    var out = [UInt8](repeating: 0, count: 8 * 110)
+    let q3 = [UInt8](repeating: 0, count: 8 * 110)
+    let refused = q3.withUnsafeBytes { wp in out.withUnsafeMutableBytes {
+        lk_rows8_pack(Int32(LK_TYPE_Q3_K), wp.baseAddress!, 110, 8, 256, $0.baseAddress!) } }
     #expect(refused == 0 && out.allSatisfy { $0 == 0 })
 }
 
@@ -77,11 +77,11 @@ func rows8ProductsEqualTheRowLayoutsOnEveryPath(_ t: GGMLType) throws {
     }
 }
 
-/// Q4_K and Q5_K packed: on AVX-512 VNNI one kernel takes every batch size with the gemm's operations per
-/// (row, token), so each token of an n-token call gets its bits alone, and from 8 tokens (where the row layout
+/// Q4_K, Q5_K and Q6_K packed: on AVX-512 VNNI one kernel takes every batch size with the gemm's operations per
+/// (row, token), so each token of an n-token call gets its bits alone, and from 8 tokens (Q6_K: 16; where the row layout
 /// takes the gemm) the row layout's bits; other paths copy rows back out and give the row layout's bits. Row
 /// counts that leave a lone 8-row group, row ranges split across 2 threads, passes of 8 and chunks of the gemm.
-@Test(arguments: [GGMLType.q4_K, .q5_K])
+@Test(arguments: [GGMLType.q4_K, .q5_K, .q6_K])
 func kQuantRows8ProductsKeepEachTokensBitsAndTheGemms(_ t: GGMLType) throws {
     let pool = try ThreadPool(threads: 2)
     for (rows, cols) in [(40, 3 * 256), (64, 8 * 256), (8, 256)] {
@@ -114,7 +114,7 @@ func kQuantRows8ProductsKeepEachTokensBitsAndTheGemms(_ t: GGMLType) throws {
                                             "\(t.name) \(rows)x\(cols), token \(k) of \(n): packed bits differ from the token alone")
                                 }
                             }
-                            if !readsLayout || n >= 8 {
+                            if !readsLayout || n >= (t == .q6_K ? 16 : 8) { // where the row layout takes the gemm
                                 #expect(packed.map(\.bitPattern) == row.map(\.bitPattern), "\(t.name) [\(isa.name)] \(rows)x\(cols), \(n) tokens: packed products differ from the row layout's")
                             }
                         }
@@ -154,7 +154,7 @@ func rows8MatchesLlamaCppRepackedKernels(_ isa: KernelISA) throws {
 }
 
 /// PackedMatrices packs what this path prefers (whole groups of rows: Q4_0 and Q8_0 on AVX2 and AVX-512 VNNI,
-/// Q4_K on AVX-512 VNNI without AMX) and nothing else.
+/// Q4_K, Q5_K and Q6_K on AVX-512 VNNI without AMX) and nothing else.
 @Test func packedMatricesPackOnlyWhatThePathPrefers() throws {
     var rng = Rng(83)
     let w16 = randomWeights(.q4_0, rows: 16, cols: 64, rng: &rng), w12 = randomWeights(.q4_0, rows: 12, cols: 64, rng: &rng)
@@ -172,8 +172,8 @@ func rows8MatchesLlamaCppRepackedKernels(_ isa: KernelISA) throws {
                 let packs = isa == .avx2 || ((isa == .avx512 || isa == .avx512AMX) && KernelISA.cpuHasVNNI)
                 let packsK = isa == .avx512 && KernelISA.cpuHasVNNI // the AMX path's K-quant tiles read rows
                 #expect(p16.rows8 == packs && p16.rows8 == (p16.data != UnsafeRawPointer(a.baseAddress!)), "[\(isa.name)]")
-                #expect(pq8.rows8 == packs && !p12.rows8 && !pq6.rows8 && pq4k.rows8 == packsK, "[\(isa.name)]")
-                #expect(store.byteCount == (packs ? w16.count + q8.count : 0) + (packsK ? q4k.count : 0))
+                #expect(pq8.rows8 == packs && !p12.rows8 && pq6.rows8 == packsK && pq4k.rows8 == packsK, "[\(isa.name)]")
+                #expect(store.byteCount == (packs ? w16.count + q8.count : 0) + (packsK ? q4k.count + q6.count : 0))
             } } } } }
         }
     }

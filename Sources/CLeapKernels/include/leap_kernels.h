@@ -22,7 +22,7 @@
  *                  avx512_prefill.c  VNNI gemm of Q4_1, Q5_0, Q5_1, Q4_K, F16, F32; also llama.cpp's
  *                                    repacked Q4_K and tiled Q6_K orders on its tiles
  *                  avx512_kquant.c  VNNI Q4_K, Q5_K, Q6_K decode matvec and prefill gemm of their own order;
- *                                    Q4_K, Q5_K × 2..7 tokens in the matvec's order; Q4_K, Q5_K in the
+ *                                    Q4_K, Q5_K × 2..7 tokens in the matvec's order; Q4_K, Q5_K, Q6_K in the
  *                                    8-row layout at every token count in the gemm's order (16-row tiles of
  *                                    two groups; the gemm on tiles built from the layout from 32 tokens)
  *                  avx512_fewtokens.c  VNNI Q4_0, Q6_K × 2..15 tokens (stepped decode), each token in its
@@ -38,8 +38,8 @@
  *                  llama_order_f16.c   ggml_vec_dot_f16 (AVX2 and AVX-512): one-token F16 attention
  *                  llama_order_bf16.c  BF16 weights (AVX512-BF16)
  *                  llama_order_q4_0.c  Q4_0 on AVX2 and AVX-512 (+VNNI), decode and prefill
- *   layouts        rows8.c  packs Q4_0 and Q8_0 (on AVX2 and AVX-512 VNNI) and Q4_K, Q5_K (AVX-512 VNNI
- *                           without AMX) into the 8-row layout (LK_ROWS8) and reads rows back out
+ *   layouts        rows8.c  packs Q4_0 and Q8_0 (on AVX2 and AVX-512 VNNI) and Q4_K, Q5_K, Q6_K (AVX-512
+ *                           VNNI without AMX) into the 8-row layout (LK_ROWS8) and reads rows back out
  *   other          vision_gemm.c, vision_kernels.c (leap_vision_kernels.h), state_support.c
  *                  (leap_state_kernels.h), pool.c (thread pool and per-thread scratch)
  * Dispatch (dispatch.c, the only file that knows every kernel file): one lk_kernel_table per ISA
@@ -171,16 +171,18 @@ enum {
 /* Flag or'ed onto a layout: the weights are in the 8-row layout of lk_rows8_pack, not row after row. */
 enum { LK_ROWS8 = 0x100 };
 
-/* The 8-row layout (Q4_0, Q8_0, Q4_K, Q5_K): rows in groups of 8; group g (rows 8g..8g+7) takes the bytes of
- * its rows at w + 8g·w_row_bytes. Q4_0 / Q8_0: for each block b, 4 (Q4_0) or 8 (Q8_0) vectors of 32 bytes at
- * 32·v·b (v vectors a block), vector k holding bytes 4k..4k+3 of each row's quant bytes (row r in bytes
- * 4r..4r+3); after all the vectors, the 8 rows' f16 scales of each block (16 bytes a block). Q4_K / Q5_K: for
- * each block, 32 (Q4_K: the nibbles) or 40 (Q5_K: the fifth bits, then the nibbles) such vectors, then 4 of the
- * rows' 16-byte heads (d and dmin, then the 12 bytes of packed scales and mins) in the same way. A group takes
- * the bytes of its 8 rows, so rows r0.. (r0 a multiple of 8) start at w + r0·w_row_bytes as before. The
+/* The 8-row layout (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K): rows in groups of 8; group g (rows 8g..8g+7) takes the
+ * bytes of its rows at w + 8g·w_row_bytes. Q4_0 / Q8_0: for each block b, 4 (Q4_0) or 8 (Q8_0) vectors of 32
+ * bytes at 32·v·b (v vectors a block), vector k holding bytes 4k..4k+3 of each row's quant bytes (row r in
+ * bytes 4r..4r+3); after all the vectors, the 8 rows' f16 scales of each block (16 bytes a block). K-quants:
+ * for each block, 32 (Q4_K: the nibbles), 40 (Q5_K: the fifth bits, then the nibbles) or 48 (Q6_K: the low
+ * nibbles, then the high bits) such vectors, then 4 of the rows' head words in the same way (Q4_K / Q5_K: d
+ * and dmin, then the 12 bytes of packed scales and mins; Q6_K: the 16 scales), then (Q6_K) the 8 f16 d. A group
+ * takes the bytes of its 8 rows, so rows r0.. (r0 a multiple of 8) start at w + r0·w_row_bytes as before. The
  * kernels read it without transposing or gathering anything; Q4_0 / Q8_0 products are those of the row
- * layout bit for bit, Q4_K / Q5_K those of the AVX-512 VNNI gemm at every batch size (the row layout's from 8
- * tokens on that path; paths without kernels for the layout copy rows back out: the row layout's bits).
+ * layout bit for bit, the K-quants' those of the AVX-512 VNNI gemm at every batch size (the row layout's from
+ * 8 tokens on that path, Q6_K from 16; paths without kernels for the layout copy rows back out: the row
+ * layout's bits).
  *
  * 1 when this thread's path multiplies `type` faster in the 8-row layout (the caller may then pack). */
 int lk_rows8_preferred(int type);
