@@ -688,42 +688,6 @@ INLINE void k4r8_tile(const int q5, const uint8_t *ga, const uint8_t *gb, int64_
     for (int t = 0; t < n; t++) _mm512_mask_storeu_ps(y + t * ys, lanes, acc[t]);
 }
 
-INLINE int k4_rows8(const int q5, int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
-                    float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
-    const int type = q5 ? LK_TYPE_Q5_K : LK_TYPE_Q4_K;
-    if (n_tokens >= R8_GEMM_MIN) return kq_gemm(type, 1, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
-    const int64_t nb = cols / QK_K;
-    float *dx = lk_scratch((size_t)n_tokens * (size_t)nb * (sizeof(float) + 4 * sizeof(int32_t)));
-    if (!dx) return 0;
-    int32_t *terms = (int32_t *)(dx + n_tokens * nb);
-    lk_kquant_prep_terms(type, x, xrb, n_tokens, nb, dx, terms);
-    const uint8_t *wb = w, *xb = x;
-    for (int64_t r0 = row_begin; r0 < row_end; r0 += 16) {
-        const uint8_t *ga = wb + (size_t)r0 * wrb, *gb = r0 + 8 < row_end ? ga + 8 * wrb : ga;
-        const __mmask16 lanes = r0 + 8 < row_end ? 0xFFFF : 0x00FF;
-        for (int64_t t = 0; t < n_tokens; t += R8_PASS) {
-            const uint8_t *next = t == 0 && r0 + 32 <= row_end ? ga + 16 * wrb : NULL; /* prefetched on the first pass */
-            const int n = n_tokens - t < R8_PASS ? (int)(n_tokens - t) : R8_PASS;
-            const uint8_t *xt = xb + (size_t)t * xrb;
-            const int32_t *tt = terms + (size_t)t * (size_t)nb * 4;
-            float *yt = y + t * ys + r0;
-#define K4R8(N) k4r8_tile(q5, ga, gb, nb, xt, xrb, dx + t * nb, tt, yt, ys, lanes, next, wrb, N)
-            switch (n) {
-            case 1: K4R8(1); break;
-            case 2: K4R8(2); break;
-            case 3: K4R8(3); break;
-            case 4: K4R8(4); break;
-            case 5: K4R8(5); break;
-            case 6: K4R8(6); break;
-            case 7: K4R8(7); break;
-            default: K4R8(8); break;
-            }
-#undef K4R8
-        }
-    }
-    return 1;
-}
-
 /* Q6_K: n tokens × the 16 rows of groups ga, gb (as k4r8_tile), the gemm's operations per (row, token) */
 INLINE void q6r8_tile(const uint8_t *ga, const uint8_t *gb, int64_t nb, const uint8_t *x, size_t xrb, const float *dx,
                       const int32_t *terms, float *y, int64_t ys, __mmask16 lanes, const uint8_t *next, size_t wrb, const int n) {
@@ -777,14 +741,17 @@ INLINE void q6r8_tile(const uint8_t *ga, const uint8_t *gb, int64_t nb, const ui
     for (int t = 0; t < n; t++) _mm512_mask_storeu_ps(y + t * ys, lanes, acc[t]);
 }
 
-static int rows8_q6_K(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens, float *y,
-                      int64_t ys, int64_t row_begin, int64_t row_end) {
-    if (n_tokens >= R8_GEMM_MIN) return kq_gemm(LK_TYPE_Q6_K, 1, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
+/* Q4_K, Q5_K, Q6_K in the 8-row layout, any token count: below R8_GEMM_MIN tokens the tile kernels above in
+ * passes of R8_PASS tokens over each 16-row tile, from it the gemm on tiles built from the layout */
+INLINE int kq_rows8(const int type, int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
+                    float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
+    if (n_tokens >= R8_GEMM_MIN) return kq_gemm(type, 1, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
     const int64_t nb = cols / QK_K;
-    float *dx = lk_scratch((size_t)n_tokens * (size_t)nb * (sizeof(float) + 16 * sizeof(int32_t)));
+    const size_t ti = lk_kquant_term_ints(type);
+    float *dx = lk_scratch((size_t)n_tokens * (size_t)nb * (sizeof(float) + ti * sizeof(int32_t)));
     if (!dx) return 0;
     int32_t *terms = (int32_t *)(dx + n_tokens * nb);
-    lk_kquant_prep_terms(LK_TYPE_Q6_K, x, xrb, n_tokens, nb, dx, terms);
+    lk_kquant_prep_terms(type, x, xrb, n_tokens, nb, dx, terms);
     const uint8_t *wb = w, *xb = x;
     for (int64_t r0 = row_begin; r0 < row_end; r0 += 16) {
         const uint8_t *ga = wb + (size_t)r0 * wrb, *gb = r0 + 8 < row_end ? ga + 8 * wrb : ga;
@@ -793,33 +760,36 @@ static int rows8_q6_K(int64_t cols, const void *w, size_t wrb, const void *x, si
             const uint8_t *next = t == 0 && r0 + 32 <= row_end ? ga + 16 * wrb : NULL; /* prefetched on the first pass */
             const int n = n_tokens - t < R8_PASS ? (int)(n_tokens - t) : R8_PASS;
             const uint8_t *xt = xb + (size_t)t * xrb;
-            const int32_t *tt = terms + (size_t)t * (size_t)nb * 16;
+            const int32_t *tt = terms + (size_t)t * (size_t)nb * ti;
             float *yt = y + t * ys + r0;
-#define Q6R8(N) q6r8_tile(ga, gb, nb, xt, xrb, dx + t * nb, tt, yt, ys, lanes, next, wrb, N)
+#define R8_TILE(N)                                                                                            \
+    (type == LK_TYPE_Q6_K ? q6r8_tile(ga, gb, nb, xt, xrb, dx + t * nb, tt, yt, ys, lanes, next, wrb, N)      \
+                          : k4r8_tile(type == LK_TYPE_Q5_K, ga, gb, nb, xt, xrb, dx + t * nb, tt, yt, ys, lanes, next, wrb, N))
             switch (n) {
-            case 1: Q6R8(1); break;
-            case 2: Q6R8(2); break;
-            case 3: Q6R8(3); break;
-            case 4: Q6R8(4); break;
-            case 5: Q6R8(5); break;
-            case 6: Q6R8(6); break;
-            case 7: Q6R8(7); break;
-            default: Q6R8(8); break;
+            case 1: R8_TILE(1); break;
+            case 2: R8_TILE(2); break;
+            case 3: R8_TILE(3); break;
+            case 4: R8_TILE(4); break;
+            case 5: R8_TILE(5); break;
+            case 6: R8_TILE(6); break;
+            case 7: R8_TILE(7); break;
+            default: R8_TILE(8); break;
             }
-#undef Q6R8
+#undef R8_TILE
         }
     }
     return 1;
 }
 
-static int rows8_q4_K(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens, float *y,
-                      int64_t ys, int64_t row_begin, int64_t row_end) {
-    return k4_rows8(0, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
-}
-static int rows8_q5_K(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens, float *y,
-                      int64_t ys, int64_t row_begin, int64_t row_end) {
-    return k4_rows8(1, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
-}
+#define KQ_ROWS8(NAME, TYPE)                                                                                  \
+    static int NAME(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,     \
+                    float *y, int64_t ys, int64_t row_begin, int64_t row_end) {                               \
+        return kq_rows8(TYPE, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);                     \
+    }
+KQ_ROWS8(rows8_q4_K, LK_TYPE_Q4_K)
+KQ_ROWS8(rows8_q5_K, LK_TYPE_Q5_K)
+KQ_ROWS8(rows8_q6_K, LK_TYPE_Q6_K)
+#undef KQ_ROWS8
 
 #pragma clang attribute pop
 
