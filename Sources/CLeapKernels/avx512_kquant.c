@@ -36,6 +36,7 @@
 
 #if defined(__x86_64__)
 #include <immintrin.h>
+#include <stddef.h>
 #include <stdlib.h>
 
 #define INLINE static inline __attribute__((always_inline))
@@ -470,7 +471,7 @@ INLINE __m512i q6r8_quants(const uint8_t *qa, const uint8_t *qb, const int g, co
     const size_t ol = 32 * (size_t)q6r8_ql(g, v), oh = 32 * (size_t)q6r8_qh(g, v);
     return q6r8_combine(r8_lanes(qa + ol, qb + ol), r8_lanes(qa + oh, qb + oh), (g % 8) / 2);
 }
-enum { Q6R8_WORDS = 8 * 192, Q6R8_HALFS = 8 * 208 }; /* offsets in a group's block of the scale vectors and d */
+enum { Q6R8_WORDS = 8 * offsetof(block_q6_K, scales), Q6R8_HALFS = 8 * offsetof(block_q6_K, d) }; /* offsets in a group's block of the scale vectors and d */
 
 /* build_tile's Q6_K tile of 16 rows from the 8-row layout */
 INLINE void build_tile_rows8_q6(const uint8_t *ga, const uint8_t *gb, int64_t nb, uint8_t *tile) {
@@ -619,6 +620,17 @@ enum {
     R8_GEMM_MIN = 32, /* from this many tokens the gemm on tiles built from the layout (below: 0.8-0.9x its time) */
 };
 
+/* The block R8_AHEAD blocks after block i of the tile at ga, gb: in this tile or in the next one (16 rows on,
+ * at next); none (*pa = NULL) past that or without next */
+INLINE void r8_ahead(int type, const uint8_t *ga, const uint8_t *gb, const uint8_t *next, size_t wrb, int64_t nb,
+                     int64_t i, const uint8_t **pa, const uint8_t **pb) {
+    const int64_t k = i + R8_AHEAD;
+    *pa = *pb = NULL;
+    if (!next) return;
+    if (k < nb) *pa = ga + lk_rows8_kblock(type, k), *pb = gb + lk_rows8_kblock(type, k);
+    else if (k - nb < nb) *pa = next + lk_rows8_kblock(type, k - nb), *pb = *pa + 8 * wrb;
+}
+
 /* n tokens (n <= R8_PASS; row t at x + t·xrb, terms at dx / terms + t·nb blocks) × the 16 rows of groups ga,
  * gb (gb = ga for a last group alone, then only `lanes` 0-7 are stored) → y[t·ys + 0..16) */
 INLINE void k4r8_tile(const int q5, const uint8_t *ga, const uint8_t *gb, int64_t nb, const uint8_t *x, size_t xrb,
@@ -630,14 +642,10 @@ INLINE void k4r8_tile(const int q5, const uint8_t *ga, const uint8_t *gb, int64_
     for (int t = 0; t < n; t++) acc[t] = _mm512_setzero_ps();
     for (int64_t i = 0; i < nb; i++) {
         const uint8_t *qa = ga + lk_rows8_kblock(kt, i), *qb = gb + lk_rows8_kblock(kt, i);
-        /* the block R8_AHEAD blocks on, in this tile or the next one (16 rows on, `next`), prefetched a few
-           lines per step of the loop over v (a block's lines at once stall the loads that wait for them) */
-        const uint8_t *pa = NULL, *pb = NULL;
-        if (next) {
-            const int64_t k = i + R8_AHEAD;
-            if (k < nb) pa = ga + lk_rows8_kblock(kt, k), pb = gb + lk_rows8_kblock(kt, k);
-            else if (k - nb < nb) pa = next + lk_rows8_kblock(kt, k - nb), pb = pa + 8 * wrb;
-        }
+        /* the block R8_AHEAD blocks on, prefetched a few lines per step of the loop over v (a block's lines at
+           once stall the loads that wait for them) */
+        const uint8_t *pa, *pb;
+        r8_ahead(kt, ga, gb, next, wrb, nb, i, &pa, &pb);
         const int lines = (int)((8 * qbytes + 128) / 64);
         __m512 ds[8], dmin;
         __m512i mp[4];
@@ -693,15 +701,11 @@ INLINE void q6r8_tile(const uint8_t *ga, const uint8_t *gb, int64_t nb, const ui
                       const int32_t *terms, float *y, int64_t ys, __mmask16 lanes, const uint8_t *next, size_t wrb, const int n) {
     __m512 acc[R8_PASS];
     for (int t = 0; t < n; t++) acc[t] = _mm512_setzero_ps();
-    const int lines = (8 * 210 + 63) / 64 + 1; /* a block's 1680 bytes start anywhere in a line */
+    const int lines = (int)((8 * sizeof(block_q6_K) + 63) / 64 + 1); /* a group's block starts anywhere in a line */
     for (int64_t i = 0; i < nb; i++) {
         const uint8_t *qa = ga + lk_rows8_kblock(LK_TYPE_Q6_K, i), *qb = gb + lk_rows8_kblock(LK_TYPE_Q6_K, i);
-        const uint8_t *pa = NULL, *pb = NULL; /* prefetched as in k4r8_tile */
-        if (next) {
-            const int64_t k = i + R8_AHEAD;
-            if (k < nb) pa = ga + lk_rows8_kblock(LK_TYPE_Q6_K, k), pb = gb + lk_rows8_kblock(LK_TYPE_Q6_K, k);
-            else if (k - nb < nb) pa = next + lk_rows8_kblock(LK_TYPE_Q6_K, k - nb), pb = pa + 8 * wrb;
-        }
+        const uint8_t *pa, *pb; /* prefetched as in k4r8_tile */
+        r8_ahead(LK_TYPE_Q6_K, ga, gb, next, wrb, nb, i, &pa, &pb);
         __m512 ds[16];
         q6r8_scales(qa + Q6R8_WORDS, qb + Q6R8_WORDS, qa + Q6R8_HALFS, qb + Q6R8_HALFS, ds);
         const int8_t *xq[R8_PASS];

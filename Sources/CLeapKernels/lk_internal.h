@@ -89,7 +89,7 @@ static inline size_t lk_rows8_quants(int64_t b, size_t qb) { return (size_t)b * 
 static inline size_t lk_rows8_scales(int64_t nb, int64_t b, size_t qb) { return (size_t)nb * 8 * qb + 16 * (size_t)b; }
 static inline int lk_rows8_kquant(int type) { return type == LK_TYPE_Q4_K || type == LK_TYPE_Q5_K || type == LK_TYPE_Q6_K; }
 static inline size_t lk_rows8_kblock(int type, int64_t b) {
-    return (size_t)b * 8 * (type == LK_TYPE_Q4_K ? 144 : type == LK_TYPE_Q5_K ? 176 : 210);
+    return (size_t)b * 8 * (type == LK_TYPE_Q4_K ? sizeof(block_q4_K) : type == LK_TYPE_Q5_K ? sizeof(block_q5_K) : sizeof(block_q6_K));
 }
 /* Widest matrix lk_rows8_pack packs (matmul.c copies a row back out on the stack when a path has no rows8
  * kernels). */

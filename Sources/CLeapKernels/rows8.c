@@ -9,6 +9,7 @@
  * vectors (so that vectors do not straddle cache lines), the scales at lk_rows8_scales; the K-quants the
  * vectors, the word vectors and the f16 of each block one after another at lk_rows8_kblock (lk_internal.h). */
 #include "lk_internal.h"
+#include <stddef.h>
 #include <string.h>
 
 /* Where a block's parts lie in the row layout's block and in a group of the 8-row layout */
@@ -25,7 +26,7 @@ static int parts_of(int type, block_parts *p) {
     case LK_TYPE_Q8_0: *p = (block_parts){32, 2, 0, 0, 0}; return 1;
     case LK_TYPE_Q4_K: *p = (block_parts){128, 16, 16, 0, none}; return 1;
     case LK_TYPE_Q5_K: *p = (block_parts){160, 16, 16, 0, none}; return 1;
-    case LK_TYPE_Q6_K: *p = (block_parts){192, 0, 16, 192, 208}; return 1;
+    case LK_TYPE_Q6_K: *p = (block_parts){192, 0, 16, offsetof(block_q6_K, scales), offsetof(block_q6_K, d)}; return 1;
     default: return 0;
     }
 }
