@@ -51,7 +51,12 @@ enum {
     NT_K4 = 8,          /* gemm: tokens per pass over a Q4_K / Q5_K tile (one vpdpbusd chain per token and sub-block;
                            4 tokens with two chains each read an 8192-column tile from L2 twice as often: 1.3x slower) */
     NT_Q6 = 8,          /* gemm: tokens per pass over a Q6_K tile (measured faster than 4 and 6) */
-    NT = 8,             /* the larger of the two */
+    NT_PAIR = 4,        /* gemm: tokens per pass over two 16-row tiles at once (each activation word loaded once
+                           for both; 6 measured alike) */
+    KSLICE = 2,         /* gemm: blocks of the tiles that all the chunk's tokens pass over before the next ones, so
+                           that they are read from L1 (with two tiles at once: Q6_K 9-12% less time per weight than
+                           one tile over all blocks, Q4_K / Q5_K alike; whole tiles from L2 made the pair no faster) */
+    NT = 8,             /* the largest of the three */
     MIN_K4 = 2,         /* gemm from this many tokens for Q4_K / Q5_K (below: the matvec); from 2 tokens it is
                            faster than the row kernels (1.3x at 2-3 tokens) */
     MIN_Q6 = 4,         /* Q6_K: the row kernels are faster at 2-3 tokens */
@@ -328,9 +333,10 @@ INLINE void unpack_k4(const uint8_t *blk, const int q5, uint8_t *out) {
     }
 }
 
-INLINE void build_tile(int type, const uint8_t *w, size_t wrb, int64_t nb, int nr, uint8_t *tile) {
+/* The tile of nr <= 16 rows at w: its block i at tile + i·bstride */
+INLINE void build_tile(int type, const uint8_t *w, size_t wrb, int64_t nb, int nr, uint8_t *tile, size_t bstride) {
     const int q6 = type == LK_TYPE_Q6_K, q5 = type == LK_TYPE_Q5_K;
-    const size_t bb = lk_block_bytes(type), stride = q6 ? Q6_STRIDE : K4_STRIDE;
+    const size_t bb = lk_block_bytes(type);
     _Alignas(64) uint8_t rows[TR][QK_K];
     for (int r = nr; r < TR; r++) memset(rows[r], 0, QK_K);
     for (int64_t i = 0; i < nb; i++) {
@@ -358,7 +364,7 @@ INLINE void build_tile(int type, const uint8_t *w, size_t wrb, int64_t nb, int n
                 sv[r] = _mm512_inserti32x4(v, _mm_castps_si128(_mm_set_ss(h2f(mh))), 3);
             }
         }
-        uint8_t *t = tile + (size_t)i * stride;
+        uint8_t *t = tile + (size_t)i * bstride;
         for (int s = 0; s < 4; s++) {
             __m512i v[16];
             for (int r = 0; r < TR; r++) v[r] = _mm512_load_si512((const void *)(rows[r] + 64 * s));
@@ -421,11 +427,11 @@ INLINE void k4r8_quants(const uint8_t *qa, const uint8_t *qb, const int q5, cons
 
 /* build_tile's tile of 16 rows from the 8-row layout (Q4_K / Q5_K; gb = ga for a last group alone, whose
  * lanes 8-15 are then copies): its vectors are the layout's lanes unpacked, its scale vectors the heads'. */
-INLINE void build_tile_rows8(const int q5, const uint8_t *ga, const uint8_t *gb, int64_t nb, uint8_t *tile) {
+INLINE void build_tile_rows8(const int q5, const uint8_t *ga, const uint8_t *gb, int64_t nb, uint8_t *tile, size_t bstride) {
     const size_t qbytes = q5 ? 160 : 128;
     const int kt = q5 ? LK_TYPE_Q5_K : LK_TYPE_Q4_K;
     for (int64_t i = 0; i < nb; i++) {
-        uint8_t *t = tile + (size_t)i * K4_STRIDE;
+        uint8_t *t = tile + (size_t)i * bstride;
         const uint8_t *qa = ga + lk_rows8_kblock(kt, i), *qb = gb + lk_rows8_kblock(kt, i);
         for (int j = 0; j < 8; j += 2)
             for (int v = 0; v < 8; v++) {
@@ -474,9 +480,9 @@ INLINE __m512i q6r8_quants(const uint8_t *qa, const uint8_t *qb, const int g, co
 enum { Q6R8_WORDS = 8 * offsetof(block_q6_K, scales), Q6R8_HALFS = 8 * offsetof(block_q6_K, d) }; /* offsets in a group's block of the scale vectors and d */
 
 /* build_tile's Q6_K tile of 16 rows from the 8-row layout */
-INLINE void build_tile_rows8_q6(const uint8_t *ga, const uint8_t *gb, int64_t nb, uint8_t *tile) {
+INLINE void build_tile_rows8_q6(const uint8_t *ga, const uint8_t *gb, int64_t nb, uint8_t *tile, size_t bstride) {
     for (int64_t i = 0; i < nb; i++) {
-        uint8_t *t = tile + (size_t)i * Q6_STRIDE;
+        uint8_t *t = tile + (size_t)i * bstride;
         const uint8_t *qa = ga + lk_rows8_kblock(LK_TYPE_Q6_K, i), *qb = gb + lk_rows8_kblock(LK_TYPE_Q6_K, i);
         for (int g = 0; g < 16; g++)
             for (int v = 0; v < 4; v++) _mm512_store_si512((void *)(t + T_W + 64 * (4 * g + v)), q6r8_quants(qa, qb, g, v));
@@ -486,53 +492,83 @@ INLINE void build_tile_rows8_q6(const uint8_t *ga, const uint8_t *gb, int64_t nb
     }
 }
 
-/* n tokens (n <= NT; row t at x + t·xrb, terms at dx/terms + t·nb blocks) × one tile → y[t·ys + 0..nr) */
-INLINE void tile_tokens(int type, const uint8_t *tile, int64_t nb, const uint8_t *x, size_t xrb, const float *dx,
-                        const int32_t *terms, float *y, int64_t ys, int nr, const int n) {
+/* n tokens (n <= NT; row t at x + t·xrb, terms at dx/terms + t·nb blocks) × blocks i0..i1 of `halves` 16-row
+ * tiles whose blocks lie side by side (block i of half h at tile + (i·halves + h)·stride) → y[t·ys + 16h + 0..16)
+ * (the last half's first nr lanes): from zero when i0 = 0, else on from the sums of blocks 0..i0 that y holds.
+ * Each (row, token) goes through the same operations in the same order whatever the halves and block ranges. */
+INLINE void tile_tokens(int type, const int halves, const uint8_t *tile, int64_t nb, int64_t i0, int64_t i1,
+                        const uint8_t *x, size_t xrb, const float *dx, const int32_t *terms, float *y, int64_t ys,
+                        int nr, const int n) {
     const int q6 = type == LK_TYPE_Q6_K;
     const size_t stride = q6 ? Q6_STRIDE : K4_STRIDE, ti = lk_kquant_term_ints(type);
-    __m512 acc[NT];
-    for (int t = 0; t < n; t++) acc[t] = _mm512_setzero_ps();
-    for (int64_t i = 0; i < nb; i++) {
-        const uint8_t *tb = tile + (size_t)i * stride;
+    __mmask16 lanes[2];
+    for (int h = 0; h < halves; h++) lanes[h] = h == halves - 1 ? (__mmask16)((1u << nr) - 1) : 0xFFFF;
+    __m512 acc[2][NT];
+    for (int h = 0; h < halves; h++)
+        for (int t = 0; t < n; t++) acc[h][t] = i0 ? _mm512_maskz_loadu_ps(lanes[h], y + t * ys + 16 * h) : _mm512_setzero_ps();
+    for (int64_t i = i0; i < i1; i++) {
+        const uint8_t *tb = tile + (size_t)i * (size_t)halves * stride;
         const int8_t *xq[NT];
         for (int t = 0; t < n; t++) xq[t] = ((const block_q8_K *)(x + (size_t)t * xrb))[i].qs;
-        __m512 blk[NT];
-        for (int t = 0; t < n; t++) blk[t] = _mm512_setzero_ps();
+        __m512 blk[2][NT];
+        for (int h = 0; h < halves; h++)
+            for (int t = 0; t < n; t++) blk[h][t] = _mm512_setzero_ps();
         if (q6) {
             for (int g = 0; g < 16; g++) { /* 16-element sub-blocks: 4 vectors */
-                __m512i is[NT];
-                for (int t = 0; t < n; t++) is[t] = _mm512_set1_epi32(terms[((size_t)t * (size_t)nb + (size_t)i) * ti + (size_t)g]);
-                for (int v = 0; v < 4; v++) {
-                    const __m512i wv = _mm512_load_si512((const void *)(tb + T_W + 64 * (4 * g + v)));
-                    for (int t = 0; t < n; t++) is[t] = _mm512_dpbusd_epi32(is[t], wv, _mm512_set1_epi32(lk_load_i32(xq[t] + 16 * g + 4 * v)));
+                __m512i is[2][NT];
+                for (int t = 0; t < n; t++) {
+                    const __m512i term = _mm512_set1_epi32(terms[((size_t)t * (size_t)nb + (size_t)i) * ti + (size_t)g]);
+                    for (int h = 0; h < halves; h++) is[h][t] = term;
                 }
-                const __m512 ds = _mm512_load_ps((const void *)(tb + T_DS + 64 * g));
-                for (int t = 0; t < n; t++) blk[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[t]), ds, blk[t]);
+                for (int v = 0; v < 4; v++) {
+                    __m512i wv[2];
+                    for (int h = 0; h < halves; h++) wv[h] = _mm512_load_si512((const void *)(tb + h * stride + T_W + 64 * (4 * g + v)));
+                    for (int t = 0; t < n; t++) {
+                        const __m512i xv = _mm512_set1_epi32(lk_load_i32(xq[t] + 16 * g + 4 * v));
+                        for (int h = 0; h < halves; h++) is[h][t] = _mm512_dpbusd_epi32(is[h][t], wv[h], xv);
+                    }
+                }
+                for (int h = 0; h < halves; h++) {
+                    const __m512 ds = _mm512_load_ps((const void *)(tb + h * stride + T_DS + 64 * g));
+                    for (int t = 0; t < n; t++) blk[h][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[h][t]), ds, blk[h][t]);
+                }
             }
         } else {
             for (int j = 0; j < 8; j++) { /* 32-element sub-blocks: 8 vectors, one chain per token */
-                __m512i is[NT];
-                for (int t = 0; t < n; t++) is[t] = _mm512_setzero_si512();
+                __m512i is[2][NT];
+                for (int h = 0; h < halves; h++)
+                    for (int t = 0; t < n; t++) is[h][t] = _mm512_setzero_si512();
                 for (int v = 0; v < 8; v++) {
-                    const __m512i wv = _mm512_load_si512((const void *)(tb + T_W + 64 * (8 * j + v)));
-                    for (int t = 0; t < n; t++)
-                        is[t] = _mm512_dpbusd_epi32(is[t], wv, _mm512_set1_epi32(lk_load_i32(xq[t] + 32 * j + 4 * v)));
+                    __m512i wv[2];
+                    for (int h = 0; h < halves; h++) wv[h] = _mm512_load_si512((const void *)(tb + h * stride + T_W + 64 * (8 * j + v)));
+                    for (int t = 0; t < n; t++) {
+                        const __m512i xv = _mm512_set1_epi32(lk_load_i32(xq[t] + 32 * j + 4 * v));
+                        for (int h = 0; h < halves; h++) is[h][t] = _mm512_dpbusd_epi32(is[h][t], wv[h], xv);
+                    }
                 }
-                const __m512 ds = _mm512_load_ps((const void *)(tb + T_DS + 64 * j));
-                for (int t = 0; t < n; t++) blk[t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[t]), ds, blk[t]);
+                for (int h = 0; h < halves; h++) {
+                    const __m512 ds = _mm512_load_ps((const void *)(tb + h * stride + T_DS + 64 * j));
+                    for (int t = 0; t < n; t++) blk[h][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(is[h][t]), ds, blk[h][t]);
+                }
             }
-            const __m512 dmin = _mm512_load_ps((const void *)(tb + K4_DMIN));
-            for (int t = 0; t < n; t++) {
-                const int32_t *bp = terms + ((size_t)t * (size_t)nb + (size_t)i) * ti;
-                __m512i m = _mm512_setzero_si512();
-                for (int k = 0; k < 4; k++) m = _mm512_dpwssd_epi32(m, _mm512_load_si512((const void *)(tb + K4_MP + 64 * k)), _mm512_set1_epi32(bp[k]));
-                blk[t] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(m), dmin, blk[t]);
+            for (int h = 0; h < halves; h++) {
+                const uint8_t *th = tb + h * stride;
+                const __m512 dmin = _mm512_load_ps((const void *)(th + K4_DMIN));
+                for (int t = 0; t < n; t++) {
+                    const int32_t *bp = terms + ((size_t)t * (size_t)nb + (size_t)i) * ti;
+                    __m512i m = _mm512_setzero_si512();
+                    for (int k = 0; k < 4; k++) m = _mm512_dpwssd_epi32(m, _mm512_load_si512((const void *)(th + K4_MP + 64 * k)), _mm512_set1_epi32(bp[k]));
+                    blk[h][t] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(m), dmin, blk[h][t]);
+                }
             }
         }
-        for (int t = 0; t < n; t++) acc[t] = _mm512_fmadd_ps(blk[t], _mm512_set1_ps(dx[t * nb + i]), acc[t]);
+        for (int t = 0; t < n; t++) {
+            const __m512 d = _mm512_set1_ps(dx[t * nb + i]);
+            for (int h = 0; h < halves; h++) acc[h][t] = _mm512_fmadd_ps(blk[h][t], d, acc[h][t]);
+        }
     }
-    for (int t = 0; t < n; t++) _mm512_mask_storeu_ps(y + t * ys, (__mmask16)((1u << nr) - 1), acc[t]);
+    for (int h = 0; h < halves; h++)
+        for (int t = 0; t < n; t++) _mm512_mask_storeu_ps(y + t * ys + 16 * h, lanes[h], acc[h][t]);
 }
 
 /* packed: w in the 8-row layout (Q4_K / Q5_K, row_begin and row_end multiples of 8) */
@@ -541,7 +577,7 @@ INLINE int kq_gemm(int type, const int packed, int64_t cols, const void *w, size
     const int64_t nb = cols / QK_K;
     const int64_t chunk = n_tokens < CHUNK ? n_tokens : CHUNK;
     const size_t stride = type == LK_TYPE_Q6_K ? Q6_STRIDE : K4_STRIDE;
-    const size_t tile_bytes = (size_t)nb * stride;
+    const size_t tile_bytes = 2 * (size_t)nb * stride; /* two 16-row tiles */
     const size_t terms_bytes = (size_t)chunk * (size_t)nb * (sizeof(float) + lk_kquant_term_ints(type) * sizeof(int32_t));
     uint8_t *scratch = lk_scratch(tile_bytes + terms_bytes); /* the thread's, 64-byte aligned */
     if (!scratch) return 0;
@@ -553,34 +589,55 @@ INLINE int kq_gemm(int type, const int packed, int64_t cols, const void *w, size
         const int64_t nt = n_tokens - t0 < chunk ? n_tokens - t0 : chunk;
         const uint8_t *xc = xb + (size_t)t0 * xrb;
         lk_kquant_prep_terms(type, xc, xrb, nt, nb, dx, terms);
-        for (int64_t r0 = row_begin; r0 < row_end; r0 += TR) {
-            const int nr = row_end - r0 < TR ? (int)(row_end - r0) : TR;
-            if (packed && type == LK_TYPE_Q6_K)
-                build_tile_rows8_q6(wb + (size_t)r0 * wrb, wb + (size_t)(nr > 8 ? r0 + 8 : r0) * wrb, nb, tile);
-            else if (packed)
-                build_tile_rows8(type == LK_TYPE_Q5_K, wb + (size_t)r0 * wrb, wb + (size_t)(nr > 8 ? r0 + 8 : r0) * wrb, nb, tile);
-            else
-                build_tile(type, wb + (size_t)r0 * wrb, wrb, nb, nr, tile);
-            const int pass = type == LK_TYPE_Q6_K ? NT_Q6 : NT_K4;
-            /* the weights of the tile built next go to L2 while this one is used, a share per pass (all at
-               once when there is no full pass), so that its build reads no row from DRAM */
-            const int64_t next = r0 + TR < row_end ? r0 + TR : (t0 + chunk < n_tokens ? row_begin : row_end);
-            const uint8_t *pf = wb + (size_t)next * wrb;
-            const uint8_t *pf_end = pf + (size_t)(row_end - next < TR ? row_end - next : TR) * wrb;
-            const int64_t passes = nt / pass;
-            const size_t share = passes ? (size_t)(pf_end - pf) / (size_t)passes + 64 : (size_t)(pf_end - pf);
-            if (!passes) lk_prefetch_l2(pf, pf_end);
-            int64_t t = 0;
-            for (; t + pass <= nt; t += pass) {
-                const uint8_t *to = (size_t)(pf_end - pf) < share ? pf_end : pf + share;
-                lk_prefetch_l2(pf, to);
-                pf = to;
-                tile_tokens(type, tile, nb, xc + (size_t)t * xrb, xrb, dx + t * nb, terms + (size_t)t * (size_t)nb * lk_kquant_term_ints(type),
-                            y + (t0 + t) * ys + r0, ys, nr, pass);
+        for (int64_t r0 = row_begin; r0 < row_end;) {
+            /* two 16-row tiles at once while 32 rows are left, then one of up to 16 */
+            const int halves = row_end - r0 >= 2 * TR ? 2 : 1;
+            const int nr = halves == 2 || row_end - r0 >= TR ? TR : (int)(row_end - r0);
+            const size_t bstride = (size_t)halves * stride;
+            for (int h = 0; h < halves; h++) {
+                const int64_t rh = r0 + h * TR;
+                uint8_t *th = tile + (size_t)h * stride;
+                if (packed && type == LK_TYPE_Q6_K)
+                    build_tile_rows8_q6(wb + (size_t)rh * wrb, wb + (size_t)(nr > 8 ? rh + 8 : rh) * wrb, nb, th, bstride);
+                else if (packed)
+                    build_tile_rows8(type == LK_TYPE_Q5_K, wb + (size_t)rh * wrb, wb + (size_t)(nr > 8 ? rh + 8 : rh) * wrb, nb, th, bstride);
+                else
+                    build_tile(type, wb + (size_t)rh * wrb, wrb, nb, nr, th, bstride);
             }
-            for (; t < nt; t++)
-                tile_tokens(type, tile, nb, xc + (size_t)t * xrb, xrb, dx + t * nb, terms + (size_t)t * (size_t)nb * lk_kquant_term_ints(type),
-                            y + (t0 + t) * ys + r0, ys, nr, 1);
+            const int64_t r1 = r0 + (halves == 2 ? 2 * TR : nr);
+            const int pass = halves == 2 ? NT_PAIR : type == LK_TYPE_Q6_K ? NT_Q6 : NT_K4;
+            /* the weights of the tiles built next go to L2 while these are used, a share per pass (all at
+               once when there is no full pass), so that their build reads no row from DRAM */
+            const int64_t next = r1 < row_end ? r1 : (t0 + chunk < n_tokens ? row_begin : row_end);
+            const uint8_t *pf = wb + (size_t)next * wrb;
+            const uint8_t *pf_end = pf + (size_t)(row_end - next < 2 * TR ? row_end - next : 2 * TR) * wrb;
+            const int64_t steps = nt / pass * ((nb + KSLICE - 1) / KSLICE);
+            const size_t share = steps ? (size_t)(pf_end - pf) / (size_t)steps + 64 : (size_t)(pf_end - pf);
+            if (!steps) lk_prefetch_l2(pf, pf_end);
+            const size_t ti = lk_kquant_term_ints(type);
+            for (int64_t i0 = 0; i0 < nb; i0 += KSLICE) {
+                const int64_t i1 = nb - i0 < KSLICE ? nb : i0 + KSLICE;
+                int64_t t = 0;
+                for (; t + pass <= nt; t += pass) {
+                    const uint8_t *to = (size_t)(pf_end - pf) < share ? pf_end : pf + share;
+                    lk_prefetch_l2(pf, to);
+                    pf = to;
+                    const uint8_t *xt = xc + (size_t)t * xrb;
+                    const int32_t *tt = terms + (size_t)t * (size_t)nb * ti;
+                    float *yt = y + (t0 + t) * ys + r0;
+                    if (halves == 2) tile_tokens(type, 2, tile, nb, i0, i1, xt, xrb, dx + t * nb, tt, yt, ys, nr, NT_PAIR);
+                    else if (type == LK_TYPE_Q6_K) tile_tokens(type, 1, tile, nb, i0, i1, xt, xrb, dx + t * nb, tt, yt, ys, nr, NT_Q6);
+                    else tile_tokens(type, 1, tile, nb, i0, i1, xt, xrb, dx + t * nb, tt, yt, ys, nr, NT_K4);
+                }
+                for (; t < nt; t++) {
+                    const uint8_t *xt = xc + (size_t)t * xrb;
+                    const int32_t *tt = terms + (size_t)t * (size_t)nb * ti;
+                    float *yt = y + (t0 + t) * ys + r0;
+                    if (halves == 2) tile_tokens(type, 2, tile, nb, i0, i1, xt, xrb, dx + t * nb, tt, yt, ys, nr, 1);
+                    else tile_tokens(type, 1, tile, nb, i0, i1, xt, xrb, dx + t * nb, tt, yt, ys, nr, 1);
+                }
+            }
+            r0 = r1;
         }
     }
     return 1;

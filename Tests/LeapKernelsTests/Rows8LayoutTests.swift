@@ -1,5 +1,5 @@
 // The 8-row weight layout (LK_ROWS8): packing, reading rows back, and products equal to the row layout's
-// (Q4_0, Q8_0) or to the VNNI gemm's at every batch size (Q4_K, Q5_K).
+// (Q4_0, Q8_0) or to the VNNI gemm's at every batch size (Q4_K, Q5_K, Q6_K).
 import CLeapKernels
 import LeapGGUF
 import LeapKernels
@@ -14,6 +14,28 @@ private func packedCopy(_ w: [UInt8], _ t: GGMLType = .q4_0, rows: Int, cols: In
         }
     }
     return ok == 1 ? out : nil
+}
+
+/// Random weights of type t in the row layout (w) and packed (p), and activations of `tokens` tokens: body
+/// runs once per available kernel path, with that path selected for the calling thread.
+private func withPackedCase(_ t: GGMLType, rows: Int, cols: Int, seed: UInt64, tokens: Int,
+                            _ body: (_ isa: KernelISA, _ w: WeightMatrix, _ p: WeightMatrix, _ x: [Float]) -> Void) throws {
+    var rng = Rng(seed)
+    let wBytes = randomWeights(t, rows: rows, cols: cols, rng: &rng)
+    let pBytes = try #require(packedCopy(wBytes, t, rows: rows, cols: cols))
+    let x = randomActivations(tokens * cols, rng: &rng)
+    for isa in KernelISA.allCases where isa.isAvailable {
+        isa.withThreadSelection {
+            wBytes.withUnsafeBytes { wp in
+                pBytes.withUnsafeBytes { pp in
+                    let w = try! WeightMatrix(type: t, rows: rows, cols: cols, data: wp.baseAddress!)
+                    var p = try! WeightMatrix(type: t, rows: rows, cols: cols, data: pp.baseAddress!)
+                    p.rows8 = true
+                    body(isa, w, p, x)
+                }
+            }
+        }
+    }
 }
 
 /// Every row read back out of the layout is the original row, byte for byte; the packed bytes are a
@@ -47,32 +69,18 @@ func rows8PackingRoundTrips(_ t: GGMLType) throws {
 func rows8ProductsEqualTheRowLayoutsOnEveryPath(_ t: GGMLType) throws {
     let pool = try ThreadPool(threads: 2)
     for (rows, cols) in [(40, 7 * 32), (64, 72 * 32)] {
-        var rng = Rng(82 + UInt64(rows))
-        let wBytes = randomWeights(t, rows: rows, cols: cols, rng: &rng)
-        let pBytes = try #require(packedCopy(wBytes, t, rows: rows, cols: cols))
-        let nMax = 33
-        let x = randomActivations(nMax * cols, rng: &rng)
-        for isa in KernelISA.allCases where isa.isAvailable {
-            isa.withThreadSelection {
-                wBytes.withUnsafeBytes { wp in
-                    pBytes.withUnsafeBytes { pp in
-                        let w = try! WeightMatrix(type: t, rows: rows, cols: cols, data: wp.baseAddress!)
-                        var p = try! WeightMatrix(type: t, rows: rows, cols: cols, data: pp.baseAddress!)
-                        p.rows8 = true
-                        for n in [1, 2, 3, 4, 5, 8, 15, 16, 17, 33] {
-                            var a = [Float](repeating: .nan, count: n * rows), b = a
-                            Kernels.matmul(w, x: Array(x[0..<(n * cols)]), y: &a, nTokens: n, pool: pool)
-                            Kernels.matmul(p, x: Array(x[0..<(n * cols)]), y: &b, nTokens: n, pool: pool)
-                            let same = (0..<(n * rows)).allSatisfy { a[$0].bitPattern == b[$0].bitPattern }
-                            #expect(same, "\(t.name) [\(isa.name)] \(rows)x\(cols), \(n) tokens: packed products differ")
-                        }
-                        var r1 = [Float](repeating: 0, count: cols), r2 = r1
-                        try! Kernels.dequantizeRow(w, row: rows - 3, into: &r1)
-                        try! Kernels.dequantizeRow(p, row: rows - 3, into: &r2)
-                        #expect(r1 == r2, "[\(isa.name)] dequantized row")
-                    }
-                }
+        try withPackedCase(t, rows: rows, cols: cols, seed: 82 + UInt64(rows), tokens: 33) { isa, w, p, x in
+            for n in [1, 2, 3, 4, 5, 8, 15, 16, 17, 33] {
+                var a = [Float](repeating: .nan, count: n * rows), b = a
+                Kernels.matmul(w, x: Array(x[0..<(n * cols)]), y: &a, nTokens: n, pool: pool)
+                Kernels.matmul(p, x: Array(x[0..<(n * cols)]), y: &b, nTokens: n, pool: pool)
+                let same = (0..<(n * rows)).allSatisfy { a[$0].bitPattern == b[$0].bitPattern }
+                #expect(same, "\(t.name) [\(isa.name)] \(rows)x\(cols), \(n) tokens: packed products differ")
             }
+            var r1 = [Float](repeating: 0, count: cols), r2 = r1
+            try! Kernels.dequantizeRow(w, row: rows - 3, into: &r1)
+            try! Kernels.dequantizeRow(p, row: rows - 3, into: &r2)
+            #expect(r1 == r2, "[\(isa.name)] dequantized row")
         }
     }
 }
@@ -84,41 +92,29 @@ func rows8ProductsEqualTheRowLayoutsOnEveryPath(_ t: GGMLType) throws {
 @Test(arguments: [GGMLType.q4_K, .q5_K, .q6_K])
 func kQuantRows8ProductsKeepEachTokensBitsAndTheGemms(_ t: GGMLType) throws {
     let pool = try ThreadPool(threads: 2)
+    let nMax = 40
     for (rows, cols) in [(40, 3 * 256), (64, 8 * 256), (8, 256)] {
-        var rng = Rng(84 + UInt64(rows))
-        let wBytes = randomWeights(t, rows: rows, cols: cols, rng: &rng)
-        let pBytes = try #require(packedCopy(wBytes, t, rows: rows, cols: cols))
-        let nMax = 40
-        let x = randomActivations(nMax * cols, rng: &rng)
-        for isa in KernelISA.allCases where isa.isAvailable {
+        try withPackedCase(t, rows: rows, cols: cols, seed: 84 + UInt64(rows), tokens: nMax) { isa, w, p, x in
             let readsLayout = isa == .avx512 && KernelISA.cpuHasVNNI
-            isa.withThreadSelection {
-                wBytes.withUnsafeBytes { wp in
-                    pBytes.withUnsafeBytes { pp in
-                        let w = try! WeightMatrix(type: t, rows: rows, cols: cols, data: wp.baseAddress!)
-                        var p = try! WeightMatrix(type: t, rows: rows, cols: cols, data: pp.baseAddress!)
-                        p.rows8 = true
-                        func product(_ m: WeightMatrix, first: Int, n: Int) -> [Float] {
-                            var y = [Float](repeating: .nan, count: n * rows)
-                            Kernels.matmul(m, x: Array(x[(first * cols)..<((first + n) * cols)]), y: &y, nTokens: n, pool: pool)
-                            return y
-                        }
-                        let alone = (0..<nMax).map { product(p, first: $0, n: 1) }
-                        for n in [1, 2, 3, 4, 7, 8, 9, 15, 16, 31, 32, 33, 40] {
-                            let first = nMax - n
-                            let packed = product(p, first: first, n: n), row = product(w, first: first, n: n)
-                            for k in 0..<n {
-                                let token = Array(packed[(k * rows)..<((k + 1) * rows)])
-                                if readsLayout {
-                                    #expect(token.map(\.bitPattern) == alone[first + k].map(\.bitPattern),
-                                            "\(t.name) \(rows)x\(cols), token \(k) of \(n): packed bits differ from the token alone")
-                                }
-                            }
-                            if !readsLayout || n >= (t == .q6_K ? 16 : 8) { // where the row layout takes the gemm
-                                #expect(packed.map(\.bitPattern) == row.map(\.bitPattern), "\(t.name) [\(isa.name)] \(rows)x\(cols), \(n) tokens: packed products differ from the row layout's")
-                            }
-                        }
+            func product(_ m: WeightMatrix, first: Int, n: Int) -> [Float] {
+                var y = [Float](repeating: .nan, count: n * rows)
+                Kernels.matmul(m, x: Array(x[(first * cols)..<((first + n) * cols)]), y: &y, nTokens: n, pool: pool)
+                return y
+            }
+            let alone = (0..<nMax).map { product(p, first: $0, n: 1) }
+            for n in [1, 2, 3, 4, 7, 8, 9, 15, 16, 31, 32, 33, 40] {
+                let first = nMax - n
+                let packed = product(p, first: first, n: n), row = product(w, first: first, n: n)
+                if readsLayout {
+                    for k in 0..<n {
+                        let token = Array(packed[(k * rows)..<((k + 1) * rows)])
+                        #expect(token.map(\.bitPattern) == alone[first + k].map(\.bitPattern),
+                                "\(t.name) \(rows)x\(cols), token \(k) of \(n): packed bits differ from the token alone")
                     }
+                }
+                if !readsLayout || n >= (t == .q6_K ? 16 : 8) { // where the row layout takes the gemm
+                    #expect(packed.map(\.bitPattern) == row.map(\.bitPattern),
+                            "\(t.name) [\(isa.name)] \(rows)x\(cols), \(n) tokens: packed products differ from the row layout's")
                 }
             }
         }
