@@ -314,12 +314,13 @@ static int matvec_q4_0_vnni(int64_t n, const void *vw, size_t ws, const void *x,
  * less time per weight than one tile over all its blocks per pass. Every (row, token) gets llama.cpp's
  * operations in its order: the block's integer sum, then one FMA per block in block order. */
 enum {
-    NT16 = 4,    /* tokens per pass */
-    QKSLICE = 8, /* blocks of the tiles that all the chunk's tokens pass over before the next ones */
+    NT16 = 4,          /* tokens per pass */
+    QKSLICE = 8,       /* blocks of the tiles that all the chunk's tokens pass over before the next ones */
+    BLOCK16 = 36 * 16, /* bytes of one block of a 16-row tile (build_tile's layout) */
 };
 
 /* NT tokens × blocks b0..b1 of `halves` 16-row tiles whose blocks lie side by side (block b of half h at
- * tile + (b·halves + h)·576) → y[t·ys + 16h + 0..16) (the last half's first nr lanes): from zero when b0 = 0,
+ * tile + (b·halves + h)·BLOCK16) → y[t·ys + 16h + 0..16) (the last half's first nr lanes): from zero when b0 = 0,
  * else on from the sums of blocks 0..b0 that y holds */
 INLINE void tiles_16_tokens(const uint8_t *tile, const int halves, int64_t nb, int64_t b0, int64_t b1, const uint8_t *x,
                             size_t xs, const float *dx, const int32_t *xs8, float *y, int64_t ys, int nr, const int NT) {
@@ -330,20 +331,20 @@ INLINE void tiles_16_tokens(const uint8_t *tile, const int halves, int64_t nb, i
     for (int h = 0; h < halves; h++)
         for (int t = 0; t < NT; t++) acc[h][t] = b0 ? _mm512_maskz_loadu_ps(lanes[h], y + t * ys + 16 * h) : _mm512_setzero_ps();
     for (int64_t b = b0; b < b1; b++) {
-        const uint8_t *tb = tile + (size_t)b * (size_t)halves * 576;
+        const uint8_t *tb = tile + (size_t)b * (size_t)halves * BLOCK16;
         __m512i is[2][NT16][2];
         for (int h = 0; h < halves; h++)
             for (int t = 0; t < NT; t++) is[h][t][0] = _mm512_set1_epi32(-xs8[t * nb + b]), is[h][t][1] = _mm512_setzero_si512();
         for (int g = 0; g < 8; g++) {
             __m512i wv[2];
-            for (int h = 0; h < halves; h++) wv[h] = _mm512_load_si512((const void *)(tb + 576 * h + 64 * g));
+            for (int h = 0; h < halves; h++) wv[h] = _mm512_load_si512((const void *)(tb + BLOCK16 * h + 64 * g));
             for (int t = 0; t < NT; t++) {
                 const __m512i xv = _mm512_set1_epi32(lk_load_i32(x + (size_t)t * xs + (size_t)b * sizeof(block_q8_0) + 2 + 4 * g));
                 for (int h = 0; h < halves; h++) is[h][t][g % chains] = _mm512_dpbusd_epi32(is[h][t][g % chains], wv[h], xv);
             }
         }
         for (int h = 0; h < halves; h++) {
-            const __m512 d = _mm512_load_ps((const float *)(tb + 576 * h + 512));
+            const __m512 d = _mm512_load_ps((const float *)(tb + BLOCK16 * h + 32 * 16));
             for (int t = 0; t < NT; t++) {
                 const __m512i isum = chains == 2 ? _mm512_add_epi32(is[h][t][0], is[h][t][1]) : is[h][t][0];
                 acc[h][t] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(isum), _mm512_mul_ps(d, _mm512_set1_ps(dx[t * nb + b])), acc[h][t]);
@@ -368,7 +369,7 @@ INLINE void build_tile_rows8_16(const uint8_t *w, size_t ws, int64_t nb, int nr,
             _mm512_store_si512((void *)(t + 64 * k), _mm512_and_si512(q, m4));
             _mm512_store_si512((void *)(t + 64 * (k + 4)), _mm512_and_si512(_mm512_srli_epi16(q, 4), m4));
         }
-        _mm512_store_ps((float *)(t + 512), lk_rows8_pair_scales(w, w1, os));
+        _mm512_store_ps((float *)(t + 32 * 16), lk_rows8_pair_scales(w, w1, os));
     }
 }
 
@@ -385,7 +386,7 @@ INLINE int gemm_q4_0_tiles(const int packed, int64_t cols, const void *w, size_t
         if (done) return 1;
     }
     const int64_t chunk = n_tokens < TOKENS ? n_tokens : TOKENS;
-    const size_t tile_bytes = 2 * (size_t)nb * 576; /* two 16-row tiles */
+    const size_t tile_bytes = 2 * (size_t)nb * BLOCK16; /* two 16-row tiles */
     uint8_t *scratch = lk_scratch(tile_bytes + (size_t)chunk * (size_t)nb * 8); /* the thread's */
     if (!scratch) return 0;
     uint8_t *tile = scratch;
@@ -401,8 +402,8 @@ INLINE int gemm_q4_0_tiles(const int packed, int64_t cols, const void *w, size_t
             const int nr = halves == 2 || row_end - r0 >= 16 ? 16 : (int)(row_end - r0);
             for (int h = 0; h < halves; h++) {
                 const uint8_t *wh = wb + (size_t)(r0 + 16 * h) * ws;
-                if (packed) build_tile_rows8_16(wh, ws, nb, nr, tile + 576 * h, 576 * (size_t)halves);
-                else build_tile(wh, ws, nb, nr, tile + 576 * h, 16, 576 * (size_t)halves);
+                if (packed) build_tile_rows8_16(wh, ws, nb, nr, tile + BLOCK16 * h, BLOCK16 * (size_t)halves);
+                else build_tile(wh, ws, nb, nr, tile + BLOCK16 * h, 16, BLOCK16 * (size_t)halves);
             }
             for (int64_t b0 = 0; b0 < nb; b0 += QKSLICE) {
                 const int64_t b1 = nb - b0 < QKSLICE ? nb : b0 + QKSLICE;
