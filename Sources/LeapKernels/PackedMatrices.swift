@@ -18,13 +18,32 @@ package final class PackedMatrices: @unchecked Sendable {
 
     /// `w` in the 8-row layout when this thread's kernels prefer it for its type and shape (row count a
     /// multiple of 8, not an expert), else `w` itself. Call it from the thread that will run the model's
-    /// kernels' path (any other path still multiplies packed weights correctly, only slower).
-    package func packed(_ w: WeightMatrix) -> WeightMatrix {
+    /// kernels' path (any other path still multiplies packed weights correctly, only slower). With `pool` the
+    /// copy is made by its threads, each packing (and first touching the pages of) a share of the row groups.
+    package func packed(_ w: WeightMatrix, pool: ThreadPool? = nil) -> WeightMatrix {
         let type = Int32(w.type.rawValue)
         guard !w.rows8, !w.isExpert, w.rows % 8 == 0, Self.packs(w.type) else { return w }
         guard let dst = PackedMatrices.allocate(w.byteCount) else { return w }
-        PackedMatrices.populate(w.data, count: w.byteCount)
-        guard lk_rows8_pack(type, w.data, w.rowBytes, Int64(w.rows), Int64(w.cols), dst) == 1 else {
+        // Row groups of 8 are packed independently (group g lies at 8·g rows' bytes in both layouts).
+        let groups = w.rows / 8
+        let shares = min(groups, 2 * (pool?.threadCount ?? 1))
+        var refused = [Int32](repeating: 0, count: shares)
+        refused.withUnsafeMutableBufferPointer { buffer in
+            let refusedBy = buffer
+            let packShare = { (share: Int) in
+                let g0 = groups * share / shares, g1 = groups * (share + 1) / shares
+                let offset = 8 * g0 * w.rowBytes, count = 8 * (g1 - g0) * w.rowBytes
+                PackedMatrices.populate(w.data + offset, count: count)
+                let ok = lk_rows8_pack(type, w.data + offset, w.rowBytes, Int64(8 * (g1 - g0)), Int64(w.cols), dst + offset)
+                refusedBy[share] = ok == 1 ? 0 : 1
+            }
+            if let pool {
+                pool.exclusive { pool.run(tasks: shares) { share, _ in packShare(share) } }
+            } else {
+                for share in 0..<shares { packShare(share) }
+            }
+        }
+        guard !refused.contains(1) else {
             munmap(dst, w.byteCount)
             return w
         }

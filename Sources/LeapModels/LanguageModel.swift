@@ -47,7 +47,7 @@ package final class LanguageModel: @unchecked Sendable {
         self.config = config
         let packed = PackedMatrices()
         var weights = weights
-        weights.pack(into: packed, releasing: file)
+        weights.pack(into: packed, releasing: file, pool: try? ThreadPool.shared(threads: threads))
         self.packed = packed
         self.weights = weights
         self.threads = threads

@@ -66,10 +66,11 @@ package struct ModelWeights: @unchecked Sendable {
 extension ModelWeights {
     /// Replaces the matrices the kernels read faster in another layout with packed copies held by `store`
     /// (`PackedMatrices`), and gives the file's pages of the originals back. The token embedding stays in the
-    /// mmap (its rows are looked up), and with it a tied output; experts stay too (MUL_MAT_ID).
-    mutating func pack(into store: PackedMatrices, releasing file: GGUFFile) {
+    /// mmap (its rows are looked up), and with it a tied output; experts stay too (MUL_MAT_ID). `pool`'s
+    /// threads share the copying.
+    mutating func pack(into store: PackedMatrices, releasing file: GGUFFile, pool: ThreadPool?) {
         let packed = { (w: WeightMatrix) -> WeightMatrix in
-            let p = store.packed(w)
+            let p = store.packed(w, pool: pool)
             if p.rows8 { file.releasePages(w.data, count: w.byteCount) }
             return p
         }

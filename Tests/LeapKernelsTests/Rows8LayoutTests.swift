@@ -1,5 +1,6 @@
 // The 8-row weight layout (LK_ROWS8): packing, reading rows back, and products equal to the row layout's
 // (Q4_0, Q8_0) or to the VNNI gemm's at every batch size (Q4_K, Q5_K, Q6_K).
+import Glibc
 import CLeapKernels
 import LeapGGUF
 import LeapKernels
@@ -171,6 +172,30 @@ func rows8MatchesLlamaCppRepackedKernels(_ isa: KernelISA) throws {
                 #expect(pq8.rows8 == packs && !p12.rows8 && pq6.rows8 == packsK && pq4k.rows8 == packsK, "[\(isa.name)]")
                 #expect(store.byteCount == (packs ? w16.count + q8.count : 0) + (packsK ? q4k.count + q6.count : 0))
             } } } } }
+        }
+    }
+}
+
+/// A pool's threads pack shares of a matrix's row groups: the copy is the one packing alone makes, byte for
+/// byte, also when the groups do not split evenly between the shares (13 groups, 4 shares).
+@Test func packingOnAPoolGivesTheSameCopy() throws {
+    var rng = Rng(89)
+    let pool = try ThreadPool(threads: 2)
+    for type in [GGMLType.q4_0, .q8_0, .q4_K, .q5_K, .q6_K] {
+        let cols = type.blockSize == 256 ? 512 : 128
+        let w = randomWeights(type, rows: 104, cols: cols, rng: &rng)
+        for isa in KernelISA.allCases where isa.isAvailable {
+            isa.withThreadSelection {
+                w.withUnsafeBytes { raw in
+                    let m = try! WeightMatrix(type: type, rows: 104, cols: cols, data: raw.baseAddress!)
+                    let alone = PackedMatrices(), shared = PackedMatrices()
+                    let a = alone.packed(m), b = shared.packed(m, pool: pool)
+                    #expect(a.rows8 == b.rows8, "[\(isa.name) \(type)]")
+                    guard a.rows8 else { return }
+                    #expect(memcmp(a.data, b.data, w.count) == 0, "[\(isa.name) \(type)]")
+                    #expect(memcmp(a.data, raw.baseAddress!, w.count) != 0, "[\(isa.name) \(type)] the layout moves bytes")
+                }
+            }
         }
     }
 }
