@@ -68,6 +68,7 @@ int lk_isa_available(int isa) {
     case LK_ISA_NEON: return (f & LK_CPU_NEON) != 0;
     case LK_ISA_AVX512_NOVNNI: return lk_isa_available(LK_ISA_AVX512);
     case LK_ISA_AVX512_AMX: return lk_isa_available(LK_ISA_AVX512) && (f & LK_CPU_AMX); /* set only with VNNI */
+    case LK_ISA_LLAMA_ORDER: return lk_isa_available(LK_ISA_AVX512);
     default: return 0;
     }
 }
@@ -88,6 +89,7 @@ const char *lk_isa_name(int isa) {
     case LK_ISA_NEON: return "neon";
     case LK_ISA_AVX512_NOVNNI: return "avx512-novnni";
     case LK_ISA_AVX512_AMX: return "avx512-amx";
+    case LK_ISA_LLAMA_ORDER: return "llama-order";
     default: return "unknown";
     }
 }

@@ -77,8 +77,8 @@ void lk_fill_avx512_prefill(lk_kernel_table *t);   /* avx512_prefill.c, VNNI onl
 void lk_fill_kquant_vnni(lk_kernel_table *t);   /* VNNI only: Q4_K, Q5_K, Q6_K matvec + gemm and in LK_ROWS8, Q4_K, Q5_K × 2..7 tokens (avx512_kquant.c) */
 void lk_fill_kquant_avx2(lk_kernel_table *t);   /* AVX2 table: Q4_K, Q5_K, Q6_K matvec + gemm (avx2_kquant.c) */
 void lk_fill_avx512_fewtokens(lk_kernel_table *t); /* VNNI only: Q4_0, Q6_K × 2..15 tokens; Q4_0, Q8_0 in LK_ROWS8 (avx512_fewtokens.c) */
-void lk_fill_avx2_fewtokens(lk_kernel_table *t);   /* AVX2 table only: Q4_0, Q5_K, Q6_K × 2..15 tokens, Q4_0 × 1 (avx2_fewtokens.c) */
-void lk_fill_avx2_q8_0(lk_kernel_table *t);        /* AVX2 table only: Q8_0 dot, matvec, 2..15 tokens in the gemm's order (avx2_q8_0.c) */
+void lk_fill_avx2_fewtokens(lk_kernel_table *t);   /* AVX2 table (and its copy, AVX-512 without VNNI): Q4_0, Q5_K, Q6_K × 2..15 tokens, Q4_0 × 1 (avx2_fewtokens.c) */
+void lk_fill_avx2_q8_0(lk_kernel_table *t);        /* AVX2 table (and its copy): Q8_0 dot, matvec, 2..15 tokens in the gemm's order (avx2_q8_0.c) */
 /* The LK_ROWS8 layout within a group of 8 rows (rows8.c). Q4_0, Q8_0 (qb quant bytes a block, head: the f16
  * scale): block b's vectors (8·qb bytes, 32-byte aligned when the group is) at lk_rows8_quants, its 8 scales
  * (16 bytes) after all the vectors, at lk_rows8_scales. Q4_K, Q5_K, Q6_K: block b (8 times the block's bytes)
@@ -107,13 +107,13 @@ void lk_fill_neon(lk_kernel_table *t); /* neon.c */
 void lk_fill_amx(lk_kernel_table *t); /* amx_prefill.c: the AVX-512 AMX table's many-token products */
 void lk_fill_llama_order_avx2(lk_kernel_table *t); /* llama_order_avx2.c */
 void lk_fill_llama_order_avx512(lk_kernel_table *t); /* avx512_prefill.c (its tiles in llama.cpp's orders), VNNI only */
-void lk_fill_avx2_prefill(lk_kernel_table *t); /* avx2_prefill.c, AVX2 table only: equal to the AVX2 row kernels, not the AVX-512 ones */
+void lk_fill_avx2_prefill(lk_kernel_table *t); /* avx2_prefill.c, AVX2 table (and its copy): equal to the AVX2 row kernels, not the AVX-512 ones */
 void lk_fill_q4_0(lk_kernel_table *t, int vnni); /* x86 Q4_0 in llama.cpp's order (llama_order_q4_0.c) */
 void lk_fill_llama_order_f16(lk_kernel_table *t, int isa); /* llama_order_f16.c; LK_ISA_AVX2, LK_ISA_AVX512(_NOVNNI) */
 void lk_fill_llama_order_bf16(lk_kernel_table *t); /* llama_order_bf16.c; AVX-512 tables, on CPUs with AVX512-BF16 */
 
-/* llama.cpp's repacked Q4_K / tiled Q6_K orders on the AVX2 row kernels (the AVX-512 path's fallbacks below
- * its tiles); llama_order_avx2.c. */
+/* llama.cpp's repacked Q4_K / tiled Q6_K orders on the AVX2 row kernels (the AVX-512 VNNI path's fallbacks
+ * below its tiles); llama_order_avx2.c. */
 int lk_repack_q4_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
                         float *y, int64_t ys, int64_t row_begin, int64_t row_end);
 int lk_repack_id_q4_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,

@@ -439,7 +439,7 @@ int lk_gemm_q4_0_rows8_avx512(int64_t cols, const void *w, size_t ws, const void
 
 #pragma clang attribute pop
 
-/* Q4_0 entries of an x86 table: AVX2 kernels for level LK_ISA_AVX2 (also AVX-512 without VNNI), the VNNI
+/* Q4_0 entries of an x86 table: AVX2 kernels for level LK_ISA_AVX2 (and the llama-order table), the VNNI
  * gemm on top for LK_ISA_AVX512. dot2/dot4 (another order) are cleared: gemm takes every batch. */
 void lk_fill_q4_0(lk_kernel_table *t, int vnni) {
     t->dot[LK_TYPE_Q4_0] = dot_q4_0;

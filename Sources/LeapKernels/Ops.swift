@@ -88,6 +88,10 @@ package enum KernelISA: Int32, CaseIterable, Sendable {
     /// AVX-512 VNNI with many-token products (16 tokens and more) on the AMX tile unit (amx_prefill.c, INT8
     /// tiles, exact integer sums per block): the best path where the CPU has AMX-INT8 and the kernel grants it.
     case avx512AMX = 5
+    /// Every product in llama.cpp's order (its repacked Q4_0 / Q4_K and tiled Q6_K orders, ggml's vec_dot for
+    /// the other types, on AVX2 and AVX-512 row kernels), where the CPU has AVX-512: the path on which the
+    /// logits of every file are llama.cpp's bit for bit, kept to prove it. Never chosen by default.
+    case llamaOrder = 6
 
     package var isAvailable: Bool { lk_isa_available(rawValue) != 0 }
     package var name: String { String(cString: lk_isa_name(rawValue)) }
@@ -96,27 +100,21 @@ package enum KernelISA: Int32, CaseIterable, Sendable {
     /// The CPU has AVX512-BF16's dot product (VDPBF16PS): the AVX-512 paths then multiply BF16 weights in
     /// llama.cpp's order (llama_order_bf16.c).
     package static var cpuHasBF16DotProduct: Bool { lk_cpu_features() & UInt32(LK_CPU_AVX512BF16) != 0 }
-    /// The CPU has AVX512-VNNI (vpdpbusd): the AVX-512 path then has its integer kernels, and packs Q4_0
-    /// matrices into the 8-row layout as the AVX2 path does.
+    /// The CPU has AVX512-VNNI (vpdpbusd): the AVX-512 path then has its integer kernels (without it, the
+    /// AVX2 path's, with the 512-bit float kernels).
     package static var cpuHasVNNI: Bool { lk_cpu_features() & UInt32(LK_CPU_AVX512VNNI) != 0 }
-    /// This path multiplies Q4_K and Q6_K weights in llama.cpp's per-tensor orders (llama_order_avx2.c):
-    /// AVX-512 without VNNI. AVX2 and AVX-512 VNNI have faster Q4_K / Q5_K / Q6_K kernels of their own order
-    /// (avx2_kquant.c, avx512_kquant.c); the scalar and NEON paths keep the row kernels' order.
-    package var kQuantsInLlamaOrder: Bool {
-        switch self {
-        case .avx512NoVNNI: return true
-        case .avx512: return lk_cpu_features() & UInt32(LK_CPU_AVX512VNNI) == 0
-        case .scalar, .neon, .avx2, .avx512AMX: return false
-        }
-    }
+    /// This path multiplies Q4_K and Q6_K weights in llama.cpp's per-tensor orders (llama_order_avx2.c): the
+    /// reference path only. AVX2 and AVX-512 (with or without VNNI) have faster Q4_K / Q5_K / Q6_K kernels of
+    /// their own order (avx2_kquant.c, avx512_kquant.c); the scalar and NEON paths keep the row kernels' order.
+    package var kQuantsInLlamaOrder: Bool { self == .llamaOrder }
     /// Q4_K, Q5_K and Q6_K on this path have kernels of their own order, not llama.cpp's and not the row
     /// kernels' (avx2_kquant.c, avx512_kquant.c): exact integer sums, fewer float steps.
-    package var kQuantsInOwnOrder: Bool { self == .avx2 || self == .avx512AMX || (self == .avx512 && !kQuantsInLlamaOrder) }
+    package var kQuantsInOwnOrder: Bool { self == .avx2 || self == .avx512 || self == .avx512NoVNNI || self == .avx512AMX }
     /// The Q8_0 kernels of this path sum in an order of their own at every batch size (avx2_q8_0.c and
     /// avx2_prefill.c's gemm: one exact integer sum per block, one FMA by the scale product), not llama.cpp's
-    /// (ggml_vec_dot_q8_0_q8_0's 8 float lanes per block): AVX2, and AVX-512 with VNNI (the AVX2 row kernels
-    /// and, in the 8-row layout, 16-row VNNI tiles of the same bits).
-    package var q8_0InOwnOrder: Bool { self == .avx2 || self == .avx512AMX || (self == .avx512 && Self.cpuHasVNNI) }
+    /// (ggml_vec_dot_q8_0_q8_0's 8 float lanes per block): AVX2 and AVX-512 (the AVX2 row kernels and, with
+    /// VNNI, in the 8-row layout, 16-row VNNI tiles of the same bits).
+    package var q8_0InOwnOrder: Bool { self == .avx2 || self == .avx512 || self == .avx512NoVNNI || self == .avx512AMX }
 
     /// Forces this path process-wide; returns false (and changes nothing) if the CPU lacks it.
     @discardableResult

@@ -1,10 +1,10 @@
 // The AVX-512 kernels of Q4_1, Q5_0 and Q5_1 sum in ggml's order, the order of our AVX2 kernels (which
 // reproduce ggml_vec_dot bit for bit on real rows): every output of every AVX-512 variant equals the AVX2 one
 // bit for bit, one-token decode (matvec / dot2) and batches of 2...17 tokens (the row kernels below 16 tokens,
-// the VNNI gemm tiles from 16), odd and even block counts, odd row counts. Q8_0 sums in an order of its own on
-// AVX2 and AVX-512 VNNI (Q8_0OwnOrderTests.swift), the same on both, and in ggml's on AVX-512 without VNNI:
-// compared where the orders agree. (The K-quants have kernels of their own order on AVX2 and AVX-512 VNNI:
-// KQuantOwnOrderTests.swift.)
+// the VNNI gemm tiles from 16), odd and even block counts, odd row counts; so do those of the llama-order path.
+// Q8_0 sums in an order of its own on AVX2 and AVX-512 (Q8_0OwnOrderTests.swift), the same on both, and in
+// ggml's on the llama-order path: compared where the orders agree. (The K-quants have kernels of their own order
+// on AVX2 and AVX-512: KQuantOwnOrderTests.swift.)
 import CLeapKernels
 import LeapGGUF
 import LeapKernels
@@ -13,7 +13,7 @@ import Testing
 @Test(arguments: [GGMLType.q4_1, .q5_0, .q5_1, .q8_0])
 func avx512EqualsAVX2Bitwise(_ t: GGMLType) throws {
     let wide = KernelISA.allCases.filter {
-        ($0 == .avx512 || $0 == .avx512NoVNNI) && $0.isAvailable && (t != .q8_0 || $0.q8_0InOwnOrder == KernelISA.avx2.q8_0InOwnOrder)
+        [.avx512, .avx512NoVNNI, .llamaOrder].contains($0) && $0.isAvailable && (t != .q8_0 || $0.q8_0InOwnOrder == KernelISA.avx2.q8_0InOwnOrder)
     }
     guard KernelISA.avx2.isAvailable, !wide.isEmpty else { return } // nothing to compare on this CPU
     let pool = try ThreadPool(threads: 2)

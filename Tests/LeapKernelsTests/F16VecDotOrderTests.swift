@@ -33,7 +33,7 @@ func oneTokenF16ProductsSumLikeGGMLVecDot(cols: Int) throws {
             ggmlVecDotF16AVX512((0..<nPadded).map { $0 < cols ? lk_f16_to_f32(w[r * stride + $0]) : 0 },
                                 (0..<nPadded).map { $0 < cols ? x[$0] : 0 })
         }
-        for isa in [KernelISA.avx2, .avx512, .avx512NoVNNI] where isa.isAvailable {
+        for isa in [KernelISA.avx2, .avx512, .avx512NoVNNI, .llamaOrder] where isa.isAvailable {
             var y = [Float](repeating: .nan, count: rows)
             _ = isa.withThreadSelection { lk_matvec_f16_ggml(w, stride * 2, Int64(cols), Int64(nPadded), x, &y, 0, Int64(rows)) }
             #expect(y.map(\.bitPattern) == want.map(\.bitPattern), "cols=\(cols) n_padded=\(nPadded) [\(isa.name)]: \(y) vs \(want)")

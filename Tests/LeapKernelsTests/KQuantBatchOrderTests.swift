@@ -8,9 +8,9 @@ import LeapGGUF
 import LeapKernels
 import Testing
 
-/// The paths that implement llama.cpp's orders: AVX-512 without VNNI (the scalar and NEON paths keep the row
-/// kernels' order, AVX2 and AVX-512 VNNI have K-quant kernels of their own order: KQuantOwnOrderTests.swift).
-private var llamaOrderPaths: [KernelISA] { [.avx2, .avx512, .avx512NoVNNI].filter { $0.isAvailable && $0.kQuantsInLlamaOrder } }
+/// The paths that implement llama.cpp's orders: the llama-order path (the scalar and NEON paths keep the row
+/// kernels' order, AVX2 and AVX-512 have K-quant kernels of their own order: KQuantOwnOrderTests.swift).
+private var llamaOrderPaths: [KernelISA] { KernelISA.allCases.filter { $0.isAvailable && $0.kQuantsInLlamaOrder } }
 
 private func le16(_ b: [UInt8], _ o: Int) -> Int16 { Int16(bitPattern: UInt16(b[o]) | UInt16(b[o + 1]) << 8) }
 private func f16(_ b: [UInt8], _ o: Int) -> Float { lk_f16_to_f32(UInt16(bitPattern: le16(b, o))) }

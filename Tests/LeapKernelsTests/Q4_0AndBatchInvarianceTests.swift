@@ -15,7 +15,7 @@ import Testing
     let rows = 24, cols = 352, nTokens = 6
     let wRow = cols / 32 * 18, xRow = cols / 32 * 34
     #expect(w.count == rows * wRow && x.count == nTokens * xRow && want.count == nTokens * rows)
-    for isa in [KernelISA.avx2, .avx512, .avx512NoVNNI] where isa.isAvailable {
+    for isa in [KernelISA.avx2, .avx512, .avx512NoVNNI, .llamaOrder] where isa.isAvailable {
         for (n, first, begin, end) in [(nTokens, 0, 0, rows), (1, 4, 0, rows), (1, 5, 3, 21), (3, 1, 5, 24), (2, 4, 0, 24)] {
             var y = [Float](repeating: .nan, count: n * rows)
             isa.withThreadSelection {

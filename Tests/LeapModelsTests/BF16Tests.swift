@@ -5,7 +5,7 @@ import LeapModels
 import Testing
 
 @Test(.enabled(if: KernelISA.cpuHasBF16DotProduct, "the CPU lacks AVX512-BF16: llama.cpp's BF16 order is not reproduced"),
-      arguments: [KernelISA.avx512, .avx512NoVNNI])
+      arguments: [KernelISA.avx512, .avx512NoVNNI, .llamaOrder])
 func bf16MatchesLlamaCppLikeFloatFiles(isa: KernelISA) throws {
     let name = "lfm2-tiny-bf16"
     let g = try #require(LlamaCppGolden(path: goldensDir + "/\(name).llamacpp.txt"))

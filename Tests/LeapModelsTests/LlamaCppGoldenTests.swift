@@ -123,14 +123,15 @@ private func modelPath(_ name: String) -> String {
 /// Q8_0, Q6_K against ggml's vec_dot / tinyBLAS_Q0_AVX, Q4_0 / Q4_K in its repacked orders, Q6_K in its tiled
 /// one, F16 weights with activations rounded to F16 as ggml does, BF16 with AVX512-BF16): then, every other op
 /// being ggml's arithmetic, the logits are llama.cpp's bit for bit. The scalar and NEON paths keep one order of
-/// their own, a path whose K-quant kernels are its own (AVX2, AVX-512 VNNI) sums those files in another order,
-/// and so does a path whose Q8_0 prompt gemm is its own (AVX2) for files with Q8_0 weights.
+/// their own, a path whose K-quant kernels are its own (AVX2, AVX-512) sums those files in another order, and
+/// so does a path whose Q8_0 kernels are its own (AVX2, AVX-512) for files with Q8_0 weights: the llama-order
+/// path is the one where every file is llama.cpp's bit for bit.
 private func sumsInLlamaCppOrder(_ file: GGUFFile, _ isa: KernelISA) -> Bool {
     guard isa != .scalar && isa != .neon else { return false }
     let types = Set(file.tensors.map(\.type))
     if !types.isDisjoint(with: [.q4_K, .q5_K, .q6_K]) && !isa.kQuantsInLlamaOrder { return false }
     if types.contains(.q8_0) && isa.q8_0InOwnOrder { return false }
-    if types.contains(.bf16) && !((isa == .avx512 || isa == .avx512NoVNNI) && KernelISA.cpuHasBF16DotProduct) { return false }
+    if types.contains(.bf16) && !([.avx512, .avx512NoVNNI, .llamaOrder].contains(isa) && KernelISA.cpuHasBF16DotProduct) { return false }
     return true
 }
 
@@ -142,14 +143,15 @@ private func sumsInLlamaCppOrder(_ file: GGUFFile, _ isa: KernelISA) -> Bool {
 @Test(arguments: ["SmolLM2-135M-Instruct.Q4_1", "gemma-3-270m-q4_k_m", "lfm2-tiny-q8_0", "lfm2-tiny-q4_k", "lfm2-tiny-f32",
                   "lfm2-tiny-q4_0-16l", "lfm2-tiny-f16-attn", "lfm2-tiny-bf16", "lfm2moe-tiny-q4_k", "qwen3-tiny-q4_k",
                   "qwen2-tiny-f16"],
-      [KernelISA.scalar, .avx2, .avx512, .avx512NoVNNI, .avx512AMX])
+      [KernelISA.scalar, .avx2, .avx512, .avx512NoVNNI, .avx512AMX, .llamaOrder])
 func matchesLlamaCpp(name: String, isa: KernelISA) throws {
     guard isa.isAvailable else { return }  // this CPU lacks the path
     guard fileExists(modelPath(name)) else { return }  // a real model not found (set LEAP_MODELS_DIR)
     let file = try GGUFFile(path: modelPath(name))
     let kQuant = file.tensors.contains { [.q4_K, .q5_K, .q6_K].contains($0.type) }
-    // Without VNNI, AVX-512 changes only the Q4_0 and K-quant kernels.
-    guard isa != .avx512NoVNNI || name.contains("q4_0") || kQuant else { return }
+    // Without VNNI, AVX-512 runs the AVX2 path's integer kernels (its 512-bit F16 / BF16 ones are those of AVX-512
+    // VNNI); the llama-order path differs from the others in the Q4_0, Q8_0 and K-quant kernels.
+    guard ![.avx512NoVNNI, .llamaOrder].contains(isa) || name.contains("q4_0") || name.contains("q8_0") || kQuant else { return }
     let g = try golden(name)
     let model = try LanguageModel.load(path: modelPath(name), threads: 2)
     if let arch = realModels[name] { #expect(model.config.architecture == arch) }
@@ -231,8 +233,9 @@ func decodeFollowsLlamaCppOneTokenAttention(name: String) throws {
 /// 600 tokens in one call equal a 512-token call and an 88-token one bit for bit, and a 257-token prompt is one
 /// pass, as in llama.cpp. On the AVX-512 path with this all-Q4_K file in the row layout the split matters: 256 + 1
 /// tokens (the old default's split) gives the last token other bits (one-token kernels of another order than the
-/// batch's). Where its products take one order at every batch size (AVX2, avx2_kquant.c; AVX-512 VNNI with the
-/// weights packed at load in the 8-row layout), the last token's bits are the same.
+/// batch's). Where its products take one order at every batch size (AVX2, avx2_kquant.c, which AVX-512 without
+/// VNNI runs too; AVX-512 VNNI with the weights packed at load in the 8-row layout), the last token's bits are the
+/// same.
 @Test(arguments: [KernelISA.scalar, .avx2, .avx512])
 func longPromptsSplitLikeLlamaCppUbatches(isa: KernelISA) throws {
     guard isa.isAvailable else { return }
@@ -258,6 +261,6 @@ func longPromptsSplitLikeLlamaCppUbatches(isa: KernelISA) throws {
         let one = try logitBits([0..<257]), split = try logitBits([0..<256, 256..<257])
         #expect(one[..<256] == split[..<256])
         let tailDiffers = one[256] != split[256]
-        #expect(tailDiffers == (isa == .avx512 && !packedAtLoad), "257th token alone vs in the batch: differs \(tailDiffers)")
+        #expect(tailDiffers == (isa == .avx512 && KernelISA.cpuHasVNNI && !packedAtLoad), "257th token alone vs in the batch: differs \(tailDiffers)")
     }
 }

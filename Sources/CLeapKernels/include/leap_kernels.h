@@ -44,9 +44,11 @@
  *                  (leap_state_kernels.h), pool.c (thread pool and per-thread scratch)
  * Dispatch (dispatch.c, the only file that knows every kernel file): one lk_kernel_table per ISA
  * (lk_internal.h), built once. The scalar table comes first; each table starts as a copy of the one below
- * (scalar < avx2 < avx512 and avx512-novnni, avx512 < avx512-amx; neon on scalar) and the kernel files' fill functions overwrite
- * the entries they implement, later fills replacing earlier ones. The best table the CPU can run is used
- * unless LEAP_KERNEL_ISA=scalar|avx2|avx512|amx|neon (read once), lk_set_isa or lk_set_thread_isa choose
+ * (scalar < avx2 < avx512-novnni; scalar < llama.cpp's orders on avx2 < llama-order, avx512 with VNNI <
+ * avx512-amx; neon on scalar; without VNNI the avx512 table is the avx512-novnni one) and the kernel files'
+ * fill functions overwrite the entries they implement, later fills replacing earlier ones. The best table the
+ * CPU can run is used unless LEAP_KERNEL_ISA=scalar|avx2|avx512|avx512-novnni|amx|neon|llama-order (read
+ * once), lk_set_isa or lk_set_thread_isa choose
  * another; pool workers take their caller's. Kernel files never call dispatch: what they need of the CPU
  * comes as fill arguments. CPU features: features.c. Type facts: types.c (block sizes and bytes, row
  * bytes, activation types) and lk_types.h (ggml block layouts, f16 / bf16 values, block loads). Shared
@@ -95,9 +97,11 @@ enum {
     LK_ISA_AVX2 = 1,   /* AVX2 + FMA + F16C */
     LK_ISA_AVX512 = 2, /* AVX-512 F/BW/VL (+ VNNI vpdpbusd when the CPU has it) */
     LK_ISA_NEON = 3,   /* aarch64 NEON (+ dotprod when the compiler targets it) */
-    LK_ISA_AVX512_NOVNNI = 4, /* AVX-512 without VNNI even if present (to test that variant) */
+    LK_ISA_AVX512_NOVNNI = 4, /* the table of AVX-512 without VNNI, even if VNNI is present (to test that variant) */
     LK_ISA_AVX512_AMX = 5, /* AVX-512 VNNI, prefill on the AMX tile unit (AMX-INT8) */
-    LK_ISA_COUNT = 6
+    LK_ISA_LLAMA_ORDER = 6, /* with AVX-512: every product in llama.cpp's order (its repacked Q4_0 / Q4_K, tiled
+                               Q6_K, ggml's vec_dot for the rest), the proof of bit-exactness; never the best */
+    LK_ISA_COUNT = 7
 };
 
 /* Bit set of LK_CPU_* features detected on this CPU. */
@@ -116,7 +120,7 @@ int lk_set_isa(int isa);
 int lk_set_thread_isa(int isa);
 /* The path in effect on this thread. */
 int lk_get_isa(void);
-/* "scalar", "avx2", "avx512", "avx512-vnni", "neon", "avx512-novnni", "avx512-amx" */
+/* "scalar", "avx2", "avx512", "avx512-vnni", "neon", "avx512-novnni", "avx512-amx", "llama-order" */
 const char *lk_isa_name(int isa);
 
 /* ---- types ----------------------------------------------------------------------------------- */
