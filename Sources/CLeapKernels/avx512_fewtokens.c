@@ -18,8 +18,9 @@
  *         from DRAM), more than LK_FEW_MAX_TOKENS the VNNI gemm on tiles built from the layout.
  *   Q8_0  (avx2_q8_0.c's order, the row layout's kernels of this table too) one float chain per output,
  *         acc = fma(dw·dx, float(isum_b), acc). Only the 8-row layout is here: 16-row tiles of two groups'
- *         vectors, the weights u = w + 128 with −128·Σx per block through the activations, for every token
- *         count (chunks of Q8_CHUNK tokens, passes of PASS over each tile).
+ *         vectors, the weights u = w + 128 with −128·Σx per block through the activations, below Q8_GEMM_MIN
+ *         tokens (chunks of Q8_CHUNK tokens, passes of PASS over each tile); from there the Q4_0 gemm's tiles
+ *         (llama_order_q4_0.c) with the same operations per output.
  *   Q6_K  (avx512_kquant.c) one 16-lane float chain per output, acc = fma(float(sumi), d·dx, acc), sumi
  *         the sub-block-scaled vpdpbusd sums minus 32·Σ sc·bsums in lanes 0-7, then _mm512_reduce_add_ps; one
  *         row at a time, its unpacked quants and scale vectors shared by the tokens, PREFETCH bytes ahead.
@@ -35,6 +36,9 @@
 enum {
     PASS = 8,          /* tokens per pass over the weights */
     Q8_CHUNK = 64,     /* Q8_0 in the 8-row layout: tokens whose activations are kept in L2 across the tiles */
+    Q8_GEMM_MIN = 48,  /* Q8_0 in the 8-row layout: from this many tokens the gemm on tiles built from the layout
+                          (one thread, 2048 x 8192, TSC per weight: 0.8-0.9x these tiles' time from 48 tokens,
+                          1.2-1.6x at 16-32) */
     PREFETCH = 4096,   /* Q6_K: bytes ahead of the row being read that are prefetched (as its matvec) */
 };
 
@@ -205,12 +209,14 @@ INLINE void q8_0_tile(const uint8_t *g0, const uint8_t *g1, int64_t nb, const ui
     for (int t = 0; t < NT; t++) _mm512_mask_storeu_ps(y + t * ys, (__mmask16)((1u << nr) - 1), acc[t]);
 }
 
-/* The LK_ROWS8 entry, every token count: chunks of Q8_CHUNK tokens (their terms in the thread's scratch, their
- * activations in L2), each over the 16-row tiles in passes of PASS tokens, a tile staying in L1/L2 from one
- * pass to the next. No gemm tile to build: the layout's vectors are the tiles. Same bits as avx2_q8_0.c's
- * kernels (AVX2 table, and this table's row layout). */
+/* The LK_ROWS8 entry, every token count: below Q8_GEMM_MIN chunks of Q8_CHUNK tokens (their terms in the
+ * thread's scratch, their activations in L2), each over the 16-row tiles in passes of PASS tokens, a tile
+ * staying in L1/L2 from one pass to the next, with no gemm tile to build (the layout's vectors are the tiles);
+ * from there the gemm, whose tiles built once per chunk take two tiles and a few blocks per pass. Same bits as
+ * avx2_q8_0.c's kernels (AVX2 table, and this table's row layout). */
 static int rows8_q8_0(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
                       int64_t ys, int64_t row_begin, int64_t row_end) {
+    if (n_tokens >= Q8_GEMM_MIN) return lk_gemm_q8_0_rows8_avx512(cols, vw, ws, vx, xs, n_tokens, y, ys, row_begin, row_end);
     const int64_t nb = cols / QK;
     const int64_t chunk = n_tokens < Q8_CHUNK ? n_tokens : Q8_CHUNK;
     const uint8_t *x = vx;

@@ -100,8 +100,11 @@ int lk_gemm_q4_0_rows8_avx2(int64_t cols, const void *w, size_t w_row_bytes, con
                             int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin, int64_t row_end);
 int lk_gemm_q8_0_rows8_avx2(int64_t cols, const void *w, size_t w_row_bytes, const void *x, size_t x_row_bytes,
                             int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin, int64_t row_end);
-/* AVX-512 VNNI prefill of Q4_0 on 16-row gemm tiles built from the LK_ROWS8 layout (llama_order_q4_0.c) */
+/* AVX-512 VNNI prefill of Q4_0 and Q8_0 on 16-row gemm tiles built from the LK_ROWS8 layout (llama_order_q4_0.c;
+ * Q8_0 in avx2_q8_0.c's order) */
 int lk_gemm_q4_0_rows8_avx512(int64_t cols, const void *w, size_t w_row_bytes, const void *x, size_t x_row_bytes,
+                              int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin, int64_t row_end);
+int lk_gemm_q8_0_rows8_avx512(int64_t cols, const void *w, size_t w_row_bytes, const void *x, size_t x_row_bytes,
                               int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin, int64_t row_end);
 void lk_fill_neon(lk_kernel_table *t); /* neon.c */
 void lk_fill_amx(lk_kernel_table *t); /* amx_prefill.c: the AVX-512 AMX table's many-token products */

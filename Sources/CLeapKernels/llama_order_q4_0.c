@@ -1,5 +1,6 @@
 /* Q4_0 × Q8_0 in llama.cpp's order (x86: AVX2 and AVX-512 VNNI): matvec (decode), gemm (prefill) and the
- * one-row dot product, all giving the same bits, so batched prefill equals token-by-token decode.
+ * one-row dot product, all giving the same bits, so batched prefill equals token-by-token decode. The VNNI
+ * gemm's tiles serve Q8_0 weights in the 8-row layout too (the same float chain: avx2_q8_0.c's order).
  *
  * llama.cpp (x86, AVX2 or AVX-512) repacks every Q4_0 matrix whose row count is a multiple of 8 into its
  * q4_0_8x8 layout and multiplies it with ggml_gemv_q4_0_8x8_q8_0 (one token) or ggml_gemm_q4_0_8x8_q8_0
@@ -373,12 +374,36 @@ INLINE void build_tile_rows8_16(const uint8_t *w, size_t ws, int64_t nb, int nr,
     }
 }
 
+/* Q8_0's tile from the LK_ROWS8 layout (as build_tile_rows8_16): the weights as u = w + 128, the unsigned
+ * operand of vpdpbusd, whose offset enters as −128·Σx (q8_0_terms); the same tile layout as Q4_0's. */
+INLINE void build_tile_rows8_16_q8_0(const uint8_t *w, size_t ws, int64_t nb, int nr, uint8_t *tile, size_t bstride) {
+    const uint8_t *w1 = nr > 8 ? w + 8 * ws : w;
+    const __m512i bias = _mm512_set1_epi8((char)0x80);
+    for (int64_t b = 0; b < nb; b++) {
+        const size_t oq = lk_rows8_quants(b, QK), os = lk_rows8_scales(nb, b, QK);
+        uint8_t *t = tile + (size_t)b * bstride;
+        for (int k = 0; k < 8; k++) _mm512_store_si512((void *)(t + 64 * k), _mm512_xor_si512(lk_rows8_pair(w, w1, oq + 32 * (size_t)k), bias));
+        _mm512_store_ps((float *)(t + 32 * 16), lk_rows8_pair_scales(w, w1, os));
+    }
+}
+
+/* Per token and block: dx and 128·Σx (the offset tiles_16_tokens subtracts for Q8_0's u = w + 128). */
+INLINE void q8_0_terms(const uint8_t *x, int64_t nb, float *dx, int32_t *xs128) {
+    for (int64_t b = 0; b < nb; b++) {
+        const uint8_t *blk = x + (size_t)b * sizeof(block_q8_0);
+        dx[b] = h2f(lk_load_u16(blk));
+        xs128[b] = 128 * hsum_epi32(_mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8(1), _mm256_loadu_si256((const __m256i *)(blk + 2))));
+    }
+}
+
 /* The VNNI gemm (packed: w in the LK_ROWS8 layout, row_begin and row_end multiples of 8); below 4 tokens of
- * the row layout one matvec per token */
-INLINE int gemm_q4_0_tiles(const int packed, int64_t cols, const void *w, size_t ws, const void *x, size_t xs,
-                           int64_t n_tokens, float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
+ * the row layout one matvec per token. q8: Q8_0 weights (packed only), whose products take the same tiles
+ * and operations: per (row, token) the block's exact integer sum, then fma(cvt(sum), d·dx, acc) in block
+ * order, which is avx2_q8_0.c's order (fma's two factors commute exactly), so the bits are its kernels'. */
+INLINE int gemm_32_tiles(const int q8, const int packed, int64_t cols, const void *w, size_t ws, const void *x, size_t xs,
+                         int64_t n_tokens, float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
     const int64_t nb = cols / QK;
-    if (!packed && n_tokens < 4) {
+    if (!q8 && !packed && n_tokens < 4) {
         int done = 1;
         for (int64_t t = 0; t < n_tokens && done; t++)
             done = matvec_q4_0_vnni(cols, (const uint8_t *)w + (size_t)row_begin * ws, ws, (const uint8_t *)x + (size_t)t * xs,
@@ -396,13 +421,17 @@ INLINE int gemm_q4_0_tiles(const int packed, int64_t cols, const void *w, size_t
     for (int64_t t0 = 0; t0 < n_tokens; t0 += chunk) {
         const int64_t nt = n_tokens - t0 < chunk ? n_tokens - t0 : chunk;
         const uint8_t *xc = xb + (size_t)t0 * xs;
-        for (int64_t t = 0; t < nt; t++) lk_q4_0_terms(xc + (size_t)t * xs, nb, dx + t * nb, xs8 + t * nb);
+        for (int64_t t = 0; t < nt; t++) {
+            if (q8) q8_0_terms(xc + (size_t)t * xs, nb, dx + t * nb, xs8 + t * nb);
+            else lk_q4_0_terms(xc + (size_t)t * xs, nb, dx + t * nb, xs8 + t * nb);
+        }
         for (int64_t r0 = row_begin; r0 < row_end;) {
             const int halves = row_end - r0 >= 32 ? 2 : 1;
             const int nr = halves == 2 || row_end - r0 >= 16 ? 16 : (int)(row_end - r0);
             for (int h = 0; h < halves; h++) {
                 const uint8_t *wh = wb + (size_t)(r0 + 16 * h) * ws;
-                if (packed) build_tile_rows8_16(wh, ws, nb, nr, tile + BLOCK16 * h, BLOCK16 * (size_t)halves);
+                if (q8) build_tile_rows8_16_q8_0(wh, ws, nb, nr, tile + BLOCK16 * h, BLOCK16 * (size_t)halves);
+                else if (packed) build_tile_rows8_16(wh, ws, nb, nr, tile + BLOCK16 * h, BLOCK16 * (size_t)halves);
                 else build_tile(wh, ws, nb, nr, tile + BLOCK16 * h, 16, BLOCK16 * (size_t)halves);
             }
             for (int64_t b0 = 0; b0 < nb; b0 += QKSLICE) {
@@ -429,12 +458,17 @@ INLINE int gemm_q4_0_tiles(const int packed, int64_t cols, const void *w, size_t
 
 static int gemm_q4_0_vnni(int64_t cols, const void *w, size_t ws, const void *x, size_t xs, int64_t n_tokens, float *y,
                           int64_t ys, int64_t row_begin, int64_t row_end) {
-    return gemm_q4_0_tiles(0, cols, w, ws, x, xs, n_tokens, y, ys, row_begin, row_end);
+    return gemm_32_tiles(0, 0, cols, w, ws, x, xs, n_tokens, y, ys, row_begin, row_end);
 }
 
 int lk_gemm_q4_0_rows8_avx512(int64_t cols, const void *w, size_t ws, const void *x, size_t xs, int64_t n_tokens, float *y,
                               int64_t ys, int64_t row_begin, int64_t row_end) {
-    return gemm_q4_0_tiles(1, cols, w, ws, x, xs, n_tokens, y, ys, row_begin, row_end);
+    return gemm_32_tiles(0, 1, cols, w, ws, x, xs, n_tokens, y, ys, row_begin, row_end);
+}
+
+int lk_gemm_q8_0_rows8_avx512(int64_t cols, const void *w, size_t ws, const void *x, size_t xs, int64_t n_tokens, float *y,
+                              int64_t ys, int64_t row_begin, int64_t row_end) {
+    return gemm_32_tiles(1, 1, cols, w, ws, x, xs, n_tokens, y, ys, row_begin, row_end);
 }
 
 #pragma clang attribute pop

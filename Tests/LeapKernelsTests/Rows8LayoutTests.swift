@@ -64,14 +64,15 @@ func rows8PackingRoundTrips(_ t: GGMLType) throws {
 }
 
 /// Products from the packed layout equal the row layout's bit for bit at every batch size (the tile kernels
-/// up to 15 tokens, the gemm from 16, row ranges split at multiples of 8 across 2 threads) on every path:
-/// the AVX2 path reads the layout, the others copy rows back out.
+/// up to 15 tokens, the gemm from 16; Q8_0 on AVX-512 VNNI up to 47 and from 48, over chunks of 64 tokens and
+/// their remainders; row ranges split at multiples of 8 across 2 threads) on every path: the AVX2 and AVX-512
+/// paths read the layout, the others copy rows back out.
 @Test(arguments: [GGMLType.q4_0, .q8_0])
 func rows8ProductsEqualTheRowLayoutsOnEveryPath(_ t: GGMLType) throws {
     let pool = try ThreadPool(threads: 2)
     for (rows, cols) in [(40, 7 * 32), (64, 72 * 32)] {
-        try withPackedCase(t, rows: rows, cols: cols, seed: 82 + UInt64(rows), tokens: 33) { isa, w, p, x in
-            for n in [1, 2, 3, 4, 5, 8, 15, 16, 17, 33] {
+        try withPackedCase(t, rows: rows, cols: cols, seed: 82 + UInt64(rows), tokens: 70) { isa, w, p, x in
+            for n in [1, 2, 3, 4, 5, 8, 15, 16, 17, 33, 47, 48, 49, 70] {
                 var a = [Float](repeating: .nan, count: n * rows), b = a
                 Kernels.matmul(w, x: Array(x[0..<(n * cols)]), y: &a, nTokens: n, pool: pool)
                 Kernels.matmul(p, x: Array(x[0..<(n * cols)]), y: &b, nTokens: n, pool: pool)
