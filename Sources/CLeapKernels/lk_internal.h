@@ -65,6 +65,11 @@ static inline float lk_ggml_expf(float x) {
 double lk_softmax_exp_ref(const float *x, float *y, int64_t n, float max);
 void lk_silu_ref(const float *x, float *y, int64_t n);
 
+/* The cache lines from p up to end into L2 (none when end <= p): prefetcht1 on x86. */
+static inline __attribute__((always_inline)) void lk_prefetch_l2(const uint8_t *p, const uint8_t *end) {
+    for (; p < end; p += 64) __builtin_prefetch(p, 0, 2);
+}
+
 /* Most tokens of a call that a table's few_tokens kernel takes (gemm from there on). */
 enum { LK_FEW_MAX_TOKENS = 15 };
 

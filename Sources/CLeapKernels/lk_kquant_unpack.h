@@ -26,11 +26,6 @@ static inline __attribute__((always_inline)) void lk_prefetch_block(const void *
     for (size_t o = 0; o < bb; o += 64) _mm_prefetch(q + o, _MM_HINT_T0);
 }
 
-/* The cache lines from p up to end into L2 (none when end <= p). */
-static inline __attribute__((always_inline)) void lk_prefetch_l2(const uint8_t *p, const uint8_t *end) {
-    for (; p < end; p += 64) _mm_prefetch((const char *)p, _MM_HINT_T1);
-}
-
 /* Q4_K / Q5_K: the 8 scales then the 8 mins (6 bits each) of a block, as 16 bytes (ggml's utmp unpacking,
  * equal to lk_get_scale_min_k4 for j = 0..7), in vector registers: with u0, u1, u2 the three 32-bit words
  * of scales[12], sc_0..3 = u0 & 63, sc_4..7 = (u2 & 15) | (u0 >> 6) << 4, m_0..3 = u1 & 63,

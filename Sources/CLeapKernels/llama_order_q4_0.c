@@ -29,7 +29,7 @@
 
 enum {
     MAX_BLOCKS = 1024, /* activation terms of up to 32768 columns live on the stack (8 KB) */
-    TOKENS = 64,       /* tokens whose activation terms are prepared at once by the gemm kernels */
+    TOKENS = 64,       /* tokens whose activation terms are prepared at once by the AVX2 gemm kernels */
 };
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
@@ -316,6 +316,7 @@ static int matvec_q4_0_vnni(int64_t n, const void *vw, size_t ws, const void *x,
  * operations in its order: the block's integer sum, then one FMA per block in block order. */
 enum {
     NT16 = 4,          /* tokens per pass */
+    CHUNK16 = 128,     /* tokens per tile build (their activation terms prepared at once; 64: 1.1x the time) */
     QKSLICE = 8,       /* blocks of the tiles that all the chunk's tokens pass over before the next ones */
     BLOCK16 = 36 * 16, /* bytes of one block of a 16-row tile (build_tile's layout) */
 };
@@ -410,7 +411,7 @@ INLINE int gemm_32_tiles(const int q8, const int packed, int64_t cols, const voi
                                     y + t * ys + row_begin, row_end - row_begin);
         if (done) return 1;
     }
-    const int64_t chunk = n_tokens < TOKENS ? n_tokens : TOKENS;
+    const int64_t chunk = n_tokens < CHUNK16 ? n_tokens : CHUNK16;
     const size_t tile_bytes = 2 * (size_t)nb * BLOCK16; /* two 16-row tiles */
     uint8_t *scratch = lk_scratch(tile_bytes + (size_t)chunk * (size_t)nb * 8); /* the thread's */
     if (!scratch) return 0;
@@ -434,10 +435,22 @@ INLINE int gemm_32_tiles(const int q8, const int packed, int64_t cols, const voi
                 else if (packed) build_tile_rows8_16(wh, ws, nb, nr, tile + BLOCK16 * h, BLOCK16 * (size_t)halves);
                 else build_tile(wh, ws, nb, nr, tile + BLOCK16 * h, 16, BLOCK16 * (size_t)halves);
             }
+            /* the rows of the tiles built next go to L2 while these are used, a share per pass (all at once
+               when there is no full pass), so that their build reads no row from DRAM (1.1x less time) */
+            const int64_t r1 = r0 + (halves == 2 ? 32 : nr);
+            const int64_t next = r1 < row_end ? r1 : (t0 + chunk < n_tokens ? row_begin : row_end);
+            const uint8_t *pf = wb + (size_t)next * ws;
+            const uint8_t *pf_end = pf + (size_t)(row_end - next < 32 ? row_end - next : 32) * ws;
+            const int64_t steps = nt / NT16 * ((nb + QKSLICE - 1) / QKSLICE);
+            const size_t share = steps ? (size_t)(pf_end - pf) / (size_t)steps + 64 : (size_t)(pf_end - pf);
+            if (!steps) lk_prefetch_l2(pf, pf_end);
             for (int64_t b0 = 0; b0 < nb; b0 += QKSLICE) {
                 const int64_t b1 = nb - b0 < QKSLICE ? nb : b0 + QKSLICE;
                 int64_t t = 0;
                 for (; t + NT16 <= nt; t += NT16) {
+                    const uint8_t *to = (size_t)(pf_end - pf) < share ? pf_end : pf + share;
+                    lk_prefetch_l2(pf, to);
+                    pf = to;
                     const uint8_t *xt = xc + (size_t)t * xs;
                     float *yt = y + (t0 + t) * ys + r0;
                     if (halves == 2) tiles_16_tokens(tile, 2, nb, b0, b1, xt, xs, dx + t * nb, xs8 + t * nb, yt, ys, nr, NT16);
@@ -450,7 +463,7 @@ INLINE int gemm_32_tiles(const int q8, const int packed, int64_t cols, const voi
                     else tiles_16_tokens(tile, 1, nb, b0, b1, xt, xs, dx + t * nb, xs8 + t * nb, yt, ys, nr, 1);
                 }
             }
-            r0 += halves == 2 ? 32 : nr;
+            r0 = r1;
         }
     }
     return 1;
