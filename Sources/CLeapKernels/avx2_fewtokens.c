@@ -50,7 +50,7 @@ enum {
     PREFETCH = 4096, /* K-quants: bytes ahead of the block being read that are prefetched */
 };
 
-#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#pragma clang attribute push(__attribute__((target(LK_AVX2_TARGET))), apply_to = function)
 #include "lk_x86_avx2.h"
 
 INLINE __m128i load128(const void *p) { return _mm_loadu_si128((const __m128i *)p); }

@@ -54,7 +54,7 @@ enum {
     MIN_Q6 = 3,      /* Q6_K: from 3 tokens (1.35x; equal at 2) */
 };
 
-#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#pragma clang attribute push(__attribute__((target(LK_AVX2_TARGET))), apply_to = function)
 
 #include "lk_x86_avx2.h"
 
@@ -365,6 +365,20 @@ INLINE void block_tokens(int type, const uint8_t *tb, const int8_t *const *xq, c
     for (int j = 0; j < QK_K / 4 / SUB; j++) { /* sub-blocks */
         __m256i is[NT];
         for (int t = 0; t < n; t++) is[t] = q6 ? _mm256_set1_epi32(bp[t][j]) : _mm256_setzero_si256();
+#ifdef LK_AVXVNNI
+        __m256i is2[NT]; /* the odd vectors' chain */
+        for (int t = 0; t < n; t++) is2[t] = _mm256_setzero_si256();
+        for (int v = 0; v < SUB; v++) {
+            const int g = SUB * j + v;
+            const __m256i wv = load_v(tb + T_W + 32 * g);
+            for (int t = 0; t < n; t++) {
+                if (v & 1) is2[t] = _mm256_dpbusd_avx_epi32(is2[t], wv, bcast4(xq[t] + 4 * g));
+                else is[t] = _mm256_dpbusd_avx_epi32(is[t], wv, bcast4(xq[t] + 4 * g));
+            }
+        }
+        for (int t = 0; t < n; t++) is[t] = _mm256_add_epi32(is[t], is2[t]);
+        (void)VS, (void)ones;
+#else
         for (int v0 = 0; v0 < SUB; v0 += VS) {
             __m256i s16[NT];
             for (int v = 0; v < VS; v++) {
@@ -377,6 +391,7 @@ INLINE void block_tokens(int type, const uint8_t *tb, const int8_t *const *xq, c
             }
             for (int t = 0; t < n; t++) is[t] = _mm256_add_epi32(is[t], _mm256_madd_epi16(s16[t], ones));
         }
+#endif
         const __m256 ds = _mm256_load_ps((const float *)(tb + T_DS + 32 * j));
         for (int t = 0; t < n; t++) blk[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[t]), ds, blk[t]);
     }
@@ -384,7 +399,7 @@ INLINE void block_tokens(int type, const uint8_t *tb, const int8_t *const *xq, c
         const __m256 dmin = _mm256_load_ps((const float *)(tb + K4_DMIN));
         for (int t = 0; t < n; t++) {
             __m256i m = _mm256_madd_epi16(load_v(tb + K4_MP), _mm256_set1_epi32(bp[t][0]));
-            for (int k = 1; k < 4; k++) m = _mm256_add_epi32(m, _mm256_madd_epi16(load_v(tb + K4_MP + 32 * k), _mm256_set1_epi32(bp[t][k])));
+            for (int k = 1; k < 4; k++) m = lk_dpwssd256(m, load_v(tb + K4_MP + 32 * k), _mm256_set1_epi32(bp[t][k]));
             blk[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(m), dmin, blk[t]);
         }
     }
@@ -578,7 +593,11 @@ INLINE int kq_gemm(int type, int64_t cols, const void *w, size_t wrb, const void
     for (int64_t t0 = 0; t0 < n_tokens; t0 += chunk) {
         const int64_t nt = n_tokens - t0 < chunk ? n_tokens - t0 : chunk;
         const uint8_t *xc = xb + (size_t)t0 * xrb;
+#ifdef LK_AVXVNNI
+        const int fold = 0; /* vpdpbusd adds in s32: no s16 sums to keep within range */
+#else
         const int fold = type == LK_TYPE_Q6_K && q6_fold_terms(xc, xrb, nt, nb, dx, terms);
+#endif
         if (!fold) lk_kquant_prep_terms(type, xc, xrb, nt, nb, dx, terms);
         for (int64_t r0 = row_begin; r0 < row_end; r0 += TR) {
             const int nr = row_end - r0 < TR ? (int)(row_end - r0) : TR;

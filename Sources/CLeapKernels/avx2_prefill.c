@@ -29,7 +29,7 @@
 #if defined(__x86_64__)
 #include <immintrin.h>
 
-#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#pragma clang attribute push(__attribute__((target(LK_AVX2_TARGET))), apply_to = function)
 #include "lk_x86_avx2.h"
 
 enum {
@@ -242,7 +242,6 @@ INLINE void q8_build_tile_rows8(const uint8_t *w, int64_t nb, uint8_t *tile) {
  * each vector is row r. */
 INLINE void q8_tile_tokens(const uint8_t *tile, int64_t b0, int64_t b1, const uint8_t *x, size_t xrb, const float *dx,
                            int64_t nbdx, float *y, int64_t ys, int nr, const int nt) {
-    const __m256i ones = _mm256_set1_epi16(1);
     __m256 acc[NT8];
     for (int j = 0; j < nt; j++) {
         if (b0 == 0) acc[j] = _mm256_setzero_ps();
@@ -256,16 +255,24 @@ INLINE void q8_tile_tokens(const uint8_t *tile, int64_t b0, int64_t b1, const ui
     for (int64_t b = b0; b < b1; b++) {
         const uint8_t *tb = tile + b * G_STRIDE;
         const uint8_t *xq = x + (size_t)b * sizeof(block_q8_0) + 2;
-        __m256i isum[NT8];
-        for (int j = 0; j < nt; j++) isum[j] = _mm256_setzero_si256();
+        __m256i isum[NT8], odd[NT8]; /* odd: the odd groups' sums on AVX-VNNI (two vpdpbusd chains per token) */
+        for (int j = 0; j < nt; j++) isum[j] = odd[j] = _mm256_setzero_si256();
         for (int g = 0; g < 8; g++) {
             const __m256i sg = _mm256_load_si256((const __m256i *)(tb + G_S + 32 * g));
             const __m256i a = _mm256_load_si256((const __m256i *)(tb + G_W + 32 * g));
             for (int j = 0; j < nt; j++) {
                 const __m256i xv = _mm256_sign_epi8(_mm256_set1_epi32(lk_load_i32(xq + (size_t)j * xrb + 4 * g)), sg);
-                isum[j] = _mm256_add_epi32(isum[j], _mm256_madd_epi16(_mm256_maddubs_epi16(a, xv), ones));
+#ifdef LK_AVXVNNI
+                if (g & 1) odd[j] = _mm256_dpbusd_avx_epi32(odd[j], a, xv);
+                else isum[j] = _mm256_dpbusd_avx_epi32(isum[j], a, xv);
+#else
+                isum[j] = lk_dpbusd256(isum[j], a, xv);
+#endif
             }
         }
+#ifdef LK_AVXVNNI
+        for (int j = 0; j < nt; j++) isum[j] = _mm256_add_epi32(isum[j], odd[j]);
+#endif
         const __m256 d = _mm256_load_ps((const float *)(tb + G_D));
         for (int j = 0; j < nt; j++)
             acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(dx[j * nbdx + b])), _mm256_cvtepi32_ps(isum[j]), acc[j]);

@@ -37,7 +37,7 @@ enum {
     PASS = 4, /* tokens per pass of the few-token kernel: 4 block sums + 4 accumulators + a half block's 4 vectors */
 };
 
-#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#pragma clang attribute push(__attribute__((target(LK_AVX2_TARGET))), apply_to = function)
 #include "lk_x86_avx2.h"
 
 INLINE __m256i load256(const void *p) { return _mm256_loadu_si256((const __m256i *)p); }
@@ -127,7 +127,6 @@ static int matvec_q8_0(int64_t n, const void *vw, size_t ws, const void *x, floa
  * at w, whose vectors are the q[k] below (nr = 8), prefetched PACKED_AHEAD bytes on in its one stream. */
 INLINE void tile_tokens(const uint8_t *w, const int32_t *o, int64_t nb, const uint8_t *x, size_t xs, const float *dx,
                         float *y, int64_t ys, int nr, const uint8_t *next, const int PACKED, const int NT) {
-    const __m256i ones = _mm256_set1_epi16(1);
     __m256 acc[PASS];
     for (int t = 0; t < NT; t++) acc[t] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
@@ -152,7 +151,7 @@ INLINE void tile_tokens(const uint8_t *w, const int32_t *o, int64_t nb, const ui
                 for (int t = 0; t < NT; t++) {
                     const uint8_t *xq = x + (size_t)t * xs + ob + 2 + 16 * h + 4 * k;
                     const __m256i xv = _mm256_sign_epi8(_mm256_set1_epi32(lk_load_i32(xq)), q[k]);
-                    isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(_mm256_maddubs_epi16(a, xv), ones));
+                    isum[t] = lk_dpbusd256(isum[t], a, xv);
                 }
             }
         }

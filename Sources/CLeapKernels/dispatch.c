@@ -6,7 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One table per ISA, built once; each layers its entries over the one below (scalar < avx2 < avx512). */
+/* One table per ISA, built once; each layers its entries over the one below (scalar < avx2 < avx-vnni,
+ * avx2 < avx512). */
 static lk_kernel_table tables[LK_ISA_COUNT];
 static atomic_int current_isa = -1;
 static atomic_int tables_ready = 0;
@@ -48,6 +49,16 @@ static void build_tables(void) {
         lk_fill_q4_0(&tables[LK_ISA_AVX2], 0);
         lk_fill_avx2_fewtokens(&tables[LK_ISA_AVX2]); /* AVX2 table only (equal to its one-token kernels); Q4_0's matvec too */
     }
+    /* AVX2 with AVX-VNNI: the AVX2 table, whose files' second build (avx_vnni/) replaces the entries that
+     * multiply on vpmaddubsw + vpmaddwd with vpdpbusd ones, in the order the AVX2 table fills them */
+    tables[LK_ISA_AVX_VNNI] = tables[LK_ISA_AVX2];
+    if (lk_isa_available(LK_ISA_AVX_VNNI)) {
+        lk_fill_avxvnni_prefill(&tables[LK_ISA_AVX_VNNI]);
+        lk_fill_kquant_avxvnni(&tables[LK_ISA_AVX_VNNI]);
+        lk_fill_avxvnni_q8_0(&tables[LK_ISA_AVX_VNNI]);
+        lk_fill_q4_0_avxvnni(&tables[LK_ISA_AVX_VNNI], 0);
+        lk_fill_avxvnni_fewtokens(&tables[LK_ISA_AVX_VNNI]);
+    }
     /* AVX-512 without VNNI: the whole AVX2 table, whose own orders for Q4_0, Q8_0 and the K-quants run prefill
      * 1.2-2.4x faster than llama.cpp's orders on AVX-512 without VNNI (and decode as fast or faster), with the
      * 512-bit float kernels */
@@ -83,7 +94,7 @@ static void ensure_tables(void) {
     if (atomic_compare_exchange_strong(&tables_ready, &expected, 1)) {
         build_tables();
         int isa = lk_best_isa();
-        /* LEAP_KERNEL_ISA=scalar|avx2|avx512|avx512-novnni|amx|neon|llama-order forces a path (when this CPU
+        /* LEAP_KERNEL_ISA=scalar|avx2|avx-vnni|avx512|avx512-novnni|amx|neon|llama-order forces a path (when this CPU
          * has it): for debugging numerical differences and for measuring the fallbacks (avx512: without the
          * tile unit; avx512-novnni: the table of an AVX-512 CPU without VNNI). */
         const char *forced = getenv("LEAP_KERNEL_ISA");
@@ -91,7 +102,7 @@ static void ensure_tables(void) {
             int want = !strcmp(forced, "scalar") ? LK_ISA_SCALAR : !strcmp(forced, "avx2") ? LK_ISA_AVX2
                      : !strcmp(forced, "avx512") ? LK_ISA_AVX512 : !strcmp(forced, "avx512-novnni") ? LK_ISA_AVX512_NOVNNI
                      : !strcmp(forced, "amx") ? LK_ISA_AVX512_AMX : !strcmp(forced, "neon") ? LK_ISA_NEON
-                     : !strcmp(forced, "llama-order") ? LK_ISA_LLAMA_ORDER : -1;
+                     : !strcmp(forced, "llama-order") ? LK_ISA_LLAMA_ORDER : !strcmp(forced, "avx-vnni") ? LK_ISA_AVX_VNNI : -1;
             if (want >= 0 && lk_isa_available(want)) isa = want;
         }
         atomic_store(&current_isa, isa);

@@ -37,6 +37,15 @@ static uint32_t detect_cpu_features(void) {
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
         f |= LK_CPU_AVX512;
     if ((f & LK_CPU_AVX512) && __builtin_cpu_supports("avx512vnni")) f |= LK_CPU_AVX512VNNI;
+    /* AVX-VNNI: cpuid leaf 7 sub-leaf 1, eax bit 4 (usable where AVX2 is, the same register state) */
+    if (f & LK_CPU_AVX2) {
+        unsigned a, b, c, d;
+        __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0), "c"(0));
+        if (a >= 7) {
+            __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(1));
+            if (a & (1u << 4)) f |= LK_CPU_AVXVNNI;
+        }
+    }
     if ((f & LK_CPU_AVX512) && __builtin_cpu_supports("avx512bf16")) f |= LK_CPU_AVX512BF16;
 #if defined(__linux__) && defined(__x86_64__)
     if ((f & LK_CPU_AVX512VNNI) && amx_usable()) f |= LK_CPU_AMX;
@@ -69,6 +78,7 @@ int lk_isa_available(int isa) {
     case LK_ISA_AVX512_NOVNNI: return lk_isa_available(LK_ISA_AVX512);
     case LK_ISA_AVX512_AMX: return lk_isa_available(LK_ISA_AVX512) && (f & LK_CPU_AMX); /* set only with VNNI */
     case LK_ISA_LLAMA_ORDER: return lk_isa_available(LK_ISA_AVX512);
+    case LK_ISA_AVX_VNNI: return lk_isa_available(LK_ISA_AVX2) && (f & LK_CPU_AVXVNNI);
     default: return 0;
     }
 }
@@ -76,6 +86,7 @@ int lk_isa_available(int isa) {
 int lk_best_isa(void) {
     if (lk_isa_available(LK_ISA_AVX512_AMX)) return LK_ISA_AVX512_AMX;
     if (lk_isa_available(LK_ISA_AVX512)) return LK_ISA_AVX512;
+    if (lk_isa_available(LK_ISA_AVX_VNNI)) return LK_ISA_AVX_VNNI;
     if (lk_isa_available(LK_ISA_AVX2)) return LK_ISA_AVX2;
     if (lk_isa_available(LK_ISA_NEON)) return LK_ISA_NEON;
     return LK_ISA_SCALAR;
@@ -90,6 +101,7 @@ const char *lk_isa_name(int isa) {
     case LK_ISA_AVX512_NOVNNI: return "avx512-novnni";
     case LK_ISA_AVX512_AMX: return "avx512-amx";
     case LK_ISA_LLAMA_ORDER: return "llama-order";
+    case LK_ISA_AVX_VNNI: return "avx-vnni";
     default: return "unknown";
     }
 }

@@ -4,6 +4,14 @@
 #define LK_INTERNAL_H
 #include "lk_types.h"
 
+/* The target of the AVX2 kernel files: AVX2 + FMA + F16C, and AVX-VNNI where they are built a second time
+ * for it (lk_avx_vnni.h) */
+#ifdef LK_AVXVNNI
+#define LK_AVX2_TARGET "avx2,fma,f16c,avxvnni"
+#else
+#define LK_AVX2_TARGET "avx2,fma,f16c"
+#endif
+
 /* ---- dispatch table ---- */
 /* s = dot(w row, x row), n elements. */
 typedef float (*lk_dot_fn)(int64_t n, const void *w, const void *x);
@@ -84,6 +92,12 @@ void lk_fill_kquant_avx2(lk_kernel_table *t);   /* AVX2 table: Q4_K, Q5_K, Q6_K 
 void lk_fill_avx512_fewtokens(lk_kernel_table *t); /* VNNI only: Q4_0, Q6_K × 2..15 tokens; Q4_0, Q8_0 in LK_ROWS8 (avx512_fewtokens.c) */
 void lk_fill_avx2_fewtokens(lk_kernel_table *t);   /* AVX2 table (and its copy, AVX-512 without VNNI): Q4_0, Q5_K, Q6_K × 2..15 tokens, Q4_0 × 1 (avx2_fewtokens.c) */
 void lk_fill_avx2_q8_0(lk_kernel_table *t);        /* AVX2 table (and its copy): Q8_0 dot, matvec, 2..15 tokens in the gemm's order (avx2_q8_0.c) */
+/* the AVX-VNNI table: the same five AVX2 files built for AVX-VNNI (avx_vnni/, lk_avx_vnni.h) */
+void lk_fill_avxvnni_prefill(lk_kernel_table *t);
+void lk_fill_avxvnni_q8_0(lk_kernel_table *t);
+void lk_fill_kquant_avxvnni(lk_kernel_table *t);
+void lk_fill_avxvnni_fewtokens(lk_kernel_table *t);
+void lk_fill_q4_0_avxvnni(lk_kernel_table *t, int vnni);
 /* The LK_ROWS8 layout within a group of 8 rows (rows8.c). Q4_0, Q8_0 (qb quant bytes a block, head: the f16
  * scale): block b's vectors (8·qb bytes, 32-byte aligned when the group is) at lk_rows8_quants, its 8 scales
  * (16 bytes) after all the vectors, at lk_rows8_scales. Q4_K, Q5_K, Q6_K: block b (8 times the block's bytes)

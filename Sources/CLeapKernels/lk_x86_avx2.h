@@ -32,6 +32,25 @@
     default: KERNEL(__VA_ARGS__, 8); break;                                                                   \
     }
 
+/* acc + Σ u·s over each group of 4 bytes (u unsigned, s signed), for operands whose pair sums u·s + u'·s'
+ * lie within s16 (so vpmaddubsw never saturates): the VEX vpdpbusd in the AVX-VNNI build (lk_avx_vnni.h),
+ * else vpmaddubsw + vpmaddwd + vpaddd. The same integers either way. */
+INLINE __m256i lk_dpbusd256(__m256i acc, __m256i u, __m256i s) {
+#ifdef LK_AVXVNNI
+    return _mm256_dpbusd_avx_epi32(acc, u, s);
+#else
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(_mm256_maddubs_epi16(u, s), _mm256_set1_epi16(1)));
+#endif
+}
+/* acc + the s32 pair sums of a·b (s16 lanes): vpdpwssd in the AVX-VNNI build, else vpmaddwd + vpaddd. */
+INLINE __m256i lk_dpwssd256(__m256i acc, __m256i a, __m256i b) {
+#ifdef LK_AVXVNNI
+    return _mm256_dpwssd_avx_epi32(acc, a, b);
+#else
+    return _mm256_add_epi32(acc, _mm256_madd_epi16(a, b));
+#endif
+}
+
 /* Not _cvtsh_ss: clang then inserts the half into whatever register holds the accumulator (the other lanes
  * are "undefined"), chaining every block to the previous FMA. The empty asm forces a clean vmovd. */
 INLINE float h2f(uint16_t h) {

@@ -32,7 +32,7 @@ enum {
     TOKENS = 64,       /* tokens whose activation terms are prepared at once by the AVX2 gemm kernels */
 };
 
-#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+#pragma clang attribute push(__attribute__((target(LK_AVX2_TARGET))), apply_to = function)
 #include "lk_x86_avx2.h"
 
 /* 8 s32 lanes of Σ u·x (4 products each) */
@@ -229,7 +229,8 @@ int lk_gemm_q4_0_rows8_avx2(int64_t cols, const void *w, size_t ws, const void *
 
 #pragma clang attribute pop
 
-/* ---- AVX-512 VNNI ---- */
+/* ---- AVX-512 VNNI (not in the AVX-VNNI build) ---- */
+#ifndef LK_AVXVNNI
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), apply_to = function)
 #include "lk_x86_avx512.h"
@@ -485,6 +486,7 @@ int lk_gemm_q8_0_rows8_avx512(int64_t cols, const void *w, size_t ws, const void
 }
 
 #pragma clang attribute pop
+#endif
 
 /* Q4_0 entries of an x86 table: AVX2 kernels for level LK_ISA_AVX2 (and the llama-order table), the VNNI
  * gemm on top for LK_ISA_AVX512. dot2/dot4 (another order) are cleared: gemm takes every batch. */
@@ -492,9 +494,15 @@ void lk_fill_q4_0(lk_kernel_table *t, int vnni) {
     t->dot[LK_TYPE_Q4_0] = dot_q4_0;
     t->dot2[LK_TYPE_Q4_0] = NULL;
     t->dot4[LK_TYPE_Q4_0] = NULL;
+    t->gemm_min_tokens[LK_TYPE_Q4_0] = 2;
+#ifdef LK_AVXVNNI
+    (void)vnni; /* the AVX-VNNI build holds the AVX2 kernels only */
+    t->matvec[LK_TYPE_Q4_0] = matvec_q4_0;
+    t->gemm[LK_TYPE_Q4_0] = gemm_q4_0;
+#else
     t->matvec[LK_TYPE_Q4_0] = vnni ? matvec_q4_0_vnni : matvec_q4_0;
     t->gemm[LK_TYPE_Q4_0] = vnni ? gemm_q4_0_vnni : gemm_q4_0;
-    t->gemm_min_tokens[LK_TYPE_Q4_0] = 2;
+#endif
 }
 
 #else

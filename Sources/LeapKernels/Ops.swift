@@ -92,6 +92,9 @@ package enum KernelISA: Int32, CaseIterable, Sendable {
     /// the other types, on AVX2 and AVX-512 row kernels), where the CPU has AVX-512: the path on which the
     /// logits of every file are llama.cpp's bit for bit, kept to prove it. Never chosen by default.
     case llamaOrder = 6
+    /// AVX2 with AVX-VNNI (VEX vpdpbusd) and no AVX-512: the AVX2 path's kernels with their integer products on
+    /// vpdpbusd (the AVX2 files built a second time, avx_vnni/): the same bits as the AVX2 path, faster prefill.
+    case avxVNNI = 7
 
     package var isAvailable: Bool { lk_isa_available(rawValue) != 0 }
     package var name: String { String(cString: lk_isa_name(rawValue)) }
@@ -109,12 +112,12 @@ package enum KernelISA: Int32, CaseIterable, Sendable {
     package var kQuantsInLlamaOrder: Bool { self == .llamaOrder }
     /// Q4_K, Q5_K and Q6_K on this path have kernels of their own order, not llama.cpp's and not the row
     /// kernels' (avx2_kquant.c, avx512_kquant.c): exact integer sums, fewer float steps.
-    package var kQuantsInOwnOrder: Bool { self == .avx2 || self == .avx512 || self == .avx512NoVNNI || self == .avx512AMX }
+    package var kQuantsInOwnOrder: Bool { self == .avx2 || self == .avxVNNI || self == .avx512 || self == .avx512NoVNNI || self == .avx512AMX }
     /// The Q8_0 kernels of this path sum in an order of their own at every batch size (avx2_q8_0.c and
     /// avx2_prefill.c's gemm: one exact integer sum per block, one FMA by the scale product), not llama.cpp's
     /// (ggml_vec_dot_q8_0_q8_0's 8 float lanes per block): AVX2 and AVX-512 (the AVX2 row kernels and, with
     /// VNNI, in the 8-row layout, 16-row VNNI tiles of the same bits).
-    package var q8_0InOwnOrder: Bool { self == .avx2 || self == .avx512 || self == .avx512NoVNNI || self == .avx512AMX }
+    package var q8_0InOwnOrder: Bool { self == .avx2 || self == .avxVNNI || self == .avx512 || self == .avx512NoVNNI || self == .avx512AMX }
 
     /// Forces this path process-wide; returns false (and changes nothing) if the CPU lacks it.
     @discardableResult

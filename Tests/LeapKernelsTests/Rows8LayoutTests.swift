@@ -151,8 +151,8 @@ func rows8MatchesLlamaCppRepackedKernels(_ isa: KernelISA) throws {
     }
 }
 
-/// PackedMatrices packs what this path prefers (whole groups of rows: Q4_0 and Q8_0 on AVX2 and AVX-512 with or
-/// without VNNI, Q4_K, Q5_K and Q6_K on AVX-512 VNNI without AMX) and nothing else.
+/// PackedMatrices packs what this path prefers (whole groups of rows: Q4_0 and Q8_0 on AVX2, AVX-VNNI and AVX-512
+/// with or without VNNI, Q4_K, Q5_K and Q6_K on AVX-512 VNNI without AMX) and nothing else.
 @Test func packedMatricesPackOnlyWhatThePathPrefers() throws {
     var rng = Rng(83)
     let w16 = randomWeights(.q4_0, rows: 16, cols: 64, rng: &rng), w12 = randomWeights(.q4_0, rows: 12, cols: 64, rng: &rng)
@@ -167,7 +167,7 @@ func rows8MatchesLlamaCppRepackedKernels(_ isa: KernelISA) throws {
                 let pq8 = store.packed(try! WeightMatrix(type: .q8_0, rows: 16, cols: 64, data: c.baseAddress!))
                 let pq6 = store.packed(try! WeightMatrix(type: .q6_K, rows: 16, cols: 256, data: e.baseAddress!))
                 let pq4k = store.packed(try! WeightMatrix(type: .q4_K, rows: 16, cols: 256, data: f.baseAddress!))
-                let packs = [.avx2, .avx512, .avx512NoVNNI, .avx512AMX].contains(isa)
+                let packs = [.avx2, .avxVNNI, .avx512, .avx512NoVNNI, .avx512AMX].contains(isa)
                 let packsK = isa == .avx512 && KernelISA.cpuHasVNNI // the AMX path's K-quant tiles read rows
                 #expect(p16.rows8 == packs && p16.rows8 == (p16.data != UnsafeRawPointer(a.baseAddress!)), "[\(isa.name)]")
                 #expect(pq8.rows8 == packs && !p12.rows8 && pq6.rows8 == packsK && pq4k.rows8 == packsK, "[\(isa.name)]")

@@ -143,15 +143,16 @@ private func sumsInLlamaCppOrder(_ file: GGUFFile, _ isa: KernelISA) -> Bool {
 @Test(arguments: ["SmolLM2-135M-Instruct.Q4_1", "gemma-3-270m-q4_k_m", "lfm2-tiny-q8_0", "lfm2-tiny-q4_k", "lfm2-tiny-f32",
                   "lfm2-tiny-q4_0-16l", "lfm2-tiny-f16-attn", "lfm2-tiny-bf16", "lfm2moe-tiny-q4_k", "qwen3-tiny-q4_k",
                   "qwen2-tiny-f16"],
-      [KernelISA.scalar, .avx2, .avx512, .avx512NoVNNI, .avx512AMX, .llamaOrder])
+      [KernelISA.scalar, .avx2, .avxVNNI, .avx512, .avx512NoVNNI, .avx512AMX, .llamaOrder])
 func matchesLlamaCpp(name: String, isa: KernelISA) throws {
     guard isa.isAvailable else { return }  // this CPU lacks the path
     guard fileExists(modelPath(name)) else { return }  // a real model not found (set LEAP_MODELS_DIR)
     let file = try GGUFFile(path: modelPath(name))
     let kQuant = file.tensors.contains { [.q4_K, .q5_K, .q6_K].contains($0.type) }
     // Without VNNI, AVX-512 runs the AVX2 path's integer kernels (its 512-bit F16 / BF16 ones are those of AVX-512
-    // VNNI); the llama-order path differs from the others in the Q4_0, Q8_0 and K-quant kernels.
-    guard ![.avx512NoVNNI, .llamaOrder].contains(isa) || name.contains("q4_0") || name.contains("q8_0") || kQuant else { return }
+    // VNNI); the AVX-VNNI path is the AVX2 one with other Q4_0, Q8_0 and K-quant kernels; the llama-order path
+    // differs from the others in those kernels.
+    guard ![.avx512NoVNNI, .avxVNNI, .llamaOrder].contains(isa) || name.contains("q4_0") || name.contains("q8_0") || kQuant else { return }
     let g = try golden(name)
     let model = try LanguageModel.load(path: modelPath(name), threads: 2)
     if let arch = realModels[name] { #expect(model.config.architecture == arch) }

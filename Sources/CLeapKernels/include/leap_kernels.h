@@ -18,6 +18,9 @@
  *                  (Q4_0 and Q8_0 weights packed into the 8-row layout, LK_ROWS8: the tile kernels of
  *                  avx2_fewtokens.c / avx2_q8_0.c up to 15 tokens, the gemm of llama_order_q4_0.c /
  *                  avx2_prefill.c from 16, the bits of the row layout)
+ *   AVX-VNNI       avx_vnni/*.c  the AVX2 files above and llama_order_q4_0.c's AVX2 part built again for AVX2
+ *                                CPUs with AVX-VNNI (lk_avx_vnni.h): the Q8_0 and K-quant products on VEX
+ *                                vpdpbusd / vpdpwssd, the same integers, so the AVX2 table's bits
  *   AVX-512        avx512_decode.c   Q6_K row kernels; with VNNI the matvec of Q4_1, Q5_0, Q5_1
  *                  avx512_prefill.c  VNNI gemm of Q4_1, Q5_0, Q5_1, Q4_K, F16, F32; also llama.cpp's
  *                                    repacked Q4_K and tiled Q6_K orders on its tiles
@@ -44,10 +47,10 @@
  *                  (leap_state_kernels.h), pool.c (thread pool and per-thread scratch)
  * Dispatch (dispatch.c, the only file that knows every kernel file): one lk_kernel_table per ISA
  * (lk_internal.h), built once. The scalar table comes first; each table starts as a copy of the one below
- * (scalar < avx2 < avx512-novnni; scalar < llama.cpp's orders on avx2 < llama-order, avx512 with VNNI <
+ * (scalar < avx2 < avx-vnni, avx2 < avx512-novnni; scalar < llama.cpp's orders on avx2 < llama-order, avx512 with VNNI <
  * avx512-amx; neon on scalar; without VNNI the avx512 table is the avx512-novnni one) and the kernel files'
  * fill functions overwrite the entries they implement, later fills replacing earlier ones. The best table the
- * CPU can run is used unless LEAP_KERNEL_ISA=scalar|avx2|avx512|avx512-novnni|amx|neon|llama-order (read
+ * CPU can run is used unless LEAP_KERNEL_ISA=scalar|avx2|avx-vnni|avx512|avx512-novnni|amx|neon|llama-order (read
  * once), lk_set_isa or lk_set_thread_isa choose
  * another; pool workers take their caller's. Kernel files never call dispatch: what they need of the CPU
  * comes as fill arguments. CPU features: features.c. Type facts: types.c (block sizes and bytes, row
@@ -101,12 +104,15 @@ enum {
     LK_ISA_AVX512_AMX = 5, /* AVX-512 VNNI, prefill on the AMX tile unit (AMX-INT8) */
     LK_ISA_LLAMA_ORDER = 6, /* with AVX-512: every product in llama.cpp's order (its repacked Q4_0 / Q4_K, tiled
                                Q6_K, ggml's vec_dot for the rest), the proof of bit-exactness; never the best */
-    LK_ISA_COUNT = 7
+    LK_ISA_AVX_VNNI = 7, /* AVX2 + FMA + F16C with AVX-VNNI (VEX vpdpbusd), no AVX-512: the AVX2 table's kernels
+                            with their integer products on vpdpbusd, the same bits */
+    LK_ISA_COUNT = 8
 };
 
 /* Bit set of LK_CPU_* features detected on this CPU. */
 enum { LK_CPU_AVX2 = 1, LK_CPU_FMA = 2, LK_CPU_F16C = 4, LK_CPU_AVX512 = 8, LK_CPU_AVX512VNNI = 16, LK_CPU_NEON = 32,
-       LK_CPU_AVX512BF16 = 64, LK_CPU_AMX = 128 /* AMX-TILE + AMX-INT8, granted by the kernel */ };
+       LK_CPU_AVX512BF16 = 64, LK_CPU_AMX = 128 /* AMX-TILE + AMX-INT8, granted by the kernel */,
+       LK_CPU_AVXVNNI = 256 /* AVX-VNNI: vpdpbusd on ymm registers, VEX-encoded */ };
 uint32_t lk_cpu_features(void);
 /* 1 when `isa` can run on this CPU (LK_ISA_SCALAR always can). */
 int lk_isa_available(int isa);
