@@ -250,8 +250,8 @@ INLINE void q5_K_row(const uint8_t *w, int64_t nb, const uint8_t *x, size_t xs, 
                 const int8_t *xq = ((const block_q8_K *)(x + (size_t)t * xs))[i].qs;
                 const __m256i plo = _mm256_maddubs_epi16(lo, load256(xq + 64 * c));
                 const __m256i phi = _mm256_maddubs_epi16(hi, load256(xq + 64 * c + 32));
-                sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(plo, slo));
-                sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(phi, shi));
+                sumi[t] = lk_dpwssd256(sumi[t], plo, slo);
+                sumi[t] = lk_dpwssd256(sumi[t], phi, shi);
             }
         }
         const __m128i mn = _mm_cvtepu8_epi16(_mm_srli_si128(sm, 8));         /* m_0..7 as s16 */
@@ -320,7 +320,7 @@ INLINE void q6_K_row(const block_q6_K *w, int64_t nb, const uint8_t *x, size_t x
                 const __m256i sv = _mm256_shuffle_epi8(sh, _mm256_setr_epi16(lo, lo, lo, lo, lo, lo, lo, lo, hs, hs, hs, hs, hs, hs, hs, hs));
                 for (int t = 0; t < NT; t++) {
                     const int8_t *xq = ((const block_q8_K *)(x + (size_t)t * xs))[i].qs + 128 * h + 32 * k;
-                    sumi[t] = _mm256_add_epi32(sumi[t], _mm256_madd_epi16(_mm256_maddubs_epi16(q, load256(xq)), sv));
+                    sumi[t] = lk_dpwssd256(sumi[t], _mm256_maddubs_epi16(q, load256(xq)), sv);
                 }
             }
         }

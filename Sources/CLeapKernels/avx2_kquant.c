@@ -84,8 +84,8 @@ INLINE void q5_block(const uint8_t *blk, const block_q8_K *x, __m256 *acc, __m12
         hb = _mm256_srli_epi16(hb, 2);
         const __m256i plo = _mm256_maddubs_epi16(lo, _mm256_loadu_si256((const __m256i *)(x->qs + 64 * c)));
         const __m256i phi = _mm256_maddubs_epi16(hi, _mm256_loadu_si256((const __m256i *)(x->qs + 64 * c + 32)));
-        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(plo, spread_s16(sc, 2 * c)));
-        sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(phi, spread_s16(sc, 2 * c + 1)));
+        sumi = lk_dpwssd256(sumi, plo, spread_s16(sc, 2 * c));
+        sumi = lk_dpwssd256(sumi, phi, spread_s16(sc, 2 * c + 1));
     }
     const __m256i bs = _mm256_loadu_si256((const __m256i *)x->bsums);
     const __m128i bs32 = _mm_hadd_epi16(_mm256_castsi256_si128(bs), _mm256_extracti128_si256(bs, 1)); /* 32-element sums */
@@ -167,7 +167,7 @@ INLINE __m256 q6_block(const block_q6_K *b, const block_q8_K *x, __m256 acc) {
             const short lo = (short)(0x0100 * (4 * k + 1) + 4 * k), hi = (short)(0x0100 * (4 * k + 3) + 4 * k + 2);
             const __m256i s = _mm256_shuffle_epi8(sh, _mm256_setr_epi16(lo, lo, lo, lo, lo, lo, lo, lo, hi, hi, hi, hi, hi, hi, hi, hi));
             const __m256i p = _mm256_maddubs_epi16(q[k], _mm256_loadu_si256((const __m256i *)(x->qs + 128 * h + 32 * k)));
-            sumi = _mm256_add_epi32(sumi, _mm256_madd_epi16(p, s));
+            sumi = lk_dpwssd256(sumi, p, s);
         }
     }
     const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)x->bsums)); /* Σ sc·bsum pairs */
@@ -389,7 +389,7 @@ INLINE void block_tokens(int type, const uint8_t *tb, const int8_t *const *xq, c
                     s16[t] = v ? _mm256_add_epi16(s16[t], p) : p;
                 }
             }
-            for (int t = 0; t < n; t++) is[t] = _mm256_add_epi32(is[t], _mm256_madd_epi16(s16[t], ones));
+            for (int t = 0; t < n; t++) is[t] = lk_dpwssd256(is[t], s16[t], ones);
         }
 #endif
         const __m256 ds = _mm256_load_ps((const float *)(tb + T_DS + 32 * j));
@@ -489,7 +489,7 @@ INLINE void q4_fused_token(const uint8_t *const *blk, const int8_t *xq, float dx
         b = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(shi, ones)), _mm256_load_ps((const float *)(tb + T_DS) + 16 * c + 8), b);
     }
     __m256i m = _mm256_madd_epi16(load_v(tb + K4_MP), _mm256_set1_epi32(bp[0]));
-    for (int k = 1; k < 4; k++) m = _mm256_add_epi32(m, _mm256_madd_epi16(load_v(tb + K4_MP + 32 * k), _mm256_set1_epi32(bp[k])));
+    for (int k = 1; k < 4; k++) m = lk_dpwssd256(m, load_v(tb + K4_MP + 32 * k), _mm256_set1_epi32(bp[k]));
     b = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(m), _mm256_load_ps((const float *)(tb + K4_DMIN)), b);
     *acc = _mm256_fmadd_ps(b, _mm256_set1_ps(dx), *acc);
 }

@@ -174,7 +174,6 @@ INLINE void tile_packed(const uint8_t *w, const int32_t *o, int64_t nb, const ui
  * tile_tokens' order: two sequential streams per thread, as matvec_q8_0's row pairs (with one stream the
  * 1.2B Q8_0 shape decoded at 21-22 tok/s, with two at 24). */
 INLINE void group_pair_1(const uint8_t *w, size_t gap, int64_t nb, const uint8_t *x, const float *dx, float *y0, float *y1) {
-    const __m256i ones = _mm256_set1_epi16(1);
     __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int64_t b = 0; b < nb; b++) {
         const size_t ob = (size_t)b * sizeof(block_q8_0);
@@ -186,7 +185,7 @@ INLINE void group_pair_1(const uint8_t *w, size_t gap, int64_t nb, const uint8_t
             for (int g = 0; g < 8; g++) {
                 const __m256i q = load256(blk + 32 * g);
                 const __m256i xv = _mm256_sign_epi8(_mm256_set1_epi32(lk_load_i32(x + ob + 2 + 4 * g)), q);
-                isum = _mm256_add_epi32(isum, _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_sign_epi8(q, q), xv), ones));
+                isum = lk_dpbusd256(isum, _mm256_sign_epi8(q, q), xv);
             }
             const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(grp + lk_rows8_scales(nb, b, QK))));
             acc[j] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(dx[b])), _mm256_cvtepi32_ps(isum), acc[j]);
