@@ -29,7 +29,8 @@
 
 enum {
     MAX_BLOCKS = 1024, /* activation terms of up to 32768 columns live on the stack (8 KB) */
-    TOKENS = 64,       /* tokens whose activation terms are prepared at once by the AVX2 gemm kernels */
+    TOKENS = 128,      /* tokens whose activation terms are prepared at once by the AVX2 gemm kernels (a tile
+                          build per 128 tokens) */
 };
 
 #pragma clang attribute push(__attribute__((target(LK_AVX2_TARGET))), apply_to = function)
@@ -203,9 +204,20 @@ INLINE void tile_8_tokens(const uint8_t *tile, int64_t nb, const uint8_t *x, siz
             for (int64_t r0 = row_begin; r0 < row_end; r0 += TR) {                                            \
                 const int nr = row_end - r0 < TR ? (int)(row_end - r0) : TR;                                  \
                 BUILD_FN(wb + (size_t)r0 * ws, ws, nb, nr, tile, TR, 36 * TR);                                \
+                /* the next tile's rows go to L2 while this one is used, a share per pass */                  \
+                const int64_t next = r0 + TR < row_end ? r0 + TR : row_end;                                   \
+                const uint8_t *pf = wb + (size_t)next * ws;                                                   \
+                const uint8_t *pf_end = pf + (size_t)(row_end - next < TR ? row_end - next : TR) * ws;        \
+                const int64_t passes = nt / NT;                                                               \
+                const size_t share = passes ? (size_t)(pf_end - pf) / (size_t)passes + 64 : (size_t)(pf_end - pf); \
+                if (!passes) lk_prefetch_l2(pf, pf_end);                                                      \
                 int64_t t = 0;                                                                                \
-                for (; t + NT <= nt; t += NT)                                                                 \
+                for (; t + NT <= nt; t += NT) {                                                               \
+                    const uint8_t *to = (size_t)(pf_end - pf) < share ? pf_end : pf + share;                  \
+                    lk_prefetch_l2(pf, to);                                                                   \
+                    pf = to;                                                                                  \
                     TOKENS_FN(tile, nb, xc + (size_t)t * xs, xs, dx + t * nb, xs8 + t * nb, y + (t0 + t) * ys + r0, ys, nr, NT); \
+                }                                                                                             \
                 for (; t < nt; t++)                                                                           \
                     TOKENS_FN(tile, nb, xc + (size_t)t * xs, xs, dx + t * nb, xs8 + t * nb, y + (t0 + t) * ys + r0, ys, nr, 1); \
             }                                                                                                 \
