@@ -1,7 +1,7 @@
 // leap-bench kernels: matvec (decode) and matmul (prefill) throughput per weight type at model shapes,
 // next to the measured memory bandwidth, plus thread-pool dispatch overhead.
 //
-//   leap-bench kernels [--threads 1,2] [--types q4_0,q8_0,...] [--isa scalar|avx2|avx512] [--quick] [--cpu-time]
+//   leap-bench kernels [--threads 1,2] [--types q4_0,q8_0,...] [--isa scalar|avx2|avx-vnni|avx512] [--quick] [--cpu-time]
 //                      [--few]   (only the few-token matmuls of stepped decode: cost per weight vs one token)
 import CLeapKernels
 import Glibc
