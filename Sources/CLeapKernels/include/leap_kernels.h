@@ -18,7 +18,7 @@
  *                  (Q4_0 and Q8_0 weights packed into the 8-row layout, LK_ROWS8: the tile kernels of
  *                  avx2_fewtokens.c / avx2_q8_0.c up to 15 tokens, the gemm of llama_order_q4_0.c /
  *                  avx2_prefill.c from 16, the bits of the row layout)
- *   AVX-VNNI       avx_vnni/*.c  the AVX2 files above and llama_order_q4_0.c's AVX2 part built again for AVX2
+ *   AVX-VNNI       avx_vnni/      the AVX2 files above and llama_order_q4_0.c's AVX2 part built again for AVX2
  *                                CPUs with AVX-VNNI (lk_avx_vnni.h): the Q8_0 and K-quant products on VEX
  *                                vpdpbusd / vpdpwssd, the same integers, so the AVX2 table's bits
  *   AVX-512        avx512_decode.c   Q6_K row kernels; with VNNI the matvec of Q4_1, Q5_0, Q5_1
