@@ -125,7 +125,6 @@ INLINE void tile_token(int type, const uint8_t *tile, int64_t nb, const uint8_t 
                        const int32_t *neg, float *y, int nr) {
     const int q81 = lk_has_min(type);
     const size_t xb = q81 ? sizeof(block_q8_1) : sizeof(block_q8_0), qs_off = q81 ? 4 : 2;
-    const __m256i ones = _mm256_set1_epi16(1);
     __m256 acc[8], summ = _mm256_setzero_ps();
     for (int g = 0; g < 8; g++) acc[g] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; b++) {
@@ -133,9 +132,9 @@ INLINE void tile_token(int type, const uint8_t *tile, int64_t nb, const uint8_t 
         const uint8_t *xq = x + (size_t)b * xb + qs_off;
         const __m256 dd = _mm256_mul_ps(_mm256_load_ps((const float *)(tb + G_D)), _mm256_set1_ps(dx[b]));
         for (int g = 0; g < 8; g++) {
-            __m256i xv = _mm256_set1_epi32(lk_load_i32(xq + 4 * g));
-            __m256i p = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_load_si256((const __m256i *)(tb + G_W + 32 * g)), xv), ones);
-            if (type == LK_TYPE_Q5_0) p = _mm256_add_epi32(p, _mm256_set1_epi32(neg[b * 8 + g]));
+            const __m256i xv = _mm256_set1_epi32(lk_load_i32(xq + 4 * g));
+            const __m256i from = type == LK_TYPE_Q5_0 ? _mm256_set1_epi32(neg[b * 8 + g]) : _mm256_setzero_si256();
+            const __m256i p = lk_dpbusd256(from, _mm256_load_si256((const __m256i *)(tb + G_W + 32 * g)), xv);
             acc[g] = _mm256_fmadd_ps(dd, _mm256_cvtepi32_ps(p), acc[g]);
         }
         if (q81) summ = _mm256_fmadd_ps(_mm256_load_ps((const float *)(tb + G_M)), _mm256_set1_ps(xs[b]), summ);
