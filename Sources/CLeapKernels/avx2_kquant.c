@@ -358,8 +358,7 @@ INLINE __m256i bcast4(const int8_t *p) { return _mm256_set1_epi32(lk_load_i32(p)
 INLINE void block_tokens(int type, const uint8_t *tb, const int8_t *const *xq, const float *dx, const int32_t *const *bp,
                          __m256 *acc, const int n) {
     const int q6 = type == LK_TYPE_Q6_K;
-    const int VS = q6 ? 2 : type == LK_TYPE_Q5_K ? 4 : 8, SUB = q6 ? 4 : 8; /* SUB: vectors per sub-block */
-    const __m256i ones = _mm256_set1_epi16(1);
+    const int SUB = q6 ? 4 : 8; /* vectors per sub-block */
     __m256 blk[NT];
     for (int t = 0; t < n; t++) blk[t] = _mm256_setzero_ps();
     for (int j = 0; j < QK_K / 4 / SUB; j++) { /* sub-blocks */
@@ -377,8 +376,9 @@ INLINE void block_tokens(int type, const uint8_t *tb, const int8_t *const *xq, c
             }
         }
         for (int t = 0; t < n; t++) is[t] = _mm256_add_epi32(is[t], is2[t]);
-        (void)VS, (void)ones;
 #else
+        const int VS = q6 ? 2 : type == LK_TYPE_Q5_K ? 4 : 8;
+        const __m256i ones = _mm256_set1_epi16(1);
         for (int v0 = 0; v0 < SUB; v0 += VS) {
             __m256i s16[NT];
             for (int v = 0; v < VS; v++) {

@@ -22,6 +22,18 @@ static void copy_type(lk_kernel_table *dst, const lk_kernel_table *src, int type
     dst->gemm_min_tokens[type] = src->gemm_min_tokens[type];
 }
 
+/* The AVX2 table's own kernels over llama.cpp's orders, from the AVX2 build of their files or (avxvnni) their
+ * AVX-VNNI build (avx_vnni/), which fills the same entries: later fills replace earlier ones. */
+static void fill_avx2_own_orders(lk_kernel_table *t, int avxvnni) {
+    (avxvnni ? lk_fill_avxvnni_prefill : lk_fill_avx2_prefill)(t);
+    (avxvnni ? lk_fill_kquant_avxvnni : lk_fill_kquant_avx2)(t); /* replaces the llama.cpp-order K-quant entries */
+    (avxvnni ? lk_fill_avxvnni_q8_0 : lk_fill_avx2_q8_0)(t);     /* Q8_0 in the AVX2 gemm's order at every batch size */
+    /* Q4_0 follows llama.cpp's repacked kernels on every x86 SIMD path (replaces the entries above) */
+    (avxvnni ? lk_fill_q4_0_avxvnni : lk_fill_q4_0)(t, 0);
+    /* AVX2 tables only (equal to their one-token kernels); Q4_0's matvec too */
+    (avxvnni ? lk_fill_avxvnni_fewtokens : lk_fill_avx2_fewtokens)(t);
+}
+
 static void build_tables(void) {
     const int vnni = (lk_cpu_features() & LK_CPU_AVX512VNNI) != 0, bf16 = (lk_cpu_features() & LK_CPU_AVX512BF16) != 0;
     lk_fill_scalar(&tables[LK_ISA_SCALAR]);
@@ -41,24 +53,10 @@ static void build_tables(void) {
         if (bf16) lk_fill_llama_order_bf16(&tables[LK_ISA_LLAMA_ORDER]);
         lk_fill_q4_0(&tables[LK_ISA_LLAMA_ORDER], 0);
     }
-    if (lk_isa_available(LK_ISA_AVX2)) {
-        lk_fill_avx2_prefill(&tables[LK_ISA_AVX2]);
-        lk_fill_kquant_avx2(&tables[LK_ISA_AVX2]); /* replaces the llama.cpp-order K-quant entries */
-        lk_fill_avx2_q8_0(&tables[LK_ISA_AVX2]);      /* Q8_0 in the AVX2 gemm's order at every batch size */
-        /* Q4_0 follows llama.cpp's repacked kernels on every x86 SIMD path (replaces the entries above) */
-        lk_fill_q4_0(&tables[LK_ISA_AVX2], 0);
-        lk_fill_avx2_fewtokens(&tables[LK_ISA_AVX2]); /* AVX2 table only (equal to its one-token kernels); Q4_0's matvec too */
-    }
-    /* AVX2 with AVX-VNNI: the AVX2 table, whose files' second build (avx_vnni/) replaces the entries that
-     * multiply on vpmaddubsw + vpmaddwd with vpdpbusd ones, in the order the AVX2 table fills them */
+    /* AVX2 with AVX-VNNI: the same table with these kernels from their files' AVX-VNNI build */
     tables[LK_ISA_AVX_VNNI] = tables[LK_ISA_AVX2];
-    if (lk_isa_available(LK_ISA_AVX_VNNI)) {
-        lk_fill_avxvnni_prefill(&tables[LK_ISA_AVX_VNNI]);
-        lk_fill_kquant_avxvnni(&tables[LK_ISA_AVX_VNNI]);
-        lk_fill_avxvnni_q8_0(&tables[LK_ISA_AVX_VNNI]);
-        lk_fill_q4_0_avxvnni(&tables[LK_ISA_AVX_VNNI], 0);
-        lk_fill_avxvnni_fewtokens(&tables[LK_ISA_AVX_VNNI]);
-    }
+    if (lk_isa_available(LK_ISA_AVX2)) fill_avx2_own_orders(&tables[LK_ISA_AVX2], 0);
+    if (lk_isa_available(LK_ISA_AVX_VNNI)) fill_avx2_own_orders(&tables[LK_ISA_AVX_VNNI], 1);
     /* AVX-512 without VNNI: the whole AVX2 table, whose own orders for Q4_0, Q8_0 and the K-quants run prefill
      * 1.2-2.4x faster than llama.cpp's orders on AVX-512 without VNNI (and decode as fast or faster), with the
      * 512-bit float kernels */

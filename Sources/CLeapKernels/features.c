@@ -7,16 +7,23 @@
 #include <unistd.h>
 #endif
 
+#if defined(__x86_64__) || defined(__i386__)
+/* cpuid of leaf, sub-leaf: r = eax, ebx, ecx, edx; zeros past the highest leaf */
+static void cpuid(unsigned leaf, unsigned sub, unsigned r[4]) {
+    __asm__ volatile("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "a"(leaf & 0x80000000u), "c"(0));
+    if (r[0] < leaf) { r[0] = r[1] = r[2] = r[3] = 0; return; }
+    __asm__ volatile("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3]) : "a"(leaf), "c"(sub));
+}
+#endif
+
 #if defined(__x86_64__) && defined(__linux__)
 /* The tile unit (AMX-TILE with AMX-INT8: cpuid leaf 7 edx bits 24 and 25) is usable once the kernel grants
  * this process its register state (arch_prctl ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA); without the grant a
  * tile instruction faults, so a refusal (older kernels, seccomp) means no AMX. */
 static int amx_usable(void) {
-    unsigned a, b, c, d;
-    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0), "c"(0));
-    if (a < 7) return 0;
-    __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(0));
-    if (!(d & (1u << 24)) || !(d & (1u << 25))) return 0;
+    unsigned r[4];
+    cpuid(7, 0, r);
+    if (!(r[3] & (1u << 24)) || !(r[3] & (1u << 25))) return 0;
     enum { ARCH_REQ_XCOMP_PERM = 0x1023, XFEATURE_XTILEDATA = 18 };
     return syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) == 0;
 }
@@ -28,24 +35,16 @@ static uint32_t detect_cpu_features(void) {
     __builtin_cpu_init();
     if (__builtin_cpu_supports("avx2")) f |= LK_CPU_AVX2;
     if (__builtin_cpu_supports("fma")) f |= LK_CPU_FMA;
-    /* F16C has no __builtin_cpu_supports name in older compilers: cpuid leaf 1, ecx bit 29. */
-    {
-        unsigned a, b, c, d;
-        __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(1), "c"(0));
-        if (c & (1u << 29)) f |= LK_CPU_F16C;
-    }
+    /* F16C and AVX-VNNI by cpuid (no __builtin_cpu_supports name in older compilers and runtimes): leaf 1 ecx
+     * bit 29; leaf 7 sub-leaf 1 eax bit 4 (AVX-VNNI uses AVX2's register state) */
+    unsigned r[4];
+    cpuid(1, 0, r);
+    if (r[2] & (1u << 29)) f |= LK_CPU_F16C;
+    cpuid(7, 1, r);
+    if ((f & LK_CPU_AVX2) && (r[0] & (1u << 4))) f |= LK_CPU_AVXVNNI;
     if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
         f |= LK_CPU_AVX512;
     if ((f & LK_CPU_AVX512) && __builtin_cpu_supports("avx512vnni")) f |= LK_CPU_AVX512VNNI;
-    /* AVX-VNNI: cpuid leaf 7 sub-leaf 1, eax bit 4 (usable where AVX2 is, the same register state) */
-    if (f & LK_CPU_AVX2) {
-        unsigned a, b, c, d;
-        __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(0), "c"(0));
-        if (a >= 7) {
-            __asm__ volatile("cpuid" : "=a"(a), "=b"(b), "=c"(c), "=d"(d) : "a"(7), "c"(1));
-            if (a & (1u << 4)) f |= LK_CPU_AVXVNNI;
-        }
-    }
     if ((f & LK_CPU_AVX512) && __builtin_cpu_supports("avx512bf16")) f |= LK_CPU_AVX512BF16;
 #if defined(__linux__) && defined(__x86_64__)
     if ((f & LK_CPU_AVX512VNNI) && amx_usable()) f |= LK_CPU_AMX;
