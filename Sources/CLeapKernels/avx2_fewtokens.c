@@ -71,10 +71,10 @@ INLINE void q4_0_tile(const uint8_t *w, const int32_t *o, int64_t nb, const uint
     for (int64_t b = 0; b < nb; b++) {
         const size_t ob = (size_t)b * sizeof(block_q4_0);
         if (PACKED) { /* the next group's vectors and scales at this block */
-            for (int k = 0; k < 2; k++) _mm_prefetch((const char *)next + lk_rows8_quants(b, QK / 2) + 64 * k, _MM_HINT_T0);
-            _mm_prefetch((const char *)next + lk_rows8_scales(nb, b, QK / 2), _MM_HINT_T0);
+            for (int k = 0; k < 2; k++) lk_prefetch_weights(next + lk_rows8_quants(b, QK / 2) + 64 * k);
+            lk_prefetch_weights(next + lk_rows8_scales(nb, b, QK / 2));
         } else
-            for (int k = 0; k < 3; k++) _mm_prefetch((const char *)next + 8 * ob + 64 * k, _MM_HINT_T0); /* 8 blocks: 144 bytes */
+            for (int k = 0; k < 3; k++) lk_prefetch_weights(next + 8 * ob + 64 * k); /* 8 blocks: 144 bytes */
         /* q[k] lane r = dword k of row r's 16 quant bytes (nibbles of elements 4k..4k+3 low, 16 + 4k.. high) */
         __m256i q[4];
         __m256 d;
@@ -125,8 +125,8 @@ INLINE void q4_0_group_pair_1(const uint8_t *w, size_t gap, int64_t nb, const ui
         const uint8_t *xb = x + (size_t)b * sizeof(block_q8_0) + 2;
         for (int j = 0; j < 2; j++) {
             const uint8_t *grp = w + (size_t)j * gap, *blk = grp + lk_rows8_quants(b, QK / 2);
-            for (int k = 0; k < 2; k++) _mm_prefetch((const char *)blk + PAIR_AHEAD + 64 * k, _MM_HINT_T0);
-            _mm_prefetch((const char *)grp + lk_rows8_scales(nb, b, QK / 2) + PAIR_AHEAD / 8, _MM_HINT_T0);
+            for (int k = 0; k < 2; k++) lk_prefetch_weights(blk + PAIR_AHEAD + 64 * k);
+            lk_prefetch_weights(grp + lk_rows8_scales(nb, b, QK / 2) + PAIR_AHEAD / 8);
             __m256i s16 = _mm256_setzero_si256();
             for (int i = 0; i < 8; i++) {
                 const int g = (i >> 1) + 4 * (i & 1);

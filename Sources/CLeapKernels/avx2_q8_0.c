@@ -132,9 +132,9 @@ INLINE void tile_tokens(const uint8_t *w, const int32_t *o, int64_t nb, const ui
     for (int64_t b = 0; b < nb; b++) {
         const size_t ob = (size_t)b * sizeof(block_q8_0);
         if (PACKED) /* past the group's last vectors: its scales, then the next group */
-            for (int k = 0; k < 4; k++) _mm_prefetch((const char *)w + lk_rows8_quants(b, QK) + PACKED_AHEAD + 64 * k, _MM_HINT_T0);
+            for (int k = 0; k < 4; k++) lk_prefetch_weights(w + lk_rows8_quants(b, QK) + PACKED_AHEAD + 64 * k);
         else
-            for (int k = 0; k < 5; k++) _mm_prefetch((const char *)next + 8 * ob + 64 * k, _MM_HINT_T0);
+            for (int k = 0; k < 5; k++) lk_prefetch_weights(next + 8 * ob + 64 * k);
         __m256i isum[PASS];
         for (int t = 0; t < NT; t++) isum[t] = _mm256_setzero_si256();
         for (int h = 0; h < 2; h++) { /* bytes 16h..16h + 15 of the 8 rows: groups 4h..4h + 3 */
@@ -179,8 +179,8 @@ INLINE void group_pair_1(const uint8_t *w, size_t gap, int64_t nb, const uint8_t
         const size_t ob = (size_t)b * sizeof(block_q8_0);
         for (int j = 0; j < 2; j++) {
             const uint8_t *grp = w + (size_t)j * gap, *blk = grp + lk_rows8_quants(b, QK);
-            for (int k = 0; k < 4; k++) _mm_prefetch((const char *)blk + PACKED_AHEAD + 64 * k, _MM_HINT_T0);
-            _mm_prefetch((const char *)grp + lk_rows8_scales(nb, b, QK) + PACKED_AHEAD / 16, _MM_HINT_T0);
+            for (int k = 0; k < 4; k++) lk_prefetch_weights(blk + PACKED_AHEAD + 64 * k);
+            lk_prefetch_weights(grp + lk_rows8_scales(nb, b, QK) + PACKED_AHEAD / 16);
             __m256i isum = _mm256_setzero_si256();
             for (int g = 0; g < 8; g++) {
                 const __m256i q = load256(blk + 32 * g);

@@ -83,12 +83,12 @@ INLINE void q4_0_block_rows(const uint8_t *w, const int32_t *o, __m512i vo, size
  * `lines` cache lines of vectors per group, and every 4th block the line holding 4 blocks' scales. */
 INLINE void rows8_prefetch_next(const uint8_t *n0, const uint8_t *n1, int64_t nb, int64_t b, size_t qb, int lines) {
     for (int k = 0; k < lines; k++) {
-        _mm_prefetch((const char *)n0 + lk_rows8_quants(b, qb) + 64 * k, _MM_HINT_T0);
-        _mm_prefetch((const char *)n1 + lk_rows8_quants(b, qb) + 64 * k, _MM_HINT_T0);
+        lk_prefetch_weights(n0 + lk_rows8_quants(b, qb) + 64 * k);
+        lk_prefetch_weights(n1 + lk_rows8_quants(b, qb) + 64 * k);
     }
     if (b % 4 == 0) {
-        _mm_prefetch((const char *)n0 + lk_rows8_scales(nb, b, qb), _MM_HINT_T0);
-        _mm_prefetch((const char *)n1 + lk_rows8_scales(nb, b, qb), _MM_HINT_T0);
+        lk_prefetch_weights(n0 + lk_rows8_scales(nb, b, qb));
+        lk_prefetch_weights(n1 + lk_rows8_scales(nb, b, qb));
     }
 }
 
@@ -109,7 +109,7 @@ INLINE void q4_0_tile(const uint8_t *w, const int32_t *o, __m512i vo, const uint
             for (int k = 0; k < 4; k++) q[k] = lk_rows8_pair(w, w1, lk_rows8_quants(b, QK / 2) + 32 * (size_t)k);
             d = lk_rows8_pair_scales(w, w1, lk_rows8_scales(nb, b, QK / 2));
         } else {
-            for (int k = 0; k < 5; k++) _mm_prefetch((const char *)next + 16 * ob + 64 * k, _MM_HINT_T0); /* 16 blocks: 288 bytes */
+            for (int k = 0; k < 5; k++) lk_prefetch_weights(next + 16 * ob + 64 * k); /* 16 blocks: 288 bytes */
             q4_0_block_rows(w, o, vo, ob, q, &d);
         }
         for (int k = 0; k < 4; k++) {
@@ -256,7 +256,7 @@ INLINE void q6_K_row(const block_q6_K *w, int64_t nb, const uint8_t *x, size_t x
     for (int t = 0; t < NT; t++) acc[t] = _mm512_setzero_ps();
     for (int64_t i = 0; i < nb; i++) {
         const block_q6_K *b = w + i;
-        for (size_t o = 0; o < sizeof(block_q6_K); o += 64) _mm_prefetch((const char *)b + PREFETCH + o, _MM_HINT_T0);
+        for (size_t o = 0; o < sizeof(block_q6_K); o += 64) lk_prefetch_weights((const char *)b + PREFETCH + o);
         const __m256i sc16 = _mm256_cvtepi8_epi16(load128(b->scales));
         const __m512i scz = _mm512_cvtepu16_epi32(sc16); /* sc_g in the low s16 of lane g, 0 in the high one */
         const __m512i scm32 = _mm512_zextsi256_si512(_mm256_mullo_epi16(sc16, _mm256_set1_epi16(-32))); /* |.| <= 4096 */

@@ -666,8 +666,8 @@ KQ_GEMM(gemm_q6_K, LK_TYPE_Q6_K)
 /* lines part, part + parts, .. (< lines) of the blocks at pa and pb */
 INLINE void r8_prefetch_part(const uint8_t *pa, const uint8_t *pb, int lines, int part, int parts) {
     for (int l = part; l < lines; l += parts) {
-        _mm_prefetch((const char *)pa + 64 * l, _MM_HINT_T0);
-        _mm_prefetch((const char *)pb + 64 * l, _MM_HINT_T0);
+        lk_prefetch_weights(pa + 64 * l);
+        lk_prefetch_weights(pb + 64 * l);
     }
 }
 
