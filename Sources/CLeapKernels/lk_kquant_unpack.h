@@ -23,7 +23,7 @@ static inline __attribute__((always_inline)) size_t lk_pair_prefetch_distance(si
 
 static inline __attribute__((always_inline)) void lk_prefetch_block(const void *p, size_t dist, size_t bb) {
     const char *q = (const char *)p + dist;
-    for (size_t o = 0; o < bb; o += 64) _mm_prefetch(q + o, _MM_HINT_T0);
+    for (size_t o = 0; o < bb; o += 64) lk_prefetch_weights(q + o);
 }
 
 /* Q4_K / Q5_K: the 8 scales then the 8 mins (6 bits each) of a block, as 16 bytes (ggml's utmp unpacking,

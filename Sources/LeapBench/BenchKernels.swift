@@ -151,8 +151,9 @@ func benchKernels(_ args: [String]) {
 
     // ---- matvec / matmul per type and shape ----
     // (cols, rows): ggml ne = [cols, rows], e.g. SmolLM2-135M ffn_up [576, 1536], output [576, 49152];
-    // LFM2-1.2B ffn_up [2048, 8192], ffn_down [8192, 2048]
-    let shapes: [(Int, Int)] = [(576, 1536), (1536, 576), (640, 2048), (2048, 640), (576, 49152), (2048, 8192), (8192, 2048)]
+    // LFM2-350M ffn_up [1024, 4608], ffn_down [4608, 1024]; LFM2-1.2B ffn_up [2048, 8192], ffn_down [8192, 2048]
+    let shapes: [(Int, Int)] = [(576, 1536), (1536, 576), (640, 2048), (2048, 640), (576, 49152), (1024, 4608), (4608, 1024),
+                                (2048, 8192), (8192, 2048)]
     print("")
     print("matvec (decode, 1 token): weights streamed from DRAM (copies cycled to defeat the 32 MiB L3)")
     print("type   shape(in×out)   threads   GB/s   %bw   GFLOP/s   µs/call")
