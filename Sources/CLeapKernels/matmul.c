@@ -134,4 +134,20 @@ void lk_matvec_f16_ggml(const uint16_t *w, size_t w_row_bytes, int64_t cols, int
     lk_matmul(LK_TYPE_F16, w, w_row_bytes, cols, x, 0, 1, y, 0, row_begin, row_end);
 }
 
+/* Rows per block of lk_matvec_f16_ggml_multi: as many as keep the block's bytes in use within this (L1) */
+enum { F16_MULTI_BLOCK_BYTES = 16384 };
+
+void lk_matvec_f16_ggml_multi(const uint16_t *w, size_t w_row_bytes, int64_t cols, int64_t n_padded, const float *x,
+                              int64_t x_stride, int64_t nx, float *y, int64_t y_stride, int64_t row_begin, int64_t row_end) {
+    if (row_end <= row_begin || nx <= 0) return;
+    const size_t used = (size_t)cols * 2 < w_row_bytes ? (size_t)cols * 2 : w_row_bytes; /* bytes of a row read */
+    int64_t block = (int64_t)(F16_MULTI_BLOCK_BYTES / (used ? used : 1));
+    if (block < 1) block = 1;
+    for (int64_t r0 = row_begin; r0 < row_end; r0 += block) {
+        const int64_t r1 = row_end - r0 < block ? row_end : r0 + block;
+        for (int64_t i = 0; i < nx; i++)
+            lk_matvec_f16_ggml(w, w_row_bytes, cols, n_padded, x + i * x_stride, y + i * y_stride, r0, r1);
+    }
+}
+
 float lk_stream_sum(const float *x, int64_t n) { return lk_kernels()->stream_sum(x, n); }

@@ -244,14 +244,18 @@ extension InferenceContext {
             lk_f16_to_f32_row(halfScratch, qBuf, Int64(T * qDim))
         }
 
-        // Tasks: (span, query chunk, head), each span's chunks after the previous span's.
+        // Tasks: (span, query chunk, heads), each span's chunks after the previous span's. One token in an F16
+        // cache takes the heads of a KV head together, so that its keys and values are read once for all.
         var taskEnds: [Int] = []   // [spans] exclusive end of each span's tasks
         var chunks: [Int] = []     // [spans] query rows per task
+        var headsPer: [Int] = []   // [spans] heads per task
         var total = 0
         for span in spans {
             let chunk = span.count == 1 ? 1 : attnChunk
+            let heads = span.count == 1 && kvCacheType == .f16 && H / Hkv <= attnChunk ? H / Hkv : 1
             chunks.append(chunk)
-            total += H * ((span.count + chunk - 1) / chunk)
+            headsPer.append(heads)
+            total += H / heads * ((span.count + chunk - 1) / chunk)
             taskEnds.append(total)
         }
         let window = sliding ? cfg.slidingWindow : 0
@@ -260,9 +264,10 @@ extension InferenceContext {
             while task >= taskEnds[s] { s += 1 }
             let local = task - (s == 0 ? 0 : taskEnds[s - 1])
             let span = spans[s]
-            let t0 = (local / H) * chunks[s]
-            self.attendChunk(span, slot: a.kvSlot, head: local % H, group: H / Hkv, rows: t0..<min(span.count, t0 + chunks[s]),
-                             window: window, kqScale: kqScale, thread: thread)
+            let tasksPerChunk = H / headsPer[s]
+            let t0 = (local / tasksPerChunk) * chunks[s]
+            self.attendChunk(span, slot: a.kvSlot, head: (local % tasksPerChunk) * headsPer[s], heads: headsPer[s], group: H / Hkv,
+                             rows: t0..<min(span.count, t0 + chunks[s]), window: window, kqScale: kqScale, thread: thread)
         }
 
         let xo = quantize(attnOut, rows: T, for: a.output, buffer: 0)
@@ -270,9 +275,11 @@ extension InferenceContext {
         runMatmuls(1, T: T)
     }
 
-    /// Attention of head `h` for the span's rows `rows` (span-relative; queries in qBuf, output to attnOut)
-    /// over the keys of the span's sequence, with the sequence's scratch of pool thread `thread`.
-    private func attendChunk(_ span: SequenceSpan, slot: Int, head h: Int, group: Int, rows: Range<Int>,
+    /// Attention of heads h..<h + heads for the span's rows `rows` (span-relative; queries in qBuf, output to
+    /// attnOut) over the keys of the span's sequence, with the sequence's scratch of pool thread `thread`.
+    /// heads > 1 only for one row in an F16 cache, the heads of one KV head: each head is then a score row
+    /// (its query at stride headDim), with the operations one head alone gets.
+    private func attendChunk(_ span: SequenceSpan, slot: Int, head h: Int, heads: Int, group: Int, rows: Range<Int>,
                              window: Int, kqScale: Float, thread: Int) {
         let hd = cfg.headDim
         let qDim = cfg.nHead * hd
@@ -285,8 +292,10 @@ extension InferenceContext {
         let ctx = seq.contextSize
         let g = h / group
         let t0 = rows.lowerBound, t1 = rows.upperBound
-        let q = qBuf + (span.firstRow + t0) * qDim + h * hd     // [t1-t0] rows of stride qDim
-        let o = attnOut + (span.firstRow + t0) * qDim + h * hd  // [t1-t0] rows of stride qDim
+        let n = heads > 1 ? heads : t1 - t0                    // score rows: the rows, or one row's heads
+        let qStride = heads > 1 ? hd : qDim
+        let q = qBuf + (span.firstRow + t0) * qDim + h * hd     // [n] rows of stride qStride
+        let o = attnOut + (span.firstRow + t0) * qDim + h * hd  // [n] rows of stride qStride
         let pFirst = span.pos0 + t0, pLast = span.pos0 + t1 - 1
         // Key range. P·V runs over a key count padded to a multiple of 16 (zeros in P beyond each row's
         // last key) so that one-token decode and batched prefill sum in the same order: every float
@@ -294,10 +303,10 @@ extension InferenceContext {
         // (Padding to llama.cpp's 256 costs a prefill ~1.5x the P·V work for nothing.)
         let s0 = window > 0 ? max(0, pFirst - window + 1) / 256 * 256 : 0
         let cols = pLast + 1 - s0
-        let scores = seq.attnScores + thread * seq.attnChunk * seq.scoreColumns   // [t1-t0, colsPadded]
+        let scores = seq.attnScores + thread * seq.attnChunk * seq.scoreColumns   // [n, colsPadded]
         if cols > seq.attnTile {
-            return attendTiled(span, slot: slot, head: h, kvHead: g, rows: rows, keysFrom: s0, window: window, kqScale: kqScale,
-                               scores: scores, thread: thread)
+            return attendTiled(span, slot: slot, head: h, heads: heads, kvHead: g, rows: rows, keysFrom: s0, window: window,
+                               kqScale: kqScale, scores: scores, thread: thread)
         }
         let colsPadded = min(ctx - s0, (cols + 15) / 16 * 16)
         // One token in an F16 cache: llama.cpp's ggml_vec_dot_f16 order (its tinyBLAS, our lk_matmul order,
@@ -305,15 +314,15 @@ extension InferenceContext {
         let vecDot = span.count == 1 && kvType == Int32(GGMLType.f16.rawValue)
         // S = Q_h · K_gᵀ over keys s0...pLast
         if vecDot {
-            lk_matvec_f16_ggml(UnsafeRawPointer(kv.kRow(slot, s0) + g * hd * eb).assumingMemoryBound(to: UInt16.self),
-                               kRowBytes, Int64(hd), Int64(hd), q, scores, 0, Int64(cols))
+            lk_matvec_f16_ggml_multi(UnsafeRawPointer(kv.kRow(slot, s0) + g * hd * eb).assumingMemoryBound(to: UInt16.self),
+                                     kRowBytes, Int64(hd), Int64(hd), q, Int64(qStride), Int64(n), scores, Int64(colsPadded), 0, Int64(cols))
         } else {
             lk_matmul(kvType, kv.kRow(slot, s0) + g * hd * eb, kRowBytes, Int64(hd),
                       q, qDim * 4, Int64(t1 - t0), scores, Int64(colsPadded), 0, Int64(cols))
         }
-        for t in t0..<t1 {
-            let p = span.pos0 + t
-            let row = scores + (t - t0) * colsPadded
+        for i in 0..<n {
+            let p = span.pos0 + t0 + (heads > 1 ? 0 : i)
+            let row = scores + i * colsPadded
             let lo = (window > 0 ? max(0, p - window + 1) : 0) - s0   // first visible key column
             let hi = p - s0                                             // last visible key column
             // llama.cpp's softmax over the whole padded row (masked keys are -inf): its exponentials and
@@ -336,8 +345,8 @@ extension InferenceContext {
         // O_h = P · V_g  (Vᵀ rows are value dims)
         if vecDot {
             let nKV = min(ctx, (pLast + 1 + 255) / 256 * 256) - s0   // llama.cpp's n_kv from this window start
-            lk_matvec_f16_ggml(UnsafeRawPointer(kv.vRow(slot, g * hd) + s0 * eb).assumingMemoryBound(to: UInt16.self),
-                               vRowBytes, Int64(cols), Int64(nKV), scores, o, 0, Int64(hd))
+            lk_matvec_f16_ggml_multi(UnsafeRawPointer(kv.vRow(slot, g * hd) + s0 * eb).assumingMemoryBound(to: UInt16.self),
+                                     vRowBytes, Int64(cols), Int64(nKV), scores, Int64(colsPadded), Int64(n), o, Int64(qStride), 0, Int64(hd))
         } else {
             lk_matmul(kvType, kv.vRow(slot, g * hd) + s0 * eb, vRowBytes, Int64(colsPadded),
                       scores, colsPadded * 4, Int64(t1 - t0), o, Int64(qDim), 0, Int64(hd))
@@ -349,8 +358,8 @@ extension InferenceContext {
     /// a tile raises the max) and O / l at the end. Scratch: one tile of scores and two [rows, headDim]
     /// accumulators per thread. P is rounded to F16 for an F16 cache as in the one-pass path, but unnormalized,
     /// and the sums run per tile: results differ from the one-pass softmax in the last bits.
-    private func attendTiled(_ span: SequenceSpan, slot: Int, head h: Int, kvHead g: Int, rows: Range<Int>, keysFrom s0: Int,
-                             window: Int, kqScale: Float, scores: UnsafeMutablePointer<Float>, thread: Int) {
+    private func attendTiled(_ span: SequenceSpan, slot: Int, head h: Int, heads: Int, kvHead g: Int, rows: Range<Int>,
+                             keysFrom s0: Int, window: Int, kqScale: Float, scores: UnsafeMutablePointer<Float>, thread: Int) {
         let hd = cfg.headDim
         let qDim = cfg.nHead * hd
         let seq = span.context
@@ -361,8 +370,10 @@ extension InferenceContext {
         let ctx = seq.contextSize
         let tile = seq.attnTile
         let oneRowF16 = isF16 && rows.count == 1
-        let t0 = rows.lowerBound, n = rows.count
-        let q = qBuf + (span.firstRow + t0) * qDim + h * hd   // [n] rows of stride qDim
+        let t0 = rows.lowerBound
+        let n = heads > 1 ? heads : rows.count               // score rows: the rows, or one row's heads
+        let qStride = heads > 1 ? hd : qDim
+        let q = qBuf + (span.firstRow + t0) * qDim + h * hd   // [n] rows of stride qStride
         let acc = seq.attnAccum + thread * 2 * seq.attnChunk * hd   // [n, hd] O so far
         let tileOut = acc + seq.attnChunk * hd                      // [n, hd] this tile's P·V
         let pLast = span.pos0 + rows.upperBound - 1
@@ -376,14 +387,15 @@ extension InferenceContext {
                     let colsPadded = min(ctx - k0, (cols + 15) / 16 * 16)
                     // One query row in an F16 cache: the one-token kernel (lk_matmul's F16 order is for batches).
                     if oneRowF16 {
-                        lk_matvec_f16_ggml(UnsafeRawPointer(kv.kRow(slot, k0) + g * hd * eb).assumingMemoryBound(to: UInt16.self),
-                                           kv.kRowBytes(slot), Int64(hd), Int64(hd), q, scores, 0, Int64(cols))
+                        lk_matvec_f16_ggml_multi(UnsafeRawPointer(kv.kRow(slot, k0) + g * hd * eb).assumingMemoryBound(to: UInt16.self),
+                                                 kv.kRowBytes(slot), Int64(hd), Int64(hd), q, Int64(qStride), Int64(n), scores,
+                                                 Int64(colsPadded), 0, Int64(cols))
                     } else {
                         lk_matmul(kvType, kv.kRow(slot, k0) + g * hd * eb, kv.kRowBytes(slot), Int64(hd),
                                   q, qDim * 4, Int64(n), scores, Int64(colsPadded), 0, Int64(cols))
                     }
                     for i in 0..<n {
-                        let p = span.pos0 + t0 + i
+                        let p = span.pos0 + t0 + (heads > 1 ? 0 : i)
                         let row = scores + i * colsPadded
                         let lo = max(0, (window > 0 ? max(0, p - window + 1) : 0) - k0)  // first visible column
                         let hi = min(cols - 1, p - k0)                                    // last visible column
@@ -414,8 +426,9 @@ extension InferenceContext {
                         l[i] += sum
                     }
                     if oneRowF16 {
-                        lk_matvec_f16_ggml(UnsafeRawPointer(kv.vRow(slot, g * hd) + k0 * eb).assumingMemoryBound(to: UInt16.self),
-                                           kv.vRowBytes, Int64(colsPadded), Int64(colsPadded), scores, tileOut, 0, Int64(hd))
+                        lk_matvec_f16_ggml_multi(UnsafeRawPointer(kv.vRow(slot, g * hd) + k0 * eb).assumingMemoryBound(to: UInt16.self),
+                                                 kv.vRowBytes, Int64(colsPadded), Int64(colsPadded), scores, Int64(colsPadded),
+                                                 Int64(n), tileOut, Int64(hd), 0, Int64(hd))
                     } else {
                         lk_matmul(kvType, kv.vRow(slot, g * hd) + k0 * eb, kv.vRowBytes, Int64(colsPadded),
                                   scores, colsPadded * 4, Int64(n), tileOut, Int64(hd), 0, Int64(hd))
@@ -424,7 +437,7 @@ extension InferenceContext {
                     k0 += cols
                 }
                 for i in 0..<n {
-                    let o = attnOut + (span.firstRow + t0 + i) * qDim + h * hd
+                    let o = heads > 1 ? attnOut + (span.firstRow + t0) * qDim + (h + i) * hd : attnOut + (span.firstRow + t0 + i) * qDim + h * hd
                     lk_scale(acc + i * hd, Float(1 / l[i]), o, Int64(hd))
                 }
             }

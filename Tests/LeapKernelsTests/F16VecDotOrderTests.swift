@@ -47,3 +47,32 @@ func oneTokenF16ProductsSumLikeGGMLVecDot(cols: Int) throws {
         #expect(y.map(\.bitPattern) == ref.map(\.bitPattern))
     }
 }
+
+/// Several vectors against the same rows (the heads of one KV head): each (row, vector) gets the one-vector
+/// kernel's bits, whatever the row blocks the rows are read in (rows of 64 and of 4096 columns; a row range
+/// that starts inside the matrix; outputs at a stride, other lanes untouched).
+@Test(arguments: [64, 4096])
+func f16ProductsOfSeveralVectorsEqualOneAtATime(cols: Int) throws {
+    var rng = Rng(9200 + UInt64(cols))
+    let rows = 300, nx = 4, stride = cols + 8, xStride = cols + 5, yStride = rows + 7
+    let nPadded = (cols + 255) / 256 * 256
+    let w = (0..<(rows * stride)).map { _ in lk_f32_to_f16(rng.normal()) }
+    let x = (0..<(nx * xStride)).map { _ in lk_f16_to_f32(lk_f32_to_f16(rng.normal())) }
+    for isa in [KernelISA.scalar, .avx2, .avx512, .llamaOrder] where isa.isAvailable {
+        var want = [Float](repeating: -1, count: nx * yStride), y = want
+        _ = isa.withThreadSelection {
+            for i in 0..<nx {
+                x.withUnsafeBufferPointer { xp in
+                    want.withUnsafeMutableBufferPointer { yp in
+                        lk_matvec_f16_ggml(w, stride * 2, Int64(cols), Int64(nPadded), xp.baseAddress! + i * xStride,
+                                           yp.baseAddress! + i * yStride, 3, Int64(rows))
+                    }
+                }
+            }
+            lk_matvec_f16_ggml_multi(w, stride * 2, Int64(cols), Int64(nPadded), x, Int64(xStride), Int64(nx), &y,
+                                     Int64(yStride), 3, Int64(rows))
+        }
+        #expect(y.map(\.bitPattern) == want.map(\.bitPattern), "cols=\(cols) [\(isa.name)]")
+        #expect(y[0..<3].allSatisfy { $0 == -1 } && y[rows..<yStride].allSatisfy { $0 == -1 })
+    }
+}

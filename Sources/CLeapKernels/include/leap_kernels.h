@@ -3,7 +3,7 @@
  * Map of Sources/CLeapKernels. Phases: decode = the row kernels (dot, dot2, dot4: one token, and batches
  * below a table's gemm threshold) and one-token matvec; prefill = gemm over many tokens.
  *   entry points   matmul.c   lk_matmul (the driver: few_tokens, gemm, else matvec / dot2 / dot4 / dot over row tiles),
- *                             lk_matmul_tensor, lk_vec_dot, lk_matvec_f16_ggml, lk_stream_sum
+ *                             lk_matmul_tensor, lk_vec_dot, lk_matvec_f16_ggml(_multi), lk_stream_sum
  *                  convert.c  f16 rows, lk_dequantize_row, the activation quantizers, BF16 rounding
  *                  ops.c      norms, RoPE, softmax, activations, element-wise ops
  *   scalar         scalar.c   the reference of every table entry (all types; quantize, dequantize, ...)
@@ -221,6 +221,12 @@ void lk_matmul_tensor(int type, int layout, const void *w, size_t w_row_bytes, i
  * without that order (scalar, NEON) use lk_matmul's. */
 void lk_matvec_f16_ggml(const uint16_t *w, size_t w_row_bytes, int64_t cols, int64_t n_padded, const float *x,
                         float *y, int64_t row_begin, int64_t row_end);
+/* lk_matvec_f16_ggml for nx vectors against the same rows: y[i·y_stride + r] = row r · x[i·x_stride ..], each
+ * (row, vector) with lk_matvec_f16_ggml's operations (the same bits), the rows read from memory once for all
+ * the vectors (a few rows at a time, kept in L1 while every vector passes): one token's attention heads that
+ * share a KV head. */
+void lk_matvec_f16_ggml_multi(const uint16_t *w, size_t w_row_bytes, int64_t cols, int64_t n_padded, const float *x,
+                              int64_t x_stride, int64_t nx, float *y, int64_t y_stride, int64_t row_begin, int64_t row_end);
 
 /* Σ x[n] with the widest loads available: a streaming-read probe for measuring memory bandwidth. */
 float lk_stream_sum(const float *x, int64_t n);
