@@ -12,11 +12,6 @@
 #define LK_AVX2_TARGET "avx2,fma,f16c"
 #endif
 
-/* Weights streamed from DRAM are prefetched into L2, not L1: an L1 prefetch holds one of the core's few L1
- * miss buffers until its line arrives from DRAM, and the loads behind it wait for a free one (on Zen 4 one
- * token's product from DRAM ran 1.3-2.5x slower so). The L1 takes the lines from L2 in time. (x86 files.) */
-#define lk_prefetch_weights(p) _mm_prefetch((const char *)(p), _MM_HINT_T1)
-
 /* ---- dispatch table ---- */
 /* s = dot(w row, x row), n elements. */
 typedef float (*lk_dot_fn)(int64_t n, const void *w, const void *x);
@@ -78,9 +73,15 @@ static inline float lk_ggml_expf(float x) {
 double lk_softmax_exp_ref(const float *x, float *y, int64_t n, float max);
 void lk_silu_ref(const float *x, float *y, int64_t n);
 
-/* The cache lines from p up to end into L2 (none when end <= p): prefetcht1 on x86. */
+/* The cache line at p into L2 (prefetcht1 on x86): weights streamed from DRAM are prefetched into L2, not
+ * L1, because an L1 prefetch holds one of the core's few L1 miss buffers until its line arrives from DRAM and
+ * the loads behind it wait for a free one (on Zen 4 one token's product from DRAM ran 1.3-2.5x slower so);
+ * the L1 takes the lines from L2 in time. */
+static inline __attribute__((always_inline)) void lk_prefetch_weights(const void *p) { __builtin_prefetch(p, 0, 2); }
+
+/* The cache lines from p up to end into L2 (none when end <= p). */
 static inline __attribute__((always_inline)) void lk_prefetch_l2(const uint8_t *p, const uint8_t *end) {
-    for (; p < end; p += 64) __builtin_prefetch(p, 0, 2);
+    for (; p < end; p += 64) lk_prefetch_weights(p);
 }
 
 /* Most tokens of a call that a table's few_tokens kernel takes (gemm from there on). */
