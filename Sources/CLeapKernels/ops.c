@@ -170,6 +170,26 @@ void lk_scale(const float *x, float s, float *y, int64_t n) {
     for (int64_t i = 0; i < n; i++) y[i] = x[i] * s;
 }
 
+float lk_scale_max(float *x, float s, int64_t n) {
+    float m[8]; /* 8 running maxima, so the loop vectorizes (a max is exact in any order) */
+    for (int j = 0; j < 8; j++) m[j] = -INFINITY;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int j = 0; j < 8; j++) {
+            const float v = x[i + j] * s;
+            x[i + j] = v;
+            m[j] = v > m[j] ? v : m[j];
+        }
+    for (; i < n; i++) {
+        const float v = x[i] * s;
+        x[i] = v;
+        m[0] = v > m[0] ? v : m[0];
+    }
+    float r = m[0];
+    for (int j = 1; j < 8; j++) r = m[j] > r ? m[j] : r;
+    return r;
+}
+
 void lk_axpy_f16(int64_t n, float a, const uint16_t *v, float *y) {
     for (int64_t i = 0; i < n; i++) y[i] += a * lk_h2f(v[i]);
 }

@@ -327,12 +327,8 @@ extension InferenceContext {
             let hi = p - s0                                             // last visible key column
             // llama.cpp's softmax over the whole padded row (masked keys are -inf): its exponentials and
             // summation order, and the inverse of the double sum rounded to float.
-            var m = -Float.infinity
             for j in 0..<lo { row[j] = -.infinity }
-            for j in lo...hi {
-                row[j] *= kqScale
-                m = max(m, row[j])
-            }
+            let m = lk_scale_max(row + lo, kqScale, Int64(hi - lo + 1))
             for j in (hi + 1)..<colsPadded { row[j] = -.infinity }
             let inv = Float(1 / lk_softmax_exp(row, row, Int64(colsPadded), m))
             lk_scale(row, inv, row, Int64(colsPadded))
@@ -403,12 +399,8 @@ extension InferenceContext {
                             for j in 0..<colsPadded { row[j] = 0 }
                             continue
                         }
-                        var tileMax = -Float.infinity
                         for j in 0..<lo { row[j] = -.infinity }
-                        for j in lo...hi {
-                            row[j] *= kqScale
-                            tileMax = max(tileMax, row[j])
-                        }
+                        let tileMax = lk_scale_max(row + lo, kqScale, Int64(hi - lo + 1))
                         for j in (hi + 1)..<colsPadded { row[j] = -.infinity }
                         let mNew = max(m[i], tileMax)
                         let sum = lk_softmax_exp(row, row, Int64(colsPadded), mNew)

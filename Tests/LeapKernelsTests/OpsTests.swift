@@ -222,3 +222,19 @@ func ropeMatchesFloat64(_ mode: RopeMode) {
         #expect(y[i].bitPattern == (a * u[i]).bitPattern, "x = \(x)")
     }
 }
+
+/// Attention scores scaled in place and their max: each product is x·s, the max is the largest of them (the
+/// position of the max anywhere in the 8-lane pattern, NaNs skipped, -inf for nothing).
+@Test(arguments: [0, 1, 7, 8, 9, 31, 100])
+func scaleMaxScalesInPlaceAndReturnsTheLargestProduct(n: Int) {
+    var rng = Rng(77 + UInt64(n))
+    for peak in 0..<max(1, n) {
+        var x = (0..<n).map { _ in rng.normal() * 4 }
+        if n > 0 { x[peak] = 50 }
+        if n > 2 { x[(peak + 1) % n] = .nan }
+        let want = x.map { $0 * 0.125 }
+        let m = lk_scale_max(&x, 0.125, Int64(n))
+        #expect(x.map(\.bitPattern) == want.map(\.bitPattern))
+        #expect(m == (n == 0 ? -.infinity : 50 * 0.125))
+    }
+}

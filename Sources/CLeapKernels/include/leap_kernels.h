@@ -262,6 +262,8 @@ void lk_mul(const float *a, const float *b, float *y, int64_t n);
 void lk_gelu_table_mul(const float *table, const float *g, const float *u, float *y, int64_t n);
 void lk_add(const float *a, const float *b, float *y, int64_t n);
 void lk_scale(const float *x, float s, float *y, int64_t n);
+/* x[i] *= s in place; returns the largest product (-inf when n = 0; NaNs skipped): attention scores and their max. */
+float lk_scale_max(float *x, float s, int64_t n);
 /* y[n] += a · v[n] with v in F16 (softmax(P)·V over an F16 value cache). */
 void lk_axpy_f16(int64_t n, float a, const uint16_t *v, float *y);
 
