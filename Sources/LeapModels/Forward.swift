@@ -428,10 +428,8 @@ extension InferenceContext {
                     lk_add(acc, tileOut, acc, Int64(n * hd))
                     k0 += cols
                 }
-                for i in 0..<n {
-                    let o = heads > 1 ? attnOut + (span.firstRow + t0) * qDim + (h + i) * hd : attnOut + (span.firstRow + t0 + i) * qDim + h * hd
-                    lk_scale(acc + i * hd, Float(1 / l[i]), o, Int64(hd))
-                }
+                let o = attnOut + (span.firstRow + t0) * qDim + h * hd   // [n] rows of stride qStride
+                for i in 0..<n { lk_scale(acc + i * hd, Float(1 / l[i]), o + i * qStride, Int64(hd)) }
             }
         }
     }
