@@ -109,11 +109,12 @@ func benchKernels(_ args: [String]) {
     if getloadavg(&load, 3) == 3 { print("load average: \(fmt(load[0], 2)) (machine shared with other processes?)") }
     if fewOnly { return benchFewTokens(types: types, threadCounts: threadCounts, minTime: minTime) }
 
-    // ---- memory bandwidth: streaming read of 256 MiB (far beyond L3) ----
+    // ---- memory bandwidth: streaming read of 256 MiB or twice the last-level cache ----
+    let dramBytes = beyondLastLevelCache(minimum: 256 << 20)
     var bandwidth: [Int: Double] = [:]
     for nt in threadCounts {
         cpuTimeThreads = nt
-        guard let bw = streamReadBandwidth(bytes: 256 << 20, threads: nt, clock: nowSeconds) else { continue }
+        guard let bw = streamReadBandwidth(bytes: dramBytes, threads: nt, clock: nowSeconds) else { continue }
         bandwidth[nt] = bw
         print("memory bandwidth (stream read, \(nt) thread\(nt > 1 ? "s" : "")): \(fmt(bw)) GB/s")
     }
@@ -155,12 +156,13 @@ func benchKernels(_ args: [String]) {
     let shapes: [(Int, Int)] = [(576, 1536), (1536, 576), (640, 2048), (2048, 640), (576, 49152), (1024, 4608), (4608, 1024),
                                 (2048, 8192), (8192, 2048)]
     print("")
-    print("matvec (decode, 1 token): weights streamed from DRAM (copies cycled to defeat the 32 MiB L3)")
+    let cycled = beyondLastLevelCache(minimum: 128 << 20)
+    print("matvec (decode, 1 token): weights streamed from DRAM (copies of \(cycled >> 20) MiB in all cycled, the last-level cache being \(lastLevelCacheBytes() >> 20) MiB)")
     print("type   shape(in×out)   threads   GB/s   %bw   GFLOP/s   µs/call")
     for type in types {
         for (cols, rows) in shapes where cols % type.blockSize == 0 {
             let size = rows * (type.rowBytes(cols) ?? 0)
-            let copies = max(1, (128 << 20) / size)
+            let copies = max(1, cycled / size)
             let bufs = (0..<copies).map { benchWeights(type, rows: rows, cols: cols, seed: UInt64($0)) }
             defer { bufs.forEach { $0.deallocate() } }
             let store = PackedMatrices() // the layout models use on this path (Q4_0 / Q8_0 on AVX2: 8-row groups)
@@ -218,7 +220,7 @@ private func benchFewTokens(types: [GGMLType], threadCounts: [Int], minTime: Dou
         // Q6_K: the output matrix of the K_M files (vocabulary 65536) and the FFN's; the others the FFN's
         for (cols, rows) in type == .q6_K ? [(2048, 65536), (8192, 2048)] : [(2048, 8192), (8192, 2048)] {
             let size = rows * (type.rowBytes(cols) ?? 0)
-            let copies = max(2, (384 << 20) / size) // beyond the last-level cache
+            let copies = max(2, beyondLastLevelCache(minimum: 384 << 20) / size)
             let bufs = (0..<copies).map { benchWeights(type, rows: rows, cols: cols, seed: UInt64($0)) }
             defer { bufs.forEach { $0.deallocate() } }
             let store = PackedMatrices() // as models hold them on this path
