@@ -157,7 +157,7 @@ func benchKernels(_ args: [String]) {
                                 (2048, 8192), (8192, 2048)]
     print("")
     let cycled = beyondLastLevelCache(minimum: 128 << 20)
-    print("matvec (decode, 1 token): weights streamed from DRAM (copies of \(cycled >> 20) MiB in all cycled, the last-level cache being \(lastLevelCacheBytes() >> 20) MiB)")
+    print("matvec (decode, 1 token): weights streamed from DRAM (copies of \(cycled >> 20) MiB in all cycled, the last-level cache being \(lastLevelCacheBytes >> 20) MiB)")
     print("type   shape(in×out)   threads   GB/s   %bw   GFLOP/s   µs/call")
     for type in types {
         for (cols, rows) in shapes where cols % type.blockSize == 0 {

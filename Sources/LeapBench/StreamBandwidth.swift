@@ -13,8 +13,8 @@ private func firstLine(of path: String) -> String? {
 }
 
 /// Bytes of the last-level cache of CPU 0 (the highest cache level sysfs lists), or 32 MiB when sysfs does not
-/// say: working sets that must come from DRAM are sized from it (some Xeons have 260-300 MB of L3).
-func lastLevelCacheBytes() -> Int {
+/// say: working sets that must come from DRAM are sized from it (some Xeons have 260-300 MB of L3). Read once.
+let lastLevelCacheBytes: Int = {
     var best = (level: 0, bytes: 32 << 20)
     for index in 0..<16 {
         let dir = "/sys/devices/system/cpu/cpu0/cache/index\(index)"
@@ -24,11 +24,11 @@ func lastLevelCacheBytes() -> Int {
         if let n = Int(size), n > 0, level >= best.level { best = (level, n * unit) }
     }
     return best.bytes
-}
+}()
 
 /// Bytes a cycled working set takes so that it is read from DRAM: `minimum`, or twice the last-level cache.
 func beyondLastLevelCache(minimum: Int) -> Int {
-    max(minimum, 2 * lastLevelCacheBytes())
+    max(minimum, 2 * lastLevelCacheBytes)
 }
 
 /// GB/s of the fastest of `reps` streaming reads of `bytes` (split evenly over `threads` threads of a pool),
