@@ -1,0 +1,6 @@
+"""``python -m leap.server``."""
+import sys
+
+from .cli import main
+
+sys.exit(main())

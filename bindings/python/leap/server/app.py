@@ -1,0 +1,417 @@
+"""The FastAPI application: middleware (request log line, API key, body limit), health, models, chat and
+text completions. Endpoints of other kinds (audio, realtime, a page) are added as routers by
+:func:`create_app`'s ``routers`` or ``include_router`` on the returned app; they reach the model through
+``app.state.server`` (:class:`ServerState`).
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import logging
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Awaitable, Dict, List, Optional, Sequence, TypeVar
+
+from fastapi import APIRouter, FastAPI, Request
+from fastapi.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+import leap
+
+from . import completions
+from .chat import ChatRequest, ModelCaps, chat_job, model_caps, parse_chat_request, remote_urls
+from .engine import Engine, JobHandle
+from .errors import ApiError, from_leap_error, install_error_handlers
+from .media import MediaLimits, fetch_remote
+from .schemas import Fields, parse_json_body
+from .sse import DONE, EventStreamResponse, event
+from .turn import ChatTurn, timings_of, usage_of
+
+log = logging.getLogger("leap.server")
+T = TypeVar("T")
+
+#: Paths answered without the API key (load balancers and supervisors probe them).
+PUBLIC_PATHS = {"/health", "/v1/health"}
+
+
+@dataclass
+class ServerSettings:
+    api_key: Optional[str] = None
+    max_body: int = 32 << 20
+    media: MediaLimits = field(default_factory=MediaLimits)
+    max_tokens: int = 0  # per request; 0: the context size
+
+
+class ServerState:
+    """What routes share: the engine and the settings (``request.app.state.server``)."""
+
+    def __init__(self, engine: Engine, settings: ServerSettings) -> None:
+        self.engine = engine
+        self.settings = settings
+        self._caps: Optional[ModelCaps] = None
+
+    def model(self) -> leap.Model:
+        return self.engine.require_model()
+
+    @property
+    def caps(self) -> ModelCaps:
+        if self._caps is None:
+            self._caps = model_caps(self.engine.model_id, self.model())
+        return self._caps
+
+    @property
+    def max_tokens(self) -> int:
+        return self.settings.max_tokens or self.model().context_size
+
+
+def server_state(request: Request) -> ServerState:
+    state = request.app.state.server
+    assert isinstance(state, ServerState)
+    return state
+
+
+def record_usage(request: Request, stats: Optional[leap.GenerationStats]) -> None:
+    """Token counts for the request's log line."""
+    if stats is not None:
+        request.scope.setdefault("state", {})["leap_usage"] = (stats.prompt_tokens, stats.cached_prompt_tokens,
+                                                               stats.completion_tokens)
+
+
+# ---- Middleware ------------------------------------------------------------------------------------
+
+
+class RequestLog:
+    """One line per request: method, path, status, duration, tokens (prompt / cached / completion)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        start = time.monotonic()
+        status = [0]
+        scope.setdefault("state", {})
+
+        async def send_status(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_status)
+        finally:
+            usage = scope["state"].get("leap_usage")
+            tokens = f" tokens prompt={usage[0]} cached={usage[1]} completion={usage[2]}" if usage else ""
+            log.info("%s %s %d %.3fs%s", scope["method"], scope["path"], status[0] or 499,
+                     time.monotonic() - start, tokens)
+
+
+class ApiKeyCheck:
+    """401 unless ``Authorization: Bearer <key>`` (or ``api-key`` / ``x-api-key``) carries the key; compared
+    in constant time."""
+
+    def __init__(self, app: ASGIApp, api_key: str) -> None:
+        self.app = app
+        self.key = api_key.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] in ("http", "websocket") and scope["path"] not in PUBLIC_PATHS:
+            headers = dict(scope.get("headers") or [])
+            given = b""
+            auth = headers.get(b"authorization", b"")
+            if auth[:7].lower() == b"bearer ":
+                given = auth[7:].strip()
+            else:
+                given = headers.get(b"x-api-key") or headers.get(b"api-key") or b""
+            if not hmac.compare_digest(given, self.key):
+                if scope["type"] == "websocket":
+                    await send({"type": "websocket.close", "code": 1008})
+                    return
+                err = ApiError(401, "Incorrect API key provided" if given else "an API key is required "
+                               "(Authorization: Bearer <key>)", code="invalid_api_key")
+                await err.response()(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
+class BodyLimit:
+    """413 for a body over ``limit`` bytes: at once from Content-Length, else as soon as the bytes read pass
+    it (the rest is never read)."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    def error(self) -> ApiError:
+        return ApiError(413, f"the request body is larger than the server's limit of {self.limit} bytes",
+                        code="request_too_large")
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        for name, value in scope.get("headers") or []:
+            if name == b"content-length":
+                try:
+                    too_large = int(value) > self.limit
+                except ValueError:
+                    too_large = False
+                if too_large:
+                    await self.error().response()(scope, receive, send)
+                    return
+        seen = [0]
+
+        async def counted() -> Message:
+            message = await receive()
+            if message["type"] == "http.request":
+                seen[0] += len(message.get("body", b""))
+                if seen[0] > self.limit:
+                    raise self.error()
+            return message
+
+        await self.app(scope, counted, send)
+
+
+# ---- Helpers -------------------------------------------------------------------------------------
+
+
+class ClientGone(Exception):
+    """The client closed the connection before the answer was ready."""
+
+
+async def until_disconnected(request: Request) -> None:
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+async def unless_disconnected(request: Request, work: Awaitable[T]) -> T:
+    """``await work``, cancelled (ClientGone) if the client disconnects first."""
+    task = asyncio.ensure_future(work)
+    watcher = asyncio.ensure_future(until_disconnected(request))
+    try:
+        done, _ = await asyncio.wait({task, watcher}, return_when=asyncio.FIRST_COMPLETED)
+    except BaseException:
+        task.cancel()
+        watcher.cancel()
+        raise
+    if task in done:
+        watcher.cancel()
+        return task.result()
+    task.cancel()
+    with contextlib.suppress(BaseException):
+        await task
+    raise ClientGone()
+
+
+async def read_json(request: Request) -> Dict[str, Any]:
+    return parse_json_body(await request.body())
+
+
+def check_model(state: ServerState, body: Dict[str, Any]) -> None:
+    state.model()  # 503 while loading
+    state.engine.check_model_name(Fields(body).string("model"))
+
+
+def completion_id(prefix: str) -> str:
+    return f"{prefix}-{secrets.token_hex(12)}"
+
+
+# ---- Routes --------------------------------------------------------------------------------------
+
+router = APIRouter()
+
+
+@router.get("/health")
+@router.get("/v1/health")
+async def health(request: Request) -> JSONResponse:
+    engine = server_state(request).engine
+    if engine.state == "ready":
+        return JSONResponse({"status": "ok", "slots_idle": engine.slots.parallel - engine.slots.active,
+                             "slots_processing": engine.slots.active, "queued": engine.slots.waiting})
+    if engine.state == "loading":
+        return ApiError(503, "Loading model", code="model_loading", type="unavailable_error",
+                        headers={"Retry-After": "1"}).response()
+    return ApiError(503, f"the model is not available: {engine.error or engine.state}", code="model_unavailable",
+                    type="unavailable_error").response()
+
+
+def _model_entry(state: ServerState) -> Dict[str, Any]:
+    engine = state.engine
+    entry: Dict[str, Any] = {"id": engine.model_id or (engine.model_names() or ["model"])[0], "object": "model",
+                             "created": engine.created, "owned_by": "libleap"}
+    if engine.model is not None:
+        m = engine.model
+        entry["meta"] = {"architecture": m.architecture, "n_ctx": m.context_size, "vocab_size": m.vocab_size,
+                         "images": m.supports_images, "audio_input": m.supports_audio_input,
+                         "audio_output": m.supports_audio_output}
+    return entry
+
+
+@router.get("/v1/models")
+async def list_models(request: Request) -> JSONResponse:
+    return JSONResponse({"object": "list", "data": [_model_entry(server_state(request))]})
+
+
+@router.get("/v1/models/{model_name:path}")
+async def get_model(request: Request, model_name: str) -> JSONResponse:
+    state = server_state(request)
+    if model_name not in state.engine.model_names():
+        state.engine.check_model_name(model_name)
+    return JSONResponse(_model_entry(state))
+
+
+@router.post("/v1/chat/completions")
+async def chat_completions(request: Request) -> Response:
+    state = server_state(request)
+    body = await read_json(request)
+    check_model(state, body)
+    model = state.model()
+    limits = state.settings.media
+    fetched = {}
+    if limits.allow_remote:
+        for i, url in enumerate(remote_urls(body)):
+            fetched[url] = await fetch_remote(url, limits, "messages")
+    req = await asyncio.to_thread(parse_chat_request, body, state.caps, limits, state.max_tokens, fetched)
+    try:
+        handle = await unless_disconnected(request, state.engine.start(chat_job(model, req)))
+    except ClientGone:
+        return Response(status_code=499)
+    turn = ChatTurn(req.sampling.stop, req.tool_mode == "forced", handle.stop)
+    rid, created, name = completion_id("chatcmpl"), int(time.time()), state.engine.model_id
+    if req.stream:
+        return EventStreamResponse(_stream_chat(request, handle, turn, req, rid, created, name), on_close=handle.stop)
+    try:
+        await unless_disconnected(request, _collect(handle, turn))
+    except ClientGone:
+        return Response(status_code=499)
+    finally:
+        handle.stop()
+    record_usage(request, turn.stats)
+    result: Dict[str, Any] = {
+        "id": rid, "object": "chat.completion", "created": created, "model": name,
+        "choices": [{"index": 0, "message": turn.message(), "logprobs": None, "finish_reason": turn.finish_reason}],
+        "usage": usage_of(turn.stats),
+    }
+    timings = timings_of(turn.stats)
+    if timings is not None:
+        result["timings"] = timings
+    return JSONResponse(result)
+
+
+async def _collect(handle: JobHandle, turn: ChatTurn) -> None:
+    try:
+        while True:
+            e = await handle.next()
+            if e is None:
+                return
+            turn.feed(e)
+    except leap.LeapError as e:
+        raise from_leap_error(e) from None
+
+
+async def _stream_chat(request: Request, handle: JobHandle, turn: ChatTurn, req: ChatRequest, rid: str,
+                       created: int, name: str) -> AsyncIterator[bytes]:
+    def chunk(delta: Dict[str, Any], finish: Optional[str] = None) -> bytes:
+        c: Dict[str, Any] = {"id": rid, "object": "chat.completion.chunk", "created": created, "model": name,
+                             "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+        if req.include_usage:
+            c["usage"] = None
+        return event(c)
+
+    yield chunk({"role": "assistant", "content": ""})
+    try:
+        while True:
+            e = await handle.next()
+            if e is None:
+                break
+            for delta in turn.feed(e):
+                yield chunk(delta)
+    except ApiError as err:
+        yield event(err.body())
+        yield DONE
+        return
+    except leap.LeapError as err:
+        yield event(from_leap_error(err).body())
+        yield DONE
+        return
+    record_usage(request, turn.stats)
+    final: Dict[str, Any] = {"id": rid, "object": "chat.completion.chunk", "created": created, "model": name,
+                             "choices": [{"index": 0, "delta": {}, "logprobs": None,
+                                          "finish_reason": turn.finish_reason}]}
+    timings = timings_of(turn.stats)
+    if timings is not None:
+        final["timings"] = timings
+    if req.include_usage:
+        final["usage"] = None
+    yield event(final)
+    if req.include_usage:
+        yield event({"id": rid, "object": "chat.completion.chunk", "created": created, "model": name,
+                     "choices": [], "usage": usage_of(turn.stats)})
+    yield DONE
+
+
+@router.post("/v1/completions")
+async def text_completions(request: Request) -> Response:
+    state = server_state(request)
+    body = await read_json(request)
+    check_model(state, body)
+    model = state.model()
+    req = completions.parse_completion_request(body, state.max_tokens)
+    try:
+        handle = await unless_disconnected(request, state.engine.start(completions.completion_job(model, req)))
+    except ClientGone:
+        return Response(status_code=499)
+    rid, created, name = completion_id("cmpl"), int(time.time()), state.engine.model_id
+    if req.stream:
+        return EventStreamResponse(completions.stream_events(request, handle, req, rid, created, name),
+                                   on_close=handle.stop)
+    try:
+        result = await unless_disconnected(request, completions.collect(handle, req, rid, created, name))
+    except ClientGone:
+        return Response(status_code=499)
+    finally:
+        handle.stop()
+    u = result["usage"]
+    request.scope.setdefault("state", {})["leap_usage"] = (u["prompt_tokens"], 0, u["completion_tokens"])
+    return JSONResponse(result)
+
+
+# ---- The application -----------------------------------------------------------------------------
+
+
+def create_app(engine: Engine, settings: Optional[ServerSettings] = None, load: bool = True,
+               routers: Sequence[APIRouter] = ()) -> FastAPI:
+    """The ASGI app serving ``engine``'s model. With ``load``, the model loads on a thread at startup (the
+    server answers /health with 503 until it is ready); the model is released at shutdown."""
+    settings = settings or ServerSettings()
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        loading = asyncio.ensure_future(asyncio.to_thread(engine.load)) if load else None
+        try:
+            yield
+        finally:
+            if loading is not None:
+                with contextlib.suppress(BaseException):
+                    await loading
+            await asyncio.to_thread(engine.close)
+
+    app = FastAPI(title="leap-server", version=leap.__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
+                  openapi_url=None)
+    app.state.server = ServerState(engine, settings)
+    install_error_handlers(app)
+    app.include_router(router)
+    for r in routers:
+        app.include_router(r)
+    # Added innermost first: the log line sees every answer, the key is checked before the body is read.
+    app.add_middleware(BodyLimit, limit=settings.max_body)
+    if settings.api_key:
+        app.add_middleware(ApiKeyCheck, api_key=settings.api_key)
+    app.add_middleware(RequestLog)
+    return app

@@ -1,0 +1,99 @@
+"""The ``leap-server`` command line: options, logging, and uvicorn serving the app."""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from typing import List, Optional
+
+MiB = 1 << 20
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="leap-server",
+        description="An OpenAI-compatible HTTP server over libleap: /v1/chat/completions, /v1/completions, "
+                    "/v1/models, /health.")
+    src = p.add_argument_group("model")
+    which = src.add_mutually_exclusive_group(required=True)
+    which.add_argument("-m", "--model", help="GGUF model file")
+    which.add_argument("--bundle", metavar="PATH_OR_URL", help="a LEAP bundle manifest (path or http(s) URL); its "
+                       "files are downloaded into the LEAP cache with a progress bar")
+    src.add_argument("--mmproj", help="vision / audio projector GGUF (default: found next to the model)")
+    src.add_argument("--audio-decoder", help="audio decoder of a model that speaks (default: found next to the model)")
+    src.add_argument("--audio-tokenizer", help="audio tokenizer of a model that speaks (default: found next to it)")
+    src.add_argument("-a", "--alias", help="the model name clients use and /v1/models lists (default: the model id)")
+    src.add_argument("-t", "--threads", type=int, help="CPU threads (default: physical cores)")
+    src.add_argument("-c", "--ctx-size", type=int, help="context size in tokens (default: the model's)")
+    src.add_argument("--cache-dir", help="keep the prompt cache on disk here too, so it survives restarts "
+                     "(without it the cache is in memory only)")
+    net = p.add_argument_group("serving")
+    net.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
+    net.add_argument("--port", type=int, default=8080, help="port (default: %(default)s)")
+    net.add_argument("--api-key", default=os.environ.get("LEAP_API_KEY"),
+                     help="require this key (Authorization: Bearer KEY); default: $LEAP_API_KEY, else none")
+    net.add_argument("-np", "--parallel", type=int, default=4,
+                     help="generations at once, stepped together (default: %(default)s)")
+    net.add_argument("--queue", type=int, default=64,
+                     help="requests that may wait for a generation slot; more get 503 (default: %(default)s)")
+    lim = p.add_argument_group("limits")
+    lim.add_argument("--max-body", type=int, default=32 * MiB, help="request body bytes (default: %(default)s)")
+    lim.add_argument("--max-tokens", type=int, default=0,
+                     help="max_tokens a request may ask for (default: the context size)")
+    lim.add_argument("--max-image-pixels", type=int, default=4096 * 4096,
+                     help="pixels of an image (default: %(default)s)")
+    lim.add_argument("--max-audio-seconds", type=float, default=600.0,
+                     help="seconds of an audio input (default: %(default)s)")
+    lim.add_argument("--allow-remote-media", action="store_true",
+                     help="fetch http(s) image URLs in requests (off: only data URLs are accepted)")
+    p.add_argument("--log-level", default="info", choices=["debug", "info", "warning", "error"])
+    return p
+
+
+def check(args: argparse.Namespace, p: argparse.ArgumentParser) -> None:
+    if args.parallel < 1:
+        p.error("--parallel must be at least 1")
+    if args.queue < 0:
+        p.error("--queue must be 0 or more")
+    if args.max_body < 1:
+        p.error("--max-body must be positive")
+    if args.model and not os.path.isfile(args.model):
+        p.error(f"--model {args.model}: no such file")
+    for name in ("mmproj", "audio_decoder", "audio_tokenizer"):
+        path = getattr(args, name)
+        if path and not os.path.isfile(path):
+            p.error(f"--{name.replace('_', '-')} {path}: no such file")
+    if args.bundle and (args.mmproj or args.audio_decoder or args.audio_tokenizer):
+        p.error("--bundle names its own companion files: --mmproj / --audio-decoder / --audio-tokenizer go with --model")
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    p = parser()
+    args = p.parse_args(argv)
+    check(args, p)
+    try:
+        import uvicorn
+
+        from .app import ServerSettings, create_app
+        from .engine import Engine, ModelSettings
+        from .media import MediaLimits
+    except ImportError as e:
+        print(f"leap-server needs the server extra: pip install \"libleap[server]\" ({e})", file=sys.stderr)
+        return 2
+    logging.basicConfig(level=getattr(logging, args.log_level.upper()), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(message)s")
+    engine = Engine(ModelSettings(model=args.model, bundle=args.bundle, mmproj=args.mmproj,
+                                  audio_decoder=args.audio_decoder, audio_tokenizer=args.audio_tokenizer,
+                                  alias=args.alias, threads=args.threads, ctx_size=args.ctx_size,
+                                  cache_dir=args.cache_dir, parallel=args.parallel, queue=args.queue,
+                                  progress=sys.stderr.isatty() or bool(args.bundle)))
+    settings = ServerSettings(api_key=args.api_key or None, max_body=args.max_body, max_tokens=args.max_tokens,
+                              media=MediaLimits(max_image_pixels=args.max_image_pixels,
+                                                max_audio_seconds=args.max_audio_seconds,
+                                                max_media_bytes=args.max_body,
+                                                allow_remote=args.allow_remote_media))
+    app = create_app(engine, settings)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False,
+                timeout_graceful_shutdown=5)
+    return 0 if engine.state != "failed" else 1

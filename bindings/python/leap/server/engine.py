@@ -1,0 +1,349 @@
+"""The loaded model and the generations running on it.
+
+One :class:`Engine` owns the ``leap.Model``. A generation is a *job*: a function run on its own worker
+thread (ctypes releases the GIL while the library computes), which emits the library's events into a
+:class:`JobHandle` read by the request's coroutine. The library steps the conversations of one model that
+generate at the same time together (one pass over the weights per step for all of them), so ``parallel``
+jobs at once cost little more than one; more wait in a bounded FIFO queue, and a request finding the queue
+full is refused with 503 and ``Retry-After`` instead of piling up memory.
+
+Stopping: :meth:`JobHandle.stop` (a client gone, a stop string matched) sets a flag and calls the stop
+callbacks the job registered (``Conversation.stop``), so the generation ends after the token being
+computed; the slot is given back only when the worker thread is done with the model.
+"""
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Deque, List, Optional
+
+import leap
+
+from .errors import ApiError
+
+log = logging.getLogger("leap.server")
+
+
+@dataclass
+class ModelSettings:
+    """What to load and how (from the command line)."""
+
+    model: Optional[str] = None
+    bundle: Optional[str] = None
+    mmproj: Optional[str] = None
+    audio_decoder: Optional[str] = None
+    audio_tokenizer: Optional[str] = None
+    alias: Optional[str] = None
+    threads: Optional[int] = None
+    ctx_size: Optional[int] = None
+    cache_dir: Optional[str] = None
+    parallel: int = 4
+    queue: int = 64
+    progress: bool = True
+
+
+class _End:
+    """The end of a job's events."""
+
+
+_END = _End()
+
+
+class JobControl:
+    """The worker side of a job: emit events, learn that the reader wants it stopped."""
+
+    def __init__(self, handle: "JobHandle") -> None:
+        self._handle = handle
+
+    @property
+    def stopped(self) -> bool:
+        return self._handle._stop.is_set()
+
+    def on_stop(self, callback: Callable[[], None]) -> None:
+        """Call ``callback`` (from any thread) when the job is asked to stop; at once if it already was."""
+        self._handle._add_stop_callback(callback)
+
+    def started(self) -> None:
+        """The request is accepted (the generation began): from here on failures arrive as events."""
+        self._handle._post(self._handle._set_started, None)
+
+    def emit(self, event: Any) -> None:
+        self._handle._post(self._handle._queue.put_nowait, event)
+
+
+Job = Callable[[JobControl], None]
+
+
+class JobHandle:
+    """The request side of a running job: its events in order (:meth:`next`), :meth:`stop`."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self._loop = loop
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._started: asyncio.Future[None] = loop.create_future()
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._stop_callbacks: List[Callable[[], None]] = []
+        self.finished = threading.Event()
+
+    # Worker thread side.
+    def _post(self, fn: Callable[[Any], None], arg: Any) -> None:
+        try:
+            self._loop.call_soon_threadsafe(fn, arg)
+        except RuntimeError:
+            pass  # the event loop is closed (server shutting down): nobody reads any more
+
+    def _set_started(self, _: Any) -> None:
+        if not self._started.done():
+            self._started.set_result(None)
+
+    def _fail(self, error: BaseException) -> None:
+        if not self._started.done():
+            self._started.set_exception(error)
+        else:
+            self._queue.put_nowait(error)
+
+    def _end(self, _: Any) -> None:
+        if not self._started.done():
+            self._started.set_result(None)
+        self._queue.put_nowait(_END)
+
+    def _add_stop_callback(self, callback: Callable[[], None]) -> None:
+        with self._lock:
+            self._stop_callbacks.append(callback)
+            stopped = self._stop.is_set()
+        if stopped:
+            callback()
+
+    # Event loop side.
+    async def wait_started(self) -> None:
+        await self._started
+
+    def stop(self) -> None:
+        """Ask the job to end after the current token (idempotent, any thread)."""
+        with self._lock:
+            if self._stop.is_set():
+                return
+            self._stop.set()
+            callbacks = list(self._stop_callbacks)
+        for cb in callbacks:
+            try:
+                cb()
+            except Exception as e:  # a conversation already closed: nothing left to stop
+                log.debug("stop callback: %s", e)
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    async def next(self) -> Any:
+        """The next event; None at the end. An error the job raised after it started is raised here."""
+        item = await self._queue.get()
+        if item is _END:
+            self._queue.put_nowait(_END)  # stay at the end for later calls
+            return None
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
+    async def events(self) -> Any:
+        while True:
+            e = await self.next()
+            if e is None:
+                return
+            yield e
+
+
+class Slots:
+    """``parallel`` places for running jobs and a FIFO queue of at most ``queue`` waiting requests."""
+
+    def __init__(self, parallel: int, queue: int) -> None:
+        self.parallel = parallel
+        self.queue_limit = queue
+        self.active = 0
+        self._waiters: Deque[asyncio.Future[None]] = collections.deque()
+
+    @property
+    def waiting(self) -> int:
+        return sum(1 for f in self._waiters if not f.done())
+
+    async def acquire(self) -> None:
+        if self.active < self.parallel and not self.waiting:
+            self.active += 1
+            return
+        if self.waiting >= self.queue_limit:
+            raise ApiError(503, f"the server is busy: {self.active} generations running and {self.waiting} "
+                                f"waiting (the queue holds {self.queue_limit}); retry later",
+                           code="server_busy", type="server_error", headers={"Retry-After": "1"})
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._waiters.append(fut)
+        try:
+            await fut
+        except BaseException:
+            if fut.done() and not fut.cancelled():
+                self.release()  # the place was handed over just as the request left: pass it on
+            raise
+        finally:
+            try:
+                self._waiters.remove(fut)
+            except ValueError:
+                pass
+
+    def release(self) -> None:
+        while self._waiters:
+            fut = self._waiters.popleft()
+            if not fut.done():
+                fut.set_result(None)  # the place goes to the next waiter as it is
+                return
+        self.active -= 1
+
+
+class Engine:
+    """The model (loaded in the background: ``state`` is loading, ready or failed) and its job slots."""
+
+    def __init__(self, settings: ModelSettings) -> None:
+        self.settings = settings
+        self.state = "loading"
+        self.error: Optional[str] = None
+        self.model: Optional[leap.Model] = None
+        self.model_id = ""
+        self.created = int(time.time())
+        self.slots = Slots(max(1, settings.parallel), max(0, settings.queue))
+        self._threads: List[threading.Thread] = []
+
+    # ---- Loading ----------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Load the model (blocking; run on a thread at startup). Failures leave state "failed"."""
+        s = self.settings
+        try:
+            cache = leap.CacheOptions(path=s.cache_dir) if s.cache_dir else leap.CacheOptions(disk=False)
+            if s.bundle:
+                model = leap.load_bundle(s.bundle, progress=_progress_bar() if s.progress else None,
+                                         cpu_threads=s.threads, context_size=s.ctx_size, cache=cache)
+            else:
+                assert s.model is not None
+                model = leap.load_model(s.model, context_size=s.ctx_size, cpu_threads=s.threads,
+                                        mmproj_path=s.mmproj, audio_decoder_path=s.audio_decoder,
+                                        audio_tokenizer_path=s.audio_tokenizer, cache=cache)
+            self.model = model
+            self.model_id = s.alias or model.model_id or os.path.basename(s.model or s.bundle or "model")
+            self.state = "ready"
+            log.info("model %s ready (%s, context %d%s%s%s)", self.model_id, model.architecture, model.context_size,
+                     ", images" if model.supports_images else "", ", audio in" if model.supports_audio_input else "",
+                     ", audio out" if model.supports_audio_output else "")
+        except Exception as e:
+            self.state = "failed"
+            self.error = str(e)
+            log.error("cannot load the model: %s", e)
+
+    def close(self) -> None:
+        """Stop taking jobs, wait for running ones, release the model (which flushes the prompt cache)."""
+        self.state = "closing"
+        for t in list(self._threads):
+            t.join(timeout=30)
+        if self.model is not None:
+            self.model.close()
+            self.model = None
+
+    def require_model(self) -> leap.Model:
+        """The model, or 503 while it loads (or could not be loaded)."""
+        if self.state == "ready" and self.model is not None:
+            return self.model
+        if self.state == "loading":
+            raise ApiError(503, "the model is loading", code="model_loading", type="server_error",
+                           headers={"Retry-After": "1"})
+        raise ApiError(503, f"the model is not available: {self.error or self.state}", code="model_unavailable",
+                       type="server_error")
+
+    def model_names(self) -> List[str]:
+        """Names a request's ``model`` may use: the alias or model id, and the model file's names."""
+        names = [self.model_id]
+        for p in (self.settings.model, self.settings.bundle):
+            if p:
+                base = os.path.basename(p.rstrip("/"))
+                names += [base, os.path.splitext(base)[0]]
+        if self.model is not None:
+            names.append(self.model.model_id)
+        return [n for i, n in enumerate(names) if n and n not in names[:i]]
+
+    def check_model_name(self, name: Optional[str]) -> None:
+        """404 model_not_found unless ``name`` is one of :meth:`model_names`; an omitted or empty name means
+        the loaded model (one model per server)."""
+        if name is None or name == "":
+            return
+        if name not in self.model_names():
+            raise ApiError(404, f"The model `{name}` does not exist: this server serves `{self.model_id}`",
+                           param="model", code="model_not_found")
+
+    # ---- Jobs -------------------------------------------------------------------------------------
+
+    async def start(self, job: Job) -> JobHandle:
+        """Run ``job`` on a worker thread once a slot is free (503 when the queue is full); returns when the
+        job called ``started`` (raising what it raised before that)."""
+        self.require_model()
+        await self.slots.acquire()
+        loop = asyncio.get_running_loop()
+        handle = JobHandle(loop)
+        try:
+            thread = threading.Thread(target=self._run, args=(job, handle, loop), name="leap-generation", daemon=True)
+            self._threads.append(thread)
+            thread.start()
+        except BaseException:
+            self.slots.release()
+            raise
+        try:
+            await handle.wait_started()
+        except BaseException:
+            handle.stop()
+            raise
+        return handle
+
+    def _run(self, job: Job, handle: JobHandle, loop: asyncio.AbstractEventLoop) -> None:
+        try:
+            job(JobControl(handle))
+        except BaseException as e:  # delivered to the request (before or after it started)
+            handle._post(handle._fail, e)
+        finally:
+            handle.finished.set()
+            handle._post(handle._end, None)
+            try:
+                loop.call_soon_threadsafe(self._job_done, threading.current_thread())
+            except RuntimeError:
+                pass
+
+    def _job_done(self, thread: threading.Thread) -> None:
+        try:
+            self._threads.remove(thread)
+        except ValueError:
+            pass
+        self.slots.release()
+
+
+def _progress_bar() -> Callable[[str, int, Optional[int]], Optional[bool]]:
+    """A one-line download progress bar on stderr for ``leap.load_bundle``."""
+    last = [0.0]
+
+    def progress(name: str, done: int, total: Optional[int]) -> Optional[bool]:
+        now = time.monotonic()
+        finished = total is not None and done >= total
+        if now - last[0] < 0.2 and not finished:
+            return None
+        last[0] = now
+        if total:
+            width = 30
+            filled = int(width * done / total)
+            line = f"\r{name}: [{'#' * filled}{'.' * (width - filled)}] {done / 1e6:.1f}/{total / 1e6:.1f} MB"
+        else:
+            line = f"\r{name}: {done / 1e6:.1f} MB"
+        sys.stderr.write(line + ("\n" if finished else ""))
+        sys.stderr.flush()
+        return None
+
+    return progress

@@ -1,0 +1,234 @@
+"""Request bodies checked field by field, so that every mistake is a 400 naming the field (``param``) and
+saying what was expected; FastAPI's own validation (422) is never reached.
+
+Unknown fields are ignored, as llama-server does (clients send ``user``, ``metadata``, ``store``...); the
+known ones are checked for type and range. Parameters of OpenAI's API the server cannot honour are refused
+(``n`` > 1, a non-empty ``logit_bias``) rather than silently dropped.
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Dict, List, Optional, Sequence, Union
+
+from .errors import ApiError, bad_request
+
+MAX_STOP_STRINGS = 16
+
+
+def parse_json_body(raw: bytes) -> Dict[str, Any]:
+    """The request body as a JSON object (400 otherwise)."""
+    if not raw.strip():
+        raise ApiError(400, "the request body is empty: send a JSON object", code="invalid_json")
+    try:
+        body = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ApiError(400, f"the request body is not valid JSON: {e}", code="invalid_json") from None
+    except RecursionError:
+        raise ApiError(400, "the request body nests too deeply", code="invalid_json") from None
+    if not isinstance(body, dict):
+        raise ApiError(400, f"the request body must be a JSON object, not {type_name(body)}", code="invalid_json")
+    return body
+
+
+def type_name(v: Any) -> str:
+    if v is None:
+        return "null"
+    if isinstance(v, bool):
+        return "a boolean"
+    if isinstance(v, int):
+        return "an integer"
+    if isinstance(v, float):
+        return "a number"
+    if isinstance(v, str):
+        return "a string"
+    if isinstance(v, list):
+        return "an array"
+    if isinstance(v, dict):
+        return "an object"
+    return type(v).__name__
+
+
+def wrong_type(param: str, expected: str, value: Any) -> ApiError:
+    return ApiError(400, f"{param}: expected {expected}, got {type_name(value)}", param=param, code="invalid_type")
+
+
+class Fields:
+    """Typed reads of an object's fields; ``prefix`` makes the ``param`` of errors a full path."""
+
+    def __init__(self, obj: Dict[str, Any], prefix: str = "") -> None:
+        self.obj = obj
+        self.prefix = prefix
+
+    def path(self, key: str) -> str:
+        return f"{self.prefix}.{key}" if self.prefix else key
+
+    def present(self, key: str) -> bool:
+        return self.obj.get(key) is not None
+
+    def number(self, key: str, lo: Optional[float] = None, hi: Optional[float] = None,
+               lo_open: bool = False) -> Optional[float]:
+        v = self.obj.get(key)
+        if v is None:
+            return None
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise wrong_type(self.path(key), "a number", v)
+        f = float(v)
+        if not math.isfinite(f):
+            raise bad_request(f"{self.path(key)}: must be a finite number", self.path(key))
+        if lo is not None and (f < lo or (lo_open and f == lo)):
+            raise bad_request(f"{self.path(key)}: {v} is below the minimum ({'more than' if lo_open else 'at least'} {lo:g})",
+                              self.path(key))
+        if hi is not None and f > hi:
+            raise bad_request(f"{self.path(key)}: {v} is above the maximum of {hi:g}", self.path(key))
+        return f
+
+    def integer(self, key: str, lo: Optional[int] = None, hi: Optional[int] = None) -> Optional[int]:
+        v = self.obj.get(key)
+        if v is None:
+            return None
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise wrong_type(self.path(key), "an integer", v)
+        if lo is not None and v < lo:
+            raise bad_request(f"{self.path(key)}: {v} is below the minimum of {lo}", self.path(key))
+        if hi is not None and v > hi:
+            raise bad_request(f"{self.path(key)}: {v} is above the maximum of {hi}", self.path(key))
+        return v
+
+    def boolean(self, key: str) -> Optional[bool]:
+        v = self.obj.get(key)
+        if v is None:
+            return None
+        if not isinstance(v, bool):
+            raise wrong_type(self.path(key), "a boolean", v)
+        return v
+
+    def string(self, key: str, required: bool = False, choices: Optional[Sequence[str]] = None) -> Optional[str]:
+        v = self.obj.get(key)
+        if v is None:
+            if required:
+                raise ApiError(400, f"{self.path(key)}: missing required field", param=self.path(key),
+                               code="missing_required_parameter")
+            return None
+        if not isinstance(v, str):
+            raise wrong_type(self.path(key), "a string", v)
+        if choices is not None and v not in choices:
+            raise bad_request(f"{self.path(key)}: {v!r} is not one of {', '.join(repr(c) for c in choices)}",
+                              self.path(key))
+        return v
+
+    def obj_field(self, key: str, required: bool = False) -> Optional[Dict[str, Any]]:
+        v = self.obj.get(key)
+        if v is None:
+            if required:
+                raise ApiError(400, f"{self.path(key)}: missing required field", param=self.path(key),
+                               code="missing_required_parameter")
+            return None
+        if not isinstance(v, dict):
+            raise wrong_type(self.path(key), "an object", v)
+        return v
+
+    def array(self, key: str, required: bool = False) -> Optional[List[Any]]:
+        v = self.obj.get(key)
+        if v is None:
+            if required:
+                raise ApiError(400, f"{self.path(key)}: missing required field", param=self.path(key),
+                               code="missing_required_parameter")
+            return None
+        if not isinstance(v, list):
+            raise wrong_type(self.path(key), "an array", v)
+        return v
+
+
+@dataclass
+class Sampling:
+    """Sampling and length parameters shared by chat and text completions."""
+
+    temperature: Optional[float] = None
+    top_p: Optional[float] = None
+    top_k: Optional[int] = None
+    min_p: Optional[float] = None
+    repetition_penalty: Optional[float] = None
+    presence_penalty: Optional[float] = None
+    frequency_penalty: Optional[float] = None
+    seed: Optional[int] = None
+    max_tokens: Optional[int] = None
+    stop: List[str] = field(default_factory=list)
+
+
+def parse_sampling(f: Fields, max_tokens_limit: int) -> Sampling:
+    s = Sampling()
+    s.temperature = f.number("temperature", 0.0, 2.0)
+    s.top_p = f.number("top_p", 0.0, 1.0)
+    s.top_k = f.integer("top_k", 0)
+    s.min_p = f.number("min_p", 0.0, 1.0)
+    s.repetition_penalty = f.number("repetition_penalty", 0.0, 10.0, lo_open=True)
+    repeat = f.number("repeat_penalty", 0.0, 10.0, lo_open=True)  # llama-server's spelling
+    if s.repetition_penalty is None:
+        s.repetition_penalty = repeat
+    s.presence_penalty = f.number("presence_penalty", -2.0, 2.0)
+    s.frequency_penalty = f.number("frequency_penalty", -2.0, 2.0)
+    s.seed = f.integer("seed", -(1 << 63), (1 << 64) - 1)
+    for key in ("max_completion_tokens", "max_tokens"):
+        n = f.integer(key, 1)
+        if n is not None:
+            if n > max_tokens_limit:
+                raise bad_request(f"{key}: {n} is more than this server allows ({max_tokens_limit})", key)
+            if s.max_tokens is None:
+                s.max_tokens = n
+    s.stop = parse_stop(f)
+    n = f.integer("n", 1)
+    if n is not None and n != 1:
+        raise bad_request("n: this server generates one choice per request (n must be 1)", "n",
+                          code="unsupported_value")
+    bias = f.obj.get("logit_bias")
+    if bias is not None:
+        if not isinstance(bias, dict):
+            raise wrong_type("logit_bias", "an object", bias)
+        if bias:
+            raise bad_request("logit_bias is not supported by this server", "logit_bias", code="unsupported_value")
+    return s
+
+
+def parse_stop(f: Fields) -> List[str]:
+    v = f.obj.get("stop")
+    if v is None:
+        return []
+    items: List[Any] = [v] if isinstance(v, str) else v if isinstance(v, list) else None  # type: ignore[assignment]
+    if items is None:
+        raise wrong_type("stop", "a string or an array of strings", v)
+    if len(items) > MAX_STOP_STRINGS:
+        raise bad_request(f"stop: at most {MAX_STOP_STRINGS} strings, got {len(items)}", "stop")
+    out: List[str] = []
+    for i, s in enumerate(items):
+        if not isinstance(s, str):
+            raise wrong_type(f"stop[{i}]", "a string", s)
+        if s:
+            out.append(s)
+    return out
+
+
+@dataclass
+class Logprobs:
+    """``logprobs`` / ``top_logprobs`` as asked (validated; see the server README for what is returned)."""
+
+    enabled: bool = False
+    top: int = 0
+
+
+def parse_chat_logprobs(f: Fields) -> Logprobs:
+    enabled = f.boolean("logprobs") or False
+    top = f.integer("top_logprobs", 0, 20)
+    if top is not None and not enabled:
+        raise bad_request("top_logprobs: requires logprobs to be true", "top_logprobs")
+    return Logprobs(enabled, top or 0)
+
+
+def parse_model(f: Fields) -> Optional[str]:
+    return f.string("model")
+
+
+Json = Union[None, bool, int, float, str, List[Any], Dict[str, Any]]
