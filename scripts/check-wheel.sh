@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Python wheel stands alone: `pip wheel ./bindings/python` (which runs scripts/build.sh --library), then
 # the wheel installed into a fresh venv outside the repository imports, loads the library it carries (not
-# the repository's) and evaluates a tiny model copied out of the repository.
+# the repository's) and evaluates a tiny model copied out of the repository; with the server extra, the
+# leap-server console script runs.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 python=$(python3 -c 'import sys; print(sys.executable)')
@@ -30,4 +31,15 @@ with leap.load_model("lfm2-tiny-f32.gguf") as model:
     assert len(logits) == 512 and all(x == x for x in logits)
 print(f"wheel ok: {lib.path}")
 PY
+# The server extra: its dependencies come from this Python's site-packages (no index needed), and the
+# console script of the installed wheel runs.
+"$python" -m venv --system-site-packages "$tmp/venv-server"
+if "$tmp/venv-server/bin/python" -c 'import fastapi, uvicorn, PIL, httpx' 2> /dev/null; then
+    "$tmp/venv-server/bin/python" -m pip install -q --no-index "$wheel[server]"
+    env -u LEAP_LIBRARY_PATH -u PYTHONPATH "$tmp/venv-server/bin/leap-server" --help > /dev/null
+    env -u LEAP_LIBRARY_PATH -u PYTHONPATH "$tmp/venv-server/bin/python" -c 'import leap.server.app'
+    echo "leap-server ok: $tmp/venv-server/bin/leap-server"
+else
+    echo "note: fastapi, uvicorn, pillow or httpx missing (scripts/setup.sh installs them); leap-server not checked"
+fi
 echo "$(basename "$wheel")"

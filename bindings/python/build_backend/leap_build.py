@@ -35,7 +35,13 @@ VERSION = "0.1.0"
 SUMMARY = "Python bindings for libleap, an on-device LLM SDK (LEAP conversation API over GGUF models)"
 # The one place the distribution's metadata is written down (pyproject.toml names this backend only).
 REQUIRES_PYTHON = ">=3.9"
-EXTRAS = {"test": ["pytest", "numpy"]}
+EXTRAS = {
+    "test": ["pytest", "numpy"],
+    # leap-server (leap.server): the ASGI stack, images in requests, remote media and its test client.
+    "server": ["fastapi>=0.110", "uvicorn>=0.29", "pillow>=10", "httpx>=0.27", "python-multipart>=0.0.9"],
+}
+# Console scripts: name -> module:function.
+CONSOLE_SCRIPTS = {"leap-server": "leap.server.cli:main"}
 
 
 class BuildError(RuntimeError):
@@ -126,9 +132,14 @@ class _WheelWriter:
         self._zip.close()
 
 
+def _entry_points() -> str:
+    return "[console_scripts]\n" + "".join(f"{name} = {target}\n" for name, target in CONSOLE_SCRIPTS.items())
+
+
 def _write_dist_info(w: _WheelWriter, tag: str) -> None:
     d = _dist_info()
     w.add(f"{d}/METADATA", _metadata().encode())
+    w.add(f"{d}/entry_points.txt", _entry_points().encode())
     w.add(f"{d}/WHEEL", (f"Wheel-Version: 1.0\nGenerator: {NAME} build_backend\n"
                          f"Root-Is-Purelib: false\nTag: {tag}\n").encode())
 
@@ -152,6 +163,7 @@ def prepare_metadata_for_build_wheel(metadata_directory: str,
     d = Path(metadata_directory) / _dist_info()
     d.mkdir(parents=True, exist_ok=True)
     (d / "METADATA").write_text(_metadata(), "utf-8")
+    (d / "entry_points.txt").write_text(_entry_points(), "utf-8")
     return d.name
 
 
