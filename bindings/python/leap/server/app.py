@@ -75,8 +75,8 @@ def server_state(request: Request) -> ServerState:
 def record_usage(request: Request, stats: Optional[leap.GenerationStats]) -> None:
     """Token counts for the request's log line."""
     if stats is not None:
-        request.scope.setdefault("state", {})["leap_usage"] = (stats.prompt_tokens, stats.cached_prompt_tokens,
-                                                               stats.completion_tokens)
+        request.scope.setdefault("state", {})["leap_usage"] = (
+            stats.prompt_tokens + stats.cached_prompt_tokens, stats.cached_prompt_tokens, stats.completion_tokens)
 
 
 # ---- Middleware ------------------------------------------------------------------------------------

@@ -57,8 +57,11 @@ def usage_of(stats: Optional[leap.GenerationStats]) -> Dict[str, Any]:
     if stats is None:
         return {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0,
                 "prompt_tokens_details": {"cached_tokens": 0}}
-    return {"prompt_tokens": stats.prompt_tokens, "completion_tokens": stats.completion_tokens,
-            "total_tokens": stats.prompt_tokens + stats.completion_tokens,
+    # The library counts the prompt positions it evaluated apart from those the cache restored; OpenAI's
+    # prompt_tokens is the whole prompt, cached_tokens the part of it that was restored.
+    prompt = stats.prompt_tokens + stats.cached_prompt_tokens
+    return {"prompt_tokens": prompt, "completion_tokens": stats.completion_tokens,
+            "total_tokens": prompt + stats.completion_tokens,
             "prompt_tokens_details": {"cached_tokens": stats.cached_prompt_tokens}}
 
 
@@ -66,7 +69,7 @@ def timings_of(stats: Optional[leap.GenerationStats]) -> Optional[Dict[str, Any]
     """llama-server's ``timings``: positions restored from the cache, evaluated, generated, and rates."""
     if stats is None:
         return None
-    return {"cache_n": stats.cached_prompt_tokens, "prompt_n": stats.prompt_tokens - stats.cached_prompt_tokens,
+    return {"cache_n": stats.cached_prompt_tokens, "prompt_n": stats.prompt_tokens,
             "predicted_n": stats.completion_tokens, "prompt_per_second": stats.prompt_tokens_per_second,
             "predicted_per_second": stats.tokens_per_second,
             "time_to_first_token_ms": stats.time_to_first_token * 1000}
