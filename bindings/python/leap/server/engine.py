@@ -212,7 +212,7 @@ class Engine:
         self.state = "loading"
         self.error: Optional[str] = None
         self.model: Optional[leap.Model] = None
-        self.model_id = ""
+        self.model_id = settings.alias or ""
         self.created = int(time.time())
         self.slots = Slots(max(1, settings.parallel), max(0, settings.queue))
         self._threads: List[threading.Thread] = []
