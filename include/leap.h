@@ -899,6 +899,14 @@ typedef struct leap_generation_options {
     float audio_temperature;        /* < 0 (default): the runner's; 0: greedy                         */
     int32_t audio_top_k;            /* < 0 (default): the runner's; 1: greedy                         */
     int32_t audio_mode;             /* a leap_audio_mode; default LEAP_AUDIO_MODE_AUTO                 */
+    /* OpenAI's penalties (default 0: off; finite, OpenAI allows -2..2): each token's logit is lowered by
+     * count * frequency_penalty + presence_penalty for the tokens among the last 64 of the prompt and
+     * the output (llama.cpp's window), before top-k / top-p / min-p. */
+    float frequency_penalty;
+    float presence_penalty;
+    /* >= 0: a LEAP_EVENT_TOKEN (on_token) for each generated text token, before the text it makes, with
+     * its log-probability and this many most likely alternatives (0..20); -1 (default): none. */
+    int32_t top_logprobs;
 } leap_generation_options;
 
 /* What a model that speaks produces in a turn. AUTO chooses from the system prompt as Liquid's runner
@@ -930,8 +938,20 @@ typedef enum leap_event_kind {
     LEAP_EVENT_REASONING_CHUNK = 2, /* text, text_len                                                 */
     LEAP_EVENT_FUNCTION_CALLS = 3,  /* function_calls_json: [{"name":"f","arguments":{...}}, ...]     */
     LEAP_EVENT_AUDIO_SAMPLE = 4,    /* samples, n_samples, sample_rate (float32 mono)                 */
-    LEAP_EVENT_COMPLETE = 5         /* message, finish_reason, stats                                  */
+    LEAP_EVENT_COMPLETE = 5,        /* message, finish_reason, stats                                  */
+    LEAP_EVENT_TOKEN = 6            /* token, top_logprobs, n_top_logprobs (options->top_logprobs >= 0) */
 } leap_event_kind;
+
+/* A token and its log-probability: log_softmax of the model's raw logits (before the JSON-schema mask,
+ * the penalties, top-k / top-p / min-p and the temperature), as OpenAI's logprobs are. `bytes` is the
+ * token's text, not NUL-terminated, and may be part of a UTF-8 character (a multi-byte character split
+ * across tokens): join the bytes of consecutive tokens to decode them. */
+typedef struct leap_token_logprob {
+    int32_t token;
+    float logprob;
+    const char *bytes;
+    size_t n_bytes;
+} leap_token_logprob;
 
 /* One streamed event. Pointers are borrowed: valid until the next leap_generation_next() or
  * leap_generation_free() on the same generation (copy what you keep; leap_message_copy for message). */
@@ -947,6 +967,9 @@ typedef struct leap_event {
     int32_t finish_reason;              /* leap_finish_reason */
     const leap_message *message;        /* the complete assistant message */
     const leap_generation_stats *stats;
+    leap_token_logprob token;           /* LEAP_EVENT_TOKEN: the generated token                        */
+    const leap_token_logprob *top_logprobs; /* its most likely alternatives, most likely first          */
+    size_t n_top_logprobs;
 } leap_event;
 
 /* Callbacks of leap_conversation_generate(). Any may be NULL. Returning non-zero from a callback stops
@@ -965,6 +988,10 @@ typedef int32_t (*leap_function_calls_callback)(const char *function_calls_json,
 typedef void (*leap_complete_callback)(const leap_message *message, leap_finish_reason reason,
                                        const leap_generation_stats *stats, void *user_data);
 typedef void (*leap_error_callback)(leap_status status, const char *message, void *user_data);
+/* A generated token and its n_top most likely alternatives (see leap_token_logprob); pointers are valid
+ * during the call only. */
+typedef int32_t (*leap_token_callback)(const leap_token_logprob *token, const leap_token_logprob *top,
+                                       size_t n_top, void *user_data);
 
 typedef struct leap_generation_callbacks {
     uint32_t struct_size;
@@ -975,6 +1002,7 @@ typedef struct leap_generation_callbacks {
     leap_complete_callback on_complete;
     leap_error_callback on_error;
     void *user_data;                    /* passed to every callback */
+    leap_token_callback on_token;       /* generated tokens with log-probabilities (options->top_logprobs) */
 } leap_generation_callbacks;
 
 LEAP_API void leap_generation_callbacks_init(leap_generation_callbacks *callbacks, size_t struct_size);

@@ -30,6 +30,7 @@ final class GenerationBox: HandleBox {
     var samples: [Float] = []
     var samplesPointer: UnsafeMutablePointer<Float>?
     var message: MessageBox?
+    var token: CSampledToken?
     var stats = leap_generation_stats()
     var statsPointer: UnsafeMutablePointer<leap_generation_stats>
     var finished = false
@@ -51,6 +52,7 @@ final class GenerationBox: HandleBox {
         samplesPointer?.deallocate()
         samplesPointer = nil
         message = nil
+        token = nil
     }
 
     deinit {
@@ -72,6 +74,9 @@ func cStats(_ s: GenerationStats) -> leap_generation_stats {
         prompt_tokens_per_second: s.promptTokensPerSecond)
 }
 
+/// The most alternatives a token event carries (OpenAI's bound for top_logprobs).
+let maxTopLogprobs: Int32 = 20
+
 /// LEAP options from the C struct: negative values mean "model default".
 func generationOptions(_ p: UnsafePointer<leap_generation_options>?) throws -> GenerationOptions {
     var defaults = leap_generation_options()
@@ -81,12 +86,21 @@ func generationOptions(_ p: UnsafePointer<leap_generation_options>?) throws -> G
                       ("repetition_penalty", c.repetition_penalty)] where !v.isFinite {
         throw LeapError.invalidArgument("options->\(name) is \(v); it must be a finite number (negative = the model's default)")
     }
+    for (name, v) in [("frequency_penalty", c.frequency_penalty), ("presence_penalty", c.presence_penalty)] where !v.isFinite {
+        throw LeapError.invalidArgument("options->\(name) is \(v); it must be a finite number (0 = off)")
+    }
+    guard c.top_logprobs >= -1 && c.top_logprobs <= maxTopLogprobs else {
+        throw LeapError.invalidArgument("options->top_logprobs is \(c.top_logprobs); it must be -1 (off) or 0...\(maxTopLogprobs)")
+    }
     var o = GenerationOptions()
     o.temperature = c.temperature < 0 ? nil : c.temperature
     o.topP = c.top_p < 0 ? nil : c.top_p
     o.minP = c.min_p < 0 ? nil : c.min_p
     o.topK = c.top_k < 0 ? nil : Int(c.top_k)
     o.repetitionPenalty = c.repetition_penalty < 0 ? nil : c.repetition_penalty
+    o.frequencyPenalty = c.frequency_penalty == 0 ? nil : c.frequency_penalty
+    o.presencePenalty = c.presence_penalty == 0 ? nil : c.presence_penalty
+    o.topLogprobs = c.top_logprobs < 0 ? nil : Int(c.top_logprobs)
     o.rngSeed = c.use_rng_seed != 0 ? c.rng_seed : nil
     o.maxTokens = c.max_tokens > 0 ? Int(c.max_tokens) : nil
     if let schema = c.json_schema_constraint {
@@ -140,6 +154,9 @@ public func leap_generation_options_init(_ p: UnsafeMutablePointer<leap_generati
     d.audio_temperature = -1
     d.audio_top_k = -1
     d.audio_mode = 0
+    d.frequency_penalty = 0
+    d.presence_penalty = 0
+    d.top_logprobs = -1
     initParams(d, into: p, size: size)
 }
 
@@ -297,6 +314,13 @@ public func leap_generation_next(_ g: OpaquePointer?, _ out: UnsafeMutablePointe
             box.text = try ownedCString(t)
             e.text = UnsafePointer(box.text)
             e.text_len = t.utf8.count
+        case .token(let t):
+            e.kind = Int32(LEAP_EVENT_TOKEN.rawValue)
+            let c = CSampledToken(t)
+            box.token = c
+            e.token = c.token
+            e.top_logprobs = UnsafePointer(c.top)
+            e.n_top_logprobs = c.topCount
         case .functionCalls(let calls):
             e.kind = Int32(LEAP_EVENT_FUNCTION_CALLS.rawValue)
             box.callsJSON = try ownedCString(functionCallsJSON(calls))
@@ -354,6 +378,11 @@ public func leap_conversation_generate(_ c: OpaquePointer?, _ m: OpaquePointer?,
                 if let f = cb.on_chunk { rc = t.withCString { f($0, t.utf8.count, ud) } }
             case .reasoningChunk(let t):
                 if let f = cb.on_reasoning_chunk { rc = t.withCString { f($0, t.utf8.count, ud) } }
+            case .token(let t):
+                if let f = cb.on_token {
+                    let c = CSampledToken(t)
+                    rc = withExtendedLifetime(c) { withUnsafePointer(to: c.token) { f($0, c.top, c.topCount, ud) } }
+                }
             case .functionCalls(let calls):
                 if let f = cb.on_function_calls { rc = functionCallsJSON(calls).withCString { f($0, ud) } }
             case .audioSample(let samples, let rate):

@@ -278,6 +278,9 @@ package final class Generation {
         if speechTurn?.next == .done { return try finish(.stop) }
         if speechTurn?.next == .audio, let speaking { return try decodeAudioFrame(session, speaking) }
         let logits = session.lastLogits()
+        // Of the raw logits: the mask and the key tracker below only ever lower disallowed tokens to
+        // -infinity, so the drawn token's logit is still the model's.
+        let distribution = options.topLogprobs.map { LogitDistribution(logits: UnsafeBufferPointer(logits), top: $0) }
         if let matcher {
             runner.vocabularyIndex.fillMask(for: matcher, into: &mask)
             mask.apply(to: logits)
@@ -303,7 +306,10 @@ package final class Generation {
         generated.append(token)
         sampler.accept(token)
         // The modality markers of a speaking model switch to audio; they are not text.
-        if speaking == nil || (token != SpeechTokens.audioStart && token != SpeechTokens.textEnd) { try route(token) }
+        if speaking == nil || (token != SpeechTokens.audioStart && token != SpeechTokens.textEnd) {
+            if let distribution { queue.append(.token(sampledToken(token, distribution, logits))) }
+            try route(token)
+        }
         if let matcher {
             guard runner.vocabularyIndex.acceptToken(Int(token), matcher: matcher) else {
                 throw LeapError(.internal, "the sampler chose token \(token), which the JSON-schema constraint does not allow")
@@ -336,6 +342,12 @@ package final class Generation {
             throw LeapError(.generation, "generated audio: \(e.message)")
         }
         if !chunk.samples.isEmpty { queue.append(.audioSample(samples: chunk.samples, sampleRate: chunk.sampleRate)) }
+    }
+
+    private func sampledToken(_ token: Int32, _ d: LogitDistribution, _ logits: UnsafeMutableBufferPointer<Float>) -> SampledToken {
+        SampledToken(id: token, bytes: runner.tokenizer.piece(token),
+                     logprob: d.logprob(of: token, in: UnsafeBufferPointer(logits)),
+                     top: d.top.map { (id: $0.token, bytes: runner.tokenizer.piece($0.token), logprob: $0.logprob) })
     }
 
     private func route(_ token: Int32) throws {
@@ -388,6 +400,8 @@ package final class Generation {
         p.minP = o.minP ?? d.minP
         p.topK = o.topK ?? d.topK
         p.repetitionPenalty = o.repetitionPenalty ?? d.repetitionPenalty
+        p.frequencyPenalty = o.frequencyPenalty ?? 0
+        p.presencePenalty = o.presencePenalty ?? 0
         p.seed = o.rngSeed ?? randomSeed()
         return p
     }

@@ -47,8 +47,32 @@ package struct GenerationStats: Sendable, Equatable {
 /// One item of a streamed response, in order; `.complete` is always last.
 package enum GenerationEvent: Sendable {
     case chunk(String)
+    /// A generated text token (only when `GenerationOptions.topLogprobs` is set), before the text it makes:
+    /// its bytes (possibly part of a UTF-8 character), its log-probability under the model's raw logits and
+    /// the most likely alternatives, most likely first.
+    case token(SampledToken)
     case reasoningChunk(String)
     case functionCalls([LeapFunctionCall])
     case audioSample(samples: [Float], sampleRate: Int)
     case complete(message: ChatMessage, finishReason: GenerationFinishReason, stats: GenerationStats)
+}
+
+/// A generated token as `.token` events report it.
+package struct SampledToken: Sendable, Equatable {
+    package var id: Int32
+    package var bytes: [UInt8]
+    package var logprob: Float
+    package var top: [(id: Int32, bytes: [UInt8], logprob: Float)]
+
+    package init(id: Int32, bytes: [UInt8], logprob: Float, top: [(id: Int32, bytes: [UInt8], logprob: Float)]) {
+        self.id = id
+        self.bytes = bytes
+        self.logprob = logprob
+        self.top = top
+    }
+
+    package static func == (a: SampledToken, b: SampledToken) -> Bool {
+        a.id == b.id && a.bytes == b.bytes && a.logprob == b.logprob && a.top.count == b.top.count
+            && zip(a.top, b.top).allSatisfy { $0.id == $1.id && $0.bytes == $1.bytes && $0.logprob == $1.logprob }
+    }
 }

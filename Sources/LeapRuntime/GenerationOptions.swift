@@ -9,6 +9,11 @@ package struct GenerationOptions: Sendable {
     package var minP: Float?
     package var topK: Int?
     package var repetitionPenalty: Float?
+    /// OpenAI's penalties (-2...2 there; 0 = off): minus count * frequencyPenalty, and minus presencePenalty
+    /// once, for each token in the sampler's penalty window (the last 64 prompt and generated tokens, as
+    /// llama.cpp's server counts them). nil = 0.
+    package var frequencyPenalty: Float?
+    package var presencePenalty: Float?
     package var rngSeed: UInt64?
     /// Cap on completion tokens (the prompt is not counted); nil = until end of turn or context.
     package var maxTokens: Int?
@@ -28,6 +33,9 @@ package struct GenerationOptions: Sendable {
     package var audioTemperature: Float?
     package var audioTopK: Int?
     package var audioMode: SpeechOutputMode?
+    /// Report each generated text token with its log-probability and this many most likely alternatives
+    /// (`.token` events before the text they make); nil = no such events.
+    package var topLogprobs: Int?
 
     package init() {}
 }

@@ -21,6 +21,7 @@ import Testing
             case .chunk(let t): return "text:" + t
             case .reasoningChunk(let t): return "reasoning:" + t
             case .functionCalls: return "calls"
+            case .token(let t): return "token:\(t.id)"
             case .audioSample(let s, let r): return "audio:\(s.count)@\(r)"
             case .complete(_, let r, _): return "complete:" + r.name
             }

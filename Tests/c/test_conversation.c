@@ -48,6 +48,37 @@ static int32_t on_audio(const float *samples, size_t n, int32_t rate, void *ud) 
     return 0;
 }
 
+typedef struct {
+    int32_t tokens[64];
+    float logprobs[64];
+    int n, sorted, top_is_drawn;
+    size_t n_top;
+    char bytes[1024];
+    size_t len;
+} token_log;
+
+static void log_token(token_log *t, const leap_token_logprob *tok, const leap_token_logprob *top, size_t n_top) {
+    size_t i;
+    if (t->n < 64) {
+        t->tokens[t->n] = tok->token;
+        t->logprobs[t->n] = tok->logprob;
+    }
+    t->n++;
+    t->n_top = n_top;
+    for (i = 1; i < n_top; i++) t->sorted &= top[i - 1].logprob >= top[i].logprob;
+    t->top_is_drawn &= n_top > 0 && top[0].token == tok->token && top[0].logprob == tok->logprob;
+    if (t->len + tok->n_bytes < sizeof t->bytes) {
+        memcpy(t->bytes + t->len, tok->bytes, tok->n_bytes);
+        t->len += tok->n_bytes;
+        t->bytes[t->len] = 0;
+    }
+}
+
+static int32_t on_token(const leap_token_logprob *tok, const leap_token_logprob *top, size_t n_top, void *ud) {
+    log_token((token_log *)ud, tok, top, n_top);
+    return 0;
+}
+
 static leap_message *user(const char *text) {
     leap_message *m = NULL;
     leap_message_create(LEAP_ROLE_USER, &m);
@@ -115,6 +146,55 @@ int main(void) {
         generate(conv, "And of Germany?", &greedy, &c);
         CHECK(c.reason == LEAP_FINISH_INTERRUPTED && c.chunks == 2);
         CHECK(c.stats.cached_prompt_tokens > 10);
+    }
+    {   /* token log-probabilities: the same from callbacks and the iterator, greedy picks the top one */
+        leap_generation_options o = greedy;
+        leap_generation_callbacks cb;
+        leap_conversation *a = NULL, *b = NULL;
+        leap_generation *g = NULL;
+        leap_event ev;
+        leap_message *m = user("Name a color.");
+        token_log viaCallback, viaIterator;
+        int i, same = 1;
+        memset(&viaCallback, 0, sizeof viaCallback);
+        memset(&viaIterator, 0, sizeof viaIterator);
+        viaCallback.sorted = viaCallback.top_is_drawn = viaIterator.sorted = viaIterator.top_is_drawn = 1;
+        o.top_logprobs = 3;
+        o.repetition_penalty = 1;   /* raw logits are what the alternatives rank: no penalty, so greedy takes the first */
+        CHECK_OK(leap_conversation_create(model, NULL, &a));
+        CHECK_OK(leap_conversation_create(model, NULL, &b));
+        leap_generation_callbacks_init(&cb, sizeof cb);
+        cb.on_token = on_token;
+        cb.user_data = &viaCallback;
+        CHECK_OK(leap_conversation_generate(a, m, &o, &cb));
+        CHECK_OK(leap_conversation_generate_begin(b, m, &o, &g));
+        for (;;) {
+            memset(&ev, 0, sizeof ev);
+            ev.struct_size = sizeof ev;
+            CHECK_OK(leap_generation_next(g, &ev));
+            if (ev.kind == LEAP_EVENT_NONE) break;
+            if (ev.kind == LEAP_EVENT_TOKEN) log_token(&viaIterator, &ev.token, ev.top_logprobs, ev.n_top_logprobs);
+        }
+        leap_generation_free(g);
+        CHECK(viaCallback.n > 0 && viaCallback.n == viaIterator.n);
+        CHECK(viaCallback.n_top == 3 && viaIterator.n_top == 3);
+        CHECK(viaCallback.sorted && viaCallback.top_is_drawn && viaIterator.sorted && viaIterator.top_is_drawn);
+        for (i = 0; i < viaCallback.n && i < 64; i++) {
+            same &= viaCallback.tokens[i] == viaIterator.tokens[i] && viaCallback.logprobs[i] == viaIterator.logprobs[i];
+            same &= viaCallback.logprobs[i] <= 0;
+        }
+        CHECK(same);
+        CHECK(viaCallback.len > 0 && strcmp(viaCallback.bytes, viaIterator.bytes) == 0);
+        o.top_logprobs = 21;
+        CHECK_STATUS(leap_conversation_generate_begin(b, m, &o, &g), LEAP_ERR_INVALID_ARGUMENT);
+        CHECK_ERROR_MENTIONS("top_logprobs");
+        o.top_logprobs = -1;
+        o.presence_penalty = NAN;
+        CHECK_STATUS(leap_conversation_generate_begin(b, m, &o, &g), LEAP_ERR_INVALID_ARGUMENT);
+        CHECK_ERROR_MENTIONS("presence_penalty");
+        leap_message_free(m);
+        leap_conversation_free(a);
+        leap_conversation_free(b);
     }
     {   /* the pull iterator gives the same answer as callbacks for the same history */
         leap_conversation *a = NULL, *b = NULL;

@@ -24,7 +24,8 @@ from .context import Context, Sampler
 from .messages import Audio, AudioPcmF32, ChatMessage, Content, Image, ImageRGB, LeapFunctionCall, Role, Text
 from .conversation import (
     AudioSample, CacheOptions, Chunk, Complete, Conversation, FunctionCalls, GenerationFinishReason, GenerationOptions,
-    GenerationStats, MessageResponse, Model, ModelCompanions, ReasoningChunk, ResponseStream, load_model,
+    GenerationStats, MessageResponse, Model, ModelCompanions, ReasoningChunk, ResponseStream, Token, TokenLogprob,
+    load_model,
 )
 
 __version__ = (_lib.leap_version_string() or b"0.0.0").decode()
@@ -43,5 +44,5 @@ __all__ = [
     "FunctionCallParser", "LFMFunctionCallParser", "HermesFunctionCallParser",
     "load_model", "load_bundle", "CancelToken", "ProgressCallback", "Model", "Conversation", "GenerationOptions", "GenerationFinishReason", "GenerationStats",
     "ModelCompanions", "ResponseStream",
-    "MessageResponse", "Chunk", "ReasoningChunk", "FunctionCalls", "AudioSample", "Complete",
+    "MessageResponse", "Chunk", "ReasoningChunk", "FunctionCalls", "AudioSample", "Token", "TokenLogprob", "Complete",
 ]

@@ -66,6 +66,18 @@ class leap_generation_options(ctypes.Structure):
         ("audio_temperature", ctypes.c_float),
         ("audio_top_k", ctypes.c_int32),
         ("audio_mode", ctypes.c_int32),
+        ("frequency_penalty", ctypes.c_float),
+        ("presence_penalty", ctypes.c_float),
+        ("top_logprobs", ctypes.c_int32),
+    ]
+
+
+class leap_token_logprob(ctypes.Structure):
+    _fields_ = [
+        ("token", ctypes.c_int32),
+        ("logprob", ctypes.c_float),
+        ("bytes", ctypes.c_void_p),
+        ("n_bytes", ctypes.c_size_t),
     ]
 
 
@@ -94,6 +106,9 @@ class leap_event(ctypes.Structure):
         ("finish_reason", ctypes.c_int32),
         ("message", leap_message_p),
         ("stats", ctypes.POINTER(leap_generation_stats)),
+        ("token", leap_token_logprob),
+        ("top_logprobs", ctypes.POINTER(leap_token_logprob)),
+        ("n_top_logprobs", ctypes.c_size_t),
     ]
 
 
@@ -145,7 +160,7 @@ _gen_begin = fn("leap_conversation_generate_begin", c_status, leap_conversation_
 _gen_next = fn("leap_generation_next", c_status, leap_generation_p, _P(leap_event))
 _gen_free = fn("leap_generation_free", None, leap_generation_p)
 
-_EVENT_CHUNK, _EVENT_REASONING, _EVENT_CALLS, _EVENT_AUDIO, _EVENT_COMPLETE = 1, 2, 3, 4, 5
+_EVENT_CHUNK, _EVENT_REASONING, _EVENT_CALLS, _EVENT_AUDIO, _EVENT_COMPLETE, _EVENT_TOKEN = 1, 2, 3, 4, 5, 6
 
 
 class GenerationFinishReason(enum.IntEnum):
@@ -200,6 +215,25 @@ class AudioSample:
 
 
 @dataclass(frozen=True)
+class TokenLogprob:
+    """A token and its log-probability under the model's raw logits (before the JSON-schema mask, the
+    penalties, top-k / top-p / min-p and the temperature). ``bytes`` may be part of a UTF-8 character."""
+
+    token: int
+    bytes: bytes
+    logprob: float
+
+
+@dataclass(frozen=True)
+class Token:
+    """A generated text token (with ``GenerationOptions(top_logprobs=n)``), before the text it makes: its
+    log-probability and its ``n`` most likely alternatives, most likely first."""
+
+    token: TokenLogprob
+    top_logprobs: List[TokenLogprob]
+
+
+@dataclass(frozen=True)
 class Complete:
     """The end of a response: the full assistant message, why it ended, and figures."""
 
@@ -208,7 +242,7 @@ class Complete:
     stats: GenerationStats
 
 
-MessageResponse = Union[Chunk, ReasoningChunk, FunctionCalls, AudioSample, Complete]
+MessageResponse = Union[Chunk, ReasoningChunk, FunctionCalls, AudioSample, Token, Complete]
 
 
 @dataclass(frozen=True)
@@ -260,6 +294,11 @@ def _event_from_c(ev: leap_event) -> Optional[MessageResponse]:
         if ev.n_samples:
             a.frombytes(ctypes.string_at(ev.samples, 4 * ev.n_samples))
         return AudioSample(a, ev.sample_rate)
+    if kind == _EVENT_TOKEN:
+        def one(t: leap_token_logprob) -> TokenLogprob:
+            return TokenLogprob(t.token, ctypes.string_at(t.bytes, t.n_bytes) if t.n_bytes else b"", t.logprob)
+
+        return Token(one(ev.token), [one(ev.top_logprobs[i]) for i in range(ev.n_top_logprobs)])
     if kind == _EVENT_COMPLETE:
         out = ctypes.c_void_p()
         check(_message_to_json(ev.message, ctypes.byref(out)))
@@ -331,6 +370,13 @@ class GenerationOptions:
     min_p: Optional[float] = None
     top_k: Optional[int] = None
     repetition_penalty: Optional[float] = None
+    #: OpenAI's penalties (0 or None: off): minus count * frequency_penalty + presence_penalty for the tokens
+    #: among the last 64 of the prompt and the output.
+    frequency_penalty: Optional[float] = None
+    presence_penalty: Optional[float] = None
+    #: 0..20: a :class:`Token` event with its log-probability and that many alternatives before each text
+    #: token's text; None: no such events.
+    top_logprobs: Optional[int] = None
     rng_seed: Optional[int] = None
     max_tokens: Optional[int] = None
     json_schema_constraint: Optional[Union[str, Dict[str, Any]]] = None
@@ -359,6 +405,12 @@ class GenerationOptions:
             o.top_k = self.top_k
         if self.repetition_penalty is not None:
             o.repetition_penalty = self.repetition_penalty
+        if self.frequency_penalty is not None:
+            o.frequency_penalty = self.frequency_penalty
+        if self.presence_penalty is not None:
+            o.presence_penalty = self.presence_penalty
+        if self.top_logprobs is not None:
+            o.top_logprobs = self.top_logprobs
         if self.rng_seed is not None:
             o.use_rng_seed = 1
             o.rng_seed = self.rng_seed & 0xFFFFFFFFFFFFFFFF
