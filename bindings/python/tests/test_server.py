@@ -546,3 +546,22 @@ def test_other_errors_and_the_server_keeps_serving(tiny):
     assert tiny.proc.poll() is None
     log = tiny.output()
     assert "POST /v1/chat/completions 200" in log and "tokens prompt=" in log
+
+
+def test_accepted_parameters_not_applied_yet(tiny):
+    # Validated and accepted; the answer says what it carries (no logprobs).
+    r = tiny.client().chat.completions.create(model="", messages=USER, max_tokens=3, presence_penalty=0.5,
+                                              frequency_penalty=0.5, logprobs=True, top_logprobs=2, user="u1",
+                                              parallel_tool_calls=False, extra_body={"metadata": {"k": "v"}})
+    assert r.usage.completion_tokens == 3 and r.choices[0].logprobs is None
+
+
+def test_a_bundle(tmp_path):
+    s = start("--bundle", FIXTURES.parent.parent / "examples" / "bundles" / "lfm2-tiny.json", "--alias", "b",
+              log_path=tmp_path / "server.log")
+    try:
+        assert [m.id for m in s.client().models.list().data] == ["b"]
+        r = s.client().chat.completions.create(model="b", messages=USER, max_tokens=3)
+        assert r.usage.completion_tokens == 3
+    finally:
+        s.stop()

@@ -21,9 +21,10 @@ grammar (``GenerationOptions.json_schema_constraint``): the content always parse
 from __future__ import annotations
 
 import json
+import logging
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 import leap
 
@@ -32,6 +33,7 @@ from .errors import ApiError, bad_request, from_leap_error
 from .media import MediaLimits, image_part, split_data_url, wav_part
 from .schemas import Fields, Logprobs, Sampling, parse_chat_logprobs, parse_sampling, type_name, wrong_type
 
+log = logging.getLogger("leap.server")
 _FUNCTION_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _SCHEMA_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}\Z")
 ROLES = ("system", "developer", "user", "assistant", "tool")
@@ -86,12 +88,21 @@ class ChatRequest:
         return o
 
 
+_warned: Set[str] = set()
+
+
 def apply_penalties(options: leap.GenerationOptions, s: Sampling) -> None:
-    """presence / frequency penalties, when the bindings' GenerationOptions carry them."""
+    """presence / frequency penalties, when the bindings' GenerationOptions carry them (else a warning in the
+    log, once: the request is still answered, as by servers that ignore them)."""
     for name in ("presence_penalty", "frequency_penalty"):
         value = getattr(s, name)
-        if value is not None and hasattr(options, name):
+        if value is None:
+            continue
+        if hasattr(options, name):
             setattr(options, name, value)
+        elif value != 0 and name not in _warned:
+            _warned.add(name)
+            log.warning("%s is not applied: this libleap's generation options have no %s", name, name)
 
 
 def remote_urls(body: Dict[str, Any]) -> List[str]:

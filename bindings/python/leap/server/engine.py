@@ -216,6 +216,7 @@ class Engine:
         self.created = int(time.time())
         self.slots = Slots(max(1, settings.parallel), max(0, settings.queue))
         self._threads: List[threading.Thread] = []
+        self._running: List[JobHandle] = []
 
     # ---- Loading ----------------------------------------------------------------------------------
 
@@ -246,6 +247,8 @@ class Engine:
     def close(self) -> None:
         """Stop taking jobs, wait for running ones, release the model (which flushes the prompt cache)."""
         self.state = "closing"
+        for h in list(self._running):
+            h.stop()
         for t in list(self._threads):
             t.join(timeout=30)
         if self.model is not None:
@@ -294,6 +297,7 @@ class Engine:
         try:
             thread = threading.Thread(target=self._run, args=(job, handle, loop), name="leap-generation", daemon=True)
             self._threads.append(thread)
+            self._running.append(handle)
             thread.start()
         except BaseException:
             self.slots.release()
@@ -314,15 +318,15 @@ class Engine:
             handle.finished.set()
             handle._post(handle._end, None)
             try:
-                loop.call_soon_threadsafe(self._job_done, threading.current_thread())
+                loop.call_soon_threadsafe(self._job_done, threading.current_thread(), handle)
             except RuntimeError:
                 pass
 
-    def _job_done(self, thread: threading.Thread) -> None:
-        try:
+    def _job_done(self, thread: threading.Thread, handle: JobHandle) -> None:
+        if thread in self._threads:
             self._threads.remove(thread)
-        except ValueError:
-            pass
+        if handle in self._running:
+            self._running.remove(handle)
         self.slots.release()
 
 
