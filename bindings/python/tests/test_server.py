@@ -565,3 +565,16 @@ def test_a_bundle(tmp_path):
         assert r.usage.completion_tokens == 3
     finally:
         s.stop()
+
+
+def test_a_model_that_does_not_load_ends_the_process(tmp_path):
+    bad = tmp_path / "bad.gguf"
+    bad.write_bytes(b"not a gguf file at all")
+    from server_process import Server
+
+    s = Server("--model", bad, log_path=tmp_path / "server.log")
+    try:
+        assert s.proc.wait(timeout=60) == 1
+        assert "not a GGUF file" in s.output()
+    finally:
+        s.stop()

@@ -12,7 +12,7 @@ import logging
 import secrets
 import time
 from dataclasses import dataclass, field
-from typing import Any, AsyncIterator, Awaitable, Dict, List, Optional, Sequence, TypeVar
+from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Optional, Sequence, TypeVar
 
 from fastapi import APIRouter, FastAPI, Request
 from fastapi.responses import JSONResponse, Response
@@ -386,14 +386,17 @@ async def text_completions(request: Request) -> Response:
 
 
 def create_app(engine: Engine, settings: Optional[ServerSettings] = None, load: bool = True,
-               routers: Sequence[APIRouter] = ()) -> FastAPI:
+               routers: Sequence[APIRouter] = (), on_load_failed: Optional[Callable[[], None]] = None) -> FastAPI:
     """The ASGI app serving ``engine``'s model. With ``load``, the model loads on a thread at startup (the
-    server answers /health with 503 until it is ready); the model is released at shutdown."""
+    server answers /health with 503 until it is ready; ``on_load_failed`` is called if it cannot be
+    loaded); the model is released at shutdown."""
     settings = settings or ServerSettings()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         loading = asyncio.ensure_future(asyncio.to_thread(engine.load)) if load else None
+        if loading is not None and on_load_failed is not None:
+            loading.add_done_callback(lambda _: on_load_failed() if engine.state == "failed" else None)
         try:
             yield
         finally:

@@ -93,7 +93,19 @@ def main(argv: Optional[List[str]] = None) -> int:
                                                 max_audio_seconds=args.max_audio_seconds,
                                                 max_media_bytes=args.max_body,
                                                 allow_remote=args.allow_remote_media))
-    app = create_app(engine, settings)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False,
-                timeout_graceful_shutdown=5)
-    return 0 if engine.state != "failed" else 1
+    server: Optional[uvicorn.Server] = None
+
+    def exit_after_failed_load() -> None:
+        # A supervisor (or the app that started this process) sees the exit status; serving 503 forever
+        # would hide the failure.
+        if server is not None:
+            server.should_exit = True
+
+    app = create_app(engine, settings, on_load_failed=exit_after_failed_load)
+    server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
+                                           access_log=False, timeout_graceful_shutdown=5))
+    server.run()
+    if engine.state == "failed":
+        print(f"leap-server: cannot load the model: {engine.error}", file=sys.stderr)
+        return 1
+    return 0

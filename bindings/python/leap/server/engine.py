@@ -246,7 +246,8 @@ class Engine:
 
     def close(self) -> None:
         """Stop taking jobs, wait for running ones, release the model (which flushes the prompt cache)."""
-        self.state = "closing"
+        if self.state != "failed":
+            self.state = "closing"
         for h in list(self._running):
             h.stop()
         for t in list(self._threads):
