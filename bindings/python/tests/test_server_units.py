@@ -118,3 +118,75 @@ def test_while_loading():
         r = client.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": "hi"}]})
         assert r.status_code == 503 and r.headers["retry-after"] == "1"
         assert client.get("/v1/models").json()["data"][0]["id"] == "m"
+
+
+def png_bytes(width=8, height=8):
+    import io
+
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), (200, 30, 60)).save(out, format="PNG")
+    return out.getvalue()
+
+
+def test_remote_media_only_when_allowed():
+    import http.server
+    import threading
+
+    from leap.server.chat import ModelCaps, parse_chat_request, remote_urls
+    from leap.server.media import MediaLimits, fetch_remote
+
+    png = png_bytes()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body = png if self.path == "/cat.png" else b""
+            self.send_response(200 if body else 404)
+            self.send_header("Content-Type", "image/png")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/cat.png"
+        body = {"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": {"url": url}}]}]}
+        caps = ModelCaps("m", images=True)
+        with pytest.raises(ApiError) as e:
+            parse_chat_request(body, caps, MediaLimits(), 100)
+        assert e.value.code == "remote_media_disabled"
+        with pytest.raises(ApiError) as e:
+            asyncio.run(fetch_remote(url, MediaLimits(), "p"))
+        assert e.value.code == "remote_media_disabled"
+        allowed = MediaLimits(allow_remote=True)
+        assert remote_urls(body) == [url]
+        fetched = {url: asyncio.run(fetch_remote(url, allowed, "p"))}
+        assert fetched[url] == ("image/png", png)
+        req = parse_chat_request(body, caps, allowed, 100, fetched)
+        image = req.message.content[0]
+        assert isinstance(image, leap.Image) and image.jpeg[:2] == b"\xff\xd8"
+        with pytest.raises(ApiError) as e:
+            asyncio.run(fetch_remote(url, MediaLimits(allow_remote=True, max_media_bytes=10), "p"))
+        assert e.value.code == "invalid_url"
+        with pytest.raises(ApiError) as e:
+            asyncio.run(fetch_remote(url.replace("cat", "dog"), allowed, "p"))
+        assert "404" in e.value.message
+    finally:
+        httpd.shutdown()
+
+
+def test_cors_preflight_needs_no_key():
+    engine = Engine(ModelSettings(model="never-loaded.gguf", alias="m"))
+    settings = ServerSettings(api_key="k", cors_origins=["http://example.test"])
+    with TestClient(create_app(engine, settings, load=False)) as client:
+        r = client.options("/v1/chat/completions", headers={"Origin": "http://example.test",
+                                                            "Access-Control-Request-Method": "POST",
+                                                            "Access-Control-Request-Headers": "authorization"})
+        assert r.status_code == 200 and r.headers["access-control-allow-origin"] == "http://example.test"
+        assert client.get("/v1/models").status_code == 401
+        assert client.get("/v1/models", headers={"Authorization": "Bearer k"}).status_code == 200

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Optional, Sequence, TypeVar
 
 from fastapi import APIRouter, FastAPI, Request
+from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -42,6 +43,7 @@ class ServerSettings:
     max_body: int = 32 << 20
     media: MediaLimits = field(default_factory=MediaLimits)
     max_tokens: int = 0  # per request; 0: the context size
+    cors_origins: List[str] = field(default_factory=list)  # browsers' origins allowed to call the API ("*": any)
 
 
 class ServerState:
@@ -412,9 +414,13 @@ def create_app(engine: Engine, settings: Optional[ServerSettings] = None, load: 
     app.include_router(router)
     for r in routers:
         app.include_router(r)
-    # Added innermost first: the log line sees every answer, the key is checked before the body is read.
+    # Added innermost first: the log line sees every answer, CORS preflights are answered without the key,
+    # the key is checked before the body is read.
     app.add_middleware(BodyLimit, limit=settings.max_body)
     if settings.api_key:
         app.add_middleware(ApiKeyCheck, api_key=settings.api_key)
+    if settings.cors_origins:
+        app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_methods=["*"],
+                           allow_headers=["*"])
     app.add_middleware(RequestLog)
     return app

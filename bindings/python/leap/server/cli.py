@@ -33,6 +33,8 @@ def parser() -> argparse.ArgumentParser:
     net.add_argument("--port", type=int, default=8080, help="port (default: %(default)s)")
     net.add_argument("--api-key", default=os.environ.get("LEAP_API_KEY"),
                      help="require this key (Authorization: Bearer KEY); default: $LEAP_API_KEY, else none")
+    net.add_argument("--cors-origin", action="append", default=[], metavar="ORIGIN",
+                     help="let web pages from ORIGIN call the API (repeatable; '*' for any); default: none")
     net.add_argument("-np", "--parallel", type=int, default=4,
                      help="generations at once, stepped together (default: %(default)s)")
     net.add_argument("--queue", type=int, default=64,
@@ -89,6 +91,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                                   cache_dir=args.cache_dir, parallel=args.parallel, queue=args.queue,
                                   progress=sys.stderr.isatty() or bool(args.bundle)))
     settings = ServerSettings(api_key=args.api_key or None, max_body=args.max_body, max_tokens=args.max_tokens,
+                              cors_origins=args.cors_origin,
                               media=MediaLimits(max_image_pixels=args.max_image_pixels,
                                                 max_audio_seconds=args.max_audio_seconds,
                                                 max_media_bytes=args.max_body,
