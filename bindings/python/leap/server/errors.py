@@ -48,12 +48,15 @@ def bad_request(message: str, param: Optional[str] = None, code: Optional[str] =
     return ApiError(400, message, param=param, code=code)
 
 
-def from_leap_error(e: leap.LeapError, param: Optional[str] = None) -> ApiError:
-    """The client-facing error for a library failure caused by the request (its message says what was wrong)."""
+def from_leap_error(e: leap.LeapError, param: Optional[str] = None, at_start: bool = False) -> ApiError:
+    """The client-facing error for a library failure (its message says what was wrong). ``at_start``: the
+    library refused to begin the request's generation (its history, tools or options), a 400."""
     if isinstance(e, leap.PromptExceedsContextError):
         return ApiError(400, str(e), param="messages" if param is None else param, code="context_length_exceeded")
     if isinstance(e, (leap.InvalidArgumentError, leap.SerializationError, leap.FormatError, leap.AudioFormatError,
                       leap.UnsupportedError, leap.FunctionCallParsingError)):
+        return ApiError(400, str(e), param=param, code="invalid_value")
+    if at_start and isinstance(e, leap.GenerationError):
         return ApiError(400, str(e), param=param, code="invalid_value")
     if isinstance(e, leap.LeapMemoryError):
         return ApiError(503, f"out of memory: {e}", code="out_of_memory", headers={"Retry-After": "5"})
