@@ -23,6 +23,7 @@ import leap
 
 from . import completions
 from .chat import ChatRequest, ModelCaps, chat_job, model_caps, parse_chat_request, remote_urls
+from .chat_audio import SpokenTurn
 from .engine import Engine, JobHandle
 from .errors import ApiError, from_leap_error, install_error_handlers
 from .media import MediaLimits, fetch_remote
@@ -284,7 +285,8 @@ async def chat_completions(request: Request) -> Response:
         handle = await unless_disconnected(request, state.engine.start(chat_job(model, req)))
     except ClientGone:
         return Response(status_code=499)
-    turn = ChatTurn(req.sampling.stop, req.tool_mode == "forced", handle.stop)
+    turn = ChatTurn(req.sampling.stop, req.tool_mode == "forced", handle.stop) if req.audio_output is None else \
+        SpokenTurn(req.sampling.stop, req.tool_mode == "forced", handle.stop, req.audio_output, req.stream)
     rid, created, name = completion_id("chatcmpl"), int(time.time()), state.engine.model_id
     if req.stream:
         return EventStreamResponse(_stream_chat(request, handle, turn, req, rid, created, name), on_close=handle.stop)
@@ -412,7 +414,9 @@ def create_app(engine: Engine, settings: Optional[ServerSettings] = None, load: 
     app.state.server = ServerState(engine, settings)
     install_error_handlers(app)
     app.include_router(router)
-    for r in routers:
+    from . import audio_speech, transcriptions
+
+    for r in (audio_speech.router, transcriptions.router, *routers):
         app.include_router(r)
     # Added innermost first: the log line sees every answer, CORS preflights are answered without the key,
     # the key is checked before the body is read.

@@ -28,6 +28,8 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 import leap
 
+from . import chat_audio
+from .chat_audio import AudioOutput
 from .engine import Job, JobControl
 from .errors import ApiError, bad_request, from_leap_error
 from .media import MediaLimits, image_part, split_data_url, wav_part
@@ -75,6 +77,11 @@ class ChatRequest:
     modalities: List[str] = field(default_factory=lambda: ["text"])
     audio: Optional[Dict[str, Any]] = None
     function_call_parser: Optional[str] = None
+    # Models that speak (chat_audio): the speech asked for, the library's audio mode, audio code sampling.
+    audio_output: Optional[AudioOutput] = None
+    audio_mode: Optional[str] = None
+    audio_temperature: Optional[float] = None
+    audio_top_k: Optional[int] = None
 
     def options(self) -> leap.GenerationOptions:
         s = self.sampling
@@ -84,6 +91,7 @@ class ChatRequest:
                                    function_call_parser=self.function_call_parser)
         if self.enable_thinking is not None:
             o.enable_thinking = self.enable_thinking
+        o.audio_mode, o.audio_temperature, o.audio_top_k = self.audio_mode, self.audio_temperature, self.audio_top_k
         apply_penalties(o, s)
         return o
 
@@ -402,13 +410,7 @@ def _modalities(f: Fields, req: ChatRequest, caps: ModelCaps) -> None:
                 raise bad_request(f"modalities[{i}]: {m!r} is not 'text' or 'audio'", f"modalities[{i}]")
         req.modalities = [str(m) for m in mods]
     req.audio = f.obj_field("audio")
-    if "audio" in req.modalities:
-        if not caps.audio_output:
-            raise bad_request(f"modalities: the loaded model ({caps.name}) cannot speak: audio output needs an "
-                              "LFM2.5-Audio model with its audio decoder and tokenizer", "modalities",
-                              code="unsupported_value")
-        raise bad_request("modalities: audio output is not available from this endpoint yet", "modalities",
-                          code="unsupported_value")
+    chat_audio.configure(f, req, caps)
 
 
 def chat_job(model: leap.Model, req: ChatRequest) -> Job:
@@ -433,7 +435,7 @@ def chat_job(model: leap.Model, req: ChatRequest) -> Job:
                 stream = conv.generate_response(req.message, options)
             except leap.LeapError as e:
                 param = req.schema_param if str(e).startswith("json_schema_constraint") else None
-                raise from_leap_error(e, param, at_start=True) from None
+                raise from_leap_error(e, param) from None
             with stream:
                 control.started()
                 after_stop = 0
