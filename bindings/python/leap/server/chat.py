@@ -435,7 +435,7 @@ def chat_job(model: leap.Model, req: ChatRequest) -> Job:
                 stream = conv.generate_response(req.message, options)
             except leap.LeapError as e:
                 param = req.schema_param if str(e).startswith("json_schema_constraint") else None
-                raise from_leap_error(e, param) from None
+                raise from_leap_error(e, param, at_start=True) from None
             with stream:
                 control.started()
                 after_stop = 0
