@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
@@ -424,13 +425,23 @@ def chat_job(model: leap.Model, req: ChatRequest) -> Job:
             conv = model.create_conversation_from_history(req.history)
         except leap.LeapError as e:
             raise from_leap_error(e, "messages") from None
-        with conv:
+        # stop() arrives on the event loop's thread while this one may be closing the conversation: the
+        # lock keeps it from reaching a freed handle.
+        guard = threading.Lock()
+        is_open = [True]
+
+        def stop() -> None:
+            with guard:
+                if is_open[0]:
+                    conv.stop()
+
+        try:
             try:
                 for tool in req.tools:
                     conv.register_function(tool)
             except leap.LeapError as e:
                 raise from_leap_error(e, "tools") from None
-            control.on_stop(conv.stop)
+            control.on_stop(stop)
             try:
                 stream = conv.generate_response(req.message, options)
             except leap.LeapError as e:
@@ -447,6 +458,10 @@ def chat_job(model: leap.Model, req: ChatRequest) -> Job:
                         after_stop += 1
                         if after_stop > 64:
                             break
+        finally:
+            with guard:
+                is_open[0] = False
+            conv.close()
 
     return run
 
