@@ -2,9 +2,9 @@
 // the constraint mask, the penalties, top-k / top-p / min-p and the temperature (as OpenAI and vLLM report
 // them by default), so that they say what the model thinks of a token, not what the sampler did with it.
 //
-//   logprob(t) = logit[t] - log(sum_j exp(logit[j]))      computed as  logit[t] - (m + log(sum_j exp(logit[j] - m)))
+//   logprob(t) = logit[t] - log(sum_j exp(logit[j]))      computed as  (logit[t] - m) - log(sum_j exp(logit[j] - m))
 //
-// with m = max_j logit[j], so that no exp overflows. One pass for the max, one for the sum, and a pass with
+// with m = max_j logit[j], so that no exp overflows and large logits keep their precision. One pass for the max, one for the sum, and a pass with
 // an n-element min-heap for the n most likely tokens (n is at most 20: no sort of the vocabulary).
 #if canImport(Glibc)
 import Glibc
@@ -24,8 +24,9 @@ package struct TokenLogprob: Sendable, Equatable {
 
 /// The log-normalizer and the most likely tokens of one row of logits.
 package struct LogitDistribution: Sendable, Equatable {
-    /// log(sum_j exp(logit[j])); -infinity when every logit is -infinity.
-    package var logNormalizer: Float
+    /// The largest logit, and log(sum_j exp(logit[j] - maxLogit)); -infinity when every logit is -infinity.
+    package var maxLogit: Float
+    package var logSum: Float
     /// The `top` most likely tokens, most likely first (ties: the lower id first).
     package var top: [TokenLogprob]
 
@@ -33,15 +34,16 @@ package struct LogitDistribution: Sendable, Equatable {
     package init(logits: UnsafeBufferPointer<Float>, top n: Int) {
         var m = -Float.infinity
         for l in logits where l > m { m = l }
+        maxLogit = m
         guard m > -.infinity else {
-            logNormalizer = -.infinity
+            logSum = -.infinity
             top = []
             return
         }
         var sum: Double = 0
         for l in logits { sum += Double(expf(l - m)) }
-        let z = m + Float(log(sum))
-        logNormalizer = z
+        let logSum = Float(log(sum))
+        self.logSum = logSum
         let k = min(max(n, 0), logits.count)
         guard k > 0 else {
             top = []
@@ -82,11 +84,11 @@ package struct LogitDistribution: Sendable, Equatable {
                 siftDown(0)
             }
         }
-        top = heap.sorted { lessLikely($1, $0) }.map { TokenLogprob(token: $0, logprob: logits[Int($0)] - z) }
+        top = heap.sorted { lessLikely($1, $0) }.map { TokenLogprob(token: $0, logprob: (logits[Int($0)] - m) - logSum) }
     }
 
     /// The log-probability of `token` in this distribution.
     package func logprob(of token: Int32, in logits: UnsafeBufferPointer<Float>) -> Float {
-        logits[Int(token)] - logNormalizer
+        (logits[Int(token)] - maxLogit) - logSum
     }
 }
