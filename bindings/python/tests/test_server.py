@@ -546,12 +546,13 @@ def test_other_errors_and_the_server_keeps_serving(tiny):
     assert "POST /v1/chat/completions 200" in log and "tokens prompt=" in log
 
 
-def test_accepted_parameters_not_applied_yet(tiny):
-    # Validated and accepted; the answer says what it carries (no logprobs).
+def test_accepted_parameters(tiny):
+    # Validated and accepted; logprobs come with each content token (test_server_logprobs.py checks their values).
     r = tiny.client().chat.completions.create(model="", messages=USER, max_tokens=3, presence_penalty=0.5,
                                               frequency_penalty=0.5, logprobs=True, top_logprobs=2, user="u1",
                                               parallel_tool_calls=False, extra_body={"metadata": {"k": "v"}})
-    assert r.usage.completion_tokens == 3 and r.choices[0].logprobs is None
+    assert r.usage.completion_tokens == 3
+    assert all(len(e.top_logprobs) == 2 for e in r.choices[0].logprobs.content)
 
 
 def test_a_bundle(tmp_path):

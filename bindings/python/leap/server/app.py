@@ -287,6 +287,7 @@ async def chat_completions(request: Request) -> Response:
         return Response(status_code=499)
     turn = ChatTurn(req.sampling.stop, req.tool_mode == "forced", handle.stop) if req.audio_output is None else \
         SpokenTurn(req.sampling.stop, req.tool_mode == "forced", handle.stop, req.audio_output, req.stream)
+    turn.logprobs = req.logprobs.enabled
     rid, created, name = completion_id("chatcmpl"), int(time.time()), state.engine.model_id
     if req.stream:
         return EventStreamResponse(_stream_chat(request, handle, turn, req, rid, created, name), on_close=handle.stop)
@@ -299,7 +300,8 @@ async def chat_completions(request: Request) -> Response:
     record_usage(request, turn.stats)
     result: Dict[str, Any] = {
         "id": rid, "object": "chat.completion", "created": created, "model": name,
-        "choices": [{"index": 0, "message": turn.message(), "logprobs": None, "finish_reason": turn.finish_reason}],
+        "choices": [{"index": 0, "message": turn.message(), "logprobs": turn.message_logprobs(),
+                     "finish_reason": turn.finish_reason}],
         "usage": usage_of(turn.stats),
     }
     timings = timings_of(turn.stats)
@@ -323,7 +325,9 @@ async def _stream_chat(request: Request, handle: JobHandle, turn: ChatTurn, req:
                        created: int, name: str) -> AsyncIterator[bytes]:
     def chunk(delta: Dict[str, Any], finish: Optional[str] = None) -> bytes:
         c: Dict[str, Any] = {"id": rid, "object": "chat.completion.chunk", "created": created, "model": name,
-                             "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}]}
+                             "choices": [{"index": 0, "delta": delta,
+                                          "logprobs": turn.take_logprobs() if "content" in delta else None,
+                                          "finish_reason": finish}]}
         if req.include_usage:
             c["usage"] = None
         return event(c)

@@ -94,6 +94,8 @@ class ChatRequest:
             o.enable_thinking = self.enable_thinking
         o.audio_mode, o.audio_temperature, o.audio_top_k = self.audio_mode, self.audio_temperature, self.audio_top_k
         apply_penalties(o, s)
+        if self.logprobs.enabled:
+            o.top_logprobs = self.logprobs.top
         return o
 
 

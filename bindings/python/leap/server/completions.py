@@ -82,7 +82,7 @@ def parse_completion_request(body: Dict[str, Any], max_tokens_limit: int) -> Com
                           code="unsupported_value")
     logprobs = f.integer("logprobs", 0, 5)
     if logprobs:
-        raise bad_request("logprobs: log probabilities are not available from this server yet", "logprobs",
+        raise bad_request("logprobs: log probabilities are given by /v1/chat/completions, not /v1/completions", "logprobs",
                           code="unsupported_value")
     if f.string("suffix"):
         raise bad_request("suffix: insertion (a suffix) is not supported", "suffix", code="unsupported_value")

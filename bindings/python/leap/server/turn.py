@@ -1,6 +1,10 @@
 """One generation's events made into OpenAI's answer: content with stop strings cut, reasoning, tool calls,
 the finish reason and usage, both as streamed deltas and as the final message.
 
+With logprobs asked for, each content token's entry (its text, bytes, log-probability and alternatives)
+goes out with the content its token made; tokens that made reasoning, a tool call or a stop string have
+none, as their text is not content.
+
 Stop strings are matched on the text as it streams: text that could be the start of a stop string is held
 back until it can no longer match, so a matched stop string never reaches the client; a match asks the
 generation to stop (the finish reason is then ``stop``).
@@ -47,6 +51,11 @@ class StopMatcher:
         """What was held back, at the end of the stream."""
         out, self.pending = ("" if self.matched else self.pending), ""
         return out
+
+
+def logprob_entry(t: leap.TokenLogprob) -> Dict[str, Any]:
+    # A token may hold part of a UTF-8 character: its text then has U+FFFD, its bytes are exact.
+    return {"token": t.bytes.decode("utf-8", "replace"), "logprob": t.logprob, "bytes": list(t.bytes)}
 
 
 def new_call_id() -> str:
@@ -97,9 +106,39 @@ class ChatTurn:
         self.stats: Optional[leap.GenerationStats] = None
         self.finish: Optional[leap.GenerationFinishReason] = None
         self.audio_samples: List[leap.AudioSample] = []
+        #: Set to collect logprobs: the entries of the content so far, those not streamed yet, and those of
+        #: tokens whose text has not become content yet.
+        self.logprobs = False
+        self.logprob_entries: List[Dict[str, Any]] = []
+        self.unsent_logprobs: List[Dict[str, Any]] = []
+        self.pending_logprobs: List[Dict[str, Any]] = []
+
+    def _content(self, text: str) -> Dict[str, Any]:
+        self.content.append(text)
+        self.logprob_entries += self.pending_logprobs
+        self.unsent_logprobs += self.pending_logprobs
+        self.pending_logprobs = []
+        return {"content": text}
+
+    def take_logprobs(self) -> Optional[Dict[str, Any]]:
+        """A streamed chunk's ``logprobs``: the entries of the content sent since the last call."""
+        if not self.logprobs:
+            return None
+        out, self.unsent_logprobs = self.unsent_logprobs, []
+        return {"content": out, "refusal": None}
+
+    def message_logprobs(self) -> Optional[Dict[str, Any]]:
+        """The final choice's ``logprobs``: every content token's entry."""
+        return {"content": self.logprob_entries, "refusal": None} if self.logprobs else None
 
     def feed(self, event: Any) -> List[Dict[str, Any]]:
         """The deltas (``choices[0].delta`` objects) this event gives."""
+        if isinstance(event, leap.Token):
+            if self.logprobs:
+                entry = logprob_entry(event.token)
+                entry["top_logprobs"] = [logprob_entry(t) for t in event.top_logprobs]
+                self.pending_logprobs.append(entry)
+            return []
         if isinstance(event, leap.Chunk):
             if self.forced_call:
                 self.forced_text.append(event.text)
@@ -107,10 +146,12 @@ class ChatTurn:
             text = self.matcher.push(event.text)
             if self.matcher.matched:
                 self.stop_generation()
+                self.pending_logprobs = []
             if text:
-                self.content.append(text)
-                return [{"content": text}]
+                return [self._content(text)]
             return []
+        if isinstance(event, (leap.ReasoningChunk, leap.FunctionCalls)):
+            self.pending_logprobs = []  # the tokens made reasoning or a call, not content
         if isinstance(event, leap.ReasoningChunk):
             if event.reasoning:
                 self.reasoning.append(event.reasoning)
@@ -129,8 +170,7 @@ class ChatTurn:
             out: List[Dict[str, Any]] = []
             rest = self.matcher.flush()
             if rest:
-                self.content.append(rest)
-                out.append({"content": rest})
+                out.append(self._content(rest))
             if self.forced_call:
                 forced = self._forced_call()
                 if forced is not None:

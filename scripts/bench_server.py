@@ -1,0 +1,266 @@
+#!/usr/bin/env python3
+"""Serving benchmark: streaming clients against leap-server and its peers on the same GGUF and threads.
+
+For each server (leap-server; llama.cpp's llama-server with -np set to the most clients; llama-cpp-python's
+llama_cpp.server), started here on a loopback port and stopped afterwards:
+
+  * 1, 4 and 8 clients at once, each streaming one chat completion of --max-tokens tokens (greedy, each
+    client its own prompt): aggregate completion tokens/s over the wall time of the round, and time to
+    first token (first content delta) p50 / p95;
+  * a 5-turn chat whose system prompt is a long document (--document-words), each turn sent with the
+    whole history as a stateless client does: time to first token per turn (prefix reuse keeps the later
+    turns short).
+
+The same load through the in-process Python API (one thread per conversation, the library steps them
+together) gives the server's own cost. Prints one line per figure and the ratios; it asserts nothing.
+
+Usage:
+  python3 scripts/bench_server.py MODEL.gguf [--threads 2] [--clients 1,4,8] [--max-tokens 64]
+      [--llama-server PATH] [--peer-python PATH]   (a Python with llama_cpp[server] installed)
+      [--only leap,inprocess,llama-server,llama-cpp-python]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "bindings" / "python"))
+
+# The name requests give: the model file's stem, which every server here accepts (set in main).
+MODEL_NAME = ""
+TOPICS = ["the sea", "a lighthouse", "winter in a city", "a long train journey", "an old library", "a garden",
+          "the first snow", "a market at dawn", "a mountain village", "a river in spring"]
+
+
+def prompt_for(i: int) -> str:
+    return f"Write a long, detailed story about {TOPICS[i % len(TOPICS)]}. Do not stop early."
+
+
+def document(words: int) -> str:
+    """A long system prompt that is the same on every turn (the prefix a server can reuse)."""
+    base = ("The archive keeps records of ships, harbours, weather and trade. Each entry names a vessel, "
+            "its cargo, its port of origin and the date it arrived. ").split()
+    return "You answer questions about this archive.\n\n" + " ".join(base[i % len(base)] for i in range(words))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Server:
+    """A server process on loopback, ready once `ready_path` answers 200."""
+
+    def __init__(self, name: str, argv: List[str], port: int, ready_path: str, env: Optional[Dict[str, str]] = None):
+        self.name, self.port = name, port
+        self.log = open(f"/tmp/bench_server_{name}.log", "wb")
+        self.proc = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT, env=env)
+        import httpx
+
+        deadline = time.monotonic() + 600
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"{name} exited with {self.proc.returncode}; see {self.log.name}")
+            try:
+                if httpx.get(f"http://127.0.0.1:{port}{ready_path}", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.5)
+        raise RuntimeError(f"{name} did not become ready; see {self.log.name}")
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+        self.log.close()
+
+
+# One streamed request: (time to first content, completion tokens, end time).
+Result = Tuple[float, int, float]
+
+
+def stream_chat(base_url: str, messages: List[Dict[str, str]], max_tokens: int) -> Result:
+    """One streamed chat completion over raw HTTP (the same client code for every server)."""
+    import httpx
+
+    body = {"model": MODEL_NAME, "messages": messages, "max_tokens": max_tokens, "temperature": 0, "stream": True,
+            "stream_options": {"include_usage": True}}
+    start = time.monotonic()
+    first, pieces, usage = 0.0, 0, None
+    with httpx.stream("POST", base_url + "/chat/completions", json=body, timeout=600) as r:
+        r.raise_for_status()
+        for line in r.iter_lines():
+            if not line.startswith("data: ") or line == "data: [DONE]":
+                continue
+            chunk = json.loads(line[6:])
+            if chunk.get("usage"):
+                usage = chunk["usage"]
+            for choice in chunk.get("choices") or []:
+                if (choice.get("delta") or {}).get("content"):
+                    pieces += 1
+                    if not first:
+                        first = time.monotonic() - start
+    tokens = usage["completion_tokens"] if usage else pieces
+    return first, tokens, time.monotonic()
+
+
+def in_process_chat(model: object, messages: List[Dict[str, str]], max_tokens: int) -> Result:
+    """The same request through the Python API: a conversation from the history, then its response."""
+    import leap
+
+    start = time.monotonic()
+    history = [leap.ChatMessage(m["role"], m["content"]) for m in messages[:-1]]
+    conv = model.create_conversation_from_history(history)  # type: ignore[attr-defined]
+    first, tokens = 0.0, 0
+    for e in conv.generate_response(messages[-1]["content"], leap.GenerationOptions(temperature=0, max_tokens=max_tokens)):
+        if isinstance(e, leap.Chunk) and not first:
+            first = time.monotonic() - start
+        if isinstance(e, leap.Complete):
+            tokens = e.stats.completion_tokens
+    return first, tokens, time.monotonic()
+
+
+def percentile(xs: Sequence[float], q: float) -> float:
+    s = sorted(xs)
+    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
+
+
+def round_of(send: Callable[[List[Dict[str, str]], int], Result], clients: int, max_tokens: int) -> Dict[str, float]:
+    """`clients` requests at once; aggregate tokens/s over the round and TTFT percentiles."""
+    results: List[Optional[Result]] = [None] * clients
+
+    def run(i: int) -> None:
+        results[i] = send([{"role": "user", "content": prompt_for(i)}], max_tokens)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(clients)]
+    start = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    done = [r for r in results if r is not None]
+    wall = max(r[2] for r in done) - start
+    ttfts = [r[0] for r in done]
+    return {"tok_s": sum(r[1] for r in done) / wall, "ttft_p50": percentile(ttfts, 0.5),
+            "ttft_p95": percentile(ttfts, 0.95), "tokens": float(sum(r[1] for r in done))}
+
+
+def chat_turns(send: Callable[[List[Dict[str, str]], int], Result], doc_words: int, turns: int) -> List[float]:
+    """TTFT of each turn of one chat, the whole history sent every time."""
+    messages = [{"role": "system", "content": document(doc_words)}]
+    out = []
+    for t in range(turns):
+        messages.append({"role": "user", "content": f"Question {t + 1}: which ships carried grain? Answer briefly."})
+        first, _, _ = send(messages, 16)
+        out.append(first)
+        messages.append({"role": "assistant", "content": f"Answer {t + 1}."})
+    return out
+
+
+def measure(name: str, send: Callable[[List[Dict[str, str]], int], Result], a: argparse.Namespace,
+            table: Dict[str, Dict[str, object]]) -> None:
+    send([{"role": "user", "content": "Hello"}], 4)  # warm-up: page in the weights
+    row: Dict[str, object] = {}
+    for n in a.clients:
+        r = round_of(send, n, a.max_tokens)
+        row[f"c{n}"] = r
+        print(f"{name:18s} clients={n}: {r['tok_s']:7.1f} tok/s aggregate ({int(r['tokens'])} tokens), "
+              f"TTFT p50 {r['ttft_p50'] * 1000:6.0f} ms p95 {r['ttft_p95'] * 1000:6.0f} ms", flush=True)
+    turns = chat_turns(send, a.document_words, a.turns)
+    row["turns"] = turns
+    print(f"{name:18s} {a.turns}-turn chat TTFT: " + " ".join(f"{t * 1000:.0f}" for t in turns)
+          + f" ms (turn {a.turns} / turn 1 = {turns[-1] / turns[0]:.2f})", flush=True)
+    table[name] = row
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("model")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--clients", default="1,4,8")
+    p.add_argument("--max-tokens", type=int, default=64)
+    p.add_argument("--ctx-per-client", type=int, default=2048)
+    p.add_argument("--document-words", type=int, default=1200)
+    p.add_argument("--turns", type=int, default=5)
+    p.add_argument("--llama-server", help="llama.cpp's llama-server binary")
+    p.add_argument("--peer-python", help="a Python interpreter with llama-cpp-python[server] installed")
+    p.add_argument("--only", default="leap,inprocess,llama-server,llama-cpp-python")
+    a = p.parse_args()
+    global MODEL_NAME
+    MODEL_NAME = Path(a.model).stem
+    a.clients = [int(x) for x in a.clients.split(",")]
+    only = set(a.only.split(","))
+    most = max(a.clients)
+    table: Dict[str, Dict[str, object]] = {}
+    env = dict(os.environ, PYTHONPATH=str(REPO / "bindings" / "python"))
+
+    if "leap" in only:
+        port = free_port()
+        s = Server("leap-server", [sys.executable, "-m", "leap.server", "--model", a.model, "--threads", str(a.threads),
+                                   "--parallel", str(most), "--ctx-size", str(a.ctx_per_client), "--port", str(port),
+                                   "--log-level", "warning"], port, "/health", env=env)
+        try:
+            measure("leap-server", lambda m, n: stream_chat(s.base_url, m, n), a, table)
+        finally:
+            s.stop()
+    if "inprocess" in only:
+        import leap
+
+        model = leap.load_model(a.model, context_size=a.ctx_per_client, cpu_threads=a.threads,
+                                cache=leap.CacheOptions(disk=False))
+        measure("in-process", lambda m, n: in_process_chat(model, m, n), a, table)
+        model.close()
+    if "llama-server" in only and a.llama_server:
+        port = free_port()
+        s = Server("llama-server", [a.llama_server, "-m", a.model, "-t", str(a.threads), "-np", str(most),
+                                    "-c", str(a.ctx_per_client * most), "--host", "127.0.0.1", "--port", str(port)],
+                   port, "/health")
+        try:
+            measure("llama-server", lambda m, n: stream_chat(s.base_url, m, n), a, table)
+        finally:
+            s.stop()
+    if "llama-cpp-python" in only and a.peer_python:
+        port = free_port()
+        s = Server("llama-cpp-python", [a.peer_python, "-m", "llama_cpp.server", "--model", a.model,
+                                        "--n_threads", str(a.threads), "--n_ctx", str(a.ctx_per_client),
+                                        "--host", "127.0.0.1", "--port", str(port)], port, "/v1/models")
+        try:
+            measure("llama-cpp-python", lambda m, n: stream_chat(s.base_url, m, n), a, table)
+        finally:
+            s.stop()
+
+    def tok_s(name: str, n: int) -> Optional[float]:
+        row = table.get(name)
+        return row[f"c{n}"]["tok_s"] if row and f"c{n}" in row else None  # type: ignore[index]
+
+    print()
+    for n in a.clients:
+        ours = tok_s("leap-server", n)
+        if ours is None:
+            continue
+        for peer in ("in-process", "llama-server", "llama-cpp-python"):
+            theirs = tok_s(peer, n)
+            if theirs:
+                print(f"clients={n}: leap-server / {peer} = {ours / theirs:.2f}x aggregate tok/s")
+
+
+if __name__ == "__main__":
+    main()
