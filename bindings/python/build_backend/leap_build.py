@@ -37,8 +37,10 @@ SUMMARY = "Python bindings for libleap, an on-device LLM SDK (LEAP conversation 
 REQUIRES_PYTHON = ">=3.9"
 EXTRAS = {
     "test": ["pytest", "numpy"],
-    # leap-server (leap.server): the ASGI stack, images in requests, remote media and its test client.
-    "server": ["fastapi>=0.110", "uvicorn>=0.29", "pillow>=10", "httpx>=0.27", "python-multipart>=0.0.9"],
+    # leap-server (leap.server): the ASGI stack, images in requests, remote media and its test client,
+    # uploads (multipart) and uvicorn's WebSocket support (/v1/realtime).
+    "server": ["fastapi>=0.110", "uvicorn>=0.29", "pillow>=10", "httpx>=0.27", "python-multipart>=0.0.9",
+               "websockets>=12"],
 }
 # Console scripts: name -> module:function.
 CONSOLE_SCRIPTS = {"leap-server": "leap.server.cli:main"}

@@ -34,8 +34,9 @@ from .turn import ChatTurn, timings_of, usage_of
 log = logging.getLogger("leap.server")
 T = TypeVar("T")
 
-#: Paths answered without the API key (load balancers and supervisors probe them).
-PUBLIC_PATHS = {"/health", "/v1/health"}
+#: Paths answered without the API key (load balancers and supervisors probe them; the chat page holds no
+#: data and asks for the key itself).
+PUBLIC_PATHS = {"/health", "/v1/health", "/"}
 
 
 @dataclass
@@ -418,9 +419,9 @@ def create_app(engine: Engine, settings: Optional[ServerSettings] = None, load: 
     app.state.server = ServerState(engine, settings)
     install_error_handlers(app)
     app.include_router(router)
-    from . import audio_speech, transcriptions
+    from . import audio_speech, page, realtime, transcriptions
 
-    for r in (audio_speech.router, transcriptions.router, *routers):
+    for r in (audio_speech.router, transcriptions.router, realtime.router, page.router, *routers):
         app.include_router(r)
     # Added innermost first: the log line sees every answer, CORS preflights are answered without the key,
     # the key is checked before the body is read.

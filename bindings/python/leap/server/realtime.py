@@ -1,0 +1,447 @@
+"""``/v1/realtime``: a WebSocket voice session, the subset of OpenAI's Realtime API that speech-to-speech
+with LFM2.5-Audio needs, without server-side voice activity detection: the client appends audio, commits
+it and asks for a response, which streams back as audio and its transcript.
+
+Client events: ``session.update``, ``input_audio_buffer.append`` / ``.commit`` / ``.clear``,
+``conversation.item.create`` (user or system messages with ``input_text`` / ``input_audio`` parts),
+``response.create``, ``response.cancel``. Server events carry OpenAI's GA names (what the current openai
+package's ``client.realtime.connect`` speaks): ``session.created`` / ``.updated``,
+``input_audio_buffer.committed`` / ``.cleared``, ``conversation.item.added`` / ``.done``,
+``response.created``, ``response.output_item.added`` / ``.done``, ``response.content_part.added`` /
+``.done``, ``response.output_audio.delta`` / ``.done``, ``response.output_audio_transcript.delta`` /
+``.done`` (``response.output_text.*`` for text-only answers), ``response.done`` (status ``completed``,
+``incomplete`` at the token limit, ``cancelled``, ``failed``) and ``error`` (the socket stays open). A
+client that connects with the header ``OpenAI-Beta: realtime=v1`` (``client.beta.realtime.connect``) gets
+the beta names instead: ``response.audio.delta``, ``response.audio_transcript.delta``,
+``response.text.delta``, ``conversation.item.created``.
+
+Session (GA shape): ``instructions`` (the system prompt; by default LFM2.5-Audio's "Respond with
+interleaved text and audio.", and any other prompt is kept with the answer still interleaved, as on the
+chat endpoint), ``output_modalities`` ``["audio"]`` (default) or ``["text"]``, ``audio.input.format``
+``{"type": "audio/pcm", "rate": 24000 | 16000}`` (base64 PCM16 mono; the library resamples),
+``audio.input.turn_detection`` null only, ``audio.output.format`` 24 kHz PCM16, ``audio.output.voice``
+(checked; the interleaved voice is the model's own), ``max_output_tokens``. Extensions: ``temperature``,
+``audio_temperature``, ``audio_top_k``, ``seed``. The conversation lives as long as the socket; each
+response is generated from its whole history (the prompt cache makes the earlier turns cheap).
+"""
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import contextlib
+import logging
+import secrets
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Optional
+
+import leap
+from fastapi import APIRouter, WebSocket, WebSocketDisconnect
+
+from .app import ServerState
+from .chat import ChatRequest, chat_job
+from .chat_audio import speaking_history
+from .errors import ApiError
+from .schemas import Fields, Sampling
+from .speech import INTERLEAVED_PROMPT, SAMPLE_RATE, parse_voice, pcm16, wav_file
+
+log = logging.getLogger("leap.server")
+router = APIRouter()
+
+INPUT_RATES = (16000, 24000)
+MIN_COMMIT_SECONDS = 0.1
+#: GA event names as the beta API spells them.
+BETA_NAMES = {
+    "response.output_audio.delta": "response.audio.delta", "response.output_audio.done": "response.audio.done",
+    "response.output_audio_transcript.delta": "response.audio_transcript.delta",
+    "response.output_audio_transcript.done": "response.audio_transcript.done",
+    "response.output_text.delta": "response.text.delta", "response.output_text.done": "response.text.done",
+    "conversation.item.added": "conversation.item.created",
+}
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{secrets.token_hex(10)}"
+
+
+class EventError(Exception):
+    """A client event that cannot be served: reported as an ``error`` event, the session goes on."""
+
+    def __init__(self, message: str, code: str = "invalid_value", param: Optional[str] = None) -> None:
+        super().__init__(message)
+        self.message, self.code, self.param = message, code, param
+
+
+@dataclass
+class Session:
+    id: str
+    model: str
+    instructions: Optional[str] = None
+    output_modalities: List[str] = field(default_factory=lambda: ["audio"])
+    input_rate: int = 24000
+    voice: str = "alloy"
+    max_output_tokens: Optional[int] = None
+    temperature: Optional[float] = None
+    audio_temperature: Optional[float] = None
+    audio_top_k: Optional[int] = None
+    seed: Optional[int] = None
+
+    def describe(self) -> Dict[str, Any]:
+        return {"type": "realtime", "object": "realtime.session", "id": self.id, "model": self.model,
+                "output_modalities": self.output_modalities, "instructions": self.instructions or INTERLEAVED_PROMPT,
+                "audio": {"input": {"format": {"type": "audio/pcm", "rate": self.input_rate}, "turn_detection": None,
+                                    "transcription": None},
+                          "output": {"format": {"type": "audio/pcm", "rate": SAMPLE_RATE}, "voice": self.voice,
+                                     "speed": 1.0}},
+                "tools": [], "tool_choice": "auto",
+                "max_output_tokens": self.max_output_tokens if self.max_output_tokens else "inf"}
+
+    def update(self, s: Dict[str, Any], max_tokens: int) -> None:
+        f = Fields(s, "session")
+        f.string("type", choices=("realtime",))
+        if "instructions" in s:
+            self.instructions = f.string("instructions") or None
+        mods = f.array("output_modalities") or s.get("modalities")
+        if mods is not None:
+            if not isinstance(mods, list) or not mods or any(m not in ("audio", "text") for m in mods):
+                raise EventError("session.output_modalities: [\"audio\"] or [\"text\"]", param="session.output_modalities")
+            self.output_modalities = ["audio"] if "audio" in mods else ["text"]
+        if f.array("tools"):
+            raise EventError("session.tools: tools are not supported in realtime sessions", "unsupported_value",
+                             "session.tools")
+        audio = f.obj_field("audio") or {}
+        inp = Fields(audio, "session.audio").obj_field("input") or {}
+        out = Fields(audio, "session.audio").obj_field("output") or {}
+        fmt = Fields(inp, "session.audio.input").obj_field("format")
+        if fmt is not None:
+            ff = Fields(fmt, "session.audio.input.format")
+            if (ff.string("type") or "audio/pcm") != "audio/pcm":
+                raise EventError("session.audio.input.format.type: only audio/pcm (PCM16) is accepted",
+                                 "unsupported_value", "session.audio.input.format.type")
+            rate = ff.integer("rate")
+            if rate is not None:
+                if rate not in INPUT_RATES:
+                    raise EventError(f"session.audio.input.format.rate: {rate} is not 16000 or 24000",
+                                     "unsupported_value", "session.audio.input.format.rate")
+                self.input_rate = rate
+        if inp.get("turn_detection") is not None or s.get("turn_detection") is not None:
+            raise EventError("turn_detection: this server has no voice activity detection: set it to null and "
+                             "commit the input buffer, then send response.create", "unsupported_value",
+                             "session.audio.input.turn_detection")
+        fmt = Fields(out, "session.audio.output").obj_field("format")
+        if fmt is not None and (fmt.get("type", "audio/pcm") != "audio/pcm" or fmt.get("rate", SAMPLE_RATE) != SAMPLE_RATE):
+            raise EventError("session.audio.output.format: the output is audio/pcm at 24000 Hz", "unsupported_value",
+                             "session.audio.output.format")
+        if out.get("voice") is not None:
+            parse_voice(out["voice"], "session.audio.output.voice")
+            self.voice = out["voice"] if isinstance(out["voice"], str) else str(out["voice"].get("id"))
+        speed = Fields(out, "session.audio.output").number("speed")
+        if speed is not None and speed != 1.0:
+            raise EventError("session.audio.output.speed: only 1 is supported", "unsupported_value",
+                             "session.audio.output.speed")
+        limit = s.get("max_output_tokens")
+        if limit is not None:
+            if limit == "inf":
+                self.max_output_tokens = None
+            elif isinstance(limit, int) and not isinstance(limit, bool) and 1 <= limit <= max_tokens:
+                self.max_output_tokens = limit
+            else:
+                raise EventError(f"session.max_output_tokens: an integer 1..{max_tokens} or \"inf\"",
+                                 param="session.max_output_tokens")
+        self.temperature = f.number("temperature", 0.0, 2.0) if "temperature" in s else self.temperature
+        self.audio_temperature = f.number("audio_temperature", 0.0, 2.0) if "audio_temperature" in s \
+            else self.audio_temperature
+        self.audio_top_k = f.integer("audio_top_k", 0) if "audio_top_k" in s else self.audio_top_k
+        self.seed = f.integer("seed", 0, (1 << 64) - 1) if "seed" in s else self.seed
+
+
+class Connection:
+    """One socket: its session, conversation, input buffer and the response being generated."""
+
+    def __init__(self, ws: WebSocket, state: ServerState, beta: bool) -> None:
+        self.ws = ws
+        self.state = state
+        self.beta = beta
+        self.session = Session(new_id("sess"), state.engine.model_id)
+        self.items: List[leap.ChatMessage] = []
+        self.item_ids: List[str] = []
+        self.buffer = bytearray()
+        self.response: Optional[asyncio.Task[None]] = None
+        self.stop_response: Optional[Callable[[], None]] = None
+        self.cancel_requested = False  # response.cancel may come before the generation has begun
+        self.send_lock = asyncio.Lock()
+
+    async def send(self, event: Dict[str, Any]) -> None:
+        if self.beta:
+            event["type"] = BETA_NAMES.get(event["type"], event["type"])
+            if event["type"] == "conversation.item.done":
+                return  # the beta API has no such event
+        event.setdefault("event_id", new_id("event"))
+        async with self.send_lock:
+            await self.ws.send_json(event)
+
+    async def error(self, message: str, code: Optional[str], param: Optional[str], event_id: Optional[str]) -> None:
+        await self.send({"type": "error", "error": {"type": "invalid_request_error", "code": code, "message": message,
+                                                    "param": param, "event_id": event_id}})
+
+    # ---- The conversation -------------------------------------------------------------------------
+
+    def user_item(self, message: leap.ChatMessage, parts: List[Dict[str, Any]]) -> Dict[str, Any]:
+        item_id = new_id("item")
+        self.items.append(message)
+        self.item_ids.append(item_id)
+        return {"id": item_id, "type": "message", "object": "realtime.item", "status": "completed",
+                "role": message.role.value, "content": parts}
+
+    async def add_item(self, item: Dict[str, Any]) -> None:
+        previous = self.item_ids[-2] if len(self.item_ids) > 1 else None
+        await self.send({"type": "conversation.item.added", "previous_item_id": previous, "item": item})
+        await self.send({"type": "conversation.item.done", "previous_item_id": previous, "item": item})
+
+    def audio_part(self, pcm: bytes, param: str) -> leap.Audio:
+        if len(pcm) < MIN_COMMIT_SECONDS * self.session.input_rate * 2:
+            raise EventError(f"{param}: the audio is shorter than {MIN_COMMIT_SECONDS * 1000:g} ms",
+                             "input_audio_buffer_commit_empty", param)
+        return leap.Audio(wav_file(pcm, self.session.input_rate))
+
+    def decode_pcm(self, text: Any, param: str) -> bytes:
+        if not isinstance(text, str):
+            raise EventError(f"{param}: expected base64 PCM16", "invalid_type", param)
+        try:
+            data = base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError):
+            raise EventError(f"{param}: not valid base64", "invalid_value", param) from None
+        if len(data) % 2:
+            raise EventError(f"{param}: PCM16 audio has an even number of bytes, got {len(data)}", "invalid_value", param)
+        return data
+
+    # ---- Client events ----------------------------------------------------------------------------
+
+    async def handle(self, event: Dict[str, Any]) -> None:
+        kind = event.get("type")
+        if kind == "session.update":
+            s = event.get("session")
+            if not isinstance(s, dict):
+                raise EventError("session: expected an object", "invalid_type", "session")
+            try:
+                self.session.update(s, self.state.max_tokens)
+            except ApiError as e:
+                raise EventError(e.message, e.code or "invalid_value", e.param) from None
+            await self.send({"type": "session.updated", "session": self.session.describe()})
+        elif kind == "input_audio_buffer.append":
+            data = self.decode_pcm(event.get("audio"), "audio")
+            limit = self.state.settings.media.max_audio_seconds * self.session.input_rate * 2
+            if len(self.buffer) + len(data) > limit:
+                raise EventError(f"audio: the input buffer would hold more than the server's limit of "
+                                 f"{self.state.settings.media.max_audio_seconds:g} s", "audio_too_long", "audio")
+            self.buffer += data
+        elif kind == "input_audio_buffer.commit":
+            if not self.buffer:
+                raise EventError("the input audio buffer is empty", "input_audio_buffer_commit_empty")
+            audio = self.audio_part(bytes(self.buffer), "input_audio_buffer")
+            self.buffer.clear()
+            item = self.user_item(leap.ChatMessage(leap.Role.USER, [audio]),
+                                  [{"type": "input_audio", "transcript": None}])
+            previous = self.item_ids[-2] if len(self.item_ids) > 1 else None
+            await self.send({"type": "input_audio_buffer.committed", "previous_item_id": previous,
+                             "item_id": item["id"]})
+            await self.add_item(item)
+        elif kind == "input_audio_buffer.clear":
+            self.buffer.clear()
+            await self.send({"type": "input_audio_buffer.cleared"})
+        elif kind == "conversation.item.create":
+            await self.add_item(self.create_item(event.get("item")))
+        elif kind == "response.create":
+            await self.start_response(event.get("response"))
+        elif kind == "response.cancel":
+            if self.response is None or self.response.done():
+                raise EventError("there is no response to cancel", "response_cancel_not_active")
+            self.cancel_requested = True
+            if self.stop_response is not None:
+                self.stop_response()
+        else:
+            raise EventError(f"unknown event type {kind!r}: this server takes session.update, input_audio_buffer."
+                             "append / commit / clear, conversation.item.create, response.create and response.cancel",
+                             "invalid_event_type", "type")
+
+    def create_item(self, item: Any) -> Dict[str, Any]:
+        if not isinstance(item, dict):
+            raise EventError("item: expected an object", "invalid_type", "item")
+        f = Fields(item, "item")
+        try:
+            if (f.string("type") or "message") != "message":
+                raise EventError("item.type: only message items are accepted", "unsupported_value", "item.type")
+            role = f.string("role", required=True, choices=("user", "system"))
+            content = f.array("content", required=True) or []
+        except ApiError as e:
+            raise EventError(e.message, e.code or "invalid_value", e.param) from None
+        parts: List[leap.Content] = []
+        for i, part in enumerate(content):
+            p = f"item.content[{i}]"
+            kind = part.get("type") if isinstance(part, dict) else None
+            if kind == "input_text" and isinstance(part.get("text"), str):
+                parts.append(leap.Text(part["text"]))
+            elif kind == "input_audio" and role == "user":
+                parts.append(self.audio_part(self.decode_pcm(part.get("audio"), f"{p}.audio"), f"{p}.audio"))
+            else:
+                raise EventError(f"{p}: expected an input_text part (or input_audio in a user message)",
+                                 "unsupported_value", p)
+        if role == "user" and parts and any(isinstance(x, leap.Audio) for x in parts) and \
+                not self.state.caps.audio_input:
+            raise EventError("the loaded model cannot take audio", "unsupported_content", "item.content")
+        shown = [{"type": "input_text", "text": x.text} if isinstance(x, leap.Text) else
+                 {"type": "input_audio", "transcript": None} for x in parts]
+        return self.user_item(leap.ChatMessage(leap.Role(role), parts), shown)
+
+    # ---- Responses --------------------------------------------------------------------------------
+
+    async def start_response(self, overrides: Any) -> None:
+        if self.response is not None and not self.response.done():
+            raise EventError("a response is in progress: wait for response.done or send response.cancel",
+                             "conversation_already_has_active_response")
+        if not self.items or self.items[-1].role == leap.Role.ASSISTANT:
+            raise EventError("nothing to answer: commit audio or create a user item first", "conversation_empty")
+        session = self.session
+        mods = session.output_modalities
+        instructions = session.instructions
+        if isinstance(overrides, dict):
+            if isinstance(overrides.get("output_modalities"), list):
+                mods = ["audio"] if "audio" in overrides["output_modalities"] else ["text"]
+            if isinstance(overrides.get("instructions"), str):
+                instructions = overrides["instructions"]
+        if "audio" in mods and not self.state.caps.audio_output:
+            raise EventError(f"the loaded model ({self.state.caps.name}) cannot speak: ask for output_modalities "
+                             "[\"text\"] or serve an LFM2.5-Audio model", "unsupported_value", "output_modalities")
+        system = [leap.ChatMessage(leap.Role.SYSTEM, instructions)] if instructions else []
+        history = system + self.items[:-1]
+        audio_mode: Optional[str] = "text" if self.state.caps.audio_output else None
+        if "audio" in mods:
+            history, audio_mode = speaking_history(history)
+        req = ChatRequest(None, history, self.items[-1],
+                          Sampling(temperature=session.temperature, seed=session.seed,
+                                   max_tokens=session.max_output_tokens or self.state.settings.max_tokens or None))
+        req.audio_mode, req.audio_temperature = audio_mode, session.audio_temperature
+        req.audio_top_k = session.audio_top_k or None
+        self.cancel_requested = False
+        self.response = asyncio.ensure_future(self.run_response(req, "audio" in mods))
+
+    async def run_response(self, req: ChatRequest, speak: bool) -> None:
+        rid, item_id = new_id("resp"), new_id("item")
+        base = {"response_id": rid, "item_id": item_id, "output_index": 0, "content_index": 0}
+        part_type = "output_audio" if speak else "output_text"
+        response: Dict[str, Any] = {"id": rid, "object": "realtime.response", "status": "in_progress",
+                                    "output_modalities": ["audio" if speak else "text"], "output": [], "usage": None}
+        await self.send({"type": "response.created", "response": dict(response)})
+        item: Dict[str, Any] = {"id": item_id, "type": "message", "object": "realtime.item", "status": "in_progress",
+                                "role": "assistant", "content": []}
+        text: List[str] = []
+        status, stats, final = "failed", None, None
+        try:
+            handle = await self.state.engine.start(chat_job(self.state.model(), req))
+        except ApiError as refused:
+            response.update(status="failed", status_details={"type": "failed", "error": {
+                "type": refused.type, "code": refused.code, "message": refused.message}})
+            await self.send({"type": "response.done", "response": response})
+            return
+        self.stop_response = handle.stop
+        if self.cancel_requested:
+            handle.stop()
+        try:
+            await self.send({"type": "response.output_item.added", "response_id": rid, "output_index": 0, "item": item})
+            await self.send({"type": "conversation.item.added", "previous_item_id": self.item_ids[-1], "item": item})
+            empty = {"type": part_type, "transcript": ""} if speak else {"type": part_type, "text": ""}
+            await self.send({"type": "response.content_part.added", **base, "part": empty})
+            while True:
+                ev = await handle.next()
+                if ev is None:
+                    break
+                if isinstance(ev, leap.Chunk) and ev.text:
+                    text.append(ev.text)
+                    await self.send({"type": "response.output_audio_transcript.delta" if speak else
+                                     "response.output_text.delta", **base, "delta": ev.text})
+                elif isinstance(ev, leap.AudioSample) and speak:
+                    await self.send({"type": "response.output_audio.delta", **base,
+                                     "delta": base64.b64encode(pcm16(ev.samples)).decode("ascii")})
+                elif isinstance(ev, leap.Complete):
+                    stats, final = ev.stats, ev.full_message
+                    reason = ev.finish_reason
+                    status = "incomplete" if reason in (
+                        leap.GenerationFinishReason.MAX_TOKENS, leap.GenerationFinishReason.EXCEED_CONTEXT) else \
+                        "failed" if reason == leap.GenerationFinishReason.ERROR else "completed"
+        except leap.LeapError as err:
+            log.warning("realtime response failed: %s", err)
+            status = "failed"
+        finally:
+            handle.stop()
+            self.stop_response = None
+        if self.cancel_requested:
+            status = "cancelled"
+        transcript = "".join(text)
+        if speak:
+            await self.send({"type": "response.output_audio.done", **base})
+            await self.send({"type": "response.output_audio_transcript.done", **base, "transcript": transcript})
+            part = {"type": "output_audio", "transcript": transcript}
+        else:
+            await self.send({"type": "response.output_text.done", **base, "text": transcript})
+            part = {"type": "output_text", "text": transcript}
+        await self.send({"type": "response.content_part.done", **base, "part": part})
+        item.update(status="incomplete" if status != "completed" else "completed", content=[part])
+        await self.send({"type": "response.output_item.done", "response_id": rid, "output_index": 0, "item": item})
+        await self.send({"type": "conversation.item.done", "previous_item_id": self.item_ids[-1], "item": item})
+        if final is not None:
+            self.items.append(final)
+            self.item_ids.append(item_id)
+        prompt = stats.prompt_tokens + stats.cached_prompt_tokens if stats else 0
+        done = stats.completion_tokens if stats else 0
+        response.update(status=status, output=[item], usage={"total_tokens": prompt + done, "input_tokens": prompt,
+                                                              "output_tokens": done})
+        if status == "incomplete":
+            response["status_details"] = {"type": "incomplete", "reason": "max_output_tokens"}
+        await self.send({"type": "response.done", "response": response})
+
+    async def close(self) -> None:
+        if self.stop_response is not None:
+            self.stop_response()
+        if self.response is not None:
+            self.response.cancel()
+            with contextlib.suppress(BaseException):
+                await self.response
+
+
+@router.websocket("/v1/realtime")
+async def realtime(ws: WebSocket) -> None:
+    state = ws.app.state.server
+    assert isinstance(state, ServerState)
+    await ws.accept()
+    try:
+        state.model()
+        state.engine.check_model_name(ws.query_params.get("model"))
+    except ApiError as e:
+        await ws.send_json({"type": "error", "event_id": new_id("event"), "error": {
+            "type": e.type, "code": e.code, "message": e.message, "param": e.param, "event_id": None}})
+        await ws.close(code=1008 if e.status == 404 else 1013)
+        return
+    conn = Connection(ws, state, beta=ws.headers.get("openai-beta", "").startswith("realtime"))
+    log.info("WS /v1/realtime open %s", conn.session.id)
+    try:
+        await conn.send({"type": "session.created", "session": conn.session.describe()})
+        while True:
+            try:
+                event = await ws.receive_json()
+            except (ValueError, KeyError):  # not JSON text: a client error, the session goes on
+                await conn.error("the event is not a JSON text frame", "invalid_json", None, None)
+                continue
+            event_id = event.get("event_id") if isinstance(event, dict) else None
+            try:
+                if not isinstance(event, dict):
+                    raise EventError("an event is a JSON object with a type", "invalid_event", None)
+                await conn.handle(event)
+            except EventError as e:
+                await conn.error(e.message, e.code, e.param, event_id if isinstance(event_id, str) else None)
+            except ApiError as e:
+                await conn.error(e.message, e.code, e.param, event_id if isinstance(event_id, str) else None)
+    except WebSocketDisconnect:
+        pass
+    finally:
+        await conn.close()
+        log.info("WS /v1/realtime closed %s", conn.session.id)

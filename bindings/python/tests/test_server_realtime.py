@@ -1,0 +1,249 @@
+"""leap-server's /v1/realtime WebSocket: a spoken reply to committed audio equals the chat endpoint's answer
+to the same WAV (audio and transcript, at 16 and 24 kHz input), the conversation goes on over turns, the
+example voice client writes the same reply, a response can be cancelled, text-only sessions answer as chat
+does, the API key guards the socket, and client mistakes are error events that leave the socket open."""
+import base64
+import json
+import subprocess
+import sys
+import wave
+
+import httpx
+import pytest
+
+from conftest import FIXTURES, REPO
+from server_process import start
+
+pytest.importorskip("fastapi")
+websockets = pytest.importorskip("websockets")
+from websockets.sync.client import connect  # noqa: E402
+
+MODEL = FIXTURES / "models" / "lfm2-tiny-f32.gguf"
+MMPROJ = FIXTURES / "audio_encoder" / "lfm2a-512-f16-q8_0.gguf"
+VOCODER, TOKENIZER = FIXTURES / "speech" / "vocoder-tiny.gguf", FIXTURES / "speech" / "tokenizer-tiny.gguf"
+CLIP = FIXTURES / "audio_encoder" / "clip_1s37.wav"
+TEXT_MODEL = FIXTURES / "models" / "lfm2-tiny-q8_0.gguf"
+GREEDY_SESSION = {"temperature": 0, "audio_temperature": 0}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    s = start("--model", MODEL, "--mmproj", MMPROJ, "--audio-decoder", VOCODER, "--audio-tokenizer", TOKENIZER,
+              "--ctx-size", 2048, "--max-tokens", 40, log_path=tmp_path_factory.mktemp("realtime") / "server.log")
+    yield s
+    s.stop()
+
+
+def clip_pcm():
+    with wave.open(str(CLIP)) as w:
+        assert (w.getframerate(), w.getsampwidth(), w.getnchannels()) == (16000, 2, 1)
+        return w.readframes(w.getnframes())
+
+
+def wav_of(pcm, rate):
+    import io
+
+    out = io.BytesIO()
+    with wave.open(out, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(pcm)
+    return out.getvalue()
+
+
+def chat_reply(server, wav, **extra):
+    """(PCM16, transcript) of the chat endpoint's spoken answer to ``wav``."""
+    body = {"messages": [{"role": "user", "content": [{"type": "input_audio", "input_audio": {
+        "data": base64.b64encode(wav).decode(), "format": "wav"}}]}], "modalities": ["text", "audio"],
+        "audio": {"voice": "alloy", "format": "pcm16"}, "temperature": 0, "audio_temperature": 0, "max_tokens": 40, **extra}
+    r = httpx.post(server.base + "/v1/chat/completions", json=body, timeout=60)
+    assert r.status_code == 200, r.text
+    audio = r.json()["choices"][0]["message"]["audio"]
+    return base64.b64decode(audio["data"]), audio["transcript"]
+
+
+class Session:
+    def __init__(self, server, headers=None, path="/v1/realtime"):
+        self.ws = connect(server.base.replace("http", "ws") + path, additional_headers=headers or {},
+                          max_size=None, open_timeout=10).__enter__()
+        self.created = self.recv()
+        assert self.created["type"] == "session.created"
+
+    def send(self, event):
+        self.ws.send(json.dumps(event))
+
+    def recv(self):
+        return json.loads(self.ws.recv(timeout=60))
+
+    def until(self, kind):
+        events = []
+        while True:
+            e = self.recv()
+            events.append(e)
+            assert e["type"] != "error" or kind == "error", e
+            if e["type"] == kind:
+                return events
+
+    def error(self, event):
+        self.send(event)
+        e = self.recv()
+        assert e["type"] == "error", e
+        return e["error"]
+
+    def speak(self, pcm, chunk=3200):
+        for i in range(0, len(pcm), chunk):
+            self.send({"type": "input_audio_buffer.append", "audio": base64.b64encode(pcm[i:i + chunk]).decode()})
+        self.send({"type": "input_audio_buffer.commit"})
+        events = [self.recv() for _ in range(3)]
+        assert [e["type"] for e in events] == ["input_audio_buffer.committed", "conversation.item.added",
+                                               "conversation.item.done"]
+        assert events[0]["item_id"] == events[1]["item"]["id"]
+
+    def respond(self, **response):
+        self.send({"type": "response.create", **({"response": response} if response else {})})
+        events = self.until("response.done")
+        audio = b"".join(base64.b64decode(e["delta"]) for e in events if e["type"] == "response.output_audio.delta")
+        text = "".join(e["delta"] for e in events if e["type"] == "response.output_audio_transcript.delta")
+        return events, audio, text
+
+    def close(self):
+        self.ws.close()
+
+
+def test_a_spoken_reply_equals_the_chat_endpoints(server):
+    pcm = clip_pcm()
+    expected_audio, expected_text = chat_reply(server, CLIP.read_bytes())
+    s = Session(server)
+    try:
+        s.send({"type": "session.update", "session": {"type": "realtime", "audio": {"input": {
+            "format": {"type": "audio/pcm", "rate": 16000}, "turn_detection": None}}, **GREEDY_SESSION}})
+        updated = s.recv()
+        assert updated["type"] == "session.updated"
+        assert updated["session"]["audio"]["input"]["format"] == {"type": "audio/pcm", "rate": 16000}
+        s.speak(pcm)
+        events, audio, text = s.respond()
+        kinds = [e["type"] for e in events]
+        assert kinds[:4] == ["response.created", "response.output_item.added", "conversation.item.added",
+                             "response.content_part.added"]
+        assert kinds[-6:] == ["response.output_audio.done", "response.output_audio_transcript.done",
+                              "response.content_part.done", "response.output_item.done", "conversation.item.done",
+                              "response.done"]
+        assert audio == expected_audio and len(audio) > 10000 and text == expected_text
+        done = events[-1]["response"]
+        assert done["status"] in ("completed", "incomplete") and done["usage"]["output_tokens"] > 0
+        assert done["output"][0]["content"][0] == {"type": "output_audio", "transcript": text}
+        # A second turn answers with the whole conversation (the first reply's audio included).
+        s.speak(pcm[: len(pcm) // 2])
+        events, audio2, _ = s.respond()
+        assert events[-1]["response"]["status"] in ("completed", "incomplete") and audio2
+        assert events[-1]["response"]["usage"]["input_tokens"] > done["usage"]["input_tokens"]
+    finally:
+        s.close()
+    # 24 kHz input: the same samples, read at 24 kHz by both endpoints.
+    expected_audio, expected_text = chat_reply(server, wav_of(pcm, 24000))
+    s = Session(server)
+    try:
+        assert s.created["session"]["audio"]["input"]["format"]["rate"] == 24000
+        s.send({"type": "session.update", "session": GREEDY_SESSION})
+        assert s.recv()["type"] == "session.updated"
+        s.speak(pcm)
+        _, audio, text = s.respond()
+        assert audio == expected_audio and text == expected_text
+    finally:
+        s.close()
+
+
+def test_the_example_client_writes_the_reply(server, tmp_path):
+    expected_audio, _ = chat_reply(server, CLIP.read_bytes())
+    out = tmp_path / "reply.wav"
+    url = server.base.replace("http", "ws") + "/v1/realtime"
+    run = subprocess.run([sys.executable, str(REPO / "examples" / "realtime_client.py"), "--url", url, "--greedy",
+                          str(CLIP), str(out)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    with wave.open(str(out)) as w:
+        assert (w.getframerate(), w.getnchannels(), w.getsampwidth()) == (24000, 1, 2)
+        assert w.readframes(w.getnframes()) == expected_audio
+
+
+def test_cancel_and_mistakes_keep_the_socket_open(server):
+    s = Session(server)
+    try:
+        e = s.error({"type": "conversation.wobble", "event_id": "evt_1"})
+        assert (e["code"], e["event_id"]) == ("invalid_event_type", "evt_1")
+        assert s.error({"type": "input_audio_buffer.append", "audio": "@@not base64@@"})["code"] == "invalid_value"
+        assert s.error({"type": "input_audio_buffer.append", "audio": base64.b64encode(b"abc").decode()})["code"] == \
+            "invalid_value"
+        assert s.error({"type": "input_audio_buffer.commit"})["code"] == "input_audio_buffer_commit_empty"
+        assert s.error({"type": "response.create"})["code"] == "conversation_empty"
+        assert s.error({"type": "response.cancel"})["code"] == "response_cancel_not_active"
+        e = s.error({"type": "session.update", "session": {"audio": {"input": {"turn_detection": {"type": "server_vad"}}}}})
+        assert e["code"] == "unsupported_value"
+        e = s.error({"type": "session.update", "session": {"audio": {"input": {"format": {"type": "audio/pcm",
+                                                                                          "rate": 8000}}}}})
+        assert e["param"] == "session.audio.input.format.rate"
+        assert s.error({"type": "session.update", "session": {"audio": {"output": {"voice": "robot"}}}})["code"] == \
+            "unsupported_value"
+        s.ws.send("not json")
+        assert s.recv()["error"]["code"] == "invalid_json"
+        # A buffer cleared is gone.
+        s.send({"type": "input_audio_buffer.append", "audio": base64.b64encode(bytes(4000)).decode()})
+        s.send({"type": "input_audio_buffer.clear"})
+        assert s.recv()["type"] == "input_audio_buffer.cleared"
+        assert s.error({"type": "input_audio_buffer.commit"})["code"] == "input_audio_buffer_commit_empty"
+        # Cancelled at once: the response ends cancelled, and the socket still serves.
+        s.speak(clip_pcm())
+        s.send({"type": "response.create"})
+        s.send({"type": "response.cancel"})
+        events = s.until("response.done")
+        assert events[-1]["response"]["status"] == "cancelled"
+        assert s.error({"type": "response.cancel"})["code"] == "response_cancel_not_active"
+        s.speak(clip_pcm())
+        _, audio, _ = s.respond()
+        assert audio
+    finally:
+        s.close()
+
+
+def test_text_sessions_and_the_api_key(tmp_path):
+    s = start("--model", TEXT_MODEL, "--ctx-size", 512, "--api-key", "sesame", log_path=tmp_path / "server.log")
+    try:
+        with pytest.raises(websockets.exceptions.InvalidStatus):
+            Session(s)
+        with pytest.raises(websockets.exceptions.InvalidStatus):
+            Session(s, headers={"Authorization": "Bearer wrong"})
+        r = httpx.post(s.base + "/v1/chat/completions", headers={"Authorization": "Bearer sesame"}, timeout=30, json={
+            "messages": [{"role": "user", "content": "Hello"}], "max_tokens": 8, "temperature": 0})
+        expected = r.json()["choices"][0]["message"]["content"]
+        rt = Session(s, headers={"Authorization": "Bearer sesame"})
+        try:
+            rt.send({"type": "conversation.item.create", "item": {"type": "message", "role": "user",
+                                                                   "content": [{"type": "input_text", "text": "Hello"}]}})
+            assert [rt.recv()["type"] for _ in range(2)] == ["conversation.item.added", "conversation.item.done"]
+            # The model cannot speak: audio output is refused, text output answers as chat does.
+            assert "cannot speak" in rt.error({"type": "response.create"})["message"]
+            rt.send({"type": "session.update", "session": {"output_modalities": ["text"], "temperature": 0,
+                                                           "max_output_tokens": 8}})
+            assert rt.recv()["session"]["output_modalities"] == ["text"]
+            rt.send({"type": "response.create"})
+            events = rt.until("response.done")
+            text = "".join(e["delta"] for e in events if e["type"] == "response.output_text.delta")
+            assert text == expected
+            assert [e for e in events if e["type"] == "response.output_text.done"][0]["text"] == expected
+        finally:
+            rt.close()
+        # The beta event names for clients that ask for them.
+        rt = Session(s, headers={"Authorization": "Bearer sesame", "OpenAI-Beta": "realtime=v1"})
+        try:
+            rt.send({"type": "session.update", "session": {"output_modalities": ["text"], "max_output_tokens": 2}})
+            rt.recv()
+            rt.send({"type": "conversation.item.create", "item": {"type": "message", "role": "user",
+                                                                   "content": [{"type": "input_text", "text": "Hi"}]}})
+            assert rt.recv()["type"] == "conversation.item.created"
+            rt.send({"type": "response.create"})
+            kinds = [e["type"] for e in rt.until("response.done")]
+            assert "response.text.delta" in kinds and "response.output_text.delta" not in kinds
+        finally:
+            rt.close()
+    finally:
+        s.stop()
