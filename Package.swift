@@ -104,7 +104,7 @@ let package = Package(
         .target(
             name: "LeapFuzzTargets",
             dependencies: ["LeapCore", "LeapJSON", "LeapMessages", "LeapAudio", "LeapImage", "LeapGGUF", "LeapTokenizer",
-                           "LeapChatTemplate", "LeapToolCalls", "LeapGrammar", "LeapModels", "LeapBundles", "LeapPromptCache"],
+                           "LeapChatTemplate", "LeapToolCalls", "LeapGrammar", "LeapModels", "LeapBundles", "LeapDownload", "LeapPromptCache"],
             swiftSettings: swift5),
         .executableTarget(name: "LeapFuzz", dependencies: ["LeapFuzzTargets"], swiftSettings: swift5),
         .executableTarget(name: "LeapLibFuzzer", dependencies: ["LeapFuzzTargets"],

@@ -553,6 +553,10 @@ typedef struct leap_model_params {
  * lock). A turn evaluates its prompt in the same two parts whether its prefix came from the cache or not,
  * so the result is the same bit for bit. leap_model_load fails with LEAP_ERR_IO when the folder cannot be
  * created or written, LEAP_ERR_INVALID_ARGUMENT for a missing path or a cap out of range.
+ * Trust: cache_path must be private to the user (folders it creates are 0700). A snapshot's checksums
+ * detect damage, not tampering: someone who can write the folder can make the model restore a state of
+ * their choosing. A file in it that is a link or not a regular file (a FIFO) is skipped, never waited on;
+ * temporary files are always new files (never an existing one or a link) under unguessable names.
  */
 
 /* Writes the defaults into *params (at most struct_size bytes) and sets params->struct_size. */
@@ -597,12 +601,13 @@ LEAP_API leap_status leap_model_cache_flush(leap_model *model);
  * are ignored; schema_version must be 1.x; inference_type, when given, one of the three above.
  *
  * leap_model_load_bundle() reads the manifest (a path, or an http(s) URL it downloads), downloads every
- * FILE given as a URL into `{cache_dir}/{model}-{quant}/` (named after the manifest, as LEAP does:
- * ".../LFM2-1.2B-GGUF/Q4_K_M.json" gives "LFM2-1.2B-Q4_K_M"; each file keeps its URL's last segment),
- * then loads the model with the manifest's companions (no auto-detection), chat template, sampling
- * parameters as the model's generation defaults (a field a request leaves unset takes the manifest's) and
- * number_of_decoding_threads as n_threads -- each unless params sets its own. A file already in the cache
- * is used without a request.
+ * FILE given as a URL into a cache folder named after the manifest, as LEAP does (".../LFM2-1.2B-GGUF/
+ * Q4_K_M.json" gives "LFM2-1.2B-Q4_K_M"), plus the origin of a manifest from a URL
+ * ("LFM2-1.2B-Q4_K_M@https-huggingface.co": two servers never share a folder); each file keeps its URL's
+ * last segment. It then loads the model with the manifest's companions (no auto-detection), chat template,
+ * sampling parameters as the model's generation defaults (a field a request leaves unset takes the
+ * manifest's) and number_of_decoding_threads as n_threads -- each unless params sets its own. A file
+ * already in the cache is used without a request when it passes the checks below.
  *
  * Downloads: bytes go to "<file>.part", renamed to the file only once complete and checked, so a file in
  * the cache is never partial. A .part left by a cancel or failure is resumed with an HTTP Range request by
@@ -612,6 +617,22 @@ LEAP_API leap_status leap_model_cache_flush(leap_model *model);
  * wrong checksum deletes the .part. Downloads use libcurl (libcurl.so.4), loaded at first use: where it is
  * not installed the library works, and loading a bundle with URLs fails with LEAP_ERR_UNSUPPORTED naming
  * libcurl and the package to install (LEAP_LIBCURL=<file> makes the library open another file instead).
+ *
+ * What is trusted. The manifest chooses the files: one read from a path may name any local file the
+ * process can read; one downloaded from a URL cannot name local files. Servers are checked against the
+ * manifest: TLS is verified; a redirect from https never goes to plain http; a size or Content-Range total
+ * other than the manifest's "size" is refused before the body, nothing is written past it, and a
+ * compressed body is refused. Before a file is renamed into the cache its contents are checked (the GGUF
+ * magic for the model and its companions, UTF-8 for a chat template): an empty answer, zeros or an error
+ * page is deleted, not cached; a file that passes but that the load refuses (cut short by a server that
+ * sent no length) is removed from the cache, so the next load downloads it again. Without "sha256" and
+ * "size", what is cached is whatever the server sent that looks like a model. Nothing in the cache is
+ * used on trust: a cached file must be a regular file of the user (not a link), have the manifest's size,
+ * pass the contents check and hash to the manifest's SHA-256 (remembered in ".<file>.verified", a record
+ * of the file's inode, size, modification time and hash, so it is not hashed at every load), else it is
+ * downloaded again; a .part is never opened through a link or as another user's file. Cache folders are
+ * created private to the user (0700): these checks detect damage and stale files, not someone who can
+ * write the user's cache folder.
  *
  * A failed or cancelled load leaves no model, and in the cache at most a .part file.
  * Errors: LEAP_ERR_IO (the manifest or a file cannot be read; a download failed: HTTP status such as 404,
@@ -633,8 +654,9 @@ LEAP_API void leap_cancel_token_free(leap_cancel_token *token);
 
 /* Progress of one file being downloaded: its cache file name, the bytes it has so far (including those a
  * resumed .part already had) and its size (0 when the server does not say). Called on the thread that
- * called leap_model_load_bundle, at most ten times a second per file and once when the file is complete.
- * Return 0 to continue, non-zero to cancel the load (LEAP_ERR_CANCELLED). */
+ * called leap_model_load_bundle, at most ten times a second per file, at least once a second while the
+ * server sends nothing, and once when the file is complete. Return 0 to continue, non-zero to cancel the
+ * load (LEAP_ERR_CANCELLED). */
 typedef int32_t (*leap_download_progress_fn)(const char *file_name, uint64_t bytes_done, uint64_t bytes_total,
                                              void *user_data);
 
@@ -1069,9 +1091,10 @@ LEAP_API void leap_generation_free(leap_generation *generation);
  * reuses the saved positions as far as its prompt starts with them (restore into a conversation whose
  * history renders to that prompt, e.g. one created from the exported history). Errors: LEAP_ERR_BUSY
  * while generating; save: LEAP_ERR_INVALID_ARGUMENT when nothing was evaluated yet, LEAP_ERR_IO when the
- * file cannot be written; load: LEAP_ERR_IO when it cannot be read, LEAP_ERR_FORMAT when it is not a state
- * of this model and build (another model or kernel build, damaged, truncated): the conversation is then
- * unchanged. */
+ * file cannot be written; load: LEAP_ERR_IO when it cannot be read or is not a regular file (a FIFO is
+ * refused, not waited on), LEAP_ERR_FORMAT when it is not a state of this model and build (another model
+ * or kernel build, damaged, truncated): the conversation is then unchanged. The state file is the
+ * caller's: a link in `path` is followed; the temporary file of a save is always a new file. */
 LEAP_API leap_status leap_conversation_save_state(leap_conversation *conversation, const char *path);
 LEAP_API leap_status leap_conversation_load_state(leap_conversation *conversation, const char *path);
 

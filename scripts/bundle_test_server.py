@@ -14,9 +14,18 @@ and Content-Length. <modes> is "plain" or several of these joined by "+":
   badetag     an X-Linked-ETag header with a wrong SHA-256
   redirect    302 to the same file under the other modes (the X-Linked-ETag, if any, on the redirect)
   missing     404
-  hugelength  a 206 announces a Content-Length near 2^63 and a Content-Range without the total size
+  hugelength  a 206 announces a Content-Length near 2^63 and a Content-Range with an unknown total ("/*")
+  empty200    a request with a Range header gets 200 with Content-Length: 0 and no body
+  endless     200 with a Content-Length of 2^40 (none with nolength), then the file over and over, without
+              end (until the client hangs up, or 60 s)
+  nolength    no Content-Length: the body ends when the connection closes (with dropalways: a file cut
+              short that looks complete)
+  gzip        the file gzip-compressed, with Content-Encoding: gzip
+  zeros       as many zero bytes as the file has, in its place
+  silent      reads the request, then sends nothing (until the client gives up, or 60 s)
 GET /_log returns the requests served so far as JSON [{"path", "range"}]; GET /_reset clears it.
 """
+import gzip
 import hashlib
 import json
 import os
@@ -60,8 +69,14 @@ class Handler(BaseHTTPRequestHandler):
         if "missing" in modes or not path.startswith(ROOT + os.sep) or not os.path.isfile(path):
             self.reply(404, b"no such file", "text/plain")
             return
+        if "silent" in modes:
+            time.sleep(60)
+            self.close_connection = True
+            return
         with open(path, "rb") as f:
             data = f.read()
+        if "zeros" in modes:
+            data = bytes(len(data))
         sha = hashlib.sha256(data).hexdigest()
         if "badetag" in modes:
             sha = hashlib.sha256(data + b"x").hexdigest()
@@ -75,8 +90,32 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
-        start, status = 0, 200
         spec = self.headers.get("Range")
+        nolength = "nolength" in modes
+        if "empty200" in modes and spec:
+            self.send_response(200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if "endless" in modes:
+            self.send_response(200)
+            if nolength:
+                self.send_header("Connection", "close")
+            else:
+                self.send_header("Content-Length", str(2**40))
+            self.end_headers()
+            self.close_connection = True
+            deadline = time.time() + 60
+            try:
+                while time.time() < deadline:
+                    self.wfile.write(data)
+                    self.wfile.flush()
+            except (BrokenPipeError, ConnectionResetError):
+                pass
+            return
+        if "gzip" in modes:
+            data = gzip.compress(data)
+        start, status = 0, 200
         if spec and "norange" not in modes and spec.startswith("bytes=") and spec.endswith("-"):
             start = int(spec[6:-1])
             if start >= len(data):
@@ -90,10 +129,15 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         self.send_header("Content-Type", "application/octet-stream")
         huge = "hugelength" in modes and status == 206
-        self.send_header("Content-Length", str(2**63 - 10) if huge else str(len(body)))
+        if nolength:
+            self.send_header("Connection", "close")
+        else:
+            self.send_header("Content-Length", str(2**63 - 10) if huge else str(len(body)))
+        if "gzip" in modes:
+            self.send_header("Content-Encoding", "gzip")
         self.send_header("Accept-Ranges", "bytes")
         if huge:
-            self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}")
+            self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/*")
         elif status == 206:
             self.send_header("Content-Range", f"bytes {start}-{len(data) - 1}/{len(data)}")
         if checksum:
@@ -118,7 +162,7 @@ class Handler(BaseHTTPRequestHandler):
                 time.sleep(60)
         except (BrokenPipeError, ConnectionResetError):
             pass
-        if cut < len(body) or huge:
+        if cut < len(body) or huge or nolength:
             self.close_connection = True
 
     def reply(self, status, body, kind):

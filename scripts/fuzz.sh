@@ -14,7 +14,7 @@ cd "$repo"
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(gguf wav jpeg json message template toolcalls grammar bundle snapshot)
+[ ${#targets[@]} -eq 0 ] && targets=(gguf wav jpeg json message template toolcalls grammar bundle snapshot http-headers bundle-location bundle-cache)
 
 # `--sanitize=fuzzer` links libFuzzer but does not instrument Swift modules for coverage: the
 # -sanitize-coverage flags do (edges, comparisons, the counters and PC table libFuzzer reads).

@@ -102,7 +102,7 @@ step mypy sh -c "cd '$repo/bindings/python' && python3 -m mypy"  # strict, setti
 step python-wheel "$repo/scripts/check-wheel.sh"
 
 note "fuzzing (bounded)"
-# libFuzzer + ASan, coverage-guided: 9 parser targets x LEAP_LIBFUZZER_SECONDS (default 20 s: 180 s in all,
+# libFuzzer + ASan, coverage-guided: 13 parser targets x LEAP_LIBFUZZER_SECONDS (default 20 s: 260 s in all,
 # plus the instrumented build, incremental after the first run).
 step libfuzzer "$repo/scripts/fuzz.sh" "${LEAP_LIBFUZZER_SECONDS:-20}"
 cat "$log_dir/libfuzzer.log" | grep -E "^(fuzz|FAILED)"

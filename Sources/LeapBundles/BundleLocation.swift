@@ -53,7 +53,7 @@ package enum BundleLocation: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// The lowercase scheme of `s` when it starts with `scheme://`.
-    static func scheme(of s: String) -> String? {
+    package static func scheme(of s: String) -> String? {
         guard let r = separator(in: s) else { return nil }
         let name = s[..<r]
         guard let first = name.utf8.first, (first | 0x20) >= 0x61 && (first | 0x20) <= 0x7A,
@@ -116,7 +116,7 @@ package enum BundleLocation: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// "https://host:8080/a/b.json?x#y" -> ("https://host:8080", "/a/b.json"): the path without query or fragment.
-    static func split(_ url: String) -> (origin: String, path: String) {
+    package static func split(_ url: String) -> (origin: String, path: String) {
         let noFragment = url.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? url
         let noQuery = noFragment.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? noFragment
         guard let sep = separator(in: noQuery) else { return (noQuery, "/") }
@@ -127,7 +127,7 @@ package enum BundleLocation: Equatable, Sendable, CustomStringConvertible {
 
     /// RFC 3986 §5.2.4 on an absolute path: "/a/b/../c/./d" -> "/a/c/d" (never above the root). A query
     /// or fragment on the last segment is kept as written.
-    static func removingDotSegments(_ path: String) -> String {
+    package static func removingDotSegments(_ path: String) -> String {
         var out: [Substring] = []
         let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         for (i, part) in parts.enumerated() {

@@ -53,8 +53,9 @@ package struct CurlLibrary: @unchecked Sendable {
         case writeFunction = 20011       // CURLOPT_WRITEFUNCTION
         case headerFunction = 20079      // CURLOPT_HEADERFUNCTION
         case xferInfoFunction = 20219    // CURLOPT_XFERINFOFUNCTION
+        case suppressConnectHeaders = 265 // CURLOPT_SUPPRESS_CONNECT_HEADERS (libcurl 7.54)
     }
-    static let protocolHTTP = 1, protocolHTTPS = 2          // CURLPROTO_HTTP, CURLPROTO_HTTPS
+    package static let protocolHTTP = 1, protocolHTTPS = 2          // CURLPROTO_HTTP, CURLPROTO_HTTPS
     static let globalDefault = 3                            // CURL_GLOBAL_DEFAULT (SSL | WIN32)
     static let infoResponseCode: Int32 = 0x200000 + 2       // CURLINFO_RESPONSE_CODE (long)
     static let errorBufferSize = 256                        // CURL_ERROR_SIZE

@@ -14,36 +14,36 @@ final class Transfer {
     let sink: Sink
     /// Bytes already in the file: a Range request asks for the rest.
     private(set) var offset: Int64
+    /// The size the file must have (the manifest's), enforced on the headers and on every write.
+    let expectedSize: Int64?
     let cancel: DownloadCancellation?
     let progress: DownloadProgressHandler?
 
-    // Of the last response (a redirect's headers come first and are replaced by the final response's).
-    private(set) var status = 0
-    private(set) var statusText = ""
-    private var contentLength: Int64?
-    private var contentRangeStart: Int64?
-    /// The total size in a `Content-Range: bytes a-b/total` or `bytes */total` header.
-    private(set) var rangeTotal: Int64?
-    /// A SHA-256 given by any response of the chain (Hugging Face puts it on the redirect).
-    private(set) var serverSHA256: String?
-
-    /// The file's full size once the body starts (nil when the server does not say).
+    /// Of the last response (a redirect's headers come first and are replaced by the final response's).
+    private(set) var head = ResponseHead()
+    /// The file's full size once the headers are decided (nil when the server does not say).
     private(set) var total: Int64?
     private(set) var written: Int64 = 0
     private(set) var memory: [UInt8] = []
     private(set) var cancelled = false
     /// An error the callbacks stopped the transfer for (disk full, a range the server got wrong...).
     private(set) var failure: LeapError?
-    private var bodyStarted = false
-    private var discarding = false
+    /// The body is not the file (a redirect's or an error page's): it is read and dropped.
+    private var discarding = true
+    /// A 200 answered a range request: the .part is emptied before the body is written.
+    private var restartPending = false
     private var lastReport = 0.0
     private var errorBuffer = [CChar](repeating: 0, count: CurlLibrary.errorBufferSize)
     var errorText: String { errorBuffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } }
+    var status: Int { head.status }
+    var statusText: String { head.statusText }
 
-    init(curl: CurlLibrary, sink: Sink, offset: Int64, cancel: DownloadCancellation?, progress: DownloadProgressHandler?) {
+    init(curl: CurlLibrary, sink: Sink, offset: Int64, expectedSize: Int64? = nil, cancel: DownloadCancellation?,
+         progress: DownloadProgressHandler?) {
         self.curl = curl
         self.sink = sink
         self.offset = offset
+        self.expectedSize = expectedSize
         self.cancel = cancel
         self.progress = progress
     }
@@ -69,7 +69,7 @@ final class Transfer {
                 set(.followLocation, 1)
                 set(.maxRedirects, 10)
                 set(.protocols, CurlLibrary.protocolHTTP | CurlLibrary.protocolHTTPS)
-                set(.redirectProtocols, CurlLibrary.protocolHTTP | CurlLibrary.protocolHTTPS)
+                set(.redirectProtocols, Downloader.redirectProtocols(from: url))
                 set(.connectTimeout, max(1, options.connectTimeout))
                 // Below 1 byte/s for stallTimeout seconds: the server stopped answering.
                 set(.lowSpeedLimit, 1)
@@ -90,49 +90,83 @@ final class Transfer {
                     failure = LeapError(.internal, "curl_easy_setopt failed: \(curl.message(status))")
                     return CurlLibrary.Code.ok
                 }
+                // A proxy's "200 Connection established" is not the file's response: keep it from the
+                // header callback (an older libcurl without the option passes it on; the file's own
+                // status line follows and is decided on again before anything is written).
+                _ = curl.set(h, .suppressConnectHeaders, 1)
                 if offset > 0 { reportProgress(force: true) }
-                return curl.easyPerform(h)
+                let code = curl.easyPerform(h)
+                // A 200 with an empty body restarts the file too: it is empty.
+                if restartPending && code == CurlLibrary.Code.ok { _ = restart() }
+                return code
             }
         }
     }
 
     // MARK: callbacks
 
-    fileprivate func header(_ line: UnsafeRawBufferPointer) {
-        let text = String(decoding: line, as: UTF8.self).trimmingSpaces()
-        if text.hasPrefix("HTTP/") {
-            let parts = text.split(separator: " ", maxSplits: 2)
-            let code = parts.count > 1 ? Int(parts[1]) ?? 0 : 0
-            if code >= 100 && code < 200 { return }   // 100 Continue: the real status follows
-            status = code
-            statusText = parts.dropFirst().joined(separator: " ")
-            contentLength = nil
-            contentRangeStart = nil
-            rangeTotal = nil
-            return
-        }
-        guard let colon = text.firstIndex(of: ":") else { return }
-        let name = String(text[..<colon].lowercased())
-        let value = String(text[text.index(after: colon)...]).trimmingSpaces()
-        switch name {
-        case "content-length":
-            contentLength = nonNegative(value)
-        case "content-range":
-            // "bytes 100-199/200" or "bytes */200"
-            guard value.lowercased().hasPrefix("bytes ") else { return }
-            let spec = value.dropFirst(6)
-            let halves = spec.split(separator: "/", maxSplits: 1)
-            if halves.count == 2 { rangeTotal = nonNegative(halves[1]) }
-            if let dash = halves.first?.firstIndex(of: "-"), let first = halves.first { contentRangeStart = nonNegative(first[..<dash]) }
-        case "etag", "x-linked-etag":
-            var v = Substring(value)
-            if v.hasPrefix("W/") { v = v.dropFirst(2) }
-            v = v.drop { $0 == "\"" }
-            while v.last == "\"" { v = v.dropLast() }
-            if let hex = try? sha256Hex(String(v)) { serverSHA256 = hex }
+    /// One header line; returns false to abort the transfer.
+    fileprivate func header(_ line: UnsafeRawBufferPointer) -> Bool {
+        guard head.add(line: line) else { return true }
+        return decide()
+    }
+
+    /// Decides, once a final response's headers are in and before any of its body, what the body is: the
+    /// rest of the file (206 at our offset), the whole file (200: a partial file restarts), or something
+    /// to drop (a redirect, an error page). A size that disagrees with the manifest's, a range that is not
+    /// the one asked for, or a compressed body stops the transfer here.
+    private func decide() -> Bool {
+        discarding = true
+        restartPending = false
+        total = nil
+        switch head.status {
+        case 206:
+            guard let first = head.range?.first, first == offset else {
+                failure = LeapError.io("the server sent bytes from \(head.range?.first.map(String.init) ?? "an unstated offset") when \(offset) was asked for")
+                return false
+            }
+            if let rangeTotal = head.range?.total {
+                total = rangeTotal
+            } else if let contentLength = head.contentLength {
+                // The sizes are the server's: a sum past Int64 is a lie, not a file.
+                let (sum, overflow) = contentLength.addingReportingOverflow(offset)
+                guard !overflow else {
+                    failure = LeapError.io("the server announced \(contentLength) bytes after byte \(offset), more than any file can hold")
+                    return false
+                }
+                total = sum
+            }
+        case 200:
+            total = head.contentLength
         default:
-            break
+            return true
         }
+        if let encoding = head.contentEncoding {
+            failure = LeapError.io("the server sent the file encoded (Content-Encoding: \(encoding)), not as stored")
+            return false
+        }
+        if let expectedSize, let total, total != expectedSize {
+            failure = LeapError.io("the server announced a file of \(total) bytes but the manifest says \(expectedSize)")
+            return false
+        }
+        // The server ignored the Range header (or the file changed): the file starts again from its first
+        // byte, once this response is known to be the last (its body begins, or the transfer ends).
+        restartPending = head.status == 200 && offset > 0
+        discarding = false
+        return true
+    }
+
+    /// Empties the .part for a 200 answer to a resume.
+    private func restart() -> Bool {
+        restartPending = false
+        guard case .file(let fd, let path) = sink else { return true }
+        Log.warning("the server ignored the range request for '\(path)' (HTTP 200, not 206); downloading the file again")
+        guard ftruncate(fd, 0) == 0, lseek(fd, 0, SEEK_SET) == 0 else {
+            failure = LeapError.io("cannot truncate '\(path)': \(String(cString: strerror(errno)))")
+            return false
+        }
+        offset = 0
+        return true
     }
 
     /// Bytes of the body; returns false to abort the transfer.
@@ -141,11 +175,8 @@ final class Transfer {
             cancelled = true
             return false
         }
-        if !bodyStarted {
-            bodyStarted = true
-            guard startBody() else { return false }
-        }
         if discarding { return true }
+        if restartPending { guard restart() else { return false } }
         switch sink {
         case .memory(let limit):
             guard memory.count + bytes.count <= limit else {
@@ -154,9 +185,15 @@ final class Transfer {
             }
             memory.append(contentsOf: bytes)
         case .file(let fd, let path):
+            // Never past the manifest's size: a server that sends without end does not fill the disk.
+            var count = bytes.count
+            if let expectedSize, offset + written + Int64(count) > expectedSize {
+                count = Int(max(0, expectedSize - offset - written))
+                failure = LeapError.io("the server sent more than the \(expectedSize) bytes the manifest says; the download was stopped there")
+            }
             var done = 0
-            while done < bytes.count {
-                let n = write(fd, bytes.baseAddress! + done, bytes.count - done)
+            while done < count {
+                let n = write(fd, bytes.baseAddress! + done, count - done)
                 if n < 0 && errno == EINTR { continue }
                 if n <= 0 {
                     let e = errno
@@ -168,49 +205,16 @@ final class Transfer {
                 done += n
                 written += Int64(n)
             }
+            if failure != nil { return false }
         }
         reportProgress(force: false)
         return true
     }
 
-    /// Decides, on the first body byte, what the body is: the rest of the file (206 at our offset), the
-    /// whole file (200: a partial file restarts), or an error page to discard.
-    private func startBody() -> Bool {
-        switch status {
-        case 206:
-            guard contentRangeStart == offset else {
-                failure = LeapError.io("the server sent bytes from \(contentRangeStart.map(String.init) ?? "an unstated offset") when \(offset) was asked for")
-                return false
-            }
-            if let rangeTotal {
-                total = rangeTotal
-            } else if let contentLength {
-                // The sizes are the server's: a sum past Int64 is a lie, not a file.
-                let (sum, overflow) = contentLength.addingReportingOverflow(offset)
-                guard !overflow else {
-                    failure = LeapError.io("the server announced \(contentLength) bytes after byte \(offset), more than any file can hold")
-                    return false
-                }
-                total = sum
-            }
-        case 200:
-            if offset > 0, case .file(let fd, let path) = sink {
-                // The server ignored the Range header: start again from the first byte.
-                Log.warning("the server ignored the range request for '\(path)' (HTTP 200, not 206); downloading the file again")
-                guard ftruncate(fd, 0) == 0, lseek(fd, 0, SEEK_SET) == 0 else {
-                    failure = LeapError.io("cannot truncate '\(path)': \(String(cString: strerror(errno)))")
-                    return false
-                }
-                offset = 0
-            }
-            total = contentLength
-        default:
-            discarding = true
-        }
-        return true
-    }
-
+    /// libcurl's heartbeat (at least once a second, also while nothing arrives): progress goes to the
+    /// caller then too, so that a callback that cancels is heard while the server is silent.
     fileprivate func tick() -> Bool {
+        if cancel?.isCancelled != true { reportProgress(force: false) }
         if cancel?.isCancelled == true {
             cancelled = true
             return false
@@ -219,7 +223,7 @@ final class Transfer {
     }
 
     private func reportProgress(force: Bool) {
-        guard let progress else { return }
+        guard let progress, case .file = sink else { return }
         let now = monotonicNow()
         guard force || now - lastReport >= 0.1 else { return }
         lastReport = now
@@ -227,34 +231,10 @@ final class Transfer {
     }
 }
 
-/// A size or offset in a header: decimal digits only (no sign), nil when not one or past Int64.
-private func nonNegative<S: StringProtocol>(_ s: S) -> Int64? {
-    guard !s.isEmpty, s.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
-    return Int64(s)
-}
-
 private func monotonicNow() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
-}
-
-private func sha256Hex(_ s: String) throws -> String {
-    let lower = String(s.lowercased())
-    guard lower.utf8.count == 64, lower.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) else {
-        throw LeapError.format("not a SHA-256")
-    }
-    return lower
-}
-
-extension String {
-    func trimmingSpaces() -> String {
-        let bytes = Array(utf8)
-        var start = 0, end = bytes.count
-        while start < end && (bytes[start] == 0x20 || bytes[start] == 0x09 || bytes[start] == 0x0D || bytes[start] == 0x0A) { start += 1 }
-        while end > start && (bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 || bytes[end - 1] == 0x0D || bytes[end - 1] == 0x0A) { end -= 1 }
-        return String(decoding: bytes[start..<end], as: UTF8.self)
-    }
 }
 
 // size_t write(char *ptr, size_t size, size_t nmemb, void *userdata): a short count aborts.
@@ -265,12 +245,12 @@ private let writeCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, In
     return t.body(UnsafeRawBufferPointer(start: ptr, count: count)) ? count : 0
 }
 
-// size_t header(char *buffer, size_t size, size_t nitems, void *userdata): one header line per call.
+// size_t header(char *buffer, size_t size, size_t nitems, void *userdata): one header line per call; a
+// short count aborts.
 private let headerCallback: @convention(c) (UnsafeMutablePointer<CChar>?, Int, Int, UnsafeMutableRawPointer?) -> Int = { ptr, size, n, me in
     guard let me else { return 0 }
     let count = size * n
-    Unmanaged<Transfer>.fromOpaque(me).takeUnretainedValue().header(UnsafeRawBufferPointer(start: ptr, count: count))
-    return count
+    return Unmanaged<Transfer>.fromOpaque(me).takeUnretainedValue().header(UnsafeRawBufferPointer(start: ptr, count: count)) ? count : 0
 }
 
 // int xferinfo(void *clientp, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal, curl_off_t ulnow):

@@ -24,6 +24,9 @@ package let fuzzTargets: [String: FuzzTarget] = [
     "grammar": fuzzGrammar,
     "bundle": fuzzBundle,
     "snapshot": fuzzSnapshot,
+    "http-headers": fuzzHTTPHeaders,
+    "bundle-location": fuzzBundleLocation,
+    "bundle-cache": fuzzBundleCache,
 ]
 
 /// A broken invariant: the message goes to stderr (unbuffered, so it survives the abort), then abort(), on

@@ -6,6 +6,10 @@
 //   - eviction runs under an exclusive flock of the folder's lock file: least recently used first (a hit
 //     sets the file's modification time), until the folder is within its entry and byte caps;
 //   - a file that vanishes between the listing and the read (another process evicted it) is a miss.
+// Nothing in the folder is opened on trust: reads refuse links and anything but a regular file (a FIFO
+// named like a snapshot would block a lookup for good), temporary files are created new (O_EXCL, never
+// through a link) under names with a random part. The folder must still be the user's own (it is created
+// 0700): a snapshot's checksum detects damage, not a snapshot written by someone else.
 import Glibc
 import LeapCore
 import Synchronization
@@ -38,8 +42,8 @@ package final class DiskStore: @unchecked Sendable {
         self.maxBytes = maxBytes
         try DiskStore.makeDirectories(root)
         try DiskStore.makeDirectories(folder)
-        let probe = folder + "/" + DiskStore.tmpPrefix + "probe-\(getpid())"
-        let fd = open(probe, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        let probe = folder + "/" + DiskStore.tmpPrefix + "probe-" + DiskStore.temporarySuffix()
+        let fd = open(probe, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
             throw LeapError(.io, "prompt cache folder \(folder) is not writable: \(String(cString: strerror(errno)))")
         }
@@ -51,7 +55,7 @@ package final class DiskStore: @unchecked Sendable {
         var prefix = path.hasPrefix("/") ? "/" : ""
         for part in path.split(separator: "/") {
             prefix += part
-            if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
+            if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
                 throw LeapError(.io, "cannot create the prompt cache folder \(prefix): \(String(cString: strerror(errno)))")
             }
             prefix += "/"
@@ -79,47 +83,72 @@ package final class DiskStore: @unchecked Sendable {
             let key = String(name[name.index(after: dash)..<name.index(name.endIndex, offsetBy: -DiskStore.suffix.count)])
             guard key.utf8.count == 64 else { continue }
             var st = stat()
-            if withStats { guard stat(folder + "/" + name, &st) == 0 else { continue } }
+            if withStats { guard lstat(folder + "/" + name, &st) == 0 else { continue } }
             out.append(Entry(name: name, positions: n, key: key, bytes: Int(st.st_size), modified: st.st_mtim))
         }
         return out
     }
 
-    /// The whole file, or nil when it does not exist (any more), cannot be read or is larger than the
-    /// folder's byte cap (no snapshot this large is ever written).
-    func read(_ name: String) -> [UInt8]? { DiskStore.readFile(folder + "/" + name, limit: maxBytes) }
+    /// The whole file, or nil when it does not exist (any more), cannot be read, is not a regular file or is
+    /// larger than the folder's byte cap (no snapshot this large is ever written).
+    func read(_ name: String) -> [UInt8]? { try? DiskStore.readRegularFile(folder + "/" + name, limit: maxBytes).get() }
 
     /// The whole file at `path`, or nil with errno set: EFBIG when it has more than `limit` bytes (nothing is
-    /// allocated for it then), else why it could not be opened or read.
+    /// allocated for it then), else why it could not be opened or read. A link is not followed.
     package static func readFile(_ path: String, limit: Int) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0, st.st_size >= 0 else { return nil }
-        guard st.st_size <= limit else {
-            errno = EFBIG
+        switch readRegularFile(path, limit: limit) {
+        case .success(let bytes): return bytes
+        case .failure(let failure):
+            errno = failure.errno
             return nil
         }
+    }
+
+    /// Why `readRegularFile` failed.
+    package enum ReadFailure: Error, Equatable {
+        case tooLarge
+        case notRegularFile
+        case system(Int32)
+        var errno: Int32 {
+            switch self {
+            case .tooLarge: return EFBIG
+            case .notRegularFile: return EINVAL
+            case .system(let e): return e
+            }
+        }
+    }
+
+    /// The whole regular file at `path` (at most `limit` bytes, else nothing is allocated). It is opened
+    /// without blocking (a FIFO would wait for a writer for good) and, unless `followLinks`, without
+    /// following a symbolic link.
+    package static func readRegularFile(_ path: String, limit: Int, followLinks: Bool = false) -> Result<[UInt8], ReadFailure> {
+        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (followLinks ? 0 : O_NOFOLLOW))
+        guard fd >= 0 else { return .failure(.system(errno)) }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { return .failure(.system(errno)) }
+        guard (st.st_mode & S_IFMT) == S_IFREG, st.st_size >= 0 else { return .failure(.notRegularFile) }
+        guard st.st_size <= limit else { return .failure(.tooLarge) }
         let size = Int(st.st_size)
         // An empty file is an empty array (capacity 0 would have the initializer write the shared empty
         // array's count, racing with other threads).
-        guard size > 0 else { return [] }
-        var ok = true
+        guard size > 0 else { return .success([]) }
+        var failure: Int32 = 0
         let out = [UInt8](unsafeUninitializedCapacity: size) { buf, initialized in
             var done = 0
             if let base = buf.baseAddress {
                 while done < size {
                     let r = Glibc.read(fd, base + done, size - done)
                     if r < 0 && errno == EINTR { continue }
+                    if r < 0 { failure = errno }
                     if r <= 0 { break }
                     done += r
                 }
             }
-            ok = done == size
-            initialized = ok ? size : 0
+            if done != size && failure == 0 { failure = EIO }
+            initialized = failure == 0 ? size : 0
         }
-        return ok ? out : nil
+        return failure == 0 ? .success(out) : .failure(.system(failure))
     }
 
     /// Marks a snapshot as just used (its modification time, which orders eviction).
@@ -132,17 +161,21 @@ package final class DiskStore: @unchecked Sendable {
     /// Writes `bytes` as `name` atomically (temporary file + rename), then evicts down to the caps.
     /// Throws LeapError(.io) when the file cannot be written.
     func write(_ name: String, _ bytes: [UInt8]) throws {
-        let tmp = folder + "/" + DiskStore.tmpPrefix + "\(getpid())-\(DiskStore.uniqueNumber())-" + name
+        let tmp = folder + "/" + DiskStore.tmpPrefix + DiskStore.temporarySuffix() + "-" + name
         try DiskStore.writeFileAtomically(bytes, to: folder + "/" + name, via: tmp)
         evict()
     }
 
-    /// A number no other temporary file of this process has.
-    package static func uniqueNumber() -> Int { nextTmp.add(1, ordering: .relaxed).newValue }
+    /// A part of a temporary file's name that no other temporary file has: the process, a number and a
+    /// random part, so that another user cannot guess it and plant a file or a link under it first.
+    package static func temporarySuffix() -> String {
+        "\(getpid())-\(nextTmp.add(1, ordering: .relaxed).newValue)-" + String(UInt64.random(in: 0...UInt64.max), radix: 16)
+    }
 
-    /// Writes `bytes` to `tmp`, then renames it to `path` (readers see the old file or the whole new one).
+    /// Writes `bytes` to `tmp`, a file it creates (never an existing file or a link: it fails then), then
+    /// renames it to `path` (readers see the old file or the whole new one).
     package static func writeFileAtomically(_ bytes: [UInt8], to path: String, via tmp: String) throws {
-        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw LeapError(.io, "cannot create \(tmp): \(String(cString: strerror(errno)))") }
         var done = 0
         var failure: Int32 = 0
@@ -166,7 +199,7 @@ package final class DiskStore: @unchecked Sendable {
     /// Removes least recently used snapshots until the folder holds at most maxEntries and maxBytes, and
     /// temporary files left by writers that died; one process at a time (flock).
     func evict() {
-        let lockFd = open(folder + "/.lock", O_RDWR | O_CREAT, 0o644)
+        let lockFd = open(folder + "/.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
         guard lockFd >= 0 else { return }
         defer { close(lockFd) }
         guard flock(lockFd, LOCK_EX) == 0 else { return }
@@ -196,7 +229,7 @@ package final class DiskStore: @unchecked Sendable {
             }
             guard name.hasPrefix(DiskStore.tmpPrefix) else { continue }
             var st = stat()
-            if stat(folder + "/" + name, &st) == 0, now.tv_sec - st.st_mtim.tv_sec > DiskStore.staleTmpSeconds { stale.append(name) }
+            if lstat(folder + "/" + name, &st) == 0, now.tv_sec - st.st_mtim.tv_sec > DiskStore.staleTmpSeconds { stale.append(name) }
         }
         closedir(dir)
         for name in stale { remove(name) }

@@ -4,9 +4,11 @@ import LeapCore
 import LeapDownload
 
 // Loading a LEAP model bundle: the manifest (a path or an http(s) URL) names the model and its companions,
-// whose URLs are downloaded into the cache folder `{cache}/{model}-{quant}` (a file already there is used
-// as it is: the downloader only ever renames complete, checked files into place); its sampling parameters
-// become the model's defaults and its number_of_decoding_threads the thread count.
+// whose URLs are downloaded into the cache folder (BundleCache.swift); its sampling parameters become the
+// model's defaults and its number_of_decoding_threads the thread count. Nothing in the cache is used on
+// trust: a file already there is used only when it has the manifest's size and SHA-256 (each when given)
+// and looks like what its key names (BundleFileChecks.swift); anything else is downloaded again. A local
+// manifest may name any local file the process can read: whoever writes the manifest chooses the files.
 
 /// How to fetch and load a bundle.
 package struct BundleLoadOptions {
@@ -34,6 +36,9 @@ package struct BundleFiles: Equatable, Sendable {
     package var chatTemplate: String?
     /// The files this call downloaded (cache paths), in manifest order.
     package var downloaded: [String] = []
+    /// The cached GGUF files (the model and its companions, downloaded now or earlier) that no SHA-256 of
+    /// the manifest vouches for.
+    package var unpinnedCacheFiles: [String] = []
 }
 
 package enum BundleFetcher {
@@ -72,6 +77,7 @@ package enum BundleFetcher {
         var local: [String: String] = [:]
         var urlOfCacheFile: [String: String] = [:]
         var downloaded: [String] = []
+        var unpinned: [String] = []
         for (key, ref) in manifest.files {
             let name = "load_time_parameters.\(key)"
             let resolved: BundleLocation
@@ -93,14 +99,20 @@ package enum BundleFetcher {
                     throw LeapError.format("\(source): \(name) (\(url)) and \(other) would both be cached as '\(fileName)'")
                 }
                 urlOfCacheFile[fileName] = url
-                if isRegularFile(path) {
-                    Log.info("\(source): \(name) is in the cache: '\(path)'")
-                } else {
+                let check = BundleFileChecks.check(forKey: key)
+                if let problem = CachedFile.problem(at: path, sha256: ref.sha256, size: ref.size, check: check) {
+                    if exists(path) {
+                        Log.warning("\(source): \(name): the cached '\(path)' is not used: \(problem); downloading it again")
+                    }
                     let progress = options.progress
-                    try Downloader.download(url, to: path, sha256: ref.sha256, size: ref.size, options: options.download,
-                                            cancel: options.cancel, progress: progress.map { p in { p(fileName, $0, $1) } })
-                    downloaded.append(path)
+                    let report = try Downloader.download(
+                        url, to: path, sha256: ref.sha256, size: ref.size, check: check, options: options.download,
+                        cancel: options.cancel, progress: progress.map { p in { p(fileName, $0, $1) } })
+                    if !report.foundComplete { downloaded.append(path) }
+                } else {
+                    Log.info("\(source): \(name) is in the cache: '\(path)'")
                 }
+                if ref.sha256 == nil && key != "chat_template" { unpinned.append(path) }
                 local[key] = path
             }
         }
@@ -110,6 +122,7 @@ package enum BundleFetcher {
         files.audioDecoderPath = local["audio_decoder"]
         files.audioTokenizerPath = local["audio_tokenizer"]
         files.downloaded = downloaded
+        files.unpinnedCacheFiles = unpinned
         switch manifest.chatTemplate {
         case .source(let s): files.chatTemplate = s
         case .file: files.chatTemplate = try local["chat_template"].map { try readText($0, limit: BundleManifest.maxBytes, what: "chat template") }
@@ -148,9 +161,9 @@ package enum BundleFetcher {
         return text
     }
 
-    private static func isRegularFile(_ path: String) -> Bool {
+    private static func exists(_ path: String) -> Bool {
         var st = stat()
-        return stat(path, &st) == 0 && (st.st_mode & S_IFMT) == S_IFREG
+        return lstat(path, &st) == 0
     }
 }
 
@@ -160,7 +173,12 @@ extension ModelRunner {
     /// chat template, sampling defaults and thread count, each unless `options.runner` sets its own.
     package static func load(bundle source: String, options: BundleLoadOptions = BundleLoadOptions()) throws -> ModelRunner {
         let files = try BundleFetcher.fetch(source, options: options)
-        return try load(files: files, options: options.runner)
+        do {
+            return try load(files: files, options: options.runner)
+        } catch {
+            BundleFileChecks.dropRefusedFiles(files)
+            throw error
+        }
     }
 
     package static func load(files: BundleFiles, options caller: RunnerOptions) throws -> ModelRunner {

@@ -76,7 +76,7 @@ extension Conversation {
             let units = prefixUnits(sessionUnits[...])
             let state = try session.captureState(positions: units.count)
             let bytes = SnapshotFormat.encode(PromptSnapshot(units: units, state: state), identity: identity)
-            try DiskStore.writeFileAtomically(bytes, to: path, via: path + ".tmp-\(getpid())-\(DiskStore.uniqueNumber())")
+            try DiskStore.writeFileAtomically(bytes, to: path, via: path + ".tmp-" + DiskStore.temporarySuffix())
         }
     }
 
@@ -92,11 +92,16 @@ extension Conversation {
             let target = try session ?? runner.model.makeSession(contextSize: runner.contextSize)
             guard let shape = target.stateShape else { throw LeapError(.unsupported, "this model cannot restore a saved state") }
             let limit = try SnapshotFormat.maxFileBytes(shape: shape, positions: runner.contextSize)
-            guard let bytes = DiskStore.readFile(path, limit: limit) else {
-                if errno == EFBIG {
-                    throw LeapError(.format, "\(path) is larger than any saved state of this model's \(runner.contextSize)-position context (\(limit) bytes)")
-                }
-                throw LeapError(.io, "cannot read the saved state \(path): \(String(cString: strerror(errno)))")
+            // The caller names the file, so a link is followed; a FIFO or a folder is refused, never waited on.
+            let bytes: [UInt8]
+            switch DiskStore.readRegularFile(path, limit: limit, followLinks: true) {
+            case .success(let b): bytes = b
+            case .failure(.tooLarge):
+                throw LeapError(.format, "\(path) is larger than any saved state of this model's \(runner.contextSize)-position context (\(limit) bytes)")
+            case .failure(.notRegularFile):
+                throw LeapError(.io, "cannot read the saved state \(path): it is not a regular file")
+            case .failure(.system(let e)):
+                throw LeapError(.io, "cannot read the saved state \(path): \(String(cString: strerror(e)))")
             }
             let snapshot: PromptSnapshot
             do {

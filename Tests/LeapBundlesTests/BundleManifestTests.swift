@@ -132,11 +132,26 @@ private func refusal(_ json: String) -> LeapError? {
 
     @Test func cacheNames() {
         func folder(_ s: String) -> String { BundleCache.folderName(forManifest: (try? BundleLocation.source(s)) ?? .path(s)) }
-        #expect(folder("https://hf.co/LiquidAI/LeapBundles/resolve/main/LFM2-1.2B-GGUF/Q4_K_M.json") == "LFM2-1.2B-Q4_K_M")
-        #expect(folder("https://hf.co/LiquidAI/LeapBundles/resolve/main/LFM2-350M-ENJP-MT-GGUF/leap/Q5_K_M.json?x=1") == "LFM2-350M-ENJP-MT-Q5_K_M")
+        #expect(folder("https://hf.co/LiquidAI/LeapBundles/resolve/main/LFM2-1.2B-GGUF/Q4_K_M.json") == "LFM2-1.2B-Q4_K_M@https-hf.co")
+        #expect(folder("https://hf.co/LiquidAI/LeapBundles/resolve/main/LFM2-350M-ENJP-MT-GGUF/leap/Q5_K_M.json?x=1") == "LFM2-350M-ENJP-MT-Q5_K_M@https-hf.co")
         #expect(folder("/m/My Model/q.json") == "My_Model-q")
         #expect(folder("q.json") == "q")
-        #expect(folder("https://h/../.json") == "bundle")
+        #expect(folder("https://h/../.json") == "bundle@https-h")
+        #expect(folder("file:///m/LFM2-GGUF/Q8_0.json") == "LFM2-Q8_0")
+        // The origin: another host, scheme or port is another folder; case and a user name are not.
+        let path = "/LiquidAI/LFM2-GGUF/Q8_0.json"
+        #expect(folder("https://evil.example" + path) == "LFM2-Q8_0@https-evil.example")
+        #expect(folder("http://hf.co" + path) == "LFM2-Q8_0@http-hf.co")
+        #expect(folder("https://HF.co:8443" + path) == "LFM2-Q8_0@https-hf.co:8443")
+        #expect(folder("https://user:secret@hf.co" + path) == "LFM2-Q8_0@https-hf.co")
+        #expect(folder("http://[::1]:8080" + path) == "LFM2-Q8_0@http-[::1]:8080")
+        // Bytes a host name cannot hold are percent-encoded, so that no two hosts share a name.
+        #expect(folder("https://a_b" + path) == "LFM2-Q8_0@https-a%5Fb")
+        #expect(folder("https://a%5Fb" + path) == "LFM2-Q8_0@https-a%255fb")
+        // A host too long for a file name keeps its start and a hash of the whole.
+        let long = folder("https://" + String(repeating: "a", count: 300) + ".example" + path)
+        #expect(long.utf8.count <= 255 && long.hasPrefix("LFM2-Q8_0@https-" + String(repeating: "a", count: 60) + "~"))
+        #expect(long != folder("https://" + String(repeating: "a", count: 301) + ".example" + path))
         #expect(BundleCache.fileName(forURL: "https://h/a/LFM2-Q4_0.gguf?download=true") == "LFM2-Q4_0.gguf")
         #expect(BundleCache.fileName(forURL: "https://h/a/..") == "download")
         #expect(BundleCache.fileName(forURL: "https://h/.hidden") == "_hidden")

@@ -8,7 +8,7 @@ import LeapTestFiles
 import Testing
 
 /// Bundles end to end: a manifest served by the loopback server names the tiny LFM2 fixture; loading it
-/// downloads the model into `{cache}/{model}-{quant}`, applies the manifest's defaults, and generates the
+/// downloads the model into `{cache}/{model}-{quant}@{scheme}-{host}`, applies the manifest's defaults, and generates the
 /// same text as the fixture loaded directly.
 @Suite struct BundleLoadTests {
     let dir = TempDir()
@@ -29,6 +29,8 @@ import Testing
     }
 
     var cache: String { dir.path + "/cache" }
+    /// The folder suffix of manifests from the loopback server.
+    var origin: String { "@http-127.0.0.1:\(server.port)" }
 
     func options() -> BundleLoadOptions {
         var o = BundleLoadOptions()
@@ -52,9 +54,9 @@ import Testing
         var progress: [String: (Int64, Int64?)] = [:]
         o.progress = { progress[$0] = ($1, $2) }
         let runner = try ModelRunner.load(bundle: server.base + "/etag/LFM2-Tiny-GGUF/Q8_0.json", options: o)
-        let cached = cache + "/LFM2-Tiny-Q8_0/lfm2-tiny-q8_0.gguf"
+        let cached = cache + "/LFM2-Tiny-Q8_0\(origin)/lfm2-tiny-q8_0.gguf"
         #expect(try fileBytes(cached) == fileBytes(fixtureModel))
-        #expect(try fileBytes(cache + "/LFM2-Tiny-Q8_0/template.jinja") == Array(Self.template.utf8))
+        #expect(try fileBytes(cache + "/LFM2-Tiny-Q8_0\(origin)/template.jinja") == Array(Self.template.utf8))
         let n = Int64(size(fixtureModel))
         #expect(progress["lfm2-tiny-q8_0.gguf"].map { $0.0 == n && $0.1 == n } == true)
         // The manifest's defaults, the template file and the thread count reached the model.
@@ -95,15 +97,15 @@ import Testing
         """.utf8))
         let vl = try ModelRunner.load(bundle: server.base + "/plain/LFM2-Tiny-GGUF/VL.json", options: options())
         #expect(vl.supportsImages && !vl.supportsAudioOutput)
-        #expect(vl.companions.mmproj == cache + "/LFM2-Tiny-VL/mmproj-vl.gguf")
+        #expect(vl.companions.mmproj == cache + "/LFM2-Tiny-VL\(origin)/mmproj-vl.gguf")
         try writeFile(dir.path + "/LFM2-Tiny-GGUF/Audio.json", Array("""
         {"inference_type": "llama.cpp/lfm2-audio-v1", "load_time_parameters": {"model": "text-f32.gguf",
          "audio_decoder": "vocoder.gguf", "audio_tokenizer": "tokenizer.gguf"}}
         """.utf8))
         let speaker = try ModelRunner.load(bundle: server.base + "/plain/LFM2-Tiny-GGUF/Audio.json", options: options())
         #expect(speaker.supportsAudioOutput && !speaker.supportsImages)
-        #expect(speaker.companions.audioDecoder == cache + "/LFM2-Tiny-Audio/vocoder.gguf")
-        #expect(speaker.companions.audioTokenizer == cache + "/LFM2-Tiny-Audio/tokenizer.gguf")
+        #expect(speaker.companions.audioDecoder == cache + "/LFM2-Tiny-Audio\(origin)/vocoder.gguf")
+        #expect(speaker.companions.audioTokenizer == cache + "/LFM2-Tiny-Audio\(origin)/tokenizer.gguf")
     }
 
     @Test func callerSettingsWinOverTheManifest() throws {

@@ -9,7 +9,8 @@ import Testing
 private let fuzzDir = fixturesDir("fuzz")
 
 /// The targets scripts/fuzz.sh runs under libFuzzer (each has a committed seed corpus).
-private let libFuzzerTargets = ["gguf", "wav", "jpeg", "json", "message", "template", "toolcalls", "grammar", "bundle", "snapshot"]
+private let libFuzzerTargets = ["gguf", "wav", "jpeg", "json", "message", "template", "toolcalls", "grammar", "bundle", "snapshot",
+                                "http-headers", "bundle-location", "bundle-cache"]
 
 @Test(arguments: libFuzzerTargets)
 func seedCorpusRunsClean(target: String) throws {

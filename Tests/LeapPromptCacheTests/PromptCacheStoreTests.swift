@@ -4,6 +4,7 @@ import LeapCore
 import LeapGGUF
 import LeapModels
 import LeapPromptCache
+import Synchronization
 
 // The store: longest-prefix lookup, memory and disk caps with least-recently-used eviction, a folder per
 // model shared across cache instances (as across processes), damaged files ignored and reported.
@@ -205,4 +206,87 @@ final class WarningLog: @unchecked Sendable {
     private var items: [String] = []
     func append(_ s: String) { lock.withLock { items.append(s) } }
     var messages: [String] { lock.withLock { items } }
+}
+
+/// Runs `body` on a new thread; true when it returned within `seconds`, else false (`unblock` is then
+/// called, once, to let it finish before this returns).
+private func finishes(within seconds: Double, unblock: () -> Void, _ body: @escaping () -> Void) -> Bool {
+    final class Box: @unchecked Sendable {
+        let body: () -> Void
+        let done = Atomic<Bool>(false)
+        init(_ body: @escaping () -> Void) { self.body = body }
+    }
+    let box = Box(body)
+    var thread = pthread_t()
+    pthread_create(&thread, nil, { p in
+        let b = Unmanaged<Box>.fromOpaque(p!).takeRetainedValue()
+        b.body()
+        b.done.store(true, ordering: .releasing)
+        return nil
+    }, Unmanaged.passRetained(box).toOpaque())
+    var waited = 0.0
+    while !box.done.load(ordering: .acquiring) && waited < seconds {
+        usleep(10_000)
+        waited += 0.01
+    }
+    let finished = box.done.load(ordering: .acquiring)
+    if !finished { unblock() }
+    pthread_join(thread, nil)
+    return finished
+}
+
+@Test func aFIFONamedLikeASnapshotIsSkippedNotWaitedOn() throws {
+    let f = try Fixture()
+    let root = temporaryFolder("cache-fifo")
+    defer { removeTree(root) }
+    let cache = try PromptCache(options: { var o = options(root); o.maxEntriesMemory = 0; return o }(), identity: f.identity)
+    cache.insert(try f.snapshot(10))
+    cache.flush()
+    let folder = cache.folder ?? ""
+    // The longest prefix a lookup of 39 positions tries first is 20: a FIFO there would block its read
+    // until some process opened it for writing.
+    let fifo = folder + "/20-\(cache.key(of: Array(f.units[0..<20]))).snap"
+    #expect(mkfifo(fifo, 0o600) == 0)
+    var hit: Int? = nil
+    let finished = finishes(within: 5, unblock: { close(open(fifo, O_WRONLY | O_NONBLOCK)) }) {
+        hit = cache.lookup(f.units, minPositions: 1, maxPositions: 39, shape: f.shape)?.units.count
+    }
+    #expect(finished, "the lookup waited on the FIFO")
+    #expect(hit == 10)
+    #expect(DiskStore.readFile(fifo, limit: .max) == nil)
+    #expect(DiskStore.readRegularFile(fifo, limit: .max, followLinks: true) == .failure(.notRegularFile))
+}
+
+@Test func linksInTheFolderAreNeitherReadNorWrittenThrough() throws {
+    let root = temporaryFolder("cache-links")
+    defer { removeTree(root) }
+    let victim = root + "/victim"
+    try DiskStore.writeFileAtomically([9, 9, 9], to: victim, via: root + "/.tmp-setup")
+    // A link planted under a temporary name: the write fails instead of truncating the target.
+    #expect(symlink(victim, root + "/.tmp-planted") == 0)
+    #expect(throws: LeapError.self) { try DiskStore.writeFileAtomically([1, 2], to: root + "/target", via: root + "/.tmp-planted") }
+    #expect(DiskStore.readFile(victim, limit: .max) == [9, 9, 9])
+    // So does an existing file under it (a temporary file is always a new one).
+    try DiskStore.writeFileAtomically([7], to: root + "/.tmp-existing", via: root + "/.tmp-setup")
+    #expect(throws: LeapError.self) { try DiskStore.writeFileAtomically([1, 2], to: root + "/target", via: root + "/.tmp-existing") }
+    #expect(DiskStore.readFile(root + "/.tmp-existing", limit: .max) == [7])
+    #expect(DiskStore.readFile(root + "/target", limit: .max) == nil)
+    // A snapshot name that is a link is not read (a caller's own path may be, for load_state).
+    #expect(symlink(victim, root + "/link.snap") == 0)
+    #expect(DiskStore.readFile(root + "/link.snap", limit: .max) == nil && errno == ELOOP)
+    #expect(DiskStore.readRegularFile(root + "/link.snap", limit: .max, followLinks: true) == .success([9, 9, 9]))
+    // Temporary names are not guessable: each has a random part.
+    let a = DiskStore.temporarySuffix(), b = DiskStore.temporarySuffix()
+    #expect(a != b && a.split(separator: "-").count == 3 && a.split(separator: "-")[2] != b.split(separator: "-")[2])
+}
+
+@Test func theCacheFolderIsTheUsersAlone() throws {
+    let f = try Fixture()
+    let root = temporaryFolder("cache-mode") + "/new/root"
+    defer { removeTree(String(root.dropLast("/new/root".count))) }
+    let cache = try PromptCache(options: options(root), identity: f.identity)
+    for folder in [root, cache.folder ?? ""] {
+        var st = stat()
+        #expect(stat(folder, &st) == 0 && st.st_mode & 0o777 == 0o700, "\(folder)")
+    }
 }

@@ -1,7 +1,8 @@
 /* LEAP model bundles through the C API: a manifest read from a path loads the tiny LFM2 fixture with the
  * manifest's chat template; one served by scripts/bundle_test_server.py on loopback downloads the model
- * into {cache}/{model}-{quant} with progress reports; a progress callback returning non-zero and a cancel
- * token set from another thread both stop a slow download, leaving no model and only a .part file.
+ * into {cache}/{model}-{quant}@{scheme}-{host} with progress reports; a progress callback returning
+ * non-zero and a cancel token set from another thread both stop a slow download, leaving no model and
+ * only a .part file.
  * Runs from the repository root (scripts/test.sh does). */
 #define _XOPEN_SOURCE 700 /* mkdtemp, fdopen, kill under -std=c99 */
 #include <pthread.h>
@@ -214,7 +215,7 @@ int main(void) {
         bp.user_data = &ps;
         snprintf(url, sizeof url, "http://127.0.0.1:%d/etag/Tiny-GGUF/Q8_0.json", port);
         CHECK_OK(leap_model_load_bundle(url, &bp, &m));
-        snprintf(cached, sizeof cached, "%s/Tiny-Q8_0/lfm2-tiny-q8_0.gguf", cache);
+        snprintf(cached, sizeof cached, "%s/Tiny-Q8_0@http-127.0.0.1:%d/lfm2-tiny-q8_0.gguf", cache, port);
         CHECK(file_size(cached) == model_size);
         CHECK(strcmp(ps.last_file, "lfm2-tiny-q8_0.gguf") == 0);
         CHECK(ps.done == (uint64_t)model_size && ps.total == (uint64_t)model_size);
@@ -229,7 +230,7 @@ int main(void) {
         ps.stop_after = 3;
         CHECK_STATUS(leap_model_load_bundle(url, &bp, &m), LEAP_ERR_CANCELLED);
         CHECK(m == NULL);
-        snprintf(cached, sizeof cached, "%s/Tiny-Q8_0/lfm2-tiny-q8_0.gguf", cache);
+        snprintf(cached, sizeof cached, "%s/Tiny-Q8_0@http-127.0.0.1:%d/lfm2-tiny-q8_0.gguf", cache, port);
         CHECK(file_size(cached) < 0);
         snprintf(path, sizeof path, "%s.part", cached);
         CHECK(file_size(path) > 0 && file_size(path) < model_size);

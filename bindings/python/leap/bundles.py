@@ -96,9 +96,11 @@ def load_bundle(path_or_url: Union[str, os.PathLike[str]], cache_dir: Optional[U
                 cache: Optional[CacheOptions] = None) -> Model:
     """Load the LEAP bundle whose manifest is at ``path_or_url`` (a path, ``file://`` or ``http(s)://`` URL).
 
-    Files the manifest gives as URLs are downloaded into ``{cache_dir}/{model}-{quant}/`` (``cache_dir``
-    None: ``$LEAP_CACHE_DIR``, else ``$XDG_CACHE_HOME/leap``, else ``~/.cache/leap``); a file already there
-    is used as it is. The manifest's companions and chat template are the model's, its sampling parameters
+    Files the manifest gives as URLs are downloaded into ``{cache_dir}/{model}-{quant}/``, plus
+    ``@{scheme}-{host}`` for a manifest from a URL (``cache_dir`` None: ``$LEAP_CACHE_DIR``, else
+    ``$XDG_CACHE_HOME/leap``, else ``~/.cache/leap``); a file already there is used when it has the
+    manifest's size and SHA-256 (each when given) and looks like a model, else it is downloaded again. A
+    manifest read from a path may name any local file: load only manifests you trust to choose files. The manifest's companions and chat template are the model's, its sampling parameters
     the defaults of every generation, and its ``number_of_decoding_threads`` the thread count, unless
     ``cpu_threads`` / ``chat_template`` say otherwise. ``stall_timeout``: seconds without data after which a
     download fails (default 30). ``cache``: the prompt cache, as for :func:`leap.load_model` (not to be

@@ -1,11 +1,13 @@
 """LEAP bundles from Python: leap.load_bundle against scripts/bundle_test_server.py on loopback, serving the
 tiny LFM2 fixture (the server supports Range, slow, dropping, checksum and 404 modes)."""
+import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Iterator, List, Optional, Tuple
 
@@ -42,6 +44,11 @@ def served(tmp_path: Path) -> Iterator[Tuple[str, Path]]:
         server.wait()
 
 
+def folder_of(base: str) -> str:
+    """The cache folder of the server's Tiny-GGUF/Q8_0.json: {model}-{quant}@{scheme}-{host:port}."""
+    return "Tiny-Q8_0@" + base.replace("://", "-")
+
+
 def reply(model: leap.Model, options: Optional[leap.GenerationOptions] = None) -> str:
     conv = model.create_conversation()
     events = list(conv.generate_response("Hello there", options or leap.GenerationOptions(max_tokens=10)))
@@ -55,7 +62,7 @@ def test_url_manifest_downloads_with_progress_and_uses_the_manifest_defaults(ser
     cache = tmp_path / "cache"
     with leap.load_bundle(f"{base}/etag/Tiny-GGUF/Q8_0.json", cache_dir=cache,
                           progress=lambda f, done, total: seen.append((f, done, total))) as model:
-        assert (cache / "Tiny-Q8_0" / MODEL.name).read_bytes() == MODEL.read_bytes()
+        assert (cache / folder_of(base) / MODEL.name).read_bytes() == MODEL.read_bytes()
         size = MODEL.stat().st_size
         assert seen[-1] == (MODEL.name, size, size)
         assert all(a[1] <= b[1] for a, b in zip(seen, seen[1:]))
@@ -108,7 +115,7 @@ def test_cancel_from_another_thread_leaves_no_model(served, tmp_path):
         leap.load_bundle(f"{base}/slow/Tiny-GGUF/Q8_0.json", cache_dir=cache, cancel=token)
     timer.join()
     assert token.cancelled
-    folder = cache / "Tiny-Q8_0"
+    folder = cache / folder_of(base)
     assert not (folder / MODEL.name).exists()
     part = folder / (MODEL.name + ".part")
     assert 0 < part.stat().st_size < MODEL.stat().st_size
@@ -135,7 +142,7 @@ def test_download_errors(served, tmp_path):
         leap.load_bundle(f"{base}/missing/Tiny-GGUF/Q8_0.json", cache_dir=tmp_path)
     with pytest.raises(leap.LeapIOError, match="SHA-256 mismatch"):
         leap.load_bundle(f"{base}/badetag/Tiny-GGUF/Q8_0.json", cache_dir=tmp_path)
-    assert not (tmp_path / "Tiny-Q8_0").exists()  # the cache folder made for the failed loads is gone
+    assert not (tmp_path / folder_of(base)).exists()  # the cache folder made for the failed loads is gone
     bad = tmp_path / "bad.json"
     bad.write_text('{"load_time_parameters": {"model": "m.gguf"}, "generation_time_parameters": {"sampling_parameters": {"top_p": 2}}}')
     with pytest.raises(leap.FormatError, match="sampling_parameters.top_p must be in 0...1, got 2.0"):
@@ -174,3 +181,41 @@ def test_log_tells_about_unknown_keys_and_resumes(served, tmp_path):
     half = MODEL.stat().st_size // 2
     assert any(lvl == "info" and f"the connection was closed after {half} bytes; resuming (attempt 2 of 3)" in m
                for lvl, m in messages), messages
+
+
+def test_a_planted_file_in_the_cache_is_checked_and_replaced(served, tmp_path):
+    base, root = served
+    cache = tmp_path / "cache"
+    # A manifest pinning the model's SHA-256 and size; the cache already holds another file under its name.
+    digest = hashlib.sha256(MODEL.read_bytes()).hexdigest()
+    manifest = tmp_path / "Tiny-GGUF" / "Q8_0.json"
+    manifest.parent.mkdir()
+    manifest.write_text(json.dumps({"load_time_parameters": {"model": {
+        "url": f"{base}/plain/Tiny-GGUF/{MODEL.name}", "sha256": digest, "size": MODEL.stat().st_size}}}))
+    planted = cache / "Tiny-Q8_0" / MODEL.name
+    planted.parent.mkdir(parents=True)
+    planted.write_bytes(b"GGUF" + bytes(100))
+    seen: List[Tuple[str, int, Optional[int]]] = []
+    leap.load_bundle(manifest, cache_dir=cache, progress=lambda *a: seen.append(a)).close()
+    assert planted.read_bytes() == MODEL.read_bytes()
+    assert seen and seen[-1][1] == MODEL.stat().st_size  # downloaded again
+    seen.clear()
+    leap.load_bundle(manifest, cache_dir=cache, progress=lambda *a: seen.append(a)).close()
+    assert seen == []  # verified once, then trusted by its record
+
+
+def test_gzip_and_silent_servers(served, tmp_path):
+    base, _ = served
+    manifest = tmp_path / "m" / "Q8_0.json"
+    manifest.parent.mkdir()
+    manifest.write_text(json.dumps({"load_time_parameters": {"model": f"{base}/gzip/Tiny-GGUF/{MODEL.name}"}}))
+    with pytest.raises(leap.LeapIOError, match="Content-Encoding: gzip"):
+        leap.load_bundle(manifest, cache_dir=tmp_path / "cache")
+    assert not list((tmp_path / "cache").rglob("*.gguf*"))
+    # A server that sends nothing: the progress callback still runs, and cancels, within seconds (not the
+    # 30 s stall timeout).
+    manifest.write_text(json.dumps({"load_time_parameters": {"model": f"{base}/silent/Tiny-GGUF/{MODEL.name}"}}))
+    start = time.monotonic()
+    with pytest.raises(leap.CancelledError):
+        leap.load_bundle(manifest, cache_dir=tmp_path / "cache", progress=lambda *a: True)
+    assert time.monotonic() - start < 5

@@ -132,6 +132,10 @@ def test_explicit_state_files(tmp_path):
                 later.create_conversation(SYSTEM).load_state(tmp_path / bad)
         with pytest.raises(leap.LeapIOError):
             later.create_conversation(SYSTEM).load_state(tmp_path / "missing.snap")
+        # A FIFO is refused at once (reading it would wait for a writer for good).
+        os.mkfifo(tmp_path / "fifo.snap")
+        with pytest.raises(leap.LeapIOError, match="not a regular file"):
+            later.create_conversation(SYSTEM).load_state(tmp_path / "fifo.snap")
     with leap.load_model(OTHER, context_size=256) as other:
         with pytest.raises(leap.FormatError, match="another model"):
             other.create_conversation(SYSTEM).load_state(path)
