@@ -219,3 +219,28 @@ def test_gzip_and_silent_servers(served, tmp_path):
     with pytest.raises(leap.CancelledError):
         leap.load_bundle(manifest, cache_dir=tmp_path / "cache", progress=lambda *a: True)
     assert time.monotonic() - start < 5
+
+
+def test_a_write_that_fails_is_reported_and_keeps_what_was_written(served, tmp_path):
+    # A process whose file size limit is 100000 bytes (RLIMIT_FSIZE; SIGXFSZ ignored, so writes past it fail
+    # with EFBIG): the download stops with the reason, and the .part keeps the bytes written, to resume.
+    base, _ = served
+    cache = tmp_path / "cache"
+    code = f"""
+import resource, signal
+import leap
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (100000, 100000))
+try:
+    leap.load_bundle({base + "/plain/Tiny-GGUF/Q8_0.json"!r}, cache_dir={str(cache)!r})
+except leap.LeapIOError as e:
+    print(e)
+"""
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True,
+                         timeout=120).stdout
+    assert "(the file size limit was reached)" in out, out
+    part = cache / folder_of(base) / (MODEL.name + ".part")
+    assert part.stat().st_size == 100000
+    leap.load_bundle(f"{base}/plain/Tiny-GGUF/Q8_0.json", cache_dir=cache).close()
+    assert (cache / folder_of(base) / MODEL.name).read_bytes() == MODEL.read_bytes()
