@@ -1,7 +1,8 @@
 """leap-server's /v1/realtime WebSocket: a spoken reply to committed audio equals the chat endpoint's answer
 to the same WAV (audio and transcript, at 16 and 24 kHz input), the conversation goes on over turns, the
-example voice client writes the same reply, a response can be cancelled, text-only sessions answer as chat
-does, the API key guards the socket, and client mistakes are error events that leave the socket open."""
+example voice client and the openai package's client.realtime.connect get the same reply, a response can be
+cancelled, text-only sessions answer as chat does, the API key guards the socket, and client mistakes are
+error events that leave the socket open."""
 import base64
 import json
 import subprocess
@@ -247,3 +248,25 @@ def test_text_sessions_and_the_api_key(tmp_path):
             rt.close()
     finally:
         s.stop()
+
+
+def test_the_openai_package_holds_a_session(server):
+    openai = pytest.importorskip("openai")
+    expected_audio, expected_text = chat_reply(server, CLIP.read_bytes())
+    client = openai.OpenAI(base_url=server.base + "/v1", api_key="unused")
+    with client.realtime.connect(model="") as conn:
+        conn.session.update(session={"type": "realtime", "audio": {"input": {
+            "format": {"type": "audio/pcm", "rate": 16000}, "turn_detection": None}}, **GREEDY_SESSION})
+        conn.input_audio_buffer.append(audio=base64.b64encode(clip_pcm()).decode())
+        conn.input_audio_buffer.commit()
+        conn.response.create()
+        audio, text = b"", ""
+        for event in conn:
+            assert event.type != "error", event
+            if event.type == "response.output_audio.delta":
+                audio += base64.b64decode(event.delta)
+            elif event.type == "response.output_audio_transcript.delta":
+                text += event.delta
+            elif event.type == "response.done":
+                break
+    assert audio == expected_audio and text == expected_text
