@@ -13,7 +13,7 @@ default the context): a model that never ends its turn stops there.
 """
 from __future__ import annotations
 
-from typing import Any, AsyncIterator, Dict, List, Optional
+from typing import Any, AsyncIterator, Dict, Optional
 
 import leap
 from fastapi import APIRouter, Request
@@ -155,14 +155,13 @@ def _usage(stats: Optional[leap.GenerationStats]) -> Dict[str, Any]:
     return {"type": "tokens", "input_tokens": prompt, "output_tokens": done, "total_tokens": prompt + done}
 
 
-async def _collect(handle: JobHandle, turn: ChatTurn) -> List[str]:
-    deltas: List[str] = []
+async def _collect(handle: JobHandle, turn: ChatTurn) -> None:
     try:
         while True:
             e = await handle.next()
             if e is None:
-                return deltas
-            deltas += [d["content"] for d in turn.feed(e) if d.get("content")]
+                return
+            turn.feed(e)
     except leap.LeapError as e:
         raise from_leap_error(e) from None
 
