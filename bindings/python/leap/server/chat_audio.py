@@ -68,7 +68,8 @@ def configure(f: Fields, req: "ChatRequest", caps: "ModelCaps") -> None:
     if req.stream and fmt != "pcm16":
         raise bad_request("audio.format: streamed audio is \"pcm16\" (raw 24 kHz mono PCM16 pieces)", "audio.format",
                           code="unsupported_value")
-    voice = parse_voice(req.audio["voice"], "audio.voice") if req.audio and "voice" in req.audio else None
+    given = (req.audio or {}).get("voice")
+    voice = parse_voice(given, "audio.voice") if given is not None else None
     req.audio_output = AudioOutput(fmt, voice)
     req.history, req.audio_mode = speaking_history(req.history)
 
