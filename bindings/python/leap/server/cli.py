@@ -14,7 +14,8 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="leap-server",
         description="An OpenAI-compatible HTTP server over libleap: /v1/chat/completions, /v1/completions, "
-                    "/v1/models, /health.")
+                    "/v1/models, /health; with an audio model /v1/audio/speech, /v1/audio/transcriptions and the "
+                    "/v1/realtime WebSocket; a chat page at /.")
     src = p.add_argument_group("model")
     which = src.add_mutually_exclusive_group(required=True)
     which.add_argument("-m", "--model", help="GGUF model file")
