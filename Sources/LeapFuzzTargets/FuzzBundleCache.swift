@@ -19,7 +19,7 @@ package let fuzzBundleCache: FuzzTarget = (
         let path = parts[0], host = parts.count > 1 ? parts[1] : "h", other = parts.count > 2 ? parts[2] : "h2"
         checkName(BundleCache.folderName(forManifest: .path(path)), path)
         checkName(BundleCache.fileName(forURL: "https://h/" + path), path)
-        checkName(BundleCache.safeName(path), path)
+        if !path.isEmpty { checkName(BundleCache.safeName(path), path) }
         let a = BundleCache.folderName(forManifest: .url("https://" + host + "/" + path))
         let b = BundleCache.folderName(forManifest: .url("https://" + other + "/" + path))
         checkName(a, host)
