@@ -238,6 +238,14 @@ LEAP_API leap_status leap_message_function_call(const leap_message *message, siz
  * Models take mono audio at 16 kHz (LEAP_AUDIO_INPUT_SAMPLE_RATE); audio models generate mono float
  * samples at 24 kHz (LEAP_AUDIO_OUTPUT_SAMPLE_RATE), delivered through a leap_audio_callback.
  *
+ * LFM2.5-Audio speaks in frames of 80 ms, 8 codes each, one per codebook, every code drawn from 2049
+ * classes: 0..2047, and 2048, which in the first codebook ends the audio. The other seven codebooks can
+ * draw 2048 as well. Such a frame does not end the audio and never fails the turn: it is fed back to the
+ * model as drawn and generation goes on, as liquid-audio does, but it adds no samples (the detokenizer has
+ * no waveform for code 2048; the audio is 80 ms shorter there), as liquid-audio's chat demo leaves such a
+ * frame out. The code is not kept out of the later codebooks' draws: Liquid's llama.cpp runner draws all
+ * 2049 classes in every codebook too, so the codes are the ones the reference draws.
+ *
  * Resampling is band-limited (windowed-sinc polyphase filters, flat to 91% of the lower Nyquist
  * frequency, at least 120 dB of alias rejection) and zero-phase: output sample k is the input's value at
  * time k / to_rate, and a stream of n input samples gives ceil(n * to_rate / from_rate) outputs.

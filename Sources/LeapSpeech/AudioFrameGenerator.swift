@@ -7,6 +7,11 @@
 //                code_i = sampler(logits_i)
 //   code_0 == 2048 (end of audio): every code of the frame becomes 2048.
 //   feedback = Σ_k audio_embedding[code_k + 2049·k]                   [B], no norm
+//
+// Every codebook draws from all 2049 classes, so codebooks 1-7 can draw 2048 too. Only codebook 0's 2048
+// ends the audio; a later codebook's 2048 stays in the frame as drawn and is fed back through its own
+// feedback row (2048 + 2049·k), as liquid-audio's generate_* and Liquid's runner do: neither masks it.
+// The detokenizer has no row for it, so such a frame has no waveform (AudioFrame.hasWaveform).
 import CLeapKernels
 import LeapCore
 import LeapKernels
@@ -16,6 +21,10 @@ package struct AudioFrame: Sendable, Equatable {
     package var codes: [Int32]   // [8], each in 0...2048
     /// The frame ends the audio (code 0 was 2048); it has no samples.
     package var isEndOfAudio: Bool { codes.first == AudioCodes.endOfAudio }
+    /// No code is 2048, the one class the detokenizer's table has no row for. False for the frame that ends
+    /// the audio and for a frame whose later codebook drew 2048: that frame is left out of the waveform, as
+    /// liquid-audio's chat demo leaves out every frame holding a 2048 (its detokenizer takes 0..2047 only).
+    package var hasWaveform: Bool { !codes.contains(AudioCodes.endOfAudio) }
 
     package init(codes: [Int32]) { self.codes = codes }
 }

@@ -9,8 +9,17 @@
 //   let tail = session.finishTurn()                      // the turn's last 480 samples
 //
 // Samples are mono float at 24 kHz: 1920 per frame (80 ms), the first frame of a turn 1440 (the ISTFT's
-// "same" padding drops the first 480), none for the frame that ends the audio; `finishTurn` gives the last
-// 480. A turn's samples are exactly liquid-audio's LFM2AudioDetokenizer output for the turn's codes.
+// "same" padding drops the first 480); `finishTurn` gives the last 480. A frame holding code 2048 has none:
+// the frame that ends the audio, and a frame whose later codebook drew 2048 (AudioFrame.hasWaveform).
+//
+// Such a later-codebook frame is fed back as drawn and the turn goes on (liquid-audio's generate_*); it is
+// left out of the waveform, the detokenizer's state untouched, as liquid-audio's chat demo skips every
+// frame holding a 2048 before decoding (its LFM2AudioDetokenizer takes codes 0..2047 only). The other
+// choice, keeping 2048 out of codebooks 1-7's draws, is not what Liquid's llama.cpp runner does: it draws
+// all 2049 classes in every codebook and hands such a frame to its detokenizer, whose table lookup then
+// lands in the next codebook's rows (or past the table for the last one), which is no rule to copy. A
+// turn's samples are exactly liquid-audio's LFM2AudioDetokenizer output for its frames that have a waveform.
+//
 // The code sampler's RNG runs on across frames and turns from the seed (Liquid's runner reseeds it at
 // every frame).
 import LeapCore
@@ -82,12 +91,18 @@ package final class SpeakingSession {
     package func decodeFrame(hidden: UnsafeBufferPointer<Float>) throws -> SpeechFrameOutput {
         let frame = try generator.frame(hidden: hidden, sampler: &sampler)
         let feedback = try generator.feedbackEmbedding(frame)
-        let samples = frame.isEndOfAudio ? [] : try waveform(frame)
+        let samples = try waveform(frame)
         return SpeechFrameOutput(frame: frame, feedback: feedback, samples: samples)
     }
 
-    /// The samples of a frame of codes (each < 2048) in this turn's waveform (tests and replays of known codes).
+    /// The samples of a frame of codes in this turn's waveform (also for tests and replays of known codes).
+    /// A frame holding 2048 has none and leaves the waveform's state as it was; a frame that is not 8 codes
+    /// in 0...2048 is an error.
     package func waveform(_ frame: AudioFrame) throws -> [Float] {
+        guard frame.codes.count == AudioCodes.codebooks, frame.codes.allSatisfy({ $0 >= 0 && $0 <= AudioCodes.endOfAudio }) else {
+            throw LeapError.invalidArgument("an audio frame is \(AudioCodes.codebooks) codes in 0...2048, got \(frame.codes)")
+        }
+        guard frame.hasWaveform else { return [] }
         try spectra.withUnsafeMutableBufferPointer { try detokenizer.spectra(frame, into: $0) }
         var out: [Float] = []
         out.reserveCapacity(AudioDetokenizer.rowsPerFrame * StreamingISTFT.hop)

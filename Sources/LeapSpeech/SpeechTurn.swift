@@ -23,7 +23,8 @@
 //
 // Modes (liquid-audio's generate_sequential / generate_interleaved, token ids of LFM2.5-Audio):
 //   textOnly     never audio ("Perform ASR.").
-//   sequential   text until <|audio_start|> (128), then audio frames until a frame ends the audio (code 2048),
+//   sequential   text until <|audio_start|> (128), then audio frames until a frame ends the audio (code 2048
+//                in codebook 0; a 2048 in a later codebook does not end it),
 //                then text again ("Perform TTS. Use the {US,UK} {male,female} voice.").
 //   interleaved  blocks of 6 text tokens and 12 audio frames; <|text_end|> (130) switches to audio for good
 //                (a frame that ends the audio goes back to text, and each text token after it back to audio,
