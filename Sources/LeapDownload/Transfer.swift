@@ -1,5 +1,6 @@
-// Transfer: one HTTP GET through a libcurl easy handle, with the callbacks that write the body, read the
-// headers (status, sizes, a checksum), report progress and honour a cancel.
+// Transfer: one HTTP GET through a libcurl easy handle, with the callbacks that read the headers
+// (ResponseHead.swift) and decide on them before any byte of the body is written, write the body (never
+// past the manifest's size), report progress (also while nothing arrives) and honour a cancel.
 import CLeapCurl
 import Glibc
 import LeapCore
