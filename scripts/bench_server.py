@@ -104,7 +104,7 @@ def stream_chat(base_url: str, messages: List[Dict[str, str]], max_tokens: int) 
     body = {"model": MODEL_NAME, "messages": messages, "max_tokens": max_tokens, "temperature": 0, "stream": True,
             "stream_options": {"include_usage": True}}
     start = time.monotonic()
-    first, pieces, usage = 0.0, 0, None
+    first, pieces, usage, finished = 0.0, 0, None, False
     with httpx.stream("POST", base_url + "/chat/completions", json=body, timeout=600) as r:
         r.raise_for_status()
         for line in r.iter_lines():
@@ -114,10 +114,13 @@ def stream_chat(base_url: str, messages: List[Dict[str, str]], max_tokens: int) 
             if chunk.get("usage"):
                 usage = chunk["usage"]
             for choice in chunk.get("choices") or []:
+                finished = finished or bool(choice.get("finish_reason"))
                 if (choice.get("delta") or {}).get("content"):
                     pieces += 1
                     if not first:
                         first = time.monotonic() - start
+    if not finished:
+        raise RuntimeError("the stream ended without a finish_reason (the server cut it short)")
     tokens = usage["completion_tokens"] if usage else pieces
     return first, tokens, time.monotonic()
 
@@ -146,9 +149,13 @@ def percentile(xs: Sequence[float], q: float) -> float:
 def round_of(send: Callable[[List[Dict[str, str]], int], Result], clients: int, max_tokens: int) -> Dict[str, float]:
     """`clients` requests at once; aggregate tokens/s over the round and TTFT percentiles."""
     results: List[Optional[Result]] = [None] * clients
+    errors: List[str] = []
 
     def run(i: int) -> None:
-        results[i] = send([{"role": "user", "content": prompt_for(i)}], max_tokens)
+        try:
+            results[i] = send([{"role": "user", "content": prompt_for(i)}], max_tokens)
+        except Exception as e:  # a refused or broken request counts as failed, and says why
+            errors.append(f"{type(e).__name__}: {e}")
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(clients)]
     start = time.monotonic()
@@ -157,10 +164,15 @@ def round_of(send: Callable[[List[Dict[str, str]], int], Result], clients: int, 
     for t in threads:
         t.join()
     done = [r for r in results if r is not None]
+    for e in sorted(set(errors)):
+        print(f"  failed request: {e}", flush=True)
+    if not done:
+        return {"tok_s": 0.0, "ttft_p50": 0.0, "ttft_p95": 0.0, "tokens": 0.0, "failed": float(len(errors))}
     wall = max(r[2] for r in done) - start
     ttfts = [r[0] for r in done]
     return {"tok_s": sum(r[1] for r in done) / wall, "ttft_p50": percentile(ttfts, 0.5),
-            "ttft_p95": percentile(ttfts, 0.95), "tokens": float(sum(r[1] for r in done))}
+            "ttft_p95": percentile(ttfts, 0.95), "tokens": float(sum(r[1] for r in done)),
+            "failed": float(len(errors))}
 
 
 def chat_turns(send: Callable[[List[Dict[str, str]], int], Result], doc_words: int, turns: int) -> List[float]:
@@ -183,7 +195,8 @@ def measure(name: str, send: Callable[[List[Dict[str, str]], int], Result], a: a
         r = round_of(send, n, a.max_tokens)
         row[f"c{n}"] = r
         print(f"{name:18s} clients={n}: {r['tok_s']:7.1f} tok/s aggregate ({int(r['tokens'])} tokens), "
-              f"TTFT p50 {r['ttft_p50'] * 1000:6.0f} ms p95 {r['ttft_p95'] * 1000:6.0f} ms", flush=True)
+              f"TTFT p50 {r['ttft_p50'] * 1000:6.0f} ms p95 {r['ttft_p95'] * 1000:6.0f} ms"
+              + (f", {int(r['failed'])} of {n} requests failed" if r["failed"] else ""), flush=True)
     turns = chat_turns(send, a.document_words, a.turns)
     row["turns"] = turns
     print(f"{name:18s} {a.turns}-turn chat TTFT: " + " ".join(f"{t * 1000:.0f}" for t in turns)
@@ -241,6 +254,9 @@ def main() -> None:
         port = free_port()
         s = Server("llama-cpp-python", [a.peer_python, "-m", "llama_cpp.server", "--model", a.model,
                                         "--n_threads", str(a.threads), "--n_ctx", str(a.ctx_per_client),
+                                        # Queue concurrent requests (its default cuts a running stream short
+                                        # when the next request arrives).
+                                        "--interrupt_requests", "False",
                                         "--host", "127.0.0.1", "--port", str(port)], port, "/v1/models")
         try:
             measure("llama-cpp-python", lambda m, n: stream_chat(s.base_url, m, n), a, table)
