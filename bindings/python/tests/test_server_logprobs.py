@@ -2,33 +2,12 @@
 options (the library's own tests check those against the model's logits)."""
 import math
 
-import pytest
-
 import leap
-from conftest import MODELS
-from server_process import start
+from test_server import SMOL, smol, smol_model  # noqa: F401 (fixtures shared with the server's main tests)
 
-SMOL = MODELS / "SmolLM2-135M-Instruct.Q4_1.gguf"
 MESSAGES = [{"role": "system", "content": "You are a helpful assistant."},
             {"role": "user", "content": "Name three colors."}]
 GREEDY = {"temperature": 0, "max_tokens": 12, "extra_body": {"repetition_penalty": 1}}
-
-
-@pytest.fixture(scope="module")
-def smol(tmp_path_factory):
-    if not SMOL.exists():
-        pytest.skip(f"{SMOL} missing (scripts/setup.sh fetches it)")
-    s = start("--model", SMOL, "--ctx-size", 1024, log_path=tmp_path_factory.mktemp("smol") / "server.log")
-    yield s
-    s.stop()
-
-
-@pytest.fixture(scope="module")
-def smol_model():
-    if not SMOL.exists():
-        pytest.skip(f"{SMOL} missing (scripts/setup.sh fetches it)")
-    with leap.load_model(SMOL, context_size=1024) as m:
-        yield m
 
 
 def in_process_tokens(model, **options):

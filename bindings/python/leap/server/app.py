@@ -25,7 +25,7 @@ from . import completions
 from .chat import ChatRequest, ModelCaps, chat_job, model_caps, parse_chat_request, remote_urls
 from .chat_audio import SpokenTurn
 from .engine import Engine, JobHandle
-from .errors import ApiError, from_leap_error, install_error_handlers
+from .errors import ApiError, install_error_handlers
 from .media import MediaLimits, fetch_remote
 from .schemas import Fields, parse_json_body
 from .sse import DONE, EventStreamResponse, event
@@ -312,14 +312,8 @@ async def chat_completions(request: Request) -> Response:
 
 
 async def _collect(handle: JobHandle, turn: ChatTurn) -> None:
-    try:
-        while True:
-            e = await handle.next()
-            if e is None:
-                return
-            turn.feed(e)
-    except leap.LeapError as e:
-        raise from_leap_error(e) from None
+    async for e in handle.events():
+        turn.feed(e)
 
 
 async def _stream_chat(request: Request, handle: JobHandle, turn: ChatTurn, req: ChatRequest, rid: str,
@@ -335,18 +329,11 @@ async def _stream_chat(request: Request, handle: JobHandle, turn: ChatTurn, req:
 
     yield chunk({"role": "assistant", "content": ""})
     try:
-        while True:
-            e = await handle.next()
-            if e is None:
-                break
+        async for e in handle.events():
             for delta in turn.feed(e):
                 yield chunk(delta)
     except ApiError as err:
         yield event(err.body())
-        yield DONE
-        return
-    except leap.LeapError as err:
-        yield event(from_leap_error(err).body())
         yield DONE
         return
     record_usage(request, turn.stats)

@@ -25,7 +25,7 @@ from fastapi.responses import Response
 from .app import ClientGone, ServerState, check_model, read_json, record_usage, server_state, unless_disconnected
 from .chat import ChatRequest, chat_job
 from .engine import JobHandle
-from .errors import ApiError, bad_request, from_leap_error
+from .errors import ApiError, bad_request
 from .schemas import Fields, parse_sampling
 from .speech import DEFAULT_VOICE, SAMPLE_RATE, Base64Pieces, parse_voice, pcm16, tts_prompt, usage, wav_header
 from .sse import EventStreamResponse, event
@@ -104,10 +104,7 @@ async def create_speech(request: Request) -> Response:
 async def speech_events(request: Request, handle: JobHandle) -> AsyncIterator[bytes]:
     """The PCM16 of each frame as it is made; the figures are recorded for the log line at the end."""
     stats: Optional[leap.GenerationStats] = None
-    while True:
-        e = await handle.next()
-        if e is None:
-            break
+    async for e in handle.events():
         if isinstance(e, leap.AudioSample):
             yield pcm16(e.samples)
         elif isinstance(e, leap.Complete):
@@ -124,7 +121,7 @@ async def _audio_body(request: Request, handle: JobHandle, fmt: str) -> AsyncIte
     try:
         async for pcm in speech_events(request, handle):
             yield pcm
-    except (ApiError, leap.LeapError):
+    except ApiError:
         return  # the headers are sent: the body ends short
 
 
@@ -140,9 +137,6 @@ async def _sse(request: Request, handle: JobHandle, fmt: str) -> AsyncIterator[b
                 yield event({"type": "speech.audio.delta", "audio": piece})
     except ApiError as err:
         yield event(err.body())
-        return
-    except leap.LeapError as err:
-        yield event(from_leap_error(err).body())
         return
     rest = pieces.flush()
     if rest:

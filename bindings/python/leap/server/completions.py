@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import codecs
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, AsyncIterator, Dict, List, Optional
 
 from starlette.requests import Request
@@ -165,17 +165,11 @@ def _usage(end: Optional[CompletionEnd]) -> Dict[str, Any]:
 async def collect(handle: JobHandle, req: CompletionRequest, rid: str, created: int, name: str) -> Dict[str, Any]:
     pieces: List[str] = []
     end: Optional[CompletionEnd] = None
-    try:
-        while True:
-            e = await handle.next()
-            if e is None:
-                break
-            if isinstance(e, TextPiece):
-                pieces.append(e.text)
-            elif isinstance(e, CompletionEnd):
-                end = e
-    except leap.LeapError as err:
-        raise from_leap_error(err) from None
+    async for e in handle.events():
+        if isinstance(e, TextPiece):
+            pieces.append(e.text)
+        elif isinstance(e, CompletionEnd):
+            end = e
     return {"id": rid, "object": "text_completion", "created": created, "model": name,
             "choices": [{"index": 0, "text": "".join(pieces), "logprobs": None,
                          "finish_reason": end.finish_reason if end else "stop"}],
@@ -193,20 +187,13 @@ async def stream_events(request: Request, handle: JobHandle, req: CompletionRequ
 
     end: Optional[CompletionEnd] = None
     try:
-        while True:
-            e = await handle.next()
-            if e is None:
-                break
+        async for e in handle.events():
             if isinstance(e, TextPiece):
                 yield chunk(e.text, None)
             elif isinstance(e, CompletionEnd):
                 end = e
     except ApiError as err:
         yield event(err.body())
-        yield DONE
-        return
-    except leap.LeapError as err:
-        yield event(from_leap_error(err).body())
         yield DONE
         return
     if end is not None:

@@ -20,12 +20,12 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
-from typing import Any, Callable, Deque, List, Optional
+from dataclasses import dataclass
+from typing import Any, AsyncIterator, Callable, Deque, List, Optional
 
 import leap
 
-from .errors import ApiError
+from .errors import ApiError, from_leap_error
 
 log = logging.getLogger("leap.server")
 
@@ -152,9 +152,13 @@ class JobHandle:
             raise item
         return item
 
-    async def events(self) -> Any:
+    async def events(self) -> AsyncIterator[Any]:
+        """The events in order; a library error after the start comes out as the client-facing ApiError."""
         while True:
-            e = await self.next()
+            try:
+                e = await self.next()
+            except leap.LeapError as err:
+                raise from_leap_error(err) from None
             if e is None:
                 return
             yield e

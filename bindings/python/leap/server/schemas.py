@@ -98,6 +98,14 @@ class Fields:
             raise bad_request(f"{self.path(key)}: {v} is above the maximum of {hi}", self.path(key))
         return v
 
+    def _get(self, key: str, required: bool) -> Any:
+        """The field's value; None when absent or null (a 400 when it is required)."""
+        v = self.obj.get(key)
+        if v is None and required:
+            raise ApiError(400, f"{self.path(key)}: missing required field", param=self.path(key),
+                           code="missing_required_parameter")
+        return v
+
     def boolean(self, key: str) -> Optional[bool]:
         v = self.obj.get(key)
         if v is None:
@@ -107,11 +115,8 @@ class Fields:
         return v
 
     def string(self, key: str, required: bool = False, choices: Optional[Sequence[str]] = None) -> Optional[str]:
-        v = self.obj.get(key)
+        v = self._get(key, required)
         if v is None:
-            if required:
-                raise ApiError(400, f"{self.path(key)}: missing required field", param=self.path(key),
-                               code="missing_required_parameter")
             return None
         if not isinstance(v, str):
             raise wrong_type(self.path(key), "a string", v)
@@ -121,22 +126,16 @@ class Fields:
         return v
 
     def obj_field(self, key: str, required: bool = False) -> Optional[Dict[str, Any]]:
-        v = self.obj.get(key)
+        v = self._get(key, required)
         if v is None:
-            if required:
-                raise ApiError(400, f"{self.path(key)}: missing required field", param=self.path(key),
-                               code="missing_required_parameter")
             return None
         if not isinstance(v, dict):
             raise wrong_type(self.path(key), "an object", v)
         return v
 
     def array(self, key: str, required: bool = False) -> Optional[List[Any]]:
-        v = self.obj.get(key)
+        v = self._get(key, required)
         if v is None:
-            if required:
-                raise ApiError(400, f"{self.path(key)}: missing required field", param=self.path(key),
-                               code="missing_required_parameter")
             return None
         if not isinstance(v, list):
             raise wrong_type(self.path(key), "an array", v)

@@ -23,7 +23,7 @@ from starlette.datastructures import UploadFile
 from .app import ClientGone, ServerState, record_usage, server_state, unless_disconnected
 from .chat import ChatRequest, chat_job
 from .engine import JobHandle
-from .errors import ApiError, bad_request, from_leap_error
+from .errors import ApiError, bad_request
 from .media import wav_header, wav_part
 from .schemas import Sampling
 from .speech import ASR_PROMPT
@@ -156,31 +156,19 @@ def _usage(stats: Optional[leap.GenerationStats]) -> Dict[str, Any]:
 
 
 async def _collect(handle: JobHandle, turn: ChatTurn) -> None:
-    try:
-        while True:
-            e = await handle.next()
-            if e is None:
-                return
-            turn.feed(e)
-    except leap.LeapError as e:
-        raise from_leap_error(e) from None
+    async for e in handle.events():
+        turn.feed(e)
 
 
 async def _stream(request: Request, handle: JobHandle) -> AsyncIterator[bytes]:
     turn = ChatTurn((), False, handle.stop)
     try:
-        while True:
-            e = await handle.next()
-            if e is None:
-                break
+        async for e in handle.events():
             for d in turn.feed(e):
                 if d.get("content"):
                     yield event({"type": "transcript.text.delta", "delta": d["content"]})
     except ApiError as err:
         yield event(err.body())
-        return
-    except leap.LeapError as err:
-        yield event(from_leap_error(err).body())
         return
     record_usage(request, turn.stats)
     yield event({"type": "transcript.text.done", "text": "".join(turn.content), "usage": _usage(turn.stats)})
