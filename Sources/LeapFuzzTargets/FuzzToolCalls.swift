@@ -6,13 +6,19 @@ import LeapToolCalls
 /// - A body the LFM or Hermes parser accepts must survive dump -> parse (LFM sorts the arguments).
 /// - A function definition parsed from tool JSON must survive toolJSON -> parse.
 /// - The router, fed the bytes cut at points derived from the input (some pieces marked special), must
-///   emit only non-empty chunks and a summary whose calls are the concatenation of its call events.
+///   emit only non-empty chunks and a summary whose calls are the concatenation of its call events; with
+///   `unparsedCallsAsText` it never fails, and (reasoning not inline) no text chunk holds its parser's
+///   markers.
+/// The parsers run with their repairs (sets, unescaped quotes, bad calls among good ones), which the
+/// seeds exercise.
 package let fuzzToolCalls: FuzzTarget = (
     seeds: [
         Array(#"[get_weather(city="Paris", unit='c', n=-1.5e3, l=[1, (2,), {"k": None}], t=True), now()]"#.utf8),
         Array(#"[{"name": "f", "arguments": {"a": "\u00e9\ud83d\ude00", "b": [null, true]}}]"#.utf8),
         Array("<think>hmm</think>ok <|tool_call_start|>[f(s=\"x\\n\\\"y\")]<|tool_call_end|> <tool_call>\n{\"name\": \"g\"}\n</tool_call>".utf8),
         Array("[f(a='''tri\nple''', b=r\"\\d\", c=0x1F, d=1_000, e=.5)]".utf8),
+        Array("[label(tags={'urgent', 'bug', 1}), bash(command='sed -n '1,9p' f.py'), bad(x=b'z'), g(a='x'y', b='z')]".utf8),
+        Array("<think>see <|tool_call_start|>[f()]<|tool_call_end|></think>ok<tool_call>{\"name\": \"h\", \"arguments\": {\"s\": \"a \"q\" b\"}}</tool_call>[h()]<|tool_call_end|>".utf8),
         Array(#"{"type":"function","function":{"name":"get_weather","description":"d","parameters":{"type":"object","properties":{"city":{"type":"string","enum":["a","b"],"description":"c"},"n":{"type":"array","items":{"type":"object","properties":{"x":{"type":"number","enum":[1.5]}},"required":["x"]}},"z":{"type":"null"}},"required":["city"]}}}"#.utf8),
     ],
     run: { bytes in
@@ -36,8 +42,10 @@ package let fuzzToolCalls: FuzzTarget = (
                 fuzzFailure("function definition round trip failed for input \(text)")
             }
         }
-        for parser in [lfm, hermes, nil] as [(any FunctionCallParser)?] {
-            var router = ResponseStreamProcessor(options: ResponseStreamOptions(functionCallParser: parser, inlineThinkingTags: bytes.count % 2 == 0))
+        for (parser, asText) in [(lfm, false), (hermes, false), (nil, false), (lfm, true), (hermes, true)] as [((any FunctionCallParser)?, Bool)] {
+            let inline = bytes.count % 2 == 0
+            var router = ResponseStreamProcessor(options: ResponseStreamOptions(functionCallParser: parser, inlineThinkingTags: inline,
+                                                                               unparsedCallsAsText: asText))
             var events: [ResponseEvent] = []
             var start = 0
             var i = 0
@@ -51,11 +59,15 @@ package let fuzzToolCalls: FuzzTarget = (
             let (tail, summary) = router.finish()
             events += tail
             var emitted: [LeapFunctionCall] = []
+            let markers = parser.map { p in ([(p.startMarker, p.endMarker)] + p.alternateMarkers).flatMap { [$0.0, $0.1] } } ?? []
             for e in events {
                 switch e {
-                case .text(let t), .reasoning(let t): if t.isEmpty { fuzzFailure("empty chunk for input \(bytes)") }
+                case .text(let t):
+                    if t.isEmpty { fuzzFailure("empty chunk for input \(bytes)") }
+                    if asText && !inline, let m = markers.first(where: { t.contains($0) }) { fuzzFailure("\(m) in the text for input \(bytes)") }
+                case .reasoning(let t): if t.isEmpty { fuzzFailure("empty chunk for input \(bytes)") }
                 case .functionCalls(let c): emitted += c
-                case .error: break
+                case .error: if asText { fuzzFailure("an error with unparsedCallsAsText for input \(bytes)") }
                 }
             }
             if emitted != summary.functionCalls { fuzzFailure("calls mismatch for input \(bytes)") }

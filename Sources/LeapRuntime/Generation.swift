@@ -61,7 +61,8 @@ package final class Generation {
         self.matcher = constraint?.makeMatcher()
         self.sampler = Sampler(params: Generation.samplerParams(options, runner.samplingDefaults))
         self.router = ResponseStreamProcessor(options: ResponseStreamOptions(
-            functionCallParser: options.functionCallParser?.parser, inlineThinkingTags: options.inlineThinkingTags))
+            functionCallParser: options.functionCallParser?.parser, inlineThinkingTags: options.inlineThinkingTags,
+            unparsedCallsAsText: options.unparsedFunctionCallsAsText))
     }
 
     deinit {
@@ -132,7 +133,7 @@ package final class Generation {
         if tail.hasSuffix("<think>") {
             router = ResponseStreamProcessor(options: ResponseStreamOptions(
                 functionCallParser: options.functionCallParser?.parser, inlineThinkingTags: options.inlineThinkingTags,
-                startsInReasoning: true))
+                startsInReasoning: true, unparsedCallsAsText: options.unparsedFunctionCallsAsText))
         }
         let session: any InferenceSessionBackend
         if let s = conversation.session {

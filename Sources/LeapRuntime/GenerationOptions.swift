@@ -23,6 +23,10 @@ package struct GenerationOptions: Sendable {
     package var injectSchemaIntoPrompt: Bool = true
     /// How tool calls are recognised in the output (and written back into prompts); nil = no parsing.
     package var functionCallParser: FunctionCallParserKind? = .lfm
+    /// A tool call that does not parse completes the turn with its text (markers removed) as content and
+    /// a warning in the log, as vLLM and llama.cpp's server do; off (LEAP's behaviour): the generation
+    /// fails with `.functionCallParsing`.
+    package var unparsedFunctionCallsAsText: Bool = false
     /// Emit reasoning (with its `<think>` tags) as ordinary text chunks; reasoning content is still filled.
     package var inlineThinkingTags: Bool = false
     /// Passed to the chat template (`enable_thinking`) for reasoning-capable models.

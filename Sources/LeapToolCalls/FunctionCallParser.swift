@@ -5,41 +5,74 @@ import LeapMessages
 /// Turns the text a model writes between two tool-call markers into function calls, and back.
 ///
 /// The response router (`ResponseStreamProcessor`) cuts the generated text at `startMarker` /
-/// `endMarker` and hands the text in between (the *body*, without markers) to `parse`. `dump` writes
-/// calls in the model's own format, markers included, for prompts that must show past calls as text
-/// (LEAP rule 8.11).
+/// `endMarker` (or at one of `alternateMarkers`) and hands the text in between (the *body*, without
+/// markers) to `parse`. `dump` writes calls in the model's own format, markers included, for prompts
+/// that must show past calls as text (LEAP rule 8.11).
 package protocol FunctionCallParser: Sendable {
     var startMarker: String { get }
     var endMarker: String { get }
-    /// Calls in one body; throws `LeapError(.functionCallParsing, ...)` naming the offset and the text.
-    func parse(_ body: String) throws -> [LeapFunctionCall]
+    /// Other markers the models of this format are seen to write around calls (their bodies go to
+    /// `parse` too; reading one is noted as a repair).
+    var alternateMarkers: [(start: String, end: String)] { get }
+    /// Calls in one body, appending what was repaired to `repairs` (see `PythonLiteralParser`); throws
+    /// `LeapError(.functionCallParsing, ...)` naming the offset and the text.
+    func parse(_ body: String, repairs: inout [String]) throws -> [LeapFunctionCall]
     /// The calls as the model writes them, with markers ("" for no calls).
     func dump(_ calls: [LeapFunctionCall]) -> String
 }
 
 extension FunctionCallParser {
-    /// Parses every `start ... end` block of `text` (text outside the blocks is ignored; a last block
-    /// without its end marker runs to the end of the text). Text without any start marker is parsed as
-    /// one body, so both "raw model output" and "just the body" work.
-    package func parseText(_ text: String) throws -> [LeapFunctionCall] {
-        let bytes = Array(text.utf8)
-        let start = Array(startMarker.utf8)
-        let end = Array(endMarker.utf8)
-        func body(_ r: Range<Int>) -> String { String(decoding: bytes[r], as: UTF8.self) }
-        guard var open = find(start, in: bytes, from: 0) else {
-            return try parse(body(0..<(find(end, in: bytes, from: 0) ?? bytes.count)))
-        }
-        var calls: [LeapFunctionCall] = []
-        while true {
-            let bodyStart = open + start.count
-            guard let close = find(end, in: bytes, from: bodyStart) else {
-                return calls + (try parse(body(bodyStart..<bytes.count)))
-            }
-            calls += try parse(body(bodyStart..<close))
-            guard let next = find(start, in: bytes, from: close + end.count) else { return calls }
-            open = next
-        }
+    /// Calls in one body, repairs not reported.
+    package func parse(_ body: String) throws -> [LeapFunctionCall] {
+        var repairs: [String] = []
+        return try parse(body, repairs: &repairs)
     }
+
+    /// The calls of a whole response, read as the response router reads a streamed one: every
+    /// marker-delimited block outside the think block (a call written inside `<think>...</think>` is
+    /// reasoning; a `</think>` outside any block with no `<think>` before it closes a think block the
+    /// prompt opened, so everything before it is reasoning); a last block without its end marker runs
+    /// to the end of the text. Text without any start marker is parsed as one body (what follows the
+    /// reasoning, up to an end marker), so both "raw model output" and "just the body" work. What was
+    /// repaired, and markup that was dropped, is appended to `repairs` (and logged by the router).
+    package func parseText(_ text: String, repairs: inout [String]) throws -> [LeapFunctionCall] {
+        let bytes = Array(text.utf8)
+        func route(startsInReasoning: Bool) throws -> ResponseStreamProcessor {
+            var router = ResponseStreamProcessor(options: ResponseStreamOptions(functionCallParser: self,
+                                                                               startsInReasoning: startsInReasoning))
+            var events = router.feed(bytes, isSpecial: false)
+            events += router.finish().events
+            for case .error(let e, _) in events { throw e }
+            return router
+        }
+        var router = try route(startsInReasoning: false)
+        if router.sawStrayThinkEnd { router = try route(startsInReasoning: true) }
+        let starts = [startMarker] + alternateMarkers.map(\.start)
+        if starts.contains(where: { find(Array($0.utf8), in: bytes, from: 0) != nil }) {
+            repairs += router.notes
+            return router.calls
+        }
+        // No block: the text after the reasoning, up to an end marker, is the body.
+        let thinkStart = Array("<think>".utf8), thinkEnd = Array("</think>".utf8)
+        var body = bytes[...]
+        if let close = lastIndex(of: thinkEnd, in: bytes) {
+            body = bytes[(close + thinkEnd.count)...]
+        } else if let open = find(thinkStart, in: bytes, from: 0) {
+            body = bytes[..<open]
+        }
+        let rest = Array(body)
+        let ends = [endMarker] + alternateMarkers.map(\.end)
+        let cut = ends.compactMap { find(Array($0.utf8), in: rest, from: 0) }.min() ?? rest.count
+        return try parse(String(decoding: rest[..<cut], as: UTF8.self), repairs: &repairs)
+    }
+
+    /// `parseText` without the repairs.
+    package func parseText(_ text: String) throws -> [LeapFunctionCall] {
+        var repairs: [String] = []
+        return try parseText(text, repairs: &repairs)
+    }
+
+    package var alternateMarkers: [(start: String, end: String)] { [] }
 }
 
 extension FunctionCallParser {
@@ -65,6 +98,17 @@ func find(_ needle: [UInt8], in haystack: [UInt8], from: Int) -> Int? {
     return nil
 }
 
+/// The last index where `needle` occurs in `haystack`.
+func lastIndex(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
+    var found: Int? = nil
+    var from = 0
+    while let i = find(needle, in: haystack, from: from) {
+        found = i
+        from = i + 1
+    }
+    return found
+}
+
 /// The built-in parsers, by the names the C API and Python use.
 package enum FunctionCallParserKind: String, Sendable, CaseIterable {
     case lfm, hermes
@@ -81,15 +125,17 @@ package enum FunctionCallParserKind: String, Sendable, CaseIterable {
 ///
 /// `parse` also accepts the JSON variant the models write when asked to ("Output function calls as
 /// JSON"): `[{"name": "f", "arguments": {...}}]` or a single object, and bare calls without brackets.
-/// See `PythonLiteralParser` for the exact grammar.
+/// See `PythonLiteralParser` for the exact grammar. LFM models sometimes write a Hermes block
+/// `<tool_call>{"name": ..., "arguments": ...}</tool_call>` instead; it is read as a call too.
 package struct LFMFunctionCallParser: FunctionCallParser {
     package let startMarker = "<|tool_call_start|>"
     package let endMarker = "<|tool_call_end|>"
+    package var alternateMarkers: [(start: String, end: String)] { [("<tool_call>", "</tool_call>")] }
 
     package init() {}
 
-    package func parse(_ body: String) throws -> [LeapFunctionCall] {
-        try PythonLiteralParser.parseCalls(body)
+    package func parse(_ body: String, repairs: inout [String]) throws -> [LeapFunctionCall] {
+        try PythonLiteralParser.parseCalls(body, repairs: &repairs)
     }
 
     /// `<|tool_call_start|>[name(k=v, ...), ...]<|tool_call_end|>` with keyword arguments sorted by
@@ -112,8 +158,8 @@ package struct HermesFunctionCallParser: FunctionCallParser {
 
     package init() {}
 
-    package func parse(_ body: String) throws -> [LeapFunctionCall] {
-        try PythonLiteralParser.parseJSONCalls(body)
+    package func parse(_ body: String, repairs: inout [String]) throws -> [LeapFunctionCall] {
+        try PythonLiteralParser.parseJSONCalls(body, repairs: &repairs)
     }
 
     /// One block per call, newline-separated, laid out as Qwen's chat templates render `tool_calls`:

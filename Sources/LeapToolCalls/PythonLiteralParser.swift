@@ -24,69 +24,199 @@ import LeapMessages
 ///
 /// Errors are `LeapError(.functionCallParsing, "... at offset N: expected X, found Y in: <text>")`
 /// where N is a byte offset into the body.
+///
+/// Repairs of what models get wrong, each only where the text allows one reading, each noted in
+/// `repairs` for the log:
+/// - A set `{a, b}` is read as the list `[a, b]` in written order without repeats (JSON has no sets;
+///   elements that are lists or dicts are refused, as Python refuses them).
+/// - Quotes the model forgot to escape (`cmd='sed -n '1,9p' f'`): when a body does not parse and a
+///   plain (not raw, not triple-quoted) string is followed by something that cannot follow a value,
+///   each later quote of the same kind that is followed by `,` `)` `]` `}` `:` or the end is tried as
+///   its closing quote, the quotes in between taken as part of the string. The repair is made only
+///   when exactly one of these readings parses (counting the readings of later broken strings too);
+///   `f(a='x'y', b='z')` has two (`a` = `x'y` or `x'y', b='z`) and stays an error.
+/// - A call that does not parse among calls that do (`[f(a=1), g(x=b'z')]`): when its brackets and
+///   quotes balance, so that its end is certain, it is left out and its siblings are kept. A body
+///   whose every call is bad is an error.
 struct PythonLiteralParser {
     static let maxDepth = 128
+    /// The most readings the quote repair tries for one body (each is one parse of the body).
+    static let maxQuoteRepairAttempts = 64
 
     private let bytes: [UInt8]
     private var pos = 0
     private var depth = 0
+    /// What this parse repaired, in order (see the type's description).
+    private(set) var repairs: [String] = []
+    /// The quote repair's probe: a plain string whose closing quote is followed by something that cannot
+    /// follow a value throws `BrokenString` instead of failing later.
+    private var findBrokenString = false
+    /// Calls that do not parse but whose brackets and quotes balance are skipped (their errors kept here).
+    private var skipBadCalls = false
+    private var skipped: [LeapError] = []
 
     init(_ text: String) { bytes = Array(text.utf8) }
+    private init(bytes: [UInt8]) { self.bytes = bytes }
+
+    /// A string whose closing quote at `close` (the one at `open` opened it) is followed by text that
+    /// cannot follow a value.
+    private struct BrokenString: Error {
+        var open: Int
+        var close: Int
+    }
+
+    /// Which body grammar: LFM's (Pythonic or JSON calls) or Hermes' (JSON objects).
+    private enum Form { case lfm, hermes }
+
+    /// One way of reading a body, with the repairs it took.
+    private struct Reading {
+        var calls: [LeapFunctionCall]
+        var repairs: [String]
+    }
 
     // MARK: - Entry points
 
     /// Parses a whole tool-call body in either the Pythonic or the JSON form. An empty body gives [].
     static func parseCalls(_ body: String) throws -> [LeapFunctionCall] {
-        var p = PythonLiteralParser(body)
-        p.skipWhitespace()
-        var calls: [LeapFunctionCall] = []
-        switch p.peek() {
-        case nil:
-            return []
-        case UInt8(ascii: "["):
-            let save = p.pos
-            p.pos += 1
-            p.skipWhitespace()
-            let isJSON = p.peek() == UInt8(ascii: "{")
-            p.pos = save
-            calls = isJSON ? try p.parseJSONCallList() : try p.parsePythonicCallList()
-        case UInt8(ascii: "{"):
-            // One object, or several separated by commas or whitespace (no list brackets).
-            while true {
-                calls.append(try p.parseJSONCall())
-                p.skipWhitespace()
-                if p.peek() == UInt8(ascii: ",") { p.pos += 1; p.skipWhitespace() }
-                guard p.peek() == UInt8(ascii: "{") else { break }
-            }
-        default:
-            // Bare calls without list brackets: `f(a=1)` or `f(), g()`.
-            while true {
-                calls.append(try p.parseCall())
-                p.skipWhitespace()
-                guard p.peek() == UInt8(ascii: ",") else { break }
-                p.pos += 1
-                p.skipWhitespace()
-            }
-        }
-        p.skipWhitespace()
-        if p.pos < p.bytes.count { throw p.error("expected the end of the function calls", found: p.describeCurrent()) }
-        return calls
+        var repairs: [String] = []
+        return try parseCalls(body, repairs: &repairs)
+    }
+
+    /// `parseCalls`, appending what was repaired to `repairs`.
+    static func parseCalls(_ body: String, repairs: inout [String]) throws -> [LeapFunctionCall] {
+        try parseRepairing(Array(body.utf8), .lfm, &repairs)
     }
 
     /// Parses a Hermes body: one JSON object `{"name": ..., "arguments": ...}` (a list of such objects
     /// is tolerated).
     static func parseJSONCalls(_ body: String) throws -> [LeapFunctionCall] {
-        var p = PythonLiteralParser(body)
-        p.skipWhitespace()
-        var calls: [LeapFunctionCall]
-        switch p.peek() {
-        case nil: return []
-        case UInt8(ascii: "["): calls = try p.parseJSONCallList()
-        case UInt8(ascii: "{"): calls = [try p.parseJSONCall()]
-        default: throw p.error("expected a JSON object {\"name\": ..., \"arguments\": {...}}", found: p.describeCurrent())
+        var repairs: [String] = []
+        return try parseJSONCalls(body, repairs: &repairs)
+    }
+
+    /// `parseJSONCalls`, appending what was repaired to `repairs`.
+    static func parseJSONCalls(_ body: String, repairs: inout [String]) throws -> [LeapFunctionCall] {
+        try parseRepairing(Array(body.utf8), .hermes, &repairs)
+    }
+
+    /// The body as written; if that fails, the quote repair, then skipping bad calls. The error of the
+    /// body as written is the one thrown when no repair applies.
+    private static func parseRepairing(_ bytes: [UInt8], _ form: Form, _ repairs: inout [String]) throws -> [LeapFunctionCall] {
+        var strict = PythonLiteralParser(bytes: bytes)
+        let strictError: LeapError
+        do {
+            let calls = try strict.run(form)
+            repairs += strict.repairs
+            return calls
+        } catch let e as LeapError {
+            strictError = e
         }
-        p.skipWhitespace()
-        if p.pos < p.bytes.count { throw p.error("expected the end of the function call", found: p.describeCurrent()) }
+        var budget = maxQuoteRepairAttempts
+        let quoted = quoteRepairReadings(bytes, form, &budget, level: 0)
+        if quoted.count == 1, let reading = quoted.reading {
+            repairs += reading.repairs
+            return reading.calls
+        }
+        var lenient = PythonLiteralParser(bytes: bytes)
+        lenient.skipBadCalls = true
+        if let calls = try? lenient.run(form), !lenient.skipped.isEmpty {
+            repairs += lenient.repairs
+            return calls
+        }
+        if quoted.count > 1 {
+            throw LeapError(.functionCallParsing, strictError.message
+                + " (unescaped quotes inside a string could end it in more than one place: not repaired)")
+        }
+        throw strictError
+    }
+
+    /// How many readings of `bytes` parse when the unescaped quotes of broken strings are taken as part
+    /// of the string: 0, 1 (with that reading) or 2 for "more than one, or too many to try".
+    private static func quoteRepairReadings(_ bytes: [UInt8], _ form: Form, _ budget: inout Int,
+                                            level: Int) -> (count: Int, reading: Reading?) {
+        var p = PythonLiteralParser(bytes: bytes)
+        p.findBrokenString = true
+        let broken: BrokenString
+        do {
+            let calls = try p.run(form)
+            return (1, Reading(calls: calls, repairs: p.repairs))
+        } catch let b as BrokenString {
+            broken = b
+        } catch {
+            return (0, nil)
+        }
+        guard level < 8 else { return (2, nil) }
+        let quote = bytes[broken.open]
+        var count = 0
+        var found: Reading?
+        for close in (broken.close + 1)..<max(broken.close + 1, bytes.count)
+        where bytes[close] == quote && !isEscaped(bytes, close) && isFollowedByDelimiter(bytes, close + 1) {
+            guard budget > 0 else { return (2, nil) }
+            budget -= 1
+            // The quotes between the opening one and `close` escaped: they are the string's.
+            var text = Array(bytes[...broken.open])
+            for i in (broken.open + 1)..<close {
+                if bytes[i] == quote && !isEscaped(bytes, i) { text.append(UInt8(ascii: "\\")) }
+                text.append(bytes[i])
+            }
+            text += bytes[close...]
+            let sub = quoteRepairReadings(text, form, &budget, level: level + 1)
+            count += sub.count
+            if count > 1 { return (2, nil) }
+            if sub.count == 1, var reading = sub.reading {
+                let written = String(decoding: bytes[broken.open...close], as: UTF8.self)
+                reading.repairs.insert("took the unescaped quotes inside \(shortened(written)) as part of the string "
+                                       + "(the only closing quote with which the call parses)", at: 0)
+                found = reading
+            }
+        }
+        return (count, found)
+    }
+
+    /// The whole body in `form`.
+    private mutating func run(_ form: Form) throws -> [LeapFunctionCall] {
+        skipWhitespace()
+        var calls: [LeapFunctionCall] = []
+        switch (form, peek()) {
+        case (_, nil):
+            return []
+        case (.lfm, UInt8(ascii: "[")):
+            let save = pos
+            pos += 1
+            skipWhitespace()
+            let isJSON = peek() == UInt8(ascii: "{")
+            pos = save
+            calls = try parseCallList(json: isJSON)
+        case (.lfm, UInt8(ascii: "{")):
+            // One object, or several separated by commas or whitespace (no list brackets).
+            while true {
+                if let c = try parseListItem(json: true) { calls.append(c) }
+                skipWhitespace()
+                if peek() == UInt8(ascii: ",") { pos += 1; skipWhitespace() }
+                guard peek() == UInt8(ascii: "{") else { break }
+            }
+        case (.lfm, _):
+            // Bare calls without list brackets: `f(a=1)` or `f(), g()`.
+            while true {
+                if let c = try parseListItem(json: false) { calls.append(c) }
+                skipWhitespace()
+                guard peek() == UInt8(ascii: ",") else { break }
+                pos += 1
+                skipWhitespace()
+            }
+        case (.hermes, UInt8(ascii: "[")):
+            calls = try parseCallList(json: true)
+        case (.hermes, UInt8(ascii: "{")):
+            calls = [try parseJSONCall()]
+        case (.hermes, _):
+            throw error("expected a JSON object {\"name\": ..., \"arguments\": {...}}", found: describeCurrent())
+        }
+        skipWhitespace()
+        if pos < bytes.count {
+            throw error(form == .lfm ? "expected the end of the function calls" : "expected the end of the function call",
+                        found: describeCurrent())
+        }
+        if calls.isEmpty, let first = skipped.first { throw first }
         return calls
     }
 
@@ -102,20 +232,85 @@ struct PythonLiteralParser {
 
     // MARK: - Calls
 
-    private mutating func parsePythonicCallList() throws -> [LeapFunctionCall] {
+    /// `[call, ...]` or `[{object}, ...]`.
+    private mutating func parseCallList(json: Bool) throws -> [LeapFunctionCall] {
         pos += 1  // [
         var calls: [LeapFunctionCall] = []
         while true {
             skipWhitespace()
             if peek() == UInt8(ascii: "]") { pos += 1; return calls }
-            calls.append(try parseCall())
+            if let c = try parseListItem(json: json) { calls.append(c) }
             skipWhitespace()
             switch peek() {
             case UInt8(ascii: ","): pos += 1
             case UInt8(ascii: "]"): pos += 1; return calls
-            default: throw error("expected ',' or ']' after a function call", found: describeCurrent())
+            default: throw error("expected ',' or ']' after a function call\(json ? " object" : "")", found: describeCurrent())
             }
         }
+    }
+
+    /// One call of a list; nil when `skipBadCalls` skipped it (see the type's description).
+    private mutating func parseListItem(json: Bool) throws -> LeapFunctionCall? {
+        let start = pos
+        do {
+            return json ? try parseJSONCall() : try parseCall()
+        } catch let e as LeapError where skipBadCalls {
+            pos = start
+            guard skipBalancedCall() else { throw e }
+            skipped.append(e)
+            let written = String(decoding: bytes[start..<pos], as: UTF8.self)
+            let reason = e.message.firstRange(of: " in: ").map { String(e.message[..<$0.lowerBound]) } ?? e.message
+            repairs.append("left out the call \(shortened(written)) that does not parse (\(reason)); the calls next to it are kept")
+            return nil
+        }
+    }
+
+    /// Moves past `name(...)` or `{...}` when its brackets and quotes balance; false (and `pos` kept)
+    /// when they do not, or when there is no bracket to start from.
+    private mutating func skipBalancedCall() -> Bool {
+        var i = pos
+        while i < bytes.count, isNameContinue(bytes[i]) || bytes[i] == UInt8(ascii: ".") || bytes[i] == UInt8(ascii: "-") { i += 1 }
+        while i < bytes.count, isSpace(bytes[i]) { i += 1 }
+        guard i < bytes.count, bytes[i] == UInt8(ascii: "(") || bytes[i] == UInt8(ascii: "{") else { return false }
+        var open: [UInt8] = []
+        while i < bytes.count {
+            let c = bytes[i]
+            switch c {
+            case UInt8(ascii: "\""), UInt8(ascii: "'"):
+                guard let end = endOfString(at: i) else { return false }
+                i = end
+                continue
+            case UInt8(ascii: "("): open.append(UInt8(ascii: ")"))
+            case UInt8(ascii: "["): open.append(UInt8(ascii: "]"))
+            case UInt8(ascii: "{"): open.append(UInt8(ascii: "}"))
+            case UInt8(ascii: ")"), UInt8(ascii: "]"), UInt8(ascii: "}"):
+                guard open.popLast() == c else { return false }
+                if open.isEmpty {
+                    pos = i + 1
+                    return true
+                }
+            default: break
+            }
+            i += 1
+        }
+        return false
+    }
+
+    /// The index after the string literal whose opening quote is at `i` (escapes skipped), nil when it
+    /// is not closed.
+    private func endOfString(at i: Int) -> Int? {
+        let quote = bytes[i]
+        let triple = i + 2 < bytes.count && bytes[i + 1] == quote && bytes[i + 2] == quote
+        var j = i + (triple ? 3 : 1)
+        while j < bytes.count {
+            if bytes[j] == UInt8(ascii: "\\") { j += 2; continue }
+            if bytes[j] == quote {
+                if !triple { return j + 1 }
+                if j + 2 < bytes.count && bytes[j + 1] == quote && bytes[j + 2] == quote { return j + 3 }
+            }
+            j += 1
+        }
+        return nil
     }
 
     private mutating func parseCall() throws -> LeapFunctionCall {
@@ -155,22 +350,6 @@ struct PythonLiteralParser {
             }
         }
         return LeapFunctionCall(name: name, arguments: args)
-    }
-
-    private mutating func parseJSONCallList() throws -> [LeapFunctionCall] {
-        pos += 1  // [
-        var calls: [LeapFunctionCall] = []
-        while true {
-            skipWhitespace()
-            if peek() == UInt8(ascii: "]") { pos += 1; return calls }
-            calls.append(try parseJSONCall())
-            skipWhitespace()
-            switch peek() {
-            case UInt8(ascii: ","): pos += 1
-            case UInt8(ascii: "]"): pos += 1; return calls
-            default: throw error("expected ',' or ']' after a function call object", found: describeCurrent())
-            }
-        }
     }
 
     /// `{"name": "f", "arguments": {...} | "<JSON text>" | null}`; "parameters" is accepted for
@@ -220,7 +399,7 @@ struct PythonLiteralParser {
         case UInt8(ascii: "("):
             let (items, single) = try parseTuple()
             return single ?? .array(items)
-        case UInt8(ascii: "{"): return try parseDict()
+        case UInt8(ascii: "{"): return try parseDictOrSet()
         case UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "."), UInt8(ascii: "0")...UInt8(ascii: "9"):
             return try parseNumber()
         default:
@@ -287,22 +466,37 @@ struct PythonLiteralParser {
         return (items, nil)
     }
 
-    private mutating func parseDict() throws -> JSONValue {
+    /// `{}` and `{'k': v, ...}` are dicts; `{a, b}` is a set, read as a list (see the type's description).
+    private mutating func parseDictOrSet() throws -> JSONValue {
         try enter()
         defer { depth -= 1 }
+        let open = pos
         pos += 1  // {
-        var obj = JSONObject()
-        while true {
-            skipWhitespace()
-            if peek() == UInt8(ascii: "}") { pos += 1; return .object(obj) }
-            let key: String
-            switch peek() {
-            case UInt8(ascii: "\""), UInt8(ascii: "'"): key = try parseString(raw: false)
-            default: throw error("expected a string key in a dict", found: describeCurrent())
+        skipWhitespace()
+        if peek() == UInt8(ascii: "}") { pos += 1; return .object(JSONObject()) }
+        let first = pos
+        let firstValue = try parseValue()
+        skipWhitespace()
+        switch peek() {
+        case UInt8(ascii: ":"):
+            guard case .string(let key) = firstValue else {
+                pos = first
+                throw error("expected a string key in a dict", found: describeCurrent())
             }
-            skipWhitespace()
-            guard peek() == UInt8(ascii: ":") else { throw error("expected ':' after the dict key \"\(key)\"", found: describeCurrent()) }
-            pos += 1
+            return try parseDictEntries(firstKey: key)
+        case UInt8(ascii: ","), UInt8(ascii: "}"):
+            return try parseSetElements(first: firstValue, firstAt: first, open: open)
+        default:
+            throw error("expected ':' (a dict) or ',' or '}' (a set) after the first item in braces", found: describeCurrent())
+        }
+    }
+
+    /// The rest of a dict whose first key has been read (`pos` at its ':').
+    private mutating func parseDictEntries(firstKey: String) throws -> JSONValue {
+        var obj = JSONObject()
+        var key = firstKey
+        while true {
+            pos += 1  // :
             skipWhitespace()
             let v = try parseValue()
             obj.set(key, v)  // a repeated key keeps its position and takes the last value, as in Python
@@ -312,7 +506,41 @@ struct PythonLiteralParser {
             case UInt8(ascii: "}"): pos += 1; return .object(obj)
             default: throw error("expected ',' or '}' in a dict", found: describeCurrent())
             }
+            skipWhitespace()
+            switch peek() {
+            case UInt8(ascii: "}"): pos += 1; return .object(obj)
+            case UInt8(ascii: "\""), UInt8(ascii: "'"): key = try parseString(raw: false)
+            default: throw error("expected a string key in a dict", found: describeCurrent())
+            }
+            skipWhitespace()
+            guard peek() == UInt8(ascii: ":") else { throw error("expected ':' after the dict key \"\(key)\"", found: describeCurrent()) }
         }
+    }
+
+    /// The rest of a set whose first element has been read (`pos` at the ',' or '}' after it).
+    private mutating func parseSetElements(first: JSONValue, firstAt: Int, open: Int) throws -> JSONValue {
+        var items: [JSONValue] = []
+        var at = firstAt
+        var value = first
+        while true {
+            if bytes[at] == UInt8(ascii: "[") || bytes[at] == UInt8(ascii: "{") {
+                pos = at
+                throw error("expected a set element that Python can hash (a string, number, True/False/None or tuple)",
+                            found: bytes[at] == UInt8(ascii: "[") ? "a list" : "a dict or set")
+            }
+            if !items.contains(value) { items.append(value) }
+            skipWhitespace()
+            if peek() == UInt8(ascii: "}") { pos += 1; break }
+            guard peek() == UInt8(ascii: ",") else { throw error("expected ',' or '}' in a set", found: describeCurrent()) }
+            pos += 1
+            skipWhitespace()
+            if peek() == UInt8(ascii: "}") { pos += 1; break }
+            at = pos
+            value = try parseValue()
+        }
+        let written = String(decoding: bytes[open..<pos], as: UTF8.self)
+        repairs.append("read the set \(shortened(written)) as a list (JSON has no sets)")
+        return .array(items)
     }
 
     private mutating func parseNumber() throws -> JSONValue {
@@ -416,7 +644,13 @@ struct PythonLiteralParser {
             }
             let b = bytes[pos]
             if b == quote {
-                if !triple { pos += 1; break }
+                if !triple {
+                    pos += 1
+                    if findBrokenString && !raw && !PythonLiteralParser.isFollowedByDelimiter(bytes, pos) {
+                        throw BrokenString(open: start, close: pos - 1)
+                    }
+                    break
+                }
                 if pos + 2 < bytes.count && bytes[pos + 1] == quote && bytes[pos + 2] == quote { pos += 3; break }
                 out.append(b)
                 pos += 1
@@ -529,7 +763,25 @@ struct PythonLiteralParser {
     }
 
     private mutating func skipWhitespace() {
-        while let c = peek(), c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D { pos += 1 }
+        while let c = peek(), isSpace(c) { pos += 1 }
+    }
+
+    private func isSpace(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0A || c == 0x0D }
+
+    /// Whether what follows `i` (after whitespace) can follow a value: `,` `)` `]` `}` `:` or the end.
+    private static func isFollowedByDelimiter(_ bytes: [UInt8], _ i: Int) -> Bool {
+        var j = i
+        while j < bytes.count, bytes[j] == 0x20 || bytes[j] == 0x09 || bytes[j] == 0x0A || bytes[j] == 0x0D { j += 1 }
+        guard j < bytes.count else { return true }
+        return [UInt8(ascii: ","), UInt8(ascii: ")"), UInt8(ascii: "]"), UInt8(ascii: "}"), UInt8(ascii: ":")].contains(bytes[j])
+    }
+
+    /// Whether the byte at `i` follows an odd number of backslashes.
+    private static func isEscaped(_ bytes: [UInt8], _ i: Int) -> Bool {
+        var n = 0
+        var j = i - 1
+        while j >= 0, bytes[j] == UInt8(ascii: "\\") { n += 1; j -= 1 }
+        return n % 2 == 1
     }
 
     /// "'x'", "end of input", or the whole character at `pos` (never half of a UTF-8 sequence).
@@ -558,6 +810,12 @@ struct PythonLiteralParser {
         return LeapError(.functionCallParsing,
                          "invalid function call at offset \(at): \(what), found \(found) in: \(excerpt(around: at))")
     }
+
+    /// `text` for a log line: at most 80 characters.
+    private static func shortened(_ text: String) -> String {
+        text.count <= 80 ? text : String(text.prefix(77)) + "..."
+    }
+    private func shortened(_ text: String) -> String { PythonLiteralParser.shortened(text) }
 
     private func excerpt(around offset: Int) -> String {
         let limit = 240

@@ -12,14 +12,19 @@ package struct ResponseStreamOptions: Sendable {
     package var startsInReasoning: Bool
     package var thinkStartTag: String
     package var thinkEndTag: String
+    /// A tool-call block that does not parse becomes text (its body without the markers) with a warning
+    /// in the log, and routing goes on; off (LEAP's behaviour): it is an `.error` and routing stops.
+    package var unparsedCallsAsText: Bool
 
     package init(functionCallParser: (any FunctionCallParser)? = LFMFunctionCallParser(), inlineThinkingTags: Bool = false,
-                 startsInReasoning: Bool = false, thinkStartTag: String = "<think>", thinkEndTag: String = "</think>") {
+                 startsInReasoning: Bool = false, thinkStartTag: String = "<think>", thinkEndTag: String = "</think>",
+                 unparsedCallsAsText: Bool = false) {
         self.functionCallParser = functionCallParser
         self.inlineThinkingTags = inlineThinkingTags
         self.startsInReasoning = startsInReasoning
         self.thinkStartTag = thinkStartTag
         self.thinkEndTag = thinkEndTag
+        self.unparsedCallsAsText = unparsedCallsAsText
     }
 }
 
@@ -51,6 +56,8 @@ package struct ResponseSummary: Equatable, Sendable {
     package var functionCalls: [LeapFunctionCall]
     /// Set when a tool-call block failed to parse (the stream was stopped there).
     package var error: LeapError?
+    /// What was repaired, dropped or kept as text, in order (each also logged as a warning).
+    package var notes: [String] = []
 
     /// The assistant message for the history: `[.text(content)]`, reasoning, calls (nil when none).
     package var assistantMessage: ChatMessage {
@@ -65,11 +72,18 @@ package struct ResponseSummary: Equatable, Sendable {
 /// special/control token, then `finish()` once. Rules:
 /// - `<think>` … `</think>` is reasoning (`.reasoning` chunks, or `.text` with the tags when
 ///   `inlineThinkingTags`); whitespace right after `</think>` is dropped (as chat templates `lstrip`).
-///   A stray `</think>` outside a think block is dropped.
-/// - Between the parser's start and end markers, text is buffered (never emitted as text) and parsed at
-///   the end marker into one `.functionCalls` event; a parse failure gives `.error` and stops routing
-///   (later input is ignored: the runtime ends the generation with that error, as LEAP does).
-///   Whitespace between consecutive tool calls (Hermes puts "\n") is dropped.
+///   A stray `</think>` outside a think block is dropped. Reasoning keeps what the model wrote:
+///   tool-call markers inside it, as text or as special tokens, are reasoning text, never a call.
+/// - Between the parser's start and end markers (or a pair of its `alternateMarkers`), text is
+///   buffered (never emitted as text) and parsed at the end marker into one `.functionCalls` event;
+///   what the parser repaired is logged. A parse failure gives `.error` and stops routing (later input
+///   is ignored: the runtime ends the generation with that error, as LEAP does), or, with
+///   `unparsedCallsAsText`, the body becomes text and a warning is logged. Whitespace between
+///   consecutive tool calls (Hermes puts "\n") is dropped.
+/// - Tool-call markup never reaches the text: an end marker outside a block is dropped, and so is a
+///   repeat of the block just closed when the model writes it again as text capped with an end marker
+///   (`<|tool_call_start|>[f()]<|tool_call_end|>[f()]<|tool_call_end|>`). Text after a block that could
+///   still be such a repeat (a prefix of the block's body) is held back until it is decided.
 /// - Markers are recognised both as whole special tokens and as plain text split across pieces at any
 ///   point: a text tail that could still become a marker (an ASCII prefix of one) is held back and
 ///   flushed as soon as it no longer can. Incomplete UTF-8 sequences are held back too; bytes that
@@ -89,6 +103,10 @@ package struct ResponseStreamProcessor: Sendable {
     private let thinkEnd: [UInt8]
     private let toolStart: [UInt8]?
     private let toolEnd: [UInt8]?
+    /// The parser's marker pairs, its own first: a block opened by one is closed by its partner.
+    private let blockMarkers: [(start: [UInt8], end: [UInt8])]
+    /// Every built-in parser's markers: inside reasoning these are text, whatever form they come in.
+    private let toolMarkers: Set<[UInt8]>
     private let passThroughSpecials: Set<[UInt8]>
 
     private var mode: Mode
@@ -100,10 +118,20 @@ package struct ResponseStreamProcessor: Sendable {
     private var content: [UInt8] = []
     private var reasoning: [UInt8] = []
     private var raw: [UInt8] = []
-    private var calls: [LeapFunctionCall] = []
+    private(set) var calls: [LeapFunctionCall] = []
     private var failure: LeapError?
     private var finished = false
     private var out: [ResponseEvent] = []
+    /// The end marker of the open block, and whether the block was opened by an alternate marker.
+    private var blockEnd: [UInt8] = []
+    private var blockIsAlternate = false
+    /// The trimmed body of the last block that parsed: text right after it may be its repeat.
+    private var lastBody: [UInt8]? = nil
+    /// Text after a block held back while it is still a prefix of `lastBody`.
+    private var echo: [UInt8]? = nil
+    private(set) var notes: [String] = []
+    /// A `</think>` came outside a think block (and outside any tool-call block).
+    package private(set) var sawStrayThinkEnd = false
 
     package init(options: ResponseStreamOptions = ResponseStreamOptions()) {
         self.options = options
@@ -111,15 +139,26 @@ package struct ResponseStreamProcessor: Sendable {
         thinkEnd = Array(options.thinkEndTag.utf8)
         toolStart = options.functionCallParser.map { Array($0.startMarker.utf8) }
         toolEnd = options.functionCallParser.map { Array($0.endMarker.utf8) }
+        if let parser = options.functionCallParser {
+            blockMarkers = ([(parser.startMarker, parser.endMarker)] + parser.alternateMarkers)
+                .map { (start: Array($0.0.utf8), end: Array($0.1.utf8)) }
+        } else {
+            blockMarkers = []
+        }
+        toolMarkers = Set(FunctionCallParserKind.allCases.flatMap { kind in
+            ([(kind.parser.startMarker, kind.parser.endMarker)] + kind.parser.alternateMarkers).flatMap { [Array($0.utf8), Array($1.utf8)] }
+        })
         // Tool-call markup this turn does not parse stays visible (it is the model's text, not control).
-        passThroughSpecials = Set(FunctionCallParserKind.allCases.flatMap { [Array($0.parser.startMarker.utf8), Array($0.parser.endMarker.utf8)] })
-            .subtracting([toolStart, toolEnd].compactMap { $0 })
+        passThroughSpecials = toolMarkers.subtracting(blockMarkers.flatMap { [$0.start, $0.end] })
         mode = options.startsInReasoning ? .reasoning : .text
         needsInlineOpenTag = options.startsInReasoning && options.inlineThinkingTags
     }
 
     /// True once a tool-call block failed to parse; further input is ignored.
     package var hasFailed: Bool { failure != nil }
+
+    /// True once a tool-call block was opened outside the reasoning.
+    package private(set) var sawCallBlock = false
 
     package mutating func feed(_ piece: String, isSpecial: Bool = false) -> [ResponseEvent] {
         feed(Array(piece.utf8), isSpecial: isSpecial)
@@ -146,28 +185,14 @@ package struct ResponseStreamProcessor: Sendable {
         if failure == nil && !finished {
             openInlineTagIfNeeded()
             flushPending()
-            if mode == .toolCall {
-                let text = String(decoding: body, as: UTF8.self)
-                do {
-                    let parsed = try options.functionCallParser?.parse(text) ?? []
-                    if !parsed.isEmpty {
-                        calls += parsed
-                        out.append(.functionCalls(parsed))
-                    }
-                } catch let e as LeapError {
-                    fail(LeapError(.functionCallParsing, "unterminated function call (the response ended before \(options.functionCallParser?.endMarker ?? "the end marker")): \(e.message)"), text)
-                } catch {
-                    fail(LeapError(.functionCallParsing, "unterminated function call: \(error)"), text)
-                }
-                body = []
-                mode = .text
-            }
+            releaseEcho()
+            if mode == .toolCall { closeToolCall(unterminated: true) }
         }
         finished = true
         let r = String(decoding: reasoning, as: UTF8.self).trimmingWhitespace
         let summary = ResponseSummary(content: String(decoding: content, as: UTF8.self).trimmingWhitespace,
                                       rawText: String(decoding: raw, as: UTF8.self),
-                                      reasoning: r.isEmpty ? nil : r, functionCalls: calls, error: failure)
+                                      reasoning: r.isEmpty ? nil : r, functionCalls: calls, error: failure, notes: notes)
         return (takeEvents(), summary)
     }
 
@@ -176,13 +201,16 @@ package struct ResponseStreamProcessor: Sendable {
     private mutating func handleSpecial(_ piece: [UInt8]) {
         switch mode {
         case .text:
-            if piece == thinkStart { raw += piece; enterReasoning(); return }
-            if let toolStart, piece == toolStart { raw += piece; enterToolCall(); return }
-            if piece == thinkEnd { raw += piece; if options.inlineThinkingTags { emitText(piece) }; return }  // stray: markup
+            if piece == thinkStart { raw += piece; releaseEcho(); enterReasoning(); return }
+            if let pair = blockMarkers.first(where: { $0.start == piece }) { raw += piece; enterToolCall(pair); return }
+            if blockMarkers.contains(where: { $0.end == piece }) { raw += piece; strayEndMarker(piece); return }
+            if piece == thinkEnd { raw += piece; strayThinkEnd(); return }
         case .reasoning:
             if piece == thinkEnd { raw += piece; leaveReasoning(); return }
+            // What the model wrote in its reasoning stays there, markers included.
+            if toolMarkers.contains(piece) { raw += piece; route(piece[...]); return }
         case .toolCall:
-            if let toolEnd, piece == toolEnd { raw += piece; closeToolCall(); return }
+            if piece == blockEnd { raw += piece; closeToolCall(unterminated: false); return }
             return  // control tokens inside a call body are not part of it
         }
         if passThroughSpecials.contains(piece) {
@@ -195,9 +223,9 @@ package struct ResponseStreamProcessor: Sendable {
     /// The markers that can start in the current mode (text form).
     private var activeMarkers: [[UInt8]] {
         switch mode {
-        case .text: return [thinkStart, thinkEnd] + (toolStart.map { [$0] } ?? [])
+        case .text: return [thinkStart, thinkEnd] + blockMarkers.flatMap { [$0.start, $0.end] }
         case .reasoning: return [thinkEnd]
-        case .toolCall: return toolEnd.map { [$0] } ?? []
+        case .toolCall: return [blockEnd]
         }
     }
 
@@ -223,11 +251,12 @@ package struct ResponseStreamProcessor: Sendable {
     private mutating func act(on marker: [UInt8]) {
         switch mode {
         case .text:
-            if marker == thinkStart { enterReasoning() }
-            else if marker == thinkEnd { if options.inlineThinkingTags { emitText(marker) } }  // stray: dropped
-            else { enterToolCall() }
+            if marker == thinkStart { releaseEcho(); enterReasoning() }
+            else if marker == thinkEnd { strayThinkEnd() }
+            else if let pair = blockMarkers.first(where: { $0.start == marker }) { enterToolCall(pair) }
+            else { strayEndMarker(marker) }
         case .reasoning: leaveReasoning()
-        case .toolCall: closeToolCall()
+        case .toolCall: closeToolCall(unterminated: false)
         }
     }
 
@@ -247,6 +276,12 @@ package struct ResponseStreamProcessor: Sendable {
             if options.inlineThinkingTags { emitText(bytes) } else { emit(.reasoning(String(decoding: bytes, as: UTF8.self))) }
         case .text:
             var rest = bytes
+            if echo != nil {
+                echo! += rest
+                if let lastBody, lastBody.starts(with: echo!) { return }
+                releaseEcho()
+                return
+            }
             if segmentStart != .none {
                 // Hold leading whitespace until we know what follows it.
                 while let b = rest.first, isWhitespace(b) {
@@ -254,6 +289,14 @@ package struct ResponseStreamProcessor: Sendable {
                     rest = rest.dropFirst()
                 }
                 if rest.isEmpty { return }
+                if segmentStart == .afterToolCall, let lastBody, lastBody.starts(with: rest.prefix(lastBody.count)) {
+                    // Perhaps the model writing the call it just made again: held until that is decided.
+                    segmentStart = .none
+                    echo = Array(rest)
+                    if lastBody.starts(with: echo!) { return }
+                    releaseEcho()
+                    return
+                }
                 if segmentStart == .afterToolCall || options.inlineThinkingTags {
                     content += heldWhitespace
                     emitText(heldWhitespace[...])
@@ -264,6 +307,40 @@ package struct ResponseStreamProcessor: Sendable {
             content += rest
             emitText(rest)
         }
+    }
+
+    /// Text held as a possible repeat of the last call turned out to be text: out it goes, with the
+    /// whitespace before it.
+    private mutating func releaseEcho() {
+        guard let held = echo else { return }
+        echo = nil
+        lastBody = nil
+        let text = heldWhitespace + held
+        heldWhitespace = []
+        content += text
+        emitText(text)
+    }
+
+    /// An end marker outside a block is markup, never text. Right after a repeat of the block just
+    /// closed, the repeat goes with it.
+    private mutating func strayEndMarker(_ marker: [UInt8]) {
+        let markerText = String(decoding: marker, as: UTF8.self)
+        if let held = echo, held == lastBody {
+            echo = nil
+            heldWhitespace = []
+            segmentStart = .afterToolCall
+            note("dropped a repeat of the tool call just made, written as text and ended by \(markerText): "
+                 + String(decoding: held, as: UTF8.self))
+            return
+        }
+        releaseEcho()
+        note("dropped \(markerText) written outside a tool call")
+    }
+
+    private mutating func strayThinkEnd() {
+        sawStrayThinkEnd = true
+        releaseEcho()
+        if options.inlineThinkingTags { emitText(thinkEnd) }  // else dropped
     }
 
     private mutating func enterReasoning() {
@@ -279,29 +356,77 @@ package struct ResponseStreamProcessor: Sendable {
         if options.inlineThinkingTags { emitText(thinkEnd) }
     }
 
-    private mutating func enterToolCall() {
+    private mutating func enterToolCall(_ pair: (start: [UInt8], end: [UInt8])) {
+        releaseEcho()
         heldWhitespace = []  // whitespace between two calls is layout, not text
         segmentStart = .none
         body = []
+        blockEnd = pair.end
+        blockIsAlternate = pair.start != toolStart
+        sawCallBlock = true
         mode = .toolCall
     }
 
-    private mutating func closeToolCall() {
+    /// Parses the open block: its calls, or (when it does not parse) an error or, with
+    /// `unparsedCallsAsText`, its body as text.
+    private mutating func closeToolCall(unterminated: Bool) {
         let text = String(decoding: body, as: UTF8.self)
+        let written = body
         body = []
         mode = .text
         segmentStart = .afterToolCall
+        lastBody = nil
+        var repairs: [String] = []
         do {
-            let parsed = try options.functionCallParser?.parse(text) ?? []
+            let parsed = try options.functionCallParser?.parse(text, repairs: &repairs) ?? []
+            if blockIsAlternate {
+                note("read the block \(String(decoding: blockMarkers.first { $0.end == blockEnd }?.start ?? [], as: UTF8.self))"
+                     + "...\(String(decoding: blockEnd, as: UTF8.self)) as a tool call")
+            }
+            for r in repairs { note("repaired a tool call: " + r) }
             if !parsed.isEmpty {
                 calls += parsed
                 out.append(.functionCalls(parsed))
             }
-        } catch let e as LeapError {
-            fail(e.kind == .functionCallParsing ? e : LeapError(.functionCallParsing, e.message), text)
+            if !unterminated { lastBody = Array(text.trimmingWhitespace.utf8) }
         } catch {
-            fail(LeapError(.functionCallParsing, "\(error)"), text)
+            var e = (error as? LeapError) ?? LeapError(.functionCallParsing, "\(error)")
+            if e.kind != .functionCallParsing { e = LeapError(.functionCallParsing, e.message) }
+            if unterminated {
+                e = LeapError(.functionCallParsing, "unterminated function call (the response ended before "
+                              + "\(String(decoding: blockEnd, as: UTF8.self))): \(e.message)")
+            }
+            guard options.unparsedCallsAsText else {
+                fail(e, text)
+                return
+            }
+            note("kept a tool call that does not parse as text: \(e.message)")
+            let kept = withoutMarkup(written)
+            content += kept
+            emitText(kept)
         }
+    }
+
+    /// `bytes` without any tool-call marker (the text of a call that did not parse), also those that
+    /// removing one forms.
+    private func withoutMarkup(_ bytes: [UInt8]) -> [UInt8] {
+        var out = bytes
+        var removed = true
+        while removed {
+            removed = false
+            for marker in toolMarkers {
+                while let i = find(marker, in: out, from: 0) {
+                    out.removeSubrange(i..<i + marker.count)
+                    removed = true
+                }
+            }
+        }
+        return out
+    }
+
+    private mutating func note(_ message: String) {
+        notes.append(message)
+        Log.warning("tool calls: " + message)
     }
 
     private mutating func fail(_ e: LeapError, _ text: String) {
