@@ -34,7 +34,7 @@ extension FunctionCallParser {
     /// prompt opened, so everything before it is reasoning); a last block without its end marker runs
     /// to the end of the text. Text without any start marker is parsed as one body (what follows the
     /// reasoning, up to an end marker), so both "raw model output" and "just the body" work. What was
-    /// repaired, and markup that was dropped, is appended to `repairs` (and logged by the router).
+    /// repaired, and markup that was dropped, is appended to `repairs` and logged as a warning.
     package func parseText(_ text: String, repairs: inout [String]) throws -> [LeapFunctionCall] {
         let bytes = Array(text.utf8)
         func route(startsInReasoning: Bool) throws -> ResponseStreamProcessor {
@@ -63,7 +63,14 @@ extension FunctionCallParser {
         let rest = Array(body)
         let ends = [endMarker] + alternateMarkers.map(\.end)
         let cut = ends.compactMap { find(Array($0.utf8), in: rest, from: 0) }.min() ?? rest.count
-        return try parse(String(decoding: rest[..<cut], as: UTF8.self), repairs: &repairs)
+        var found: [String] = []
+        let calls = try parse(String(decoding: rest[..<cut], as: UTF8.self), repairs: &found)
+        for r in found {
+            // Logged as the router logs what it repaired in a block.
+            repairs.append("repaired a tool call: " + r)
+            Log.warning("tool calls: repaired a tool call: " + r)
+        }
+        return calls
     }
 
     /// `parseText` without the repairs.

@@ -200,8 +200,13 @@ let special = call("special_function", [("arg1", .int(1))])
         expectRouted("I'll check.<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>",
                      events: [.text("I'll check."), .functionCalls([call("get_weather", [("city", .string("Paris"))])])],
                      content: "I'll check.", notes: ["read the block <tool_call>...</tool_call> as a tool call"])
-        // And the standalone parser.
-        #expect((try? LFMFunctionCallParser().parseText("x<tool_call>\n{\"name\": \"now\"}\n</tool_call>")) == [call("now")])
+        // And the standalone parser, which reports what it repaired in a block and in a bare body alike.
+        var repairs: [String] = []
+        #expect((try? lfm.parseText("x<tool_call>\n{\"name\": \"now\"}\n</tool_call>", repairs: &repairs)) == [call("now")])
+        #expect(repairs == ["read the block <tool_call>...</tool_call> as a tool call"])
+        repairs = []
+        #expect((try? lfm.parseText("[label(tags={'a'})]", repairs: &repairs)) == [call("label", [("tags", .array([.string("a")]))])])
+        #expect(repairs == ["repaired a tool call: read the set {'a'} as a list (JSON has no sets)"])
     }
 
     /// Repairs in a streamed response, every way it can arrive.
