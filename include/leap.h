@@ -937,6 +937,11 @@ typedef struct leap_generation_options {
     /* >= 0: a LEAP_EVENT_TOKEN (on_token) for each generated text token, before the text it makes, with
      * its log-probability and this many most likely alternatives (0..20); -1 (default): none. */
     int32_t top_logprobs;
+    /* 1: a tool call that does not parse completes the turn with its text (markers removed) as content
+     * and a warning in the log, as vLLM and llama.cpp's server do; 0 (default): the generation ends with
+     * LEAP_ERR_FUNCTION_CALL_PARSING. Calls are repaired first where only one reading is possible (see
+     * leap_function_calls_parse). */
+    int32_t unparsed_function_calls_as_text;
 } leap_generation_options;
 
 /* What a model that speaks produces in a turn. AUTO chooses from the system prompt as Liquid's runner
@@ -1123,14 +1128,24 @@ typedef enum leap_function_call_parser {
     LEAP_FUNCTION_CALL_PARSER_HERMES = 2
 } leap_function_call_parser;
 
-/* Parse the function calls in `text`: every marker-delimited block (text outside the blocks is ignored,
- * a last block without its end marker runs to the end), or, when `text` has no start marker, the whole
- * text as one body. *out_calls_json receives a compact JSON array (possibly "[]"); release it with
- * leap_string_free(). A malformed call gives LEAP_ERR_FUNCTION_CALL_PARSING with a message naming the
- * byte offset in the body, what was expected and found, and quoting the text. NONE or a value outside
- * the enum gives LEAP_ERR_INVALID_ARGUMENT. */
+/* Parse the function calls in `text` as a conversation reads a response: every marker-delimited block
+ * outside the reasoning (text outside the blocks is ignored, a call written inside <think>...</think> is
+ * reasoning, a </think> with no <think> before it ends reasoning the prompt opened, a last block without
+ * its end marker runs to the end), or, when `text` has no start marker, what follows the reasoning as
+ * one body. LFM also reads a Hermes <tool_call>{...}</tool_call> block. Repaired where only one reading
+ * is possible, each repair logged as a warning: a Python set is read as a list; unescaped quotes inside
+ * a string are taken as part of it when exactly one closing quote lets the call parse; a call that
+ * does not parse but whose brackets and quotes balance is left out and the calls next to it kept.
+ * *out_calls_json receives a compact JSON array (possibly "[]"); release it with leap_string_free(). A
+ * malformed call gives LEAP_ERR_FUNCTION_CALL_PARSING with a message naming the byte offset in the
+ * body, what was expected and found, and quoting the text. NONE or a value outside the enum gives
+ * LEAP_ERR_INVALID_ARGUMENT. */
 LEAP_API leap_status leap_function_calls_parse(leap_function_call_parser parser, const char *text,
                                                char **out_calls_json);
+/* leap_function_calls_parse over n_bytes of UTF-8 `text` (need not be NUL-terminated and may hold NUL
+ * bytes, as a string argument may; NULL only when n_bytes is 0). */
+LEAP_API leap_status leap_function_calls_parse_n(leap_function_call_parser parser, const char *text, size_t n_bytes,
+                                                 char **out_calls_json);
 /* Write calls in the parser's format, markers included ("" for an empty array): LFM writes one block
  * with keyword arguments sorted by name and strings double-quoted and escaped; HERMES writes one block
  * per call, newline-separated, as Qwen templates render them. `calls_json` is a JSON array of

@@ -101,6 +101,7 @@ func generationOptions(_ p: UnsafePointer<leap_generation_options>?) throws -> G
     o.frequencyPenalty = c.frequency_penalty == 0 ? nil : c.frequency_penalty
     o.presencePenalty = c.presence_penalty == 0 ? nil : c.presence_penalty
     o.topLogprobs = c.top_logprobs < 0 ? nil : Int(c.top_logprobs)
+    o.unparsedFunctionCallsAsText = c.unparsed_function_calls_as_text != 0
     o.rngSeed = c.use_rng_seed != 0 ? c.rng_seed : nil
     o.maxTokens = c.max_tokens > 0 ? Int(c.max_tokens) : nil
     if let schema = c.json_schema_constraint {
@@ -157,6 +158,7 @@ public func leap_generation_options_init(_ p: UnsafeMutablePointer<leap_generati
     d.frequency_penalty = 0
     d.presence_penalty = 0
     d.top_logprobs = -1
+    d.unparsed_function_calls_as_text = 0
     initParams(d, into: p, size: size)
 }
 

@@ -36,6 +36,20 @@ public func leap_function_calls_parse(_ parser: leap_function_call_parser, _ tex
 }
 
 @c @implementation
+public func leap_function_calls_parse_n(_ parser: leap_function_call_parser, _ text: UnsafePointer<CChar>?, _ n: Int,
+                                        _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> leap_status {
+    ffi {
+        let out = try required(out, "out_calls_json")
+        out.pointee = nil
+        let p = try functionCallParser(from: parser)
+        guard n == 0 || text != nil else { throw LeapError.invalidArgument("text must not be NULL when n_bytes is \(n)") }
+        let bytes = text.map { UnsafeRawBufferPointer(start: $0, count: n).bindMemory(to: UInt8.self) } ?? UnsafeBufferPointer(start: nil, count: 0)
+        guard let s = String(validating: bytes, as: UTF8.self) else { throw LeapError.invalidArgument("text is not valid UTF-8") }
+        out.pointee = try ownedCString(functionCallsJSON(try p.parseText(s)))
+    }
+}
+
+@c @implementation
 public func leap_function_calls_dump(_ parser: leap_function_call_parser, _ json: UnsafePointer<CChar>?,
                                      _ out: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> leap_status {
     ffi {

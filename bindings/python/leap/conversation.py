@@ -69,6 +69,7 @@ class leap_generation_options(ctypes.Structure):
         ("frequency_penalty", ctypes.c_float),
         ("presence_penalty", ctypes.c_float),
         ("top_logprobs", ctypes.c_int32),
+        ("unparsed_function_calls_as_text", ctypes.c_int32),
     ]
 
 
@@ -382,6 +383,10 @@ class GenerationOptions:
     json_schema_constraint: Optional[Union[str, Dict[str, Any]]] = None
     inject_schema_into_prompt: bool = True
     function_call_parser: Optional[str] = "lfm"
+    #: True: a tool call that does not parse completes the turn with its text (markers removed) as content and
+    #: a warning in the log, as vLLM and llama.cpp's server do; False (LEAP's behaviour): the generation
+    #: raises :class:`leap.FunctionCallParsingError`.
+    unparsed_function_calls_as_text: bool = False
     inline_thinking_tags: bool = False
     enable_thinking: bool = False
     #: Models that speak: audio code sampling (None = Liquid's runner: 0.8 and top-k 4 interleaved / 64
@@ -427,6 +432,7 @@ class GenerationOptions:
         if key not in _PARSERS:
             raise _lib.error_for_status(1, f"function_call_parser must be 'lfm', 'hermes' or None, got {self.function_call_parser!r}")
         o.function_call_parser = _PARSERS[key]
+        o.unparsed_function_calls_as_text = int(self.unparsed_function_calls_as_text)
         o.inline_thinking_tags = int(self.inline_thinking_tags)
         o.enable_thinking = int(self.enable_thinking)
         if self.audio_temperature is not None:

@@ -24,8 +24,10 @@ from ._lib import c_status, check, fn, take_string, utf8
 from .errors import InvalidArgumentError
 from .messages import LeapFunctionCall
 
-# LEAP_API leap_status leap_function_calls_parse(leap_function_call_parser parser, const char *text, char **out_calls_json);
-_parse = fn("leap_function_calls_parse", c_status, ctypes.c_int, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p))
+# LEAP_API leap_status leap_function_calls_parse_n(leap_function_call_parser parser, const char *text, size_t n_bytes,
+#                                                  char **out_calls_json);
+_parse_n = fn("leap_function_calls_parse_n", c_status, ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t,
+              ctypes.POINTER(ctypes.c_void_p))
 # LEAP_API leap_status leap_function_calls_dump(leap_function_call_parser parser, const char *calls_json, char **out_text);
 _dump = fn("leap_function_calls_dump", c_status, ctypes.c_int, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p))
 
@@ -214,10 +216,16 @@ class FunctionCallParser:
     end_marker = ""
 
     def parse(self, text: str) -> List[LeapFunctionCall]:
-        """The calls in ``text``: every marker-delimited block, or the whole text when it has no start
-        marker. Raises :class:`leap.FunctionCallParsingError` naming the offset and quoting the text."""
+        """The calls in ``text``, read as a conversation reads a response: every marker-delimited block
+        outside the ``<think>`` reasoning (a call written in the reasoning is not a call), or, when the text
+        has no start marker, what follows the reasoning as one body. Calls are repaired where only one
+        reading is possible (a set read as a list, unescaped quotes inside a string, a bad call left out
+        from among good ones, a Hermes block from an LFM model), each repair logged as a warning. The text
+        may hold NUL characters. Raises :class:`leap.FunctionCallParsingError` naming the offset and
+        quoting the text."""
         out = ctypes.c_void_p()
-        check(_parse(self._kind, utf8(text), ctypes.byref(out)))
+        data = utf8(text) or b""
+        check(_parse_n(self._kind, data, len(data), ctypes.byref(out)))
         return [LeapFunctionCall(c["name"], c["arguments"]) for c in json.loads(take_string(out.value) or "[]")]
 
     def dump(self, calls: Sequence[Union[LeapFunctionCall, Mapping[str, Any]]]) -> str:

@@ -1,5 +1,6 @@
 """Function definitions (tool JSON) and the function-call parsers, against Python's own parser (ast)."""
 import ast
+import ctypes
 import json
 import random
 
@@ -175,3 +176,76 @@ def test_parser_c_values():
     with pytest.raises(leap.InvalidArgumentError):
         parser_c_value("pythonic")
     assert leap.LFMFunctionCallParser() == leap.LFMFunctionCallParser() != leap.HermesFunctionCallParser()
+
+
+REASONING = "Let me think about <|tool_call_start|>[special_function(arg1=1)]<|tool_call_end|> hmm"
+
+
+def test_calls_written_in_the_reasoning_are_not_calls():
+    lfm = leap.LFMFunctionCallParser()
+    now = [leap.LeapFunctionCall("now", {})]
+    assert lfm.parse(f"<think>{REASONING}</think>Sure.<|tool_call_start|>[now()]<|tool_call_end|>") == now
+    assert lfm.parse(f"<think>{REASONING}</think>No call.") == []
+    # A think block the prompt opened: a </think> with no <think> before it.
+    assert lfm.parse(f"{REASONING}</think>No call.") == []
+    assert lfm.parse(f"{REASONING}</think><|tool_call_start|>[now()]<|tool_call_end|>") == now
+
+
+@pytest.fixture
+def warnings():
+    seen = []
+    leap.set_log_callback(lambda level, message: seen.append((level, message)), "warning")
+    yield seen
+    leap.set_log_callback(None)
+
+
+def test_repairs_match_what_the_model_meant_and_are_logged(warnings):
+    lfm = leap.LFMFunctionCallParser()
+    # A set is a list in written order (what vLLM gives); ast reads the same elements.
+    body = "[label(tags={'urgent', 'bug'})]"
+    assert lfm.parse(body) == [leap.LeapFunctionCall("label", {"tags": ["urgent", "bug"]})]
+    assert ast.literal_eval(body[body.index("{"):body.rindex("}") + 1]) == {"urgent", "bug"}
+    # Unescaped quotes: the value is the text the model wrote between the outer quotes, which Python reads
+    # back from the correctly escaped spelling.
+    command = "sed -n '360,450p' /testbed/sympy/matrices/common.py"
+    assert lfm.parse(f"[bash(command='{command}')]") == [leap.LeapFunctionCall("bash", {"command": ast.literal_eval(repr(command))})]
+    # A bad call among good ones is left out.
+    assert lfm.parse("[get_candidate_status(candidate_id='12345'), bad(x=b'z')]") == \
+        [leap.LeapFunctionCall("get_candidate_status", {"candidate_id": "12345"})]
+    # An LFM model writing a Hermes block.
+    assert lfm.parse('Checking.<tool_call>{"name": "now", "arguments": {}}</tool_call>') == [leap.LeapFunctionCall("now", {})]
+    messages = [m for level, m in warnings if level == "warning"]
+    for fragment in ["read the set {'urgent', 'bug'} as a list", "took the unescaped quotes inside",
+                     "left out the call bad(x=b'z')", "read the block <tool_call>...</tool_call> as a tool call"]:
+        assert any(fragment in m for m in messages), (fragment, messages)
+
+
+def test_unrepairable_calls_still_raise():
+    lfm = leap.LFMFunctionCallParser()
+    with pytest.raises(leap.FunctionCallParsingError, match="more than one place: not repaired"):
+        lfm.parse("[f(a='x'y', b='z')]")
+    with pytest.raises(leap.FunctionCallParsingError, match="expected a set element that Python can hash"):
+        lfm.parse("[f(s={1, [2]})]")
+    with pytest.raises(leap.FunctionCallParsingError, match="at offset 7: expected a value"):
+        lfm.parse("[bad(x=b'z')]")
+
+
+def test_nul_inside_a_string_argument():
+    expected = [leap.LeapFunctionCall("f", {"s": "a\x00b"})]
+    assert leap.LFMFunctionCallParser().parse('<|tool_call_start|>[f(s="a\x00b")]<|tool_call_end|>') == expected
+    assert leap.LFMFunctionCallParser().parse('[f(s="a\\u0000b")]') == expected
+    assert leap.HermesFunctionCallParser().parse('<tool_call>{"name": "f", "arguments": {"s": "a\x00b"}}</tool_call>') == expected
+
+
+def test_unparsed_calls_as_text_reaches_the_library():
+    from leap.conversation import GenerationOptions, _options_init, leap_generation_options
+
+    assert GenerationOptions()._to_c()[0].unparsed_function_calls_as_text == 0
+    assert GenerationOptions(unparsed_function_calls_as_text=True)._to_c()[0].unparsed_function_calls_as_text == 1
+    # The ctypes mirror has the library's size (init reports it in struct_size given more room), and the
+    # field is the last one, as in the header.
+    room = (ctypes.c_uint8 * (ctypes.sizeof(leap_generation_options) + 64))()
+    _options_init(ctypes.cast(room, ctypes.POINTER(leap_generation_options)), len(room))
+    assert ctypes.c_uint32.from_buffer(room).value == ctypes.sizeof(leap_generation_options)
+    assert leap_generation_options._fields_[-1][0] == "unparsed_function_calls_as_text"
+    assert leap_generation_options.unparsed_function_calls_as_text.offset == leap_generation_options.top_logprobs.offset + 4

@@ -130,6 +130,20 @@ def png_bytes(width=8, height=8):
     return out.getvalue()
 
 
+def test_calls_that_do_not_parse_become_content():
+    """The server asks the library to keep a tool call it cannot parse as the reply's content (as vLLM and
+    llama.cpp's server do) instead of failing the request."""
+    from leap.server.chat import ModelCaps, parse_chat_request
+    from leap.server.media import MediaLimits
+
+    tool = {"type": "function", "function": {"name": "now", "parameters": {"type": "object", "properties": {}}}}
+    body = {"messages": [{"role": "user", "content": "Time?"}], "tools": [tool]}
+    options = parse_chat_request(body, ModelCaps("m"), MediaLimits(), 100).options()
+    assert options.function_call_parser == "lfm"
+    assert options.unparsed_function_calls_as_text is True
+    assert options._to_c()[0].unparsed_function_calls_as_text == 1
+
+
 def test_remote_media_only_when_allowed():
     import http.server
     import threading

@@ -89,7 +89,8 @@ class ChatRequest:
         o = leap.GenerationOptions(temperature=s.temperature, top_p=s.top_p, min_p=s.min_p, top_k=s.top_k,
                                    repetition_penalty=s.repetition_penalty, rng_seed=s.seed,
                                    max_tokens=s.max_tokens, json_schema_constraint=self.json_schema,
-                                   function_call_parser=self.function_call_parser)
+                                   function_call_parser=self.function_call_parser,
+                                   unparsed_function_calls_as_text=True)
         if self.enable_thinking is not None:
             o.enable_thinking = self.enable_thinking
         o.audio_mode, o.audio_temperature, o.audio_top_k = self.audio_mode, self.audio_temperature, self.audio_top_k
