@@ -276,6 +276,18 @@ func completion(_ events: [GenerationEvent]) -> (ChatMessage, GenerationFinishRe
         #expect(conv.history.map(\.role) == [.user])  // no assistant message after an error
     }
 
+    /// A call written inside the reasoning, its markers special tokens, is reasoning text, not a call.
+    @Test func toolCallMarkersInsideReasoningStayReasoning() throws {
+        let (runner, _, _) = makeRunner(script: ["<think>", "hmm", " ", "<|tool_call_start|>", "[get_weather(", "city=", "\"Paris\"", ")]",
+                                                 "<|tool_call_end|>", "</think>", "Hi", "<|im_end|>"])
+        let (text, events) = try collect(try runner.createConversation().generate(ChatMessage(role: .user, text: "Hi"), options: greedy))
+        #expect(text == "Hi")
+        #expect(!events.contains { if case .functionCalls = $0 { return true } else { return false } })
+        let message = completion(events)?.0
+        #expect(message?.reasoningContent == "hmm <|tool_call_start|>[get_weather(city=\"Paris\")]<|tool_call_end|>")
+        #expect(message?.functionCalls == nil)
+    }
+
     @Test func reasoningIsRoutedSeparately() throws {
         let (runner, _, _) = makeRunner(script: ["<think>", "hmm", "</think>", "Hi", "<|im_end|>"])
         let conv = runner.createConversation()
