@@ -383,10 +383,6 @@ class GenerationOptions:
     json_schema_constraint: Optional[Union[str, Dict[str, Any]]] = None
     inject_schema_into_prompt: bool = True
     function_call_parser: Optional[str] = "lfm"
-    #: True: a tool call that does not parse completes the turn with its text (markers removed) as content and
-    #: a warning in the log, as vLLM and llama.cpp's server do; False (LEAP's behaviour): the generation
-    #: raises :class:`leap.FunctionCallParsingError`.
-    unparsed_function_calls_as_text: bool = False
     inline_thinking_tags: bool = False
     enable_thinking: bool = False
     #: Models that speak: audio code sampling (None = Liquid's runner: 0.8 and top-k 4 interleaved / 64
@@ -395,6 +391,10 @@ class GenerationOptions:
     audio_temperature: Optional[float] = None
     audio_top_k: Optional[int] = None
     audio_mode: Optional[str] = None
+    #: True: a tool call that does not parse completes the turn with its text (markers removed) as content and
+    #: a warning in the log, as vLLM and llama.cpp's server do; False (LEAP's behaviour): the generation
+    #: raises :class:`leap.FunctionCallParsingError`.
+    unparsed_function_calls_as_text: bool = False
 
     def _to_c(self) -> tuple[leap_generation_options, list[Any]]:
         o = leap_generation_options()
