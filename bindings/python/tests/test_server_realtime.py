@@ -12,18 +12,14 @@ import wave
 import httpx
 import pytest
 
-from conftest import FIXTURES, REPO
+from conftest import REPO
 from server_process import start
 
 pytest.importorskip("fastapi")
 websockets = pytest.importorskip("websockets")
 from websockets.sync.client import connect  # noqa: E402
 
-MODEL = FIXTURES / "models" / "lfm2-tiny-f32.gguf"
-MMPROJ = FIXTURES / "audio_encoder" / "lfm2a-512-f16-q8_0.gguf"
-VOCODER, TOKENIZER = FIXTURES / "speech" / "vocoder-tiny.gguf", FIXTURES / "speech" / "tokenizer-tiny.gguf"
-CLIP = FIXTURES / "audio_encoder" / "clip_1s37.wav"
-TEXT_MODEL = FIXTURES / "models" / "lfm2-tiny-q8_0.gguf"
+from test_server_audio import CLIP, MMPROJ, MODEL, TEXT_MODEL, TOKENIZER, VOCODER  # noqa: E402 (the same fixtures)
 GREEDY_SESSION = {"temperature": 0, "audio_temperature": 0}
 
 

@@ -25,7 +25,7 @@ from . import completions
 from .chat import ChatRequest, ModelCaps, chat_job, model_caps, parse_chat_request, remote_urls
 from .chat_audio import SpokenTurn
 from .engine import Engine, JobHandle
-from .errors import ApiError, install_error_handlers
+from .errors import ApiError, ClientGone, install_error_handlers
 from .media import MediaLimits, fetch_remote
 from .schemas import Fields, parse_json_body
 from .sse import DONE, EventStreamResponse, event
@@ -183,10 +183,6 @@ class BodyLimit:
 # ---- Helpers -------------------------------------------------------------------------------------
 
 
-class ClientGone(Exception):
-    """The client closed the connection before the answer was ready."""
-
-
 async def until_disconnected(request: Request) -> None:
     while True:
         message = await request.receive()
@@ -282,10 +278,7 @@ async def chat_completions(request: Request) -> Response:
         for i, url in enumerate(remote_urls(body)):
             fetched[url] = await fetch_remote(url, limits, "messages")
     req = await asyncio.to_thread(parse_chat_request, body, state.caps, limits, state.max_tokens, fetched)
-    try:
-        handle = await unless_disconnected(request, state.engine.start(chat_job(model, req)))
-    except ClientGone:
-        return Response(status_code=499)
+    handle = await unless_disconnected(request, state.engine.start(chat_job(model, req)))
     turn = ChatTurn(req.sampling.stop, req.tool_mode == "forced", handle.stop) if req.audio_output is None else \
         SpokenTurn(req.sampling.stop, req.tool_mode == "forced", handle.stop, req.audio_output, req.stream)
     turn.logprobs = req.logprobs.enabled
@@ -293,9 +286,7 @@ async def chat_completions(request: Request) -> Response:
     if req.stream:
         return EventStreamResponse(_stream_chat(request, handle, turn, req, rid, created, name), on_close=handle.stop)
     try:
-        await unless_disconnected(request, _collect(handle, turn))
-    except ClientGone:
-        return Response(status_code=499)
+        await unless_disconnected(request, turn.consume(handle.events()))
     finally:
         handle.stop()
     record_usage(request, turn.stats)
@@ -309,11 +300,6 @@ async def chat_completions(request: Request) -> Response:
     if timings is not None:
         result["timings"] = timings
     return JSONResponse(result)
-
-
-async def _collect(handle: JobHandle, turn: ChatTurn) -> None:
-    async for e in handle.events():
-        turn.feed(e)
 
 
 async def _stream_chat(request: Request, handle: JobHandle, turn: ChatTurn, req: ChatRequest, rid: str,
@@ -359,18 +345,13 @@ async def text_completions(request: Request) -> Response:
     check_model(state, body)
     model = state.model()
     req = completions.parse_completion_request(body, state.max_tokens)
-    try:
-        handle = await unless_disconnected(request, state.engine.start(completions.completion_job(model, req)))
-    except ClientGone:
-        return Response(status_code=499)
+    handle = await unless_disconnected(request, state.engine.start(completions.completion_job(model, req)))
     rid, created, name = completion_id("cmpl"), int(time.time()), state.engine.model_id
     if req.stream:
         return EventStreamResponse(completions.stream_events(request, handle, req, rid, created, name),
                                    on_close=handle.stop)
     try:
         result = await unless_disconnected(request, completions.collect(handle, req, rid, created, name))
-    except ClientGone:
-        return Response(status_code=499)
     finally:
         handle.stop()
     u = result["usage"]

@@ -22,7 +22,7 @@ import leap
 from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
-from .app import ClientGone, ServerState, check_model, read_json, record_usage, server_state, unless_disconnected
+from .app import ServerState, check_model, read_json, record_usage, server_state, unless_disconnected
 from .chat import ChatRequest, chat_job
 from .engine import JobHandle
 from .errors import ApiError, bad_request
@@ -90,10 +90,7 @@ async def create_speech(request: Request) -> Response:
     check_model(state, body)
     require_speech(state)
     req, fmt, stream_format = speech_request(body, state)
-    try:
-        handle = await unless_disconnected(request, state.engine.start(chat_job(state.model(), req)))
-    except ClientGone:
-        return Response(status_code=499)
+    handle = await unless_disconnected(request, state.engine.start(chat_job(state.model(), req)))
     if stream_format == "sse":
         return EventStreamResponse(_sse(request, handle, fmt), on_close=handle.stop)
     media_type = "audio/wav" if fmt == "wav" else f"audio/pcm;rate={SAMPLE_RATE};channels=1"

@@ -11,7 +11,7 @@ from typing import Any, Dict, Mapping, Optional
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 import leap
@@ -46,6 +46,11 @@ class ApiError(Exception):
 
 def bad_request(message: str, param: Optional[str] = None, code: Optional[str] = "invalid_value") -> ApiError:
     return ApiError(400, message, param=param, code=code)
+
+
+class ClientGone(Exception):
+    """The client closed the connection before the answer was ready (answered 499, which nobody reads, for
+    the log line)."""
 
 
 def from_leap_error(e: leap.LeapError, param: Optional[str] = None, at_start: bool = False) -> ApiError:
@@ -88,7 +93,11 @@ def install_error_handlers(app: FastAPI) -> None:
         log.exception("unhandled error on %s %s", request.method, request.url.path, exc_info=exc)
         return ApiError(500, "internal server error", code=None).response()
 
+    async def on_client_gone(request: Request, exc: Exception) -> Response:
+        return Response(status_code=499)
+
     app.add_exception_handler(ApiError, on_api_error)
+    app.add_exception_handler(ClientGone, on_client_gone)
     app.add_exception_handler(RequestValidationError, on_validation_error)
     app.add_exception_handler(StarletteHTTPException, on_http_error)
     app.add_exception_handler(Exception, on_unexpected)

@@ -20,7 +20,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.datastructures import UploadFile
 
-from .app import ClientGone, ServerState, record_usage, server_state, unless_disconnected
+from .app import ServerState, record_usage, server_state, unless_disconnected
 from .chat import ChatRequest, chat_job
 from .engine import JobHandle
 from .errors import ApiError, bad_request
@@ -113,17 +113,12 @@ async def create_transcription(request: Request) -> Response:
     duration = n_bytes / (rate * channels * max(1, bits // 8))
     req = ChatRequest(None, [leap.ChatMessage(leap.Role.SYSTEM, ASR_PROMPT)], leap.ChatMessage(leap.Role.USER, [audio]),
                       Sampling(temperature=temperature, max_tokens=state.settings.max_tokens or None))
-    try:
-        handle = await unless_disconnected(request, state.engine.start(chat_job(state.model(), req)))
-    except ClientGone:
-        return Response(status_code=499)
+    handle = await unless_disconnected(request, state.engine.start(chat_job(state.model(), req)))
     if stream:
         return EventStreamResponse(_stream(request, handle), on_close=handle.stop)
     turn = ChatTurn((), False, handle.stop)
     try:
-        await unless_disconnected(request, _collect(handle, turn))
-    except ClientGone:
-        return Response(status_code=499)
+        await unless_disconnected(request, turn.consume(handle.events()))
     finally:
         handle.stop()
     record_usage(request, turn.stats)
@@ -153,11 +148,6 @@ def _usage(stats: Optional[leap.GenerationStats]) -> Dict[str, Any]:
     prompt = stats.prompt_tokens + stats.cached_prompt_tokens if stats else 0
     done = stats.completion_tokens if stats else 0
     return {"type": "tokens", "input_tokens": prompt, "output_tokens": done, "total_tokens": prompt + done}
-
-
-async def _collect(handle: JobHandle, turn: ChatTurn) -> None:
-    async for e in handle.events():
-        turn.feed(e)
 
 
 async def _stream(request: Request, handle: JobHandle) -> AsyncIterator[bytes]:

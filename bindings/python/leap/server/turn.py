@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, AsyncIterator, Callable, Dict, List, Optional, Sequence, Tuple
 
 import leap
 
@@ -112,6 +112,11 @@ class ChatTurn:
         self.logprob_entries: List[Dict[str, Any]] = []
         self.unsent_logprobs: List[Dict[str, Any]] = []
         self.pending_logprobs: List[Dict[str, Any]] = []
+
+    async def consume(self, events: AsyncIterator[Any]) -> None:
+        """Feeds every event of a generation (for an answer sent whole: the turn then holds it)."""
+        async for e in events:
+            self.feed(e)
 
     def _content(self, text: str) -> Dict[str, Any]:
         self.content.append(text)
