@@ -27,7 +27,8 @@ D, LAYERS, HEADS, FFN, KERNEL, CHANNELS, MELS, HIDDEN = 512, 17, 8, 2048, 9, 256
 
 
 def make_model(path, qtype_name):
-    sys.path.insert(0, os.environ.get("LLAMA_CPP_GGUF_PY", "/work/oracle/llama-src/vendor/llama.cpp/gguf-py"))
+    if os.environ.get("LLAMA_CPP_GGUF_PY"):  # gguf-py from a llama.cpp checkout, else the installed gguf
+        sys.path.insert(0, os.environ["LLAMA_CPP_GGUF_PY"])
     import gguf
     from gguf import GGMLQuantizationType as QT
     qtype = {"f16": QT.F16, "q8_0": QT.Q8_0}[qtype_name]

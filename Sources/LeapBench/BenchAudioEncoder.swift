@@ -5,11 +5,13 @@
 // the real encoder's shapes (d_model 512, 17 layers, 8 heads, FFN 2048, 256 subsampling channels, adapter
 // 512 → 2048 → 2048) in F16 and Q8_0 to /tmp/leap-bench-audio-encoder (scripts/bench_audio_encoder_mtmd.py
 // make-model). Unless --no-compare, times llama.cpp's mtmd on the same file, samples and threads
-// (scripts/bench_audio_encoder_mtmd.py time, run with $LEAP_LLAMA_PYTHON, else the oracle venv's python,
-// else python3) and prints the ratios.
+// (scripts/bench_audio_encoder_mtmd.py time, run with $LEAP_LLAMA_PYTHON, else python3) and prints the ratios.
 import Glibc
 import LeapAudioEncoder
 import LeapGGUF
+
+/// scripts/bench_audio_encoder_mtmd.py under the peer's python (its output kept off the terminal).
+private var helper: String { "'\(llamaPython)' '\(repoScript("bench_audio_encoder_mtmd.py"))'" }
 import LeapKernels
 
 private func monotonicSeconds() -> Double {
@@ -27,33 +29,6 @@ private func benchSignal(_ n: Int) -> [Float] {
         let x = Double(i)
         return Float(0.3 * sin(x * (0.05 + 1e-5 * Double(i % 160_000))) + 0.02 * noise)
     }
-}
-
-private let repoRoot: String = {
-    var dir = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-    dir.removeLast(3)
-    return dir.joined(separator: "/")
-}()
-
-private var benchPython: String {
-    if let p = getenv("LEAP_LLAMA_PYTHON") { return String(cString: p) }
-    let oracle = "/work/oracle/llama/bin/python"
-    return access(oracle, X_OK) == 0 ? oracle : "python3"
-}
-
-/// Runs the helper script and returns its `key: value` figures.
-private func runHelper(_ args: String) -> [String: Double] {
-    let cmd = "'\(benchPython)' '\(repoRoot)/scripts/bench_audio_encoder_mtmd.py' \(args) 2>/dev/null"
-    guard let p = popen(cmd, "r") else { return [:] }
-    var out: [String: Double] = [:]
-    var line = [CChar](repeating: 0, count: 512)
-    while fgets(&line, 512, p) != nil {
-        let s = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let kv = s.split(separator: ":", maxSplits: 1).map { String($0).filter { $0 != " " && $0 != "\n" } }
-        if kv.count == 2, let v = Double(kv[1]) { out[kv[0]] = v }
-    }
-    pclose(p)
-    return out
 }
 
 private func fmtNumber(_ x: Double, _ digits: Int) -> String {
@@ -84,12 +59,12 @@ func benchAudioEncoder(_ args: [String]) {
             let path = "\(dir)/lfm2a-real-\(type).gguf"
             if access(path, R_OK) != 0 {
                 print("writing \(path) (random weights, real shapes)")
-                _ = runHelper("make-model '\(path)' --type \(type)")
+                _ = keyValues(helper + " make-model '\(path)' --type \(type) 2>/dev/null")
             }
             if access(path, R_OK) == 0 { files.append(path) }
         }
         if files.isEmpty {
-            fputs("error: could not write the benchmark models (needs numpy and gguf-py for \(benchPython))\n", stderr)
+            fputs("error: could not write the benchmark models (needs numpy and gguf-py for \(llamaPython))\n", stderr)
             exit(1)
         }
     }
@@ -118,9 +93,9 @@ func benchAudioEncoder(_ args: [String]) {
             }
             guard compare else { continue }
             let secs = seconds.map { fmtNumber($0, 0) }.joined(separator: " ")
-            let ref = runHelper("time '\(path)' --seconds \(secs) --threads \(threads) --reps \(reps)")
+            let ref = keyValues(helper + " time '\(path)' --seconds \(secs) --threads \(threads) --reps \(reps) 2>/dev/null")
             guard !ref.isEmpty else {
-                print("  llama.cpp mtmd: not available (\(benchPython) with llama-cpp-python and its mtmd bindings)")
+                print("  llama.cpp mtmd: not available (\(llamaPython) with llama-cpp-python and its mtmd bindings)")
                 continue
             }
             for s in seconds {

@@ -6,7 +6,7 @@
 // the cache on (a miss: it evaluates the prompt and writes the system prompt's snapshot) and reports the
 // snapshot's size. The measuring process then alternates uncached and cached turns (fresh conversations,
 // the memory cache off so that every cached turn reads the file) and prints the best of each.
-// An LFM2-350M-shaped file: /work/oracle/llama/bin/python scripts/bench_vision_ttft.py make DIR.
+// An LFM2-350M-shaped file: $LEAP_LLAMA_PYTHON scripts/bench_vision_ttft.py make DIR.
 import Glibc
 import LeapCore
 import LeapMessages

@@ -5,7 +5,7 @@
 // projectors of LFM2-VL-450M's shapes that scripts/bench_vision_mtmd.py generates (never committed), and
 // llama.cpp mtmd's mtmd_encode_chunk time for the same images when llama-cpp-python is installed. The CPU
 // time is the caller's and the pool workers' (with --threads 1 the encode's own work, whatever else runs).
-// The python is $LEAP_LLAMA_PYTHON, else /work/oracle/llama/bin/python when present, else python3.
+// The python is $LEAP_LLAMA_PYTHON, else python3 (PeerScripts.swift).
 import Glibc
 import LeapKernels
 import LeapVision
@@ -23,32 +23,6 @@ private func threadCPU() -> Double {
     return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
 }
 
-private func python() -> String {
-    if let p = getenv("LEAP_LLAMA_PYTHON") { return String(cString: p) }
-    let oracle = "/work/oracle/llama/bin/python"
-    return access(oracle, X_OK) == 0 ? oracle : "python3"
-}
-
-private func repoScript(_ name: String) -> String {
-    var dir = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-    dir.removeLast(3)
-    return dir.joined(separator: "/") + "/scripts/" + name
-}
-
-/// The `key: value` lines of a command's output.
-func keyValues(_ cmd: String) -> [String: Double] {
-    guard let p = popen(cmd, "r") else { return [:] }
-    var out: [String: Double] = [:]
-    var line = [CChar](repeating: 0, count: 512)
-    while fgets(&line, 512, p) != nil {
-        let s = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let kv = s.split(separator: ":", maxSplits: 1)
-        if kv.count == 2, let v = Double(kv[1].filter { $0 != " " && $0 != "\n" }) { out[String(kv[0])] = v }
-    }
-    pclose(p)
-    return out
-}
-
 /// A tile of `width` x `height` pixels with values in [-1, 1] (the time does not depend on them).
 private func tile(width: Int, height: Int) -> PreprocessedImage.Tile {
     let px = (0..<width * height * 3).map { i in Float((i &* 2_654_435_761) % 255) / 127.5 - 1 }
@@ -64,7 +38,7 @@ func benchVision(_ args: [String]) {
     let reps = max(1, opt("--reps").flatMap { Int($0) } ?? 3)
     let dir = opt("--dir") ?? "/tmp/leap-bench-vision"
     let types = (opt("--types") ?? "f16,q8_0").split(separator: ",").map(String.init)
-    let py = python(), script = repoScript("bench_vision_mtmd.py")
+    let py = llamaPython, script = repoScript("bench_vision_mtmd.py")
 
     if types.contains(where: { access("\(dir)/mmproj-\($0).gguf", R_OK) != 0 }) {
         print("generating LFM2-VL-450M-shaped random projectors in \(dir) (\(py) \(script) make)...")
