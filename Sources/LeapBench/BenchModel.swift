@@ -2,7 +2,8 @@
 //
 // Prompt processing (one eval of N tokens), time to first token (that eval + the first argmax),
 // generation (N tokens one at a time, greedy, after a 16-token prompt), load time and peak RSS (VmHWM).
-// With --compare, runs scripts/bench_llamacpp.py on the same file / tokens / threads and prints ratios.
+// With --compare, runs scripts/bench_llamacpp.py ($LEAP_LLAMA_PYTHON, else python3) on the same file / tokens /
+// threads and prints ratios.
 import Glibc
 import LeapModels
 
@@ -48,26 +49,10 @@ private func runLlamaCpp(_ path: String, threads: Int, prompt: Int, gen: Int, re
     runLlamaCppScript("'\(path)' --threads \(threads) --prompt \(prompt) --gen \(gen) --reps \(reps)")
 }
 
-/// Runs scripts/bench_llamacpp.py with `arguments` (shell words) and returns its `key: value` figures.
+/// Runs scripts/bench_llamacpp.py with `arguments` (shell words) under the peer's python and returns its
+/// `key: value` figures.
 func runLlamaCppScript(_ arguments: String) -> [String: Double] {
-    var dir = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-    dir.removeLast(3)
-    let script = dir.joined(separator: "/") + "/scripts/bench_llamacpp.py"
-    let cmd = "python3 '\(script)' \(arguments) 2>/dev/null"
-    guard let p = popen(cmd, "r") else { return [:] }
-    var out: [String: Double] = [:]
-    var line = [CChar](repeating: 0, count: 512)
-    while fgets(&line, 512, p) != nil {
-        let s = String(decoding: line.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let kv = s.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters() }
-        if kv.count == 2, let v = Double(kv[1]) { out[kv[0]] = v }
-    }
-    pclose(p)
-    return out
-}
-
-private extension Substring {
-    func trimmingCharacters() -> String { String(self.drop { $0 == " " }.reversed().drop { $0 == " " || $0 == "\n" }.reversed()) }
+    keyValues("'\(llamaPython)' '\(repoScript("bench_llamacpp.py"))' \(arguments) 2>/dev/null")
 }
 
 func benchModel(_ args: [String]) {

@@ -1,7 +1,7 @@
 // leap-bench speech [--dir DIR] [--seconds 10] [--threads 2] [--reps 3]
 //
 // Speech generation with LFM2.5-Audio's real shapes and random weights (files made by
-// scripts/make_speech_bench_files.py in DIR, run with python3 — or $LEAP_BENCH_PYTHON — when missing):
+// scripts/make_speech_bench_files.py in DIR, run with $LEAP_LLAMA_PYTHON, else python3, when missing):
 // after a 32-token prompt, audio frames one after another as in TTS (sequential mode, the runner's sampling:
 // temperature 0.8, top-k 64): backbone step on the previous frame's feedback row → depthformer (8 codebooks)
 // → detokenizer (6 positions) → ISTFT. Prints the real-time factor (time to produce N seconds of audio / N),
@@ -45,13 +45,10 @@ func benchSpeech(_ args: [String]) {
     let backbonePath = dir + "/backbone-q4_0.gguf", vocoderPath = dir + "/vocoder-q4_0.gguf"
     let tokenizerPath = dir + "/tokenizer-q4_0.gguf"
     if !exists(backbonePath) || !exists(vocoderPath) || !exists(tokenizerPath) {
-        var repo = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
-        repo.removeLast(3)
-        let script = repo.joined(separator: "/") + "/scripts/make_speech_bench_files.py"
-        let python = getenv("LEAP_BENCH_PYTHON").map { String(cString: $0) } ?? "python3"
+        let script = repoScript("make_speech_bench_files.py")
         print("making the benchmark files in \(dir) (\(script))")
-        guard system("'\(python)' '\(script)' '\(dir)'") == 0 else {
-            fputs("error: \(script) failed (it needs numpy and gguf: pip install gguf)\n", stderr)
+        guard system("'\(llamaPython)' '\(script)' '\(dir)'") == 0 else {
+            fputs("error: \(script) failed (it needs numpy and gguf in \(llamaPython): pip install gguf)\n", stderr)
             exit(1)
         }
     }

@@ -3,7 +3,7 @@ import LeapGGUF
 import LeapTokenizer
 
 /// Tokenization throughput on ~1 MB of multilingual text, and llama.cpp's on the same text when
-/// llama-cpp-python is installed (scripts/bench_tokenizer_llamacpp.py).
+/// llama-cpp-python is installed (scripts/bench_tokenizer_llamacpp.py, run with $LEAP_LLAMA_PYTHON, else python3).
 ///   leap-bench tokenizer [model-or-vocab.gguf ...]   (default: the test models in $LEAP_MODELS_DIR or ./models)
 func benchTokenizer(_ args: [String]) {
     var paths = args
@@ -20,7 +20,7 @@ func benchTokenizer(_ args: [String]) {
         fclose(f)
     }
     defer { unlink(textPath) }
-    let haveLlamaCpp = system("python3 -c 'import llama_cpp' >/dev/null 2>&1") == 0
+    let haveLlamaCpp = system("'\(llamaPython)' -c 'import llama_cpp' >/dev/null 2>&1") == 0
     for path in paths {
         let name = path.split(separator: "/").last.map(String.init) ?? path
         let t0 = clockSeconds()
@@ -55,7 +55,7 @@ func benchTokenizer(_ args: [String]) {
         if haveLlamaCpp {
             fflush(stdout)
             let idsPath = textPath + ".ids"
-            _ = system("python3 scripts/bench_tokenizer_llamacpp.py '\(path)' '\(textPath)' 3 '\(idsPath)' 2>/dev/null | grep -v n_ctx")
+            _ = system("'\(llamaPython)' '\(repoScript("bench_tokenizer_llamacpp.py"))' '\(path)' '\(textPath)' 3 '\(idsPath)' 2>/dev/null | grep -v n_ctx")
             if let data = readFile(idsPath) {
                 let theirs = data.withUnsafeBytes { Array($0.bindMemory(to: Int32.self)) }
                 print("same ids as llama.cpp on the 1 MiB text: \(theirs == ids ? "yes" : "NO (\(theirs.count) vs \(ids.count) ids)")")
@@ -63,7 +63,7 @@ func benchTokenizer(_ args: [String]) {
             unlink(idsPath)
         }
     }
-    if !haveLlamaCpp { print("(llama-cpp-python not importable: no llama.cpp figures)") }
+    if !haveLlamaCpp { print("(llama-cpp-python not importable by \(llamaPython): no llama.cpp figures; set LEAP_LLAMA_PYTHON)") }
 }
 
 /// Deterministic ~`bytes` of mixed text: Zipf-distributed words from English-like, Cyrillic, Greek, Arabic,

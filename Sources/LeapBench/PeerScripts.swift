@@ -1,8 +1,8 @@
 // The peers' helper scripts: the Python that runs them and the `key: value` figures they print.
 import Glibc
 
-/// The Python with llama-cpp-python (and its mtmd bindings) for the comparisons: $LEAP_LLAMA_PYTHON, else
-/// python3.
+/// The Python that runs the helper scripts: llama-cpp-python (with its mtmd bindings) for the comparisons,
+/// numpy and gguf to write the random-weight files. $LEAP_LLAMA_PYTHON, else python3.
 var llamaPython: String {
     getenv("LEAP_LLAMA_PYTHON").map { String(cString: $0) } ?? "python3"
 }
