@@ -18,6 +18,8 @@ Usage:
   python3 scripts/bench_server.py MODEL.gguf [--threads 2] [--clients 1,4,8] [--max-tokens 64]
       [--llama-server PATH] [--peer-python PATH]   (a Python with llama_cpp[server] installed)
       [--only leap,inprocess,llama-server,llama-cpp-python]
+  --llama-server defaults to $LEAP_LLAMA_SERVER, --peer-python to $LEAP_LLAMA_PYTHON; a peer without either
+  is left out.
 """
 from __future__ import annotations
 
@@ -213,8 +215,10 @@ def main() -> None:
     p.add_argument("--ctx-per-client", type=int, default=2048)
     p.add_argument("--document-words", type=int, default=1200)
     p.add_argument("--turns", type=int, default=5)
-    p.add_argument("--llama-server", help="llama.cpp's llama-server binary")
-    p.add_argument("--peer-python", help="a Python interpreter with llama-cpp-python[server] installed")
+    p.add_argument("--llama-server", default=os.environ.get("LEAP_LLAMA_SERVER"),
+                   help="llama.cpp's llama-server binary (default $LEAP_LLAMA_SERVER)")
+    p.add_argument("--peer-python", default=os.environ.get("LEAP_LLAMA_PYTHON"),
+                   help="a Python interpreter with llama-cpp-python[server] installed (default $LEAP_LLAMA_PYTHON)")
     p.add_argument("--only", default="leap,inprocess,llama-server,llama-cpp-python")
     a = p.parse_args()
     global MODEL_NAME

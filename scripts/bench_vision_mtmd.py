@@ -11,7 +11,7 @@
               of the vision fixtures), best of REPS, printed as `key: value` lines:
               mtmd_512x512_ms, mtmd_1024x768_ms, mtmd_1024x768_chunks
 
-gguf-py comes from LEAP_GGUF_PY (default: the llama.cpp sources of the oracle environment).
+gguf comes from LEAP_GGUF_PY (llama.cpp's gguf-py folder) when set, else the installed package.
 """
 import argparse
 import ctypes
@@ -30,7 +30,8 @@ MERGE, PROJ_HIDDEN, TEXT_HIDDEN = 2, 2560, 1024
 
 
 def gguf_module():
-    sys.path.insert(0, os.environ.get("LEAP_GGUF_PY", "/work/oracle/llama-src/vendor/llama.cpp/gguf-py"))
+    if os.environ.get("LEAP_GGUF_PY"):
+        sys.path.insert(0, os.environ["LEAP_GGUF_PY"])
     import gguf
     return gguf
 

@@ -10,7 +10,8 @@ llama.cpp mtmd, on the same files, pixels, prompt and threads. Run with llama-cp
               for a 512x512 and a 1024x768 JPEG: best-of-REPS seconds from the request to the first token's
               logits, each in a fresh conversation / context, printed as `key: value` lines with the ratio.
 
-libleap is loaded from LEAP_LIBRARY_PATH (default build/lib/libleap.so); never committed files, never a test.
+libleap is loaded from LEAP_LIBRARY_PATH (default build/lib/libleap.so); gguf from LEAP_GGUF_PY (llama.cpp's
+gguf-py folder) when set, else the installed package. Never committed files, never a test.
 """
 import argparse
 import ctypes
@@ -24,7 +25,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, os.path.join(HERE, "fixtures"))
-sys.path.insert(0, os.environ.get("LEAP_GGUF_PY", "/work/oracle/llama-src/vendor/llama.cpp/gguf-py"))
+if os.environ.get("LEAP_GGUF_PY"):  # llama.cpp's gguf-py folder, else the installed gguf package
+    sys.path.insert(0, os.environ["LEAP_GGUF_PY"])
 PROMPT = "<|startoftext|><|im_start|>user\n{marker}What is in this image?<|im_end|>\n<|im_start|>assistant\n"
 TEXT = "text-lfm2-350m-q8_0.gguf"
 

@@ -12,8 +12,8 @@ Each shape is written once in F16 (OUT_DIR/<shape>-f16.gguf) and quantized by ll
 (llama-cpp-python's llama_model_quantize, the same mixes as llama-quantize: Q4_K_M keeps some tensors in Q6_K,
 and so on) into OUT_DIR/<shape>-<type>.gguf. Files that exist are kept.
 
-Usage (the llama oracle venv):
-  /work/oracle/llama/bin/python scripts/make_lfm2_shape_files.py OUT_DIR [--shapes 350m,1.2b]
+Usage (LEAP_LLAMA_PYTHON: a Python with llama-cpp-python 0.3.36, numpy and gguf):
+  $LEAP_LLAMA_PYTHON scripts/make_lfm2_shape_files.py OUT_DIR [--shapes 350m,1.2b]
       [--types q4_0,q4_k_m,q5_k_m,q6_k,q8_0] [--threads 2]
 """
 import argparse

@@ -9,7 +9,7 @@ Needs llama-cpp-python (an oracle only) and the kernels as a shared library:
 import sys
 import ctypes, os, numpy as np, gguf, llama_cpp
 lk = ctypes.CDLL(sys.argv[1] if len(sys.argv) > 1 else "/tmp/liblk.so")
-MODEL = sys.argv[2] if len(sys.argv) > 2 else "/work/main/models/gemma-3-270m-q4_k_m.gguf"
+MODEL = sys.argv[2] if len(sys.argv) > 2 else "models/gemma-3-270m-q4_k_m.gguf"  # from the repository root
 gg = ctypes.CDLL(os.path.join(os.path.dirname(llama_cpp.__file__), "lib", "libggml-cpu.so"))
 gg.ggml_cpu_init()
 gg.ggml_vec_dot_f16.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t,
