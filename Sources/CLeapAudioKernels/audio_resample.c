@@ -183,8 +183,8 @@ void lk_audio_halfband_run(const float *even, const float *odd, const float *h, 
 #if LK_X86
     switch (lk_audio_kernel_level()) {
     /* AVX2 on AVX-512 machines too: the taps slide the odd samples one by one, so almost every 64-byte
-     * load would straddle two cache lines (half of the 32-byte ones do); measured 3-6% faster overall
-     * for 44.1k/48k/96k -> 16k on Zen 4. */
+     * load would straddle two cache lines (half of the 32-byte ones do), so the 32-byte kernel is the
+     * faster one overall (`leap-bench audio`). */
     case 3:
     case 2: halfband_avx2(even, odd, h, n_h, y, n_out); return;
     default: break;
@@ -255,9 +255,8 @@ size_t lk_audio_polyphase_run(const lk_polyphase *f, const float *x, size_t n_x,
  * group of 8 outputs has its own coefficient matrix over the union of their windows ([window][8],
  * precomputed per repeating pattern), and y[0..8) += c[t][0..8) * x[t] is one vector FMA per input
  * sample. Four accumulators (t mod 4) hide the FMA latency. Groups of 8 rather than 16: a group's window
- * is its outputs' span plus the filter length, so narrower groups waste less of it (measured on Zen 4,
- * where a 16-wide FMA costs two 8-wide ones: 44.1 kHz -> 16 kHz ~3% and 11.025 kHz -> 16 kHz ~12% faster
- * overall). */
+ * is its outputs' span plus the filter length, so narrower groups waste less of it (on CPUs where a
+ * 16-wide FMA costs two 8-wide ones 8 is the faster width; `leap-bench audio`). */
 #define G LK_POLYBLOCK_GROUP
 #define POLYBLOCK_BODY                                                                               \
     size_t p = *pos, produced = 0;                                                                   \

@@ -2,7 +2,7 @@
 //
 // The C kernels stream these with 32- and 64-byte vector loads; from a plain allocation (16-byte aligned)
 // half or all of those straddle two cache lines, and which ones depends on the heap layout, so speed
-// varied from build to build by up to 20% (measured: the 44.1 kHz -> 16 kHz polyphase stage).
+// would vary from build to build (`leap-bench audio`).
 
 /// Uninitialized storage for `count` floats, 64-byte aligned; release with `deallocate()`.
 func allocateAlignedFloats(_ count: Int) -> UnsafeMutablePointer<Float> {

@@ -21,8 +21,8 @@ package struct ResamplerQuality: Sendable, Equatable {
     package static let high = ResamplerQuality(passband: 0.91, attenuationDB: 130)
 
     /// The quality of the short stages around the sharp one (half-band, polyphase): 10 dB deeper, since
-    /// their passband ripple adds to the sharp stage's (measured: at 130 dB the polyphase stage cost up to
-    /// 6 dB of tone SNR, the 48 kHz half-band 5 dB) and a short filter's extra taps are cheap.
+    /// their passband ripple adds to the sharp stage's (at the sharp stage's own depth they cost the
+    /// resampler tests' tone SNR several dB) and a short filter's extra taps are cheap.
     var shortStage: ResamplerQuality {
         ResamplerQuality(passband: passband, attenuationDB: attenuationDB + 10)
     }
@@ -143,7 +143,8 @@ struct KaiserWindow {
 
     /// Replaces each position u (|u| <= 1 gives the window, 0 outside) by w(u). The series runs over 8
     /// positions at once, term by term: independent vector multiply-adds, where one position at a time is
-    /// a chain of dependent multiplies (this made odd-rate designs, 4000 phases, cost 2.7 ms).
+    /// a chain of dependent multiplies (odd rates need thousands of phases, so the design time is seen as
+    /// the first call's cost in `leap-bench audio`).
     func evaluate(_ positions: inout [Double]) {
         typealias Lanes = SIMD8<Double>
         positions.withUnsafeMutableBufferPointer { p in

@@ -3,7 +3,8 @@
 // Stages append at the end (the C kernels write straight into reserved space, which is never zero-filled
 // first) and consume from the front. When the end runs out of room the few live samples (a filter's
 // history) move down to the start, and the capacity is kept, so a stream in steady state neither allocates
-// nor page-faults (a queue of Swift arrays spent ~30% of 48 kHz -> 16 kHz in copies, zero-fills and faults).
+// nor page-faults (a queue of Swift arrays spent a large share of a conversion in copies, zero-fills and
+// faults; see BENCHMARKS.md, audio resampling).
 import Glibc
 
 final class SampleQueue {

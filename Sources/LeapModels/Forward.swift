@@ -130,7 +130,7 @@ extension InferenceContext {
         jobs[0] = MatmulJob(w: l.gate, x: xg.0, xRowBytes: xg.1, y: ffA, yStride: F)
         jobs[1] = MatmulJob(w: l.up, x: xu.0, xRowBytes: xu.1, y: ffB, yStride: F)
         runMatmuls(2, T: T)
-        // act(gate) ⊙ up, rows split over the pool (single-threaded this was ~10% of a Gemma prefill)
+        // act(gate) ⊙ up, rows split over the pool (on one thread a visible share of a Gemma prefill)
         let (a, b) = (ffA, ffB)
         let gelu = geluTable
         forRows(T) { rows in
@@ -300,7 +300,7 @@ extension InferenceContext {
         // Key range. P·V runs over a key count padded to a multiple of 16 (zeros in P beyond each row's
         // last key) so that one-token decode and batched prefill sum in the same order: every float
         // kernel keeps its lanes by column mod 16 (or a divisor) and only has tails beyond that.
-        // (Padding to llama.cpp's 256 costs a prefill ~1.5x the P·V work for nothing.)
+        // (Padding to llama.cpp's 256 would add P·V work over zeros for nothing.)
         let s0 = window > 0 ? max(0, pFirst - window + 1) / 256 * 256 : 0
         let cols = pLast + 1 - s0
         let scores = seq.attnScores + thread * seq.attnChunk * seq.scoreColumns   // [n, colsPadded]
@@ -504,8 +504,8 @@ extension InferenceContext {
 
     /// Runs jobs[0..<count] as one pool dispatch, each split into 16-row-aligned chunks.
     /// Decode uses one chunk per thread: each lk_matmul call prepares the activation once and streams its
-    /// rows in four long runs, so larger chunks are cheaper (SmolLM2, 2 threads, quiet machine: 4 chunks per
-    /// thread 225 tok/s, 2 → 250, 1 → 270); the pool still hands a late worker's chunk to the caller.
+    /// rows in four long runs, so larger chunks are cheaper (fewer chunks per thread decode faster in
+    /// `leap-bench model`); the pool still hands a late worker's chunk to the caller.
     func runMatmuls(_ count: Int, T: Int) {
         let threads = pool.threadCount
         let perThread = T == 1 ? 1 : 2

@@ -39,7 +39,8 @@ private func computeFlags(_ cp: UInt32) -> UInt8 {
     return f
 }
 
-/// Planes 0 and 1 (BMP + emoji etc.) precomputed once (~10 ms); rarer planes are computed on demand.
+/// Planes 0 and 1 (BMP + emoji etc.) precomputed once, at first use (part of the tokenizer's load time in
+/// `leap-bench tokenizer`); rarer planes are computed on demand.
 private let tableCount = 0x20000
 nonisolated(unsafe) private let flagsTable: UnsafeMutablePointer<UInt8> = {
     let t = UnsafeMutablePointer<UInt8>.allocate(capacity: tableCount)
