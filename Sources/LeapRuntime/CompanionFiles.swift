@@ -5,9 +5,11 @@ import LeapGGUF
 // Companion files of multimodal models (LEAP §2.9-2.11, §3.15): the vision / audio projector (`mmproj`),
 // the audio decoder (vocoder) and the audio tokenizer that sit next to the language model GGUF.
 //
-// This engine has no vision or audio encoder and no audio decoder yet, so companions are found,
-// validated and reported (`leap_model_companion_path`), but not used: the model loads and chats as a text model, and an image or audio
-// part in a prompt fails with `.unsupported` naming the part and the companion (see Generation).
+// Companions are found (given or detected next to the model), validated and reported
+// (`leap_model_companion_path`); ModelLoader then loads them: the projector as the vision or audio encoder
+// (MediaEncoders), the audio decoder and audio tokenizer together as speech output (SpeechOutputModel). A
+// detected companion that fails to load leaves a text model; an image or audio part the model cannot take
+// fails with `.unsupported` naming the part and the projector (`projectorSummary`).
 
 /// A kind of companion file (raw values are the C enum `leap_companion_kind`).
 package enum CompanionKind: Int32, CaseIterable, Sendable {
