@@ -6,7 +6,7 @@
 // can share a forward pass with its own, runs them as one batch (`InferenceContext.decodeStep`) and wakes
 // their callers. A conversation that missed a step is no longer waited for until it queues again, and one
 // whose generation ended says so (`leave`), so a slow or finished conversation never holds the others back
-// by more than one window. A conversation alone steps through `eval(tokens:)` as before.
+// by more than one window. A conversation alone steps through `eval(tokens:)`, unbatched.
 //
 // Fairness with prompts: a prefill chunk (one forward pass of up to maxBatch tokens) and a decode batch
 // each hold the pool's lease, handed out in arrival order, so a conversation's prompt runs chunk by chunk
