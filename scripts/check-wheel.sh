@@ -34,7 +34,7 @@ PY
 # The server extra: its dependencies come from this Python's site-packages (no index needed), and the
 # console script of the installed wheel runs.
 "$python" -m venv --system-site-packages "$tmp/venv-server"
-if "$tmp/venv-server/bin/python" -c 'import fastapi, uvicorn, PIL, httpx, python_multipart, websockets' 2> /dev/null; then
+if "$tmp/venv-server/bin/python" -c 'import fastapi, uvicorn, PIL, httpx, python_multipart, websockets, numpy' 2> /dev/null; then
     "$tmp/venv-server/bin/python" -m pip install -q --no-index "$wheel[server]"
     env -u LEAP_LIBRARY_PATH -u PYTHONPATH "$tmp/venv-server/bin/leap-server" --help > /dev/null
     env -u LEAP_LIBRARY_PATH -u PYTHONPATH "$tmp/venv-server/bin/python" -c 'import leap.server.app'
@@ -43,6 +43,6 @@ if "$tmp/venv-server/bin/python" -c 'import fastapi, uvicorn, PIL, httpx, python
         'from importlib import resources; assert "</html>" in resources.files("leap.server").joinpath("static", "index.html").read_text()'
     echo "leap-server ok: $tmp/venv-server/bin/leap-server"
 else
-    echo "note: fastapi, uvicorn, pillow, httpx, python-multipart or websockets missing (scripts/setup.sh installs them); leap-server not checked"
+    echo "note: fastapi, uvicorn, pillow, httpx, python-multipart, websockets or numpy missing (scripts/setup.sh installs them); leap-server not checked"
 fi
 echo "$(basename "$wheel")"

@@ -38,9 +38,10 @@ REQUIRES_PYTHON = ">=3.9"
 EXTRAS = {
     "test": ["pytest", "numpy"],
     # leap-server (leap.server): the ASGI stack, images in requests, remote media and its test client,
-    # uploads (multipart) and uvicorn's WebSocket support (/v1/realtime).
+    # uploads (multipart), uvicorn's WebSocket support (/v1/realtime) and numpy (logits of text
+    # completions, voice activity detection).
     "server": ["fastapi>=0.110", "uvicorn>=0.29", "pillow>=10", "httpx>=0.27", "python-multipart>=0.0.9",
-               "websockets>=12"],
+               "websockets>=12", "numpy>=1.21"],
 }
 # Console scripts: name -> module:function.
 CONSOLE_SCRIPTS = {"leap-server": "leap.server.cli:main"}

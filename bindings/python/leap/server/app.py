@@ -11,7 +11,7 @@ import hmac
 import logging
 import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, AsyncIterator, Awaitable, Callable, Dict, List, Optional, Sequence, TypeVar
 
 from fastapi import APIRouter, FastAPI, Request
@@ -24,7 +24,7 @@ import leap
 from . import completions
 from .chat import ChatRequest, ModelCaps, chat_job, model_caps, parse_chat_request, remote_urls
 from .chat_audio import SpokenTurn
-from .engine import Engine, JobHandle
+from .engine import Engine, JobHandle, merged_events
 from .errors import ApiError, ClientGone, install_error_handlers
 from .media import MediaLimits, fetch_remote
 from .schemas import Fields, parse_json_body
@@ -76,11 +76,12 @@ def server_state(request: Request) -> ServerState:
     return state
 
 
-def record_usage(request: Request, stats: Optional[leap.GenerationStats]) -> None:
-    """Token counts for the request's log line."""
-    if stats is not None:
+def record_usage(request: Request, *stats: Optional[leap.GenerationStats]) -> None:
+    """Token counts for the request's log line (of all its choices: see ``usage_of``)."""
+    if any(s is not None for s in stats):
+        u = usage_of(*stats)
         request.scope.setdefault("state", {})["leap_usage"] = (
-            stats.prompt_tokens + stats.cached_prompt_tokens, stats.cached_prompt_tokens, stats.completion_tokens)
+            u["prompt_tokens"], u["prompt_tokens_details"]["cached_tokens"], u["completion_tokens"])
 
 
 # ---- Middleware ------------------------------------------------------------------------------------
@@ -278,64 +279,91 @@ async def chat_completions(request: Request) -> Response:
         for i, url in enumerate(remote_urls(body)):
             fetched[url] = await fetch_remote(url, limits, "messages")
     req = await asyncio.to_thread(parse_chat_request, body, state.caps, limits, state.max_tokens, fetched)
-    handle = await unless_disconnected(request, state.engine.start(chat_job(model, req)))
-    turn = ChatTurn(req.sampling.stop, req.tool_mode == "forced", handle.stop) if req.audio_output is None else \
-        SpokenTurn(req.sampling.stop, req.tool_mode == "forced", handle.stop, req.audio_output, req.stream)
-    turn.logprobs = req.logprobs.enabled
+    choices = [replace(req, sampling=req.sampling.for_choice(i)) for i in range(req.sampling.n)]
+    handles = await unless_disconnected(request, state.engine.start_all([chat_job(model, c) for c in choices]))
+    turns = [_chat_turn(c, h) for c, h in zip(choices, handles)]
+
+    def stop_all() -> None:
+        for h in handles:
+            h.stop()
+
     rid, created, name = completion_id("chatcmpl"), int(time.time()), state.engine.model_id
     if req.stream:
-        return EventStreamResponse(_stream_chat(request, handle, turn, req, rid, created, name), on_close=handle.stop)
+        return EventStreamResponse(_stream_chat(request, handles, turns, req, rid, created, name), on_close=stop_all)
     try:
-        await unless_disconnected(request, turn.consume(handle.events()))
+        await unless_disconnected(request, asyncio.gather(*(t.consume(h.events()) for t, h in zip(turns, handles))))
     finally:
-        handle.stop()
-    record_usage(request, turn.stats)
+        stop_all()
+    stats = [t.stats for t in turns]
+    record_usage(request, *stats)
     result: Dict[str, Any] = {
         "id": rid, "object": "chat.completion", "created": created, "model": name,
-        "choices": [{"index": 0, "message": turn.message(), "logprobs": turn.message_logprobs(),
-                     "finish_reason": turn.finish_reason}],
-        "usage": usage_of(turn.stats),
+        "choices": [{"index": i, "message": t.message(), "logprobs": t.message_logprobs(),
+                     "finish_reason": t.finish_reason} for i, t in enumerate(turns)],
+        "usage": usage_of(*stats),
     }
-    timings = timings_of(turn.stats)
+    timings = timings_of(turns[0].stats)
     if timings is not None:
         result["timings"] = timings
     return JSONResponse(result)
 
 
-async def _stream_chat(request: Request, handle: JobHandle, turn: ChatTurn, req: ChatRequest, rid: str,
-                       created: int, name: str) -> AsyncIterator[bytes]:
-    def chunk(delta: Dict[str, Any], finish: Optional[str] = None) -> bytes:
+def _chat_turn(req: ChatRequest, handle: JobHandle) -> ChatTurn:
+    forced = req.tool_mode == "forced"
+    turn = ChatTurn(req.sampling.stop, forced, handle.stop) if req.audio_output is None else \
+        SpokenTurn(req.sampling.stop, forced, handle.stop, req.audio_output, req.stream)
+    turn.logprobs = req.logprobs.enabled
+    return turn
+
+
+async def _stream_chat(request: Request, handles: List[JobHandle], turns: List[ChatTurn], req: ChatRequest,
+                       rid: str, created: int, name: str) -> AsyncIterator[bytes]:
+    """The chunks of the choices as their tokens come (each chunk carries its choice's index)."""
+    def chunk(index: int, delta: Dict[str, Any], finish: Optional[str] = None) -> bytes:
+        turn = turns[index]
         c: Dict[str, Any] = {"id": rid, "object": "chat.completion.chunk", "created": created, "model": name,
-                             "choices": [{"index": 0, "delta": delta,
+                             "choices": [{"index": index, "delta": delta,
                                           "logprobs": turn.take_logprobs() if "content" in delta else None,
                                           "finish_reason": finish}]}
         if req.include_usage:
             c["usage"] = None
         return event(c)
 
-    yield chunk({"role": "assistant", "content": ""})
+    for i in range(len(turns)):
+        yield chunk(i, {"role": "assistant", "content": ""})
+    finished = set()
     try:
-        async for e in handle.events():
-            for delta in turn.feed(e):
-                yield chunk(delta)
+        async for i, e in merged_events(handles):
+            for delta in turns[i].feed(e):
+                yield chunk(i, delta)
+            if isinstance(e, leap.Complete):
+                finished.add(i)
+                yield _final_chunk(turns[i], i, req, rid, created, name)
     except ApiError as err:
         yield event(err.body())
         yield DONE
         return
-    record_usage(request, turn.stats)
+    for i in range(len(turns)):
+        if i not in finished:  # a generation closed before its end (stopped): its choice still ends
+            yield _final_chunk(turns[i], i, req, rid, created, name)
+    stats = [t.stats for t in turns]
+    record_usage(request, *stats)
+    if req.include_usage:
+        yield event({"id": rid, "object": "chat.completion.chunk", "created": created, "model": name,
+                     "choices": [], "usage": usage_of(*stats)})
+    yield DONE
+
+
+def _final_chunk(turn: ChatTurn, index: int, req: ChatRequest, rid: str, created: int, name: str) -> bytes:
     final: Dict[str, Any] = {"id": rid, "object": "chat.completion.chunk", "created": created, "model": name,
-                             "choices": [{"index": 0, "delta": {}, "logprobs": None,
+                             "choices": [{"index": index, "delta": {}, "logprobs": None,
                                           "finish_reason": turn.finish_reason}]}
     timings = timings_of(turn.stats)
     if timings is not None:
         final["timings"] = timings
     if req.include_usage:
         final["usage"] = None
-    yield event(final)
-    if req.include_usage:
-        yield event({"id": rid, "object": "chat.completion.chunk", "created": created, "model": name,
-                     "choices": [], "usage": usage_of(turn.stats)})
-    yield DONE
+    return event(final)
 
 
 @router.post("/v1/completions")
@@ -345,15 +373,22 @@ async def text_completions(request: Request) -> Response:
     check_model(state, body)
     model = state.model()
     req = completions.parse_completion_request(body, state.max_tokens)
-    handle = await unless_disconnected(request, state.engine.start(completions.completion_job(model, req)))
+    jobs = [completions.completion_job(model, replace(req, sampling=req.sampling.for_choice(i)))
+            for i in range(req.sampling.n)]
+    handles = await unless_disconnected(request, state.engine.start_all(jobs))
+
+    def stop_all() -> None:
+        for h in handles:
+            h.stop()
+
     rid, created, name = completion_id("cmpl"), int(time.time()), state.engine.model_id
     if req.stream:
-        return EventStreamResponse(completions.stream_events(request, handle, req, rid, created, name),
-                                   on_close=handle.stop)
+        return EventStreamResponse(completions.stream_events(request, handles, req, rid, created, name),
+                                   on_close=stop_all)
     try:
-        result = await unless_disconnected(request, completions.collect(handle, req, rid, created, name))
+        result = await unless_disconnected(request, completions.collect(handles, req, rid, created, name))
     finally:
-        handle.stop()
+        stop_all()
     u = result["usage"]
     request.scope.setdefault("state", {})["leap_usage"] = (u["prompt_tokens"], 0, u["completion_tokens"])
     return JSONResponse(result)

@@ -146,6 +146,10 @@ def parse_chat_request(body: Dict[str, Any], caps: ModelCaps, limits: MediaLimit
     if not messages:
         raise bad_request("messages: must contain at least one message", "messages")
     sampling = parse_sampling(f, max_tokens_limit)
+    if sampling.logit_bias:
+        raise bad_request("logit_bias: chat completions cannot apply it: the library's generation options have no "
+                          "per-token bias (POST /v1/completions, which samples the logits itself, applies it)",
+                          "logit_bias", code="unsupported_value")
     converted = [_message(m, f"messages[{i}]", caps, limits, fetched or {}) for i, m in enumerate(messages)]
     last = converted[-1]
     if last.role == leap.Role.ASSISTANT:
@@ -158,7 +162,7 @@ def parse_chat_request(body: Dict[str, Any], caps: ModelCaps, limits: MediaLimit
     if so is not None:
         req.include_usage = Fields(so, "stream_options").boolean("include_usage") or False
     req.logprobs = parse_chat_logprobs(f)
-    _tools(f, req, caps)
+    parse_tools(f, req, caps)
     _response_format(f, req)
     _thinking(f, req)
     _modalities(f, req, caps)
@@ -289,7 +293,8 @@ def _history_call(c: Any, p: str) -> leap.LeapFunctionCall:
     return leap.LeapFunctionCall(name, parsed)
 
 
-def _tools(f: Fields, req: ChatRequest, caps: ModelCaps) -> None:
+def parse_tools(f: Fields, req: ChatRequest, caps: ModelCaps) -> None:
+    """``tools`` and ``tool_choice`` into ``req`` (see the module's tool choice)."""
     tools = f.array("tools") or []
     names: List[str] = []
     for i, t in enumerate(tools):

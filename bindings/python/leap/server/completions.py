@@ -5,19 +5,29 @@ A completion runs on a low-level context of its own (``leap.Context`` + ``leap.S
 one token at a time), sized to the prompt plus ``max_tokens``; unlike chat it neither joins the batched
 steps of conversations nor uses the prompt cache. Sampling parameters left out take the sampler's
 llama.cpp defaults; ``max_tokens`` defaults to 16, as OpenAI's does.
+
+As the server holds the logits here, it applies ``logit_bias`` (added to the logits before sampling) and
+gives OpenAI's legacy ``logprobs`` (an integer 0..5): per generated token its text (``bytes:\\xNN...``
+when it is part of a UTF-8 character), its log-probability (log_softmax of the model's raw logits, before
+the bias and the sampler, as chat's are), the ``logprobs`` most likely tokens with theirs plus the token
+drawn, and ``text_offset``, where its text starts in the prompt followed by the completion. Tokens whose
+text was cut by a stop string are left out, as their text is. ``n`` choices are ``n`` such generations,
+choice i seeded with seed + i.
 """
 from __future__ import annotations
 
+import asyncio
 import codecs
 import secrets
-from dataclasses import dataclass
-from typing import Any, AsyncIterator, Dict, List, Optional
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Dict, List, Optional, Sequence
 
+import numpy as np
 from starlette.requests import Request
 
 import leap
 
-from .engine import Job, JobControl, JobHandle
+from .engine import Job, JobControl, JobHandle, merged_events
 from .errors import ApiError, bad_request, from_leap_error
 from .schemas import Fields, Sampling, parse_sampling, wrong_type
 from .sse import DONE, event
@@ -34,11 +44,39 @@ class CompletionRequest:
     stream: bool = False
     include_usage: bool = False
     echo: bool = False
+    logprobs: Optional[int] = None  # alternatives per token (0..5); None: no logprobs
+
+
+@dataclass
+class TokenLogprobs:
+    """OpenAI's legacy ``logprobs`` object of some tokens (the four lists run in parallel)."""
+
+    tokens: List[str] = field(default_factory=list)
+    token_logprobs: List[float] = field(default_factory=list)
+    top_logprobs: List[Dict[str, float]] = field(default_factory=list)
+    text_offset: List[int] = field(default_factory=list)
+
+    def extend(self, other: "TokenLogprobs") -> None:
+        self.tokens += other.tokens
+        self.token_logprobs += other.token_logprobs
+        self.top_logprobs += other.top_logprobs
+        self.text_offset += other.text_offset
+
+    def take(self) -> "TokenLogprobs":
+        """These entries, leaving this object empty."""
+        out = TokenLogprobs(self.tokens, self.token_logprobs, self.top_logprobs, self.text_offset)
+        self.tokens, self.token_logprobs, self.top_logprobs, self.text_offset = [], [], [], []
+        return out
+
+    def body(self) -> Dict[str, Any]:
+        return {"tokens": self.tokens, "token_logprobs": self.token_logprobs, "top_logprobs": self.top_logprobs,
+                "text_offset": self.text_offset}
 
 
 @dataclass(frozen=True)
 class TextPiece:
     text: str
+    logprobs: Optional[TokenLogprobs] = None  # the tokens that made this text (logprobs asked for)
 
 
 @dataclass(frozen=True)
@@ -77,16 +115,40 @@ def parse_completion_request(body: Dict[str, Any], max_tokens_limit: int) -> Com
         req.include_usage = Fields(so, "stream_options").boolean("include_usage") or False
     req.echo = f.boolean("echo") or False
     best_of = f.integer("best_of", 1)
-    if best_of not in (None, 1):
-        raise bad_request("best_of: this server generates one completion per request", "best_of",
-                          code="unsupported_value")
-    logprobs = f.integer("logprobs", 0, 5)
-    if logprobs:
-        raise bad_request("logprobs: log probabilities are given by /v1/chat/completions, not /v1/completions", "logprobs",
-                          code="unsupported_value")
+    if best_of not in (None, 1, sampling.n):
+        raise bad_request("best_of: this server returns every completion it generates (best_of, when given, must "
+                          "equal n)", "best_of", code="unsupported_value")
+    req.logprobs = f.integer("logprobs", 0, 5)
+    if req.logprobs is not None and req.echo:
+        raise bad_request("logprobs: the prompt's log probabilities are not computed: echo and logprobs cannot be "
+                          "combined", "logprobs", code="unsupported_value")
     if f.string("suffix"):
         raise bad_request("suffix: insertion (a suffix) is not supported", "suffix", code="unsupported_value")
     return req
+
+
+def token_text(piece: bytes) -> str:
+    """A token as OpenAI's legacy logprobs name it: its text, or ``bytes:\\xNN...`` when it is not whole
+    UTF-8 (part of a character)."""
+    try:
+        return piece.decode("utf-8")
+    except UnicodeDecodeError:
+        return "bytes:" + "".join(f"\\x{b:02x}" for b in piece)
+
+
+def token_logprobs(logits: np.ndarray, token: int, top: int, piece: Any) -> "tuple[float, Dict[str, float]]":
+    """``token``'s log-probability under ``logits`` (n_vocab,) and the ``top`` most likely tokens' (by
+    their text, the token drawn included)."""
+    m = float(logits.max())
+    log_z = m + float(np.log(np.exp((logits - m).astype(np.float64)).sum()))
+    alternatives: Dict[str, float] = {}
+    if top:
+        best = np.argpartition(-logits, top - 1)[:top]
+        for t in sorted(best.tolist(), key=lambda t: -logits[t]):
+            alternatives.setdefault(piece(t), float(logits[t]) - log_z)
+    chosen = float(logits[token]) - log_z
+    alternatives.setdefault(piece(token), chosen)
+    return chosen, alternatives
 
 
 def completion_job(model: leap.Model, req: CompletionRequest) -> Job:
@@ -101,6 +163,9 @@ def completion_job(model: leap.Model, req: CompletionRequest) -> Job:
         for i, t in enumerate(tokens):
             if not 0 <= t < vocab:
                 raise bad_request(f"prompt[{i}]: token id {t} is outside the vocabulary (0..{vocab - 1})", "prompt")
+        for t in s.logit_bias:
+            if t >= vocab:
+                raise bad_request(f"logit_bias: token id {t} is outside the vocabulary (0..{vocab - 1})", "logit_bias")
         n_ctx = model.context_size
         if len(tokens) >= n_ctx:
             raise ApiError(400, f"The prompt exceeds the max context length of {n_ctx} tokens (it has {len(tokens)} "
@@ -114,6 +179,8 @@ def completion_job(model: leap.Model, req: CompletionRequest) -> Job:
             if value is not None:
                 sampler_args[name] = value
         sampler_args["seed"] = (s.seed & 0xFFFFFFFFFFFFFFFF) if s.seed is not None else secrets.randbits(63)
+        bias_ids = np.fromiter(s.logit_bias.keys(), dtype=np.int64, count=len(s.logit_bias))
+        bias = np.fromiter(s.logit_bias.values(), dtype=np.float32, count=len(s.logit_bias))
         try:
             ctx = model.create_context(context_size=len(tokens) + budget)
             sampler = leap.Sampler(**sampler_args)
@@ -128,21 +195,38 @@ def completion_job(model: leap.Model, req: CompletionRequest) -> Job:
                 sampler.accept(t)
             decoder = codecs.getincrementaldecoder("utf-8")("replace")
             stops = StopMatcher(s.stop)
+            # logprobs: entries of the tokens whose text is held back by the stop matcher, the characters
+            # made so far (text_offset counts from the prompt's start, as OpenAI's does).
+            pending = TokenLogprobs()
+            offset = len(req.prompt) if req.prompt is not None else len(tokenizer.detokenize(tokens))
             generated = 0
             finish = "length"
             while generated < budget:
                 if control.stopped:
                     finish = "stop"
                     break
-                token = sampler.sample(ctx.logits())
+                logits = ctx.logits()
+                raw = np.frombuffer(logits, dtype=np.float32)
+                if req.logprobs is not None:
+                    raw = raw.copy()  # the bias changes the buffer sampled below, not these
+                if len(bias):
+                    np.frombuffer(logits, dtype=np.float32)[bias_ids] += bias
+                token = sampler.sample(logits)
                 sampler.accept(token)
                 if tokenizer.is_eog(token):
                     finish = "stop"
                     break
                 generated += 1
-                text = stops.push(decoder.decode(tokenizer.token_to_piece(token)))
+                piece = tokenizer.token_to_piece(token)
+                decoded = decoder.decode(piece)
+                if req.logprobs is not None:
+                    chosen, top = token_logprobs(raw, token, req.logprobs,
+                                                 lambda t: token_text(tokenizer.token_to_piece(t)))
+                    pending.extend(TokenLogprobs([token_text(piece)], [chosen], [top], [offset]))
+                offset += len(decoded)
+                text = stops.push(decoded)
                 if text:
-                    control.emit(TextPiece(text))
+                    control.emit(TextPiece(text, pending.take() if req.logprobs is not None else None))
                 if stops.matched:
                     finish = "stop"
                     break
@@ -150,56 +234,70 @@ def completion_job(model: leap.Model, req: CompletionRequest) -> Job:
                     ctx.eval([token])
             rest = stops.push(decoder.decode(b"", final=True)) + stops.flush()
             if rest:
-                control.emit(TextPiece(rest))
+                control.emit(TextPiece(rest, pending.take() if req.logprobs is not None else None))
             control.emit(CompletionEnd(len(tokens), generated, finish))
 
     return run
 
 
-def _usage(end: Optional[CompletionEnd]) -> Dict[str, Any]:
-    p, c = (end.prompt_tokens, end.completion_tokens) if end else (0, 0)
+def _usage(ends: Sequence[Optional[CompletionEnd]]) -> Dict[str, Any]:
+    """One prompt, the completion tokens of every choice."""
+    p = next((e.prompt_tokens for e in ends if e is not None), 0)
+    c = sum(e.completion_tokens for e in ends if e is not None)
     return {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c,
             "prompt_tokens_details": {"cached_tokens": 0}}
 
 
-async def collect(handle: JobHandle, req: CompletionRequest, rid: str, created: int, name: str) -> Dict[str, Any]:
+async def _choice(handle: JobHandle, req: CompletionRequest, index: int) -> "tuple[Dict[str, Any], Optional[CompletionEnd]]":
     pieces: List[str] = []
+    logprobs = TokenLogprobs()
     end: Optional[CompletionEnd] = None
     async for e in handle.events():
         if isinstance(e, TextPiece):
             pieces.append(e.text)
+            if e.logprobs is not None:
+                logprobs.extend(e.logprobs)
         elif isinstance(e, CompletionEnd):
             end = e
+    return {"index": index, "text": "".join(pieces), "logprobs": logprobs.body() if req.logprobs is not None else None,
+            "finish_reason": end.finish_reason if end else "stop"}, end
+
+
+async def collect(handles: Sequence[JobHandle], req: CompletionRequest, rid: str, created: int,
+                  name: str) -> Dict[str, Any]:
+    done = await asyncio.gather(*(_choice(h, req, i) for i, h in enumerate(handles)))
     return {"id": rid, "object": "text_completion", "created": created, "model": name,
-            "choices": [{"index": 0, "text": "".join(pieces), "logprobs": None,
-                         "finish_reason": end.finish_reason if end else "stop"}],
-            "usage": _usage(end)}
+            "choices": [c for c, _ in done], "usage": _usage([e for _, e in done])}
 
 
-async def stream_events(request: Request, handle: JobHandle, req: CompletionRequest, rid: str, created: int,
-                        name: str) -> AsyncIterator[bytes]:
-    def chunk(text: str, finish: Optional[str]) -> bytes:
+async def stream_events(request: Request, handles: Sequence[JobHandle], req: CompletionRequest, rid: str,
+                        created: int, name: str) -> AsyncIterator[bytes]:
+    def chunk(index: int, text: str, finish: Optional[str], logprobs: Optional[TokenLogprobs] = None) -> bytes:
+        lp = (logprobs or TokenLogprobs()).body() if req.logprobs is not None else None
         c: Dict[str, Any] = {"id": rid, "object": "text_completion", "created": created, "model": name,
-                             "choices": [{"index": 0, "text": text, "logprobs": None, "finish_reason": finish}]}
+                             "choices": [{"index": index, "text": text, "logprobs": lp, "finish_reason": finish}]}
         if req.include_usage:
             c["usage"] = None
         return event(c)
 
-    end: Optional[CompletionEnd] = None
+    ends: List[Optional[CompletionEnd]] = [None] * len(handles)
     try:
-        async for e in handle.events():
+        async for i, e in merged_events(handles):
             if isinstance(e, TextPiece):
-                yield chunk(e.text, None)
+                yield chunk(i, e.text, None, e.logprobs)
             elif isinstance(e, CompletionEnd):
-                end = e
+                ends[i] = e
+                yield chunk(i, "", e.finish_reason)
     except ApiError as err:
         yield event(err.body())
         yield DONE
         return
-    if end is not None:
-        request.scope.setdefault("state", {})["leap_usage"] = (end.prompt_tokens, 0, end.completion_tokens)
-    yield chunk("", end.finish_reason if end else "stop")
+    for i, end in enumerate(ends):
+        if end is None:  # stopped before its end: the choice still ends
+            yield chunk(i, "", "stop")
+    usage = _usage(ends)
+    request.scope.setdefault("state", {})["leap_usage"] = (usage["prompt_tokens"], 0, usage["completion_tokens"])
     if req.include_usage:
         yield event({"id": rid, "object": "text_completion", "created": created, "model": name, "choices": [],
-                     "usage": _usage(end)})
+                     "usage": usage})
     yield DONE

@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, AsyncIterator, Callable, Deque, List, Optional
+from typing import Any, AsyncIterator, Callable, Deque, List, Optional, Sequence, Tuple
 
 import leap
 
@@ -162,6 +162,40 @@ class JobHandle:
             if e is None:
                 return
             yield e
+
+
+async def merged_events(handles: Sequence[JobHandle]) -> AsyncIterator[Tuple[int, Any]]:
+    """The events of several jobs (a request's choices) as they come, each with its job's index; the first
+    error of any of them is raised."""
+    if len(handles) == 1:
+        async for e in handles[0].events():
+            yield 0, e
+        return
+    queue: asyncio.Queue[Tuple[int, Any, Optional[Exception]]] = asyncio.Queue()
+
+    async def pump(index: int, handle: JobHandle) -> None:
+        try:
+            async for e in handle.events():
+                queue.put_nowait((index, e, None))
+        except Exception as err:
+            queue.put_nowait((index, None, err))
+            return
+        queue.put_nowait((index, _END, None))
+
+    pumps = [asyncio.ensure_future(pump(i, h)) for i, h in enumerate(handles)]
+    try:
+        running = len(handles)
+        while running:
+            index, e, err = await queue.get()
+            if err is not None:
+                raise err
+            if e is _END:
+                running -= 1
+            else:
+                yield index, e
+    finally:
+        for p in pumps:
+            p.cancel()
 
 
 class Slots:
@@ -313,6 +347,17 @@ class Engine:
             handle.stop()
             raise
         return handle
+
+    async def start_all(self, jobs: Sequence[Job]) -> List[JobHandle]:
+        """:meth:`start` the jobs of one request (its ``n`` choices) together; if one cannot start, those
+        that did are stopped and its error is raised."""
+        results = await asyncio.gather(*(self.start(job) for job in jobs), return_exceptions=True)
+        handles = [r for r in results if isinstance(r, JobHandle)]
+        if len(handles) < len(results):
+            for h in handles:
+                h.stop()
+            raise next(r for r in results if not isinstance(r, JobHandle))
+        return handles
 
     def _run(self, job: Job, handle: JobHandle, loop: asyncio.AbstractEventLoop) -> None:
         try:

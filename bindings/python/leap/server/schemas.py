@@ -3,18 +3,22 @@ saying what was expected; FastAPI's own validation (422) is never reached.
 
 Unknown fields are ignored, as llama-server does (clients send ``user``, ``metadata``, ``store``...); the
 known ones are checked for type and range. Parameters of OpenAI's API the server cannot honour are refused
-(``n`` > 1, a non-empty ``logit_bias``) rather than silently dropped.
+(``n`` above :data:`MAX_CHOICES`, ``logit_bias`` on chat) rather than silently dropped.
 """
 from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Sequence, Union
 
 from .errors import ApiError, bad_request
 
 MAX_STOP_STRINGS = 16
+#: ``n``: choices of one request; each is a generation of its own (a slot, or a place in the queue).
+MAX_CHOICES = 8
+#: ``logit_bias``: OpenAI's limits (300 tokens, biases -100..100).
+MAX_LOGIT_BIAS = 300
 
 
 def parse_json_body(raw: bytes) -> Dict[str, Any]:
@@ -156,6 +160,14 @@ class Sampling:
     seed: Optional[int] = None
     max_tokens: Optional[int] = None
     stop: List[str] = field(default_factory=list)
+    n: int = 1
+    logit_bias: Dict[int, float] = field(default_factory=dict)
+
+    def for_choice(self, index: int) -> "Sampling":
+        """The sampling of choice ``index`` of ``n``: a seeded request's choice i draws with seed + i (so
+        each choice is the answer of the same request with n = 1 and that seed)."""
+        seed = None if self.seed is None else (self.seed + index) & 0xFFFFFFFFFFFFFFFF
+        return replace(self, seed=seed, n=1)
 
 
 def parse_sampling(f: Fields, max_tokens_limit: int) -> Sampling:
@@ -179,17 +191,29 @@ def parse_sampling(f: Fields, max_tokens_limit: int) -> Sampling:
             if s.max_tokens is None:
                 s.max_tokens = n
     s.stop = parse_stop(f)
-    n = f.integer("n", 1)
-    if n is not None and n != 1:
-        raise bad_request("n: this server generates one choice per request (n must be 1)", "n",
-                          code="unsupported_value")
-    bias = f.obj.get("logit_bias")
-    if bias is not None:
-        if not isinstance(bias, dict):
-            raise wrong_type("logit_bias", "an object", bias)
-        if bias:
-            raise bad_request("logit_bias is not supported by this server", "logit_bias", code="unsupported_value")
+    s.n = f.integer("n", 1, MAX_CHOICES) or 1
+    s.logit_bias = parse_logit_bias(f)
     return s
+
+
+def parse_logit_bias(f: Fields) -> Dict[int, float]:
+    """``logit_bias``: token ids (as strings, JSON object keys) to biases -100..100 added to their logits;
+    ids are checked against the vocabulary where the model is known."""
+    bias = f.obj_field("logit_bias")
+    if bias is None:
+        return {}
+    if len(bias) > MAX_LOGIT_BIAS:
+        raise bad_request(f"logit_bias: at most {MAX_LOGIT_BIAS} tokens, got {len(bias)}", "logit_bias")
+    out: Dict[int, float] = {}
+    for key in bias:
+        if not (isinstance(key, str) and key.isdigit() and key.isascii()):
+            raise bad_request(f"logit_bias: the key {key[:32]!r} is not a token id (a decimal integer string)",
+                              "logit_bias")
+        value = Fields(bias, "logit_bias").number(key, -100.0, 100.0)
+        if value is None:
+            raise wrong_type(f"logit_bias.{key}", "a number", None)
+        out[int(key)] = value
+    return out
 
 
 def parse_stop(f: Fields) -> List[str]:

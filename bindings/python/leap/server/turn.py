@@ -62,16 +62,19 @@ def new_call_id() -> str:
     return "call_" + secrets.token_hex(12)
 
 
-def usage_of(stats: Optional[leap.GenerationStats]) -> Dict[str, Any]:
-    if stats is None:
-        return {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0,
+def usage_of(*stats: Optional[leap.GenerationStats]) -> Dict[str, Any]:
+    """OpenAI's ``usage`` of the generations of one request (its ``n`` choices): the prompt counted once
+    (the first choice's figures), the completion tokens summed."""
+    first = stats[0] if stats else None
+    completion = sum(s.completion_tokens for s in stats if s is not None)
+    if first is None:
+        return {"prompt_tokens": 0, "completion_tokens": completion, "total_tokens": completion,
                 "prompt_tokens_details": {"cached_tokens": 0}}
     # The library counts the prompt positions it evaluated apart from those the cache restored; OpenAI's
     # prompt_tokens is the whole prompt, cached_tokens the part of it that was restored.
-    prompt = stats.prompt_tokens + stats.cached_prompt_tokens
-    return {"prompt_tokens": prompt, "completion_tokens": stats.completion_tokens,
-            "total_tokens": prompt + stats.completion_tokens,
-            "prompt_tokens_details": {"cached_tokens": stats.cached_prompt_tokens}}
+    prompt = first.prompt_tokens + first.cached_prompt_tokens
+    return {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion,
+            "prompt_tokens_details": {"cached_tokens": first.cached_prompt_tokens}}
 
 
 def timings_of(stats: Optional[leap.GenerationStats]) -> Optional[Dict[str, Any]]:
