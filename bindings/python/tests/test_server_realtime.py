@@ -174,8 +174,15 @@ def test_cancel_and_mistakes_keep_the_socket_open(server):
         assert s.error({"type": "input_audio_buffer.commit"})["code"] == "input_audio_buffer_commit_empty"
         assert s.error({"type": "response.create"})["code"] == "conversation_empty"
         assert s.error({"type": "response.cancel"})["code"] == "response_cancel_not_active"
-        e = s.error({"type": "session.update", "session": {"audio": {"input": {"turn_detection": {"type": "server_vad"}}}}})
-        assert e["code"] == "unsupported_value"
+        e = s.error({"type": "session.update", "session": {"audio": {"input": {"turn_detection": {"type": "semantic_vad"}}}}})
+        assert (e["code"], e["param"]) == ("unsupported_value", "session.audio.input.turn_detection")
+        e = s.error({"type": "session.update", "session": {"audio": {"input": {"turn_detection": {"threshold": 2}}}}})
+        assert e["code"] == "invalid_value" and "threshold" in e["message"]
+        e = s.error({"type": "session.update", "session": {"tools": [{"type": "function", "name": "bad name"}]}})
+        assert e["param"] == "session.tools[0].function.name"
+        e = s.error({"type": "conversation.item.create", "item": {"type": "function_call_output", "call_id": "call_x",
+                                                                   "output": "1"}})
+        assert e["param"] == "item.call_id"
         e = s.error({"type": "session.update", "session": {"audio": {"input": {"format": {"type": "audio/pcm",
                                                                                           "rate": 8000}}}}})
         assert e["param"] == "session.audio.input.format.rate"
@@ -266,3 +273,94 @@ def test_the_openai_package_holds_a_session(server):
             elif event.type == "response.done":
                 break
     assert audio == expected_audio and text == expected_text
+
+
+def test_server_vad_commits_the_speech_and_answers(server):
+    # 300 ms of silence, the clip (1.37 s with a 320 ms pause inside), 800 ms of silence, sent in 100 ms pieces.
+    rate, clip = 16000, clip_pcm()
+    pcm = bytes(2 * rate * 3 // 10) + clip + bytes(2 * rate * 8 // 10)
+    s = Session(server)
+    try:
+        s.send({"type": "session.update", "session": {"type": "realtime", "audio": {"input": {
+            "format": {"type": "audio/pcm", "rate": rate}, "turn_detection": {
+                "type": "server_vad", "threshold": 0.5, "prefix_padding_ms": 300, "silence_duration_ms": 500}}},
+            **GREEDY_SESSION}})
+        updated = s.recv()
+        assert updated["session"]["audio"]["input"]["turn_detection"]["silence_duration_ms"] == 500
+        for i in range(0, len(pcm), rate // 5):
+            s.send({"type": "input_audio_buffer.append", "audio": base64.b64encode(pcm[i:i + rate // 5]).decode()})
+        events = s.until("response.done")
+    finally:
+        s.close()
+    kinds = [e["type"] for e in events]
+    assert kinds[:5] == ["input_audio_buffer.speech_started", "input_audio_buffer.speech_stopped",
+                         "input_audio_buffer.committed", "conversation.item.added", "conversation.item.done"]
+    assert kinds[5] == "response.created" and kinds.count("input_audio_buffer.speech_started") == 1
+    started, stopped, committed = events[:3]
+    assert started["item_id"] == stopped["item_id"] == committed["item_id"]
+    # Speech starts with the clip (at 300 ms, less the padding) and stops 500 ms after it ends, within a frame.
+    clip_end_ms = 300 + len(clip) * 1000 // (2 * rate)
+    assert started["audio_start_ms"] == 0
+    assert clip_end_ms + 500 <= stopped["audio_end_ms"] <= clip_end_ms + 500 + 20
+    # The automatic response answers the committed audio as the chat endpoint answers that WAV.
+    segment = pcm[2 * rate * started["audio_start_ms"] // 1000: 2 * rate * stopped["audio_end_ms"] // 1000]
+    expected_audio, expected_text = chat_reply(server, wav_of(segment, rate))
+    audio = b"".join(base64.b64decode(e["delta"]) for e in events if e["type"] == "response.output_audio.delta")
+    text = "".join(e["delta"] for e in events if e["type"] == "response.output_audio_transcript.delta")
+    assert audio == expected_audio and text == expected_text
+
+
+WEATHER_TOOL = {"type": "function", "name": "get_weather", "description": "The current weather in a city",
+                "parameters": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 16}},
+                               "required": ["city"]}}
+
+
+def test_function_tools_with_the_openai_package(tmp_path):
+    openai = pytest.importorskip("openai")
+    s = start("--model", TEXT_MODEL, "--ctx-size", 1024, log_path=tmp_path / "server.log")
+    try:
+        question = {"role": "user", "content": "What is the weather in Paris?"}
+        chat_tool = {"type": "function", "function": {k: v for k, v in WEATHER_TOOL.items() if k != "type"}}
+        client = openai.OpenAI(base_url=s.base + "/v1", api_key="unused", max_retries=0)
+        expected = client.chat.completions.create(model="", messages=[question], tools=[chat_tool],
+                                                  tool_choice="required", temperature=0, max_tokens=100)
+        expected_call = expected.choices[0].message.tool_calls[0].function
+        with client.realtime.connect(model="") as conn:
+            conn.session.update(session={"type": "realtime", "output_modalities": ["text"], "tools": [WEATHER_TOOL],
+                                         "tool_choice": "required", "temperature": 0, "max_output_tokens": 100})
+            conn.conversation.item.create(item={"type": "message", "role": "user", "content": [
+                {"type": "input_text", "text": question["content"]}]})
+            conn.response.create()
+            events = []
+            for event in conn:
+                assert event.type != "error", event
+                events.append(event)
+                if event.type == "response.done":
+                    break
+            kinds = [e.type for e in events]
+            assert "response.function_call_arguments.delta" in kinds
+            done = [e for e in events if e.type == "response.function_call_arguments.done"][0]
+            assert (done.name, done.arguments) == ("get_weather", expected_call.arguments)
+            assert json.loads(done.arguments)["city"]
+            call = [o for o in events[-1].response.output if o.type == "function_call"][0]
+            assert (call.call_id, call.arguments) == (done.call_id, done.arguments)
+            # The result goes back; the answer is the chat endpoint's to the same history.
+            conn.session.update(session={"type": "realtime", "tool_choice": "none", "max_output_tokens": 30})
+            conn.conversation.item.create(item={"type": "function_call_output", "call_id": done.call_id,
+                                                "output": "{\"temperature_c\": 21}"})
+            conn.response.create()
+            text = ""
+            for event in conn:
+                assert event.type != "error", event
+                if event.type == "response.output_text.delta":
+                    text += event.delta
+                elif event.type == "response.done":
+                    break
+        answer = client.chat.completions.create(model="", messages=[
+            question, {"role": "assistant", "content": None, "tool_calls": [{
+                "id": done.call_id, "type": "function", "function": {"name": "get_weather", "arguments": done.arguments}}]},
+            {"role": "tool", "tool_call_id": done.call_id, "content": "{\"temperature_c\": 21}"}],
+            tools=[chat_tool], tool_choice="none", temperature=0, max_tokens=30)
+        assert text == answer.choices[0].message.content and text
+    finally:
+        s.stop()

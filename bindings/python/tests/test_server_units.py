@@ -204,3 +204,30 @@ def test_cors_preflight_needs_no_key():
         assert r.status_code == 200 and r.headers["access-control-allow-origin"] == "http://example.test"
         assert client.get("/v1/models").status_code == 401
         assert client.get("/v1/models", headers={"Authorization": "Bearer k"}).status_code == 200
+
+
+def test_voice_activity_on_a_tone_between_silences():
+    np = pytest.importorskip("numpy")
+    from leap.server.vad import VadSettings, VoiceActivity
+
+    rate = 16000
+
+    def tone(ms, dbfs):
+        t = np.arange(rate * ms // 1000) / rate
+        return (np.sin(2 * np.pi * 440 * t) * 32767 * 10 ** (dbfs / 20) * np.sqrt(2)).astype("<i2")
+
+    quiet = np.zeros(rate // 2, dtype="<i2")
+    loud = np.concatenate([quiet, tone(1000, -20), quiet, quiet]).tobytes()
+    settings = VadSettings(threshold=0.5, prefix_padding_ms=300, silence_duration_ms=500)
+    vad = VoiceActivity(settings, rate)
+    events = []
+    for i in range(0, len(loud), 3200 + 2):  # pieces that do not fall on frames
+        events += vad.push(loud[i:i + 3202])
+    # The tone runs 500..1500 ms: the start less 300 ms of padding, the stop 500 ms of silence after it.
+    assert [(k, vad.ms(s)) for k, s in events] == [("started", 200), ("stopped", 2000)]
+    # A -50 dBFS tone is below threshold 0.5 (-40 dBFS) and above threshold 0.2 (-58 dBFS).
+    soft = np.concatenate([quiet, tone(1000, -50), quiet, quiet]).tobytes()
+    assert VoiceActivity(settings, rate).push(soft) == []
+    low = VadSettings(threshold=0.2, prefix_padding_ms=0, silence_duration_ms=200)
+    assert [(k, s * 1000 // rate) for k, s in VoiceActivity(low, rate).push(soft)] == [("started", 500),
+                                                                                         ("stopped", 1700)]

@@ -1,6 +1,18 @@
 """``/v1/realtime``: a WebSocket voice session, the subset of OpenAI's Realtime API that speech-to-speech
-with LFM2.5-Audio needs, without server-side voice activity detection: the client appends audio, commits
-it and asks for a response, which streams back as audio and its transcript.
+with LFM2.5-Audio needs: the client appends audio and either commits it and asks for a response, or lets
+the server's voice activity detection (``turn_detection`` ``server_vad``, see :mod:`.vad`) find where
+speech starts and stops (``input_audio_buffer.speech_started`` / ``.speech_stopped``), commit the turn
+(the speech with its padding and trailing silence; audio before the padding is dropped) and answer it
+(``create_response``); speech starting while a response is generated cancels it
+(``interrupt_response``). The answer streams back as audio and its transcript.
+
+Function tools: ``session.tools`` (``{"type": "function", name, description, parameters}``) and
+``tool_choice`` (``auto``, ``none``, ``required``, ``{"type": "function", "name"}``) as the chat endpoint
+reads them; a call the model makes is an output item of type ``function_call`` (``name``, ``call_id``,
+``arguments`` a JSON string) announced by ``response.output_item.added``, its arguments in
+``response.function_call_arguments.delta`` / ``.done``. The client answers with
+``conversation.item.create`` of a ``function_call_output`` item (``call_id``, ``output``) and
+``response.create``.
 
 Client events: ``session.update``, ``input_audio_buffer.append`` / ``.commit`` / ``.clear``,
 ``conversation.item.create`` (user or system messages with ``input_text`` / ``input_audio`` parts),
@@ -19,8 +31,8 @@ Session (GA shape): ``instructions`` (the system prompt; by default LFM2.5-Audio
 interleaved text and audio.", and any other prompt is kept with the answer still interleaved, as on the
 chat endpoint), ``output_modalities`` ``["audio"]`` (default) or ``["text"]``, ``audio.input.format``
 ``{"type": "audio/pcm", "rate": 24000 | 16000}`` (base64 PCM16 mono; the library resamples),
-``audio.input.turn_detection`` null only, ``audio.output.format`` 24 kHz PCM16, ``audio.output.voice``
-(checked; the interleaved voice is the model's own), ``max_output_tokens``. Extensions: ``temperature``,
+``audio.input.turn_detection`` null (the default) or ``server_vad``, ``audio.output.format`` 24 kHz
+PCM16, ``audio.output.voice`` (checked; the interleaved voice is the model's own), ``max_output_tokens``. Extensions: ``temperature``,
 ``audio_temperature``, ``audio_top_k``, ``seed``. The conversation lives as long as the socket; each
 response is generated from its whole history (the prompt cache makes the earlier turns cheap).
 """
@@ -30,6 +42,7 @@ import asyncio
 import base64
 import binascii
 import contextlib
+import json
 import logging
 import secrets
 from dataclasses import dataclass, field
@@ -39,11 +52,13 @@ import leap
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from .app import ServerState
-from .chat import ChatRequest, chat_job
+from .chat import ChatRequest, chat_job, parse_tools
 from .chat_audio import speaking_history
 from .errors import ApiError
 from .schemas import Fields, Sampling
 from .speech import INTERLEAVED_PROMPT, SAMPLE_RATE, parse_voice, pcm16, wav_file
+from .turn import ChatTurn
+from .vad import VadSettings, VoiceActivity, parse_turn_detection
 
 log = logging.getLogger("leap.server")
 router = APIRouter()
@@ -85,18 +100,31 @@ class Session:
     audio_temperature: Optional[float] = None
     audio_top_k: Optional[int] = None
     seed: Optional[int] = None
+    turn_detection: Optional[VadSettings] = None
+    tools: List[Dict[str, Any]] = field(default_factory=list)  # as the client sent them (realtime shape)
+    tool_choice: Any = "auto"
+
+    def chat_tools(self) -> Dict[str, Any]:
+        """``tools`` and ``tool_choice`` in the chat endpoint's shape (its parser checks them)."""
+        tools = [{"type": t.get("type", "function"), "function": {k: v for k, v in t.items() if k != "type"}}
+                 if isinstance(t, dict) else t for t in self.tools]
+        choice = self.tool_choice
+        if isinstance(choice, dict) and "name" in choice:
+            choice = {"type": choice.get("type", "function"), "function": {"name": choice["name"]}}
+        return {"tools": tools, "tool_choice": choice if tools else None}
 
     def describe(self) -> Dict[str, Any]:
         return {"type": "realtime", "object": "realtime.session", "id": self.id, "model": self.model,
                 "output_modalities": self.output_modalities, "instructions": self.instructions or INTERLEAVED_PROMPT,
-                "audio": {"input": {"format": {"type": "audio/pcm", "rate": self.input_rate}, "turn_detection": None,
+                "audio": {"input": {"format": {"type": "audio/pcm", "rate": self.input_rate},
+                                    "turn_detection": self.turn_detection.describe() if self.turn_detection else None,
                                     "transcription": None},
                           "output": {"format": {"type": "audio/pcm", "rate": SAMPLE_RATE}, "voice": self.voice,
                                      "speed": 1.0}},
-                "tools": [], "tool_choice": "auto",
+                "tools": self.tools, "tool_choice": self.tool_choice,
                 "max_output_tokens": self.max_output_tokens if self.max_output_tokens else "inf"}
 
-    def update(self, s: Dict[str, Any], max_tokens: int) -> None:
+    def update(self, s: Dict[str, Any], max_tokens: int, caps: Any) -> None:
         f = Fields(s, "session")
         f.string("type", choices=("realtime",))
         if "instructions" in s:
@@ -106,9 +134,17 @@ class Session:
             if not isinstance(mods, list) or not mods or any(m not in ("audio", "text") for m in mods):
                 raise EventError("session.output_modalities: [\"audio\"] or [\"text\"]", param="session.output_modalities")
             self.output_modalities = ["audio"] if "audio" in mods else ["text"]
-        if f.array("tools"):
-            raise EventError("session.tools: tools are not supported in realtime sessions", "unsupported_value",
-                             "session.tools")
+        if "tools" in s or "tool_choice" in s:
+            tools = f.array("tools") if "tools" in s else self.tools
+            choice = s.get("tool_choice", self.tool_choice)
+            trial = Session(self.id, self.model, tools=list(tools or []), tool_choice=choice)
+            try:
+                parse_tools(Fields(trial.chat_tools()), ChatRequest(None, [], leap.ChatMessage(leap.Role.USER, ""),
+                                                                   Sampling()), caps)
+            except ApiError as e:
+                param = f"session.{e.param}" if e.param else "session.tools"
+                raise EventError(f"session.{e.message}", e.code or "invalid_value", param) from None
+            self.tools, self.tool_choice = trial.tools, choice
         audio = f.obj_field("audio") or {}
         inp = Fields(audio, "session.audio").obj_field("input") or {}
         out = Fields(audio, "session.audio").obj_field("output") or {}
@@ -124,10 +160,13 @@ class Session:
                     raise EventError(f"session.audio.input.format.rate: {rate} is not 16000 or 24000",
                                      "unsupported_value", "session.audio.input.format.rate")
                 self.input_rate = rate
-        if inp.get("turn_detection") is not None or s.get("turn_detection") is not None:
-            raise EventError("turn_detection: this server has no voice activity detection: set it to null and "
-                             "commit the input buffer, then send response.create", "unsupported_value",
-                             "session.audio.input.turn_detection")
+        for where, holder in (("session.audio.input.turn_detection", inp), ("session.turn_detection", s)):
+            if "turn_detection" in holder:
+                try:
+                    self.turn_detection = parse_turn_detection(holder["turn_detection"], where)
+                except ValueError as e:
+                    raise EventError(str(e), "unsupported_value" if ".type" in str(e).split(":")[0] else
+                                     "invalid_value", where) from None
         fmt = Fields(out, "session.audio.output").obj_field("format")
         if fmt is not None and (fmt.get("type", "audio/pcm") != "audio/pcm" or fmt.get("rate", SAMPLE_RATE) != SAMPLE_RATE):
             raise EventError("session.audio.output.format: the output is audio/pcm at 24000 Hz", "unsupported_value",
@@ -170,6 +209,12 @@ class Connection:
         self.stop_response: Optional[Callable[[], None]] = None
         self.cancel_requested = False  # response.cancel may come before the generation has begun
         self.send_lock = asyncio.Lock()
+        # server_vad: the detector (made for the session's rate and settings), the sample (counted over
+        # the session's input) where the buffer starts, the item id of the speech being heard.
+        self.vad: Optional[VoiceActivity] = None
+        self.buffer_start = 0
+        self.speech_item: Optional[str] = None
+        self.call_ids: Dict[str, str] = {}  # call_id -> function name, of the calls the model made
 
     async def send(self, event: Dict[str, Any]) -> None:
         if self.beta:
@@ -186,8 +231,9 @@ class Connection:
 
     # ---- The conversation -------------------------------------------------------------------------
 
-    def user_item(self, message: leap.ChatMessage, parts: List[Dict[str, Any]]) -> Dict[str, Any]:
-        item_id = new_id("item")
+    def user_item(self, message: leap.ChatMessage, parts: List[Dict[str, Any]],
+                  item_id: Optional[str] = None) -> Dict[str, Any]:
+        item_id = item_id or new_id("item")
         self.items.append(message)
         self.item_ids.append(item_id)
         return {"id": item_id, "type": "message", "object": "realtime.item", "status": "completed",
@@ -224,9 +270,10 @@ class Connection:
             if not isinstance(s, dict):
                 raise EventError("session: expected an object", "invalid_type", "session")
             try:
-                self.session.update(s, self.state.max_tokens)
+                self.session.update(s, self.state.max_tokens, self.state.caps)
             except ApiError as e:
                 raise EventError(e.message, e.code or "invalid_value", e.param) from None
+            self.reset_vad()
             await self.send({"type": "session.updated", "session": self.session.describe()})
         elif kind == "input_audio_buffer.append":
             data = self.decode_pcm(event.get("audio"), "audio")
@@ -235,19 +282,17 @@ class Connection:
                 raise EventError(f"audio: the input buffer would hold more than the server's limit of "
                                  f"{self.state.settings.media.max_audio_seconds:g} s", "audio_too_long", "audio")
             self.buffer += data
+            if self.vad is not None:
+                await self.detect(data)
         elif kind == "input_audio_buffer.commit":
             if not self.buffer:
                 raise EventError("the input audio buffer is empty", "input_audio_buffer_commit_empty")
-            audio = self.audio_part(bytes(self.buffer), "input_audio_buffer")
-            self.buffer.clear()
-            item = self.user_item(leap.ChatMessage(leap.Role.USER, [audio]),
-                                  [{"type": "input_audio", "transcript": None}])
-            previous = self.item_ids[-2] if len(self.item_ids) > 1 else None
-            await self.send({"type": "input_audio_buffer.committed", "previous_item_id": previous,
-                             "item_id": item["id"]})
-            await self.add_item(item)
+            pcm = bytes(self.buffer)
+            self.audio_part(pcm, "input_audio_buffer")  # checked before the buffer is dropped
+            self.reset_vad()
+            await self.commit(pcm, None)
         elif kind == "input_audio_buffer.clear":
-            self.buffer.clear()
+            self.reset_vad()
             await self.send({"type": "input_audio_buffer.cleared"})
         elif kind == "conversation.item.create":
             await self.add_item(self.create_item(event.get("item")))
@@ -264,13 +309,80 @@ class Connection:
                              "append / commit / clear, conversation.item.create, response.create and response.cancel",
                              "invalid_event_type", "type")
 
+    async def commit(self, pcm: bytes, item_id: Optional[str]) -> None:
+        """``pcm`` made the next user item (input_audio_buffer.committed, conversation.item.added / done)."""
+        item = self.user_item(leap.ChatMessage(leap.Role.USER, [self.audio_part(pcm, "input_audio_buffer")]),
+                              [{"type": "input_audio", "transcript": None}], item_id)
+        previous = self.item_ids[-2] if len(self.item_ids) > 1 else None
+        await self.send({"type": "input_audio_buffer.committed", "previous_item_id": previous, "item_id": item["id"]})
+        await self.add_item(item)
+
+    # ---- Voice activity (server_vad) --------------------------------------------------------------
+
+    def reset_vad(self) -> None:
+        """An empty buffer and a detector for the session's settings (after an update, commit or clear)."""
+        self.buffer.clear()
+        vad = self.session.turn_detection
+        self.vad = VoiceActivity(vad, self.session.input_rate) if vad is not None else None
+        self.buffer_start = 0
+        self.speech_item = None
+
+    async def detect(self, data: bytes) -> None:
+        """Runs the detector over appended audio: speech started / stopped events, the commit and the
+        response of a turn; between turns the buffer keeps only the padding the next start may need."""
+        vad = self.vad
+        assert vad is not None and self.session.turn_detection is not None
+        settings = self.session.turn_detection
+        for kind, sample in vad.push(data):
+            if kind == "started":
+                self.speech_item = new_id("item")
+                # The audio before the padding is not part of the turn.
+                drop = max(0, sample - self.buffer_start)
+                del self.buffer[: 2 * drop]
+                self.buffer_start += drop
+                await self.send({"type": "input_audio_buffer.speech_started", "audio_start_ms": vad.ms(sample),
+                                 "item_id": self.speech_item})
+                if settings.interrupt_response and self.response is not None and not self.response.done():
+                    self.cancel_requested = True
+                    if self.stop_response is not None:
+                        self.stop_response()
+            else:
+                item_id, self.speech_item = self.speech_item, None
+                await self.send({"type": "input_audio_buffer.speech_stopped", "audio_end_ms": vad.ms(sample),
+                                 "item_id": item_id})
+                cut = 2 * (sample - self.buffer_start)
+                pcm = bytes(self.buffer[:cut])
+                del self.buffer[:cut]
+                self.buffer_start = sample
+                try:
+                    await self.commit(pcm, item_id)
+                except EventError as e:  # too short to be a turn: reported, the session goes on
+                    await self.error(e.message, e.code, e.param, None)
+                    continue
+                if settings.create_response:
+                    if self.response is not None and not self.response.done():
+                        with contextlib.suppress(BaseException):
+                            await self.response  # the cancelled one ends first
+                    await self.start_response(None)
+        if not vad.speaking:
+            keep = vad.padding + 2 * vad.frame
+            drop = max(0, vad.samples_seen - keep - self.buffer_start)
+            del self.buffer[: 2 * drop]
+            self.buffer_start += drop
+
+    # ---- Items ------------------------------------------------------------------------------------
+
     def create_item(self, item: Any) -> Dict[str, Any]:
         if not isinstance(item, dict):
             raise EventError("item: expected an object", "invalid_type", "item")
         f = Fields(item, "item")
         try:
-            if (f.string("type") or "message") != "message":
-                raise EventError("item.type: only message items are accepted", "unsupported_value", "item.type")
+            kind = f.string("type") or "message"
+            if kind == "function_call_output":
+                return self.function_output(f)
+            if kind != "message":
+                raise EventError("item.type: only message and function_call_output items are accepted",
+                                 "unsupported_value", "item.type")
             role = f.string("role", required=True, choices=("user", "system"))
             content = f.array("content", required=True) or []
         except ApiError as e:
@@ -278,10 +390,10 @@ class Connection:
         parts: List[leap.Content] = []
         for i, part in enumerate(content):
             p = f"item.content[{i}]"
-            kind = part.get("type") if isinstance(part, dict) else None
-            if kind == "input_text" and isinstance(part.get("text"), str):
+            part_type = part.get("type") if isinstance(part, dict) else None
+            if part_type == "input_text" and isinstance(part.get("text"), str):
                 parts.append(leap.Text(part["text"]))
-            elif kind == "input_audio" and role == "user":
+            elif part_type == "input_audio" and role == "user":
                 parts.append(self.audio_part(self.decode_pcm(part.get("audio"), f"{p}.audio"), f"{p}.audio"))
             else:
                 raise EventError(f"{p}: expected an input_text part (or input_audio in a user message)",
@@ -292,6 +404,20 @@ class Connection:
         shown = [{"type": "input_text", "text": x.text} if isinstance(x, leap.Text) else
                  {"type": "input_audio", "transcript": None} for x in parts]
         return self.user_item(leap.ChatMessage(leap.Role(role), parts), shown)
+
+    def function_output(self, f: Fields) -> Dict[str, Any]:
+        """A ``function_call_output`` item: the result of a call the model made, as a tool message."""
+        call_id = f.string("call_id", required=True)
+        output = f.string("output", required=True)
+        assert call_id is not None and output is not None
+        if call_id not in self.call_ids:
+            raise EventError(f"item.call_id: {call_id!r} is not the call_id of a function call in this conversation",
+                             "invalid_value", "item.call_id")
+        item_id = new_id("item")
+        self.items.append(leap.ChatMessage(leap.Role.TOOL, output))
+        self.item_ids.append(item_id)
+        return {"id": item_id, "type": "function_call_output", "object": "realtime.item", "status": "completed",
+                "call_id": call_id, "output": output}
 
     # ---- Responses --------------------------------------------------------------------------------
 
@@ -322,6 +448,11 @@ class Connection:
                                    max_tokens=session.max_output_tokens or self.state.settings.max_tokens or None))
         req.audio_mode, req.audio_temperature = audio_mode, session.audio_temperature
         req.audio_top_k = session.audio_top_k or None
+        if session.tools:
+            try:
+                parse_tools(Fields(session.chat_tools()), req, self.state.caps)
+            except ApiError as e:
+                raise EventError(e.message, e.code or "invalid_value", "session.tools") from None
         self.cancel_requested = False
         self.response = asyncio.ensure_future(self.run_response(req, "audio" in mods))
 
@@ -335,6 +466,7 @@ class Connection:
         item: Dict[str, Any] = {"id": item_id, "type": "message", "object": "realtime.item", "status": "in_progress",
                                 "role": "assistant", "content": []}
         text: List[str] = []
+        calls: List[Dict[str, Any]] = []
         status, stats, final = "failed", None, None
         try:
             handle = await self.state.engine.start(chat_job(self.state.model(), req))
@@ -351,24 +483,31 @@ class Connection:
             await self.send({"type": "conversation.item.added", "previous_item_id": self.item_ids[-1], "item": item})
             empty = {"type": part_type, "transcript": ""} if speak else {"type": part_type, "text": ""}
             await self.send({"type": "response.content_part.added", **base, "part": empty})
-            while True:
-                ev = await handle.next()
-                if ev is None:
-                    break
-                if isinstance(ev, leap.Chunk) and ev.text:
-                    text.append(ev.text)
-                    await self.send({"type": "response.output_audio_transcript.delta" if speak else
-                                     "response.output_text.delta", **base, "delta": ev.text})
-                elif isinstance(ev, leap.AudioSample) and speak:
-                    await self.send({"type": "response.output_audio.delta", **base,
-                                     "delta": base64.b64encode(pcm16(ev.samples)).decode("ascii")})
-                elif isinstance(ev, leap.Complete):
+            turn = ChatTurn([], req.tool_mode == "forced", handle.stop)
+            async for ev in handle.events():
+                if isinstance(ev, leap.AudioSample):
+                    if speak:
+                        await self.send({"type": "response.output_audio.delta", **base,
+                                         "delta": base64.b64encode(pcm16(ev.samples)).decode("ascii")})
+                    continue
+                for delta in turn.feed(ev):
+                    if delta.get("content"):
+                        text.append(delta["content"])
+                        await self.send({"type": "response.output_audio_transcript.delta" if speak else
+                                         "response.output_text.delta", **base, "delta": delta["content"]})
+                    for call in delta.get("tool_calls") or []:
+                        calls.append(await self.function_call_item(rid, 1 + len(calls), call))
+                if isinstance(ev, leap.Complete):
                     stats, final = ev.stats, ev.full_message
                     reason = ev.finish_reason
                     status = "incomplete" if reason in (
                         leap.GenerationFinishReason.MAX_TOKENS, leap.GenerationFinishReason.EXCEED_CONTEXT) else \
                         "failed" if reason == leap.GenerationFinishReason.ERROR else "completed"
-        except leap.LeapError as err:
+                    if turn.tool_calls:  # the history holds the calls (a forced one was written as JSON)
+                        final = leap.ChatMessage(leap.Role.ASSISTANT, "".join(text) or [], function_calls=[
+                            leap.LeapFunctionCall(c["function"]["name"], json.loads(c["function"]["arguments"]))
+                            for c in turn.tool_calls])
+        except (leap.LeapError, ApiError) as err:
             log.warning("realtime response failed: %s", err)
             status = "failed"
         finally:
@@ -393,11 +532,31 @@ class Connection:
             self.item_ids.append(item_id)
         prompt = stats.prompt_tokens + stats.cached_prompt_tokens if stats else 0
         done = stats.completion_tokens if stats else 0
-        response.update(status=status, output=[item], usage={"total_tokens": prompt + done, "input_tokens": prompt,
+        response.update(status=status, output=[item, *calls], usage={"total_tokens": prompt + done, "input_tokens": prompt,
                                                               "output_tokens": done})
         if status == "incomplete":
             response["status_details"] = {"type": "incomplete", "reason": "max_output_tokens"}
         await self.send({"type": "response.done", "response": response})
+
+    async def function_call_item(self, rid: str, index: int, call: Dict[str, Any]) -> Dict[str, Any]:
+        """The events of a call the model made (output item ``index`` of response ``rid``); its item."""
+        name, arguments, call_id = call["function"]["name"], call["function"]["arguments"], call["id"]
+        self.call_ids[call_id] = name
+        item = {"id": new_id("item"), "type": "function_call", "object": "realtime.item", "status": "in_progress",
+                "name": name, "call_id": call_id, "arguments": ""}
+        where = {"response_id": rid, "item_id": item["id"], "output_index": index, "call_id": call_id}
+        await self.send({"type": "response.output_item.added", "response_id": rid, "output_index": index,
+                         "item": dict(item)})
+        await self.send({"type": "conversation.item.added", "previous_item_id": self.item_ids[-1] if self.item_ids
+                         else None, "item": dict(item)})
+        await self.send({"type": "response.function_call_arguments.delta", **where, "delta": arguments})
+        await self.send({"type": "response.function_call_arguments.done", **where, "name": name,
+                         "arguments": arguments})
+        item.update(status="completed", arguments=arguments)
+        await self.send({"type": "response.output_item.done", "response_id": rid, "output_index": index, "item": item})
+        await self.send({"type": "conversation.item.done", "previous_item_id": self.item_ids[-1] if self.item_ids
+                         else None, "item": item})
+        return item
 
     async def close(self) -> None:
         if self.stop_response is not None:
