@@ -21,15 +21,14 @@ cp "$repo/Tests/Fixtures/models/lfm2-tiny-f32.gguf" "$tmp/work/"
 cd "$tmp/work"
 env -u LEAP_LIBRARY_PATH -u PYTHONPATH "$tmp/venv/bin/python" - <<'PY'
 import leap
-import leap._lib as lib
 
-assert lib.path.startswith(leap.__path__[0]), f"loaded {lib.path}, not the wheel's copy"
+assert leap.library_path.startswith(leap.__path__[0]), f"loaded {leap.library_path}, not the wheel's copy"
 with leap.load_model("lfm2-tiny-f32.gguf") as model:
     ctx = model.create_context(context_size=16)
     ctx.eval([1, 2, 3])
     logits = ctx.logits()
     assert len(logits) == 512 and all(x == x for x in logits)
-print(f"wheel ok: {lib.path}")
+print(f"wheel ok: {leap.library_path}")
 PY
 # The server extra: its dependencies come from this Python's site-packages (no index needed), and the
 # console script of the installed wheel runs.

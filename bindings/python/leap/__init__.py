@@ -5,7 +5,7 @@ of :class:`LeapError` chosen by the C status code.
 """
 from __future__ import annotations
 
-from . import _lib, audio
+from . import _capi, audio
 from .errors import (
     AudioFormatError, BufferTooSmallError, BusyError, CancelledError, FormatError, FunctionCallParsingError,
     GenerationError, InternalError, InvalidArgumentError, LeapError, LeapIOError, LeapMemoryError,
@@ -22,14 +22,15 @@ from .tokenizer import Tokenizer
 from .log import LogCallback, set_log_callback
 from .context import Context, Sampler
 from .messages import Audio, AudioPcmF32, ChatMessage, Content, Image, ImageRGB, LeapFunctionCall, Role, Text
-from .conversation import (
-    AudioSample, CacheOptions, Chunk, Complete, Conversation, FunctionCalls, GenerationFinishReason, GenerationOptions,
-    GenerationStats, MessageResponse, Model, ModelCompanions, ReasoningChunk, ResponseStream, Token, TokenLogprob,
-    load_model,
+from .generation import (
+    AudioSample, Chunk, Complete, FunctionCalls, GenerationFinishReason, GenerationOptions, GenerationStats,
+    MessageResponse, ReasoningChunk, ResponseStream, Token, TokenLogprob,
 )
+from .conversation import Conversation
+from .model import CacheOptions, Model, ModelCompanions, load_model
 
-__version__ = (_lib.leap_version_string() or b"0.0.0").decode()
-library_path = _lib.path
+__version__ = (_capi.leap_version_string() or b"0.0.0").decode()
+library_path = _capi.path
 
 __all__ = [
     "__version__", "library_path", "audio", "set_log_callback", "LogCallback", "CacheOptions",

@@ -1,101 +1,20 @@
-"""Loading libleap.so and the ctypes plumbing shared by every module.
+"""Crossing the C boundary: statuses into exceptions, owned results into Python copies, Python sequences
+into C arguments, and :class:`OwnedHandle`, the base of the objects that own one C handle.
 
 Conventions (mirroring include/leap.h):
 * every fallible function returns ``leap_status``; :func:`check` raises the matching :class:`LeapError`
   with ``leap_last_error()`` as its message;
-* owned ``char *`` results are declared as ``c_void_p`` (never ``c_char_p``, which would leak them) and
-  released with ``leap_string_free`` by :func:`take_string`; owned arrays by :func:`take_buffer`.
+* owned ``char *`` results (declared ``c_void_p`` in ``_capi``) are copied and released with
+  ``leap_string_free`` by :func:`take_string`; owned arrays by :func:`take_bytes` / :func:`take_floats`.
 """
 from __future__ import annotations
 
 import ctypes
-import os
 from array import array
-from pathlib import Path
 from typing import Any, Optional
 
+from ._capi import leap_buffer_free, leap_last_error, leap_status_string, leap_string_free
 from .errors import error_for_status as error_for_status  # re-exported: the modules raise through it
-
-_here = Path(__file__).resolve().parent
-
-ABI_MAJOR = 0
-
-
-def _source_tree_builds() -> list[Path]:
-    """The builds of the repository around this package, when it is imported from a checkout
-    (bindings/python/leap inside a libleap repository); none for an installed package."""
-    repo = _here.parent.parent.parent
-    if not ((repo / "Package.swift").is_file() and (repo / "include" / "leap.h").is_file()):
-        return []
-    return [repo / "build" / "lib" / "libleap.so",
-            repo / ".build" / "release" / "libleap.so",
-            repo / ".build" / "debug" / "libleap.so"]
-
-
-def _candidates() -> tuple[list[str], list[str]]:
-    """The libraries to try, in order, and a note for each place looked at where nothing was found."""
-    env = os.environ.get("LEAP_LIBRARY_PATH")
-    if env:
-        # An explicit choice: only it, and a missing file is an error rather than a reason to look elsewhere.
-        return ([env], []) if Path(env).is_file() else ([], [f"LEAP_LIBRARY_PATH={env}: no such file"])
-    found: list[str] = []
-    missing: list[str] = []
-    for p in [_here / "libleap.so"] + _source_tree_builds():
-        (found if p.is_file() else missing).append(str(p))
-    # An installed copy (scripts/install.sh) on the dynamic loader's search path.
-    return found + ["libleap.so.0"], [f"{p}: not built" for p in missing]
-
-
-def _load() -> ctypes.CDLL:
-    candidates, errors = _candidates()
-    for cand in candidates:
-        try:
-            lib = ctypes.CDLL(cand)
-        except OSError as e:
-            errors.append(f"{cand}: {e}")
-            continue
-        lib.leap_version_number.restype = ctypes.c_uint32
-        lib.leap_version_number.argtypes = []
-        major = lib.leap_version_number() // 10000
-        if major != ABI_MAJOR:
-            errors.append(f"{cand}: ABI major version {major}, this package needs {ABI_MAJOR}")
-            continue
-        return lib
-    raise OSError(
-        "libleap.so not found or not loadable. Install the package with its library "
-        "(`pip install ./bindings/python` builds it), or set LEAP_LIBRARY_PATH to a libleap.so "
-        "(scripts/build.sh puts one in build/lib). Tried: " + "; ".join(errors))
-
-
-lib = _load()
-path: str = getattr(lib, "_name", "libleap.so")
-
-c_status = ctypes.c_int
-
-
-def fn(name: str, restype: Any, *argtypes: Any) -> Any:
-    """Declare and return one C function of the library."""
-    f = getattr(lib, name)
-    f.restype = restype
-    f.argtypes = list(argtypes)
-    return f
-
-
-def opaque(name: str) -> Any:
-    """A distinct pointer type per handle kind, so handles cannot be swapped silently."""
-    return ctypes.POINTER(type(name, (ctypes.Structure,), {}))
-
-
-# LEAP_API const char *leap_status_string(leap_status status);
-leap_status_string = fn("leap_status_string", ctypes.c_char_p, c_status)
-# LEAP_API const char *leap_last_error(void);
-leap_last_error = fn("leap_last_error", ctypes.c_char_p)
-# LEAP_API const char *leap_version_string(void);
-leap_version_string = fn("leap_version_string", ctypes.c_char_p)
-# LEAP_API void leap_string_free(char *s);
-leap_string_free = fn("leap_string_free", None, ctypes.c_void_p)
-# LEAP_API void leap_buffer_free(void *p);
-leap_buffer_free = fn("leap_buffer_free", None, ctypes.c_void_p)
 
 
 def check(status: int) -> None:

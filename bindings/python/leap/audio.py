@@ -13,8 +13,9 @@ from array import array
 from dataclasses import dataclass
 from typing import Any, Union
 
-from . import _lib
-from ._lib import c_status, check, float_buffer, fn, take_bytes, take_floats
+from . import _capi as C
+from ._capi import leap_resampler_p
+from ._marshal import OwnedHandle, check, float_buffer, take_bytes, take_floats
 from .errors import InvalidArgumentError
 
 __all__ = ["PCM", "Resampler", "decode_wav", "load_wav", "resample", "encode_wav",
@@ -24,35 +25,6 @@ __all__ = ["PCM", "Resampler", "decode_wav", "load_wav", "resample", "encode_wav
 INPUT_SAMPLE_RATE = 16000
 #: The sample rate audio models generate at (LEAP_AUDIO_OUTPUT_SAMPLE_RATE).
 OUTPUT_SAMPLE_RATE = 24000
-
-_float_pp = ctypes.POINTER(ctypes.POINTER(ctypes.c_float))
-_size_p = ctypes.POINTER(ctypes.c_size_t)
-_i32_p = ctypes.POINTER(ctypes.c_int32)
-leap_resampler_p = _lib.opaque("leap_resampler")
-
-# LEAP_API leap_status leap_audio_decode_wav(const void *wav, size_t n_bytes, float **out_samples,
-#     size_t *out_frames, int32_t *out_channel_count, int32_t *out_sample_rate);
-_decode = fn("leap_audio_decode_wav", c_status, ctypes.c_char_p, ctypes.c_size_t, _float_pp, _size_p, _i32_p, _i32_p)
-# LEAP_API leap_status leap_audio_load_wav(const void *wav, size_t n_bytes, int32_t target_rate,
-#     float **out_samples, size_t *out_count);
-_load = fn("leap_audio_load_wav", c_status, ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int32, _float_pp, _size_p)
-# LEAP_API leap_status leap_audio_resample(const float *samples, size_t n_samples, int32_t from_rate,
-#     int32_t to_rate, float **out_samples, size_t *out_count);
-_resample = fn("leap_audio_resample", c_status, ctypes.POINTER(ctypes.c_float), ctypes.c_size_t, ctypes.c_int32,
-               ctypes.c_int32, _float_pp, _size_p)
-# LEAP_API leap_status leap_audio_encode_wav(const float *interleaved, size_t n_frames, int32_t channel_count,
-#     int32_t sample_rate, leap_audio_encoding encoding, uint8_t **out_wav, size_t *out_size);
-_encode = fn("leap_audio_encode_wav", c_status, ctypes.POINTER(ctypes.c_float), ctypes.c_size_t, ctypes.c_int32,
-             ctypes.c_int32, ctypes.c_int, ctypes.POINTER(ctypes.c_void_p), _size_p)
-# LEAP_API leap_status leap_resampler_create(int32_t from_rate, int32_t to_rate, leap_resampler **out_resampler);
-_rs_create = fn("leap_resampler_create", c_status, ctypes.c_int32, ctypes.c_int32, ctypes.POINTER(leap_resampler_p))
-# LEAP_API leap_status leap_resampler_process(leap_resampler *, const float *, size_t, float **, size_t *);
-_rs_process = fn("leap_resampler_process", c_status, leap_resampler_p, ctypes.POINTER(ctypes.c_float),
-                 ctypes.c_size_t, _float_pp, _size_p)
-# LEAP_API leap_status leap_resampler_flush(leap_resampler *, float **out_samples, size_t *out_count);
-_rs_flush = fn("leap_resampler_flush", c_status, leap_resampler_p, _float_pp, _size_p)
-# LEAP_API void leap_resampler_free(leap_resampler *resampler);
-_rs_free = fn("leap_resampler_free", None, leap_resampler_p)
 
 _ENCODINGS = {"f32": 0, "s16": 1}
 
@@ -91,7 +63,8 @@ def decode_wav(data: BytesLike) -> PCM:
     raw = _bytes(data)
     out = ctypes.POINTER(ctypes.c_float)()
     frames, channels, rate = ctypes.c_size_t(), ctypes.c_int32(), ctypes.c_int32()
-    check(_decode(raw, len(raw), ctypes.byref(out), ctypes.byref(frames), ctypes.byref(channels), ctypes.byref(rate)))
+    check(C.leap_audio_decode_wav(raw, len(raw), ctypes.byref(out), ctypes.byref(frames), ctypes.byref(channels),
+                                  ctypes.byref(rate)))
     samples = take_floats(out, frames.value * channels.value)
     return PCM(samples, rate.value, channels.value)
 
@@ -101,7 +74,7 @@ def load_wav(data: BytesLike, target_rate: int = INPUT_SAMPLE_RATE) -> array[flo
     raw = _bytes(data)
     out = ctypes.POINTER(ctypes.c_float)()
     n = ctypes.c_size_t()
-    check(_load(raw, len(raw), int(target_rate), ctypes.byref(out), ctypes.byref(n)))
+    check(C.leap_audio_load_wav(raw, len(raw), int(target_rate), ctypes.byref(out), ctypes.byref(n)))
     return take_floats(out, n.value)
 
 
@@ -110,7 +83,7 @@ def resample(samples: Any, from_rate: int, to_rate: int) -> array[float]:
     ptr, n, keep = float_buffer(samples)
     out = ctypes.POINTER(ctypes.c_float)()
     count = ctypes.c_size_t()
-    check(_resample(ptr, n, int(from_rate), int(to_rate), ctypes.byref(out), ctypes.byref(count)))
+    check(C.leap_audio_resample(ptr, n, int(from_rate), int(to_rate), ctypes.byref(out), ctypes.byref(count)))
     del keep
     return take_floats(out, count.value)
 
@@ -125,39 +98,39 @@ def encode_wav(samples: Any, sample_rate: int, channel_count: int = 1, encoding:
         raise InvalidArgumentError(f"{n} samples is not a whole number of {channel_count}-channel frames")
     out = ctypes.c_void_p()
     size = ctypes.c_size_t()
-    check(_encode(ptr, n // channel_count, int(channel_count), int(sample_rate), _ENCODINGS[encoding],
+    check(C.leap_audio_encode_wav(ptr, n // channel_count, int(channel_count), int(sample_rate), _ENCODINGS[encoding],
                   ctypes.byref(out), ctypes.byref(size)))
     del keep
     return take_bytes(out, size.value)
 
 
-class Resampler(_lib.OwnedHandle):
+class Resampler(OwnedHandle):
     """Streaming resampler for one mono stream: ``process`` chunks of any size, then ``flush``. The
     concatenated outputs equal one :func:`resample` call over the whole stream. After ``flush`` it is
     ready for a new stream. Not thread-safe."""
 
     _kind = "resampler"
-    _free = staticmethod(_rs_free)
+    _free = staticmethod(C.leap_resampler_free)
 
     def __init__(self, from_rate: int, to_rate: int) -> None:
         self.from_rate = int(from_rate)
         self.to_rate = int(to_rate)
         h = leap_resampler_p()
-        check(_rs_create(self.from_rate, self.to_rate, ctypes.byref(h)))
+        check(C.leap_resampler_create(self.from_rate, self.to_rate, ctypes.byref(h)))
         self._h = h
 
     def process(self, samples: Any) -> array[float]:
         ptr, n, keep = float_buffer(samples)
         out = ctypes.POINTER(ctypes.c_float)()
         count = ctypes.c_size_t()
-        check(_rs_process(self._handle(), ptr, n, ctypes.byref(out), ctypes.byref(count)))
+        check(C.leap_resampler_process(self._handle(), ptr, n, ctypes.byref(out), ctypes.byref(count)))
         del keep
         return take_floats(out, count.value)
 
     def flush(self) -> array[float]:
         out = ctypes.POINTER(ctypes.c_float)()
         count = ctypes.c_size_t()
-        check(_rs_flush(self._handle(), ctypes.byref(out), ctypes.byref(count)))
+        check(C.leap_resampler_flush(self._handle(), ctypes.byref(out), ctypes.byref(count)))
         return take_floats(out, count.value)
 
     def __enter__(self) -> "Resampler":

@@ -11,78 +11,36 @@ import ctypes
 import os
 from typing import Any, Callable, Optional, Union
 
-from . import _lib
-from ._lib import c_status, check, fn, utf8
-from .conversation import CacheOptions, Model, leap_model_p
-
-leap_cancel_token_p = _lib.opaque("leap_cancel_token")
-
-# typedef int32_t (*leap_download_progress_fn)(const char *file_name, uint64_t bytes_done,
-#                                              uint64_t bytes_total, void *user_data);
-_PROGRESS_FN = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_char_p, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_void_p)
-
-
-class leap_bundle_params(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_uint32),
-        ("cache_dir", ctypes.c_char_p),
-        ("on_progress", _PROGRESS_FN),
-        ("user_data", ctypes.c_void_p),
-        ("cancel", leap_cancel_token_p),
-        ("n_threads", ctypes.c_int32),
-        ("context_size", ctypes.c_int32),
-        ("chat_template", ctypes.c_char_p),
-        ("stall_timeout_seconds", ctypes.c_int32),
-        ("prompt_cache_enabled", ctypes.c_int32),
-        ("prompt_cache_path", ctypes.c_char_p),
-        ("prompt_cache_max_entries_disk", ctypes.c_int32),
-        ("prompt_cache_max_entries_memory", ctypes.c_int32),
-        ("prompt_cache_max_bytes_memory", ctypes.c_int64),
-        ("prompt_cache_max_bytes_disk", ctypes.c_int64),
-        ("prompt_cache_disk_disabled", ctypes.c_int32),
-    ]
-
-
-_P = ctypes.POINTER
-# LEAP_API leap_status leap_cancel_token_create(leap_cancel_token **out_token);
-_token_create = fn("leap_cancel_token_create", c_status, _P(leap_cancel_token_p))
-# LEAP_API leap_status leap_cancel_token_cancel(leap_cancel_token *token);
-_token_cancel = fn("leap_cancel_token_cancel", c_status, leap_cancel_token_p)
-# LEAP_API leap_status leap_cancel_token_is_cancelled(const leap_cancel_token *token, int32_t *out_flag);
-_token_is_cancelled = fn("leap_cancel_token_is_cancelled", c_status, leap_cancel_token_p, _P(ctypes.c_int32))
-# LEAP_API void leap_cancel_token_free(leap_cancel_token *token);
-_token_free = fn("leap_cancel_token_free", None, leap_cancel_token_p)
-# LEAP_API void leap_bundle_params_init(leap_bundle_params *params, size_t struct_size);
-_params_init = fn("leap_bundle_params_init", None, _P(leap_bundle_params), ctypes.c_size_t)
-# LEAP_API leap_status leap_model_load_bundle(const char *path_or_url, const leap_bundle_params *params,
-#                                             leap_model **out_model);
-_load_bundle = fn("leap_model_load_bundle", c_status, ctypes.c_char_p, _P(leap_bundle_params), _P(leap_model_p))
+from . import _capi as C
+from ._capi import leap_bundle_params, leap_cancel_token_p, leap_model_p
+from ._marshal import OwnedHandle, check, utf8
+from .model import CacheOptions, Model
 
 #: ``progress(file_name, bytes_done, bytes_total)``: ``bytes_total`` is None when the server does not say;
 #: return True to cancel the load (None or False continues).
 ProgressCallback = Callable[[str, int, Optional[int]], Optional[bool]]
 
 
-class CancelToken(_lib.OwnedHandle):
+class CancelToken(OwnedHandle):
     """Cancels the downloads of the loads given it, from any thread: ``load_bundle`` then raises
     :class:`leap.CancelledError` within about a second, leaving at most a ``.part`` file that the next load
     resumes."""
 
     _kind = "cancel token"
-    _free = staticmethod(_token_free)
+    _free = staticmethod(C.leap_cancel_token_free)
 
     def __init__(self) -> None:
         h = leap_cancel_token_p()
-        check(_token_create(ctypes.byref(h)))
+        check(C.leap_cancel_token_create(ctypes.byref(h)))
         self._h = h
 
     def cancel(self) -> None:
-        check(_token_cancel(self._handle()))
+        check(C.leap_cancel_token_cancel(self._handle()))
 
     @property
     def cancelled(self) -> bool:
         v = ctypes.c_int32()
-        check(_token_is_cancelled(self._handle(), ctypes.byref(v)))
+        check(C.leap_cancel_token_is_cancelled(self._handle(), ctypes.byref(v)))
         return bool(v.value)
 
     def __enter__(self) -> "CancelToken":
@@ -113,7 +71,7 @@ def load_bundle(path_or_url: Union[str, os.PathLike[str]], cache_dir: Optional[U
     elsewhere), or the errors of :func:`leap.load_model`. An exception raised by ``progress`` cancels the
     load and is re-raised."""
     p = leap_bundle_params()
-    _params_init(ctypes.byref(p), ctypes.sizeof(p))
+    C.leap_bundle_params_init(ctypes.byref(p), ctypes.sizeof(p))
     p.cache_dir = None if cache_dir is None else os.fsencode(cache_dir)
     p.n_threads = cpu_threads or 0
     p.context_size = context_size or 0
@@ -141,11 +99,11 @@ def load_bundle(path_or_url: Union[str, os.PathLike[str]], cache_dir: Optional[U
             raised.append(e)
             return 1
 
-    callback = _PROGRESS_FN(on_progress)
+    callback = C.leap_download_progress_fn(on_progress)
     if progress is not None:
         p.on_progress = callback
     h = leap_model_p()
-    status = _load_bundle(os.fsencode(path_or_url), ctypes.byref(p), ctypes.byref(h))
+    status = C.leap_model_load_bundle(os.fsencode(path_or_url), ctypes.byref(p), ctypes.byref(h))
     if raised:
         raise raised[0]
     check(status)

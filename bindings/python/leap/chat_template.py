@@ -16,22 +16,10 @@ import ctypes
 import json
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-from . import _lib
-from ._lib import c_status, check, fn, take_string, utf8
+from . import _capi as C
+from ._capi import leap_chat_template_p
+from ._marshal import OwnedHandle, check, take_string, utf8
 from .messages import Audio, AudioPcmF32, ChatMessage, Image, Text
-
-leap_chat_template_p = _lib.opaque("leap_chat_template")
-
-# LEAP_API leap_status leap_chat_template_create(const char *source, leap_chat_template **out_template);
-_create = fn("leap_chat_template_create", c_status, ctypes.c_char_p, ctypes.POINTER(leap_chat_template_p))
-# LEAP_API void leap_chat_template_free(leap_chat_template *tmpl);
-_free = fn("leap_chat_template_free", None, leap_chat_template_p)
-# LEAP_API leap_status leap_chat_template_render(const leap_chat_template *tmpl, const char *messages_json,
-#     const char *tools_json, int32_t add_generation_prompt, const char *extra_json, char **out_text);
-_render = fn("leap_chat_template_render", c_status, leap_chat_template_p, ctypes.c_char_p, ctypes.c_char_p,
-             ctypes.c_int32, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p))
-# LEAP_API const char *leap_chat_template_chatml(void);
-_chatml = fn("leap_chat_template_chatml", ctypes.c_char_p)
 
 MessageLike = Union[Dict[str, Any], ChatMessage]
 
@@ -65,19 +53,19 @@ def message_to_template_dict(m: ChatMessage) -> Dict[str, Any]:
     return d
 
 
-class ChatTemplate(_lib.OwnedHandle):
+class ChatTemplate(OwnedHandle):
     """A parsed chat template (immutable; may be rendered from several threads)."""
 
     _kind = "chat template"
-    _free = staticmethod(_free)
+    _free = staticmethod(C.leap_chat_template_free)
 
-    CHATML: str = (_chatml() or b"").decode("utf-8")
+    CHATML: str = (C.leap_chat_template_chatml() or b"").decode("utf-8")
     """The ChatML template libleap falls back to for models that carry none."""
 
     def __init__(self, source: str) -> None:
         self.source = source
         h = leap_chat_template_p()
-        check(_create(utf8(source), ctypes.byref(h)))
+        check(C.leap_chat_template_create(utf8(source), ctypes.byref(h)))
         self._h = h
 
     def __enter__(self) -> "ChatTemplate":
@@ -92,7 +80,7 @@ class ChatTemplate(_lib.OwnedHandle):
         h = self._handle()
         msgs = [message_to_template_dict(m) if isinstance(m, ChatMessage) else m for m in messages]
         out = ctypes.c_void_p()
-        check(_render(h, utf8(json.dumps(msgs, ensure_ascii=False)),
+        check(C.leap_chat_template_render(h, utf8(json.dumps(msgs, ensure_ascii=False)),
                       None if tools is None else utf8(json.dumps(list(tools), ensure_ascii=False)),
                       1 if add_generation_prompt else 0,
                       utf8(json.dumps(variables, ensure_ascii=False)), ctypes.byref(out)))

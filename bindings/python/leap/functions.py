@@ -20,16 +20,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
-from ._lib import c_status, check, fn, take_string, utf8
+from . import _capi as C
+from ._marshal import check, take_string, utf8
 from .errors import InvalidArgumentError
 from .messages import LeapFunctionCall
-
-# LEAP_API leap_status leap_function_calls_parse_n(leap_function_call_parser parser, const char *text, size_t n_bytes,
-#                                                  char **out_calls_json);
-_parse_n = fn("leap_function_calls_parse_n", c_status, ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t,
-              ctypes.POINTER(ctypes.c_void_p))
-# LEAP_API leap_status leap_function_calls_dump(leap_function_call_parser parser, const char *calls_json, char **out_text);
-_dump = fn("leap_function_calls_dump", c_status, ctypes.c_int, ctypes.c_char_p, ctypes.POINTER(ctypes.c_void_p))
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
@@ -225,13 +219,13 @@ class FunctionCallParser:
         quoting the text."""
         out = ctypes.c_void_p()
         data = utf8(text) or b""
-        check(_parse_n(self._kind, data, len(data), ctypes.byref(out)))
+        check(C.leap_function_calls_parse_n(self._kind, data, len(data), ctypes.byref(out)))
         return [LeapFunctionCall(c["name"], c["arguments"]) for c in json.loads(take_string(out.value) or "[]")]
 
     def dump(self, calls: Sequence[Union[LeapFunctionCall, Mapping[str, Any]]]) -> str:
         """The calls in the model's format, markers included ("" for no calls)."""
         out = ctypes.c_void_p()
-        check(_dump(self._kind, utf8(_compact([_call_json(c) for c in calls])), ctypes.byref(out)))
+        check(C.leap_function_calls_dump(self._kind, utf8(_compact([_call_json(c) for c in calls])), ctypes.byref(out)))
         return take_string(out.value) or ""
 
     def __repr__(self) -> str:

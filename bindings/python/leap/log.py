@@ -3,20 +3,16 @@ companion file left out, a cache snapshot ignored). Silent until a callback is s
 from __future__ import annotations
 
 import atexit
-import ctypes
 from typing import Any, Callable, Optional
 
-from ._lib import c_status, check, fn
+from . import _capi as C
+from ._marshal import check
 
 #: Receives (level, message); level is "error", "warning", "info" or "debug". It may run on any thread.
 LogCallback = Callable[[str, str], None]
 
 _LEVELS = {"error": 1, "warning": 2, "info": 3, "debug": 4}
 _NAMES = {v: k for k, v in _LEVELS.items()}
-
-_log_callback_t = ctypes.CFUNCTYPE(None, ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p)
-# LEAP_API leap_status leap_set_log_callback(leap_log_callback callback, leap_log_level max_level, void *user_data);
-_set_log_callback = fn("leap_set_log_callback", c_status, _log_callback_t, ctypes.c_int, ctypes.c_void_p)
 
 # The ctypes thunk the library holds; kept alive here until it is replaced. The library returns from a
 # replacement only once the old callback's calls on other threads are over, but a callback that replaces
@@ -33,7 +29,7 @@ def set_log_callback(callback: Optional[LogCallback], level: str = "warning") ->
     if level not in _LEVELS:
         raise ValueError(f"level must be one of {', '.join(_LEVELS)}, not {level!r}")
     if callback is None:
-        check(_set_log_callback(_log_callback_t(), _LEVELS[level], None))
+        check(C.leap_set_log_callback(C.leap_log_callback(), _LEVELS[level], None))
         _retired, _installed = _installed, None
         return
     user = callback
@@ -41,8 +37,8 @@ def set_log_callback(callback: Optional[LogCallback], level: str = "warning") ->
     def thunk(lvl: int, message: Optional[bytes], _user_data: Optional[int]) -> None:
         user(_NAMES.get(lvl, "debug"), (message or b"").decode("utf-8", "replace"))
 
-    c_thunk = _log_callback_t(thunk)
-    check(_set_log_callback(c_thunk, _LEVELS[level], None))
+    c_thunk = C.leap_log_callback(thunk)
+    check(C.leap_set_log_callback(c_thunk, _LEVELS[level], None))
     _retired, _installed = _installed, c_thunk
 
 
@@ -50,4 +46,4 @@ def set_log_callback(callback: Optional[LogCallback], level: str = "warning") ->
 def _silence_at_exit() -> None:
     # Threads of the library must not call into an interpreter that is shutting down.
     if _installed is not None:
-        _set_log_callback(_log_callback_t(), 1, None)
+        C.leap_set_log_callback(C.leap_log_callback(), 1, None)

@@ -12,42 +12,9 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-from . import _lib
-from ._lib import c_status, check, fn, take_bytes, take_floats, take_string, utf8
-
-leap_message_p = _lib.opaque("leap_message")
-
-# LEAP_API leap_status leap_message_create(leap_role role, leap_message **out_message);
-_create = fn("leap_message_create", c_status, ctypes.c_int, ctypes.POINTER(leap_message_p))
-# LEAP_API void leap_message_free(leap_message *message);
-_free = fn("leap_message_free", None, leap_message_p)
-# LEAP_API leap_status leap_message_from_json(const char *json, leap_message **out_message);
-_from_json = fn("leap_message_from_json", c_status, ctypes.c_char_p, ctypes.POINTER(leap_message_p))
-# LEAP_API leap_status leap_message_to_json(const leap_message *message, char **out_json);
-_to_json = fn("leap_message_to_json", c_status, leap_message_p, ctypes.POINTER(ctypes.c_void_p))
-# LEAP_API leap_status leap_message_add_text(leap_message *message, const char *utf8);
-_add_text = fn("leap_message_add_text", c_status, leap_message_p, ctypes.c_char_p)
-# LEAP_API leap_status leap_message_add_image_jpeg(leap_message *message, const void *jpeg, size_t n_bytes);
-_add_image = fn("leap_message_add_image_jpeg", c_status, leap_message_p, ctypes.c_char_p, ctypes.c_size_t)
-# LEAP_API leap_status leap_message_add_audio_wav(leap_message *message, const void *wav, size_t n_bytes);
-_add_wav = fn("leap_message_add_audio_wav", c_status, leap_message_p, ctypes.c_char_p, ctypes.c_size_t)
-# LEAP_API leap_status leap_message_add_audio_samples(leap_message *, const float *, size_t, int32_t, int32_t);
-_add_image_rgb = fn("leap_message_add_image_rgb", c_status, leap_message_p, ctypes.c_char_p, ctypes.c_int32,
-                    ctypes.c_int32, ctypes.c_int32)
-_add_samples = fn("leap_message_add_audio_samples", c_status, leap_message_p, ctypes.POINTER(ctypes.c_float),
-                  ctypes.c_size_t, ctypes.c_int32, ctypes.c_int32)
-# LEAP_API leap_status leap_message_add_audio_pcm_f32(leap_message *, const float *, size_t, int32_t);
-_add_pcm = fn("leap_message_add_audio_pcm_f32", c_status, leap_message_p, ctypes.POINTER(ctypes.c_float),
-              ctypes.c_size_t, ctypes.c_int32)
-# LEAP_API leap_status leap_message_set_reasoning(leap_message *message, const char *utf8);
-_set_reasoning = fn("leap_message_set_reasoning", c_status, leap_message_p, ctypes.c_char_p)
-# LEAP_API leap_status leap_message_add_function_call(leap_message *, const char *name, const char *arguments_json);
-_add_call = fn("leap_message_add_function_call", c_status, leap_message_p, ctypes.c_char_p, ctypes.c_char_p)
-# LEAP_API leap_status leap_message_part_count(const leap_message *message, size_t *out_count);
-_part_count = fn("leap_message_part_count", c_status, leap_message_p, ctypes.POINTER(ctypes.c_size_t))
-# LEAP_API leap_status leap_message_part_data(const leap_message *, size_t, uint8_t **out_data, size_t *out_size);
-_part_data = fn("leap_message_part_data", c_status, leap_message_p, ctypes.c_size_t,
-                ctypes.POINTER(ctypes.c_void_p), ctypes.POINTER(ctypes.c_size_t))
+from . import _capi as C
+from ._capi import leap_message_p
+from ._marshal import check, error_for_status, float_buffer, take_bytes, take_string, utf8
 
 
 class Role(str, enum.Enum):
@@ -81,10 +48,10 @@ class Image:
         ``quality`` 1..100 (LEAP's image-from-bitmap helpers; needs libturbojpeg)."""
         data = _rgb_bytes(pixels, width, height)
         with _Handle(Role.USER) as h:
-            check(_add_image_rgb(h.p, data, width, height, quality))
+            check(C.leap_message_add_image_rgb(h.p, data, width, height, quality))
             out = ctypes.c_void_p()
             size = ctypes.c_size_t()
-            check(_part_data(h.p, 0, ctypes.byref(out), ctypes.byref(size)))
+            check(C.leap_message_part_data(h.p, 0, ctypes.byref(out), ctypes.byref(size)))
             return Image(take_bytes(out, size.value))
 
 
@@ -92,7 +59,7 @@ def _rgb_bytes(pixels: bytes, width: int, height: int) -> bytes:
     """The pixels as bytes, checked to be width * height * 3 long (C reads exactly that many)."""
     data = bytes(pixels)
     if width <= 0 or height <= 0 or len(data) != width * height * 3:
-        raise _lib.error_for_status(1, f"an RGB image of {width}x{height} needs {width}x{height}x3 bytes, got {len(data)}")
+        raise error_for_status(1, f"an RGB image of {width}x{height} needs {width}x{height}x3 bytes, got {len(data)}")
     return data
 
 
@@ -116,13 +83,13 @@ class Audio:
     def from_float_samples(samples: Any, sample_rate: int, channel_count: int = 1) -> "Audio":
         """Encode interleaved float samples in [-1, 1] as a float32 WAV part (LEAP's fromFloatSamples)."""
         with _Handle(Role.USER) as h:
-            ptr, n, _keep = _lib.float_buffer(samples)
+            ptr, n, _keep = float_buffer(samples)
             if channel_count <= 0 or n % channel_count:
-                raise _lib.error_for_status(1, f"{n} samples do not divide into {channel_count} channels")
-            check(_add_samples(h.p, ptr, n // channel_count, channel_count, sample_rate))
+                raise error_for_status(1, f"{n} samples do not divide into {channel_count} channels")
+            check(C.leap_message_add_audio_samples(h.p, ptr, n // channel_count, channel_count, sample_rate))
             data = ctypes.c_void_p()
             size = ctypes.c_size_t()
-            check(_part_data(h.p, 0, ctypes.byref(data), ctypes.byref(size)))
+            check(C.leap_message_part_data(h.p, 0, ctypes.byref(data), ctypes.byref(size)))
             return Audio(take_bytes(data, size.value))
 
 
@@ -154,13 +121,13 @@ class _Handle:
 
     def __init__(self, role: Role) -> None:
         self.p = leap_message_p()
-        check(_create(_ROLE_C[role], ctypes.byref(self.p)))
+        check(C.leap_message_create(_ROLE_C[role], ctypes.byref(self.p)))
 
     def __enter__(self) -> "_Handle":
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _free(self.p)
+        C.leap_message_free(self.p)
         self.p = leap_message_p()
 
 
@@ -202,18 +169,19 @@ class ChatMessage:
         try:
             for part in self.content:
                 if isinstance(part, Text):
-                    check(_add_text(h.p, utf8(part.text)))
+                    check(C.leap_message_add_text(h.p, utf8(part.text)))
                 elif isinstance(part, Image):
-                    check(_add_image(h.p, bytes(part.jpeg), len(part.jpeg)))
+                    check(C.leap_message_add_image_jpeg(h.p, bytes(part.jpeg), len(part.jpeg)))
                 elif isinstance(part, Audio):
-                    check(_add_wav(h.p, bytes(part.wav), len(part.wav)))
+                    check(C.leap_message_add_audio_wav(h.p, bytes(part.wav), len(part.wav)))
                 else:
-                    ptr, n, _keep = _lib.float_buffer(part.samples)
-                    check(_add_pcm(h.p, ptr, n, part.sample_rate))
+                    ptr, n, _keep = float_buffer(part.samples)
+                    check(C.leap_message_add_audio_pcm_f32(h.p, ptr, n, part.sample_rate))
             if self.reasoning_content:
-                check(_set_reasoning(h.p, utf8(self.reasoning_content)))
+                check(C.leap_message_set_reasoning(h.p, utf8(self.reasoning_content)))
             for call in self.function_calls or []:
-                check(_add_call(h.p, utf8(call.name), utf8(json.dumps(call.arguments, ensure_ascii=False))))
+                arguments = json.dumps(call.arguments, ensure_ascii=False)
+                check(C.leap_message_add_function_call(h.p, utf8(call.name), utf8(arguments)))
         except BaseException:
             h.__exit__()
             raise
@@ -223,7 +191,7 @@ class ChatMessage:
         """The compact wire JSON of this message."""
         with self._to_handle() as h:
             out = ctypes.c_void_p()
-            check(_to_json(h.p, ctypes.byref(out)))
+            check(C.leap_message_to_json(h.p, ctypes.byref(out)))
             text = take_string(out.value)
             assert text is not None
             return text
@@ -238,13 +206,13 @@ class ChatMessage:
         """Parse a message from a dict or JSON text. Raises :class:`leap.SerializationError` naming the field."""
         text = data if isinstance(data, str) else data.decode() if isinstance(data, bytes) else json.dumps(data)
         p = leap_message_p()
-        check(_from_json(utf8(text), ctypes.byref(p)))
+        check(C.leap_message_from_json(utf8(text), ctypes.byref(p)))
         try:
             out = ctypes.c_void_p()
-            check(_to_json(p, ctypes.byref(out)))
+            check(C.leap_message_to_json(p, ctypes.byref(out)))
             canonical = take_string(out.value)
         finally:
-            _free(p)
+            C.leap_message_free(p)
         return ChatMessage._from_canonical(json.loads(canonical or "{}"))
 
     @staticmethod

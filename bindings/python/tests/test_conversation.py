@@ -261,23 +261,24 @@ def test_audio_events_are_copied_out_of_the_c_event():
     # The C event of an audio chunk (text models never emit one; the Swift tests drive scripted audio
     # models through the same C event) becomes a leap.AudioSample owning its samples.
     import ctypes
-    from leap import conversation as c
+    from leap import generation as g
+    from leap._capi import leap_event
 
     buf = (ctypes.c_float * 3)(0.5, -0.5, 0.25)
-    ev = c.leap_event()
+    ev = leap_event()
     ev.struct_size = ctypes.sizeof(ev)
     ev.kind = 4
     ev.samples = ctypes.cast(buf, ctypes.POINTER(ctypes.c_float))
     ev.n_samples = 3
     ev.sample_rate = 24000
-    e = c._event_from_c(ev)
+    e = g._event_from_c(ev)
     buf[0] = 9.0
     assert isinstance(e, leap.AudioSample)
     assert list(e.samples) == [0.5, -0.5, 0.25] and e.sample_rate == 24000
     ev.n_samples = 0
-    assert list(c._event_from_c(ev).samples) == []
+    assert list(g._event_from_c(ev).samples) == []
     ev.kind = 0
-    assert c._event_from_c(ev) is None
+    assert g._event_from_c(ev) is None
 
 
 # A JSON Schema subset validator (enough for the schemas below), independent of the library.
