@@ -77,14 +77,8 @@ def load_bundle(path_or_url: Union[str, os.PathLike[str]], cache_dir: Optional[U
     p.context_size = context_size or 0
     p.chat_template = utf8(chat_template)
     p.stall_timeout_seconds = stall_timeout or 0
-    if cache is not None and cache.enabled:
-        p.prompt_cache_enabled = 1
-        p.prompt_cache_path = None if cache.path is None else os.fsencode(cache.path)
-        p.prompt_cache_max_entries_disk = cache.max_entries_disk
-        p.prompt_cache_max_entries_memory = cache.max_entries_memory
-        p.prompt_cache_max_bytes_memory = cache.max_bytes_memory
-        p.prompt_cache_max_bytes_disk = cache.max_bytes_disk
-        p.prompt_cache_disk_disabled = 0 if cache.disk else 1
+    if cache is not None:
+        cache._fill(p, "prompt_cache_")
     if cancel is not None:
         p.cancel = cancel._handle()
     raised: list[BaseException] = []

@@ -38,6 +38,20 @@ class CacheOptions:
     max_bytes_disk: int = 4 << 30
     disk: bool = True
 
+    def _fill(self, params: Any, prefix: str) -> None:
+        """Set the prompt-cache fields of a C params struct, named ``prefix`` + the field (``cache_enabled`` in
+        leap_model_params, ``prompt_cache_enabled`` in leap_bundle_params); nothing when the cache is off."""
+        if not self.enabled:
+            return
+        fields = {"enabled": 1, "path": None if self.path is None else os.fsencode(self.path),
+                  "max_entries_disk": self.max_entries_disk, "max_entries_memory": self.max_entries_memory,
+                  "max_bytes_memory": self.max_bytes_memory, "max_bytes_disk": self.max_bytes_disk,
+                  "disk_disabled": 0 if self.disk else 1}
+        for name, value in fields.items():
+            if not hasattr(type(params), prefix + name):  # setattr would add a Python attribute, not set C's
+                raise AttributeError(f"{type(params).__name__} has no field {prefix + name}")
+            setattr(params, prefix + name, value)
+
 
 @dataclass(frozen=True)
 class ModelCompanions:
@@ -87,14 +101,8 @@ class Model(OwnedHandle):
         p.audio_decoder_path = utf8(audio_decoder_path)
         p.audio_tokenizer_path = utf8(audio_tokenizer_path)
         p.auto_detect_companion_files = int(auto_detect_companion_files)
-        if cache is not None and cache.enabled:
-            p.cache_enabled = 1
-            p.cache_path = None if cache.path is None else os.fsencode(cache.path)
-            p.cache_max_entries_disk = cache.max_entries_disk
-            p.cache_max_entries_memory = cache.max_entries_memory
-            p.cache_max_bytes_memory = cache.max_bytes_memory
-            p.cache_max_bytes_disk = cache.max_bytes_disk
-            p.cache_disk_disabled = 0 if cache.disk else 1
+        if cache is not None:
+            cache._fill(p, "cache_")
         h = leap_model_p()
         check(C.leap_model_load(os.fsencode(path), ctypes.byref(p), ctypes.byref(h)))
         self._h = h
