@@ -231,3 +231,57 @@ def test_voice_activity_on_a_tone_between_silences():
     low = VadSettings(threshold=0.2, prefix_padding_ms=0, silence_duration_ms=200)
     assert [(k, s * 1000 // rate) for k, s in VoiceActivity(low, rate).push(soft)] == [("started", 500),
                                                                                          ("stopped", 1700)]
+
+
+def random_json(rng, depth=0):
+    kinds = ["null", "bool", "int", "float", "str"] + (["list", "dict"] if depth < 3 else [])
+    kind = rng.choice(kinds)
+    if kind == "null":
+        return None
+    if kind == "bool":
+        return rng.random() < 0.5
+    if kind == "int":
+        return rng.choice([0, 1, -1, 2, 8, 9, 100, 101, -101, 10 ** 20, rng.randint(-1000, 1000)])
+    if kind == "float":
+        return rng.choice([0.5, -0.0, 1e308, float("inf"), float("nan"), rng.uniform(-200, 200)])
+    if kind == "str":
+        return rng.choice(["", "1", "42", "-3", "x", "server_vad", "semantic_vad", "\u00e9", "1" * 40, " 7"])
+    if kind == "list":
+        return [random_json(rng, depth + 1) for _ in range(rng.randint(0, 3))]
+    keys = ["type", "threshold", "prefix_padding_ms", "silence_duration_ms", "create_response", "interrupt_response",
+            "idle_timeout_ms", "1", "42", "x", "n", "logit_bias"]
+    return {rng.choice(keys): random_json(rng, depth + 1) for _ in range(rng.randint(0, 4))}
+
+
+def test_fuzz_turn_detection_n_and_logit_bias():
+    # Seeded random values in the fields these parsers read: each is accepted or refused with the error the
+    # server turns into a 400 / an error event, nothing else; the voice detector takes any byte string.
+    import random
+
+    from leap.server.schemas import Fields, parse_sampling
+    from leap.server.vad import VadSettings, VoiceActivity, parse_turn_detection
+
+    rng = random.Random(35)
+    for _ in range(3000):
+        value = random_json(rng)
+        try:
+            settings = parse_turn_detection(value, "turn_detection")
+        except ValueError as e:
+            assert str(e).startswith("turn_detection")
+        else:
+            assert settings is None or 0 <= settings.threshold <= 1
+        body = {"n": random_json(rng), "logit_bias": random_json(rng)}
+        try:
+            s = parse_sampling(Fields(body), 100)
+        except ApiError as e:
+            assert e.status == 400 and e.param and e.param.split(".")[0] in ("n", "logit_bias"), (body, e.param)
+        else:
+            assert 1 <= s.n <= 8 and all(-100 <= b <= 100 for b in s.logit_bias.values())
+    vad = VoiceActivity(VadSettings(silence_duration_ms=20, prefix_padding_ms=0), 16000)
+    seen = 0
+    for _ in range(300):
+        data = bytes(rng.getrandbits(8) for _ in range(2 * rng.randint(0, 700)))
+        seen += len(data) // 2
+        for kind, sample in vad.push(data):
+            assert kind in ("started", "stopped") and 0 <= sample <= seen
+    assert vad.samples_seen == seen
