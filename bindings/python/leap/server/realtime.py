@@ -354,15 +354,17 @@ class Connection:
                 pcm = bytes(self.buffer[:cut])
                 del self.buffer[:cut]
                 self.buffer_start = sample
+                if self.response is not None and not self.response.done():
+                    # The answer being made (cancelled, or left to finish) joins the conversation before
+                    # the turn that follows it.
+                    with contextlib.suppress(BaseException):
+                        await self.response
                 try:
                     await self.commit(pcm, item_id)
                 except EventError as e:  # too short to be a turn: reported, the session goes on
                     await self.error(e.message, e.code, e.param, None)
                     continue
                 if settings.create_response:
-                    if self.response is not None and not self.response.done():
-                        with contextlib.suppress(BaseException):
-                            await self.response  # the cancelled one ends first
                     await self.start_response(None)
         if not vad.speaking:
             keep = vad.padding + 2 * vad.frame
