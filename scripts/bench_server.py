@@ -12,7 +12,10 @@ llama_cpp.server), started here on a loopback port and stopped afterwards:
     turns short).
 
 The same load through the in-process Python API (one thread per conversation, the library steps them
-together) gives the server's own cost. Prints one line per figure and the ratios; it asserts nothing.
+together) gives the server's own cost, in time and, as a figure that other load on the machine disturbs
+less, in CPU time: the leap-server process's CPU seconds per completion token over --cpu-requests
+sequential requests against the in-process API's (the process's CPU time, client loop included).
+Prints one line per figure and the ratios; it asserts nothing.
 
 Usage:
   python3 scripts/bench_server.py MODEL.gguf [--threads 2] [--clients 1,4,8] [--max-tokens 64]
@@ -206,6 +209,26 @@ def measure(name: str, send: Callable[[List[Dict[str, str]], int], Result], a: a
     table[name] = row
 
 
+def process_cpu(pid: int) -> float:
+    """CPU seconds (user + system, all threads) of process ``pid`` so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_per_token(name: str, send: Callable[[List[Dict[str, str]], int], Result], cpu: Callable[[], float],
+                  a: argparse.Namespace, table: Dict[str, Dict[str, object]]) -> None:
+    """Median CPU seconds per completion token of one request at a time (the same prompt each time)."""
+    costs = []
+    for _ in range(a.cpu_requests):
+        before = cpu()
+        _, tokens, _ = send([{"role": "user", "content": prompt_for(0)}], a.max_tokens)
+        costs.append((cpu() - before) / max(1, tokens))
+    table.setdefault(name, {})["cpu"] = statistics.median(costs)
+    print(f"{name:18s} CPU per token, 1 client: {statistics.median(costs) * 1000:.2f} ms "
+          f"(median of {a.cpu_requests})", flush=True)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model")
@@ -215,6 +238,7 @@ def main() -> None:
     p.add_argument("--ctx-per-client", type=int, default=2048)
     p.add_argument("--document-words", type=int, default=1200)
     p.add_argument("--turns", type=int, default=5)
+    p.add_argument("--cpu-requests", type=int, default=8)
     p.add_argument("--llama-server", default=os.environ.get("LEAP_LLAMA_SERVER"),
                    help="llama.cpp's llama-server binary (default $LEAP_LLAMA_SERVER)")
     p.add_argument("--peer-python", default=os.environ.get("LEAP_LLAMA_PYTHON"),
@@ -236,6 +260,8 @@ def main() -> None:
                                    "--log-level", "warning"], port, "/health", env=env)
         try:
             measure("leap-server", lambda m, n: stream_chat(s.base_url, m, n), a, table)
+            cpu_per_token("leap-server", lambda m, n: stream_chat(s.base_url, m, n), lambda: process_cpu(s.proc.pid),
+                          a, table)
         finally:
             s.stop()
     if "inprocess" in only:
@@ -244,6 +270,7 @@ def main() -> None:
         model = leap.load_model(a.model, context_size=a.ctx_per_client, cpu_threads=a.threads,
                                 cache=leap.CacheOptions(disk=False))
         measure("in-process", lambda m, n: in_process_chat(model, m, n), a, table)
+        cpu_per_token("in-process", lambda m, n: in_process_chat(model, m, n), time.process_time, a, table)
         model.close()
     if "llama-server" in only and a.llama_server:
         port = free_port()
@@ -272,6 +299,9 @@ def main() -> None:
         return row[f"c{n}"]["tok_s"] if row and f"c{n}" in row else None  # type: ignore[index]
 
     print()
+    cpu = {name: row.get("cpu") for name, row in table.items()}
+    if cpu.get("leap-server") and cpu.get("in-process"):
+        print(f"CPU per token, 1 client: leap-server / in-process = {cpu['leap-server'] / cpu['in-process']:.3f}x")
     for n in a.clients:
         ours = tok_s("leap-server", n)
         if ours is None:

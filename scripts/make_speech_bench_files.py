@@ -10,6 +10,11 @@
 
 2-D weights are Q4_0 (gguf-py's quantizer), 1-D tensors and conv taps F32. Usage:
   python3 scripts/make_speech_bench_files.py OUT_DIR      (needs numpy and gguf: pip install gguf)
+  python3 scripts/make_speech_bench_files.py OUT_DIR --vocab-from MODEL.gguf
+
+--vocab-from gives the backbone the vocabulary, special tokens and chat template of another LFM2 GGUF (its
+vocab size replaces 65536; e.g. the speech test fixture's) so that the set runs end to end through the
+chat API and leap-server, which tokenize text; without it only `leap-bench speech` can use the files.
 """
 import os
 import sys
@@ -36,7 +41,28 @@ def add(w, name, a, qtype=QT.Q4_0):
         w.add_tensor(name, gguf.quants.quantize(a, qtype), raw_dtype=qtype)
 
 
-def write_lfm2(path, *, n_embd, n_ff, n_head, n_kv, attention, n_layer, vocab, swa=0, dense_out=0):
+def read_vocabulary(path):
+    """The tokenizer.* fields of a GGUF as (key, value, gguf value type) for GGUFWriter.add_key_value."""
+    r = gguf.GGUFReader(path)
+    out = []
+    for key, f in r.fields.items():
+        if not key.startswith("tokenizer."):
+            continue
+        kind = f.types[0]
+        if kind == gguf.GGUFValueType.ARRAY:
+            sub = f.types[-1]
+            items = [f.parts[i] for i in f.data]
+            value = [bytes(x).decode("utf-8") if sub == gguf.GGUFValueType.STRING else x.tolist()[0] for x in items]
+            out.append((key, value, kind, sub))
+        else:
+            v = f.parts[f.data[0]]
+            value = bytes(v).decode("utf-8") if kind == gguf.GGUFValueType.STRING else v.tolist()[0]
+            out.append((key, value, kind, None))
+    n_vocab = len(next(v for k, v, _, _ in out if k == "tokenizer.ggml.tokens"))
+    return out, n_vocab
+
+
+def write_lfm2(path, *, n_embd, n_ff, n_head, n_kv, attention, n_layer, vocab, swa=0, dense_out=0, vocabulary=None):
     w = gguf.GGUFWriter(path, "lfm2")
     w.add_name(os.path.basename(path))
     w.add_block_count(n_layer)
@@ -54,7 +80,10 @@ def write_lfm2(path, *, n_embd, n_ff, n_head, n_kv, attention, n_layer, vocab, s
         w.add_sliding_window(swa)
     if dense_out:
         w.add_embedding_length_out(dense_out)
-    w.add_tokenizer_model("none")
+    if vocabulary is None:
+        w.add_tokenizer_model("none")
+    for key, value, kind, sub in vocabulary or []:
+        w.add_key_value(key, value, kind, sub_type=sub)
     add(w, "token_embd.weight", mat(vocab, n_embd))
     add(w, "token_embd_norm.weight", vec(n_embd))
     hd = n_embd // n_head
@@ -120,13 +149,19 @@ def write_vocoder(path, *, backbone=2048, dim=1024, layers=6, ff=2816, detok=512
 
 
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else "/tmp/leap-speech-bench"
+    args = sys.argv[1:]
+    vocabulary, vocab = None, 65536
+    if "--vocab-from" in args:
+        i = args.index("--vocab-from")
+        vocabulary, vocab = read_vocabulary(args[i + 1])
+        del args[i:i + 2]
+    out = args[0] if args else "/tmp/leap-speech-bench"
     os.makedirs(out, exist_ok=True)
     write_vocoder(os.path.join(out, "vocoder-q4_0.gguf"))
     write_lfm2(os.path.join(out, "tokenizer-q4_0.gguf"), n_embd=512, n_ff=2304, n_head=16, n_kv=8,
                attention={2, 4, 6}, n_layer=8, vocab=65536, swa=30, dense_out=1282)
     write_lfm2(os.path.join(out, "backbone-q4_0.gguf"), n_embd=2048, n_ff=8192, n_head=32, n_kv=8,
-               attention={2, 5, 8, 10, 12, 14}, n_layer=16, vocab=65536)
+               attention={2, 5, 8, 10, 12, 14}, n_layer=16, vocab=vocab, vocabulary=vocabulary)
     print(f"wrote {out}")
 
 
