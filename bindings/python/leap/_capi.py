@@ -8,6 +8,10 @@ lays out a C struct.
 * A struct mirror is the ``ctypes.Structure`` named as its C typedef, with the header's fields in the
   header's order. Growable structs only ever gain fields at their end: add the same field here, last.
   tests/test_struct_layout.py compares every mirror's size and field offsets with the compiler's.
+* A C enum the package uses is mirrored whole, as module constants named as its enumerators (and the
+  ``#define`` values it needs, named as their macros); the other modules take the values from here.
+  tests/test_capi_header.py compares every ``LEAP_*`` constant and every prototype and callback type
+  here with include/leap.h as the compiler reads it.
 """
 from __future__ import annotations
 
@@ -22,7 +26,8 @@ from typing import Any
 
 _here = Path(__file__).resolve().parent
 
-ABI_MAJOR = 0
+LEAP_VERSION_MAJOR = 0
+ABI_MAJOR = LEAP_VERSION_MAJOR  # the library's leap_version_number() / 10000 must be this
 
 
 def _source_tree_builds() -> list[Path]:
@@ -90,7 +95,7 @@ def opaque(name: str) -> Any:
 
 P = POINTER
 c_status = c_int  # leap_status
-c_enum = c_int  # leap_role, leap_audio_encoding, leap_companion_kind, leap_function_call_parser, leap_log_level
+c_enum = c_int  # any enum type of the header (leap_role, leap_log_level, ...): an int in the C ABI
 out_str = P(c_void_p)  # char **: an owned string, released with leap_string_free
 out_buf = P(c_void_p)  # uint8_t ** / void **: an owned array, released with leap_buffer_free
 out_floats = P(P(c_float))  # float **
@@ -101,11 +106,35 @@ float_p = P(c_float)
 
 # ---- Status, errors, versions, memory ----------------------------------------------------------------
 
+# leap_status
+LEAP_OK = 0
+LEAP_ERR_INVALID_ARGUMENT = 1
+LEAP_ERR_IO = 2
+LEAP_ERR_FORMAT = 3
+LEAP_ERR_UNSUPPORTED = 4
+LEAP_ERR_SERIALIZATION = 5
+LEAP_ERR_AUDIO_FORMAT = 6
+LEAP_ERR_MODEL_LOADING = 7
+LEAP_ERR_GENERATION = 8
+LEAP_ERR_PROMPT_EXCEEDS_CONTEXT = 9
+LEAP_ERR_FUNCTION_CALL_PARSING = 10
+LEAP_ERR_CANCELLED = 11
+LEAP_ERR_BUSY = 12
+LEAP_ERR_OUT_OF_MEMORY = 13
+LEAP_ERR_BUFFER_TOO_SMALL = 14
+LEAP_ERR_INTERNAL = 100
+
 leap_status_string = fn("leap_status_string", c_char_p, c_status)
 leap_last_error = fn("leap_last_error", c_char_p)
 leap_version_string = fn("leap_version_string", c_char_p)
 leap_string_free = fn("leap_string_free", None, c_void_p)
 leap_buffer_free = fn("leap_buffer_free", None, c_void_p)
+
+# leap_log_level
+LEAP_LOG_ERROR = 1
+LEAP_LOG_WARNING = 2
+LEAP_LOG_INFO = 3
+LEAP_LOG_DEBUG = 4
 
 leap_log_callback = CFUNCTYPE(None, c_enum, c_char_p, c_void_p)
 leap_set_log_callback = fn("leap_set_log_callback", c_status, leap_log_callback, c_enum, c_void_p)
@@ -113,6 +142,12 @@ leap_set_log_callback = fn("leap_set_log_callback", c_status, leap_log_callback,
 # ---- Messages & content -------------------------------------------------------------------------------
 
 leap_message_p = opaque("leap_message")
+
+# leap_role
+LEAP_ROLE_USER = 0
+LEAP_ROLE_SYSTEM = 1
+LEAP_ROLE_ASSISTANT = 2
+LEAP_ROLE_TOOL = 3
 
 leap_message_create = fn("leap_message_create", c_status, c_enum, P(leap_message_p))
 leap_message_free = fn("leap_message_free", None, leap_message_p)
@@ -133,6 +168,13 @@ leap_message_part_count = fn("leap_message_part_count", c_status, leap_message_p
 leap_message_part_data = fn("leap_message_part_data", c_status, leap_message_p, c_size_t, out_buf, size_p)
 
 # ---- Audio (WAV decoding/encoding, resampling) --------------------------------------------------------
+
+LEAP_AUDIO_INPUT_SAMPLE_RATE = 16000
+LEAP_AUDIO_OUTPUT_SAMPLE_RATE = 24000
+
+# leap_audio_encoding
+LEAP_AUDIO_ENCODING_F32 = 0
+LEAP_AUDIO_ENCODING_S16 = 1
 
 leap_resampler_p = opaque("leap_resampler")
 
@@ -230,6 +272,11 @@ class leap_model_params(Structure):
 
 leap_model_params_init = fn("leap_model_params_init", None, P(leap_model_params), c_size_t)
 leap_model_load = fn("leap_model_load", c_status, c_char_p, P(leap_model_params), P(leap_model_p))
+# leap_companion_kind
+LEAP_COMPANION_MMPROJ = 0
+LEAP_COMPANION_AUDIO_DECODER = 1
+LEAP_COMPANION_AUDIO_TOKENIZER = 2
+
 leap_model_companion_path = fn("leap_model_companion_path", c_status, leap_model_p, c_enum, out_str)
 leap_model_free = fn("leap_model_free", None, leap_model_p)
 leap_model_cache_flush = fn("leap_model_cache_flush", c_status, leap_model_p)
@@ -341,6 +388,29 @@ leap_sampler_reset = fn("leap_sampler_reset", c_status, leap_sampler_p)
 leap_conversation_p = opaque("leap_conversation")
 leap_generation_p = opaque("leap_generation")
 
+# leap_finish_reason
+LEAP_FINISH_STOP = 0
+LEAP_FINISH_EXCEED_CONTEXT = 1
+LEAP_FINISH_INTERRUPTED = 2
+LEAP_FINISH_CONSTRAINT = 3
+LEAP_FINISH_ERROR = 4
+LEAP_FINISH_MAX_TOKENS = 5
+
+# leap_audio_mode
+LEAP_AUDIO_MODE_AUTO = 0
+LEAP_AUDIO_MODE_TEXT_ONLY = 1
+LEAP_AUDIO_MODE_SEQUENTIAL = 2
+LEAP_AUDIO_MODE_INTERLEAVED = 3
+
+# leap_event_kind
+LEAP_EVENT_NONE = 0
+LEAP_EVENT_CHUNK = 1
+LEAP_EVENT_REASONING_CHUNK = 2
+LEAP_EVENT_FUNCTION_CALLS = 3
+LEAP_EVENT_AUDIO_SAMPLE = 4
+LEAP_EVENT_COMPLETE = 5
+LEAP_EVENT_TOKEN = 6
+
 
 class leap_generation_options(Structure):
     _fields_ = [
@@ -426,6 +496,11 @@ leap_generation_next = fn("leap_generation_next", c_status, leap_generation_p, P
 leap_generation_free = fn("leap_generation_free", None, leap_generation_p)
 leap_conversation_save_state = fn("leap_conversation_save_state", c_status, leap_conversation_p, c_char_p)
 leap_conversation_load_state = fn("leap_conversation_load_state", c_status, leap_conversation_p, c_char_p)
+
+# leap_function_call_parser
+LEAP_FUNCTION_CALL_PARSER_NONE = 0
+LEAP_FUNCTION_CALL_PARSER_LFM = 1
+LEAP_FUNCTION_CALL_PARSER_HERMES = 2
 
 leap_function_calls_parse_n = fn("leap_function_calls_parse_n", c_status, c_enum, c_char_p, c_size_t, out_str)
 leap_function_calls_dump = fn("leap_function_calls_dump", c_status, c_enum, c_char_p, out_str)

@@ -13,13 +13,15 @@ import ctypes
 from array import array
 from typing import Any, Optional
 
-from ._capi import leap_buffer_free, leap_last_error, leap_status_string, leap_string_free
+from ._capi import (
+    LEAP_ERR_INVALID_ARGUMENT, LEAP_OK, leap_buffer_free, leap_last_error, leap_status_string, leap_string_free,
+)
 from .errors import error_for_status as error_for_status  # re-exported: the modules raise through it
 
 
 def check(status: int) -> None:
     """Raise the LeapError subclass for ``status`` unless it is LEAP_OK."""
-    if status != 0:
+    if status != LEAP_OK:
         raw = leap_last_error()
         message = raw.decode("utf-8", "replace") if raw else ""
         if not message:
@@ -117,5 +119,5 @@ class OwnedHandle:
     def _handle(self) -> Any:
         h = self.__dict__.get("_h")
         if not h:
-            raise error_for_status(1, f"the {self._kind} is closed")
+            raise error_for_status(LEAP_ERR_INVALID_ARGUMENT, f"the {self._kind} is closed")
         return h

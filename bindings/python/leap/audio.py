@@ -22,11 +22,11 @@ __all__ = ["PCM", "Resampler", "decode_wav", "load_wav", "resample", "encode_wav
            "INPUT_SAMPLE_RATE", "OUTPUT_SAMPLE_RATE"]
 
 #: The sample rate models take audio at (LEAP_AUDIO_INPUT_SAMPLE_RATE).
-INPUT_SAMPLE_RATE = 16000
+INPUT_SAMPLE_RATE = C.LEAP_AUDIO_INPUT_SAMPLE_RATE
 #: The sample rate audio models generate at (LEAP_AUDIO_OUTPUT_SAMPLE_RATE).
-OUTPUT_SAMPLE_RATE = 24000
+OUTPUT_SAMPLE_RATE = C.LEAP_AUDIO_OUTPUT_SAMPLE_RATE
 
-_ENCODINGS = {"f32": 0, "s16": 1}
+_ENCODINGS = {"f32": C.LEAP_AUDIO_ENCODING_F32, "s16": C.LEAP_AUDIO_ENCODING_S16}
 
 BytesLike = Union[bytes, bytearray, memoryview]
 

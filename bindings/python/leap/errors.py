@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Dict, Type
 
+from . import _capi as C
+
 
 class LeapError(Exception):
     """Base class of every error raised by libleap. ``status`` is the C ``leap_status`` code."""
@@ -16,63 +18,63 @@ class LeapError(Exception):
 
 
 class InvalidArgumentError(LeapError, ValueError):
-    status = 1
+    status = C.LEAP_ERR_INVALID_ARGUMENT
 
 
 class LeapIOError(LeapError, OSError):
-    status = 2
+    status = C.LEAP_ERR_IO
 
 
 class FormatError(LeapError):
-    status = 3
+    status = C.LEAP_ERR_FORMAT
 
 
 class UnsupportedError(LeapError):
-    status = 4
+    status = C.LEAP_ERR_UNSUPPORTED
 
 
 class SerializationError(LeapError):
-    status = 5
+    status = C.LEAP_ERR_SERIALIZATION
 
 
 class AudioFormatError(LeapError):
-    status = 6
+    status = C.LEAP_ERR_AUDIO_FORMAT
 
 
 class ModelLoadingError(LeapError):
-    status = 7
+    status = C.LEAP_ERR_MODEL_LOADING
 
 
 class GenerationError(LeapError):
-    status = 8
+    status = C.LEAP_ERR_GENERATION
 
 
 class PromptExceedsContextError(GenerationError):
-    status = 9
+    status = C.LEAP_ERR_PROMPT_EXCEEDS_CONTEXT
 
 
 class FunctionCallParsingError(GenerationError):
-    status = 10
+    status = C.LEAP_ERR_FUNCTION_CALL_PARSING
 
 
 class CancelledError(LeapError):
-    status = 11
+    status = C.LEAP_ERR_CANCELLED
 
 
 class BusyError(LeapError):
-    status = 12
+    status = C.LEAP_ERR_BUSY
 
 
 class LeapMemoryError(LeapError, MemoryError):
-    status = 13
+    status = C.LEAP_ERR_OUT_OF_MEMORY
 
 
 class BufferTooSmallError(LeapError):
-    status = 14
+    status = C.LEAP_ERR_BUFFER_TOO_SMALL
 
 
 class InternalError(LeapError):
-    status = 100
+    status = C.LEAP_ERR_INTERNAL
 
 
 _BY_STATUS: Dict[int, Type[LeapError]] = {

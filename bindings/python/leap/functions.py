@@ -205,7 +205,7 @@ def _call_json(c: Union[LeapFunctionCall, Mapping[str, Any]]) -> Dict[str, Any]:
 class FunctionCallParser:
     """A function-call format: ``parse`` reads calls from model text, ``dump`` writes them back."""
 
-    _kind = 0
+    _kind = C.LEAP_FUNCTION_CALL_PARSER_NONE
     start_marker = ""
     end_marker = ""
 
@@ -243,7 +243,7 @@ class LFMFunctionCallParser(FunctionCallParser):
     keyword calls; the JSON variant ``[{"name": ..., "arguments": {...}}]`` is accepted too). ``dump``
     sorts keyword arguments and escapes strings so that ``parse(dump(calls))`` gives the calls back."""
 
-    _kind = 1
+    _kind = C.LEAP_FUNCTION_CALL_PARSER_LFM
     start_marker = "<|tool_call_start|>"
     end_marker = "<|tool_call_end|>"
 
@@ -251,7 +251,7 @@ class LFMFunctionCallParser(FunctionCallParser):
 class HermesFunctionCallParser(FunctionCallParser):
     """Hermes / Qwen: ``<tool_call>{"name": "f", "arguments": {...}}</tool_call>``, one call per block."""
 
-    _kind = 2
+    _kind = C.LEAP_FUNCTION_CALL_PARSER_HERMES
     start_marker = "<tool_call>"
     end_marker = "</tool_call>"
 
@@ -260,9 +260,9 @@ def parser_c_value(parser: Union[None, str, FunctionCallParser]) -> int:
     """The C ``leap_function_call_parser`` value for a ``function_call_parser`` option: None (no parsing),
     "lfm", "hermes", or a parser instance."""
     if parser is None:
-        return 0
-    if isinstance(parser, FunctionCallParser) and parser._kind:
+        return C.LEAP_FUNCTION_CALL_PARSER_NONE
+    if isinstance(parser, FunctionCallParser) and parser._kind != C.LEAP_FUNCTION_CALL_PARSER_NONE:
         return parser._kind
     if isinstance(parser, str) and parser.lower() in ("lfm", "hermes"):
-        return 1 if parser.lower() == "lfm" else 2
+        return C.LEAP_FUNCTION_CALL_PARSER_LFM if parser.lower() == "lfm" else C.LEAP_FUNCTION_CALL_PARSER_HERMES
     raise InvalidArgumentError(f"function_call_parser must be None, 'lfm', 'hermes' or a parser instance, not {parser!r}")

@@ -22,18 +22,15 @@ from .messages import ChatMessage, LeapFunctionCall
 if TYPE_CHECKING:
     from .conversation import Conversation
 
-_EVENT_CHUNK, _EVENT_REASONING, _EVENT_CALLS, _EVENT_AUDIO, _EVENT_COMPLETE, _EVENT_TOKEN = 1, 2, 3, 4, 5, 6
-
-
 class GenerationFinishReason(enum.IntEnum):
     """Why a generation ended."""
 
-    STOP = 0
-    EXCEED_CONTEXT = 1
-    INTERRUPTED = 2
-    CONSTRAINT = 3
-    ERROR = 4
-    MAX_TOKENS = 5
+    STOP = C.LEAP_FINISH_STOP
+    EXCEED_CONTEXT = C.LEAP_FINISH_EXCEED_CONTEXT
+    INTERRUPTED = C.LEAP_FINISH_INTERRUPTED
+    CONSTRAINT = C.LEAP_FINISH_CONSTRAINT
+    ERROR = C.LEAP_FINISH_ERROR
+    MAX_TOKENS = C.LEAP_FINISH_MAX_TOKENS
 
 
 @dataclass(frozen=True)
@@ -107,7 +104,8 @@ class Complete:
 MessageResponse = Union[Chunk, ReasoningChunk, FunctionCalls, AudioSample, Token, Complete]
 
 
-_PARSERS = {None: 0, "none": 0, "lfm": 1, "hermes": 2}
+_PARSERS = {None: C.LEAP_FUNCTION_CALL_PARSER_NONE, "none": C.LEAP_FUNCTION_CALL_PARSER_NONE,
+            "lfm": C.LEAP_FUNCTION_CALL_PARSER_LFM, "hermes": C.LEAP_FUNCTION_CALL_PARSER_HERMES}
 
 
 @dataclass
@@ -178,7 +176,7 @@ class GenerationOptions:
         o.inject_schema_into_prompt = int(self.inject_schema_into_prompt)
         key = self.function_call_parser.lower() if isinstance(self.function_call_parser, str) else self.function_call_parser
         if key not in _PARSERS:
-            raise error_for_status(1, f"function_call_parser must be 'lfm', 'hermes' or None, got {self.function_call_parser!r}")
+            raise error_for_status(C.LEAP_ERR_INVALID_ARGUMENT, f"function_call_parser must be 'lfm', 'hermes' or None, got {self.function_call_parser!r}")
         o.function_call_parser = _PARSERS[key]
         o.unparsed_function_calls_as_text = int(self.unparsed_function_calls_as_text)
         o.inline_thinking_tags = int(self.inline_thinking_tags)
@@ -187,9 +185,10 @@ class GenerationOptions:
             o.audio_temperature = self.audio_temperature
         if self.audio_top_k is not None:
             o.audio_top_k = self.audio_top_k
-        modes = {None: 0, "text": 1, "sequential": 2, "interleaved": 3}
+        modes = {None: C.LEAP_AUDIO_MODE_AUTO, "text": C.LEAP_AUDIO_MODE_TEXT_ONLY,
+                 "sequential": C.LEAP_AUDIO_MODE_SEQUENTIAL, "interleaved": C.LEAP_AUDIO_MODE_INTERLEAVED}
         if self.audio_mode not in modes:
-            raise error_for_status(1, f"audio_mode must be 'text', 'sequential', 'interleaved' or None, got {self.audio_mode!r}")
+            raise error_for_status(C.LEAP_ERR_INVALID_ARGUMENT, f"audio_mode must be 'text', 'sequential', 'interleaved' or None, got {self.audio_mode!r}")
         o.audio_mode = modes[self.audio_mode]
         return o, keep
 
@@ -197,24 +196,24 @@ class GenerationOptions:
 def _event_from_c(ev: leap_event) -> Optional[MessageResponse]:
     """The Python event for a filled ``leap_event`` (copied out of the borrowed pointers); None for NONE."""
     kind = ev.kind
-    if kind == _EVENT_CHUNK:
+    if kind == C.LEAP_EVENT_CHUNK:
         return Chunk(ctypes.string_at(ev.text, ev.text_len).decode("utf-8"))
-    if kind == _EVENT_REASONING:
+    if kind == C.LEAP_EVENT_REASONING_CHUNK:
         return ReasoningChunk(ctypes.string_at(ev.text, ev.text_len).decode("utf-8"))
-    if kind == _EVENT_CALLS:
+    if kind == C.LEAP_EVENT_FUNCTION_CALLS:
         calls = json.loads((ev.function_calls_json or b"[]").decode("utf-8"))
         return FunctionCalls([LeapFunctionCall(c["name"], c.get("arguments") or {}) for c in calls])
-    if kind == _EVENT_AUDIO:
+    if kind == C.LEAP_EVENT_AUDIO_SAMPLE:
         a = array("f")
         if ev.n_samples:
             a.frombytes(ctypes.string_at(ev.samples, 4 * ev.n_samples))
         return AudioSample(a, ev.sample_rate)
-    if kind == _EVENT_TOKEN:
+    if kind == C.LEAP_EVENT_TOKEN:
         def one(t: leap_token_logprob) -> TokenLogprob:
             return TokenLogprob(t.token, ctypes.string_at(t.bytes, t.n_bytes) if t.n_bytes else b"", t.logprob)
 
         return Token(one(ev.token), [one(ev.top_logprobs[i]) for i in range(ev.n_top_logprobs)])
-    if kind == _EVENT_COMPLETE:
+    if kind == C.LEAP_EVENT_COMPLETE:
         out = ctypes.c_void_p()
         check(C.leap_message_to_json(ev.message, ctypes.byref(out)))
         msg = ChatMessage._from_canonical(json.loads(take_string(out.value) or "{}"))

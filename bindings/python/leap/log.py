@@ -11,7 +11,8 @@ from ._marshal import check
 #: Receives (level, message); level is "error", "warning", "info" or "debug". It may run on any thread.
 LogCallback = Callable[[str, str], None]
 
-_LEVELS = {"error": 1, "warning": 2, "info": 3, "debug": 4}
+_LEVELS = {"error": C.LEAP_LOG_ERROR, "warning": C.LEAP_LOG_WARNING, "info": C.LEAP_LOG_INFO,
+           "debug": C.LEAP_LOG_DEBUG}
 _NAMES = {v: k for k, v in _LEVELS.items()}
 
 # The ctypes thunk the library holds; kept alive here until it is replaced. The library returns from a
@@ -46,4 +47,4 @@ def set_log_callback(callback: Optional[LogCallback], level: str = "warning") ->
 def _silence_at_exit() -> None:
     # Threads of the library must not call into an interpreter that is shutting down.
     if _installed is not None:
-        C.leap_set_log_callback(C.leap_log_callback(), 1, None)
+        C.leap_set_log_callback(C.leap_log_callback(), C.LEAP_LOG_ERROR, None)

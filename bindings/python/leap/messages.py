@@ -26,7 +26,8 @@ class Role(str, enum.Enum):
     TOOL = "tool"
 
 
-_ROLE_C = {Role.USER: 0, Role.SYSTEM: 1, Role.ASSISTANT: 2, Role.TOOL: 3}
+_ROLE_C = {Role.USER: C.LEAP_ROLE_USER, Role.SYSTEM: C.LEAP_ROLE_SYSTEM, Role.ASSISTANT: C.LEAP_ROLE_ASSISTANT,
+           Role.TOOL: C.LEAP_ROLE_TOOL}
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ def _rgb_bytes(pixels: bytes, width: int, height: int) -> bytes:
     """The pixels as bytes, checked to be width * height * 3 long (C reads exactly that many)."""
     data = bytes(pixels)
     if width <= 0 or height <= 0 or len(data) != width * height * 3:
-        raise error_for_status(1, f"an RGB image of {width}x{height} needs {width}x{height}x3 bytes, got {len(data)}")
+        raise error_for_status(C.LEAP_ERR_INVALID_ARGUMENT, f"an RGB image of {width}x{height} needs {width}x{height}x3 bytes, got {len(data)}")
     return data
 
 
@@ -85,7 +86,7 @@ class Audio:
         with _Handle(Role.USER) as h:
             ptr, n, _keep = float_buffer(samples)
             if channel_count <= 0 or n % channel_count:
-                raise error_for_status(1, f"{n} samples do not divide into {channel_count} channels")
+                raise error_for_status(C.LEAP_ERR_INVALID_ARGUMENT, f"{n} samples do not divide into {channel_count} channels")
             check(C.leap_message_add_audio_samples(h.p, ptr, n // channel_count, channel_count, sample_rate))
             data = ctypes.c_void_p()
             size = ctypes.c_size_t()

@@ -167,7 +167,7 @@ class Model(OwnedHandle):
     def companions(self) -> ModelCompanions:
         """The multimodal companion files loaded with the model (given or auto-detected)."""
         paths = []
-        for kind in range(3):  # leap_companion_kind: MMPROJ, AUDIO_DECODER, AUDIO_TOKENIZER
+        for kind in (C.LEAP_COMPANION_MMPROJ, C.LEAP_COMPANION_AUDIO_DECODER, C.LEAP_COMPANION_AUDIO_TOKENIZER):
             out = ctypes.c_void_p()
             check(C.leap_model_companion_path(self._handle(), kind, ctypes.byref(out)))
             paths.append(take_string(out.value) if out.value else None)
