@@ -8,19 +8,14 @@ from __future__ import annotations
 
 import ctypes
 import importlib
-import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from c_header import HEADER, run_program
 
 import leap
 from leap import _capi
-
-REPO = Path(__file__).resolve().parents[3]
-HEADER = REPO / "include" / "leap.h"
 
 
 def header_structs(text: str) -> dict[str, list[str]]:
@@ -56,9 +51,6 @@ def mirrors() -> dict[str, type[ctypes.Structure]]:
 
 def c_layout(tmp_path: Path, structs: dict[str, list[str]]) -> dict[str, dict[str, tuple[int, int]]]:
     """struct -> field -> (offset, size) as the C compiler lays out the header; the whole struct under ""."""
-    compiler = shutil.which(os.environ.get("CC", "cc"))
-    if compiler is None:
-        pytest.skip("no C compiler (cc or $CC) to lay out include/leap.h with")
     lines = ["#include <stddef.h>", "#include <stdio.h>", '#include "leap.h"',
              '#define FIELD(T, f) printf(#T " " #f " %zu %zu\\n", offsetof(T, f), sizeof(((T *)0)->f))',
              '#define STRUCT(T) printf(#T " - 0 %zu\\n", sizeof(T))',
@@ -67,13 +59,7 @@ def c_layout(tmp_path: Path, structs: dict[str, list[str]]) -> dict[str, dict[st
         lines.append(f"    STRUCT({name});")
         lines += [f"    FIELD({name}, {f});" for f in fields]
     lines += ["    return 0;", "}"]
-    source = tmp_path / "layout.c"
-    source.write_text("\n".join(lines) + "\n")
-    exe = tmp_path / "layout"
-    build = subprocess.run([compiler, "-std=c99", "-Wall", "-Werror", "-pedantic", f"-I{REPO / 'include'}",
-                            str(source), "-o", str(exe)], capture_output=True, text=True)
-    assert build.returncode == 0, f"the layout program does not compile:\n{build.stderr}"
-    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout
+    out = run_program(tmp_path, "layout", lines)
     layout: dict[str, dict[str, tuple[int, int]]] = {}
     for line in out.splitlines():
         struct, field, offset, size = line.split()
