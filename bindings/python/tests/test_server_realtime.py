@@ -364,3 +364,30 @@ def test_function_tools_with_the_openai_package(tmp_path):
         assert text == answer.choices[0].message.content and text
     finally:
         s.stop()
+
+
+def test_speech_during_an_answer_cancels_it(server):
+    rate, clip = 16000, clip_pcm()
+    silence = bytes(2 * rate * 8 // 10)
+    s = Session(server)
+    try:
+        s.send({"type": "session.update", "session": {"type": "realtime", "audio": {"input": {
+            "format": {"type": "audio/pcm", "rate": rate}, "turn_detection": {"type": "server_vad"}}},
+            **GREEDY_SESSION}})
+        assert s.recv()["type"] == "session.updated"
+        s.send({"type": "input_audio_buffer.append", "audio": base64.b64encode(clip + silence).decode()})
+        first = s.until("response.created")
+        assert [e["type"] for e in first][:3] == ["input_audio_buffer.speech_started",
+                                                 "input_audio_buffer.speech_stopped", "input_audio_buffer.committed"]
+        # The user speaks again while the answer is made: it is cancelled, the new turn is answered.
+        s.send({"type": "input_audio_buffer.append", "audio": base64.b64encode(clip + silence).decode()})
+        events = s.until("response.done")
+        assert events[-1]["response"]["status"] == "cancelled"
+        assert "input_audio_buffer.speech_started" in [e["type"] for e in events]
+        events = s.until("response.done")
+        kinds = [e["type"] for e in events]
+        assert "input_audio_buffer.committed" in kinds and "response.created" in kinds
+        assert events[-1]["response"]["status"] in ("completed", "incomplete")
+        assert events[-1]["response"]["usage"]["input_tokens"] > 0
+    finally:
+        s.close()
