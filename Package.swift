@@ -82,7 +82,7 @@ let package = Package(
         .target(
             name: "LeapCAPI",
             dependencies: ["CLeap", "LeapCore", "LeapJSON", "LeapMessages", "LeapAudio", "LeapGGUF", "LeapImage", "LeapRuntime",
-                           "LeapChatTemplate", "LeapModels", "LeapSampling", "LeapTokenizer", "LeapToolCalls", "LeapSpeech",
+                           "LeapChatTemplate", "LeapModels", "LeapSampling", "LeapTokenizer", "LeapToolCalls",
                            "LeapDownload", "LeapPromptCache"],
             swiftSettings: swift5,
             linkerSettings: [

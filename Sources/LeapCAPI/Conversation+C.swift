@@ -5,7 +5,6 @@ import LeapCore
 import LeapJSON
 import LeapMessages
 import LeapRuntime
-import LeapSpeech
 import LeapToolCalls
 
 // leap_conversation_*, leap_generation_*: conversations over a loaded model, with callback and pull

@@ -15,10 +15,31 @@ func ffi(_ body: () throws -> Void) -> leap_status {
         return LEAP_OK
     } catch let e as LeapError {
         LastError.set(e.message)
-        return leap_status(rawValue: UInt32(bitPattern: e.kind.rawValue))
+        return leapStatus(e.kind)
     } catch {
         LastError.set("internal error: \(error)")
         return LEAP_ERR_INTERNAL
+    }
+}
+
+/// The C status of an error kind. Exhaustive on purpose: a new kind does not build until it has a code.
+func leapStatus(_ kind: LeapError.Kind) -> leap_status {
+    switch kind {
+    case .invalidArgument: return LEAP_ERR_INVALID_ARGUMENT
+    case .io: return LEAP_ERR_IO
+    case .format: return LEAP_ERR_FORMAT
+    case .unsupported: return LEAP_ERR_UNSUPPORTED
+    case .serialization: return LEAP_ERR_SERIALIZATION
+    case .audioFormat: return LEAP_ERR_AUDIO_FORMAT
+    case .modelLoading: return LEAP_ERR_MODEL_LOADING
+    case .generation: return LEAP_ERR_GENERATION
+    case .promptExceedsContext: return LEAP_ERR_PROMPT_EXCEEDS_CONTEXT
+    case .functionCallParsing: return LEAP_ERR_FUNCTION_CALL_PARSING
+    case .cancelled: return LEAP_ERR_CANCELLED
+    case .busy: return LEAP_ERR_BUSY
+    case .outOfMemory: return LEAP_ERR_OUT_OF_MEMORY
+    case .bufferTooSmall: return LEAP_ERR_BUFFER_TOO_SMALL
+    case .internal: return LEAP_ERR_INTERNAL
     }
 }
 

@@ -9,7 +9,16 @@ private struct CLogCallback: @unchecked Sendable {
     let userData: UnsafeMutableRawPointer?
 
     func callAsFunction(_ level: LogLevel, _ message: String) {
-        message.withCString { callback(leap_log_level(rawValue: UInt32(level.rawValue)), $0, userData) }
+        message.withCString { callback(cLogLevel(level), $0, userData) }
+    }
+}
+
+private func cLogLevel(_ level: LogLevel) -> leap_log_level {
+    switch level {
+    case .error: return LEAP_LOG_ERROR
+    case .warning: return LEAP_LOG_WARNING
+    case .info: return LEAP_LOG_INFO
+    case .debug: return LEAP_LOG_DEBUG
     }
 }
 
@@ -17,7 +26,13 @@ private struct CLogCallback: @unchecked Sendable {
 public func leap_set_log_callback(_ callback: leap_log_callback?, _ maxLevel: leap_log_level,
                                   _ userData: UnsafeMutableRawPointer?) -> leap_status {
     ffi {
-        guard let level = LogLevel(rawValue: Int32(bitPattern: maxLevel.rawValue)) else {
+        let level: LogLevel
+        switch maxLevel {
+        case LEAP_LOG_ERROR: level = .error
+        case LEAP_LOG_WARNING: level = .warning
+        case LEAP_LOG_INFO: level = .info
+        case LEAP_LOG_DEBUG: level = .debug
+        default:
             throw LeapError.invalidArgument(
                 "max_level is \(maxLevel.rawValue); expected LEAP_LOG_ERROR (1) to LEAP_LOG_DEBUG (4)")
         }

@@ -107,10 +107,17 @@ public func leap_model_companion_path(_ m: OpaquePointer?, _ kind: leap_companio
         let out = try required(out, "out_path")
         out.pointee = nil
         let runner = try borrowModel(m).runner
-        guard let k = CompanionKind(rawValue: Int32(bitPattern: kind.rawValue)) else {
-            throw LeapError.invalidArgument("kind \(kind.rawValue) is not a leap_companion_kind")
-        }
-        if let path = runner.companions[k] { out.pointee = try ownedCString(path) }
+        if let path = runner.companions[try companionKind(kind)] { out.pointee = try ownedCString(path) }
+    }
+}
+
+/// The runtime's companion kind of a C `leap_companion_kind`, refusing a value outside the enum.
+private func companionKind(_ kind: leap_companion_kind) throws -> CompanionKind {
+    switch kind {
+    case LEAP_COMPANION_MMPROJ: return .mmproj
+    case LEAP_COMPANION_AUDIO_DECODER: return .audioDecoder
+    case LEAP_COMPANION_AUDIO_TOKENIZER: return .audioTokenizer
+    default: throw LeapError.invalidArgument("kind \(kind.rawValue) is not a leap_companion_kind")
     }
 }
 

@@ -3,23 +3,24 @@
 /// `kind` decides the C `leap_status` (and the Python exception class); `message` is what a user reads,
 /// so it names the field, value or position that was wrong and what was expected.
 package struct LeapError: Error, Equatable, CustomStringConvertible, Sendable {
-    package enum Kind: Int32, Sendable {
-        // Raw values are the C `leap_status` codes (append only).
-        case invalidArgument = 1
-        case io = 2
-        case format = 3
-        case unsupported = 4
-        case serialization = 5
-        case audioFormat = 6
-        case modelLoading = 7
-        case generation = 8
-        case promptExceedsContext = 9
-        case functionCallParsing = 10
-        case cancelled = 11
-        case busy = 12
-        case outOfMemory = 13
-        case bufferTooSmall = 14
-        case `internal` = 100
+    /// The class of failure. The C layer maps each kind to its `leap_status` code (LeapCAPI's
+    /// `leapStatus(_:)`), so a new kind must be given a code there before the library builds.
+    package enum Kind: Sendable {
+        case invalidArgument
+        case io
+        case format
+        case unsupported
+        case serialization
+        case audioFormat
+        case modelLoading
+        case generation
+        case promptExceedsContext
+        case functionCallParsing
+        case cancelled
+        case busy
+        case outOfMemory
+        case bufferTooSmall
+        case `internal`
     }
 
     package var kind: Kind

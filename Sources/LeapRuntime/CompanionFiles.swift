@@ -11,11 +11,11 @@ import LeapGGUF
 // detected companion that fails to load leaves a text model; an image or audio part the model cannot take
 // fails with `.unsupported` naming the part and the projector (`projectorSummary`).
 
-/// A kind of companion file (raw values are the C enum `leap_companion_kind`).
-package enum CompanionKind: Int32, CaseIterable, Sendable {
-    case mmproj = 0
-    case audioDecoder = 1
-    case audioTokenizer = 2
+/// A kind of companion file (the C layer maps `leap_companion_kind` to it).
+package enum CompanionKind: CaseIterable, Sendable {
+    case mmproj
+    case audioDecoder
+    case audioTokenizer
 
     package var name: String {
         switch self {
