@@ -113,7 +113,7 @@ let package = Package(
         // Tests: one target per module. Tests use only `package`/`public` API (no @testable), so they
         // also run in release builds (`swift test -c release`).
         .testTarget(name: "LeapJSONTests", dependencies: ["LeapTestFiles", "LeapJSON", "LeapCore"], swiftSettings: swift5),
-        .testTarget(name: "LeapMessagesTests", dependencies: ["LeapMessages", "LeapCore", "LeapJSON"], swiftSettings: swift5),
+        .testTarget(name: "LeapMessagesTests", dependencies: ["LeapMessages", "LeapAudio", "LeapCore", "LeapJSON"], swiftSettings: swift5),
         .testTarget(name: "LeapAudioTests", dependencies: ["LeapTestFiles", "LeapAudio", "LeapCore"], swiftSettings: swift5),
         .testTarget(name: "LeapBundlesTests", dependencies: ["LeapBundles", "LeapCore"], swiftSettings: swift5),
         // Downloads and bundle loading against a loopback HTTP server the tests start (scripts/bundle_test_server.py).

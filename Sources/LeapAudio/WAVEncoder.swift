@@ -1,9 +1,12 @@
 // WAV encoding of float samples: IEEE float 32-bit (format tag 3) or 16-bit PCM (rounded and clipped).
+// The one WAV writer: files for callers (leap_audio_encode_wav) and the audio parts of messages.
 import LeapCore
 
 package enum WAVOutputEncoding: Sendable, Equatable {
-    case float32  // format tag 3, samples as given (NaN written as 0)
-    case int16    // format tag 1, round(x * 32768) clipped to [-32768, 32767]
+    case float32      // format tag 3 with the 18-byte fmt and a 'fact' chunk, samples as given (NaN written as 0)
+    case float32LEAP  // format tag 3 with the 44-byte header of LEAP's `fromFloatSamples` (16-byte fmt, no
+                      // 'fact'), byte for byte what LEAP's SDK writes, so message audio round-trips with it
+    case int16        // format tag 1, round(x * 32768) clipped to [-32768, 32767]
 }
 
 /// Encodes interleaved samples ([frames, channels]) as a WAV file.
@@ -18,12 +21,13 @@ package func encodeWAV(_ samples: UnsafeBufferPointer<Float>, channels: Int, sam
     guard samples.count % channels == 0 else {
         throw LeapError(.invalidArgument, "\(samples.count) samples is not a whole number of \(channels)-channel frames")
     }
-    let bytesPerSample = encoding == .float32 ? 4 : 2
+    let isFloat = encoding != .int16
+    let bytesPerSample = isFloat ? 4 : 2
     let dataSize = samples.count * bytesPerSample
-    let isFloat = encoding == .float32
     // Float files carry the 18-byte fmt (cbSize = 0) and a 'fact' chunk, as non-PCM WAVs should.
-    let fmtSize = isFloat ? 18 : 16
-    let factSize = isFloat ? 12 : 0
+    let hasFact = encoding == .float32
+    let fmtSize = hasFact ? 18 : 16
+    let factSize = hasFact ? 12 : 0
     let headerSize = 12 + 8 + fmtSize + factSize + 8
     guard dataSize <= 0xFFFF_FFFF - headerSize else {
         throw LeapError(.invalidArgument, "\(samples.count) samples do not fit in a WAV file (4 GiB limit)")
@@ -38,7 +42,7 @@ package func encodeWAV(_ samples: UnsafeBufferPointer<Float>, channels: Int, sam
     tag("fmt "); u32(fmtSize)
     u16(isFloat ? 3 : 1); u16(channels); u32(sampleRate)
     u32(sampleRate * channels * bytesPerSample); u16(channels * bytesPerSample); u16(bytesPerSample * 8)
-    if isFloat {
+    if hasFact {
         u16(0)
         tag("fact"); u32(4); u32(samples.count / channels)
     }

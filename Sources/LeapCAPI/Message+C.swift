@@ -2,6 +2,7 @@ import CLeap
 import Glibc
 import LeapCore
 import LeapJSON
+import LeapAudio
 import LeapImage
 import LeapMessages
 
@@ -154,7 +155,7 @@ public func leap_message_add_audio_samples(_ m: OpaquePointer?, _ samples: Unsaf
         let (total, overflow) = frames.multipliedReportingOverflow(by: Int(channels))
         guard !overflow, frames >= 0 else { throw LeapError.invalidArgument("n_frames \(frames) is too large") }
         let data = try samplesArray(samples, total, "interleaved")
-        box.message.content.append(.audio(wav: makeFloat32WAV(interleaved: data, channelCount: Int(channels), sampleRate: sr)))
+        box.message.content.append(.audio(wav: try encodeWAV(data, channels: Int(channels), sampleRate: sr, encoding: .float32LEAP)))
     }
 }
 

@@ -46,6 +46,19 @@ import Testing
     }
 }
 
+@Suite struct FloatWAVTests {
+    @Test func headerIsLEAPs44ByteFloatWAV() throws {
+        let w = try encodeWAV([0.5, -0.5, 0.25, -0.25], channels: 2, sampleRate: 48000, encoding: .float32LEAP)
+        #expect(w.count == 44 + 16)
+        #expect(Array(w[0..<4]) == Array("RIFF".utf8) && Array(w[8..<16]) == Array("WAVEfmt ".utf8))
+        #expect(w[20] == 3 && w[22] == 2)  // format tag 3 (IEEE float), 2 channels
+        #expect(UInt32(w[24]) | UInt32(w[25]) << 8 | UInt32(w[26]) << 16 == 48000)
+        #expect(w[34] == 32)
+        let firstSample = UInt32(w[44]) | UInt32(w[45]) << 8 | UInt32(w[46]) << 16 | UInt32(w[47]) << 24
+        #expect(Float(bitPattern: firstSample) == 0.5)
+    }
+}
+
 @Suite struct AudioOutputTests {
     @Test func accumulatesChunksOfOneRate() throws {
         var buffer = AudioOutputBuffer()
