@@ -4,7 +4,7 @@
 // Module graph (one-way; nothing below LeapCAPI knows about C):
 //
 // LeapCore (LeapError) sits under every module that can fail (all but LeapSampling and the C targets).
-//   CLeapAudioKernels ──► LeapAudio (resampler), LeapAudioEncoder (mel spectrogram FFT)
+//   CLeapAudioKernels ──► LeapAudio (resampler), LeapAudioEncoder (mel spectrogram), LeapSpeech (ISTFT): the one FFT
 //   LeapJSON, LeapAudio ──► LeapMessages ─────────────────────────────┐
 //   LeapJSON ──► LeapChatTemplate ─────────────────────────┤
 //   LeapJSON ──► LeapBundles, CLeapCurl ──► LeapDownload ──┤   (bundle manifests and their downloads)
@@ -50,7 +50,7 @@ let package = Package(
         .target(
             name: "CLeapKernels",
             cSettings: [.unsafeFlags(["-O3", "-fno-math-errno"])]),
-        // The audio resampler's and mel spectrogram's FFT and FIR kernels, with their own CPU dispatch.
+        // The FFT (resampler, mel spectrogram, ISTFT) and the resampler's FIR kernels, with their own CPU dispatch.
         .target(
             name: "CLeapAudioKernels",
             cSettings: [.unsafeFlags(["-O3", "-fno-math-errno"])]),
@@ -68,7 +68,7 @@ let package = Package(
         .target(name: "LeapAudioEncoder", dependencies: ["LeapCore", "LeapGGUF", "CLeapKernels", "CLeapAudioKernels", "LeapKernels"], swiftSettings: fast),
         // Saved prompt prefixes (context state snapshots) in memory and on disk.
         .target(name: "LeapPromptCache", dependencies: ["LeapCore", "LeapGGUF", "LeapModels", "CLeapKernels"], swiftSettings: fast),
-        .target(name: "LeapSpeech", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapModels", "LeapSampling", "CLeapKernels"], swiftSettings: fast),
+        .target(name: "LeapSpeech", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapModels", "LeapSampling", "CLeapKernels", "CLeapAudioKernels"], swiftSettings: fast),
         .target(
             name: "LeapRuntime",
             dependencies: [

@@ -1,4 +1,4 @@
-/* Batched complex FFTs for the resampler's FFT filter stage: LK_FFT_LANES independent transforms run side
+/* Batched complex FFTs, the one FFT of the library (resampler filter stage, mel spectrogram, ISTFT): LK_FFT_LANES independent transforms run side
  * by side, lane-interleaved ([n][LK_FFT_LANES] split re/im), so every butterfly is a plain vector op over
  * lanes and the compiler vectorizes it for any SIMD width without shuffles. Each lane carries two real
  * blocks (one in re, one in im): filtering with a real filter keeps them apart. Lanes never interact, so a

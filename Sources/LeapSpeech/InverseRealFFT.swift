@@ -1,22 +1,29 @@
 // InverseRealFFT: x[n] = (1/N) Σ_{k<N} X[k] e^{+2πi kn/N} for a Hermitian spectrum given by its N/2+1 bins
 // (torch.fft.irfft / numpy irfft with norm "backward": the imaginary parts of bins 0 and N/2 do not count).
-// N may be any even size; the complex transform is a mixed-radix Stockham FFT (radices 4, 2, 3, 5, then
-// any remaining prime by a direct DFT), so 1280 = 4⁴·5 costs a few microseconds.
+// N may be any even size. It runs on the audio kernels' batched power-of-two FFT (the one FFT of the
+// library): N = P·M with M the largest power of two dividing N and P odd, and with k = P·k2 + p
 //
-// Stockham stage of radix R after `span` points are combined (span = product of the earlier radices):
-//   for j < N/R:  v_r = a[j + r·N/R] · ω^{(j mod span)·r·N/(span·R)}   (ω = e^{±2πi/N})
-//                 V = DFT_R(v);   b[(j / span)·span·R + (j mod span) + q·span] = V_q
+//   x[n] = Σ_{p<P} e^{+2πi pn/N} · Y_p[n mod M],     Y_p[m] = Σ_{k2<M} X[P·k2 + p] e^{+2πi k2·m/M}
+//
+// so the P inverse transforms Y_p of size M run as lanes of the batched FFT, and one pass of P terms per
+// output combines them (1280 = 5·256: five lanes of one 256-point transform, then 5 terms per sample).
+import CLeapAudioKernels
 import Glibc
 import LeapCore
 
 package struct InverseRealFFT {
     package let size: Int                    // N
     package var bins: Int { size / 2 + 1 }
-    private let radices: [Int]
+    private let powerOfTwo: Int              // M
+    private let oddFactor: Int               // P = N / M
     private let rootRe: [Float]              // [N] cos(2πt/N)
     private let rootIm: [Float]              // [N] sin(2πt/N) (the inverse transform's sign)
-    private var re: [Float], im: [Float]     // [N] working arrays
-    private var re2: [Float], im2: [Float]   // [N]
+    private let twiddleRe: [Float], twiddleIm: [Float]  // [M/2] exp(−2πik/M), as the batched FFT takes them
+    private let bitReversed: [Int]           // [M] position of input k in the FFT's bit-reversed input order
+    private var laneRe: [Float], laneIm: [Float]  // [M][lanes] one batch of transforms
+    private var subRe: [Float], subIm: [Float]    // [P][M] Y_p
+
+    private static let lanes = Int(LK_FFT_LANES)
 
     package init(size n: Int) throws {
         guard n >= 2, n % 2 == 0, n <= 1 << 20 else {
@@ -28,99 +35,67 @@ package struct InverseRealFFT {
     /// `n` even and in 2...2^20.
     init(checkedSize n: Int) {
         size = n
-        var rest = n
-        var rs: [Int] = []
-        for p in [4, 2, 3, 5] {
-            while rest % p == 0 { rs.append(p); rest /= p }
-        }
-        var f = 7
-        while rest > 1 {
-            while rest % f == 0 { rs.append(f); rest /= f }
-            f += 2
-        }
-        radices = rs
+        let m = n & -n
+        powerOfTwo = m
+        oddFactor = n / m
         rootRe = (0..<n).map { Float(cos(2 * Double.pi * Double($0) / Double(n))) }
         rootIm = (0..<n).map { Float(sin(2 * Double.pi * Double($0) / Double(n))) }
-        re = [Float](repeating: 0, count: n)
-        im = re
-        re2 = re
-        im2 = re
+        twiddleRe = (0..<(m / 2)).map { Float(cos(-2 * Double.pi * Double($0) / Double(m))) }
+        twiddleIm = (0..<(m / 2)).map { Float(sin(-2 * Double.pi * Double($0) / Double(m))) }
+        let bits = m.trailingZeroBitCount
+        bitReversed = (0..<m).map { k in
+            var r = 0
+            for b in 0..<bits where k & (1 << b) != 0 { r |= 1 << (bits - 1 - b) }
+            return r
+        }
+        laneRe = [Float](repeating: 0, count: m * Self.lanes)
+        laneIm = laneRe
+        subRe = [Float](repeating: 0, count: n)
+        subIm = subRe
     }
 
     /// out[n] for n < N from bins (re, im) k <= N/2.
     package mutating func callAsFunction(re binRe: UnsafePointer<Float>, im binIm: UnsafePointer<Float>,
                                          into out: UnsafeMutablePointer<Float>) {
-        let n = size, half = n / 2
-        re[0] = binRe[0]; im[0] = 0
-        re[half] = binRe[half]; im[half] = 0
-        for k in 1..<half {
-            re[k] = binRe[k]; im[k] = binIm[k]
-            re[n - k] = binRe[k]; im[n - k] = -binIm[k]
+        let n = size, half = n / 2, m = powerOfTwo, P = oddFactor, lanes = Self.lanes
+        // X[k] of the Hermitian extension; bins 0 and N/2 are real.
+        func bin(_ k: Int) -> (re: Float, im: Float) {
+            if k == 0 || k == half { return (binRe[k], 0) }
+            return k < half ? (binRe[k], binIm[k]) : (binRe[n - k], -binIm[n - k])
         }
-        transform()
+        for first in stride(from: 0, to: P, by: lanes) {
+            let used = min(lanes, P - first)
+            for k2 in 0..<m {
+                let row = bitReversed[k2] * lanes
+                for l in 0..<lanes {
+                    let x = l < used ? bin(P * k2 + first + l) : (re: 0, im: 0)
+                    laneRe[row + l] = x.re
+                    laneIm[row + l] = x.im
+                }
+            }
+            laneRe.withUnsafeMutableBufferPointer { r in
+                laneIm.withUnsafeMutableBufferPointer { i in
+                    lk_audio_fft_inverse(r.baseAddress, i.baseAddress, m, twiddleRe, twiddleIm)
+                }
+            }
+            for l in 0..<used {
+                let p = first + l
+                for j in 0..<m {
+                    subRe[p * m + j] = laneRe[j * lanes + l]
+                    subIm[p * m + j] = laneIm[j * lanes + l]
+                }
+            }
+        }
+        // Re(x[t]) = Σ_p cos(2π pt/N)·Re Y_p − sin(2π pt/N)·Im Y_p (the imaginary part is zero).
         let scale = 1 / Float(n)
-        for i in 0..<n { out[i] = re[i] * scale }
-    }
-
-    /// In place on (re, im): the unscaled inverse complex DFT.
-    private mutating func transform() {
-        let n = size
-        var span = 1
-        var vRe = [Float](repeating: 0, count: radices.max() ?? 1), vIm = vRe
-        var wRe = vRe, wIm = vRe
-        for R in radices {
-            let stride = n / R
-            let twStep = n / (span * R)
-            for j in 0..<stride {
-                let k = j % span
-                for r in 0..<R {
-                    let a = re[j + r * stride], b = im[j + r * stride]
-                    let t = (k * r * twStep) % n
-                    vRe[r] = a * rootRe[t] - b * rootIm[t]
-                    vIm[r] = a * rootIm[t] + b * rootRe[t]
-                }
-                Self.smallDFT(R, &vRe, &vIm, &wRe, &wIm, rootRe, rootIm, n)
-                let base = (j / span) * span * R + k
-                for q in 0..<R {
-                    re2[base + q * span] = wRe[q]
-                    im2[base + q * span] = wIm[q]
-                }
+        for t in 0..<n {
+            let j = t % m
+            var s: Float = 0
+            for p in 0..<P {
+                let r = p * t % n
+                s += rootRe[r] * subRe[p * m + j] - rootIm[r] * subIm[p * m + j]
             }
-            swap(&re, &re2)
-            swap(&im, &im2)
-            span *= R
-        }
-    }
-
-    /// w_q = Σ_r v_r e^{+2πi rq/R}.
-    @inline(__always)
-    private static func smallDFT(_ R: Int, _ vRe: inout [Float], _ vIm: inout [Float], _ wRe: inout [Float], _ wIm: inout [Float],
-                                 _ rootRe: [Float], _ rootIm: [Float], _ n: Int) {
-        switch R {
-        case 2:
-            wRe[0] = vRe[0] + vRe[1]; wIm[0] = vIm[0] + vIm[1]
-            wRe[1] = vRe[0] - vRe[1]; wIm[1] = vIm[0] - vIm[1]
-        case 4:
-            let s0r = vRe[0] + vRe[2], s0i = vIm[0] + vIm[2]
-            let d0r = vRe[0] - vRe[2], d0i = vIm[0] - vIm[2]
-            let s1r = vRe[1] + vRe[3], s1i = vIm[1] + vIm[3]
-            let d1r = vRe[1] - vRe[3], d1i = vIm[1] - vIm[3]
-            wRe[0] = s0r + s1r; wIm[0] = s0i + s1i
-            wRe[2] = s0r - s1r; wIm[2] = s0i - s1i
-            // e^{+iπ/2} = i: q = 1 adds i·d1, q = 3 subtracts it
-            wRe[1] = d0r - d1i; wIm[1] = d0i + d1r
-            wRe[3] = d0r + d1i; wIm[3] = d0i - d1r
-        default:
-            let step = n / R
-            for q in 0..<R {
-                var sr: Float = 0, si: Float = 0
-                for r in 0..<R {
-                    let t = (r * q % R) * step
-                    sr += vRe[r] * rootRe[t] - vIm[r] * rootIm[t]
-                    si += vRe[r] * rootIm[t] + vIm[r] * rootRe[t]
-                }
-                wRe[q] = sr; wIm[q] = si
-            }
+            out[t] = s * scale
         }
     }
 }
