@@ -5,7 +5,7 @@ import LeapModels
 
 // The seams between the conversation runtime and the engine. LeapModels, LeapTokenizer and
 // LeapChatTemplate provide the real implementations (adapters in ModelLoader.swift; the media encoders'
-// seam is MediaEncoding.swift); tests also plug in scripted ones to drive the runtime token by token.
+// seam is MediaBackend.swift); tests also plug in scripted ones to drive the runtime token by token.
 
 /// A loaded model's weights: immutable, shared by every conversation of a runner.
 package protocol LanguageModelBackend: AnyObject {

@@ -41,7 +41,7 @@ extension ModelRunner {
         var mediaProblem: String? = nil
         if let projector = companions.mmproj {
             do {
-                media = try MediaEncoders.load(projector: projector, textModel: model, threads: options.threads)
+                media = try ProjectorEncoders.load(projector: projector, textModel: model, threads: options.threads)
             } catch let e as LeapError {
                 if options.mmprojPath != nil { throw LeapError(e.kind, "mmproj: \(e.message)") }
                 mediaProblem = e.message

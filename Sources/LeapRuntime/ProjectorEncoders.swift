@@ -12,7 +12,7 @@ import LeapVision
 // says which encoder it holds. Encoders run one at a time on the projector's own thread pool (images of
 // several conversations queue there); preparing a part (decode, checks, layout) runs on the caller.
 
-enum MediaEncoders {
+enum ProjectorEncoders {
     /// Loads the encoder of `projector` for `textModel` (its rows must be the text model's width).
     static func load(projector path: String, textModel: LanguageModel, threads: Int?) throws -> any MediaEncoderBackend {
         let file = try GGUFFile(path: path)
