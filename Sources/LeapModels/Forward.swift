@@ -1,9 +1,14 @@
 // The forward pass shared by every architecture, on a batch of up to `maxBatch` tokens:
 //
 //   h = embed(tokens) [× sqrt(E) for Gemma], or embedding rows given by the caller (encoders)
-//   per layer: h += [postNorm](Mixer(RMS(h)))          Mixer = attention or LFM2 short conv
+//   per layer: h += [postNorm](Mixer(RMS(h)))          Mixer = attention or LFM2 short conv (ShortConv.swift)
 //              h += [postNorm](down(act(gate·f) ⊙ up·f)),  f = RMS(h)   (LFM2-MoE: routed experts, MoE.swift)
 //   logits = output · RMS(h, output_norm) [+ bias]    (only for the rows asked for; a dense head's outputs)
+//            [softcapped for Gemma]
+//
+// What only one architecture does sits in that architecture's file, called here as a hook: the short conv
+// (ShortConv.swift), routed experts (MoE.swift), Gemma 3's embedding scale, GELU gate and logit softcap
+// (Gemma3.swift).
 //
 // Numerics follow ggml's CPU path so that results track llama.cpp: activations are quantized to the
 // weight's vec_dot type before every matmul exactly as llama.cpp's x86 build does (done by the kernels),
@@ -59,11 +64,12 @@ extension InferenceContext {
         let W = model.weights
         switch input {
         case .tokens(let toks):
+            let embeddingType = Int32(W.tokenEmbedding.type.rawValue)
             for t in 0..<T {
-                lk_dequantize_row(Int32(W.tokenEmbedding.type.rawValue), W.tokenEmbedding.row(Int(toks[t])), x + t * E, Int64(E))
+                let row = W.tokenEmbedding.row(Int(toks[t]))
+                lk_dequantize_row(embeddingType, row, x + t * E, Int64(E))
             }
-            // Gemma scales token embeddings only (llama.cpp: raw embedding inputs are not scaled).
-            if let s = cfg.embedScale { lk_scale(x, s, x, Int64(T * E)) }
+            scaleTokenEmbeddings(rows: T)
         case .embeddings(let rows):
             x.update(from: rows, count: T * E)
         }
@@ -100,9 +106,7 @@ extension InferenceContext {
         jobs[0] = MatmulJob(w: W.output, x: xq.0, xRowBytes: xq.1, y: out, yStride: V)
         runMatmuls(1, T: nOut)
         addRowBias(W.outputBias, out, rows: nOut, V)
-        if let c = cfg.finalLogitSoftcap, c > 0 {
-            for i in 0..<(nOut * V) { out[i] = c * tanhf(out[i] / c) }
-        }
+        softcapLogits(out, count: nOut * V)
     }
 
     // MARK: - blocks
@@ -131,82 +135,38 @@ extension InferenceContext {
         jobs[1] = MatmulJob(w: l.up, x: xu.0, xRowBytes: xu.1, y: ffB, yStride: F)
         runMatmuls(2, T: T)
         // act(gate) ⊙ up, rows split over the pool (on one thread a visible share of a Gemma prefill)
-        let (a, b) = (ffA, ffB)
-        let gelu = geluTable
+        let gate = ffA, up = ffB
         forRows(T) { rows in
-            let off = rows.lowerBound * F, n = Int64(rows.count * F)
-            if let table = gelu {
-                // ggml: gelu(f16(x)) from an F16 table, exact ends beyond ±10.
-                table.withUnsafeBufferPointer { lk_gelu_table_mul($0.baseAddress, a + off, b + off, a + off, n) }
-            } else {
-                lk_silu(a + off, a + off, n)
-                lk_mul(a + off, b + off, a + off, n)
-            }
+            let offset = rows.lowerBound * F
+            self.gatedActivation(gate + offset, up + offset, count: rows.count * F)
         }
         let xd = quantize(ffA, rows: T, for: l.down, buffer: 0)
         jobs[0] = MatmulJob(w: l.down, x: xd.0, xRowBytes: xd.1, y: dst, yStride: cfg.nEmbd)
         runMatmuls(1, T: T)
     }
 
-    /// LFM2 gated short convolution: [B|C|x] = W_in·xn; u = B⊙x; c_t = Σ_k w[:,k]⊙u_{t-(L-1)+k}; mix = W_out·(C⊙c).
-    func shortConv(_ c: ShortConvWeights, T: Int, spans: [SequenceSpan]) {
-        let E = cfg.nEmbd
-        let xq = quantize(xn, rows: T, for: c.inProj, buffer: 0)
-        jobs[0] = MatmulJob(w: c.inProj, x: xq.0, xRowBytes: xq.1, y: ffA, yStride: 3 * E)
-        runMatmuls(1, T: T)
-        for span in spans {
-            guard let ring = span.context.convRing?.floats() else { continue }
-            shortConvMix(c, ring: ring + c.convSlot * span.context.ringSize * E, ringSize: span.context.ringSize,
-                         rows: span.firstRow..<span.firstRow + span.count, pos0: span.pos0)
-        }
-        let xo = quantize(xn, rows: T, for: c.outProj, buffer: 0)
-        jobs[0] = MatmulJob(w: c.outProj, x: xo.0, xRowBytes: xo.1, y: mix, yStride: E)
-        runMatmuls(1, T: T)
-    }
-
-    /// The conv of batch `rows` (positions pos0...) of one sequence, from [B|C|x] in ffA to C⊙c in xn, with
-    /// u = B⊙x of these positions stored in the sequence's ring (`slotBase`, [ringSize, E]).
-    private func shortConvMix(_ c: ShortConvWeights, ring slotBase: UnsafeMutablePointer<Float>, ringSize: Int,
-                              rows: Range<Int>, pos0: Int) {
-        let E = cfg.nEmbd
-        let L = cfg.convLCache
-        // u for the new positions into the ring.
-        for t in rows {
-            let bcx = ffA + t * 3 * E
-            let u = slotBase + ((pos0 + t - rows.lowerBound) % ringSize) * E
-            lk_mul(bcx, bcx + 2 * E, u, Int64(E))
-        }
-        // y_t = C_t ⊙ Σ_k w[:,k] u_{p-(L-1)+k}, written over the B chunk of ffA.
-        c.conv.withUnsafeBufferPointer { wb in
-            guard let w = wb.baseAddress else { return }  // [E, L], checked at load
-            for t in rows {
-                let p = pos0 + t - rows.lowerBound
-                let bcx = ffA + t * 3 * E
-                let y = bcx  // B chunk is no longer needed
-                for e in 0..<E { y[e] = 0 }
-                for k in 0..<L {
-                    let q = p - (L - 1) + k
-                    if q < 0 { continue }
-                    let u = slotBase + (q % ringSize) * E
-                    // fused, as ggml_ssm_conv's `sumf += s * c` is compiled (GCC contracts it to an FMA); in C: Swift's
-                    // baseline x86-64 build would call libm's fmaf for every element
-                    lk_fma_strided(y, u, w + k, Int64(L), Int64(E))
-                }
-                lk_mul(y, bcx + E, y, Int64(E))
-                // pack rows contiguously for the out projection: row t at xn + t*E
-                (xn + t * E).update(from: y, count: E)
-            }
-        }
+    /// gate[i] = act(gate[i]) · up[i] for `count` floats: SiLU, or Gemma's GELU (`geluGate`).
+    func gatedActivation(_ gate: UnsafeMutablePointer<Float>, _ up: UnsafeMutablePointer<Float>, count: Int) {
+        if let table = geluTable { return geluGate(gate, up, count: count, table: table) }
+        lk_silu(gate, gate, Int64(count))
+        lk_mul(gate, up, gate, Int64(count))
     }
 
     /// GQA attention with optional per-head Q/K norm, RoPE, F16 KV cache and sliding window.
     func attention(_ a: AttentionWeights, layer il: Int, T: Int, spans: [SequenceSpan]) {
         let hd = cfg.headDim, H = cfg.nHead, Hkv = a.nHeadKV
         let qDim = H * hd, kvDim = Hkv * hd
+        // Q, K and V share a quantized copy of xn when their weights take the same activation format.
         let xq = quantize(xn, rows: T, for: a.q, buffer: 0)
         let xk = a.k.activationType == a.q.activationType ? xq : quantize(xn, rows: T, for: a.k, buffer: 1)
-        let xv = a.v.activationType == a.q.activationType ? xq
-            : a.v.activationType == a.k.activationType ? xk : quantize(xn, rows: T, for: a.v, buffer: 2)
+        let xv: (UnsafeRawPointer, Int)
+        if a.v.activationType == a.q.activationType {
+            xv = xq
+        } else if a.v.activationType == a.k.activationType {
+            xv = xk
+        } else {
+            xv = quantize(xn, rows: T, for: a.v, buffer: 2)
+        }
         jobs[0] = MatmulJob(w: a.q, x: xq.0, xRowBytes: xq.1, y: qBuf, yStride: qDim)
         jobs[1] = MatmulJob(w: a.k, x: xk.0, xRowBytes: xk.1, y: kBuf, yStride: kvDim)
         jobs[2] = MatmulJob(w: a.v, x: xv.0, xRowBytes: xv.1, y: vBuf, yStride: kvDim)
@@ -223,8 +183,8 @@ extension InferenceContext {
                 for i in rows {
                     let t = span.firstRow + i
                     let q = self.qBuf + t * qDim, k = self.kBuf + t * kvDim
-                    if let qn = a.qNorm { qn.withUnsafeBufferPointer { w in for h in 0..<H { lk_rms_norm(q + h * hd, w.baseAddress, q + h * hd, Int64(hd), self.cfg.rmsEps) } } }
-                    if let kn = a.kNorm { kn.withUnsafeBufferPointer { w in for h in 0..<Hkv { lk_rms_norm(k + h * hd, w.baseAddress, k + h * hd, Int64(hd), self.cfg.rmsEps) } } }
+                    if let qn = a.qNorm { self.normHeads(q, heads: H, qn) }
+                    if let kn = a.kNorm { self.normHeads(k, heads: Hkv, kn) }
                     let pos = Float(span.pos0 + i)
                     self.ropeGGML(q, heads: H, pos: pos, base: base, freqScale: fscale)
                     self.ropeGGML(k, heads: Hkv, pos: pos, base: base, freqScale: fscale)
@@ -434,6 +394,14 @@ extension InferenceContext {
         }
     }
 
+    /// RMSNorm of each of `heads` consecutive heads of x ([heads, headDim]) in place, with weights [headDim].
+    func normHeads(_ x: UnsafeMutablePointer<Float>, heads: Int, _ weights: [Float]) {
+        let hd = cfg.headDim
+        weights.withUnsafeBufferPointer { w in
+            for h in 0..<heads { lk_rms_norm(x + h * hd, w.baseAddress, x + h * hd, Int64(hd), cfg.rmsEps) }
+        }
+    }
+
     /// y[t] += bias for T rows of n floats (Q/K/V biases, added in F32 after the matmul like ggml_add).
     func addRowBias(_ bias: [Float]?, _ y: UnsafeMutablePointer<Float>, rows T: Int, _ n: Int) {
         guard let bias else { return }
@@ -509,27 +477,23 @@ extension InferenceContext {
     func runMatmuls(_ count: Int, T: Int) {
         let threads = pool.threadCount
         let perThread = T == 1 ? 1 : 2
-        var chunkRows = (0, 0, 0, 0)
-        var taskEnds = (0, 0, 0, 0)
+        var chunkRows: [Int] = []  // [count] rows per task of job j (a multiple of 16)
+        var taskEnds: [Int] = []   // [count] exclusive end of job j's tasks
         var total = 0
         for j in 0..<count {
             let rows = jobs[j].w.rows
             var c = (rows + threads * perThread - 1) / (threads * perThread)
             c = max(16, (c + 15) / 16 * 16)
             total += (rows + c - 1) / c
-            switch j {
-            case 0: chunkRows.0 = c; taskEnds.0 = total
-            case 1: chunkRows.1 = c; taskEnds.1 = total
-            case 2: chunkRows.2 = c; taskEnds.2 = total
-            default: chunkRows.3 = c; taskEnds.3 = total
-            }
+            chunkRows.append(c)
+            taskEnds.append(total)
         }
         let jobs = self.jobs
         pool.run(tasks: total) { task, _ in
-            var j = 0, start = 0, c = chunkRows.0
-            if task >= taskEnds.0 { j = 1; start = taskEnds.0; c = chunkRows.1 }
-            if task >= taskEnds.1 && count > 1 { j = 2; start = taskEnds.1; c = chunkRows.2 }
-            if task >= taskEnds.2 && count > 2 { j = 3; start = taskEnds.2; c = chunkRows.3 }
+            var j = 0
+            while task >= taskEnds[j] { j += 1 }
+            let start = j == 0 ? 0 : taskEnds[j - 1]
+            let c = chunkRows[j]
             let job = jobs[j]
             let r0 = (task - start) * c
             let r1 = min(job.w.rows, r0 + c)

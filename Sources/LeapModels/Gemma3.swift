@@ -1,6 +1,8 @@
 // Gemma 3 (`gemma3`): embeddings × sqrt(E); per-head Q/K RMSNorm; NEOX RoPE with a local base on
 // sliding-window layers and the global base (and linear scaling) on every P-th layer; post-attention and
 // post-FFN norms; GELU-tanh gate. Norm weights are stored with the +1 already applied (use x̂·w).
+import CLeapKernels
+import Glibc
 import LeapCore
 import LeapGGUF
 import LeapKernels
@@ -55,5 +57,25 @@ enum Gemma3 {
             layers.append(try standardLayer(b, prefix: p, nEmbd: nEmbd, nFF: nFF[i], mixer: mixer, postNorms: true))
         }
         return (cfg, ModelWeights(tokenEmbedding: embd, outputNorm: norm, output: output, layers: layers))
+    }
+}
+
+// Gemma 3's steps of the shared forward pass (Forward.swift); each does nothing for a model without them.
+extension InferenceContext {
+    /// x[0..<rows] ×= sqrt(E): token embeddings only (llama.cpp: raw embedding inputs are not scaled).
+    func scaleTokenEmbeddings(rows T: Int) {
+        guard let s = cfg.embedScale else { return }
+        lk_scale(x, s, x, Int64(T * cfg.nEmbd))
+    }
+
+    /// logits = c · tanh(logits / c) with the final logit softcap c.
+    func softcapLogits(_ logits: UnsafeMutablePointer<Float>, count: Int) {
+        guard let c = cfg.finalLogitSoftcap, c > 0 else { return }
+        for i in 0..<count { logits[i] = c * tanhf(logits[i] / c) }
+    }
+
+    /// gate = gelu(gate) · up as ggml computes it: gelu(f16(x)) from an F16 table, exact ends beyond ±10.
+    func geluGate(_ gate: UnsafeMutablePointer<Float>, _ up: UnsafeMutablePointer<Float>, count: Int, table: [Float]) {
+        table.withUnsafeBufferPointer { lk_gelu_table_mul($0.baseAddress, gate, up, gate, Int64(count)) }
     }
 }
