@@ -47,9 +47,11 @@ let package = Package(
         .target(name: "LeapBundles", dependencies: ["LeapCore", "LeapJSON"], swiftSettings: swift5),
         .target(name: "CLeapCurl"),
         .target(name: "LeapDownload", dependencies: ["LeapCore", "CLeapCurl"], swiftSettings: swift5),
+        // The CPU kernels: a folder per ISA family, each ISA's dispatch table declared in its folder
+        // (lk_tables.h); headers at the target's root.
         .target(
             name: "CLeapKernels",
-            cSettings: [.unsafeFlags(["-O3", "-fno-math-errno"])]),
+            cSettings: [.headerSearchPath("."), .unsafeFlags(["-O3", "-fno-math-errno"])]),
         // The FFT (resampler, mel spectrogram, ISTFT) and the resampler's FIR kernels, with their own CPU dispatch.
         .target(
             name: "CLeapAudioKernels",

@@ -502,21 +502,22 @@ AMX_ENTRY(rows8_q8_0, below_rows8, prep_q8_0_rows8, LK_TYPE_Q8_0)
 
 #pragma clang attribute pop
 
-void lk_fill_amx(lk_kernel_table *t) {
-    static const int types[] = {LK_TYPE_Q4_0, LK_TYPE_Q8_0, LK_TYPE_Q4_K, LK_TYPE_Q5_K, LK_TYPE_Q6_K};
-    static const lk_gemm_fn gemms[] = {gemm_q4_0, gemm_q8_0, gemm_q4_K, gemm_q5_K, gemm_q6_K};
-    for (int i = 0; i < 5; i++) {
-        below_gemm[types[i]] = t->gemm[types[i]];
-        t->gemm[types[i]] = gemms[i];
-    }
-    below_rows8[LK_TYPE_Q4_0] = t->rows8[LK_TYPE_Q4_0];
-    below_rows8[LK_TYPE_Q8_0] = t->rows8[LK_TYPE_Q8_0];
-    if (t->rows8[LK_TYPE_Q4_0]) t->rows8[LK_TYPE_Q4_0] = rows8_q4_0;
-    if (t->rows8[LK_TYPE_Q8_0]) t->rows8[LK_TYPE_Q8_0] = rows8_q8_0;
-    /* the K-quant tile kernels read the row layout: Q4_K / Q5_K stay in it here */
-    t->rows8[LK_TYPE_Q4_K] = t->rows8[LK_TYPE_Q5_K] = t->rows8[LK_TYPE_Q6_K] = NULL;
+/* The K-quant tile kernels read the row layout: the AMX table has no rows8 entries for them. */
+LK_KERNELS(lk_amx,
+    LK_KERNEL(LK_E_GEMM, LK_TYPE_Q4_0, gemm_q4_0),
+    LK_KERNEL(LK_E_GEMM, LK_TYPE_Q8_0, gemm_q8_0),
+    LK_KERNEL(LK_E_GEMM, LK_TYPE_Q4_K, gemm_q4_K),
+    LK_KERNEL(LK_E_GEMM, LK_TYPE_Q5_K, gemm_q5_K),
+    LK_KERNEL(LK_E_GEMM, LK_TYPE_Q6_K, gemm_q6_K),
+    LK_KERNEL(LK_E_ROWS8, LK_TYPE_Q4_0, rows8_q4_0),
+    LK_KERNEL(LK_E_ROWS8, LK_TYPE_Q8_0, rows8_q8_0));
+
+void lk_amx_link_base(const lk_kernel_table *base) {
+    memcpy(below_gemm, base->gemm, sizeof below_gemm);
+    memcpy(below_rows8, base->rows8, sizeof below_rows8);
 }
 
 #else
-void lk_fill_amx(lk_kernel_table *t) { (void)t; }
+LK_NO_KERNELS(lk_amx);
+void lk_amx_link_base(const lk_kernel_table *base) { (void)base; }
 #endif

@@ -490,33 +490,28 @@ static double softmax_exp(const float *x, float *y, int64_t n, float max) {
 
 #pragma clang attribute pop
 
-void lk_fill_avx2_decode(lk_kernel_table *t) {
-#define SET(ID, T) t->dot[ID] = dot_##T, t->dot4[ID] = dot4_##T
-#define SET2(ID, T) SET(ID, T), t->dot2[ID] = dot2_##T
-    SET2(LK_TYPE_Q4_1, q4_1);
-    SET2(LK_TYPE_Q5_0, q5_0);
-    SET2(LK_TYPE_Q5_1, q5_1);
-    SET2(LK_TYPE_Q8_0, q8_0);
-    SET(LK_TYPE_Q2_K, q2_K);
-    SET(LK_TYPE_Q3_K, q3_K);
-    SET(LK_TYPE_Q4_K, q4_K);
-    SET(LK_TYPE_Q5_K, q5_K);
-    SET(LK_TYPE_Q6_K, q6_K);
-    SET(LK_TYPE_F32, f32);
-    SET(LK_TYPE_F16, f16);
-    SET(LK_TYPE_BF16, bf16);
-#undef SET
-#undef SET2
-    t->quantize[LK_TYPE_Q8_0] = quantize_q8_0;
-    t->quantize[LK_TYPE_Q8_1] = quantize_q8_1;
-    t->quantize[LK_TYPE_Q8_K] = quantize_q8_K;
-    t->f16_to_f32 = f16_to_f32_row;
-    t->f32_to_f16 = f32_to_f16_row;
-    t->stream_sum = stream_sum;
-    t->softmax_exp = softmax_exp;
-    t->silu = silu;
-}
+LK_KERNELS(lk_avx2_decode,
+    LK_KERNEL(LK_E_DOT, LK_TYPE_Q4_1, dot_q4_1), LK_KERNEL(LK_E_DOT4, LK_TYPE_Q4_1, dot4_q4_1), LK_KERNEL(LK_E_DOT2, LK_TYPE_Q4_1, dot2_q4_1),
+    LK_KERNEL(LK_E_DOT, LK_TYPE_Q5_0, dot_q5_0), LK_KERNEL(LK_E_DOT4, LK_TYPE_Q5_0, dot4_q5_0), LK_KERNEL(LK_E_DOT2, LK_TYPE_Q5_0, dot2_q5_0),
+    LK_KERNEL(LK_E_DOT, LK_TYPE_Q5_1, dot_q5_1), LK_KERNEL(LK_E_DOT4, LK_TYPE_Q5_1, dot4_q5_1), LK_KERNEL(LK_E_DOT2, LK_TYPE_Q5_1, dot2_q5_1),
+    LK_KERNEL(LK_E_DOT, LK_TYPE_Q8_0, dot_q8_0), LK_KERNEL(LK_E_DOT4, LK_TYPE_Q8_0, dot4_q8_0), LK_KERNEL(LK_E_DOT2, LK_TYPE_Q8_0, dot2_q8_0),
+    LK_KERNEL(LK_E_DOT, LK_TYPE_Q2_K, dot_q2_K), LK_KERNEL(LK_E_DOT4, LK_TYPE_Q2_K, dot4_q2_K),
+    LK_KERNEL(LK_E_DOT, LK_TYPE_Q3_K, dot_q3_K), LK_KERNEL(LK_E_DOT4, LK_TYPE_Q3_K, dot4_q3_K),
+    LK_KERNEL(LK_E_DOT, LK_TYPE_Q4_K, dot_q4_K), LK_KERNEL(LK_E_DOT4, LK_TYPE_Q4_K, dot4_q4_K),
+    LK_KERNEL(LK_E_DOT, LK_TYPE_Q5_K, dot_q5_K), LK_KERNEL(LK_E_DOT4, LK_TYPE_Q5_K, dot4_q5_K),
+    LK_KERNEL(LK_E_DOT, LK_TYPE_Q6_K, dot_q6_K), LK_KERNEL(LK_E_DOT4, LK_TYPE_Q6_K, dot4_q6_K),
+    LK_KERNEL(LK_E_DOT, LK_TYPE_F32, dot_f32), LK_KERNEL(LK_E_DOT4, LK_TYPE_F32, dot4_f32),
+    LK_KERNEL(LK_E_DOT, LK_TYPE_F16, dot_f16), LK_KERNEL(LK_E_DOT4, LK_TYPE_F16, dot4_f16),
+    LK_KERNEL(LK_E_DOT, LK_TYPE_BF16, dot_bf16), LK_KERNEL(LK_E_DOT4, LK_TYPE_BF16, dot4_bf16),
+    LK_KERNEL(LK_E_QUANTIZE, LK_TYPE_Q8_0, quantize_q8_0),
+    LK_KERNEL(LK_E_QUANTIZE, LK_TYPE_Q8_1, quantize_q8_1),
+    LK_KERNEL(LK_E_QUANTIZE, LK_TYPE_Q8_K, quantize_q8_K),
+    LK_KERNEL(LK_E_F16_TO_F32, LK_ANY, f16_to_f32_row),
+    LK_KERNEL(LK_E_F32_TO_F16, LK_ANY, f32_to_f16_row),
+    LK_KERNEL(LK_E_STREAM_SUM, LK_ANY, stream_sum),
+    LK_KERNEL(LK_E_SOFTMAX_EXP, LK_ANY, softmax_exp),
+    LK_KERNEL(LK_E_SILU, LK_ANY, silu));
 
 #else
-void lk_fill_avx2_decode(lk_kernel_table *t) { (void)t; }
+LK_NO_KERNELS(lk_avx2_decode);
 #endif

@@ -631,21 +631,15 @@ KQ_MATVEC(matvec_q4_K, LK_TYPE_Q4_K)
 
 #pragma clang attribute pop
 
-void lk_fill_kquant_avx2(lk_kernel_table *t) {
-    static const int types[3] = {LK_TYPE_Q4_K, LK_TYPE_Q5_K, LK_TYPE_Q6_K};
-    for (int i = 0; i < 3; i++) { /* these kernels take every batch size; llama.cpp's orders are not kept */
-        t->repack[types[i]] = t->repack_id[types[i]] = t->any_tokens[types[i]] = t->tiled[types[i]] = NULL;
-        t->gemm_min_tokens[types[i]] = types[i] == LK_TYPE_Q6_K ? MIN_Q6 : MIN_K4;
-    }
-    t->few_tokens[LK_TYPE_Q4_K] = few_q4_K;
-    t->matvec[LK_TYPE_Q4_K] = matvec_q4_K;
-    t->matvec[LK_TYPE_Q5_K] = matvec_q5_K;
-    t->matvec[LK_TYPE_Q6_K] = matvec_q6_K;
-    t->gemm[LK_TYPE_Q4_K] = gemm_q4_K;
-    t->gemm[LK_TYPE_Q5_K] = gemm_q5_K;
-    t->gemm[LK_TYPE_Q6_K] = gemm_q6_K;
-}
+LK_KERNELS(lk_avx2_kquant,
+    LK_KERNEL(LK_E_MATVEC, LK_TYPE_Q4_K, matvec_q4_K),
+    LK_KERNEL(LK_E_MATVEC, LK_TYPE_Q5_K, matvec_q5_K),
+    LK_KERNEL(LK_E_MATVEC, LK_TYPE_Q6_K, matvec_q6_K),
+    LK_KERNEL(LK_E_FEW_TOKENS, LK_TYPE_Q4_K, few_q4_K),
+    LK_KERNEL_FROM(LK_E_GEMM, LK_TYPE_Q4_K, gemm_q4_K, MIN_K4),
+    LK_KERNEL_FROM(LK_E_GEMM, LK_TYPE_Q5_K, gemm_q5_K, MIN_K4),
+    LK_KERNEL_FROM(LK_E_GEMM, LK_TYPE_Q6_K, gemm_q6_K, MIN_Q6));
 
 #else
-void lk_fill_kquant_avx2(lk_kernel_table *t) { (void)t; }
+LK_NO_KERNELS(lk_avx2_kquant);
 #endif

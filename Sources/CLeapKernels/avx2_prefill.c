@@ -220,7 +220,7 @@ INLINE void q8_build_tile(const uint8_t *w, size_t wrb, int64_t nb, int nr, uint
     }
 }
 
-/* The same tile from a group of 8 rows in the LK_ROWS8 layout (w: the group), whose vectors
+/* The same tile from a group of 8 rows in the LK_E_ROWS8 layout (w: the group), whose vectors
  * are the tile's w already. */
 INLINE void q8_build_tile_rows8(const uint8_t *w, int64_t nb, uint8_t *tile) {
     for (int64_t b = 0; b < nb; b++) {
@@ -279,7 +279,7 @@ INLINE void q8_tile_tokens(const uint8_t *tile, int64_t b0, int64_t b1, const ui
     for (int j = 0; j < nt; j++) lk_store_rows8(acc[j], y + j * ys, nr);
 }
 
-/* Either layout (PACKED: LK_ROWS8, rows in whole groups of 8). */
+/* Either layout (PACKED: LK_E_ROWS8, rows in whole groups of 8). */
 INLINE int gemm_q8_0_layout(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
                             float *y, int64_t ys, int64_t row_begin, int64_t row_end, const int PACKED) {
     const int64_t nb = cols / QK;
@@ -332,13 +332,12 @@ int lk_gemm_q8_0_rows8_avx2(int64_t cols, const void *w, size_t wrb, const void 
 
 #pragma clang attribute pop
 
-void lk_fill_avx2_prefill(lk_kernel_table *t) {
-    t->gemm[LK_TYPE_Q4_1] = gemm_q4_1;
-    t->gemm[LK_TYPE_Q5_0] = gemm_q5_0;
-    t->gemm[LK_TYPE_Q5_1] = gemm_q5_1;
-    t->gemm[LK_TYPE_Q8_0] = gemm_q8_0;
-}
+LK_KERNELS(lk_avx2_prefill,
+    LK_KERNEL(LK_E_GEMM, LK_TYPE_Q4_1, gemm_q4_1),
+    LK_KERNEL(LK_E_GEMM, LK_TYPE_Q5_0, gemm_q5_0),
+    LK_KERNEL(LK_E_GEMM, LK_TYPE_Q5_1, gemm_q5_1),
+    LK_KERNEL(LK_E_GEMM, LK_TYPE_Q8_0, gemm_q8_0));
 
 #else
-void lk_fill_avx2_prefill(lk_kernel_table *t) { (void)t; }
+LK_NO_KERNELS(lk_avx2_prefill);
 #endif

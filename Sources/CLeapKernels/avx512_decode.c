@@ -295,17 +295,16 @@ SEQ_MATVEC(matvec_q5_1, LK_TYPE_Q5_1)
 
 #pragma clang attribute pop
 
-void lk_fill_avx512_decode(lk_kernel_table *t, int use_vnni) {
-    if (use_vnni) {
-        t->matvec[LK_TYPE_Q4_1] = matvec_q4_1;
-        t->matvec[LK_TYPE_Q5_0] = matvec_q5_0;
-        t->matvec[LK_TYPE_Q5_1] = matvec_q5_1;
-    }
-    /* Q4_K/Q5_K stay on the AVX2 kernels: a 512-bit Q4_K was ~15% slower on this (double-pumped
-     * AVX-512) CPU because of the extra lane shuffles, so it was dropped. */
-    t->dot[LK_TYPE_Q6_K] = dot_q6_K, t->dot4[LK_TYPE_Q6_K] = dot4_q6_K, t->dot2[LK_TYPE_Q6_K] = dot2_q6_K;
-}
+/* Q4_K/Q5_K stay on the AVX2 kernels: a 512-bit Q4_K needed extra lane shuffles that cost more than the
+ * wider vectors gain on a double-pumped AVX-512 CPU. The matvecs use VNNI. */
+LK_KERNELS(lk_avx512_decode,
+    LK_KERNEL(LK_E_MATVEC, LK_TYPE_Q4_1, matvec_q4_1),
+    LK_KERNEL(LK_E_MATVEC, LK_TYPE_Q5_0, matvec_q5_0),
+    LK_KERNEL(LK_E_MATVEC, LK_TYPE_Q5_1, matvec_q5_1),
+    LK_KERNEL(LK_E_DOT, LK_TYPE_Q6_K, dot_q6_K),
+    LK_KERNEL(LK_E_DOT2, LK_TYPE_Q6_K, dot2_q6_K),
+    LK_KERNEL(LK_E_DOT4, LK_TYPE_Q6_K, dot4_q6_K));
 
 #else
-void lk_fill_avx512_decode(lk_kernel_table *t, int use_vnni) { (void)t; (void)use_vnni; }
+LK_NO_KERNELS(lk_avx512_decode);
 #endif

@@ -25,7 +25,7 @@
  *         NT tokens: each tile vector feeds NT vpdpbusd (4 activation bytes broadcast), one float FMA per
  *         sub-block and token, the mins (Q4_K, Q5_K) as one vpdpwssd chain per block. The next tile's
  *         weights are prefetched into L2 while a tile is used.
- * rows8   Q4_K / Q5_K / Q6_K packed at load in the 8-row layout (LK_ROWS8): its 16-row tiles (two groups)
+ * rows8   Q4_K / Q5_K / Q6_K packed at load in the 8-row layout (LK_E_ROWS8): its 16-row tiles (two groups)
  *         are the gemm tile's lanes as they lie, 4-, 5- or 6-bit, so one kernel takes every token count with
  *         the gemm's operations per (row, token) and no tile to build (Q4_K / Q5_K: 1.1-1.4x faster than the
  *         matvec for one token from DRAM, 2-2.4x than the few-token kernel for 4; Q6_K 1.2x, 1.25x); from
@@ -655,7 +655,7 @@ KQ_GEMM(gemm_q6_K, LK_TYPE_Q6_K)
 
 /* ============================ the 8-row layout: every token count ============================ */
 
-/* Q4_K / Q5_K (and Q6_K, below) packed at load into the 8-row layout (LK_ROWS8, rows8.c): 16-row tiles of two
+/* Q4_K / Q5_K (and Q6_K, below) packed at load into the 8-row layout (LK_E_ROWS8, rows8.c): 16-row tiles of two
  * groups, whose vectors are the gemm tile's lanes as they lie in memory (4-bit, or 5-bit with the fifth bits'
  * vectors), so
  * that one kernel takes every token count with no tile to build: per block the heads give the gemm tile's
@@ -854,25 +854,19 @@ KQ_ROWS8(rows8_q6_K, LK_TYPE_Q6_K)
 
 #pragma clang attribute pop
 
-void lk_fill_kquant_vnni(lk_kernel_table *t) {
-    static const int types[3] = {LK_TYPE_Q4_K, LK_TYPE_Q5_K, LK_TYPE_Q6_K};
-    for (int i = 0; i < 3; i++) { /* these kernels take every batch size; llama.cpp's orders are not kept */
-        t->repack[types[i]] = t->repack_id[types[i]] = t->any_tokens[types[i]] = t->tiled[types[i]] = NULL;
-        t->gemm_min_tokens[types[i]] = types[i] == LK_TYPE_Q6_K ? MIN_Q6 : MIN_K4;
-    }
-    t->matvec[LK_TYPE_Q4_K] = matvec_q4_K;
-    t->matvec[LK_TYPE_Q5_K] = matvec_q5_K;
-    t->matvec[LK_TYPE_Q6_K] = matvec_q6_K;
-    t->few_tokens[LK_TYPE_Q4_K] = few_q4_K;
-    t->few_tokens[LK_TYPE_Q5_K] = few_q5_K;
-    t->gemm[LK_TYPE_Q4_K] = gemm_q4_K;
-    t->gemm[LK_TYPE_Q5_K] = gemm_q5_K;
-    t->gemm[LK_TYPE_Q6_K] = gemm_q6_K;
-    t->rows8[LK_TYPE_Q4_K] = rows8_q4_K;
-    t->rows8[LK_TYPE_Q5_K] = rows8_q5_K;
-    t->rows8[LK_TYPE_Q6_K] = rows8_q6_K;
-}
+LK_KERNELS(lk_avx512_kquant,
+    LK_KERNEL(LK_E_MATVEC, LK_TYPE_Q4_K, matvec_q4_K),
+    LK_KERNEL(LK_E_MATVEC, LK_TYPE_Q5_K, matvec_q5_K),
+    LK_KERNEL(LK_E_MATVEC, LK_TYPE_Q6_K, matvec_q6_K),
+    LK_KERNEL(LK_E_FEW_TOKENS, LK_TYPE_Q4_K, few_q4_K),
+    LK_KERNEL(LK_E_FEW_TOKENS, LK_TYPE_Q5_K, few_q5_K),
+    LK_KERNEL_FROM(LK_E_GEMM, LK_TYPE_Q4_K, gemm_q4_K, MIN_K4),
+    LK_KERNEL_FROM(LK_E_GEMM, LK_TYPE_Q5_K, gemm_q5_K, MIN_K4),
+    LK_KERNEL_FROM(LK_E_GEMM, LK_TYPE_Q6_K, gemm_q6_K, MIN_Q6),
+    LK_KERNEL(LK_E_ROWS8, LK_TYPE_Q4_K, rows8_q4_K),
+    LK_KERNEL(LK_E_ROWS8, LK_TYPE_Q5_K, rows8_q5_K),
+    LK_KERNEL(LK_E_ROWS8, LK_TYPE_Q6_K, rows8_q6_K));
 
 #else
-void lk_fill_kquant_vnni(lk_kernel_table *t) { (void)t; }
+LK_NO_KERNELS(lk_avx512_kquant);
 #endif

@@ -544,14 +544,12 @@ static int gemm_f32(int64_t cols, const void *w, size_t wrb, const void *x, size
 
 #pragma clang attribute pop
 
-void lk_fill_avx512_prefill(lk_kernel_table *t) {
-    t->gemm[LK_TYPE_Q4_1] = gemm_q4_1;
-    t->gemm[LK_TYPE_Q5_0] = gemm_q5_0;
-    t->gemm[LK_TYPE_Q5_1] = gemm_q5_1;
-    t->gemm[LK_TYPE_Q4_K] = gemm_q4_K;
-    t->gemm[LK_TYPE_F16] = gemm_f16;
-    t->gemm[LK_TYPE_F32] = gemm_f32;
-}
+LK_KERNELS(lk_avx512_prefill,
+    LK_KERNEL(LK_E_GEMM, LK_TYPE_Q4_1, gemm_q4_1),
+    LK_KERNEL(LK_E_GEMM, LK_TYPE_Q5_0, gemm_q5_0),
+    LK_KERNEL(LK_E_GEMM, LK_TYPE_Q5_1, gemm_q5_1),
+    LK_KERNEL(LK_E_GEMM, LK_TYPE_F16, gemm_f16),
+    LK_KERNEL(LK_E_GEMM, LK_TYPE_F32, gemm_f32));
 
 /* the tile from 16 tokens, the AVX2 rows between 8 and 16 */
 static int tiled_q6_K_or_rows(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
@@ -567,6 +565,5 @@ void lk_fill_llama_order_avx512(lk_kernel_table *t) {
 }
 
 #else
-void lk_fill_avx512_prefill(lk_kernel_table *t) { (void)t; }
-void lk_fill_llama_order_avx512(lk_kernel_table *t) { (void)t; }
+LK_NO_KERNELS(lk_avx512_prefill);
 #endif

@@ -1,91 +1,106 @@
-/* The dispatch tables: one per ISA, built once from each kernel file's fill function (the only file that
- * knows them all), and the choice of the table in effect (best available, LEAP_KERNEL_ISA, lk_set_isa,
- * lk_set_thread_isa). CPU features come from features.c and are passed to the fill functions that need them. */
+/* The dispatch tables: each ISA's run-time lk_kernel_table, built once from its declarative spec (the ISA
+ * folders' table files, format in lk_tables.h), and the choice of the table in effect (best available,
+ * LEAP_KERNEL_ISA, lk_set_isa, lk_set_thread_isa). lk_print_dispatch prints which kernel serves each (ISA,
+ * type, token count, layout). */
 #include "lk_dispatch.h"
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* One table per ISA, built once; each layers its entries over the one below (scalar < avx2 < avx-vnni,
- * avx2 < avx512). */
-static lk_kernel_table tables[LK_ISA_COUNT];
+/* A table and, for printing, the kernel behind each entry. */
+typedef struct {
+    lk_kernel_table t;
+    const lk_kernel *src[LK_ENTRY_COUNT][LK_TYPE_COUNT + 1];
+    const lk_kernel_list *list[LK_ENTRY_COUNT][LK_TYPE_COUNT + 1];
+} built_table;
+
+static built_table tables[LK_ISA_COUNT];
 static atomic_int current_isa = -1;
 static atomic_int tables_ready = 0;
 static _Thread_local int thread_isa = -1;
 
-/* Every entry of one type, from another table. */
-static void copy_type(lk_kernel_table *dst, const lk_kernel_table *src, int type) {
-    dst->dot[type] = src->dot[type], dst->dot2[type] = src->dot2[type], dst->dot4[type] = src->dot4[type];
-    dst->matvec[type] = src->matvec[type], dst->gemm[type] = src->gemm[type], dst->few_tokens[type] = src->few_tokens[type];
-    dst->repack[type] = src->repack[type], dst->any_tokens[type] = src->any_tokens[type];
-    dst->repack_id[type] = src->repack_id[type], dst->tiled[type] = src->tiled[type], dst->rows8[type] = src->rows8[type];
-    dst->gemm_min_tokens[type] = src->gemm_min_tokens[type];
+/* The spec of each ISA's table on a CPU with `cpu` features (AVX-512 without VNNI: the AVX2 table's kernels). */
+static const lk_table_spec *spec_of(int isa, uint32_t cpu) {
+    switch (isa) {
+    case LK_ISA_AVX2: return &lk_table_avx2;
+    case LK_ISA_AVX_VNNI: return &lk_table_avxvnni;
+    case LK_ISA_AVX512: return (cpu & LK_CPU_AVX512VNNI) ? &lk_table_avx512_vnni : &lk_table_avx512_novnni;
+    case LK_ISA_AVX512_NOVNNI: return &lk_table_avx512_novnni;
+    case LK_ISA_AVX512_AMX: return &lk_table_amx;
+    case LK_ISA_LLAMA_ORDER: return &lk_table_llama_order;
+    case LK_ISA_NEON: return &lk_table_neon;
+    default: return &lk_table_scalar;
+    }
 }
 
-/* The AVX2 table's own kernels over llama.cpp's orders, from the AVX2 build of their files or (avxvnni) their
- * AVX-VNNI build (avx_vnni/), which fills the same entries: later fills replace earlier ones. */
-static void fill_avx2_own_orders(lk_kernel_table *t, int avxvnni) {
-    (avxvnni ? lk_fill_avxvnni_prefill : lk_fill_avx2_prefill)(t);
-    (avxvnni ? lk_fill_kquant_avxvnni : lk_fill_kquant_avx2)(t); /* replaces the llama.cpp-order K-quant entries */
-    (avxvnni ? lk_fill_avxvnni_q8_0 : lk_fill_avx2_q8_0)(t);     /* Q8_0 in the AVX2 gemm's order at every batch size */
-    /* Q4_0 follows llama.cpp's repacked kernels on every x86 SIMD path (replaces the entries above) */
-    (avxvnni ? lk_fill_q4_0_avxvnni : lk_fill_q4_0)(t, 0);
-    /* AVX2 tables only (equal to their one-token kernels); Q4_0's matvec too */
-    (avxvnni ? lk_fill_avxvnni_fewtokens : lk_fill_avx2_fewtokens)(t);
+static const lk_kernel *find_kernel(const lk_kernel_list *list, int entry, int type) {
+    for (int i = 0; list && i < list->count; i++)
+        if (list->kernels[i].entry == entry && list->kernels[i].type == type) return &list->kernels[i];
+    return NULL;
+}
+
+static void set_entry(built_table *b, int entry, int type, const lk_kernel_list *list) {
+    lk_kernel_table *t = &b->t;
+    const lk_kernel *k = find_kernel(list, entry, type);
+    const lk_any_fn f = k ? k->fn : NULL;
+    b->src[entry][type] = k;
+    b->list[entry][type] = k ? list : NULL;
+    switch (entry) {
+    case LK_E_DOT: t->dot[type] = (lk_dot_fn)f; break;
+    case LK_E_DOT2: t->dot2[type] = (lk_dot2_fn)f; break;
+    case LK_E_DOT4: t->dot4[type] = (lk_dot4_fn)f; break;
+    case LK_E_MATVEC: t->matvec[type] = (lk_matvec_fn)f; break;
+    case LK_E_FEW_TOKENS: t->few_tokens[type] = (lk_gemm_fn)f; break;
+    case LK_E_GEMM: t->gemm[type] = (lk_gemm_fn)f, t->gemm_min_tokens[type] = k ? k->min_tokens : 0; break;
+    case LK_E_REPACK: t->repack[type] = (lk_gemm_fn)f; break;
+    case LK_E_REPACK_ID: t->repack_id[type] = (lk_gemm_fn)f; break;
+    case LK_E_ANY_TOKENS: t->any_tokens[type] = (lk_gemm_fn)f; break;
+    case LK_E_TILED: t->tiled[type] = (lk_gemm_fn)f; break;
+    case LK_E_ROWS8: t->rows8[type] = (lk_gemm_fn)f; break;
+    case LK_E_QUANTIZE: t->quantize[type] = (lk_quant_fn)f; break;
+    case LK_E_DEQUANTIZE: t->dequantize[type] = (void (*)(const void *, float *, int64_t))f; break;
+    case LK_E_F16_TO_F32: t->f16_to_f32 = (void (*)(const uint16_t *, float *, int64_t))f; break;
+    case LK_E_F32_TO_F16: t->f32_to_f16 = (void (*)(const float *, uint16_t *, int64_t))f; break;
+    case LK_E_STREAM_SUM: t->stream_sum = (float (*)(const float *, int64_t))f; break;
+    case LK_E_SOFTMAX_EXP: t->softmax_exp = (double (*)(const float *, float *, int64_t, float))f; break;
+    case LK_E_SILU: t->silu = (void (*)(const float *, float *, int64_t))f; break;
+    case LK_E_MATVEC_F16_GGML:
+        t->matvec_f16_ggml = (void (*)(const uint16_t *, size_t, int64_t, int64_t, const float *, float *, int64_t))f;
+        break;
+    }
+}
+
+/* b = the table of `spec` on a CPU with `cpu` features; link: the table is the one in use (its kernels that
+ * decline to the base's learn them). */
+static void build(built_table *b, const lk_table_spec *spec, uint32_t cpu, int link) {
+    if (spec->base) build(b, spec->base, cpu, link);
+    else memset(b, 0, sizeof *b);
+    for (int i = 0; i < spec->count; i++) {
+        const lk_table_row *row = &spec->rows[i];
+        if ((row->cpu & cpu) != row->cpu) continue;
+        const int first = row->type == LK_ANY ? LK_TYPE_ENTRIES : 0, end = row->type == LK_ANY ? LK_ENTRY_COUNT : LK_E_DEQUANTIZE;
+        for (int e = first; e < end; e++) set_entry(b, e, row->type, row->from[e]);
+    }
+    /* every table dequantizes with the scalar reference */
+    for (int type = 0; type < LK_TYPE_COUNT; type++)
+        set_entry(b, LK_E_DEQUANTIZE, type, &lk_scalar);
+    if (spec->fill) spec->fill(&b->t);
+    if (spec->link_base && spec->base) {
+        built_table below;
+        build(&below, spec->base, cpu, link);
+        if (link) spec->link_base(&below.t);
+        /* a kernel that declines to the base's serves from the base's token count */
+        for (int type = 0; type < LK_TYPE_COUNT; type++)
+            if (b->t.gemm[type] != below.t.gemm[type]) b->t.gemm_min_tokens[type] = below.t.gemm_min_tokens[type];
+    }
 }
 
 static void build_tables(void) {
-    const int vnni = (lk_cpu_features() & LK_CPU_AVX512VNNI) != 0, bf16 = (lk_cpu_features() & LK_CPU_AVX512BF16) != 0;
-    lk_fill_scalar(&tables[LK_ISA_SCALAR]);
-    tables[LK_ISA_AVX2] = tables[LK_ISA_SCALAR];
-    tables[LK_ISA_NEON] = tables[LK_ISA_SCALAR];
-    if (lk_isa_available(LK_ISA_AVX2)) {
-        lk_fill_avx2_decode(&tables[LK_ISA_AVX2]);
-        lk_fill_llama_order_avx2(&tables[LK_ISA_AVX2]);
-        lk_fill_llama_order_f16(&tables[LK_ISA_AVX2], LK_ISA_AVX2);
-    }
-    /* llama.cpp's orders on AVX2: the VNNI table's base, for what its own kernels leave, and the reference's */
-    tables[LK_ISA_AVX512] = tables[LK_ISA_AVX2];
-    tables[LK_ISA_LLAMA_ORDER] = tables[LK_ISA_AVX2];
-    if (lk_isa_available(LK_ISA_LLAMA_ORDER)) {
-        lk_fill_avx512_decode(&tables[LK_ISA_LLAMA_ORDER], 0);
-        lk_fill_llama_order_f16(&tables[LK_ISA_LLAMA_ORDER], LK_ISA_AVX512);
-        if (bf16) lk_fill_llama_order_bf16(&tables[LK_ISA_LLAMA_ORDER]);
-        lk_fill_q4_0(&tables[LK_ISA_LLAMA_ORDER], 0);
-    }
-    /* AVX2 with AVX-VNNI: the same table with these kernels from their files' AVX-VNNI build */
-    tables[LK_ISA_AVX_VNNI] = tables[LK_ISA_AVX2];
-    if (lk_isa_available(LK_ISA_AVX2)) fill_avx2_own_orders(&tables[LK_ISA_AVX2], 0);
-    if (lk_isa_available(LK_ISA_AVX_VNNI)) fill_avx2_own_orders(&tables[LK_ISA_AVX_VNNI], 1);
-    /* AVX-512 without VNNI: the whole AVX2 table, whose own orders for Q4_0, Q8_0 and the K-quants run prefill
-     * 1.2-2.4x faster than llama.cpp's orders on AVX-512 without VNNI (and decode as fast or faster), with the
-     * 512-bit float kernels */
-    tables[LK_ISA_AVX512_NOVNNI] = tables[LK_ISA_AVX2];
-    if (lk_isa_available(LK_ISA_AVX512)) {
-        lk_fill_llama_order_f16(&tables[LK_ISA_AVX512_NOVNNI], LK_ISA_AVX512_NOVNNI);
-        if (bf16) lk_fill_llama_order_bf16(&tables[LK_ISA_AVX512_NOVNNI]);
-    }
-    if (lk_isa_available(LK_ISA_AVX512) && vnni) {
-        lk_fill_avx512_decode(&tables[LK_ISA_AVX512], 1);
-        lk_fill_avx512_prefill(&tables[LK_ISA_AVX512]);
-        lk_fill_llama_order_avx512(&tables[LK_ISA_AVX512]);
-        lk_fill_kquant_vnni(&tables[LK_ISA_AVX512]); /* replaces the llama.cpp-order K-quant entries */
-        lk_fill_llama_order_f16(&tables[LK_ISA_AVX512], LK_ISA_AVX512);
-        if (bf16) lk_fill_llama_order_bf16(&tables[LK_ISA_AVX512]);
-        lk_fill_q4_0(&tables[LK_ISA_AVX512], 1);
-        /* Q8_0 in avx2_q8_0.c's order: the row layout's kernels are the AVX2 table's, the 8-row layout's
-         * (16-row VNNI tiles, every token count) give the same bits */
-        copy_type(&tables[LK_ISA_AVX512], &tables[LK_ISA_AVX2], LK_TYPE_Q8_0);
-        lk_fill_avx512_fewtokens(&tables[LK_ISA_AVX512]);
-    } else {
-        tables[LK_ISA_AVX512] = tables[LK_ISA_AVX512_NOVNNI];
-    }
-    if (lk_isa_available(LK_ISA_NEON)) lk_fill_neon(&tables[LK_ISA_NEON]);
-    /* the AVX-512 VNNI table with its prefill on the tile unit */
-    tables[LK_ISA_AVX512_AMX] = tables[LK_ISA_AVX512];
-    if (lk_isa_available(LK_ISA_AVX512_AMX)) lk_fill_amx(&tables[LK_ISA_AVX512_AMX]);
+    const uint32_t cpu = lk_cpu_features();
+    for (int isa = 0; isa < LK_ISA_COUNT; isa++)
+        build(&tables[isa], lk_isa_available(isa) ? spec_of(isa, cpu) : &lk_table_scalar, cpu, 1);
 }
-
 static void ensure_tables(void) {
     if (atomic_load_explicit(&tables_ready, memory_order_acquire) == 2) return;
     int expected = 0;
@@ -113,7 +128,7 @@ static void ensure_tables(void) {
 const lk_kernel_table *lk_kernels(void) {
     ensure_tables();
     const int isa = thread_isa >= 0 ? thread_isa : atomic_load_explicit(&current_isa, memory_order_relaxed);
-    return &tables[isa];
+    return &tables[isa].t;
 }
 
 int lk_set_isa(int isa) {
@@ -134,4 +149,107 @@ int lk_set_thread_isa(int isa) {
 int lk_get_isa(void) {
     ensure_tables();
     return thread_isa >= 0 ? thread_isa : atomic_load(&current_isa);
+}
+
+/* ---- printing ---- */
+
+static const char *const entry_names[LK_ENTRY_COUNT] = {
+    "dot", "dot2", "dot4", "matvec", "few_tokens", "gemm", "repack", "repack_id", "any_tokens", "tiled", "rows8",
+    "quantize", "dequantize", "f16_to_f32", "f32_to_f16", "stream_sum", "softmax_exp", "silu", "matvec_f16_ggml"};
+
+static void add_kernel(char *out, size_t cap, const built_table *b, int entry, int type) {
+    const lk_kernel *k = b->src[entry][type];
+    const size_t len = strlen(out);
+    if (k) snprintf(out + len, cap - len, "%s%s %s.%s", len ? " > " : "", entry_names[entry], b->list[entry][type]->name, k->name);
+    else if (entry == LK_E_DOT || entry == LK_E_DOT2 || entry == LK_E_DOT4) /* from a fill function: no name */
+        snprintf(out + len, cap - len, "%s%s (%s)", len ? " > " : "", entry_names[entry], "filled");
+}
+
+/* The kernels lk_matmul_tensor tries, in order, for n tokens of `type` in `layout` (LK_LLAMA_*, LK_ROWS8):
+ * each may decline the call (returns 0), and the next one runs. */
+static void chain(const built_table *b, int type, int layout, int64_t n, char *out, size_t cap) {
+    const lk_kernel_table *k = &b->t;
+    out[0] = 0;
+    if (layout & LK_ROWS8) {
+        if (k->rows8[type]) add_kernel(out, cap, b, LK_E_ROWS8, type);
+        snprintf(out + strlen(out), cap - strlen(out), "%scopy rows out", out[0] ? " > " : "");
+        layout &= ~LK_ROWS8;
+    }
+    if (layout == LK_LLAMA_REPACKED && k->repack[type]) add_kernel(out, cap, b, LK_E_REPACK, type);
+    else if (layout == LK_LLAMA_REPACKED_ID && k->repack_id[type]) add_kernel(out, cap, b, LK_E_REPACK_ID, type);
+    else if (k->any_tokens[type]) add_kernel(out, cap, b, LK_E_ANY_TOKENS, type);
+    else if (n >= LK_TILED_MIN_TOKENS && k->tiled[type]) add_kernel(out, cap, b, LK_E_TILED, type);
+    if (!k->dot[type]) return;
+    if (n >= 2 && n <= LK_FEW_MAX_TOKENS && k->few_tokens[type]) add_kernel(out, cap, b, LK_E_FEW_TOKENS, type);
+    if (k->gemm[type] && n >= (k->gemm_min_tokens[type] ? k->gemm_min_tokens[type] : LK_GEMM_MIN_TOKENS))
+        add_kernel(out, cap, b, LK_E_GEMM, type);
+    if (n == 1 && k->matvec[type]) add_kernel(out, cap, b, LK_E_MATVEC, type);
+    if (n >= 4 && k->dot4[type] && k->dot2[type]) add_kernel(out, cap, b, LK_E_DOT2, type);
+    if (n >= 4 && k->dot4[type]) add_kernel(out, cap, b, LK_E_DOT4, type);
+    if (n == 1 && k->dot2[type]) add_kernel(out, cap, b, LK_E_DOT2, type);
+    add_kernel(out, cap, b, LK_E_DOT, type);
+}
+
+static const char *type_name(int type) {
+    switch (type) {
+    case LK_TYPE_F32: return "F32";   case LK_TYPE_F16: return "F16";   case LK_TYPE_BF16: return "BF16";
+    case LK_TYPE_Q4_0: return "Q4_0"; case LK_TYPE_Q4_1: return "Q4_1"; case LK_TYPE_Q5_0: return "Q5_0";
+    case LK_TYPE_Q5_1: return "Q5_1"; case LK_TYPE_Q8_0: return "Q8_0"; case LK_TYPE_Q2_K: return "Q2_K";
+    case LK_TYPE_Q3_K: return "Q3_K"; case LK_TYPE_Q4_K: return "Q4_K"; case LK_TYPE_Q5_K: return "Q5_K";
+    case LK_TYPE_Q6_K: return "Q6_K"; default: return NULL;
+    }
+}
+
+void lk_print_dispatch(FILE *out, uint32_t cpu) {
+    enum { MAX_TOKENS = 64 };
+    static const int layouts[] = {LK_LLAMA_PLAIN, LK_LLAMA_REPACKED, LK_LLAMA_REPACKED_ID, LK_ROWS8};
+    static const char *const layout_names[] = {"rows", "repacked", "repacked-id", "rows8"};
+    static built_table b;
+    fprintf(out, "Which kernel serves lk_matmul_tensor, per table, type, weight layout and token count: the kernels\n"
+                 "tried in order (each may decline a call, then the next runs). Layouts other than rows are listed\n"
+                 "where they differ; rows8 only for the types lk_rows8_pack packs. Not by the CPU: every table.\n");
+    for (int isa = 0; isa < LK_ISA_COUNT; isa++) {
+        const lk_table_spec *spec = spec_of(isa, cpu);
+        build(&b, spec, cpu, 0);
+        fprintf(out, "\n== %s (table %s%s%s)\n", lk_isa_name(isa), spec->name, spec->fill ? ", filled by its kernel file" : "",
+                spec->link_base ? ", its kernels decline to the base table's" : "");
+        for (int type = 0; type < LK_TYPE_COUNT; type++) {
+            if (!type_name(type) || !b.t.dot[type]) continue;
+            char base_chain[MAX_TOKENS + 1][512];
+            for (unsigned l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
+                if (layouts[l] == LK_ROWS8 && !lk_rows8_kquant(type) && type != LK_TYPE_Q4_0 && type != LK_TYPE_Q8_0) continue;
+                int64_t start = 1;
+                char prev[512] = "", cur[512];
+                int differs = l == 0;
+                for (int64_t n = 1; n <= MAX_TOKENS; n++) {
+                    chain(&b, type, layouts[l], n, cur, sizeof cur);
+                    if (l == 0) strcpy(base_chain[n], cur);
+                    else if (strcmp(cur, base_chain[n])) differs = 1;
+                }
+                if (!differs) continue;
+                for (int64_t n = 1; n <= MAX_TOKENS + 1; n++) {
+                    if (n <= MAX_TOKENS) chain(&b, type, layouts[l], n, cur, sizeof cur);
+                    if (n > 1 && (n > MAX_TOKENS || strcmp(cur, prev))) {
+                        char range[16];
+                        if (n > MAX_TOKENS) snprintf(range, sizeof range, "%lld+", (long long)start);
+                        else if (n - 1 == start) snprintf(range, sizeof range, "%lld", (long long)start);
+                        else snprintf(range, sizeof range, "%lld-%lld", (long long)start, (long long)(n - 1));
+                        fprintf(out, "%-5s %-11s %-6s %s\n", type_name(type), layout_names[l], range, prev);
+                        start = n;
+                    }
+                    strcpy(prev, cur);
+                }
+            }
+        }
+        fprintf(out, "ops:");
+        for (int e = LK_E_QUANTIZE; e < LK_ENTRY_COUNT; e++) {
+            if (e == LK_E_QUANTIZE) {
+                for (int t = 0; t < LK_TYPE_COUNT; t++)
+                    if (b.src[e][t]) fprintf(out, " quantize[%s] %s.%s", t == LK_TYPE_Q8_0 ? "Q8_0" : t == LK_TYPE_Q8_1 ? "Q8_1" : "Q8_K", b.list[e][t]->name, b.src[e][t]->name);
+            } else if (e >= LK_TYPE_ENTRIES && b.src[e][LK_ANY]) {
+                fprintf(out, ", %s %s.%s", entry_names[e], b.list[e][LK_ANY]->name, b.src[e][LK_ANY]->name);
+            }
+        }
+        fprintf(out, "\n");
+    }
 }

@@ -12,11 +12,11 @@
 #ifndef LK_AVX_VNNI_H
 #define LK_AVX_VNNI_H
 #define LK_AVXVNNI 1
-#define lk_fill_avx2_prefill lk_fill_avxvnni_prefill
-#define lk_fill_avx2_q8_0 lk_fill_avxvnni_q8_0
-#define lk_fill_kquant_avx2 lk_fill_kquant_avxvnni
-#define lk_fill_avx2_fewtokens lk_fill_avxvnni_fewtokens
-#define lk_fill_q4_0 lk_fill_q4_0_avxvnni
+#define lk_avx2_prefill lk_avxvnni_prefill
+#define lk_avx2_q8_0 lk_avxvnni_q8_0
+#define lk_avx2_kquant lk_avxvnni_kquant
+#define lk_avx2_fewtokens lk_avxvnni_fewtokens
+#define lk_q4_0_avx2 lk_q4_0_avxvnni
 #define lk_gemm_q4_0_rows8_avx2 lk_gemm_q4_0_rows8_avxvnni
 #define lk_gemm_q8_0_rows8_avx2 lk_gemm_q8_0_rows8_avxvnni
 #endif

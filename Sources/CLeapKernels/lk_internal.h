@@ -1,5 +1,5 @@
-/* Internal declarations shared by the kernel files: the dispatch table's entries and the fill function of
- * each kernel file (called by dispatch.c only); the type facts come from lk_types.h. */
+/* Internal declarations shared by the kernel files: the dispatch table's entries, and (lk_tables.h) the
+ * format of the tables that fill them; the type facts come from lk_types.h. */
 #ifndef LK_INTERNAL_H
 #define LK_INTERNAL_H
 #include "lk_types.h"
@@ -86,24 +86,13 @@ static inline __attribute__((always_inline)) void lk_prefetch_l2(const uint8_t *
 
 /* Most tokens of a call that a table's few_tokens kernel takes (gemm from there on). */
 enum { LK_FEW_MAX_TOKENS = 15 };
+/* From this many tokens a table's gemm kernel (when it has one, and unless the kernel names another count)
+ * does the whole call: it unpacks and transposes each 16-row weight tile once per call, which costs about
+ * as much as 8 tokens' products. */
+enum { LK_GEMM_MIN_TOKENS = 16 };
+/* ggml's tiled K-quant matmul takes over from this many tokens (ggml_tiled_min_batch). */
+enum { LK_TILED_MIN_TOKENS = 8 };
 
-/* Each file fills the entries it implements (on top of the scalar ones); dispatch.c calls them, with the
- * CPU features they need as arguments. */
-void lk_fill_scalar(lk_kernel_table *t);      /* scalar.c */
-void lk_fill_avx2_decode(lk_kernel_table *t); /* avx2_decode.c */
-void lk_fill_avx512_decode(lk_kernel_table *t, int use_vnni); /* avx512_decode.c; use_vnni: the CPU has VNNI and this table uses it */
-void lk_fill_avx512_prefill(lk_kernel_table *t);   /* avx512_prefill.c, VNNI only */
-void lk_fill_kquant_vnni(lk_kernel_table *t);   /* VNNI only: Q4_K, Q5_K, Q6_K matvec + gemm and in LK_ROWS8, Q4_K, Q5_K × 2..7 tokens (avx512_kquant.c) */
-void lk_fill_kquant_avx2(lk_kernel_table *t);   /* AVX2 table: Q4_K, Q5_K, Q6_K matvec + gemm (avx2_kquant.c) */
-void lk_fill_avx512_fewtokens(lk_kernel_table *t); /* VNNI only: Q4_0, Q6_K × 2..15 tokens; Q4_0, Q8_0 in LK_ROWS8 (avx512_fewtokens.c) */
-void lk_fill_avx2_fewtokens(lk_kernel_table *t);   /* AVX2 table (and its copy, AVX-512 without VNNI): Q4_0, Q5_K, Q6_K × 2..15 tokens, Q4_0 × 1 (avx2_fewtokens.c) */
-void lk_fill_avx2_q8_0(lk_kernel_table *t);        /* AVX2 table (and its copy): Q8_0 dot, matvec, 2..15 tokens in the gemm's order (avx2_q8_0.c) */
-/* the AVX-VNNI table: the same five AVX2 files built for AVX-VNNI (avx_vnni/, lk_avx_vnni.h) */
-void lk_fill_avxvnni_prefill(lk_kernel_table *t);
-void lk_fill_avxvnni_q8_0(lk_kernel_table *t);
-void lk_fill_kquant_avxvnni(lk_kernel_table *t);
-void lk_fill_avxvnni_fewtokens(lk_kernel_table *t);
-void lk_fill_q4_0_avxvnni(lk_kernel_table *t, int vnni);
 /* The LK_ROWS8 layout within a group of 8 rows (rows8.c). Q4_0, Q8_0 (qb quant bytes a block, head: the f16
  * scale): block b's vectors (8·qb bytes, 32-byte aligned when the group is) at lk_rows8_quants, its 8 scales
  * (16 bytes) after all the vectors, at lk_rows8_scales. Q4_K, Q5_K, Q6_K: block b (8 times the block's bytes)
@@ -131,14 +120,7 @@ int lk_gemm_q4_0_rows8_avx512(int64_t cols, const void *w, size_t w_row_bytes, c
                               int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin, int64_t row_end);
 int lk_gemm_q8_0_rows8_avx512(int64_t cols, const void *w, size_t w_row_bytes, const void *x, size_t x_row_bytes,
                               int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin, int64_t row_end);
-void lk_fill_neon(lk_kernel_table *t); /* neon.c */
-void lk_fill_amx(lk_kernel_table *t); /* amx_prefill.c: the AVX-512 AMX table's many-token products */
-void lk_fill_llama_order_avx2(lk_kernel_table *t); /* llama_order_avx2.c */
-void lk_fill_llama_order_avx512(lk_kernel_table *t); /* avx512_prefill.c (its tiles in llama.cpp's orders), VNNI only */
-void lk_fill_avx2_prefill(lk_kernel_table *t); /* avx2_prefill.c, AVX2 table (and its copy): equal to the AVX2 row kernels, not the AVX-512 ones */
-void lk_fill_q4_0(lk_kernel_table *t, int vnni); /* x86 Q4_0 in llama.cpp's order (llama_order_q4_0.c) */
-void lk_fill_llama_order_f16(lk_kernel_table *t, int isa); /* llama_order_f16.c; LK_ISA_AVX2, LK_ISA_AVX512(_NOVNNI) */
-void lk_fill_llama_order_bf16(lk_kernel_table *t); /* llama_order_bf16.c; AVX-512 tables, on CPUs with AVX512-BF16 */
+void lk_fill_neon(lk_kernel_table *t); /* neon.c: the NEON table's entries on top of the scalar ones */
 
 /* llama.cpp's repacked Q4_K / tiled Q6_K orders on the AVX2 row kernels (the AVX-512 VNNI path's fallbacks
  * below its tiles); llama_order_avx2.c. */
@@ -181,4 +163,5 @@ void lk_quantize_row_q8_0_ref(const float *x, void *y, int64_t n);
 void lk_quantize_row_q8_1_ref(const float *x, void *y, int64_t n);
 void lk_quantize_row_q8_K_ref(const float *x, void *y, int64_t n);
 
+#include "lk_tables.h"
 #endif

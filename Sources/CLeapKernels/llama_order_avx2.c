@@ -162,13 +162,12 @@ ROWS_DRIVER(lk_tiled_q6_K_avx2, q6_K_rows_tiled, q6_K_rows_tiled)
 
 #pragma clang attribute pop
 
-void lk_fill_llama_order_avx2(lk_kernel_table *t) {
-    t->repack[LK_TYPE_Q4_K] = lk_repack_q4_K_avx2;
-    t->repack_id[LK_TYPE_Q4_K] = lk_repack_id_q4_K_avx2;
-    t->tiled[LK_TYPE_Q4_K] = lk_tiled_q4_K_avx2;
-    t->tiled[LK_TYPE_Q6_K] = lk_tiled_q6_K_avx2;
-}
+LK_KERNELS(lk_llama_order_avx2,
+    LK_KERNEL(LK_E_REPACK, LK_TYPE_Q4_K, lk_repack_q4_K_avx2),
+    LK_KERNEL(LK_E_REPACK_ID, LK_TYPE_Q4_K, lk_repack_id_q4_K_avx2),
+    LK_KERNEL(LK_E_TILED, LK_TYPE_Q4_K, lk_tiled_q4_K_avx2),
+    LK_KERNEL(LK_E_TILED, LK_TYPE_Q6_K, lk_tiled_q6_K_avx2));
 
 #else
-void lk_fill_llama_order_avx2(lk_kernel_table *t) { (void)t; }
+LK_NO_KERNELS(lk_llama_order_avx2);
 #endif

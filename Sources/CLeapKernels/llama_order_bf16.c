@@ -96,8 +96,8 @@ static int matmul_bf16_ggml(int64_t cols, const void *w, size_t w_row_bytes, con
 
 #pragma clang attribute pop
 
-void lk_fill_llama_order_bf16(lk_kernel_table *t) { t->any_tokens[LK_TYPE_BF16] = matmul_bf16_ggml; }
+LK_KERNELS(lk_bf16_ggml, LK_KERNEL(LK_E_ANY_TOKENS, LK_TYPE_BF16, matmul_bf16_ggml));
 
 #else
-void lk_fill_llama_order_bf16(lk_kernel_table *t) { (void)t; }
+LK_NO_KERNELS(lk_bf16_ggml);
 #endif

@@ -136,11 +136,10 @@ F16_GGML_DRIVER(f16_ggml_avx512, 4, __m512, step_avx512, tail_avx512, reduce_avx
 
 #pragma clang attribute pop
 
-void lk_fill_llama_order_f16(lk_kernel_table *t, int isa) {
-    if (isa == LK_ISA_AVX2) t->matvec_f16_ggml = f16_ggml_avx2;
-    if (isa == LK_ISA_AVX512 || isa == LK_ISA_AVX512_NOVNNI) t->matvec_f16_ggml = f16_ggml_avx512;
-}
+LK_KERNELS(lk_f16_ggml_avx2, LK_KERNEL(LK_E_MATVEC_F16_GGML, LK_ANY, f16_ggml_avx2));
+LK_KERNELS(lk_f16_ggml_avx512, LK_KERNEL(LK_E_MATVEC_F16_GGML, LK_ANY, f16_ggml_avx512));
 
 #else
-void lk_fill_llama_order_f16(lk_kernel_table *t, int isa) { (void)t, (void)isa; }
+LK_NO_KERNELS(lk_f16_ggml_avx2);
+LK_NO_KERNELS(lk_f16_ggml_avx512);
 #endif

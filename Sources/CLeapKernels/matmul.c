@@ -12,9 +12,6 @@ float lk_vec_dot(int type, int64_t n, const void *w, const void *x) {
 /* Rows are processed in tiles of ROW_TILE so that the tile's weights stay in L1/L2 while every group of 4
  * tokens passes over them; dot4 unpacks each weight block once for 4 tokens. */
 enum { ROW_TILE = 16 };
-/* From this many tokens a table's gemm kernel (when it has one) does the whole call: it unpacks and
- * transposes each 16-row weight tile once per call, which costs about as much as 8 tokens' products. */
-enum { LK_GEMM_MIN_TOKENS = 16 };
 
 void lk_matmul(int type, const void *w, size_t w_row_bytes, int64_t cols, const void *x, size_t x_row_bytes,
                int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin, int64_t row_end) {
@@ -80,8 +77,6 @@ void lk_matmul(int type, const void *w, size_t w_row_bytes, int64_t cols, const 
     }
 }
 
-/* ggml's tiled K-quant matmul takes over from this many tokens (ggml_tiled_min_batch). */
-enum { LK_TILED_MIN_TOKENS = 8 };
 
 int lk_rows8_preferred(int type) { return type >= 0 && type < LK_TYPE_COUNT && lk_kernels()->rows8[type] != NULL; }
 

@@ -13,7 +13,7 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 src="$here/../../Sources/CLeapKernels"
 out=$(mktemp -d)
-files="$src/*.c $src/avx_vnni/*.c $here/selfcheck.c" # every path (each guarded by its architecture)
+files="$(find "$src" -name '*.c') $here/selfcheck.c" # every path (each guarded by its architecture)
 if [ "${1:-}" = aarch64 ]; then
     for march in armv8-a armv8.2-a+dotprod; do
         clang --target=aarch64-linux-gnu --sysroot=/usr/aarch64-linux-gnu -fuse-ld=lld -static -march=$march \
