@@ -1,8 +1,6 @@
-/* AVX-512 VNNI matrix × matrix (prefill) for Q4_1, Q5_0, Q5_1, Q4_K, F16 and F32 (Q4_0: llama_order_q4_0.c; Q8_0: avx2_q8_0.c's
- * order, avx512_fewtokens.c): one
- * lk_matmul call with many tokens, bit for bit equal to the one-token path (so batched prefill and decode
- * agree exactly), plus llama.cpp's batch-dependent orders for Q4_K (repacked) and Q6_K (tiled, from 16
- * tokens; below, the row kernel, which folds the scales into vpmaddwd and unpacks once per 4 tokens).
+/* AVX-512 VNNI matrix × matrix (prefill) for Q4_1, Q5_0, Q5_1, F16 and F32 (Q4_0: llama_order_q4_0.c; Q8_0:
+ * avx2_q8_0.c's order, avx512_fewtokens.c; the K-quants: avx512_kquant.c): one lk_matmul call with many
+ * tokens, bit for bit equal to the one-token path (so batched prefill and decode agree exactly).
  *
  * The row kernels give each (row, token) pair its own vector accumulator: every vpdpbusd of 64 weights
  * pays for a share of the unpack, an offset sum, a scale product, a lane permute and the conversion, about
@@ -16,25 +14,21 @@
  * Bit-exactness: the one-token kernels keep one float accumulator per s32 lane of their vectors (a lane
  * = 4 weights of one block) and reduce the lanes at the end. Integer sums are exact in any order, so this
  * kernel forms the same per-lane integers, keeps one accumulator vector per lane position (8, ggml's lanes, for the
- * 32-block types and Q4_K), applies the same float operations in the same order, and adds the lane
+ * 32-block types), applies the same float operations in the same order, and adds the lane
  * accumulators in the reduction tree of the row kernels (see reduce8).
  *
  *   Q4_1, Q5_0, Q5_1 (ggml's order, = the AVX2 row kernels and avx512_decode.c): lane g
  *     (group g of every block) is one chain over the blocks in order, acc_g += (dw·dx) · (Σ q·x − offset·Σx
  *     over the group), result hsum_ps (reduce8) + the fused chain Σ m·s (Q4_1/Q5_1); see tile32_seq_tokens.
  *     Weights become u = q (Q5_0 with offset 16 through the activations).
- *   Q4_K (avx2_decode.c): lane j of chunk c (64 weights): sc_2c·(lo nibbles 4j..4j+3 · x) +
- *     sc_2c+1·(hi nibbles · x), summed over the 4 chunks; acc_j += (d·dx)·sumi_j per super-block and
- *     accm += (dmin·dx)·Σ m·bsums, result hsum(acc) − accm.
  *
  *   F16 / F32: see gemm_float.
  *
  * Scratch per call: one tile and the offset terms of up to CHUNK tokens, the thread's lk_scratch; on failure the caller falls back.
  *
- * Throughput (1 thread, 512 tokens, thread CPU time; BENCHMARKS.md): Q5_0 72 → 150 GFLOP/s, Q4_K 71 →
- * 150; what is left per vpdpbusd is the float work the exact order needs (one vcvtdq2ps + one FMA per
- * 4 weights and block). An unconstrained version (one float FMA per block) was another ~1.5x faster
- * but changes the logits by float rounding. */
+ * What is left per vpdpbusd is the float work the exact order needs (one vcvtdq2ps + one FMA per 4 weights
+ * and block); one float FMA per block would be faster but changes the logits by float rounding (figures:
+ * BENCHMARKS.md, leap-bench kernels). */
 #include "lk_internal.h"
 
 #if defined(__x86_64__)
@@ -194,217 +188,6 @@ INLINE int gemm32(int type, int64_t cols, const void *w, size_t wrb, const void 
     return 1;
 }
 
-/* ======================================= Q4_K ======================================= */
-
-/* Tile layout per super-block: 64 byte vectors (the 256 weights in element order), 8 scale vectors (s16
- * pairs sc, sc: vpmaddubsw of 4 weights gives two s16 sums, vpdpwssd scales and adds them),
- * 8 min vectors (s16 pairs m, m: vpdpwssd with a bsums pair gives m·(bsums[2j] + bsums[2j+1])), d, dmin. */
-enum { Q4K_W = 0, Q4K_SC = 4096, Q4K_M = 4608, Q4K_D = 5120, Q4K_DMIN = 5184, Q4K_STRIDE = 5248 };
-
-INLINE void unpack_q4_K(const block_q4_K *b, uint8_t *out) {
-    const __m256i m4 = _mm256_set1_epi8(15);
-    for (int c = 0; c < 4; c++) { /* 64 elements: low nibbles of 32 bytes, then high */
-        const __m256i q = _mm256_loadu_si256((const __m256i *)(b->qs + 32 * c));
-        _mm256_store_si256((__m256i *)(out + 64 * c), _mm256_and_si256(q, m4));
-        _mm256_store_si256((__m256i *)(out + 64 * c + 32), _mm256_and_si256(_mm256_srli_epi16(q, 4), m4));
-    }
-}
-
-INLINE void build_tile_q4_K(const uint8_t *w, size_t wrb, int64_t nb, int nr, uint8_t *tile) {
-    _Alignas(64) uint8_t rows[TR * QK_K];
-    _Alignas(64) int32_t sc[8][TR], mp[8][TR];
-    _Alignas(64) float d[TR], dmin[TR];
-    for (int64_t i = 0; i < nb; i++) {
-        for (int r = 0; r < TR; r++) {
-            if (r >= nr) {
-                memset(rows + QK_K * r, 0, QK_K);
-                for (int j = 0; j < 8; j++) sc[j][r] = mp[j][r] = 0;
-                d[r] = dmin[r] = 0.0f;
-                continue;
-            }
-            const block_q4_K *b = (const block_q4_K *)(w + (size_t)r * wrb) + i;
-            unpack_q4_K(b, rows + QK_K * r);
-            for (int j = 0; j < 8; j++) {
-                uint8_t s, m;
-                lk_get_scale_min_k4(j, b->scales, &s, &m);
-                sc[j][r] = pair16(s, s);
-                mp[j][r] = pair16(m, m);
-            }
-            d[r] = h2f(b->d);
-            dmin[r] = h2f(b->dmin);
-        }
-        uint8_t *t = tile + i * Q4K_STRIDE;
-        transpose_rows(rows, QK_K, t + Q4K_W);
-        memcpy(t + Q4K_SC, sc, sizeof sc);
-        memcpy(t + Q4K_M, mp, sizeof mp);
-        memcpy(t + Q4K_D, d, sizeof d);
-        memcpy(t + Q4K_DMIN, dmin, sizeof dmin);
-    }
-}
-
-/* The float order of one token's products (llama_order_avx2.c): the row kernels' (8 lane accumulators,
- * prefill == decode), or llama.cpp's repacked gemm (one FMA per 64-element chunk) or gemv (one per block). */
-enum { Q4K_ROWS = 0, Q4K_GEMM = 1, Q4K_GEMV = 2 };
-
-INLINE void tile_q4_K_token(const uint8_t *tile, int64_t nb, const block_q8_K *x, float *y, int nr, const int order) {
-    __m512 acc[8], accm = _mm512_setzero_ps();
-    for (int j = 0; j < 8; j++) acc[j] = _mm512_setzero_ps();
-    for (int64_t i = 0; i < nb; i++) {
-        const uint8_t *tb = tile + i * Q4K_STRIDE;
-        const uint8_t *xq = (const uint8_t *)x[i].qs;
-        const __m512 dx = _mm512_set1_ps(x[i].d);
-        const __m512 dd = _mm512_mul_ps(_mm512_load_ps((const float *)(tb + Q4K_D)), dx);
-        const __m512 dm = _mm512_mul_ps(_mm512_load_ps((const float *)(tb + Q4K_DMIN)), dx);
-        __m512i sumi[8], summ = _mm512_setzero_si512();
-        for (int j = 0; j < 8; j++) sumi[j] = _mm512_setzero_si512();
-        for (int c = 0; c < 4; c++) {
-            const __m512i s0 = _mm512_load_si512((const void *)(tb + Q4K_SC + 64 * (2 * c)));
-            const __m512i s1 = _mm512_load_si512((const void *)(tb + Q4K_SC + 64 * (2 * c + 1)));
-            __m512i part[8];
-            for (int j = 0; j < 8; j++) { /* vector 16c + j: low nibbles 4j..; 16c + 8 + j: high nibbles */
-                const __m512i lo = _mm512_maddubs_epi16(_mm512_load_si512((const void *)(tb + 64 * (16 * c + j))), bcast32(xq + 64 * c + 4 * j));
-                const __m512i hi = _mm512_maddubs_epi16(_mm512_load_si512((const void *)(tb + 64 * (16 * c + 8 + j))), bcast32(xq + 64 * c + 32 + 4 * j));
-                if (order == Q4K_GEMM) part[j] = _mm512_dpwssd_epi32(_mm512_madd_epi16(lo, s0), hi, s1);
-                else sumi[j] = _mm512_dpwssd_epi32(_mm512_dpwssd_epi32(sumi[j], lo, s0), hi, s1);
-            }
-            if (order == Q4K_GEMM) { /* S_c, M_c: exact integers, one FMA each */
-                for (int j = 0; j < 4; j++) part[j] = _mm512_add_epi32(part[j], part[j + 4]);
-                const __m512i sc_c = _mm512_add_epi32(_mm512_add_epi32(part[0], part[2]), _mm512_add_epi32(part[1], part[3]));
-                __m512i m_c = _mm512_madd_epi16(_mm512_load_si512((const void *)(tb + Q4K_M + 64 * (2 * c))), bcast32(&x[i].bsums[4 * c]));
-                m_c = _mm512_dpwssd_epi32(m_c, _mm512_load_si512((const void *)(tb + Q4K_M + 64 * (2 * c + 1))), bcast32(&x[i].bsums[4 * c + 2]));
-                acc[0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sc_c), dd, acc[0]);
-                accm = _mm512_fmadd_ps(_mm512_cvtepi32_ps(m_c), dm, accm);
-            }
-        }
-        if (order == Q4K_GEMM) continue;
-        for (int j = 0; j < 8; j++)
-            summ = _mm512_dpwssd_epi32(summ, _mm512_load_si512((const void *)(tb + Q4K_M + 64 * j)), bcast32(&x[i].bsums[2 * j]));
-        if (order == Q4K_GEMV) {
-            for (int j = 0; j < 4; j++) sumi[j] = _mm512_add_epi32(sumi[j], sumi[j + 4]);
-            const __m512i s = _mm512_add_epi32(_mm512_add_epi32(sumi[0], sumi[2]), _mm512_add_epi32(sumi[1], sumi[3]));
-            acc[0] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(s), dd, acc[0]);
-        } else {
-            for (int j = 0; j < 8; j++) acc[j] = _mm512_fmadd_ps(dd, _mm512_cvtepi32_ps(sumi[j]), acc[j]);
-        }
-        accm = _mm512_fmadd_ps(dm, _mm512_cvtepi32_ps(summ), accm);
-    }
-    store_rows(y, _mm512_sub_ps(order == Q4K_ROWS ? reduce8(acc) : acc[0], accm), nr);
-}
-
-/* order Q4K_ROWS: every token alike; Q4K_GEMM: llama.cpp's repacked order, tokens [0, n − n % 4) gemm, the
- * rest gemv; Q4K_GEMV: gemv for every token (its MUL_MAT_ID). */
-INLINE int gemm_q4_K_impl(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
-                          float *y, int64_t ys, int64_t row_begin, int64_t row_end, const int order) {
-    const int64_t nb = cols / QK_K;
-    uint8_t *tile = lk_scratch((size_t)nb * Q4K_STRIDE);
-    if (!tile) return 0;
-    const uint8_t *wb = w, *xb = x;
-    const int64_t n4 = n_tokens - n_tokens % 4;
-    for (int64_t r0 = row_begin; r0 < row_end; r0 += TR) {
-        const int nr = row_end - r0 < TR ? (int)(row_end - r0) : TR;
-        build_tile_q4_K(wb + (size_t)r0 * wrb, wrb, nb, nr, tile);
-        for (int64_t t = 0; t < n_tokens; t++) {
-            const block_q8_K *xt = (const block_q8_K *)(xb + (size_t)t * xrb);
-            if (order == Q4K_ROWS) tile_q4_K_token(tile, nb, xt, y + t * ys + r0, nr, Q4K_ROWS);
-            else if (order == Q4K_GEMM && t < n4) tile_q4_K_token(tile, nb, xt, y + t * ys + r0, nr, Q4K_GEMM);
-            else tile_q4_K_token(tile, nb, xt, y + t * ys + r0, nr, Q4K_GEMV);
-        }
-    }
-    return 1;
-}
-
-/* ======================================= Q6_K ======================================= */
-
-/* llama.cpp's tiled order (llama_order_avx2.c, from 8 tokens): per block S = Σ_g sc_g · Σ (q − 32)·x, exact,
- * then acc = fma(float(S)·d, dx, acc). Tile per super-block: 64 byte vectors (q = 0..63 in element order),
- * 16 scale vectors (s16 pairs sc_g, sc_g: the two vpmaddubsw sums of 4 weights lie in one 16-element
- * sub-block), 8 correction vectors (s16 pairs sc_2k, sc_2k+1 against a bsums pair: Σ sc·bsum, times 32), d. */
-enum { Q6K_W = 0, Q6K_SC = 4096, Q6K_SB = 5120, Q6K_D = 5632, Q6K_STRIDE = 5696 };
-
-INLINE void unpack_q6_K(const block_q6_K *b, uint8_t *out) {
-    const __m256i m4 = _mm256_set1_epi8(15), m3 = _mm256_set1_epi8(3);
-    for (int half = 0; half < 2; half++) { /* elements 128·half + 32k + l: ql[l (+32)] nibble, qh[l] bits 2k */
-        const __m256i l0 = _mm256_loadu_si256((const __m256i *)(b->ql + 64 * half));
-        const __m256i l1 = _mm256_loadu_si256((const __m256i *)(b->ql + 64 * half + 32));
-        const __m256i hb = _mm256_loadu_si256((const __m256i *)(b->qh + 32 * half));
-        const __m256i lo[4] = {_mm256_and_si256(l0, m4), _mm256_and_si256(l1, m4),
-                               _mm256_and_si256(_mm256_srli_epi16(l0, 4), m4), _mm256_and_si256(_mm256_srli_epi16(l1, 4), m4)};
-        for (int k = 0; k < 4; k++) {
-            const __m256i h = _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(hb, 2 * k), m3), 4);
-            _mm256_store_si256((__m256i *)(out + 128 * half + 32 * k), _mm256_or_si256(lo[k], h));
-        }
-    }
-}
-
-INLINE void build_tile_q6_K(const uint8_t *w, size_t wrb, int64_t nb, int nr, uint8_t *tile) {
-    _Alignas(64) uint8_t rows[TR * QK_K];
-    _Alignas(64) int32_t sc[16][TR], sb[8][TR];
-    _Alignas(64) float d[TR];
-    for (int64_t i = 0; i < nb; i++) {
-        for (int r = 0; r < TR; r++) {
-            if (r >= nr) {
-                memset(rows + QK_K * r, 0, QK_K);
-                for (int g = 0; g < 16; g++) sc[g][r] = 0;
-                for (int k = 0; k < 8; k++) sb[k][r] = 0;
-                d[r] = 0.0f;
-                continue;
-            }
-            const block_q6_K *b = (const block_q6_K *)(w + (size_t)r * wrb) + i;
-            unpack_q6_K(b, rows + QK_K * r);
-            for (int g = 0; g < 16; g++) sc[g][r] = pair16(b->scales[g], b->scales[g]);
-            for (int k = 0; k < 8; k++) sb[k][r] = pair16(b->scales[2 * k], b->scales[2 * k + 1]);
-            d[r] = h2f(b->d);
-        }
-        uint8_t *t = tile + i * Q6K_STRIDE;
-        transpose_rows(rows, QK_K, t + Q6K_W);
-        memcpy(t + Q6K_SC, sc, sizeof sc);
-        memcpy(t + Q6K_SB, sb, sizeof sb);
-        memcpy(t + Q6K_D, d, sizeof d);
-    }
-}
-
-INLINE void tile_q6_K_token(const uint8_t *tile, int64_t nb, const block_q8_K *x, float *y, int nr) {
-    __m512 acc = _mm512_setzero_ps();
-    for (int64_t i = 0; i < nb; i++) {
-        const uint8_t *tb = tile + i * Q6K_STRIDE;
-        const uint8_t *xq = (const uint8_t *)x[i].qs;
-        __m512i part[4] = {_mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512(), _mm512_setzero_si512()};
-        for (int g = 0; g < 16; g++) {
-            const __m512i scv = _mm512_load_si512((const void *)(tb + Q6K_SC + 64 * g));
-            for (int j = 0; j < 4; j++) {
-                const int v = 4 * g + j;
-                const __m512i m = _mm512_maddubs_epi16(_mm512_load_si512((const void *)(tb + 64 * v)), bcast32(xq + 4 * v));
-                part[j] = _mm512_dpwssd_epi32(part[j], m, scv);
-            }
-        }
-        __m512i corr = _mm512_setzero_si512();
-        for (int k = 0; k < 8; k++)
-            corr = _mm512_dpwssd_epi32(corr, _mm512_load_si512((const void *)(tb + Q6K_SB + 64 * k)), bcast32(&x[i].bsums[2 * k]));
-        const __m512i sum = _mm512_add_epi32(_mm512_add_epi32(part[0], part[1]), _mm512_add_epi32(part[2], part[3]));
-        const __m512i S = _mm512_sub_epi32(sum, _mm512_slli_epi32(corr, 5));
-        const __m512 sd = _mm512_mul_ps(_mm512_cvtepi32_ps(S), _mm512_load_ps((const float *)(tb + Q6K_D)));
-        acc = _mm512_fmadd_ps(sd, _mm512_set1_ps(x[i].d), acc);
-    }
-    store_rows(y, acc, nr);
-}
-
-/* From 16 tokens (a tile per call would not pay for itself below); else 0 and the caller uses the rows. */
-static int tiled_q6_K(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens, float *y,
-                      int64_t ys, int64_t row_begin, int64_t row_end) {
-    if (n_tokens < 16) return 0;
-    const int64_t nb = cols / QK_K;
-    uint8_t *tile = lk_scratch((size_t)nb * Q6K_STRIDE);
-    if (!tile) return 0;
-    const uint8_t *wb = w, *xb = x;
-    for (int64_t r0 = row_begin; r0 < row_end; r0 += TR) {
-        const int nr = row_end - r0 < TR ? (int)(row_end - r0) : TR;
-        build_tile_q6_K(wb + (size_t)r0 * wrb, wrb, nb, nr, tile);
-        for (int64_t t = 0; t < n_tokens; t++)
-            tile_q6_K_token(tile, nb, (const block_q8_K *)(xb + (size_t)t * xrb), y + t * ys + r0, nr);
-    }
-    return 1;
-}
-
 /* ================================ float weights (F16, F32) ================================ */
 
 /* The attention products (Q·Kᵀ and P·V over an F16 KV cache) and float weight matrices. FLOAT_ROWS
@@ -511,27 +294,6 @@ LK_GEMM_ENTRY(gemm_q4_1, gemm32, LK_TYPE_Q4_1)
 LK_GEMM_ENTRY(gemm_q5_0, gemm32, LK_TYPE_Q5_0)
 LK_GEMM_ENTRY(gemm_q5_1, gemm32, LK_TYPE_Q5_1)
 
-static int gemm_q4_K(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens, float *y,
-                     int64_t ys, int64_t row_begin, int64_t row_end) {
-    return gemm_q4_K_impl(cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end, Q4K_ROWS);
-}
-
-/* llama.cpp's repacked Q4_K order (llama_order_avx2.c): the tile from 16 tokens (as lk_matmul's gemm),
- * below that the AVX2 row kernels (a tile per call would not pay for itself). */
-static int repack_q4_K(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens, float *y,
-                       int64_t ys, int64_t row_begin, int64_t row_end) {
-    if (n_tokens >= 16 && gemm_q4_K_impl(cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end, Q4K_GEMM))
-        return 1;
-    return lk_repack_q4_K_avx2(cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
-}
-
-static int repack_id_q4_K(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
-                          float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
-    if (n_tokens >= 16 && gemm_q4_K_impl(cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end, Q4K_GEMV))
-        return 1;
-    return lk_repack_id_q4_K_avx2(cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
-}
-
 static int gemm_f16(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens, float *y,
                     int64_t ys, int64_t row_begin, int64_t row_end) {
     return gemm_float(LK_TYPE_F16, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
@@ -550,19 +312,6 @@ LK_KERNELS(lk_avx512_prefill,
     LK_KERNEL(LK_E_GEMM, LK_TYPE_Q5_1, gemm_q5_1),
     LK_KERNEL(LK_E_GEMM, LK_TYPE_F16, gemm_f16),
     LK_KERNEL(LK_E_GEMM, LK_TYPE_F32, gemm_f32));
-
-/* the tile from 16 tokens, the AVX2 rows between 8 and 16 */
-static int tiled_q6_K_or_rows(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
-                              float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
-    return tiled_q6_K(cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end) ||
-           lk_tiled_q6_K_avx2(cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end);
-}
-
-void lk_fill_llama_order_avx512(lk_kernel_table *t) {
-    t->repack[LK_TYPE_Q4_K] = repack_q4_K;
-    t->repack_id[LK_TYPE_Q4_K] = repack_id_q4_K;
-    t->tiled[LK_TYPE_Q6_K] = tiled_q6_K_or_rows;
-}
 
 #else
 LK_NO_KERNELS(lk_avx512_prefill);
