@@ -5,7 +5,7 @@
 #include "lk_types.h"
 
 /* The target of the AVX2 kernel files: AVX2 + FMA + F16C, and AVX-VNNI where they are built a second time
- * for it (lk_avx_vnni.h) */
+ * for it (x86/avx2/avx_vnni/lk_avx_vnni.h) */
 #ifdef LK_AVXVNNI
 #define LK_AVX2_TARGET "avx2,fma,f16c,avxvnni"
 #else
@@ -36,7 +36,7 @@ typedef struct {
     lk_matvec_fn matvec[LK_TYPE_COUNT]; /* optional */
     lk_gemm_fn gemm[LK_TYPE_COUNT];     /* optional, used from LK_GEMM_MIN_TOKENS tokens */
     lk_gemm_fn few_tokens[LK_TYPE_COUNT]; /* optional, 2..LK_FEW_MAX_TOKENS tokens, before gemm */
-    /* optional, llama.cpp's orders (llama_order_avx2.c), chosen by lk_matmul_tensor: */
+    /* optional, llama.cpp's orders (reference/llama_order_kquant.c), chosen by lk_matmul_tensor: */
     lk_gemm_fn repack[LK_TYPE_COUNT]; /* tensors ggml repacks (row count a multiple of 8), any token count */
     lk_gemm_fn any_tokens[LK_TYPE_COUNT]; /* llama.cpp's order for plain tensors at any token count */
     lk_gemm_fn repack_id[LK_TYPE_COUNT]; /* the same through MUL_MAT_ID: one token at a time (its gemv) */
@@ -50,7 +50,7 @@ typedef struct {
     float (*stream_sum)(const float *x, int64_t n); /* memory-bandwidth probe */
     double (*softmax_exp)(const float *x, float *y, int64_t n, float max); /* see lk_softmax_exp */
     void (*silu)(const float *x, float *y, int64_t n); /* see lk_silu */
-    /* optional, ggml_vec_dot_f16's order of this path's llama.cpp build (llama_order_f16.c), rows from w */
+    /* optional, ggml_vec_dot_f16's order of this path's llama.cpp build (x86/f16_ggml.c), rows from w */
     void (*matvec_f16_ggml)(const uint16_t *w, size_t w_row_bytes, int64_t n, int64_t n_padded, const float *x,
                             float *y, int64_t rows);
 } lk_kernel_table;
@@ -108,14 +108,14 @@ static inline size_t lk_rows8_kblock(int type, int64_t b) {
 /* Widest matrix lk_rows8_pack packs (matmul.c copies a row back out on the stack when a path has no rows8
  * kernels). */
 enum { LK_ROWS8_MAX_COLS = 32768 };
-/* AVX2 prefill on gemm tiles built from the LK_ROWS8 layout: Q4_0 (llama_order_q4_0.c) from 4 tokens, Q8_0
- * (avx2_prefill.c) */
+/* AVX2 prefill on gemm tiles built from the LK_ROWS8 layout: Q4_0 (x86/q4_0.c) from 4 tokens, Q8_0
+ * (x86/avx2/prefill.c) */
 int lk_gemm_q4_0_rows8_avx2(int64_t cols, const void *w, size_t w_row_bytes, const void *x, size_t x_row_bytes,
                             int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin, int64_t row_end);
 int lk_gemm_q8_0_rows8_avx2(int64_t cols, const void *w, size_t w_row_bytes, const void *x, size_t x_row_bytes,
                             int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin, int64_t row_end);
-/* AVX-512 VNNI prefill of Q4_0 and Q8_0 on 16-row gemm tiles built from the LK_ROWS8 layout (llama_order_q4_0.c;
- * Q8_0 in avx2_q8_0.c's order) */
+/* AVX-512 VNNI prefill of Q4_0 and Q8_0 on 16-row gemm tiles built from the LK_ROWS8 layout (x86/q4_0.c;
+ * Q8_0 in x86/avx2/q8_0.c's order) */
 int lk_gemm_q4_0_rows8_avx512(int64_t cols, const void *w, size_t w_row_bytes, const void *x, size_t x_row_bytes,
                               int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin, int64_t row_end);
 int lk_gemm_q8_0_rows8_avx512(int64_t cols, const void *w, size_t w_row_bytes, const void *x, size_t x_row_bytes,
@@ -123,7 +123,7 @@ int lk_gemm_q8_0_rows8_avx512(int64_t cols, const void *w, size_t w_row_bytes, c
 void lk_fill_neon(lk_kernel_table *t); /* neon.c: the NEON table's entries on top of the scalar ones */
 
 /* llama.cpp's repacked Q4_K / tiled Q6_K orders on the AVX2 row kernels (the AVX-512 VNNI path's fallbacks
- * below its tiles); llama_order_avx2.c. */
+ * below its tiles); reference/llama_order_kquant.c. */
 int lk_repack_q4_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
                         float *y, int64_t ys, int64_t row_begin, int64_t row_end);
 int lk_repack_id_q4_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,

@@ -1,6 +1,6 @@
 /* The activation quantizers' block loops, shared by the SIMD paths (AVX2, NEON): Q8_0 and Q8_1 on the
  * including file's amax_32 (max |x| of 32 floats) and quant_32 (32 floats times id, rounded to s8 into qs;
- * returns their sum), and the scale search of Q8_K. The arithmetic of the scalar reference (scalar.c).
+ * returns their sum), and the scale search of Q8_K. The arithmetic of the scalar reference (generic/scalar.c).
  * Include it after those two are defined, inside the file's target region. */
 #ifndef LK_QUANTIZE_Q8_H
 #define LK_QUANTIZE_Q8_H

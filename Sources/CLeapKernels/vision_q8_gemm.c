@@ -1,7 +1,7 @@
 /* The encoders' Q8_0 matrix product on packed operands (leap_vision_kernels.h), for AVX2 without VNNI.
  *
  * y[t, r] = bias[r] + Σ_b (d_rb·dx_tb) · isum_trb, block after block from 0, with isum_trb the exact integer
- * sum of the block's 32 products w·x (the order of avx2_prefill.c's Q8_0 gemm: the same float steps, so the
+ * sum of the block's 32 products w·x (the order of x86/avx2/prefill.c's Q8_0 gemm: the same float steps, so the
  * same results). The activations are the Q8_0 blocks ggml's quantize_row_q8_0 makes, widened to s16.
  *
  * There a block costs, per 8 rows and token, 8 x (vpsignb, vpmaddubsw, vpmaddwd) on the two vector multiply
@@ -80,7 +80,7 @@ void lk_vq8_pack_x(const float *x, int64_t x_stride, int64_t cols, void *xp, int
 #if defined(__x86_64__)
 #include <immintrin.h>
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
-#include "lk_x86_avx2.h"
+#include "x86/lk_x86_avx2.h"
 
 /* nt tokens (rows of xp from x, xrb bytes apart) x blocks [b0, b0 + kb) of one panel: acc ([nt][16] floats)
  * (+)= Σ_b (d·dx)·isum, from 0 when b0 == 0. */

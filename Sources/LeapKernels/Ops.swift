@@ -85,7 +85,7 @@ extension Kernels {
 /// Which SIMD path the C kernels use (tests and benchmarks compare and force them).
 package enum KernelISA: Int32, CaseIterable, Sendable {
     case scalar = 0, avx2 = 1, avx512 = 2, neon = 3, avx512NoVNNI = 4
-    /// AVX-512 VNNI with many-token products (16 tokens and more) on the AMX tile unit (amx_prefill.c, INT8
+    /// AVX-512 VNNI with many-token products (16 tokens and more) on the AMX tile unit (x86/amx/prefill.c, INT8
     /// tiles, exact integer sums per block): the best path where the CPU has AMX-INT8 and the kernel grants it.
     case avx512AMX = 5
     /// Every product in llama.cpp's order (its repacked Q4_0 / Q4_K and tiled Q6_K orders, ggml's vec_dot for
@@ -93,7 +93,7 @@ package enum KernelISA: Int32, CaseIterable, Sendable {
     /// logits of every file are llama.cpp's bit for bit, kept to prove it. Never chosen by default.
     case llamaOrder = 6
     /// AVX2 with AVX-VNNI (VEX vpdpbusd) and no AVX-512: the AVX2 path's kernels with their integer products on
-    /// vpdpbusd (the AVX2 files built a second time, avx_vnni/): the same bits as the AVX2 path, faster prefill.
+    /// vpdpbusd (the AVX2 files built a second time, x86/avx2/avx_vnni/): the same bits as the AVX2 path, faster prefill.
     case avxVNNI = 7
 
     package var isAvailable: Bool { lk_isa_available(rawValue) != 0 }
@@ -101,20 +101,20 @@ package enum KernelISA: Int32, CaseIterable, Sendable {
     package static var best: KernelISA { KernelISA(rawValue: lk_best_isa()) ?? .scalar }
     package static var current: KernelISA { KernelISA(rawValue: lk_get_isa()) ?? .scalar }
     /// The CPU has AVX512-BF16's dot product (VDPBF16PS): the AVX-512 paths then multiply BF16 weights in
-    /// llama.cpp's order (llama_order_bf16.c).
+    /// llama.cpp's order (x86/avx512/bf16_ggml.c).
     package static var cpuHasBF16DotProduct: Bool { lk_cpu_features() & UInt32(LK_CPU_AVX512BF16) != 0 }
     /// The CPU has AVX512-VNNI (vpdpbusd): the AVX-512 path then has its integer kernels (without it, the
     /// AVX2 path's, with the 512-bit float kernels).
     package static var cpuHasVNNI: Bool { lk_cpu_features() & UInt32(LK_CPU_AVX512VNNI) != 0 }
-    /// This path multiplies Q4_K and Q6_K weights in llama.cpp's per-tensor orders (llama_order_avx2.c): the
+    /// This path multiplies Q4_K and Q6_K weights in llama.cpp's per-tensor orders (reference/llama_order_kquant.c): the
     /// reference path only. AVX2 and AVX-512 (with or without VNNI) have faster Q4_K / Q5_K / Q6_K kernels of
-    /// their own order (avx2_kquant.c, avx512_kquant.c); the scalar and NEON paths keep the row kernels' order.
+    /// their own order (x86/avx2/kquant.c, x86/avx512/kquant.c); the scalar and NEON paths keep the row kernels' order.
     package var kQuantsInLlamaOrder: Bool { self == .llamaOrder }
     /// Q4_K, Q5_K and Q6_K on this path have kernels of their own order, not llama.cpp's and not the row
-    /// kernels' (avx2_kquant.c, avx512_kquant.c): exact integer sums, fewer float steps.
+    /// kernels' (x86/avx2/kquant.c, x86/avx512/kquant.c): exact integer sums, fewer float steps.
     package var kQuantsInOwnOrder: Bool { self == .avx2 || self == .avxVNNI || self == .avx512 || self == .avx512NoVNNI || self == .avx512AMX }
-    /// The Q8_0 kernels of this path sum in an order of their own at every batch size (avx2_q8_0.c and
-    /// avx2_prefill.c's gemm: one exact integer sum per block, one FMA by the scale product), not llama.cpp's
+    /// The Q8_0 kernels of this path sum in an order of their own at every batch size (x86/avx2/q8_0.c and
+    /// x86/avx2/prefill.c's gemm: one exact integer sum per block, one FMA by the scale product), not llama.cpp's
     /// (ggml_vec_dot_q8_0_q8_0's 8 float lanes per block): AVX2 and AVX-512 (the AVX2 row kernels and, with
     /// VNNI, in the 8-row layout, 16-row VNNI tiles of the same bits).
     package var q8_0InOwnOrder: Bool { self == .avx2 || self == .avxVNNI || self == .avx512 || self == .avx512NoVNNI || self == .avx512AMX }

@@ -27,7 +27,7 @@ package final class DecodeBatcher: @unchecked Sendable {
     }
 
     /// Most conversations stepped in one forward pass. 15 by default: the most tokens the few-token matmul
-    /// kernels take (avx512_fewtokens.c), which read each weight once for all of them and keep each
+    /// kernels take (x86/avx512/fewtokens.c), which read each weight once for all of them and keep each
     /// token's one-token result.
     package let maxBatch: Int
     private let monitor = Monitor()

@@ -1,4 +1,4 @@
-// The AMX path's many-token products (amx_prefill.c: INT8 tiles) against the exact sums of the dequantized
+// The AMX path's many-token products (x86/amx/prefill.c: INT8 tiles) against the exact sums of the dequantized
 // weights and activations. The integer sums per chunk are exact; what remains is float rounding: per chunk (a
 // block of 32, a Q6_K sub-block of 16, or a K-quant super-block) a product of scales and one or two FMAs into
 // partial sums bounded by Σ|w·x|, at most 4 roundings of 2^-24 per chunk and 8 more for the scales: a bound

@@ -1,5 +1,5 @@
-// The kernels for 2-15 tokens (AVX-512 VNNI, avx512_fewtokens.c: Q4_0, Q8_0, Q6_K, and avx512_kquant.c: Q4_K,
-// Q5_K; AVX2, avx2_fewtokens.c: Q4_0, Q8_0, Q4_K, Q5_K, Q6_K) keep each token's one-token order on their path: every output
+// The kernels for 2-15 tokens (AVX-512 VNNI, x86/avx512/fewtokens.c: Q4_0, Q8_0, Q6_K, and x86/avx512/kquant.c: Q4_K,
+// Q5_K; AVX2, x86/avx2/fewtokens.c: Q4_0, Q8_0, Q4_K, Q5_K, Q6_K) keep each token's one-token order on their path: every output
 // of a call with n tokens equals that token multiplied alone on the same path, bit for bit, and the float64
 // product of the dequantized operands to rounding; for every n, partial 8- and 16-row tiles, row counts that
 // leave a tail, row ranges that start off a tile, odd block counts, and second and later passes (5+ / 9+ tokens).
@@ -75,7 +75,7 @@ private let cases: [(KernelISA, GGMLType, Int, Int)] =
 private func pathAvailable(_ isa: KernelISA) -> Bool { isa == .avx512 ? vnniAvailable : isa.isAvailable }
 
 /// Most tokens a call keeps each token's one-token bits for: AVX-512 Q4_K / Q5_K take the gemm (an order of its
-/// own) from 8 tokens (avx512_kquant.c's K4_FEW_MAX), every other case is the few-token kernel up to 15.
+/// own) from 8 tokens (x86/avx512/kquant.c's K4_FEW_MAX), every other case is the few-token kernel up to 15.
 private func bitExactTokens(_ isa: KernelISA, _ t: GGMLType) -> Int {
     isa == .avx512 && (t == .q4_K || t == .q5_K) ? 7 : FewTokenCase.tokens
 }

@@ -1,4 +1,4 @@
-// llama.cpp's per-tensor summation orders for Q4_K and Q6_K on the AVX2 / AVX-512 paths (llama_order_avx2.c)
+// llama.cpp's per-tensor summation orders for Q4_K and Q6_K on the AVX2 / AVX-512 paths (reference/llama_order_kquant.c)
 // against a scalar model of the float steps of ggml's x86 kernels: ggml_gemm/gemv_q4_K_8x8_q8_K (repacked Q4_K,
 // arch/x86/repack.cpp) and the tiled K-quant matmul (ggml-cpu/tiled). The integer sums are exact; the
 // expectations are the float operations in ggml's order, so the kernels must match them bit for bit.

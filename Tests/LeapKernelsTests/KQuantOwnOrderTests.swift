@@ -1,7 +1,7 @@
-// The Q4_K, Q5_K and Q6_K kernels of their own order (AVX2: avx2_kquant.c, 8-row tiles; AVX-512 VNNI:
-// avx512_kquant.c, 16-row tiles; decode matvec and prefill gemm) do not sum in llama.cpp's order: every
+// The Q4_K, Q5_K and Q6_K kernels of their own order (AVX2: x86/avx2/kquant.c, 8-row tiles; AVX-512 VNNI:
+// x86/avx512/kquant.c, 16-row tiles; decode matvec and prefill gemm) do not sum in llama.cpp's order: every
 // output must equal the scalar path's to float rounding, for one token (matvec), 2..20 tokens (AVX2: the
-// few-token kernels of avx2_fewtokens.c to 15, the gemm from 16; VNNI: the gemm tiles from 2 tokens, Q6_K's
+// few-token kernels of x86/avx2/fewtokens.c to 15, the gemm from 16; VNNI: the gemm tiles from 2 tokens, Q6_K's
 // few-token kernel to 15; whole passes and every remainder), 133 tokens (a full
 // 128-token chunk and a tail), partial tiles, odd row counts, and a width beyond the VNNI matvec's stack buffer
 // (its fallback).
@@ -69,7 +69,7 @@ func kQuantOwnOrderKernelsMatchScalarToRounding(_ t: GGMLType) throws {
     }
 }
 
-/// The AVX2 gemm takes the float steps of the AVX-512 VNNI gemm (avx2_kquant.c, 8-row tiles against
+/// The AVX2 gemm takes the float steps of the AVX-512 VNNI gemm (x86/avx2/kquant.c, 8-row tiles against
 /// 16): from 16 tokens, where both paths use their gemm (below, the AVX2 path takes its few-token kernels, in
 /// its one-token order), every output is the VNNI path's bit for bit, so a prompt's K-quant products on AVX2
 /// are AVX-512 VNNI's.

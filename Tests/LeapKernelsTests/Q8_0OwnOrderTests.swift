@@ -1,4 +1,4 @@
-// The AVX2 Q8_0 kernels (avx2_q8_0.c: one token, 2..15 tokens; avx2_prefill.c's gemm from 16 tokens), which the
+// The AVX2 Q8_0 kernels (x86/avx2/q8_0.c: one token, 2..15 tokens; x86/avx2/prefill.c's gemm from 16 tokens), which the
 // AVX-512 VNNI table shares for the row layout, sum in an order of their own: one exact integer sum per (row, token, block), one product of the scales and one FMA per
 // block. Every output must equal the scalar path's to float rounding: 1..5 and 15 tokens (the matvec, passes of
 // 4 and their remainders), 16..20 tokens (whole gemm passes and every remainder), 64, 65 and 133 tokens (the

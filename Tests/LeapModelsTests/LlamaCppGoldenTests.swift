@@ -234,7 +234,7 @@ func decodeFollowsLlamaCppOneTokenAttention(name: String) throws {
 /// 600 tokens in one call equal a 512-token call and an 88-token one bit for bit, and a 257-token prompt is one
 /// pass, as in llama.cpp. On the AVX-512 path with this all-Q4_K file in the row layout the split matters: 256 + 1
 /// tokens (the old default's split) gives the last token other bits (one-token kernels of another order than the
-/// batch's). Where its products take one order at every batch size (AVX2, avx2_kquant.c, which AVX-512 without
+/// batch's). Where its products take one order at every batch size (AVX2, x86/avx2/kquant.c, which AVX-512 without
 /// VNNI runs too; AVX-512 VNNI with the weights packed at load in the 8-row layout), the last token's bits are the
 /// same.
 @Test(arguments: [KernelISA.scalar, .avx2, .avx512])

@@ -6,41 +6,41 @@
  *                             lk_matmul_tensor, lk_vec_dot, lk_matvec_f16_ggml(_multi), lk_stream_sum
  *                  convert.c  f16 rows, lk_dequantize_row, the activation quantizers, BF16 rounding
  *                  ops.c      norms, RoPE, softmax, activations, element-wise ops
- *   scalar         scalar.c   the reference of every table entry (all types; quantize, dequantize, ...)
- *   AVX2           avx2_decode.c   row kernels of every type but Q4_0 (Q8_0: the AVX-512 tables' ones), Q8
+ *   scalar         generic/scalar.c   the reference of every table entry (all types; quantize, dequantize, ...)
+ *   AVX2           x86/avx2/decode.c   row kernels of every type but Q4_0 (Q8_0: the AVX-512 tables' ones), Q8
  *                                  quantizers, f16 rows, softmax, SiLU
- *                  avx2_prefill.c  gemm of Q4_1, Q5_0, Q5_1 (bit-equal to the row kernels) and Q8_0
- *                  avx2_kquant.c   Q4_K, Q5_K, Q6_K decode matvec and prefill gemm of their own order (exact
- *                                  integer sums; the gemm takes avx512_kquant.c's float steps)
- *                  avx2_fewtokens.c  Q4_0, Q5_K, Q6_K × 2..15 tokens (stepped decode), each token in the
+ *                  x86/avx2/prefill.c  gemm of Q4_1, Q5_0, Q5_1 (bit-equal to the row kernels) and Q8_0
+ *                  x86/avx2/kquant.c   Q4_K, Q5_K, Q6_K decode matvec and prefill gemm of their own order (exact
+ *                                  integer sums; the gemm takes x86/avx512/kquant.c's float steps)
+ *                  x86/avx2/fewtokens.c  Q4_0, Q5_K, Q6_K × 2..15 tokens (stepped decode), each token in the
  *                                    AVX2 one-token kernel's order; Q4_0's one-token matvec
- *                  avx2_q8_0.c     Q8_0 dot, matvec and 2..15 tokens in the order of avx2_prefill.c's gemm
+ *                  x86/avx2/q8_0.c     Q8_0 dot, matvec and 2..15 tokens in the order of x86/avx2/prefill.c's gemm
  *                  (Q4_0 and Q8_0 weights packed into the 8-row layout, LK_ROWS8: the tile kernels of
- *                  avx2_fewtokens.c / avx2_q8_0.c up to 15 tokens, the gemm of llama_order_q4_0.c /
- *                  avx2_prefill.c from 16, the bits of the row layout)
- *   AVX-VNNI       avx_vnni/      the AVX2 files above and llama_order_q4_0.c's AVX2 part built again for AVX2
- *                                CPUs with AVX-VNNI (lk_avx_vnni.h): the Q8_0 and K-quant products on VEX
+ *                  x86/avx2/fewtokens.c / x86/avx2/q8_0.c up to 15 tokens, the gemm of x86/q4_0.c /
+ *                  x86/avx2/prefill.c from 16, the bits of the row layout)
+ *   AVX-VNNI       x86/avx2/avx_vnni/      the AVX2 files above and x86/q4_0.c's AVX2 part built again for AVX2
+ *                                CPUs with AVX-VNNI (x86/avx2/avx_vnni/lk_avx_vnni.h): the Q8_0 and K-quant products on VEX
  *                                vpdpbusd / vpdpwssd, the same integers, so the AVX2 table's bits
- *   AVX-512        avx512_decode.c   Q6_K row kernels; with VNNI the matvec of Q4_1, Q5_0, Q5_1
- *                  avx512_prefill.c  VNNI gemm of Q4_1, Q5_0, Q5_1, Q4_K, F16, F32; also llama.cpp's
+ *   AVX-512        x86/avx512/decode.c   Q6_K row kernels; with VNNI the matvec of Q4_1, Q5_0, Q5_1
+ *                  x86/avx512/prefill.c  VNNI gemm of Q4_1, Q5_0, Q5_1, Q4_K, F16, F32; also llama.cpp's
  *                                    repacked Q4_K and tiled Q6_K orders on its tiles
- *                  avx512_kquant.c  VNNI Q4_K, Q5_K, Q6_K decode matvec and prefill gemm of their own order;
+ *                  x86/avx512/kquant.c  VNNI Q4_K, Q5_K, Q6_K decode matvec and prefill gemm of their own order;
  *                                    Q4_K, Q5_K × 2..7 tokens in the matvec's order; Q4_K, Q5_K, Q6_K in the
  *                                    8-row layout at every token count in the gemm's order (16-row tiles of
  *                                    two groups; the gemm on tiles built from the layout from 32 tokens)
- *                  avx512_fewtokens.c  VNNI Q4_0, Q6_K × 2..15 tokens (stepped decode), each token in its
+ *                  x86/avx512/fewtokens.c  VNNI Q4_0, Q6_K × 2..15 tokens (stepped decode), each token in its
  *                                    one-token kernel's order; Q4_0 and Q8_0 in the 8-row layout at every
  *                                    token count (16-row tiles: two groups' vectors as they lie)
- *                  (with VNNI, Q8_0 in the row layout takes the AVX2 table's kernels: one order, avx2_q8_0.c's,
- *                  for both layouts; Q4_0 packed takes llama_order_q4_0.c's VNNI gemm from 16 tokens)
- *   AMX            amx_prefill.c  the AVX-512 AMX table (the AVX-512 VNNI one plus): from 16 tokens, Q4_0, Q8_0
+ *                  (with VNNI, Q8_0 in the row layout takes the AVX2 table's kernels: one order, x86/avx2/q8_0.c's,
+ *                  for both layouts; Q4_0 packed takes x86/q4_0.c's VNNI gemm from 16 tokens)
+ *   AMX            x86/amx/prefill.c  the AVX-512 AMX table (the AVX-512 VNNI one plus): from 16 tokens, Q4_0, Q8_0
  *                                  (both layouts), Q4_K, Q5_K, Q6_K on the INT8 tile unit, exact integer sums
  *   NEON           neon.c   row kernels, Q8 quantizers, f16 rows (dotprod when the compiler targets it)
  *   llama.cpp's summation orders (kept to prove bit-exactness against llama.cpp):
- *                  llama_order_avx2.c  Q4_K repacked / tiled and Q6_K tiled on the AVX2 row kernels
- *                  llama_order_f16.c   ggml_vec_dot_f16 (AVX2 and AVX-512): one-token F16 attention
- *                  llama_order_bf16.c  BF16 weights (AVX512-BF16)
- *                  llama_order_q4_0.c  Q4_0 on AVX2 and AVX-512 (+VNNI), decode and prefill
+ *                  reference/llama_order_kquant.c  Q4_K repacked / tiled and Q6_K tiled on the AVX2 row kernels
+ *                  x86/f16_ggml.c   ggml_vec_dot_f16 (AVX2 and AVX-512): one-token F16 attention
+ *                  x86/avx512/bf16_ggml.c  BF16 weights (AVX512-BF16)
+ *                  x86/q4_0.c  Q4_0 on AVX2 and AVX-512 (+VNNI), decode and prefill
  *   layouts        rows8.c  packs Q4_0 and Q8_0 (on AVX2 and AVX-512 VNNI) and Q4_K, Q5_K, Q6_K (AVX-512
  *                           VNNI without AMX) into the 8-row layout (LK_ROWS8) and reads rows back out
  *   other          vision_gemm.c, vision_kernels.c (leap_vision_kernels.h), state_support.c
@@ -216,7 +216,7 @@ void lk_matmul_tensor(int type, int layout, const void *w, size_t w_row_bytes, i
 /* One token's y[r] = Σ_c W[r, c] · x[c] for row_begin <= r < row_end, W in F16 (row r at w + r * w_row_bytes,
  * cols elements) and x floats that are F16 values (ggml converts them to F16), in the summation order of
  * ggml_vec_dot_f16 in llama.cpp's AVX-512 build (4 x 16 lanes, its reduction, the leftovers in double; the
- * AVX2 path computes the same with 8-lane halves; see llama_order_f16.c): llama.cpp's one-token attention. Each row
+ * AVX2 path computes the same with 8-lane halves; see x86/f16_ggml.c): llama.cpp's one-token attention. Each row
  * counts as n_padded >= cols long with zeros beyond cols (not read): llama.cpp's padded KV length. Paths
  * without that order (scalar, NEON) use lk_matmul's. */
 void lk_matvec_f16_ggml(const uint16_t *w, size_t w_row_bytes, int64_t cols, int64_t n_padded, const float *x,

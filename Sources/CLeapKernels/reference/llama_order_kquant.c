@@ -33,7 +33,7 @@ enum { ORDER_GEMM = 0, ORDER_GEMV = 1, ORDER_TILED = 2 };
 enum { ROWS = 16 }; /* weight rows per tile: their blocks stay in L1 while the tokens pass */
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
-#include "lk_x86_avx2.h"
+#include "../x86/lk_x86_avx2.h"
 
 /* The 4 s32 sums of v[0..3] (8 lanes each). */
 INLINE __m128i hsum4_epi32(const __m256i *v) {
@@ -43,7 +43,7 @@ INLINE __m128i hsum4_epi32(const __m256i *v) {
 }
 
 #define XT(t) ((const block_q8_K *)((const uint8_t *)vx + (size_t)(t) * xs))
-#include "lk_avx2_ksums.h"
+#include "../x86/lk_avx2_ksums.h"
 
 /* [M_0, M_1, M_2, M_3] of one activation block: the bsums pairs (32-element sub-blocks) times the mins. */
 INLINE __m128i q4_K_mins(const block_q8_K *x, __m128i mins16) {

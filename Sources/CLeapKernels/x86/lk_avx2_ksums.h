@@ -1,5 +1,5 @@
-/* The exact integer parts of the AVX2 Q4_K and Q6_K row kernels, shared by avx2_decode.c (ggml_vec_dot's float
- * order) and llama_order_avx2.c (llama.cpp's repacked / tiled orders). Integer sums are the same in any
+/* The exact integer parts of the AVX2 Q4_K and Q6_K row kernels, shared by x86/avx2/decode.c (ggml_vec_dot's float
+ * order) and reference/llama_order_kquant.c (llama.cpp's repacked / tiled orders). Integer sums are the same in any
  * order; only what the callers do with them in float differs. Include inside an avx2 target region, after
  * defining INLINE. Activation row t is the block_q8_K array at (const uint8_t *)vx + t · xs. */
 #ifndef LK_KERNELS_AVX2_KSUMS_H

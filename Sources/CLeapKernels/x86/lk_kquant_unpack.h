@@ -1,5 +1,5 @@
-/* Helpers shared by the Q4_K / Q5_K / Q6_K kernels of their own order (avx512_kquant.c,
- * avx2_kquant.c): prefetch, s16 pairs, the unpacking of the packed 6-bit scales and of Q6_K quants, and
+/* Helpers shared by the Q4_K / Q5_K / Q6_K kernels of their own order (x86/avx512/kquant.c,
+ * x86/avx2/kquant.c): prefetch, s16 pairs, the unpacking of the packed 6-bit scales and of Q6_K quants, and
  * the gemms' per-token activation terms (AVX2, inlined into the AVX2 and AVX-512 kernels). */
 #ifndef LK_KQUANT_UNPACK_H
 #define LK_KQUANT_UNPACK_H

@@ -33,7 +33,7 @@
     }
 
 /* acc + Σ u·s over each group of 4 bytes (u unsigned, s signed), for operands whose pair sums u·s + u'·s'
- * lie within s16 (so vpmaddubsw never saturates): the VEX vpdpbusd in the AVX-VNNI build (lk_avx_vnni.h),
+ * lie within s16 (so vpmaddubsw never saturates): the VEX vpdpbusd in the AVX-VNNI build (x86/avx2/avx_vnni/lk_avx_vnni.h),
  * else vpmaddubsw + vpmaddwd + vpaddd. The same integers either way. */
 INLINE __m256i lk_dpbusd256(__m256i acc, __m256i u, __m256i s) {
 #ifdef LK_AVXVNNI

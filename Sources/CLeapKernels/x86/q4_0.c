@@ -1,6 +1,6 @@
 /* Q4_0 × Q8_0 in llama.cpp's order (x86: AVX2 and AVX-512 VNNI): matvec (decode), gemm (prefill) and the
  * one-row dot product, all giving the same bits, so batched prefill equals token-by-token decode. The VNNI
- * gemm's tiles serve Q8_0 weights in the 8-row layout too (the same float chain: avx2_q8_0.c's order).
+ * gemm's tiles serve Q8_0 weights in the 8-row layout too (the same float chain: x86/avx2/q8_0.c's order).
  *
  * llama.cpp (x86, AVX2 or AVX-512) repacks every Q4_0 matrix whose row count is a multiple of 8 into its
  * q4_0_8x8 layout and multiplies it with ggml_gemv_q4_0_8x8_q8_0 (one token) or ggml_gemm_q4_0_8x8_q8_0
@@ -20,7 +20,7 @@
  *           holds nibbles 4g..4g+3 of row r; each group of 4 activation bytes is broadcast: vpmaddubsw +
  *           16-bit adds (AVX2; 8 pair sums of at most 2·15·127 fit in s16) or vpdpbusd (VNNI) form the
  *           block sums of all rows of the tile for one token without any horizontal work.
- * The scalar path (scalar.c) keeps ggml's reference order. */
+ * The scalar path (generic/scalar.c) keeps ggml's reference order. */
 #include "lk_internal.h"
 
 #if defined(__x86_64__)
@@ -227,7 +227,7 @@ INLINE void tile_8_tokens(const uint8_t *tile, int64_t nb, const uint8_t *x, siz
 
 GEMM_Q4_0(gemm_q4_0, 8, build_tile, tile_8_tokens, NT8, matvec_q4_0)
 
-/* From 4 tokens (callers take fewer to the tile kernels of avx2_fewtokens.c); no matvec reads this layout. */
+/* From 4 tokens (callers take fewer to the tile kernels of x86/avx2/fewtokens.c); no matvec reads this layout. */
 static int no_matvec(int64_t n, const void *w, size_t ws, const void *x, float *y, int64_t nrows) {
     (void)n, (void)w, (void)ws, (void)x, (void)y, (void)nrows;
     return 0;
@@ -413,7 +413,7 @@ INLINE void q8_0_terms(const uint8_t *x, int64_t nb, float *dx, int32_t *xs128) 
 /* The VNNI gemm (packed: w in the LK_E_ROWS8 layout, row_begin and row_end multiples of 8); below 4 tokens of
  * the row layout one matvec per token. q8: Q8_0 weights (packed only), whose products take the same tiles
  * and operations: per (row, token) the block's exact integer sum, then fma(cvt(sum), d·dx, acc) in block
- * order, which is avx2_q8_0.c's order (fma's two factors commute exactly), so the bits are its kernels'. */
+ * order, which is x86/avx2/q8_0.c's order (fma's two factors commute exactly), so the bits are its kernels'. */
 INLINE int gemm_32_tiles(const int q8, const int packed, int64_t cols, const void *w, size_t ws, const void *x, size_t xs,
                          int64_t n_tokens, float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
     const int64_t nb = cols / QK;

@@ -27,7 +27,7 @@
 #include <string.h>
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,amx-tile,amx-int8"))), apply_to = function)
-#include "lk_x86_avx512.h"
+#include "../lk_x86_avx512.h"
 
 /* From this many tokens the tile unit does the product: the table's gemm entries are reached from 16 tokens
  * (2..15 go to the few-token kernels first), and below, where a call falls through to them, the weights'

@@ -10,7 +10,7 @@
 #include <immintrin.h>
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
-#include "lk_x86_avx2.h"
+#include "../lk_x86_avx2.h"
 
 /* Σ of s8 × s8 in 8 lanes of s32, as float. */
 INLINE __m256 dot_s8_ps(__m256i w, __m256i x) {
@@ -25,7 +25,7 @@ INLINE __m256 dot_u8_ps(__m256i w, __m256i x) {
 }
 
 #define XT(type, t) ((const type *)((const uint8_t *)vx + (size_t)(t) * xs))
-#include "lk_avx2_ksums.h"
+#include "../lk_avx2_ksums.h"
 
 /* ---------------------------------- 32-block types ---------------------------------- */
 

@@ -1,7 +1,7 @@
 /* AVX2 (+FMA, F16C) matrix × a few tokens (2 to LK_FEW_MAX_TOKENS rows of activations: conversations decoded
  * together, short prompts) for Q4_0, Q5_K and Q6_K: the AVX2 table's few_tokens entries (and, for Q4_0, its
  * one-token matvec: the tile kernel with one token), of the
- * design of avx512_fewtokens.c. Each weight block is loaded and unpacked into registers once and applied
+ * design of x86/avx512/fewtokens.c. Each weight block is loaded and unpacked into registers once and applied
  * to every token of the call, with no scratch tile (the gemm kernels' transposed tiles cost as much as several
  * tokens' products, and below 16 tokens the row kernels reload and re-unpack every block per token or per group
  * of 4). AVX2 has no vpdpbusd: every 32 products of a token cost a vpmaddubsw and (K-quants) a vpmaddwd,
@@ -10,9 +10,9 @@
  *
  * Every (row, token) output keeps exactly the AVX2 one-token kernel's integers and float operations, in its
  * order, so a token multiplied with others gets bit for bit what it gets alone (Q4_K's few-token calls are
- * avx2_kquant.c's kq_few, in the order of its own one-token kernel; Q8_0's are avx2_q8_0.c's):
+ * x86/avx2/kquant.c's kq_few, in the order of its own one-token kernel; Q8_0's are x86/avx2/q8_0.c's):
  *
- *   Q4_0  (llama_order_q4_0.c, matvec_q4_0 / dot_q4_0) one float chain per output over the blocks,
+ *   Q4_0  (x86/q4_0.c, matvec_q4_0 / dot_q4_0) one float chain per output over the blocks,
  *         acc = fma(float(isum_b), dw·dx, acc), isum_b the exact block sum. Here 8 rows are the 8 lanes: the
  *         rows' 16-byte nibble arrays of a block are transposed in registers (4 × 4 dwords per 128-bit half)
  *         so that lane r of vector g holds quants 4g..4g+3 of row r; each group of 4 activation bytes is
@@ -22,12 +22,12 @@
  *         already those transposed vectors, with the 8 scales side by side: no transpose, no scale loads
  *         one by one (4 tokens 9.5 against 12.5 cycles per 256 weights per token, one token 13.4 against
  *         24; the same bits); one token goes over pairs of groups, two streams per thread.
- *   Q5_K  (avx2_kquant.c, q5_block) per output an 8-lane chain acc += float(sumi)·(d·dx) and a
+ *   Q5_K  (x86/avx2/kquant.c, q5_block) per output an 8-lane chain acc += float(sumi)·(d·dx) and a
  *         4-lane one accm += float(mins)·(dmin·dx), y = hsum8(acc) − hsum4(accm); sumi the 8 vpmaddubsw
  *         results of the block widened by vpmaddwd with the sub-block scales. Here a 64-element chunk's quants
  *         and spread scales are unpacked once and applied to every token; the mins' 32-element activation sums
  *         are formed once per token and block for the call.
- *   Q6_K  (avx2_kquant.c, q6_block) one 8-lane chain acc += float(sumi − 32·Σ sc·bsum)·(d·dx), then
+ *   Q6_K  (x86/avx2/kquant.c, q6_block) one 8-lane chain acc += float(sumi − 32·Σ sc·bsum)·(d·dx), then
  *         hsum8; the quants and scale vectors of each half block unpacked once for all tokens.
  *
  * Tokens go in passes of up to PASS_*; a second pass over the same rows finds them in L1. Q4_0 keeps a
@@ -37,7 +37,7 @@
  * unpacking saves). Per-call terms (Q4_0: dx, 8·Σx; Q5_K: the 32-element sums) live in the
  * thread's scratch (lk_scratch); when it cannot grow the caller falls back. */
 #include "lk_internal.h"
-#include "lk_kquant_unpack.h"
+#include "../lk_kquant_unpack.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -51,7 +51,7 @@ enum {
 };
 
 #pragma clang attribute push(__attribute__((target(LK_AVX2_TARGET))), apply_to = function)
-#include "lk_x86_avx2.h"
+#include "../lk_x86_avx2.h"
 
 INLINE __m128i load128(const void *p) { return _mm_loadu_si128((const __m128i *)p); }
 INLINE __m256i load256(const void *p) { return _mm256_loadu_si256((const __m256i *)p); }
@@ -187,14 +187,14 @@ static int few_q4_0(int64_t cols, const void *vw, size_t ws, const void *vx, siz
 
 /* The LK_E_ROWS8 entry: one token over group pairs, the tile kernel up to LK_FEW_MAX_TOKENS tokens, then the
  * gemm on tiles built from the layout; the same bits as the row layout's few_q4_0, matvec_q4_0 and
- * llama_order_q4_0.c's gemm. */
+ * x86/q4_0.c's gemm. */
 static int rows8_q4_0(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
                       int64_t ys, int64_t row_begin, int64_t row_end) {
     if (n_tokens <= LK_FEW_MAX_TOKENS) return few_q4_0_layout(cols, vw, ws, vx, xs, n_tokens, y, ys, row_begin, row_end, 1);
     return lk_gemm_q4_0_rows8_avx2(cols, vw, ws, vx, xs, n_tokens, y, ys, row_begin, row_end);
 }
 
-/* One token: the tile kernel of one token, the same bits as llama_order_q4_0.c's matvec (whose per-row block
+/* One token: the tile kernel of one token, the same bits as x86/q4_0.c's matvec (whose per-row block
  * products and reduction tree cost 14% more here). */
 static int matvec_q4_0(int64_t n, const void *w, size_t ws, const void *x, float *y, int64_t nrows) {
     return few_q4_0(n, w, ws, x, 0, 1, y, 0, 0, nrows);

@@ -1,6 +1,6 @@
 /* Q4_K, Q5_K and Q6_K on AVX2 (+FMA, F16C): the one-token matrix × vector (decode) and the many-token matrix ×
- * matrix (prefill), straight from the GGUF block layout, of the design of avx512_kquant.c. They do not
- * follow llama.cpp's summation orders (llama_order_avx2.c, which on this path cost a decode the emulation
+ * matrix (prefill), straight from the GGUF block layout, of the design of x86/avx512/kquant.c. They do not
+ * follow llama.cpp's summation orders (reference/llama_order_kquant.c, which on this path cost a decode the emulation
  * of ggml's repacked 8-row interleave): every integer sum is exact and the float steps are one or two per
  * block, so results differ from llama.cpp's by float rounding only (the tests bound that).
  *
@@ -17,7 +17,7 @@
  *         quants transposed (s32 lane r of vector g holds quants 4g..4g+3 of row r) so that a vpmaddubsw of a
  *         vector with 4 activation bytes broadcast gives 8 rows' products at once, whose s16 results add up
  *         over a sub-block (8 vectors, |.| <= 8·2·15·128 = 30720) before one vpmaddwd widens them; then the
- *         float steps of avx512_kquant.c's gemm (one FMA of each sub-block's exact sum by d·sc, the mins by
+ *         float steps of x86/avx512/kquant.c's gemm (one FMA of each sub-block's exact sum by d·sc, the mins by
  *         dmin, one FMA by dx per block). One token (q4_fused_token): the transposed vectors are made in
  *         registers from 128-bit halves and used at once, never stored; the next group's bytes are prefetched
  *         in order. 2-15 tokens (kq_few): each super-block's tile is built into L1 (build_block) and applied
@@ -29,14 +29,14 @@
  *         block (+ one for Q5_K's mins, 4 lanes), horizontal sums once per row. Each thread reads two long
  *         sequential streams (the halves of its rows), each prefetched a fixed distance ahead, every cache
  *         line once (pairing adjacent rows restarted one stream every other row). Their few-token kernels
- *         (avx2_fewtokens.c) keep this order; in the tile order their one-token calls cost more (Q5_K's 5th
+ *         (x86/avx2/fewtokens.c) keep this order; in the tile order their one-token calls cost more (Q5_K's 5th
  *         bits: 8% slower from DRAM), so they keep the row layout below 16 tokens.
  * gemm    as Q4_K's from 16 tokens, for all three: Q5_K sums its s16 results over 4 vectors (<= 31744),
  *         Q6_K over the 4 of a sub-block, starting from per-token offsets that keep the wrapping s16 sums
  *         exact (q6_fold_terms; without them over 2, <= 32256): the same integers, so that from 4 tokens
  *         both x86 paths give a prompt the same bits. */
 #include "lk_internal.h"
-#include "lk_kquant_unpack.h"
+#include "../lk_kquant_unpack.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -50,13 +50,13 @@ enum {
     NT = 4,          /* gemm: tokens per pass over a tile (16 ymm registers: 3 accumulators per token) */
     MIN_K4 = 2,      /* gemm from this many tokens for Q4_K / Q5_K (below: the matvec): faster than the row
                         kernels from 2 tokens (1.4-2.1x at 2-3 tokens). The few-token kernels (kq_few for Q4_K,
-                        avx2_fewtokens.c for Q5_K) take 2..15 tokens first; these thresholds apply when they fall back */
+                        x86/avx2/fewtokens.c for Q5_K) take 2..15 tokens first; these thresholds apply when they fall back */
     MIN_Q6 = 3,      /* Q6_K: from 3 tokens (1.35x; equal at 2) */
 };
 
 #pragma clang attribute push(__attribute__((target(LK_AVX2_TARGET))), apply_to = function)
 
-#include "lk_x86_avx2.h"
+#include "../lk_x86_avx2.h"
 
 INLINE float hsum4_ps(__m128 r) {
     r = _mm_add_ps(r, _mm_movehl_ps(r, r));
@@ -210,7 +210,7 @@ static int matvec_q6_K(int64_t n, const void *vw, size_t ws, const void *vx, flo
 
 /* Tile layout per super-block: 64 byte vectors (lane r of vector g = quants 4g..4g+3 of row r, element
  * order), then float vectors d·sc of each sub-block (8 for Q4_K/Q5_K, 16 for Q6_K), then (Q4_K/Q5_K) 4
- * vectors of s16 pairs (m_2k, m_2k+1) and the dmin vector: avx512_kquant.c's tile with 8 rows. */
+ * vectors of s16 pairs (m_2k, m_2k+1) and the dmin vector: x86/avx512/kquant.c's tile with 8 rows. */
 enum { T_W = 0, T_DS = 2048, K4_MP = 2304, K4_DMIN = 2432, K4_STRIDE = 2464, Q6_STRIDE = 2560 };
 
 /* 8 vectors of 8 s32 lanes: r[i] lane c → r[c] lane i */
@@ -352,7 +352,7 @@ INLINE __m256i bcast4(const int8_t *p) { return _mm256_set1_epi32(lk_load_i32(p)
 
 /* n tokens (n <= NT; token t's block i at xq[t], its dx and terms at dx[t], bp[t]) × the tile block tb:
  * acc[t] += dx[t] · (Σ_j d·sc_j · S_j − dmin · Σ_j m_j·bsum_j) per row lane. The float steps are
- * avx512_kquant.c's tile_tokens' (per sub-block one FMA of its exact integer sum by d·sc, the mins by
+ * x86/avx512/kquant.c's tile_tokens' (per sub-block one FMA of its exact integer sum by d·sc, the mins by
  * dmin, then one FMA by dx per block), so that both paths' gemms give the same bits. VS: tile vectors whose
  * vpmaddubsw results add up in s16 before the vpmaddwd that widens them. */
 INLINE void block_tokens(int type, const uint8_t *tb, const int8_t *const *xq, const float *dx, const int32_t *const *bp,

@@ -1,8 +1,8 @@
 /* AVX2 matrix × matrix (prefill) for Q4_1, Q5_0, Q5_1 and Q8_0: one lk_matmul call with many tokens.
- * Q4_1, Q5_0 and Q5_1 are bit for bit equal to the AVX2 row kernels of avx2_decode.c (so batched prefill
+ * Q4_1, Q5_0 and Q5_1 are bit for bit equal to the AVX2 row kernels of x86/avx2/decode.c (so batched prefill
  * equals decode on that path); Q8_0 sums in an order of its own (below), that of the AVX2 table's other Q8_0
- * kernels (avx2_q8_0.c). (Q4_0's AVX2 gemm is in
- * llama_order_q4_0.c: another summation order.)
+ * kernels (x86/avx2/q8_0.c). (Q4_0's AVX2 gemm is in
+ * x86/q4_0.c: another summation order.)
  *
  * The row kernels keep, per (row, token), 8 float lanes: lane k of block b adds (dw·dx)·isum_bk, where
  * isum_bk = Σ w·x over elements 4k..4k+3 (an exact integer), block after block; the result is hsum_ps of
@@ -30,7 +30,7 @@
 #include <immintrin.h>
 
 #pragma clang attribute push(__attribute__((target(LK_AVX2_TARGET))), apply_to = function)
-#include "lk_x86_avx2.h"
+#include "../lk_x86_avx2.h"
 
 enum {
     TR = 8,      /* weight rows per tile (s32 lanes) */
@@ -113,7 +113,7 @@ INLINE void prep_terms(int type, const uint8_t *x, size_t xrb, int64_t nt, int64
         }
 }
 
-/* hsum_ps (avx2_decode.c) of lanes a[0..7]: ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)) */
+/* hsum_ps (x86/avx2/decode.c) of lanes a[0..7]: ((a0+a4)+(a2+a6)) + ((a1+a5)+(a3+a7)) */
 INLINE __m256 reduce8(const __m256 *a) {
     const __m256 q0 = _mm256_add_ps(a[0], a[4]), q1 = _mm256_add_ps(a[1], a[5]);
     const __m256 q2 = _mm256_add_ps(a[2], a[6]), q3 = _mm256_add_ps(a[3], a[7]);

@@ -5,10 +5,10 @@
  *   acc = fma(dw_b · dx_b, float(isum_b), acc)   for b = 0, 1, ... (acc from 0), y = acc
  *
  * with isum_b the block's whole integer sum Σ w·x (exact in s32: |isum_b| <= 32·128·127). The AVX2 gemm
- * (avx2_prefill.c, from 16 tokens) sums in this order too, so a token's outputs are the same bits alone,
+ * (x86/avx2/prefill.c, from 16 tokens) sums in this order too, so a token's outputs are the same bits alone,
  * stepped with other conversations, or in a prompt. Integer sums are exact in any order: each kernel forms
  * isum_b as suits it; only the float steps are fixed. (ggml_vec_dot_q8_0_q8_0 keeps 8 float lanes per block
- * and adds them at the end: the AVX-512 tables keep that order, from avx2_decode.c's row kernels.)
+ * and adds them at the end: the AVX-512 tables keep that order, from x86/avx2/decode.c's row kernels.)
  *
  * Signed × signed products go through vpmaddubsw as |w| · sign(x, w) (pair sums within s16: |w| <= 128,
  * |x| <= 127), widened by vpmaddwd.
@@ -24,7 +24,7 @@
  *   rows8   weights packed in the 8-row layout (LK_E_ROWS8) are those transposed vectors already, with the
  *           8 scales side by side: the few kernel without transposes for 2..15 tokens (4 tokens 14.3
  *           against 20.6 cycles per 256 weights per token), one token over pairs of groups (two streams
- *           per thread, as the row pairs; 20.3 against 36.8 cycles), avx2_prefill.c's gemm on tiles built
+ *           per thread, as the row pairs; 20.3 against 36.8 cycles), x86/avx2/prefill.c's gemm on tiles built
  *           from the layout from 16 tokens. */
 #include "lk_internal.h"
 
@@ -38,7 +38,7 @@ enum {
 };
 
 #pragma clang attribute push(__attribute__((target(LK_AVX2_TARGET))), apply_to = function)
-#include "lk_x86_avx2.h"
+#include "../lk_x86_avx2.h"
 
 INLINE __m256i load256(const void *p) { return _mm256_loadu_si256((const __m256i *)p); }
 

@@ -1,5 +1,5 @@
-/* The AVX2 table (LK_ISA_AVX2: AVX2 + FMA + F16C), and built a second time for AVX-VNNI (avx_vnni/table.c,
- * LK_ISA_AVX_VNNI): the same rows over the AVX-VNNI builds of the files that lk_avx_vnni.h renames. Format:
+/* The AVX2 table (LK_ISA_AVX2: AVX2 + FMA + F16C), and built a second time for AVX-VNNI (x86/avx2/avx_vnni/table.c,
+ * LK_ISA_AVX_VNNI): the same rows over the AVX-VNNI builds of the files that x86/avx2/avx_vnni/lk_avx_vnni.h renames. Format:
  * lk_tables.h. */
 #include "lk_tables.h"
 

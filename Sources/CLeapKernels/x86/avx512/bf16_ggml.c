@@ -21,7 +21,7 @@
 #include <immintrin.h>
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512bf16"))), apply_to = function)
-#include "lk_x86_avx2.h" /* reduce16 */
+#include "../lk_x86_avx2.h" /* reduce16 */
 
 static inline __attribute__((always_inline)) float reduce512(__m512 v) {
     return reduce16(_mm512_castps512_ps256(v), _mm512_extractf32x8_ps(v, 1));

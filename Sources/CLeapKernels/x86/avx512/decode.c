@@ -3,11 +3,11 @@
  *
  * Row kernels (F + BW + VL): Q6_K only, in ggml's order, two rows per zmm (dot2); vpmaddubsw + vpmaddwd with
  * the sub-block scales (the scale multiply comes for free in vpmaddwd). The 32-block types keep the AVX2 row
- * kernels (ggml's order); Q4_0 is in llama_order_q4_0.c; with AVX512-VNNI the prefill gemm kernels come from
- * avx512_prefill.c.
+ * kernels (ggml's order); Q4_0 is in x86/q4_0.c; with AVX512-VNNI the prefill gemm kernels come from
+ * x86/avx512/prefill.c.
  *
- * VNNI matrix × vector for Q4_1, Q5_0 and Q5_1 (Q4_0: llama_order_q4_0.c; Q8_0 in avx2_q8_0.c's order, from
- * there and avx512_fewtokens.c): the whole row range of one
+ * VNNI matrix × vector for Q4_1, Q5_0 and Q5_1 (Q4_0: x86/q4_0.c; Q8_0 in x86/avx2/q8_0.c's order, from
+ * there and x86/avx512/fewtokens.c): the whole row range of one
  * lk_matmul call, in ggml's summation order (below), so a token decoded here gives bit for bit the logits of
  * the same token in a batched prefill. */
 #include "lk_internal.h"
@@ -19,7 +19,7 @@
 
 /* ------------------------------ row kernels (AVX-512 F/BW/VL) ------------------------------ */
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq"))), apply_to = function)
-#include "lk_x86_avx2.h"
+#include "../lk_x86_avx2.h"
 /* ------------------------------------- K-quants ------------------------------------- */
 
 /* Q6_K in ggml's order (our AVX2 kernel): per output an 8-lane float chain over the super-blocks, acc +=
@@ -159,7 +159,7 @@ static void dot2_q6_K(int64_t n, const void *w, size_t ws, const void *x, size_t
 
 /* ---------------------------------- VNNI matvec ---------------------------------- */
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), apply_to = function)
-#include "lk_x86_avx512.h"
+#include "../lk_x86_avx512.h"
 
 
 /* −offset · Σ y over the 4 bytes of each s32 lane: per lane, so that every lane's integer equals the row

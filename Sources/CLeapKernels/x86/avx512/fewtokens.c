@@ -8,7 +8,7 @@
  * Every (row, token) output keeps exactly the one-token kernel's integers and float operations, in its order,
  * so a token multiplied with others gets bit for bit what it gets alone:
  *
- *   Q4_0  (llama_order_q4_0.c) one float chain per output over the blocks, acc = fma(float(isum_b), dw·dx, acc),
+ *   Q4_0  (x86/q4_0.c) one float chain per output over the blocks, acc = fma(float(isum_b), dw·dx, acc),
  *         isum_b the exact block sum. Here 16 rows are the 16 lanes: the rows' 16-byte nibble arrays of a block
  *         are transposed in registers (4 × 4 dwords per 128-bit chunk) so that lane r of vector g holds quants
  *         4g..4g+3 of row r; each group of 4 activation bytes is broadcast into one vpdpbusd per token, the
@@ -16,12 +16,12 @@
  *         the 8-row layout (LK_E_ROWS8, packed at load) two groups' vectors are those lanes as they lie in
  *         memory: no transposes, no gathers; one token uses the same tiles (1.2-1.6x the row layout's rate
  *         from DRAM), more than LK_FEW_MAX_TOKENS the VNNI gemm on tiles built from the layout.
- *   Q8_0  (avx2_q8_0.c's order, the row layout's kernels of this table too) one float chain per output,
+ *   Q8_0  (x86/avx2/q8_0.c's order, the row layout's kernels of this table too) one float chain per output,
  *         acc = fma(dw·dx, float(isum_b), acc). Only the 8-row layout is here: 16-row tiles of two groups'
  *         vectors, the weights u = w + 128 with −128·Σx per block through the activations, below Q8_GEMM_MIN
  *         tokens (chunks of Q8_CHUNK tokens, passes of PASS over each tile); from there the Q4_0 gemm's tiles
- *         (llama_order_q4_0.c) with the same operations per output.
- *   Q6_K  (avx512_kquant.c) one 16-lane float chain per output, acc = fma(float(sumi), d·dx, acc), sumi
+ *         (x86/q4_0.c) with the same operations per output.
+ *   Q6_K  (x86/avx512/kquant.c) one 16-lane float chain per output, acc = fma(float(sumi), d·dx, acc), sumi
  *         the sub-block-scaled vpdpbusd sums minus 32·Σ sc·bsums in lanes 0-7, then _mm512_reduce_add_ps; one
  *         row at a time, its unpacked quants and scale vectors shared by the tokens, PREFETCH bytes ahead.
  *
@@ -43,14 +43,14 @@ enum {
 };
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), apply_to = function)
-#include "lk_x86_avx512.h"
+#include "../lk_x86_avx512.h"
 
 INLINE __m128i load128(const void *p) { return _mm_loadu_si128((const __m128i *)p); }
 
 
 /* ================================ Q4_0 ================================ */
 
-/* Per token and Q8_0 block: dx (the scale as float) and 8·Σx (the nibbles' offset), as llama_order_q4_0.c. */
+/* Per token and Q8_0 block: dx (the scale as float) and 8·Σx (the nibbles' offset), as x86/q4_0.c. */
 INLINE void q4_0_terms(const uint8_t *x, int64_t nb, float *dx, int32_t *xs8) {
     for (int64_t b = 0; b < nb; b++) {
         const uint8_t *blk = x + (size_t)b * sizeof(block_q8_0);
@@ -185,7 +185,7 @@ INLINE void q8_0_terms(const uint8_t *x, int64_t nb, float *dx, int32_t *off) {
 
 /* NT tokens (row t at x + t·xs, terms at dx/off + t·nb) × the 16 rows of groups g0 and g1 of the 8-row layout
  * (g1 = g0 for an 8-row tile) → y[t·ys + 0..nr). Lane r: row r's block sum isum_b, exact, then
- * acc = fma(dw·dx, float(isum_b), acc) as avx2_q8_0.c. `next`, next1: the next tile's groups, prefetched. */
+ * acc = fma(dw·dx, float(isum_b), acc) as x86/avx2/q8_0.c. `next`, next1: the next tile's groups, prefetched. */
 INLINE void q8_0_tile(const uint8_t *g0, const uint8_t *g1, int64_t nb, const uint8_t *x, size_t xs, const float *dx,
                       const int32_t *off, float *y, int64_t ys, int nr, const uint8_t *next, const uint8_t *next1, const int NT) {
     const __m512i bias = _mm512_set1_epi8((char)0x80);
@@ -213,7 +213,7 @@ INLINE void q8_0_tile(const uint8_t *g0, const uint8_t *g1, int64_t nb, const ui
  * thread's scratch, their activations in L2), each over the 16-row tiles in passes of PASS tokens, a tile
  * staying in L1/L2 from one pass to the next, with no gemm tile to build (the layout's vectors are the tiles);
  * from there the gemm, whose tiles built once per chunk take two tiles and a few blocks per pass. Same bits as
- * avx2_q8_0.c's kernels (AVX2 table, and this table's row layout). */
+ * x86/avx2/q8_0.c's kernels (AVX2 table, and this table's row layout). */
 static int rows8_q8_0(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
                       int64_t ys, int64_t row_begin, int64_t row_end) {
     if (n_tokens >= Q8_GEMM_MIN) return lk_gemm_q8_0_rows8_avx512(cols, vw, ws, vx, xs, n_tokens, y, ys, row_begin, row_end);

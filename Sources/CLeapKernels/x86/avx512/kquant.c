@@ -1,6 +1,6 @@
 /* Q4_K, Q5_K and Q6_K on AVX-512 VNNI: the one-token matrix × vector (decode) and the many-token matrix ×
  * matrix (prefill), both straight from the GGUF block layout. They do not follow llama.cpp's summation
- * order (llama_order_avx2.c): every integer sum is exact, the float steps are fewer and in another
+ * order (reference/llama_order_kquant.c): every integer sum is exact, the float steps are fewer and in another
  * order, so results differ from llama.cpp's by float rounding only (the tests bound that: argmax agreement
  * and perplexity against llama.cpp and the scalar path).
  *
@@ -32,7 +32,7 @@
  *         R8_GEMM_MIN tokens the gemm on tiles built from the layout. Same bits as the gemm at every batch size.
  * Widths above KQ_MAX_BLOCKS blocks return 0 from the matvec (the caller falls back to the row kernels). */
 #include "lk_internal.h"
-#include "lk_kquant_unpack.h"
+#include "../lk_kquant_unpack.h"
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -66,7 +66,7 @@ enum {
 };
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), apply_to = function)
-#include "lk_x86_avx512.h"
+#include "../lk_x86_avx512.h"
 
 /* ================================ matvec (decode) ================================ */
 

@@ -1,5 +1,5 @@
-/* AVX-512 VNNI matrix × matrix (prefill) for Q4_1, Q5_0, Q5_1, F16 and F32 (Q4_0: llama_order_q4_0.c; Q8_0:
- * avx2_q8_0.c's order, avx512_fewtokens.c; the K-quants: avx512_kquant.c): one lk_matmul call with many
+/* AVX-512 VNNI matrix × matrix (prefill) for Q4_1, Q5_0, Q5_1, F16 and F32 (Q4_0: x86/q4_0.c; Q8_0:
+ * x86/avx2/q8_0.c's order, x86/avx512/fewtokens.c; the K-quants: x86/avx512/kquant.c): one lk_matmul call with many
  * tokens, bit for bit equal to the one-token path (so batched prefill and decode agree exactly).
  *
  * The row kernels give each (row, token) pair its own vector accumulator: every vpdpbusd of 64 weights
@@ -17,7 +17,7 @@
  * 32-block types), applies the same float operations in the same order, and adds the lane
  * accumulators in the reduction tree of the row kernels (see reduce8).
  *
- *   Q4_1, Q5_0, Q5_1 (ggml's order, = the AVX2 row kernels and avx512_decode.c): lane g
+ *   Q4_1, Q5_0, Q5_1 (ggml's order, = the AVX2 row kernels and x86/avx512/decode.c): lane g
  *     (group g of every block) is one chain over the blocks in order, acc_g += (dw·dx) · (Σ q·x − offset·Σx
  *     over the group), result hsum_ps (reduce8) + the fused chain Σ m·s (Q4_1/Q5_1); see tile32_seq_tokens.
  *     Weights become u = q (Q5_0 with offset 16 through the activations).
@@ -35,7 +35,7 @@
 #include <immintrin.h>
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), apply_to = function)
-#include "lk_x86_avx512.h"
+#include "../lk_x86_avx512.h"
 
 enum {
     TR = 16,     /* weight rows per tile (s32 lanes) */
@@ -57,7 +57,7 @@ INLINE void store_rows(float *y, __m512 v, int nr) {
     else _mm512_mask_storeu_ps(y, (__mmask16)((1u << nr) - 1), v);
 }
 
-/* hsum_ps (avx2_decode.c) of lanes a[0..7] */
+/* hsum_ps (x86/avx2/decode.c) of lanes a[0..7] */
 INLINE __m512 reduce8(const __m512 *a) {
     const __m512 q0 = _mm512_add_ps(a[0], a[4]), q1 = _mm512_add_ps(a[1], a[5]);
     const __m512 q2 = _mm512_add_ps(a[2], a[6]), q3 = _mm512_add_ps(a[3], a[7]);
@@ -191,7 +191,7 @@ INLINE int gemm32(int type, int64_t cols, const void *w, size_t wrb, const void 
 /* ================================ float weights (F16, F32) ================================ */
 
 /* The attention products (Q·Kᵀ and P·V over an F16 KV cache) and float weight matrices. FLOAT_ROWS
- * (avx2_decode.c) gives each (row, token) two 8-lane accumulators: lane k of the first sums the columns
+ * (x86/avx2/decode.c) gives each (row, token) two 8-lane accumulators: lane k of the first sums the columns
  * 16i + k, lane k of the second the columns 16i + 8 + k; their sum is reduced by hsum_ps. Here column c of
  * 16 rows is one vector of the tile (f32, transposed 16×16 at a time), so lane position c % 16 is one
  * accumulator vector per token. Columns go FC at a time (the lanes wait in scratch between passes); tokens

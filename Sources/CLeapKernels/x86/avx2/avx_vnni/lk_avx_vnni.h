@@ -1,6 +1,6 @@
 /* The AVX-VNNI table's kernels (LK_ISA_AVX_VNNI): the AVX2 table's files built a second time, for AVX2 CPUs
  * with the VEX-encoded vpdpbusd / vpdpwssd (Intel Alder Lake and later client cores, Sierra Forest; Zen 5).
- * Each file of avx_vnni/ includes this header, then one AVX2 file: LK_AVXVNNI switches the file's target to
+ * Each file of x86/avx2/avx_vnni/ includes this header, then one AVX2 file: LK_AVXVNNI switches the file's target to
  * LK_AVX2_TARGET's wider one and its integer products to vpdpbusd where the AVX2 code spends vpmaddubsw +
  * vpmaddwd (lk_dpbusd256 and the kernels' own #ifdef LK_AVXVNNI parts), and the renames below give the
  * second build's external names. The products are the same exact integers, so the table's results are the

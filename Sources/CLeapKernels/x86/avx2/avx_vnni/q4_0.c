@@ -1,3 +1,3 @@
-/* llama_order_q4_0.c built for AVX-VNNI (lk_avx_vnni.h) */
-#include "../lk_avx_vnni.h"
-#include "../llama_order_q4_0.c"
+/* x86/q4_0.c built for AVX-VNNI (x86/avx2/avx_vnni/lk_avx_vnni.h) */
+#include "x86/avx2/avx_vnni/lk_avx_vnni.h"
+#include "../../q4_0.c"

@@ -1,3 +1,3 @@
-/* avx2_q8_0.c built for AVX-VNNI (lk_avx_vnni.h) */
-#include "../lk_avx_vnni.h"
-#include "../avx2_q8_0.c"
+/* x86/avx2/q8_0.c built for AVX-VNNI (x86/avx2/avx_vnni/lk_avx_vnni.h) */
+#include "x86/avx2/avx_vnni/lk_avx_vnni.h"
+#include "../q8_0.c"

@@ -1,3 +1,3 @@
-/* x86/avx2/table.c built for AVX-VNNI (lk_avx_vnni.h) */
-#include "../lk_avx_vnni.h"
-#include "../x86/avx2/table.c"
+/* x86/avx2/table.c built for AVX-VNNI (x86/avx2/avx_vnni/lk_avx_vnni.h) */
+#include "x86/avx2/avx_vnni/lk_avx_vnni.h"
+#include "../table.c"
