@@ -15,7 +15,7 @@
 //   LeapImage ──► LeapVision (LFM2-VL) ────────────────────┤   media encoders and the audio decoder: on
 //   LeapKernels ──► LeapAudioEncoder (LFM2-Audio in) ──────┤   LeapKernels; their rows enter LeapModels
 //   LeapModels, LeapSampling ──► LeapSpeech (audio out) ───┤   through the one embeddings-in path
-//   LeapModels ──► LeapPromptCache (saved prompt state) ───┘
+//   LeapModels, CLeapStateSupport ──► LeapPromptCache ─────┘   (saved prompt state; XXH64, build-id)
 //
 // Release builds link the Swift runtime statically: scripts/build.sh passes `-Xswiftc -static-stdlib`
 // (putting it in linkerSettings would break `swift test`).
@@ -69,7 +69,10 @@ let package = Package(
         .target(name: "LeapVision", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapImage", "CLeapKernels"], swiftSettings: fast),
         .target(name: "LeapAudioEncoder", dependencies: ["LeapCore", "LeapGGUF", "CLeapKernels", "CLeapAudioKernels", "LeapKernels"], swiftSettings: fast),
         // Saved prompt prefixes (context state snapshots) in memory and on disk.
-        .target(name: "LeapPromptCache", dependencies: ["LeapCore", "LeapGGUF", "LeapModels", "CLeapKernels"], swiftSettings: fast),
+        .target(name: "LeapPromptCache", dependencies: ["LeapCore", "LeapGGUF", "LeapModels", "CLeapKernels", "CLeapStateSupport"],
+                swiftSettings: fast),
+        // XXH64 checksums and the library's build-id for the prompt cache's snapshot files.
+        .target(name: "CLeapStateSupport", cSettings: [.unsafeFlags(["-O3"])]),
         .target(name: "LeapSpeech", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapModels", "LeapSampling", "CLeapKernels", "CLeapAudioKernels"], swiftSettings: fast),
         .target(
             name: "LeapRuntime",

@@ -1,6 +1,6 @@
-/* Checksums and build identity for saved inference state (leap_state_kernels.h). */
+/* Checksums and build identity for saved inference state (leap_state_support.h). */
 #define _GNU_SOURCE
-#include "leap_state_kernels.h"
+#include "leap_state_support.h"
 
 #include <elf.h>
 #include <link.h>

@@ -3,6 +3,7 @@
 // the build-id of the binary they are linked into). A state computed by another model, path or build is
 // never loaded: its numbers would differ from what this process computes.
 import CLeapKernels
+import CLeapStateSupport
 import LeapCore
 import LeapGGUF
 

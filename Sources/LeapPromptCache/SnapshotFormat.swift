@@ -24,7 +24,7 @@
 // `decode` checks everything (sizes against the file length and the expected shape, both checksums, the
 // identity, every unit and input) before it returns a state; nothing is read from a context or written to
 // one here.
-import CLeapKernels
+import CLeapStateSupport
 import LeapCore
 import LeapModels
 

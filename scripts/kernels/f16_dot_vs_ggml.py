@@ -3,8 +3,8 @@
 ggml_vec_dot_f16 (libggml-cpu.so of this machine's AVX-512 build), bit for bit. Rows: random, real Gemma 3 weights rounded to F16, softmax-like probabilities (P·V);
 n = 64/256/512 and non-multiples; padded rows (zeros to n_padded, NaN garbage after n in our copy: not read).
 Needs llama-cpp-python (an oracle only) and the kernels as a shared library:
-  S=Sources/CLeapKernels; clang -O3 -fno-math-errno -shared -fPIC -I$S/include -o /tmp/liblk.so \
-    $S/*.c $S/avx_vnni/*.c -lm -lpthread
+  S=Sources/CLeapKernels; clang -O3 -fno-math-errno -shared -fPIC -I$S/include -I$S -o /tmp/liblk.so \
+    $(find $S -name '*.c') -lm -lpthread
   python3 scripts/kernels/f16_dot_vs_ggml.py [/tmp/liblk.so] [gemma-3-270m-q4_k_m.gguf]"""
 import sys
 import ctypes, os, numpy as np, gguf, llama_cpp

@@ -3,8 +3,8 @@
 ggml_gemm/gemv_q4_K_8x8_q8_K on weights repacked here as make_block_q4_Kx8 does (4-token groups + the rest,
 decode, a 20-token call through the AVX-512 tile), and ggml_vec_dot_q6_K_q8_K for Q6_K under 8 tokens.
 Needs llama-cpp-python (its libggml-cpu.so; an oracle only) and the kernels as a shared library:
-  S=Sources/CLeapKernels; clang -O3 -fno-math-errno -shared -fPIC -I$S/include -o /tmp/liblk.so \
-    $S/*.c $S/avx_vnni/*.c -lm -lpthread
+  S=Sources/CLeapKernels; clang -O3 -fno-math-errno -shared -fPIC -I$S/include -I$S -o /tmp/liblk.so \
+    $(find $S -name '*.c') -lm -lpthread
   python3 scripts/kernels/llama_order_vs_ggml.py [/tmp/liblk.so] [gemma-3-270m-q4_k_m.gguf]"""
 import sys
 import ctypes, os, numpy as np, gguf, llama_cpp

@@ -1,63 +1,42 @@
 /* Hot numeric kernels (C with intrinsics, runtime CPU dispatch). Internal: not part of the public ABI.
  *
- * Map of Sources/CLeapKernels. Phases: decode = the row kernels (dot, dot2, dot4: one token, and batches
- * below a table's gemm threshold) and one-token matvec; prefill = gemm over many tokens.
+ * Map of Sources/CLeapKernels: a folder per ISA family, a file per concern inside it. Phases: decode = the
+ * row kernels (dot, dot2, dot4: one token, and batches below a table's gemm threshold) and one-token matvec;
+ * prefill = gemm over many tokens; few_tokens = 2..15 tokens.
  *   entry points   matmul.c   lk_matmul (the driver: few_tokens, gemm, else matvec / dot2 / dot4 / dot over row tiles),
  *                             lk_matmul_tensor, lk_vec_dot, lk_matvec_f16_ggml(_multi), lk_stream_sum
  *                  convert.c  f16 rows, lk_dequantize_row, the activation quantizers, BF16 rounding
  *                  ops.c      norms, RoPE, softmax, activations, element-wise ops
- *   scalar         generic/scalar.c   the reference of every table entry (all types; quantize, dequantize, ...)
- *   AVX2           x86/avx2/decode.c   row kernels of every type but Q4_0 (Q8_0: the AVX-512 tables' ones), Q8
- *                                  quantizers, f16 rows, softmax, SiLU
- *                  x86/avx2/prefill.c  gemm of Q4_1, Q5_0, Q5_1 (bit-equal to the row kernels) and Q8_0
- *                  x86/avx2/kquant.c   Q4_K, Q5_K, Q6_K decode matvec and prefill gemm of their own order (exact
- *                                  integer sums; the gemm takes x86/avx512/kquant.c's float steps)
- *                  x86/avx2/fewtokens.c  Q4_0, Q5_K, Q6_K × 2..15 tokens (stepped decode), each token in the
- *                                    AVX2 one-token kernel's order; Q4_0's one-token matvec
- *                  x86/avx2/q8_0.c     Q8_0 dot, matvec and 2..15 tokens in the order of x86/avx2/prefill.c's gemm
- *                  (Q4_0 and Q8_0 weights packed into the 8-row layout, LK_ROWS8: the tile kernels of
- *                  x86/avx2/fewtokens.c / x86/avx2/q8_0.c up to 15 tokens, the gemm of x86/q4_0.c /
- *                  x86/avx2/prefill.c from 16, the bits of the row layout)
- *   AVX-VNNI       x86/avx2/avx_vnni/      the AVX2 files above and x86/q4_0.c's AVX2 part built again for AVX2
- *                                CPUs with AVX-VNNI (x86/avx2/avx_vnni/lk_avx_vnni.h): the Q8_0 and K-quant products on VEX
- *                                vpdpbusd / vpdpwssd, the same integers, so the AVX2 table's bits
- *   AVX-512        x86/avx512/decode.c   Q6_K row kernels; with VNNI the matvec of Q4_1, Q5_0, Q5_1
- *                  x86/avx512/prefill.c  VNNI gemm of Q4_1, Q5_0, Q5_1, Q4_K, F16, F32; also llama.cpp's
- *                                    repacked Q4_K and tiled Q6_K orders on its tiles
- *                  x86/avx512/kquant.c  VNNI Q4_K, Q5_K, Q6_K decode matvec and prefill gemm of their own order;
- *                                    Q4_K, Q5_K × 2..7 tokens in the matvec's order; Q4_K, Q5_K, Q6_K in the
- *                                    8-row layout at every token count in the gemm's order (16-row tiles of
- *                                    two groups; the gemm on tiles built from the layout from 32 tokens)
- *                  x86/avx512/fewtokens.c  VNNI Q4_0, Q6_K × 2..15 tokens (stepped decode), each token in its
- *                                    one-token kernel's order; Q4_0 and Q8_0 in the 8-row layout at every
- *                                    token count (16-row tiles: two groups' vectors as they lie)
- *                  (with VNNI, Q8_0 in the row layout takes the AVX2 table's kernels: one order, x86/avx2/q8_0.c's,
- *                  for both layouts; Q4_0 packed takes x86/q4_0.c's VNNI gemm from 16 tokens)
- *   AMX            x86/amx/prefill.c  the AVX-512 AMX table (the AVX-512 VNNI one plus): from 16 tokens, Q4_0, Q8_0
- *                                  (both layouts), Q4_K, Q5_K, Q6_K on the INT8 tile unit, exact integer sums
- *   NEON           neon.c   row kernels, Q8 quantizers, f16 rows (dotprod when the compiler targets it)
- *   llama.cpp's summation orders (kept to prove bit-exactness against llama.cpp):
- *                  reference/llama_order_kquant.c  Q4_K repacked / tiled and Q6_K tiled on the AVX2 row kernels
- *                  x86/f16_ggml.c   ggml_vec_dot_f16 (AVX2 and AVX-512): one-token F16 attention
- *                  x86/avx512/bf16_ggml.c  BF16 weights (AVX512-BF16)
- *                  x86/q4_0.c  Q4_0 on AVX2 and AVX-512 (+VNNI), decode and prefill
- *   layouts        rows8.c  packs Q4_0 and Q8_0 (on AVX2 and AVX-512 VNNI) and Q4_K, Q5_K, Q6_K (AVX-512
- *                           VNNI without AMX) into the 8-row layout (LK_ROWS8) and reads rows back out
- *   other          vision_gemm.c, vision_kernels.c (leap_vision_kernels.h), state_support.c
- *                  (leap_state_kernels.h), pool.c (thread pool and per-thread scratch)
- * Dispatch (dispatch.c, the only file that knows every kernel file): one lk_kernel_table per ISA
- * (lk_internal.h), built once. The scalar table comes first; each table starts as a copy of the one below
- * (scalar < avx2 < avx-vnni, avx2 < avx512-novnni; scalar < llama.cpp's orders on avx2 < llama-order, avx512 with VNNI <
- * avx512-amx; neon on scalar; without VNNI the avx512 table is the avx512-novnni one) and the kernel files'
- * fill functions overwrite the entries they implement, later fills replacing earlier ones. The best table the
- * CPU can run is used unless LEAP_KERNEL_ISA=scalar|avx2|avx-vnni|avx512|avx512-novnni|amx|neon|llama-order (read
- * once), lk_set_isa or lk_set_thread_isa choose
- * another; pool workers take their caller's. Kernel files never call dispatch: what they need of the CPU
- * comes as fill arguments. CPU features: features.c. Type facts: types.c (block sizes and bytes, row
- * bytes, activation types) and lk_types.h (ggml block layouts, f16 / bf16 values, block loads). Shared
- * helpers: lk_x86_avx2.h, lk_x86_avx512.h, lk_quantize_q8.h, lk_avx2_ksums.h. Scratch: lk_scratch
- * (lk_internal.h, pool.c), one 64-byte aligned buffer per thread, grown on demand, freed at thread exit.
- * The audio kernels are a target of their own (CLeapAudioKernels).
+ *                  rows8.c    the 8-row layout (LK_ROWS8): packing and reading rows back out
+ *   generic/       scalar.c: the reference of every entry (all types; quantize, dequantize, ...); table.c:
+ *                  the scalar table, and the NEON one (the scalar table plus neon.c's fill)
+ *   x86/avx2/      decode.c (row kernels, Q8 quantizers, f16 rows, softmax, SiLU), prefill.c (gemm of Q4_1,
+ *                  Q5_0, Q5_1, Q8_0), kquant.c (Q4_K, Q5_K, Q6_K matvec and gemm of their own order),
+ *                  fewtokens.c (Q4_0, Q5_K, Q6_K × 2..15 tokens; Q4_0's matvec and 8-row layout),
+ *                  q8_0.c (Q8_0 in its gemm's order at every batch size), table.c (the AVX2 table)
+ *   x86/avx2/avx_vnni/  those files built again for AVX2 CPUs with AVX-VNNI (lk_avx_vnni.h): the AVX-VNNI table
+ *   x86/avx512/    decode.c (Q6_K rows; VNNI matvec of Q4_1, Q5_0, Q5_1), prefill.c (VNNI gemm of Q4_1,
+ *                  Q5_0, Q5_1, F16, F32), kquant.c (VNNI K-quants, both layouts), fewtokens.c (VNNI Q4_0,
+ *                  Q6_K × 2..15 tokens; Q4_0 / Q8_0 8-row layout), bf16_ggml.c (BF16 in llama.cpp's order,
+ *                  AVX512-BF16), table.c (the AVX-512 tables, with and without VNNI)
+ *   x86/amx/       prefill.c (Q4_0, Q8_0, K-quants from 16 tokens on the INT8 tile unit), table.c
+ *   x86/           q4_0.c (Q4_0 in llama.cpp's repacked order, AVX2 and AVX-512 VNNI), f16_ggml.c
+ *                  (ggml_vec_dot_f16's order, one-token F16 attention), the shared x86 headers
+ *   reference/     llama.cpp's K-quant orders (repacked / tiled Q4_K, tiled Q6_K on the AVX2 row kernels) and
+ *                  the llama-order table: a test and debug table that proves bit-exactness, never the best
+ *   neon.c         the NEON row kernels, Q8 quantizers and f16 rows
+ *   other          vision_gemm.c, vision_kernels.c, vision_q8_gemm.c (leap_vision_kernels.h), pool.c (thread
+ *                  pool and per-thread scratch)
+ * Dispatch: each kernel file lists its kernels (an lk_kernel_list) and each ISA's table is one declarative
+ * spec in its folder's table.c that names, for every type, the list serving each entry (format:
+ * lk_tables.h); dispatch.c builds the run-time tables from the specs once and chooses the one in effect:
+ * the best the CPU can run unless LEAP_KERNEL_ISA=scalar|avx2|avx-vnni|avx512|avx512-novnni|amx|neon|llama-order
+ * (read once), lk_set_isa or lk_set_thread_isa choose another; pool workers take their caller's.
+ * scripts/kernels/print-dispatch.sh prints which kernel serves each (ISA, type, layout, token count); its
+ * output is in BENCHMARKS.md ("Kernel dispatch"). CPU features: features.c. Type facts: types.c (block sizes
+ * and bytes, row bytes, activation types) and lk_types.h (ggml block layouts, f16 / bf16 values, block
+ * loads). Scratch: lk_scratch (lk_internal.h, pool.c), one 64-byte aligned buffer per thread, grown on
+ * demand, freed at thread exit. The audio kernels are a target of their own (CLeapAudioKernels).
  *
  * Types are ggml type ids (LK_TYPE_*); block layouts are bit-exact with ggml (see lk_types.h).
  * Every kernel has a portable scalar path (the reference) and optional AVX2 / AVX-512 / NEON paths,
