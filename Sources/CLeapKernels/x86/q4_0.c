@@ -128,7 +128,7 @@ INLINE void build_tile(const uint8_t *w, size_t ws, int64_t nb, int nr, uint8_t 
     }
 }
 
-/* The same tile (TR = 8) from weights in the LK_E_ROWS8 layout (w: the group): the
+/* The same tile (TR = 8) from weights in the LK_ROWS8 layout (w: the group): the
  * vectors are the layout's, unpacked; no gathers. */
 INLINE void build_tile_rows8(const uint8_t *w, size_t ws, int64_t nb, int nr, uint8_t *tile, const int TR, size_t bstride) {
     (void)ws, (void)nr, (void)TR;
@@ -370,7 +370,7 @@ INLINE void tiles_16_tokens(const uint8_t *tile, const int halves, int64_t nb, i
         for (int t = 0; t < NT; t++) _mm512_mask_storeu_ps(y + t * ys + 16 * h, lanes[h], acc[h][t]);
 }
 
-/* The 16-row tile from weights in the LK_E_ROWS8 layout (w: the first of two groups; a tile of 8 rows reads
+/* The 16-row tile from weights in the LK_ROWS8 layout (w: the first of two groups; a tile of 8 rows reads
  * its one group twice, the second half unused): lanes 0-7 of each vector are the first group's, 8-15 the
  * second's, as the layout holds them; no gathers. */
 INLINE void build_tile_rows8_16(const uint8_t *w, size_t ws, int64_t nb, int nr, uint8_t *tile, size_t bstride) {
@@ -388,7 +388,7 @@ INLINE void build_tile_rows8_16(const uint8_t *w, size_t ws, int64_t nb, int nr,
     }
 }
 
-/* Q8_0's tile from the LK_E_ROWS8 layout (as build_tile_rows8_16): the weights as u = w + 128, the unsigned
+/* Q8_0's tile from the LK_ROWS8 layout (as build_tile_rows8_16): the weights as u = w + 128, the unsigned
  * operand of vpdpbusd, whose offset enters as −128·Σx (q8_0_terms); the same tile layout as Q4_0's. */
 INLINE void build_tile_rows8_16_q8_0(const uint8_t *w, size_t ws, int64_t nb, int nr, uint8_t *tile, size_t bstride) {
     const uint8_t *w1 = nr > 8 ? w + 8 * ws : w;
@@ -410,7 +410,7 @@ INLINE void q8_0_terms(const uint8_t *x, int64_t nb, float *dx, int32_t *xs128) 
     }
 }
 
-/* The VNNI gemm (packed: w in the LK_E_ROWS8 layout, row_begin and row_end multiples of 8); below 4 tokens of
+/* The VNNI gemm (packed: w in the LK_ROWS8 layout, row_begin and row_end multiples of 8); below 4 tokens of
  * the row layout one matvec per token. q8: Q8_0 weights (packed only), whose products take the same tiles
  * and operations: per (row, token) the block's exact integer sum, then fma(cvt(sum), d·dx, acc) in block
  * order, which is x86/avx2/q8_0.c's order (fma's two factors commute exactly), so the bits are its kernels'. */

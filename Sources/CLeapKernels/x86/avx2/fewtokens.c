@@ -18,7 +18,7 @@
  *         so that lane r of vector g holds quants 4g..4g+3 of row r; each group of 4 activation bytes is
  *         broadcast into one vpmaddubsw per token, whose s16 results add up over the block (8 · 2·15·128 =
  *         30720 fits) before one vpmaddwd; the nibble offset enters as −8·Σx. The next 8 rows are prefetched
- *         in order while a tile works (as the matvec). Weights packed in the 8-row layout (LK_E_ROWS8) are
+ *         in order while a tile works (as the matvec). Weights packed in the 8-row layout (LK_ROWS8) are
  *         already those transposed vectors, with the 8 scales side by side: no transpose, no scale loads
  *         one by one (4 tokens 9.5 against 12.5 cycles per 256 weights per token, one token 13.4 against
  *         24; the same bits); one token goes over pairs of groups, two streams per thread.
@@ -60,7 +60,7 @@ INLINE __m256i load256(const void *p) { return _mm256_loadu_si256((const __m256i
 /* ================================ Q4_0 ================================ */
 
 /* NT tokens (row t at x + t·xs, terms at dx/xs8 + t·nb) × 8 rows → y[t·ys + 0..nr). Row layout (PACKED 0):
- * row r at w + o[r], rows past the last repeat it. 8-row layout (PACKED 1, LK_E_ROWS8): the group at w, whose
+ * row r at w + o[r], rows past the last repeat it. 8-row layout (PACKED 1, LK_ROWS8): the group at w, whose
  * vectors are the q[k] below (nr = 8). `next`: the next group, whose bytes are prefetched. */
 INLINE void q4_0_tile(const uint8_t *w, const int32_t *o, int64_t nb, const uint8_t *x, size_t xs,
                       const float *dx, const int32_t *xs8, float *y, int64_t ys, int nr, const uint8_t *next,
@@ -185,7 +185,7 @@ static int few_q4_0(int64_t cols, const void *vw, size_t ws, const void *vx, siz
     return few_q4_0_layout(cols, vw, ws, vx, xs, n_tokens, y, ys, row_begin, row_end, 0);
 }
 
-/* The LK_E_ROWS8 entry: one token over group pairs, the tile kernel up to LK_FEW_MAX_TOKENS tokens, then the
+/* The LK_ROWS8 entry: one token over group pairs, the tile kernel up to LK_FEW_MAX_TOKENS tokens, then the
  * gemm on tiles built from the layout; the same bits as the row layout's few_q4_0, matvec_q4_0 and
  * x86/q4_0.c's gemm. */
 static int rows8_q4_0(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,

@@ -220,7 +220,7 @@ INLINE void q8_build_tile(const uint8_t *w, size_t wrb, int64_t nb, int nr, uint
     }
 }
 
-/* The same tile from a group of 8 rows in the LK_E_ROWS8 layout (w: the group), whose vectors
+/* The same tile from a group of 8 rows in the LK_ROWS8 layout (w: the group), whose vectors
  * are the tile's w already. */
 INLINE void q8_build_tile_rows8(const uint8_t *w, int64_t nb, uint8_t *tile) {
     for (int64_t b = 0; b < nb; b++) {
@@ -279,7 +279,7 @@ INLINE void q8_tile_tokens(const uint8_t *tile, int64_t b0, int64_t b1, const ui
     for (int j = 0; j < nt; j++) lk_store_rows8(acc[j], y + j * ys, nr);
 }
 
-/* Either layout (PACKED: LK_E_ROWS8, rows in whole groups of 8). */
+/* Either layout (PACKED: LK_ROWS8, rows in whole groups of 8). */
 INLINE int gemm_q8_0_layout(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
                             float *y, int64_t ys, int64_t row_begin, int64_t row_end, const int PACKED) {
     const int64_t nb = cols / QK;

@@ -21,7 +21,7 @@
  *           to PASS tokens, whose 4 activation bytes of group g are broadcast: the block sums of the 8 rows
  *           come without horizontal work, and a block costs each token one product of the scales, one
  *           conversion and one FMA for all 8 rows (the row order costs those per row).
- *   rows8   weights packed in the 8-row layout (LK_E_ROWS8) are those transposed vectors already, with the
+ *   rows8   weights packed in the 8-row layout (LK_ROWS8) are those transposed vectors already, with the
  *           8 scales side by side: the few kernel without transposes for 2..15 tokens (4 tokens 14.3
  *           against 20.6 cycles per 256 weights per token), one token over pairs of groups (two streams
  *           per thread, as the row pairs; 20.3 against 36.8 cycles), x86/avx2/prefill.c's gemm on tiles built
@@ -123,7 +123,7 @@ static int matvec_q8_0(int64_t n, const void *vw, size_t ws, const void *x, floa
 }
 
 /* NT tokens (row t at x + t·xs, scales dx + t·nb) × 8 rows → y[t·ys + 0..nr). Row layout (PACKED 0): row r
- * at w + o[r], the next group prefetched in order from `next`. 8-row layout (PACKED 1, LK_E_ROWS8): the group
+ * at w + o[r], the next group prefetched in order from `next`. 8-row layout (PACKED 1, LK_ROWS8): the group
  * at w, whose vectors are the q[k] below (nr = 8), prefetched PACKED_AHEAD bytes on in its one stream. */
 INLINE void tile_tokens(const uint8_t *w, const int32_t *o, int64_t nb, const uint8_t *x, size_t xs, const float *dx,
                         float *y, int64_t ys, int nr, const uint8_t *next, const int PACKED, const int NT) {
@@ -236,7 +236,7 @@ static int few_q8_0(int64_t cols, const void *vw, size_t ws, const void *vx, siz
     return few_q8_0_layout(cols, vw, ws, vx, xs, n_tokens, y, ys, row_begin, row_end, 0);
 }
 
-/* The LK_E_ROWS8 entry: one token over group pairs, the tile kernel up to LK_FEW_MAX_TOKENS tokens, then the
+/* The LK_ROWS8 entry: one token over group pairs, the tile kernel up to LK_FEW_MAX_TOKENS tokens, then the
  * gemm on tiles built from the layout; every path the bits of the row layout's kernels. */
 static int rows8_q8_0(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
                       int64_t ys, int64_t row_begin, int64_t row_end) {

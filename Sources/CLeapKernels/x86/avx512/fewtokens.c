@@ -1,5 +1,5 @@
 /* AVX-512 VNNI matrix × a few tokens (2 to LK_FEW_MAX_TOKENS rows of activations: conversations decoded
- * together, short prompts) for Q4_0 and Q6_K, and Q4_0 and Q8_0 in the 8-row layout (LK_E_ROWS8, packed at
+ * together, short prompts) for Q4_0 and Q6_K, and Q4_0 and Q8_0 in the 8-row layout (LK_ROWS8, packed at
  * load) at every token count. Decode is memory-bound: each weight block is loaded and unpacked into registers
  * once and applied to every token of the call, so that 4 tokens cost 1.0-1.3x what one costs per weight
  * (BENCHMARKS.md), with no scratch tile (the gemm kernels' transposed tiles cost as much as 8 tokens'
@@ -13,7 +13,7 @@
  *         are transposed in registers (4 × 4 dwords per 128-bit chunk) so that lane r of vector g holds quants
  *         4g..4g+3 of row r; each group of 4 activation bytes is broadcast into one vpdpbusd per token, the
  *         nibble offset enters as −8·Σx. The next 16 rows are prefetched in order while a tile works. In
- *         the 8-row layout (LK_E_ROWS8, packed at load) two groups' vectors are those lanes as they lie in
+ *         the 8-row layout (LK_ROWS8, packed at load) two groups' vectors are those lanes as they lie in
  *         memory: no transposes, no gathers; one token uses the same tiles (1.2-1.6x the row layout's rate
  *         from DRAM), more than LK_FEW_MAX_TOKENS the VNNI gemm on tiles built from the layout.
  *   Q8_0  (x86/avx2/q8_0.c's order, the row layout's kernels of this table too) one float chain per output,
@@ -94,7 +94,7 @@ INLINE void rows8_prefetch_next(const uint8_t *n0, const uint8_t *n1, int64_t nb
 
 /* NT tokens (row t at x + t·xs, terms at dx/xs8 + t·nb) × 16 rows → y[t·ys + 0..nr). Rows: PACKED = 0 row r
  * at w + o[r] (rows past the last repeat it, o in lane order, vo the same as a vector), `next` the next
- * tile's first row; PACKED = 1 the groups w and w1 of the LK_E_ROWS8 layout, `next` and next1 the next tile's. */
+ * tile's first row; PACKED = 1 the groups w and w1 of the LK_ROWS8 layout, `next` and next1 the next tile's. */
 INLINE void q4_0_tile(const uint8_t *w, const int32_t *o, __m512i vo, const uint8_t *w1, int64_t nb, const uint8_t *x, size_t xs,
                       const float *dx, const int32_t *xs8, float *y, int64_t ys, int nr, const uint8_t *next,
                       const uint8_t *next1, const int PACKED, const int NT) {
@@ -129,7 +129,7 @@ INLINE void q4_0_tile(const uint8_t *w, const int32_t *o, __m512i vo, const uint
     for (int t = 0; t < NT; t++) _mm512_mask_storeu_ps(y + t * ys, (__mmask16)((1u << nr) - 1), acc[t]);
 }
 
-/* Row layout (PACKED = 0) or LK_E_ROWS8 (PACKED = 1, rows in whole groups). */
+/* Row layout (PACKED = 0) or LK_ROWS8 (PACKED = 1, rows in whole groups). */
 INLINE int few_q4_0_layout(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
                            int64_t ys, int64_t row_begin, int64_t row_end, const int PACKED) {
     const int64_t nb = cols / QK;
@@ -163,7 +163,7 @@ static int few_q4_0(int64_t cols, const void *vw, size_t ws, const void *vx, siz
     return few_q4_0_layout(cols, vw, ws, vx, xs, n_tokens, y, ys, row_begin, row_end, 0);
 }
 
-/* The LK_E_ROWS8 entry: the 16-row tiles above up to LK_FEW_MAX_TOKENS tokens (one token too: from DRAM the
+/* The LK_ROWS8 entry: the 16-row tiles above up to LK_FEW_MAX_TOKENS tokens (one token too: from DRAM the
  * packed tiles read 1.2-1.6x faster than the row layout's transposes and the AVX2 group pairs, measured
  * alternated), then the VNNI gemm on tiles built from the layout; the same bits as the row layout's kernels. */
 static int rows8_q4_0(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
@@ -209,7 +209,7 @@ INLINE void q8_0_tile(const uint8_t *g0, const uint8_t *g1, int64_t nb, const ui
     for (int t = 0; t < NT; t++) _mm512_mask_storeu_ps(y + t * ys, (__mmask16)((1u << nr) - 1), acc[t]);
 }
 
-/* The LK_E_ROWS8 entry, every token count: below Q8_GEMM_MIN chunks of Q8_CHUNK tokens (their terms in the
+/* The LK_ROWS8 entry, every token count: below Q8_GEMM_MIN chunks of Q8_CHUNK tokens (their terms in the
  * thread's scratch, their activations in L2), each over the 16-row tiles in passes of PASS tokens, a tile
  * staying in L1/L2 from one pass to the next, with no gemm tile to build (the layout's vectors are the tiles);
  * from there the gemm, whose tiles built once per chunk take two tiles and a few blocks per pass. Same bits as

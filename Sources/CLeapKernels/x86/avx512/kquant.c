@@ -25,7 +25,7 @@
  *         NT tokens: each tile vector feeds NT vpdpbusd (4 activation bytes broadcast), one float FMA per
  *         sub-block and token, the mins (Q4_K, Q5_K) as one vpdpwssd chain per block. The next tile's
  *         weights are prefetched into L2 while a tile is used.
- * rows8   Q4_K / Q5_K / Q6_K packed at load in the 8-row layout (LK_E_ROWS8): its 16-row tiles (two groups)
+ * rows8   Q4_K / Q5_K / Q6_K packed at load in the 8-row layout (LK_ROWS8): its 16-row tiles (two groups)
  *         are the gemm tile's lanes as they lie, 4-, 5- or 6-bit, so one kernel takes every token count with
  *         the gemm's operations per (row, token) and no tile to build (Q4_K / Q5_K: 1.1-1.4x faster than the
  *         matvec for one token from DRAM, 2-2.4x than the few-token kernel for 4; Q6_K 1.2x, 1.25x); from
@@ -655,7 +655,7 @@ KQ_GEMM(gemm_q6_K, LK_TYPE_Q6_K)
 
 /* ============================ the 8-row layout: every token count ============================ */
 
-/* Q4_K / Q5_K (and Q6_K, below) packed at load into the 8-row layout (LK_E_ROWS8, rows8.c): 16-row tiles of two
+/* Q4_K / Q5_K (and Q6_K, below) packed at load into the 8-row layout (LK_ROWS8, rows8.c): 16-row tiles of two
  * groups, whose vectors are the gemm tile's lanes as they lie in memory (4-bit, or 5-bit with the fifth bits'
  * vectors), so
  * that one kernel takes every token count with no tile to build: per block the heads give the gemm tile's
