@@ -55,8 +55,8 @@ static uint32_t detect_cpu_features(void) {
     return f;
 }
 
-/* Detected once: ops call this per row, and cpuid in a virtual machine traps to the hypervisor (2% of an
- * LFM2 prefill's time when it was not cached). Bit 31 marks the value as set. */
+/* Detected once: ops call this per row, and cpuid in a virtual machine traps to the hypervisor (a visible
+ * share of a prefill's time when it was not cached). Bit 31 marks the value as set. */
 uint32_t lk_cpu_features(void) {
     static atomic_uint cached = 0;
     uint32_t f = atomic_load_explicit(&cached, memory_order_relaxed);

@@ -75,7 +75,7 @@ void lk_silu_ref(const float *x, float *y, int64_t n);
 
 /* The cache line at p into L2 (prefetcht1 on x86): weights streamed from DRAM are prefetched into L2, not
  * L1, because an L1 prefetch holds one of the core's few L1 miss buffers until its line arrives from DRAM and
- * the loads behind it wait for a free one (on Zen 4 one token's product from DRAM ran 1.3-2.5x slower so);
+ * the loads behind it wait for a free one (one token's product from DRAM then runs much slower);
  * the L1 takes the lines from L2 in time. */
 static inline __attribute__((always_inline)) void lk_prefetch_weights(const void *p) { __builtin_prefetch(p, 0, 2); }
 

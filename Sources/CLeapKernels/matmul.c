@@ -35,7 +35,7 @@ void lk_matmul(int type, const void *w, size_t w_row_bytes, int64_t cols, const 
             mv(cols, wb + (size_t)row_begin * w_row_bytes, w_row_bytes, xb, y + row_begin, row_end - row_begin))
             return;
         /* dot2 pairs row r with row r + half (not r + 1): two long sequential streams keep the hardware
-         * prefetchers trained; adjacent-row pairs restart both streams every other row (2.5x slower from DRAM) */
+         * prefetchers trained; adjacent-row pairs restart both streams every other row (much slower from DRAM) */
         const int64_t half = dot2 ? (row_end - row_begin) / 2 : 0;
         for (int64_t i = 0; i < half; i++) {
             const int64_t r = row_begin + i;

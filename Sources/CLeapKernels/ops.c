@@ -47,7 +47,7 @@ void lk_rope(float *x, int64_t n_heads, int64_t head_stride, int64_t n_rot, int 
 }
 
 /* x0·cos − x1·sin and x0·sin + x1·cos with the x0-products fused, as GCC compiles ggml's rotate_pairs
- * (with plain products 20% of the rotated values differ from llama.cpp's by an ulp). */
+ * (with plain products many rotated values differ from llama.cpp's by an ulp). */
 #define ROPE_ROTATE_BODY                                                                                   \
     const int64_t half = n_rot / 2, step = mode == LK_ROPE_NEOX ? 1 : 2, off = mode == LK_ROPE_NEOX ? half : 1; \
     for (int64_t h = 0; h < n_heads; h++) {                                                                \

@@ -208,7 +208,7 @@ static inline __m256 exp_nonpositive_avx2(__m256 x) {
 
 /* One pass of `strips` strips of 8 columns from column j0: the maxima over the rows, then each element's
  * exponential and the columns' sums. `full`: every strip has 8 columns, read and written with plain loads
- * and stores (Zen 3's masked stores cost several times a plain one); else by the lane masks m. */
+ * and stores (a masked store can cost several times a plain one); else by the lane masks m. */
 static inline __attribute__((always_inline)) void exp_strips_avx2(float *x, int64_t rows, int64_t stride, int64_t j0,
                                                                   __m256 s, const __m256i *m, int strips, const int full,
                                                                   float *inv_sums) {

@@ -5,7 +5,7 @@
  * same results). The activations are the Q8_0 blocks ggml's quantize_row_q8_0 makes, widened to s16.
  *
  * There a block costs, per 8 rows and token, 8 x (vpsignb, vpmaddubsw, vpmaddwd) on the two vector multiply
- * pipes of Zen 3 (vpsignb shares them). Here both operands are s16 and vpmaddwd alone multiplies: 16 x
+ * pipes of a CPU with two (vpsignb shares them). Here both operands are s16 and vpmaddwd alone multiplies: 16 x
  * vpmaddwd per 8 rows and token and block, two multiply pipe uops per 32 products instead of three.
  *
  * Weights: panels of 16 rows; per block, the 16 rows' scales d (floats), then 16 groups of two vectors (rows

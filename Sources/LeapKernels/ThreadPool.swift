@@ -5,7 +5,7 @@ import LeapCore
 /// A fixed set of worker threads that run the tasks of one call at a time.
 ///
 /// `run` executes `body(task, thread)` for every task in `0..<tasks` on the calling thread plus the
-/// `threadCount - 1` workers and returns when all are done. Workers spin ~200 µs after a run (decode issues
+/// `threadCount - 1` workers and returns when all are done. Workers spin a short while after a run (decode issues
 /// hundreds of small matmuls per token) and then sleep on a futex. One parallel `run` at a time: a `run`
 /// issued while another is in progress (nested in a task, or from another thread) executes its tasks
 /// inline on its caller. `scratch` belongs to whoever is currently calling into `Kernels` with this pool.

@@ -87,7 +87,7 @@ INLINE void rows_8(const uint8_t *w, __m256i off, int64_t nb, const uint8_t *x, 
 }
 
 /* Rows 0..nrows of one token, 8 at a time; a short last group repeats its last row (not stored). The 8 rows
- * are 8 interleaved streams, too many for the hardware prefetchers to follow from DRAM (2x slower than
+ * are 8 interleaved streams, too many for the hardware prefetchers to follow from DRAM (much slower than
  * one stream): each group prefetches the next group's bytes in order while it works (`next`). */
 static int matvec_q4_0(int64_t n, const void *vw, size_t ws, const void *x, float *y, int64_t nrows) {
     const int64_t nb = n / QK;
@@ -304,7 +304,7 @@ INLINE void rows_16(const uint8_t *w, __m512i off, int64_t nb, const uint8_t *x,
 
 static int matvec_q4_0_vnni(int64_t n, const void *vw, size_t ws, const void *x, float *y, int64_t nrows) {
     /* long rows: a 16-row group and the prefetched next one no longer fit L1 together, and the 8-row kernel
-     * (same bits) measured faster from DRAM (2048 columns: 16 vs 12 GB/s) */
+     * (same bits) is faster from DRAM */
     if (ws * 16 > 12 * 1024) return matvec_q4_0(n, vw, ws, x, y, nrows);
     const int64_t nb = n / QK;
     if (nb > MAX_BLOCKS || (uint64_t)ws * 16 > (uint64_t)INT32_MAX) return 0;
@@ -324,12 +324,12 @@ static int matvec_q4_0_vnni(int64_t n, const void *vw, size_t ws, const void *x,
 }
 
 /* gemm: 16-row tiles (build_tile), two at a time while 32 rows are left (each activation word loaded once for
- * both), four tokens per pass, passed over QKSLICE blocks at a time so that those are read from L1: 1.2-1.4x
- * less time per weight than one tile over all its blocks per pass. Every (row, token) gets llama.cpp's
+ * both), four tokens per pass, passed over QKSLICE blocks at a time so that those are read from L1: less
+ * time per weight than one tile over all its blocks per pass. Every (row, token) gets llama.cpp's
  * operations in its order: the block's integer sum, then one FMA per block in block order. */
 enum {
     NT16 = 4,          /* tokens per pass */
-    CHUNK16 = 128,     /* tokens per tile build (their activation terms prepared at once; 64: 1.1x the time) */
+    CHUNK16 = 128,     /* tokens per tile build (their activation terms prepared at once; fewer cost more time) */
     QKSLICE = 8,       /* blocks of the tiles that all the chunk's tokens pass over before the next ones */
     BLOCK16 = 36 * 16, /* bytes of one block of a 16-row tile (build_tile's layout) */
 };
@@ -449,7 +449,7 @@ INLINE int gemm_32_tiles(const int q8, const int packed, int64_t cols, const voi
                 else build_tile(wh, ws, nb, nr, tile + BLOCK16 * h, 16, BLOCK16 * (size_t)halves);
             }
             /* the rows of the tiles built next go to L2 while these are used, a share per pass (all at once
-               when there is no full pass), so that their build reads no row from DRAM (1.1x less time) */
+               when there is no full pass), so that their build reads no row from DRAM */
             const int64_t r1 = r0 + (halves == 2 ? 32 : nr);
             const int64_t next = r1 < row_end ? r1 : (t0 + chunk < n_tokens ? row_begin : row_end);
             const uint8_t *pf = wb + (size_t)next * ws;

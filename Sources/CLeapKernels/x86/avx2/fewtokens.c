@@ -5,8 +5,8 @@
  * to every token of the call, with no scratch tile (the gemm kernels' transposed tiles cost as much as several
  * tokens' products, and below 16 tokens the row kernels reload and re-unpack every block per token or per group
  * of 4). AVX2 has no vpdpbusd: every 32 products of a token cost a vpmaddubsw and (K-quants) a vpmaddwd,
- * two of each per cycle on Zen 3, so the products alone are 0.2-0.5 of a one-token call and 4 tokens cost
- * 1.6-2.5x one token per weight (BENCHMARKS.md; 1.1-1.2x with VNNI).
+ * so the products alone are a good share of a one-token call and 4 tokens cost more than one token per
+ * weight (figures: BENCHMARKS.md, leap-bench kernels).
  *
  * Every (row, token) output keeps exactly the AVX2 one-token kernel's integers and float operations, in its
  * order, so a token multiplied with others gets bit for bit what it gets alone (Q4_K's few-token calls are
@@ -195,7 +195,7 @@ static int rows8_q4_0(int64_t cols, const void *vw, size_t ws, const void *vx, s
 }
 
 /* One token: the tile kernel of one token, the same bits as x86/q4_0.c's matvec (whose per-row block
- * products and reduction tree cost 14% more here). */
+ * products and reduction tree cost more here). */
 static int matvec_q4_0(int64_t n, const void *w, size_t ws, const void *x, float *y, int64_t nrows) {
     return few_q4_0(n, w, ws, x, 0, 1, y, 0, 0, nrows);
 }

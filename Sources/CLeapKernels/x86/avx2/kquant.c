@@ -21,8 +21,8 @@
  *         dmin, one FMA by dx per block). One token (q4_fused_token): the transposed vectors are made in
  *         registers from 128-bit halves and used at once, never stored; the next group's bytes are prefetched
  *         in order. 2-15 tokens (kq_few): each super-block's tile is built into L1 (build_block) and applied
- *         to every token, NT per pass; per weight 4 tokens cost about 1.9x one token against 2.4x for
- *         the row layout (BENCHMARKS.md). From 16 tokens (kq_gemm): the tiles of a row group built for 128
+ *         to every token, NT per pass; per weight 4 tokens cost less over one token than in the row
+ *         layout (BENCHMARKS.md). From 16 tokens (kq_gemm): the tiles of a row group built for 128
  *         tokens at a time.
  * Q5_K, Q6_K matvec: two rows in flight, r and r + nrows/2 (sharing the activation loads), a block's quants
  *         unpacked in registers: 8 vpmaddubsw + 8 vpmaddwd (the scale broadcast by vpshufb), one float FMA per
@@ -30,7 +30,7 @@
  *         sequential streams (the halves of its rows), each prefetched a fixed distance ahead, every cache
  *         line once (pairing adjacent rows restarted one stream every other row). Their few-token kernels
  *         (x86/avx2/fewtokens.c) keep this order; in the tile order their one-token calls cost more (Q5_K's 5th
- *         bits: 8% slower from DRAM), so they keep the row layout below 16 tokens.
+ *         bits), so they keep the row layout below 16 tokens.
  * gemm    as Q4_K's from 16 tokens, for all three: Q5_K sums its s16 results over 4 vectors (<= 31744),
  *         Q6_K over the 4 of a sub-block, starting from per-token offsets that keep the wrapping s16 sums
  *         exact (q6_fold_terms; without them over 2, <= 32256): the same integers, so that from 4 tokens
@@ -49,9 +49,9 @@ enum {
     CHUNK = 128,     /* gemm: tokens whose activation terms (and rows, in L2) are used per tile build */
     NT = 4,          /* gemm: tokens per pass over a tile (16 ymm registers: 3 accumulators per token) */
     MIN_K4 = 2,      /* gemm from this many tokens for Q4_K / Q5_K (below: the matvec): faster than the row
-                        kernels from 2 tokens (1.4-2.1x at 2-3 tokens). The few-token kernels (kq_few for Q4_K,
+                        kernels from 2 tokens. The few-token kernels (kq_few for Q4_K,
                         x86/avx2/fewtokens.c for Q5_K) take 2..15 tokens first; these thresholds apply when they fall back */
-    MIN_Q6 = 3,      /* Q6_K: from 3 tokens (1.35x; equal at 2) */
+    MIN_Q6 = 3,      /* Q6_K: from 3 tokens (equal to the row kernels at 2) */
 };
 
 #pragma clang attribute push(__attribute__((target(LK_AVX2_TARGET))), apply_to = function)
@@ -107,7 +107,7 @@ INLINE pf_stream pf_start(const void *p, size_t dist) {
     return s;
 }
 
-/* matvec: bytes prefetched ahead in each of its two streams (Zen 3: 1-2 KB best, 4 KB and none slower) */
+/* matvec: bytes prefetched ahead in each of its two streams (a few KB: none, or much more, is slower) */
 #ifndef LK_KQ_PF_DIST
 #define LK_KQ_PF_DIST 2048
 #endif
@@ -410,7 +410,7 @@ INLINE void block_tokens(int type, const uint8_t *tb, const int8_t *const *xq, c
  * s16 lanes start from the offsets cp[t][j] and add the 4 vectors' vpmaddubsw results (wrapping: the end
  * value is in s16 range), one vpmaddwd widens them to the exact S_j − 32·bsum_j; then block_tokens' float
  * steps. Per sub-block and token 5 multiplies and 4 adds, against block_tokens' 6 and 4 (two vpmaddwd,
- * the term added in s32): on Zen 3, 8-9% less time per gemm. */
+ * the term added in s32): less time per gemm. */
 INLINE void q6_block_tokens(const uint8_t *tb, const int8_t *const *xq, const float *dx, const int32_t *const *cp,
                             __m256 *acc, const int n) {
     const __m256i ones = _mm256_set1_epi16(1);

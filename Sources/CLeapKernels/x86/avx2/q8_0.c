@@ -104,7 +104,7 @@ INLINE void row_pair(const uint8_t *w0, const uint8_t *w1, int64_t nb, const uin
 }
 
 /* Row r paired with row r + half, not r + 1: two long sequential streams keep the hardware prefetchers
- * trained (8 interleaved row streams measured 11% slower from DRAM, even with software prefetches). An odd
+ * trained (8 interleaved row streams are slower from DRAM, even with software prefetches). An odd
  * last row is paired with itself. */
 static int matvec_q8_0(int64_t n, const void *vw, size_t ws, const void *x, float *y, int64_t nrows) {
     enum { MAX_BLOCKS = 1024 }; /* the activation scales of up to 32768 columns on the stack */
@@ -171,8 +171,8 @@ INLINE void tile_packed(const uint8_t *w, const int32_t *o, int64_t nb, const ui
 }
 
 /* One token × groups g and g + gh of the 8-row layout (rows 8g.. at w, 8(g + gh).. at w + gap), each in
- * tile_tokens' order: two sequential streams per thread, as matvec_q8_0's row pairs (with one stream the
- * 1.2B Q8_0 shape decoded at 21-22 tok/s, with two at 24). */
+ * tile_tokens' order: two sequential streams per thread, as matvec_q8_0's row pairs (one stream decodes
+ * slower). */
 INLINE void group_pair_1(const uint8_t *w, size_t gap, int64_t nb, const uint8_t *x, const float *dx, float *y0, float *y1) {
     __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
     for (int64_t b = 0; b < nb; b++) {

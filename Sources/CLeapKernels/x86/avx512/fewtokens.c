@@ -1,7 +1,7 @@
 /* AVX-512 VNNI matrix × a few tokens (2 to LK_FEW_MAX_TOKENS rows of activations: conversations decoded
  * together, short prompts) for Q4_0 and Q6_K, and Q4_0 and Q8_0 in the 8-row layout (LK_ROWS8, packed at
  * load) at every token count. Decode is memory-bound: each weight block is loaded and unpacked into registers
- * once and applied to every token of the call, so that 4 tokens cost 1.0-1.3x what one costs per weight
+ * once and applied to every token of the call, so that 4 tokens cost little more than one per weight
  * (BENCHMARKS.md), with no scratch tile (the gemm kernels' transposed tiles cost as much as 8 tokens'
  * products).
  *
@@ -14,7 +14,7 @@
  *         4g..4g+3 of row r; each group of 4 activation bytes is broadcast into one vpdpbusd per token, the
  *         nibble offset enters as −8·Σx. The next 16 rows are prefetched in order while a tile works. In
  *         the 8-row layout (LK_ROWS8, packed at load) two groups' vectors are those lanes as they lie in
- *         memory: no transposes, no gathers; one token uses the same tiles (1.2-1.6x the row layout's rate
+ *         memory: no transposes, no gathers; one token uses the same tiles (faster than the row layout
  *         from DRAM), more than LK_FEW_MAX_TOKENS the VNNI gemm on tiles built from the layout.
  *   Q8_0  (x86/avx2/q8_0.c's order, the row layout's kernels of this table too) one float chain per output,
  *         acc = fma(dw·dx, float(isum_b), acc). Only the 8-row layout is here: 16-row tiles of two groups'
@@ -37,8 +37,7 @@ enum {
     PASS = 8,          /* tokens per pass over the weights */
     Q8_CHUNK = 64,     /* Q8_0 in the 8-row layout: tokens whose activations are kept in L2 across the tiles */
     Q8_GEMM_MIN = 48,  /* Q8_0 in the 8-row layout: from this many tokens the gemm on tiles built from the layout
-                          (one thread, 2048 x 8192, TSC per weight: 0.8-0.9x these tiles' time from 48 tokens,
-                          1.2-1.6x at 16-32) */
+                          (faster than these tiles from there, slower below) */
     PREFETCH = 4096,   /* Q6_K: bytes ahead of the row being read that are prefetched (as its matvec) */
 };
 
@@ -164,8 +163,7 @@ static int few_q4_0(int64_t cols, const void *vw, size_t ws, const void *vx, siz
 }
 
 /* The LK_ROWS8 entry: the 16-row tiles above up to LK_FEW_MAX_TOKENS tokens (one token too: from DRAM the
- * packed tiles read 1.2-1.6x faster than the row layout's transposes and the AVX2 group pairs, measured
- * alternated), then the VNNI gemm on tiles built from the layout; the same bits as the row layout's kernels. */
+ * packed tiles read faster than the row layout's transposes and the AVX2 group pairs), then the VNNI gemm on tiles built from the layout; the same bits as the row layout's kernels. */
 static int rows8_q4_0(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
                       int64_t ys, int64_t row_begin, int64_t row_end) {
     if (n_tokens <= LK_FEW_MAX_TOKENS) return few_q4_0_layout(cols, vw, ws, vx, xs, n_tokens, y, ys, row_begin, row_end, 1);

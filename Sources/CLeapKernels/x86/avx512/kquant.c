@@ -27,8 +27,8 @@
  *         weights are prefetched into L2 while a tile is used.
  * rows8   Q4_K / Q5_K / Q6_K packed at load in the 8-row layout (LK_ROWS8): its 16-row tiles (two groups)
  *         are the gemm tile's lanes as they lie, 4-, 5- or 6-bit, so one kernel takes every token count with
- *         the gemm's operations per (row, token) and no tile to build (Q4_K / Q5_K: 1.1-1.4x faster than the
- *         matvec for one token from DRAM, 2-2.4x than the few-token kernel for 4; Q6_K 1.2x, 1.25x); from
+ *         the gemm's operations per (row, token) and no tile to build (faster than the matvec for one token
+ *         from DRAM and than the few-token kernel for 4); from
  *         R8_GEMM_MIN tokens the gemm on tiles built from the layout. Same bits as the gemm at every batch size.
  * Widths above KQ_MAX_BLOCKS blocks return 0 from the matvec (the caller falls back to the row kernels). */
 #include "lk_internal.h"
@@ -44,21 +44,21 @@
 enum {
     KQ_MAX_BLOCKS = 64, /* matvec: reordered activations of up to 16384 columns on the stack (20 KB) */
     PREFETCH = 4096,    /* matvec: at least this many bytes ahead of the rows being read are prefetched, a
-                           whole number of row pairs (lk_pair_prefetch_distance; 1-8 KB measured alike; none:
-                           20-30% slower from DRAM; a fixed 4 KB: 2048 x 8192 Q4_K 20% slower) */
+                           whole number of row pairs (lk_pair_prefetch_distance; none, or a fixed
+                           distance, is slower from DRAM) */
     TR = 16,            /* gemm: weight rows per tile (s32 lanes) */
     CHUNK = 128,        /* gemm: tokens whose activation terms (and rows, in L2) are used per tile build */
     NT_K4 = 8,          /* gemm: tokens per pass over a Q4_K / Q5_K tile (one vpdpbusd chain per token and sub-block;
-                           4 tokens with two chains each read an 8192-column tile from L2 twice as often: 1.3x slower) */
-    NT_Q6 = 8,          /* gemm: tokens per pass over a Q6_K tile (measured faster than 4 and 6) */
+                           4 tokens with two chains each read a wide tile from L2 twice as often: slower) */
+    NT_Q6 = 8,          /* gemm: tokens per pass over a Q6_K tile (faster than 4 and 6) */
     NT_PAIR = 4,        /* gemm: tokens per pass over two 16-row tiles at once (each activation word loaded once
-                           for both; 6 measured alike) */
+                           for both; 6 is no faster) */
     KSLICE = 2,         /* gemm: blocks of the tiles that all the chunk's tokens pass over before the next ones, so
-                           that they are read from L1 (with two tiles at once: Q6_K 9-12% less time per weight than
-                           one tile over all blocks, Q4_K / Q5_K alike; whole tiles from L2 made the pair no faster) */
+                           that they are read from L1 (with two tiles at once: less time per weight than one tile
+                           over all blocks; whole tiles from L2 made the pair no faster) */
     NT = 8,             /* the largest of the three */
     MIN_K4 = 2,         /* gemm from this many tokens for Q4_K / Q5_K (below: the matvec); from 2 tokens it is
-                           faster than the row kernels (1.3x at 2-3 tokens) */
+                           faster than the row kernels */
     MIN_Q6 = 4,         /* Q6_K: the row kernels are faster at 2-3 tokens */
     K4_PASS = 4,        /* few tokens: tokens per pass over a pair of Q4_K / Q5_K rows */
     K4_FEW_MAX = 7,     /* few tokens up to this many; from 8 the gemm is faster (in L2, per 256 weights and token:
@@ -674,7 +674,7 @@ INLINE void r8_prefetch_part(const uint8_t *pa, const uint8_t *pb, int lines, in
 enum {
     R8_PASS = 8,      /* tokens per pass over a 16-row tile (their accumulators stay in registers) */
     R8_AHEAD = 4,     /* blocks ahead of the one being read that are prefetched (one token's pass) */
-    R8_GEMM_MIN = 32, /* from this many tokens the gemm on tiles built from the layout (below: 0.8-0.9x its time) */
+    R8_GEMM_MIN = 32, /* from this many tokens the gemm on tiles built from the layout (below it the tiles above are faster) */
 };
 
 /* The block R8_AHEAD blocks after block i of the tile at ga, gb: in this tile or in the next one (16 rows on,

@@ -6,9 +6,8 @@
  * second build's external names. The products are the same exact integers, so the table's results are the
  * AVX2 table's bit for bit (the tests check it). The gemms add each token's products in two vpdpbusd chains
  * (even and odd vectors): one chain waited on the instruction's latency. Q4_0's gemm keeps its s16 sums (one
- * vpmaddubsw + one vpaddw per vector, as many multiplies as vpdpbusd: its vpdpbusd form ran 0.9x on Zen 5).
- * Measured by forcing the table on a Zen 5 (which has AVX-VNNI next to AVX-512), one thread, 512 tokens at
- * the LFM2-1.2B shapes: Q8_0 gemm 1.2-1.5x the AVX2 build's, Q4_K 1.06-1.2x, Q5_K 1.2-1.5x, Q6_K 1.05-1.4x. */
+ * vpmaddubsw + one vpaddw per vector, as many multiplies as vpdpbusd: its vpdpbusd form was slower).
+ * Figures (the table forced on a CPU with AVX-VNNI next to AVX-512): BENCHMARKS.md. */
 #ifndef LK_AVX_VNNI_H
 #define LK_AVX_VNNI_H
 #define LK_AVXVNNI 1
