@@ -37,6 +37,15 @@ package protocol InferenceSessionBackend: AnyObject {
     func lastLogits() -> UnsafeMutableBufferPointer<Float>
     /// Keeps the first `n` tokens and forgets the rest.
     func truncate(to n: Int) throws
+    /// Most tokens one `verify` pass takes (0: this backend does not verify drafts).
+    var maxVerifiedTokens: Int { get }
+    /// Speculative decoding: evaluates `tokens` (an accepted token, then drafted ones) at the next positions
+    /// in one pass, keeping the logits of every one; afterwards `lastLogits()` are those after tokens[0]
+    /// (as after `evaluate([tokens[0]])`). The caller takes the drafts it accepts with `selectVerified` and
+    /// `truncate`s the rest away.
+    func verify(_ tokens: [Int32]) throws
+    /// Makes the logits after tokens[0...i] of the last `verify` the `lastLogits()`.
+    func selectVerified(_ i: Int) throws
     /// Audio the model generated during the evaluations since the last call, oldest first (models that
     /// speak, e.g. interleaved text-and-audio output; text models have none). The runtime streams each
     /// chunk right after the text of the token whose evaluation produced it and collects the turn's audio
@@ -70,6 +79,14 @@ extension InferenceSessionBackend {
     package func takeGeneratedAudio() -> [AudioChunk] { [] }
 
     package func endDecoding() {}
+
+    package var maxVerifiedTokens: Int { 0 }
+    package func verify(_ tokens: [Int32]) throws {
+        throw LeapError(.unsupported, "this model's sessions do not verify drafted tokens")
+    }
+    package func selectVerified(_ i: Int) throws {
+        throw LeapError(.unsupported, "this model's sessions do not verify drafted tokens")
+    }
 
     package var stateShape: ContextStateShape? { nil }
     package func captureState(positions n: Int) throws -> ContextState {

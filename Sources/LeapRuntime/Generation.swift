@@ -41,6 +41,8 @@ package final class Generation {
     private var speaking: SpeakingSession?
     private var audioFrames = 0
     private var stats = GenerationStats()
+    /// Speculative decoding, nil when off (SpeculativeDecoding.swift).
+    private var speculation: Speculation?
     private var startTime = 0.0
     private var firstTokenTime = 0.0
 
@@ -200,6 +202,8 @@ package final class Generation {
         conversation.encodedMedia = conversation.encodedMedia.filter { prompt.media[$0.key] != nil }
         sampler.accept(contentsOf: prompt.tokens)
         try startSpeaking()
+        speculation = try Speculation.start(options: options, runner: runner, session: session, prompt: prompt.tokens,
+                                            speaking: speaking != nil)
         state = .running
         try collectAudio(from: session)
         if conversation.stopRequested.isSet { try finish(.interrupted) }
@@ -318,9 +322,15 @@ package final class Generation {
             keys = keysAfter
             if matcher.isComplete { return try finish(.constraint) }
         }
-        if session.tokenCount + 1 > session.contextSize { return try finish(.exceedContext) }
+        // Drafted positions not taken yet are not the sequence's.
+        if session.tokenCount - (speculation?.pending.count ?? 0) + 1 > session.contextSize { return try finish(.exceedContext) }
         do {
-            try session.evaluate([token], shouldStop: { false })
+            if let speculation {
+                let allowed = options.maxTokens.map { $0 - generated.count - audioFrames } ?? Int.max
+                try speculation.evaluate(token, in: session, maxDrafts: allowed, stats: &stats)
+            } else {
+                try session.evaluate([token], shouldStop: { false })
+            }
             conversation.sessionUnits.append(.token(token))
         } catch {
             conversation.sessionUnits = []
@@ -368,6 +378,10 @@ package final class Generation {
     }
 
     private func finish(_ reason: GenerationFinishReason) throws {
+        if let speculation, let session = conversation.session, !speculation.dropPending(in: session) {
+            conversation.sessionUnits = []   // the session holds positions the turn does not: start afresh
+            conversation.session = nil
+        }
         let (tailEvents, summary) = router.finish()
         try emit(tailEvents)
         if let session = conversation.session { try collectAudio(from: session) }

@@ -42,6 +42,10 @@ package struct GenerationStats: Sendable, Equatable {
     package var timeToFirstToken: Double = 0
     /// Prompt tokens per second during prefill.
     package var promptTokensPerSecond: Double = 0
+    /// Speculative decoding: tokens drafted and verified, and how many of them were accepted (each accepted
+    /// one is a completion token that took no forward pass of its own).
+    package var draftedTokens: Int = 0
+    package var acceptedDraftTokens: Int = 0
 }
 
 /// One item of a streamed response, in order; `.complete` is always last.

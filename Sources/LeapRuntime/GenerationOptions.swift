@@ -41,5 +41,24 @@ package struct GenerationOptions: Sendable {
     /// (`.token` events before the text they make); nil = no such events.
     package var topLogprobs: Int?
 
+    /// Speculative decoding: who drafts the tokens the model verifies several at a time (nil = the runner's
+    /// draft model when it was loaded with one, else none). Output does not change with it: greedy
+    /// decoding gives the same tokens, sampling draws from the same distribution with the same draws.
+    package var drafter: DrafterChoice?
+    /// Most tokens drafted for one verification pass (nil = 8; at most the backend's pass size - 1).
+    package var maxDraftTokens: Int?
+
     package init() {}
+}
+
+/// Who drafts tokens for speculative decoding.
+package enum DrafterChoice: Sendable {
+    /// No speculation: one token per forward pass.
+    case none
+    /// Prompt lookup: continuations of earlier occurrences of the last tokens, in the prompt and the output.
+    case ngram
+    /// The runner's draft model (an error when it has none).
+    case draftModel
+    /// A drafter of the caller's (tests).
+    case custom(@Sendable () -> any TokenDrafter)
 }

@@ -60,6 +60,7 @@ extension ModelRunner {
                 Log.warning("\(path): detected audio decoder '\(vocoder)' / tokenizer '\(detokenizer)' not used: \(e.message)")
             }
         }
+        let draft = try options.draftModelPath.map { try DraftModel.load(path: $0, tokenizer: tokenizer, threads: options.threads) }
         // The prompt cache: its folder is checked now (a cache that cannot write fails the load).
         var cache: PromptCache? = nil
         if options.cache.enabled {
@@ -70,7 +71,7 @@ extension ModelRunner {
             tokenizer: TokenizerAdapter(tokenizer), template: TemplateAdapter(template), templateSource: source,
             templateIsFallback: options.chatTemplate == nil && embedded == nil, contextSize: contextSize,
             samplingDefaults: samplingDefaults(file, overrides: options.defaultSampling), companions: companions, media: media, mediaProblem: mediaProblem,
-            speech: speech, promptCache: cache)
+            speech: speech, promptCache: cache, draftModel: draft)
     }
 
     /// "models/SmolLM2-135M-Instruct.Q4_1.gguf" -> "SmolLM2-135M-Instruct.Q4_1".
@@ -180,6 +181,21 @@ final class InferenceSessionAdapter: InferenceSessionBackend {
     func lastLogits() -> UnsafeMutableBufferPointer<Float> { logits }
 
     func truncate(to n: Int) throws { try context.rewind(to: n) }
+
+    var maxVerifiedTokens: Int { min(context.maxBatch, InferenceContext.maxVerifiedTokens) }
+
+    func verify(_ tokens: [Int32]) throws {
+        // A verification pass is this conversation's own: the stepped batch does not wait for it meanwhile.
+        context.model.batcher.leave(context)
+        try context.evalDraft(tokens: tokens)
+        try selectVerified(0)
+    }
+
+    func selectVerified(_ i: Int) throws {
+        let row = try context.logits(at: i)
+        let n = min(row.count, logits.count)
+        if let src = row.baseAddress, let dst = logits.baseAddress { dst.update(from: src, count: n) }
+    }
 
     func endDecoding() { context.model.batcher.leave(context) }
 

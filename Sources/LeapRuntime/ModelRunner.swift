@@ -41,6 +41,8 @@ package final class ModelRunner: @unchecked Sendable {
     package let speech: SpeechOutputModel?
     /// Saved prompt prefixes shared by the conversations (and, on disk, by other processes); nil when off.
     package let promptCache: PromptCache?
+    /// The draft model of speculative decoding (same vocabulary), nil when none was loaded.
+    package let draftModel: DraftModel?
     private let indexLock = Lock()
     private var _stateIdentity: ModelIdentity?
     private var _vocabularyIndex: TokenVocabularyIndex?
@@ -68,7 +70,7 @@ package final class ModelRunner: @unchecked Sendable {
                  template: any ChatTemplateBackend, templateSource: String = "", templateIsFallback: Bool, contextSize: Int,
                  samplingDefaults: SamplingDefaults = SamplingDefaults(), companions: CompanionFiles = CompanionFiles(),
                  media: (any MediaEncoderBackend)? = nil, mediaProblem: String? = nil, speech: SpeechOutputModel? = nil,
-                 promptCache: PromptCache? = nil) {
+                 promptCache: PromptCache? = nil, draftModel: DraftModel? = nil) {
         self.modelId = modelId
         self.model = model
         self.tokenizer = tokenizer
@@ -82,6 +84,7 @@ package final class ModelRunner: @unchecked Sendable {
         self.mediaProblem = mediaProblem
         self.speech = speech
         self.promptCache = promptCache
+        self.draftModel = draftModel
     }
 
     /// What saved states of this model are tied to (the prompt cache's, or computed on first use for

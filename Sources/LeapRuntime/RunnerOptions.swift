@@ -20,6 +20,9 @@ package struct RunnerOptions: Sendable {
     package var defaultSampling = BundleSampling()
     /// The prompt cache (LEAP CacheOptions; off by default).
     package var cache = PromptCacheOptions()
+    /// A draft model for speculative decoding: a GGUF sharing the model's vocabulary (checked at load),
+    /// used by generations that ask for it or leave the drafter unset.
+    package var draftModelPath: String?
 
     package init() {}
 }

@@ -1,0 +1,106 @@
+import LeapCore
+import LeapModels
+
+extension GenerationOptions {
+    /// The most tokens `maxDraftTokens` may ask for: one verification pass takes the token and its drafts.
+    package static let draftTokensLimit = InferenceContext.maxVerifiedTokens - 1
+}
+
+/// The speculative decoding of one generation: after each sampled token, the drafter's guesses for the
+/// tokens after it are verified together with it in one pass (`InferenceSessionBackend.verify`); the
+/// generation loop then samples every next token from the verified logits exactly as it would from a
+/// one-token step, and a guess is taken only when it is the token sampled. The first token that differs
+/// drops the remaining guesses (the session rewinds them) and starts the next pass. Drafting.swift says
+/// why this leaves the output unchanged.
+final class Speculation {
+    let drafter: any TokenDrafter
+    var control: DraftController
+    /// Guesses verified but not taken yet, next first.
+    private(set) var pending: [Int32] = []
+    /// The sequence's tokens (prompt and output) the drafter reads, and how many of them are output.
+    private var history: [Int32]
+    private var generated = 0
+    /// The current pass: guesses verified, guesses taken, its seconds.
+    private var pass = (drafted: 0, taken: 0, seconds: 0.0)
+
+    init(drafter: any TokenDrafter, maxDraft: Int, prompt: [Int32]) {
+        self.drafter = drafter
+        self.control = DraftController(maxDraft: maxDraft)
+        self.history = prompt
+    }
+
+    /// The speculation a generation with these options runs, or nil: none chosen, a backend that cannot
+    /// verify, or a model that speaks (audio frames are never speculated).
+    static func start(options: GenerationOptions, runner: ModelRunner, session: any InferenceSessionBackend,
+                      prompt: [Int32], speaking: Bool) throws -> Speculation? {
+        let drafter: any TokenDrafter
+        switch options.drafter ?? (runner.draftModel == nil ? .none : .draftModel) {
+        case .none: return nil
+        case .ngram: drafter = NGramDrafter()
+        case .custom(let make): drafter = make()
+        case .draftModel:
+            guard let draft = runner.draftModel else {
+                throw LeapError(.invalidArgument, "speculative decoding with a draft model: the model was loaded without one")
+            }
+            drafter = try draft.makeDrafter(contextSize: session.contextSize)
+        }
+        if let k = options.maxDraftTokens, k < 0 {
+            throw LeapError(.invalidArgument, "maximum draft length \(k) is negative")
+        }
+        let maxDraft = min(options.maxDraftTokens ?? 8, session.maxVerifiedTokens - 1)
+        guard !speaking, maxDraft > 0 else { return nil }
+        return Speculation(drafter: drafter, maxDraft: maxDraft, prompt: prompt)
+    }
+
+    /// Makes `token` (just sampled) part of the sequence: takes the verified guess when it is that token,
+    /// else drops the guesses left and evaluates it, with new guesses after it when the control asks for
+    /// some (at most `maxDrafts`: the completion tokens still allowed after it).
+    func evaluate(_ token: Int32, in session: any InferenceSessionBackend, maxDrafts: Int, stats: inout GenerationStats) throws {
+        history.append(token)
+        generated += 1
+        if let guess = pending.first {
+            if guess == token {
+                pending.removeFirst()
+                pass.taken += 1
+                stats.acceptedDraftTokens += 1
+                try session.selectVerified(pass.taken)
+                if pending.isEmpty { endPass() }
+                return
+            }
+            try session.truncate(to: session.tokenCount - pending.count)
+            pending = []
+            endPass()
+        }
+        let room = min(maxDrafts, session.maxVerifiedTokens - 1, session.contextSize - session.tokenCount - 1)
+        let k = min(control.nextDraftLength(), room)
+        let t0 = monotonicSeconds()   // a pass's cost includes its drafting
+        let guesses = k > 0 ? Array(drafter.draft(after: history, generated: generated, count: k).prefix(k)) : []
+        if guesses.isEmpty {
+            try session.evaluate([token], shouldStop: { false })
+            control.recordStep(seconds: monotonicSeconds() - t0)
+            return
+        }
+        try session.verify([token] + guesses)
+        pending = guesses
+        pass = (guesses.count, 0, monotonicSeconds() - t0)
+        stats.draftedTokens += guesses.count
+    }
+
+    /// Rewinds the guesses not taken (the generation ends). False when the session could not rewind.
+    func dropPending(in session: any InferenceSessionBackend) -> Bool {
+        guard !pending.isEmpty else { return true }
+        defer { pending = [] }
+        endPass()
+        do {
+            try session.truncate(to: session.tokenCount - pending.count)
+            return true
+        } catch {
+            return false
+        }
+    }
+
+    private func endPass() {
+        control.record(drafted: pass.drafted, taken: pass.taken, seconds: pass.seconds)
+        pass = (0, 0, 0)
+    }
+}
