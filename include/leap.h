@@ -541,6 +541,10 @@ typedef struct leap_model_params {
     int64_t cache_max_bytes_memory;      /* bytes of snapshots kept in memory; default 512 MiB           */
     int64_t cache_max_bytes_disk;        /* bytes of snapshots kept on disk per model; default 4 GiB     */
     int32_t cache_disk_disabled;         /* 1: memory only (nothing survives the process); default 0     */
+    const char *draft_model_path;        /* speculative decoding: a GGUF sharing the model's vocabulary
+                                            (LFM2-350M for LFM2-1.2B) that drafts tokens, on the model's
+                                            threads; NULL (default): none. Another vocabulary fails the
+                                            load with LEAP_ERR_MODEL_LOADING naming the first difference */
 } leap_model_params;
 
 /*
@@ -942,7 +946,41 @@ typedef struct leap_generation_options {
      * LEAP_ERR_FUNCTION_CALL_PARSING. Calls are repaired first where only one reading is possible (see
      * leap_function_calls_parse). */
     int32_t unparsed_function_calls_as_text;
+    /* Speculative decoding (see "Speculative decoding" below): who drafts (a leap_drafter; default
+     * LEAP_DRAFTER_DEFAULT) and the most tokens drafted for one verification pass (<= 0 (default): 8; at
+     * most 14). */
+    int32_t drafter;
+    int32_t max_draft_tokens;
 } leap_generation_options;
+
+/*
+ * Speculative decoding. A drafter guesses the tokens that follow; the model checks the last token and up
+ * to max_draft_tokens guesses in one forward pass (about the cost of one token on a CPU, where decoding
+ * streams every weight once per pass) and keeps the guesses that are the tokens it generates anyway, so a
+ * pass can yield several tokens. The rejected guesses are rolled back (KV cache and LFM2's convolution
+ * state). Guarantees:
+ *   - the output does not change: every token is drawn from the same distribution as without speculation
+ *     (penalties, JSON-schema constraint, top-k / top-p / min-p, temperature, tool calls, reasoning, stop
+ *     conditions alike) with the same random draws, so greedy decoding gives the same tokens and a seeded
+ *     run the same output (a deterministic drafter's guess is accepted exactly when it is the token drawn:
+ *     the speculative-sampling rule for a proposal that is a point mass);
+ *   - on weights whose few-token kernels keep the one-token summation order (Q4_0, Q8_0; K-quants on
+ *     AVX2) each verified position's logits are the one-token decode's bit for bit; on other weight types
+ *     they can differ from it in the last bits, as a batched prompt's do;
+ *   - the draft length adapts to the recent acceptance rate and the measured cost of a pass, and drafting
+ *     pauses where it does not pay; models that speak never speculate (audio frames are not drafted).
+ * leap_generation_stats counts the drafted and accepted tokens.
+ */
+typedef enum leap_drafter {
+    LEAP_DRAFTER_DEFAULT = 0,     /* the model's draft model when it was loaded with one, else none      */
+    LEAP_DRAFTER_NONE = 1,        /* one token per forward pass                                         */
+    LEAP_DRAFTER_NGRAM = 2,       /* prompt lookup: the tokens that followed the latest earlier occurrence
+                                     of the last 1-3 tokens, in the prompt and the output (no second
+                                     model; pays where the answer copies given text: summaries,
+                                     extraction, edits)                                                 */
+    LEAP_DRAFTER_DRAFT_MODEL = 3  /* the draft model's greedy tokens (leap_model_params.draft_model_path;
+                                     LEAP_ERR_INVALID_ARGUMENT when the model has none)                 */
+} leap_drafter;
 
 /* What a model that speaks produces in a turn. AUTO chooses from the system prompt as Liquid's runner
  * does: "Perform ASR." text only, "Respond with interleaved text and audio." interleaved, "Perform TTS.
@@ -965,6 +1003,8 @@ typedef struct leap_generation_stats {
     double tokens_per_second;       /* decoding speed                                                 */
     double time_to_first_token;     /* seconds from the call to the first generated token            */
     double prompt_tokens_per_second;
+    int64_t drafted_tokens;         /* speculative decoding: tokens drafted and verified               */
+    int64_t accepted_draft_tokens;  /* of those, the ones accepted (completion tokens without a pass) */
 } leap_generation_stats;
 
 typedef enum leap_event_kind {

@@ -70,7 +70,8 @@ func cStats(_ s: GenerationStats) -> leap_generation_stats {
         prompt_tokens: Int64(s.promptTokens), completion_tokens: Int64(s.completionTokens),
         total_tokens: Int64(s.totalTokens), cached_prompt_tokens: Int64(s.cachedPromptTokens),
         tokens_per_second: s.tokensPerSecond, time_to_first_token: s.timeToFirstToken,
-        prompt_tokens_per_second: s.promptTokensPerSecond)
+        prompt_tokens_per_second: s.promptTokensPerSecond, drafted_tokens: Int64(s.draftedTokens),
+        accepted_draft_tokens: Int64(s.acceptedDraftTokens))
 }
 
 /// The most alternatives a token event carries (OpenAI's bound for top_logprobs).
@@ -132,6 +133,17 @@ func generationOptions(_ p: UnsafePointer<leap_generation_options>?) throws -> G
     case 3: o.audioMode = .interleaved
     default: throw LeapError.invalidArgument("options->audio_mode: \(c.audio_mode) is not a leap_audio_mode")
     }
+    switch c.drafter {
+    case 0: o.drafter = nil
+    case 1: o.drafter = DrafterChoice.none
+    case 2: o.drafter = .ngram
+    case 3: o.drafter = .draftModel
+    default: throw LeapError.invalidArgument("options->drafter: \(c.drafter) is not a leap_drafter")
+    }
+    guard c.max_draft_tokens <= Int32(GenerationOptions.draftTokensLimit) else {
+        throw LeapError.invalidArgument("options->max_draft_tokens is \(c.max_draft_tokens); at most \(GenerationOptions.draftTokensLimit) (<= 0: the default)")
+    }
+    o.maxDraftTokens = c.max_draft_tokens > 0 ? Int(c.max_draft_tokens) : nil
     return o
 }
 
@@ -158,6 +170,8 @@ public func leap_generation_options_init(_ p: UnsafeMutablePointer<leap_generati
     d.presence_penalty = 0
     d.top_logprobs = -1
     d.unparsed_function_calls_as_text = 0
+    d.drafter = 0
+    d.max_draft_tokens = 0
     initParams(d, into: p, size: size)
 }
 

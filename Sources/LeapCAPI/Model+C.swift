@@ -44,6 +44,7 @@ public func leap_model_params_init(_ p: UnsafeMutablePointer<leap_model_params>?
     d.cache_max_bytes_memory = Int64(cache.maxBytesMemory)
     d.cache_max_bytes_disk = Int64(cache.maxBytesDisk)
     d.cache_disk_disabled = 0
+    d.draft_model_path = nil
     initParams(d, into: p, size: size)
 }
 
@@ -90,6 +91,7 @@ public func leap_model_load(_ path: UnsafePointer<CChar>?, _ params: UnsafePoint
         o.audioDecoderPath = try optionalUTF8(c.audio_decoder_path, "params->audio_decoder_path")
         o.audioTokenizerPath = try optionalUTF8(c.audio_tokenizer_path, "params->audio_tokenizer_path")
         o.autoDetectCompanionFiles = c.auto_detect_companion_files != 0
+        o.draftModelPath = try optionalUTF8(c.draft_model_path, "params->draft_model_path")
         o.cache = try promptCacheOptions(enabled: c.cache_enabled, path: c.cache_path,
                                          maxEntriesDisk: c.cache_max_entries_disk,
                                          maxEntriesMemory: c.cache_max_entries_memory,
