@@ -24,6 +24,7 @@ let suites: [String: ([String]) -> Void] = [
     "speech": benchSpeech,
     "prompt-cache": benchPromptCache,
     "prompt-cache-write": benchPromptCacheWrite,
+    "speculative": benchSpeculative,
 ]
 
 let argv = CommandLine.arguments
