@@ -115,8 +115,12 @@ func realFilePath(_ name: String) -> String { realModelsDir + "/" + name + ".ggu
     @Test(arguments: fixtures)
     func greedyAndSampledOutputIsUnchangedOnEveryArchitecture(name: String) throws {
         let runner = try ModelRunner.load(path: fixturesDir("models") + "/" + name + ".gguf")
-        _ = try checkUnchanged(runner, ChatMessage(role: .user, text: copyPrompt), greedyOptions, name: name + " greedy")
-        _ = try checkUnchanged(runner, ChatMessage(role: .user, text: copyPrompt), sampledOptions, name: name + " sampled")
+        // Random weights write tool-call markers at random: no parsing, so that every turn runs to its end.
+        var greedy = greedyOptions, sampled = sampledOptions
+        greedy.functionCallParser = nil
+        sampled.functionCallParser = nil
+        _ = try checkUnchanged(runner, ChatMessage(role: .user, text: copyPrompt), greedy, name: name + " greedy")
+        _ = try checkUnchanged(runner, ChatMessage(role: .user, text: copyPrompt), sampled, name: name + " sampled")
     }
 
     @Test(arguments: realFiles)
@@ -146,7 +150,7 @@ func realFilePath(_ name: String) -> String { realModelsDir + "/" + name + ".ggu
 
         var a = RunnerOptions()
         a.mmprojPath = fixturesDir("audio_encoder") + "/lfm2a-512-f16-q8_0.gguf"
-        let audio = try ModelRunner.load(path: fixturesDir("models") + "/lfm2-tiny-q8_0.gguf", options: a)
+        let audio = try ModelRunner.load(path: fixturesDir("models") + "/lfm2-tiny-f32.gguf", options: a)
         let wav = try fileBytes(fixturesDir("audio_encoder") + "/clip_1s37.wav")
         _ = try checkUnchanged(audio, ChatMessage(role: .user, content: [.audio(wav: wav), .text(copyPrompt)]), sampledOptions,
                                system: "Perform ASR.", name: "audio")
