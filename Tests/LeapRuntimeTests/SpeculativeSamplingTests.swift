@@ -114,7 +114,8 @@ private func chiSquare(_ observed: [Int32?], _ p: [Double], isEnd: (Int32) -> Bo
         let (stat, df) = chiSquare(observed, dists[pos], isEnd: isEnd)
         let critical = chiSquareCritical(df: df)
         print("speculative sampling, position \(pos): \(observed.count) draws, chi-square \(stat) on \(df) degrees of freedom (0.1% point \(critical))")
-        #expect(observed.count >= 100 && df >= 2, "position \(pos): too few draws (\(observed.count)) or bins (\(df + 1)) to test")
+        // At least the guessed token against the rest: an acceptance that favoured guesses would show there.
+        #expect(observed.count >= 100 && df >= 1, "position \(pos): too few draws (\(observed.count)) or bins (\(df + 1)) to test")
         #expect(stat < critical, "position \(pos): chi-square \(stat) >= \(critical)")
     }
 }
