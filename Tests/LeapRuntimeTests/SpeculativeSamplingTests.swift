@@ -92,7 +92,8 @@ private func chiSquare(_ observed: [Int32?], _ p: [Double], isEnd: (Int32) -> Bo
     }
     let unlikely = dists[1...].map { p in Int32(p.indices.min { p[$0] < p[$1] } ?? 0) }
     let counter = PassCounter()
-    o.drafter = .custom { HalfWrongDrafter(likely: Array(path[1...]), unlikely: unlikely, counter: counter) }
+    let likely = Array(path[1...])
+    o.drafter = .custom { HalfWrongDrafter(likely: likely, unlikely: unlikely, counter: counter) }
     o.maxDraftTokens = 2
 
     var runs: [[Int32]] = []
