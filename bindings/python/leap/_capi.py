@@ -267,6 +267,7 @@ class leap_model_params(Structure):
         ("cache_max_bytes_memory", c_int64),
         ("cache_max_bytes_disk", c_int64),
         ("cache_disk_disabled", c_int32),
+        ("draft_model_path", c_char_p),
     ]
 
 
@@ -402,6 +403,12 @@ LEAP_AUDIO_MODE_TEXT_ONLY = 1
 LEAP_AUDIO_MODE_SEQUENTIAL = 2
 LEAP_AUDIO_MODE_INTERLEAVED = 3
 
+# leap_drafter
+LEAP_DRAFTER_DEFAULT = 0
+LEAP_DRAFTER_NONE = 1
+LEAP_DRAFTER_NGRAM = 2
+LEAP_DRAFTER_DRAFT_MODEL = 3
+
 # leap_event_kind
 LEAP_EVENT_NONE = 0
 LEAP_EVENT_CHUNK = 1
@@ -435,6 +442,8 @@ class leap_generation_options(Structure):
         ("presence_penalty", c_float),
         ("top_logprobs", c_int32),
         ("unparsed_function_calls_as_text", c_int32),
+        ("drafter", c_int32),
+        ("max_draft_tokens", c_int32),
     ]
 
 
@@ -447,6 +456,8 @@ class leap_generation_stats(Structure):
         ("tokens_per_second", c_double),
         ("time_to_first_token", c_double),
         ("prompt_tokens_per_second", c_double),
+        ("drafted_tokens", c_int64),
+        ("accepted_draft_tokens", c_int64),
     ]
 
 

@@ -42,6 +42,9 @@ class GenerationStats:
     cached_prompt_tokens: int
     time_to_first_token: float = 0.0
     prompt_tokens_per_second: float = 0.0
+    #: Speculative decoding: tokens drafted and verified, and how many of them were accepted.
+    drafted_tokens: int = 0
+    accepted_draft_tokens: int = 0
 
 
 @dataclass(frozen=True)
@@ -141,6 +144,12 @@ class GenerationOptions:
     #: a warning in the log, as vLLM and llama.cpp's server do; False (LEAP's behaviour): the generation
     #: raises :class:`leap.FunctionCallParsingError`.
     unparsed_function_calls_as_text: bool = False
+    #: Speculative decoding (leap.h, "Speculative decoding"): who drafts ("ngram": prompt lookup; "draft_model":
+    #: the model's draft model, see :func:`load_model`; "none"; None: the draft model if loaded, else none) and
+    #: the most tokens drafted per verification pass (None: 8; at most 14). The output does not change: greedy
+    #: gives the same tokens, sampling the same distribution and draws.
+    drafter: Optional[str] = None
+    max_draft_tokens: Optional[int] = None
 
     def _to_c(self) -> tuple[leap_generation_options, list[Any]]:
         o = leap_generation_options()
@@ -190,6 +199,13 @@ class GenerationOptions:
         if self.audio_mode not in modes:
             raise error_for_status(C.LEAP_ERR_INVALID_ARGUMENT, f"audio_mode must be 'text', 'sequential', 'interleaved' or None, got {self.audio_mode!r}")
         o.audio_mode = modes[self.audio_mode]
+        drafters = {None: C.LEAP_DRAFTER_DEFAULT, "none": C.LEAP_DRAFTER_NONE, "ngram": C.LEAP_DRAFTER_NGRAM,
+                    "draft_model": C.LEAP_DRAFTER_DRAFT_MODEL}
+        if self.drafter not in drafters:
+            raise error_for_status(C.LEAP_ERR_INVALID_ARGUMENT, f"drafter must be 'ngram', 'draft_model', 'none' or None, got {self.drafter!r}")
+        o.drafter = drafters[self.drafter]
+        if self.max_draft_tokens is not None:
+            o.max_draft_tokens = self.max_draft_tokens
         return o, keep
 
 
@@ -219,7 +235,8 @@ def _event_from_c(ev: leap_event) -> Optional[MessageResponse]:
         msg = ChatMessage._from_canonical(json.loads(take_string(out.value) or "{}"))
         s = ev.stats.contents
         stats = GenerationStats(s.prompt_tokens, s.completion_tokens, s.total_tokens, s.tokens_per_second,
-                                s.cached_prompt_tokens, s.time_to_first_token, s.prompt_tokens_per_second)
+                                s.cached_prompt_tokens, s.time_to_first_token, s.prompt_tokens_per_second,
+                                s.drafted_tokens, s.accepted_draft_tokens)
         return Complete(msg, GenerationFinishReason(ev.finish_reason), stats)
     return None
 

@@ -82,7 +82,11 @@ class Model(OwnedHandle):
     (``mmproj*.gguf``, ``*audio*decoder*.gguf|.bin``) unless ``auto_detect_companion_files=False``;
     they are validated at load and reported by :attr:`companions`. A projector's encoder is loaded with the
     model (LFM2-VL images: :attr:`supports_images`; LFM2-Audio audio: :attr:`supports_audio_input`); parts a
-    model cannot take raise UnsupportedError naming the part and saying why."""
+    model cannot take raise UnsupportedError naming the part and saying why.
+
+    ``draft_model``: a GGUF sharing the model's vocabulary (e.g. LFM2-350M for LFM2-1.2B) that drafts tokens
+    for speculative decoding (``GenerationOptions(drafter=...)``; generations that leave ``drafter`` unset use
+    it). A draft model of another vocabulary raises :class:`leap.ModelLoadingError`."""
 
     _kind = "model"
     _free = staticmethod(C.leap_model_free)
@@ -91,7 +95,8 @@ class Model(OwnedHandle):
                  cpu_threads: Optional[int] = None, chat_template: Optional[str] = None,
                  mmproj_path: Optional[str] = None, audio_decoder_path: Optional[str] = None,
                  audio_tokenizer_path: Optional[str] = None, auto_detect_companion_files: bool = True,
-                 cache: Optional[CacheOptions] = None) -> None:
+                 cache: Optional[CacheOptions] = None,
+                 draft_model: Optional[Union[str, os.PathLike[str]]] = None) -> None:
         p = leap_model_params()
         C.leap_model_params_init(ctypes.byref(p), ctypes.sizeof(p))
         p.context_size = context_size or 0
@@ -101,6 +106,8 @@ class Model(OwnedHandle):
         p.audio_decoder_path = utf8(audio_decoder_path)
         p.audio_tokenizer_path = utf8(audio_tokenizer_path)
         p.auto_detect_companion_files = int(auto_detect_companion_files)
+        if draft_model is not None:
+            p.draft_model_path = os.fsencode(draft_model)
         if cache is not None:
             cache._fill(p, "cache_")
         h = leap_model_p()
