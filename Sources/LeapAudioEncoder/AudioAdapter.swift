@@ -1,5 +1,6 @@
 // AudioAdapter: LFM2-Audio's audio_adapter, per encoder frame: LayerNorm(d) → Linear(d → hidden) →
 // GELU (erf) → Linear(hidden → output), the output being the text model's embedding size.
+import CLeapKernels
 import LeapCore
 import LeapKernels
 
@@ -22,7 +23,7 @@ struct AudioAdapter: @unchecked Sendable {
         norm(ws.x, rows: n, into: ws.normed, pool: pool)
         up(ws.normed, rows: n, into: hidden, pool: pool)
         pool.parallelFor(n * h, align: 64, chunksPerThread: 1) { r in
-            Kernels.geluErf(hidden + r.lowerBound, y: hidden + r.lowerBound, n: r.count)
+            lk_gelu_erf(hidden + r.lowerBound, hidden + r.lowerBound, Int64(r.count))
         }
         down(hidden, rows: n, into: out, pool: pool)
     }

@@ -1,4 +1,10 @@
-// Kernels: matrix products, dequantization and embedding lookup on top of the C kernels.
+// Kernels: matrix products over a thread pool, rows of weight matrices as floats and embedding lookup.
+//
+// The kernel API is the C header of CLeapKernels (include/leap_kernels.h): code that needs an element-wise op,
+// a norm, RoPE, softmax, a conversion or a single product calls its lk_* function directly. This module keeps
+// only what C cannot express: WeightMatrix (a typed view of a tensor in the mmap), ThreadPool and the
+// pool-parallel matmul below, the encoder layers (Layers.swift, BatchedLinear.swift), the packed matrices and
+// the tensor binder. It wraps no lk_* function one for one.
 import CLeapKernels
 import LeapCore
 import LeapGGUF
@@ -94,13 +100,6 @@ package enum Kernels {
         } else {
             lk_dequantize_row(Int32(w.type.rawValue), w.row(r), dst, Int64(w.cols))
         }
-    }
-
-    /// Dequantizes `n` elements of `type` at `src` (n a multiple of the type's block size).
-    package static func dequantize(
-        type: GGMLType, src: UnsafeRawPointer, dst: UnsafeMutablePointer<Float>, count n: Int
-    ) {
-        lk_dequantize_row(Int32(type.rawValue), src, dst, Int64(n))
     }
 
     /// Embedding lookup: out[i] = row ids[i] of `w` as floats.

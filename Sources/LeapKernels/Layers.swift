@@ -105,10 +105,3 @@ package struct LayerNorm: Sendable {
         }
     }
 }
-
-extension Kernels {
-    /// Exact GELU 0.5x(1 + erf(x/√2)). y may alias x.
-    package static func geluErf(_ x: UnsafePointer<Float>, y: UnsafeMutablePointer<Float>, n: Int) {
-        lk_gelu_erf(x, y, Int64(n))
-    }
-}

@@ -2,6 +2,7 @@
 // (H/p)·(W/p) patches of p x p x 3 values, embedded linearly, plus the learned position grid resized to the
 // tile's patch grid; then pre-norm ViT blocks (LayerNorm, multi-head attention with biases, LayerNorm,
 // MLP fc1 → GELU → fc2, each with a residual) and a final LayerNorm (post_ln). No pooling head.
+import CLeapKernels
 import LeapCore
 import LeapGGUF
 import LeapKernels
@@ -134,7 +135,7 @@ struct SigLIP2Encoder {
         let D = config.hiddenSize
         pool.parallelFor(rows, chunksPerThread: 1) { r in
             for t in r {
-                Kernels.add(x + t * D, delta + t * D, y: x + t * D, n: D)
+                lk_add(x + t * D, delta + t * D, x + t * D, Int64(D))
                 norm(x + t * D, rows: 1, into: normed + t * D)
             }
         }
@@ -172,7 +173,7 @@ final class HalfMatrixStorage: @unchecked Sendable {
         defer { row.deallocate() }
         for r in 0..<rows {
             try Kernels.dequantizeRow(w, row: r, into: row)
-            Kernels.f32ToF16(row, data + r * cols, n: cols)
+            lk_f32_to_f16_row(row, data + r * cols, Int64(cols))
         }
         do {
             matrix = try WeightMatrix(type: .f16, rows: rows, cols: cols, data: UnsafeRawPointer(data))

@@ -54,7 +54,7 @@ struct TileAttention {
             lk_vg_gemm_packed(Int32(LK_TYPE_F32), values + h * valuesSize, Int64(T), p, Int64(tokens), Int64(block),
                               Int64(n), nil, o, Int64(D), 0, Int64(dh))
             // the softmax's normalization, on the output rows
-            for j in 0..<n { Kernels.scale(o + j * D, by: inverseSums[j], y: o + j * D, n: dh) }
+            for j in 0..<n { lk_scale(o + j * D, inverseSums[j], o + j * D, Int64(dh)) }
         }
     }
 }

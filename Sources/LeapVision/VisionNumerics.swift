@@ -52,8 +52,8 @@ struct GELU: Sendable {
             pool.parallelFor(rows, chunksPerThread: 2) { r in
                 let p = x + r.lowerBound * width, n = r.count * width
                 switch form {
-                case .erf: Kernels.geluErf(p, y: p, n: n)
-                case .tanh: Kernels.geluTanh(p, y: p, n: n)
+                case .erf: lk_gelu_erf(p, p, Int64(n))
+                case .tanh: lk_gelu_tanh(p, p, Int64(n))
                 case .ggmlTable: lk_gelu_f16_table(table.baseAddress, p, p, Int64(n))
                 }
             }

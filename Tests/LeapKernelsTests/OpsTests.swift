@@ -14,7 +14,9 @@ func close(_ a: [Float], _ b: [Double], rel: Double, abs absTol: Double = 1e-30)
     let x = (0..<(n * rows)).map { _ in rng.normal() * 3 }
     let w = (0..<n).map { _ in rng.normal() }
     var y = [Float](repeating: 0, count: n * rows)
-    Kernels.rmsNorm(x, weight: w, y: &y, n: n, nRows: rows, eps: 1e-5)
+    x.withUnsafeBufferPointer { x in y.withUnsafeMutableBufferPointer { y in
+        for r in 0..<rows { lk_rms_norm(x.baseAddress! + r * n, w, y.baseAddress! + r * n, Int64(n), 1e-5) }
+    } }
     var ref: [Double] = []
     for r in 0..<rows {
         let row = x[(r * n)..<((r + 1) * n)].map(Double.init)
@@ -23,7 +25,9 @@ func close(_ a: [Float], _ b: [Double], rel: Double, abs absTol: Double = 1e-30)
     }
     #expect(close(y, ref, rel: 1e-5, abs: 1e-6))
     var inPlace = x
-    inPlace.withUnsafeMutableBufferPointer { p in Kernels.rmsNorm(p.baseAddress!, weight: nil, y: p.baseAddress!, n: n, nRows: rows, eps: 1e-6) }
+    inPlace.withUnsafeMutableBufferPointer { p in
+        for r in 0..<rows { lk_rms_norm(p.baseAddress! + r * n, nil, p.baseAddress! + r * n, Int64(n), 1e-6) }
+    }
     #expect(inPlace[0..<n].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(n) > 0.999)
 }
 
@@ -35,7 +39,7 @@ func close(_ a: [Float], _ b: [Double], rel: Double, abs absTol: Double = 1e-30)
     let x = (0..<n).map { _ in rng.normal() * 20 }
     let w = (0..<n).map { _ in rng.normal() }
     var y = [Float](repeating: 0, count: n)
-    Kernels.rmsNorm(x, weight: w, y: &y, n: n, eps: 1e-6)
+    lk_rms_norm(x, w, &y, Int64(n), 1e-6)
     var sum = 0.0
     for v in x { sum += Double(v * v) }
     let mean = Float(sum / Double(n))
@@ -68,18 +72,18 @@ func close(_ a: [Float], _ b: [Double], rel: Double, abs absTol: Double = 1e-30)
 }
 
 /// llama.cpp's RoPE rotation (x0-products fused): both pairings, against the same formula in Swift.
-@Test(arguments: [RopeMode.normal, .neox])
-func ropeRotateIsBitExactWithGGMLFormula(mode: RopeMode) {
+@Test(arguments: [LK_ROPE_NORM, LK_ROPE_NEOX])
+func ropeRotateIsBitExactWithGGMLFormula(mode: Int) {
     var rng = Rng(11)
     let heads = 3, hd = 64, nRot = 64
     let x = (0..<(heads * hd)).map { _ in rng.normal() * 4 }
     let cs = (0..<(nRot / 2)).flatMap { i -> [Float] in let a = Float(i) * 0.37 + 1.1; return [cosf(a), sinf(a)] }
     var y = x
-    lk_rope_rotate(&y, Int64(heads), Int64(hd), Int64(nRot), mode == .neox ? Int32(LK_ROPE_NEOX) : Int32(LK_ROPE_NORM), cs)
+    lk_rope_rotate(&y, Int64(heads), Int64(hd), Int64(nRot), Int32(mode), cs)
     var want = x
     for h in 0..<heads {
         for i in 0..<(nRot / 2) {
-            let (a, b) = mode == .neox ? (h * hd + i, h * hd + i + nRot / 2) : (h * hd + 2 * i, h * hd + 2 * i + 1)
+            let (a, b) = mode == LK_ROPE_NEOX ? (h * hd + i, h * hd + i + nRot / 2) : (h * hd + 2 * i, h * hd + 2 * i + 1)
             let (x0, x1, c, s) = (x[a], x[b], cs[2 * i], cs[2 * i + 1])
             want[a] = (-(x1 * s)).addingProduct(x0, c)
             want[b] = (x1 * c).addingProduct(x0, s)
@@ -102,19 +106,23 @@ func ropeReference(_ x: [Float], nHeads: Int, headDim: Int, nRot: Int, neox: Boo
     return out
 }
 
-@Test(arguments: [RopeMode.normal, .neox])
-func ropeMatchesFloat64(_ mode: RopeMode) {
+@Test(arguments: [LK_ROPE_NORM, LK_ROPE_NEOX])
+func ropeMatchesFloat64(_ mode: Int) {
     var rng = Rng(2)
     let (nHeads, headDim, nTokens) = (3, 64, 4)
     for nRot in [64, 32] { // partial rotation leaves the remaining dims unchanged
         let x = (0..<(nTokens * nHeads * headDim)).map { _ in rng.normal() }
         let positions: [Int32] = [0, 1, 17, 4095]
         var y = x
-        Kernels.rope(&y, nTokens: nTokens, nHeads: nHeads, headDim: headDim, nRot: nRot, mode: mode, base: 10000,
-                     freqScale: 0.5, positions: positions)
+        y.withUnsafeMutableBufferPointer { y in
+            for t in 0..<nTokens {
+                lk_rope(y.baseAddress! + t * nHeads * headDim, Int64(nHeads), Int64(headDim), Int64(nRot), Int32(mode),
+                        Float(positions[t]), 10000, 0.5)
+            }
+        }
         for t in 0..<nTokens {
             let slice = Array(x[(t * nHeads * headDim)..<((t + 1) * nHeads * headDim)])
-            let ref = ropeReference(slice, nHeads: nHeads, headDim: headDim, nRot: nRot, neox: mode == .neox,
+            let ref = ropeReference(slice, nHeads: nHeads, headDim: headDim, nRot: nRot, neox: mode == LK_ROPE_NEOX,
                                     pos: Double(positions[t]), base: 10000, scale: 0.5)
             let got = Array(y[(t * nHeads * headDim)..<((t + 1) * nHeads * headDim)])
             #expect(close(got, ref, rel: 0, abs: 2e-5), "mode \(mode) nRot \(nRot) token \(t)")
@@ -124,18 +132,18 @@ func ropeMatchesFloat64(_ mode: RopeMode) {
 
 @Test func softmaxIsStableAndNormalized() {
     var x: [Float] = [1000, 1001, 999, -.infinity, 0]
-    Kernels.softmax(&x, n: x.count)
+    lk_softmax(&x, Int64(x.count))
     let e = [0.0, 1, -1].map { Glibc.exp($0) }
     let s = e.reduce(0, +)
     #expect(close(x, [e[0] / s, e[1] / s, e[2] / s, 0, 0], rel: 1e-6, abs: 1e-12))
     var masked: [Float] = [-.infinity, -.infinity]
-    Kernels.softmax(&masked, n: 2)
+    lk_softmax(&masked, 2)
     #expect(masked == [0.5, 0.5])
     var rng = Rng(3)
     var big = (0..<4099).map { _ in rng.normal() * 5 }
     let ref = big.map { Glibc.exp(Double($0)) }
     let total = ref.reduce(0, +)
-    Kernels.softmax(&big, n: big.count)
+    lk_softmax(&big, Int64(big.count))
     #expect(close(big, ref.map { $0 / total }, rel: 1e-5, abs: 1e-12))
 }
 
@@ -144,7 +152,7 @@ func ropeMatchesFloat64(_ mode: RopeMode) {
     let x: [Float] = (0..<2403).map { Float($0 - 1201) / 10 } + [-.infinity, .infinity, 0, -0.0]  // -120.1 ... 120.1
     func run() -> [UInt32] {
         var y = [Float](repeating: 0, count: x.count)
-        Kernels.silu(x, y: &y, n: x.count)
+        lk_silu(x, &y, Int64(x.count))
         return y.map(\.bitPattern)
     }
     let ref = KernelISA.scalar.withThreadSelection(run) ?? []
@@ -157,9 +165,9 @@ func ropeMatchesFloat64(_ mode: RopeMode) {
 @Test func siluAndGeluMatchFloat64() {
     let x: [Float] = (0..<2001).map { Float($0 - 1000) / 100 } // -10 ... 10
     var y = [Float](repeating: 0, count: x.count)
-    Kernels.silu(x, y: &y, n: x.count)
+    lk_silu(x, &y, Int64(x.count))
     #expect(close(y, x.map { Double($0) / (1 + Glibc.exp(-Double($0))) }, rel: 1e-6, abs: 1e-7))
-    Kernels.geluTanh(x, y: &y, n: x.count)
+    lk_gelu_tanh(x, &y, Int64(x.count))
     let gelu = x.map { v -> Double in
         let d = Double(v)
         return 0.5 * d * (1 + Glibc.tanh((2 / Double.pi).squareRoot() * (d + 0.044715 * d * d * d)))
@@ -170,18 +178,18 @@ func ropeMatchesFloat64(_ mode: RopeMode) {
 @Test func elementOps() {
     let a: [Float] = [1, 2, 3, -4, 5], b: [Float] = [0.5, -1, 2, 2, 0]
     var y = [Float](repeating: 0, count: 5)
-    Kernels.mul(a, b, y: &y, n: 5)
+    lk_mul(a, b, &y, 5)
     #expect(y == [0.5, -2, 6, -8, 0])
-    Kernels.add(a, b, y: &y, n: 5)
+    lk_add(a, b, &y, 5)
     #expect(y == [1.5, 1, 5, -2, 5])
-    Kernels.scale(a, by: -2, y: &y, n: 5)
+    lk_scale(a, -2, &y, 5)
     #expect(y == [-2, -4, -6, 8, -10])
     var h = [UInt16](repeating: 0, count: 5)
-    Kernels.f32ToF16(a, &h, n: 5)
+    lk_f32_to_f16_row(a, &h, 5)
     var acc: [Float] = [1, 1, 1, 1, 1]
-    Kernels.axpyF16(0.5, h, y: &acc, n: 5)
+    lk_axpy_f16(5, 0.5, h, &acc)
     #expect(acc == [1.5, 2, 2.5, -1, 3.5])
-    #expect(Kernels.dotF16(h, b, n: 5) == 0.5 - 2 + 6 - 8)
+    #expect(lk_vec_dot(Int32(LK_TYPE_F16), 5, h, b) == 0.5 - 2 + 6 - 8)
 }
 
 @Test func f16ConversionMatchesSwiftFloat16() {
@@ -201,7 +209,7 @@ func ropeMatchesFloat64(_ mode: RopeMode) {
     }
     #expect(bad == 0)
     var roundTrip = [Float](repeating: 0, count: 3)
-    Kernels.f16ToF32([0x3c00, 0xc000, 0x7bff], &roundTrip, n: 3)
+    lk_f16_to_f32_row([0x3c00, 0xc000, 0x7bff], &roundTrip, 3)
     #expect(roundTrip == [1, -2, 65504])
 }
 
