@@ -9,6 +9,7 @@
 //   LeapJSON ──► LeapChatTemplate ─────────────────────────┤
 //   LeapJSON ──► LeapBundles, CLeapCurl ──► LeapDownload ──┤   (bundle manifests and their downloads)
 //   LeapAudio ─────────────────────────────────────────────┤
+//   CLeapKernels ──► LeapGGUF (type facts and dequantization: the kernels' types.c and scalar reference)
 //   LeapGGUF ──► LeapTokenizer ────────────────────────────┤
 //   LeapGGUF, CLeapKernels ──► LeapKernels ──► LeapModels ─┼─► LeapRuntime ──► LeapCAPI (+ CLeap = include/leap.h)
 //   LeapSampling, LeapToolCalls, LeapGrammar ──────────────┤
@@ -42,7 +43,7 @@ let package = Package(
         .target(name: "LeapJSON", dependencies: ["LeapCore"], swiftSettings: swift5),
         .target(name: "LeapMessages", dependencies: ["LeapCore", "LeapJSON", "LeapAudio"], swiftSettings: swift5),
         .target(name: "LeapAudio", dependencies: ["LeapCore", "CLeapAudioKernels"], swiftSettings: fast),
-        .target(name: "LeapGGUF", dependencies: ["LeapCore"], swiftSettings: fast),
+        .target(name: "LeapGGUF", dependencies: ["LeapCore", "CLeapKernels"], swiftSettings: fast),
         // LEAP bundle manifests, and the downloads of their files (libcurl, opened at first use).
         .target(name: "LeapBundles", dependencies: ["LeapCore", "LeapJSON"], swiftSettings: swift5),
         .target(name: "CLeapCurl"),

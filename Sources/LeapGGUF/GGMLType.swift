@@ -1,3 +1,5 @@
+import CLeapKernels
+
 /// ggml tensor element types, with their ggml ids (the values stored in GGUF tensor infos).
 package enum GGMLType: UInt32, Sendable, CaseIterable {
     case f32 = 0
@@ -16,34 +18,11 @@ package enum GGMLType: UInt32, Sendable, CaseIterable {
     case q8_K = 15
     case bf16 = 30
 
-    /// Elements per block (1 for plain float types).
-    package var blockSize: Int {
-        switch self {
-        case .f32, .f16, .bf16: return 1
-        case .q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .q8_1: return 32
-        case .q2_K, .q3_K, .q4_K, .q5_K, .q6_K, .q8_K: return 256
-        }
-    }
+    /// Elements per block (1 for plain float types). The type facts are the kernels' (types.c).
+    package var blockSize: Int { Int(lk_block_size(Int32(rawValue))) }
 
-    /// Bytes per block (see ggml's block_* structs).
-    package var blockBytes: Int {
-        switch self {
-        case .f32: return 4
-        case .f16, .bf16: return 2
-        case .q4_0: return 18
-        case .q4_1: return 20
-        case .q5_0: return 22
-        case .q5_1: return 24
-        case .q8_0: return 34
-        case .q8_1: return 36
-        case .q2_K: return 84
-        case .q3_K: return 110
-        case .q4_K: return 144
-        case .q5_K: return 176
-        case .q6_K: return 210
-        case .q8_K: return 292
-        }
-    }
+    /// Bytes per block (ggml's block_* structs, lk_types.h).
+    package var blockBytes: Int { lk_block_bytes(Int32(rawValue)) }
 
     package var name: String {
         switch self {

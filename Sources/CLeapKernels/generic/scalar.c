@@ -4,6 +4,10 @@
 #include <math.h>
 
 /* ================================ dequantization ================================ */
+/* Bit-exact with ggml's dequantize_row_* and gguf-py (LeapGGUF dequantizes with these): each output is the
+ * same float operations in the same order, so no multiply-add may be fused into one rounding (clang's default
+ * on CPUs with FMA in the base ISA, such as arm64). */
+#pragma STDC FP_CONTRACT OFF
 
 static void dequant_f32(const void *src, float *y, int64_t n) { memcpy(y, src, (size_t)n * sizeof(float)); }
 
@@ -184,6 +188,8 @@ static void dequant_q6_K(const void *src, float *y, int64_t n) {
             }
     }
 }
+
+#pragma STDC FP_CONTRACT ON
 
 /* ============================ activation quantization ============================ */
 

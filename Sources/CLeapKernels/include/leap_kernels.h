@@ -1,5 +1,10 @@
 /* Hot numeric kernels (C with intrinsics, runtime CPU dispatch). Internal: not part of the public ABI.
  *
+ * This header is the kernel API: Swift code calls its lk_* functions directly (import CLeapKernels). The Swift
+ * module LeapKernels adds only what C cannot express (WeightMatrix, ThreadPool and the pool-parallel matmul,
+ * the encoder layers, the packed matrices) and wraps no lk_* function one for one. Type facts (block sizes and
+ * bytes) and the reference dequantization are defined here once; LeapGGUF uses them too.
+ *
  * Map of Sources/CLeapKernels: a folder per ISA family, a file per concern inside it. Phases: decode = the
  * row kernels (dot, dot2, dot4: one token, and batches below a table's gemm threshold) and one-token matvec;
  * prefill = gemm over many tokens; few_tokens = 2..15 tokens.
