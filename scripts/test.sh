@@ -57,7 +57,7 @@ else
     echo "skipped: kernel-paths-baseline-x86 (needs qemu-user-static)"
 fi
 if command -v qemu-aarch64-static > /dev/null && [ -f /usr/aarch64-linux-gnu/include/stdio.h ]; then
-    step kernel-paths-arm64 sh "$repo/scripts/kernels/check-isa.sh" aarch64  # NEON, with and without dotprod
+    step kernel-paths-arm64 sh "$repo/scripts/kernels/check-isa.sh" aarch64  # one build as cortex-a53, neoverse-n1, max: each level's table
 else
     echo "skipped: kernel-paths-arm64 (needs qemu-user-static and libc6-dev-arm64-cross)"
 fi

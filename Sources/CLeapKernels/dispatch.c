@@ -30,6 +30,8 @@ static const lk_table_spec *spec_of(int isa, uint32_t cpu) {
     case LK_ISA_AVX512_AMX: return &lk_table_amx;
     case LK_ISA_LLAMA_ORDER: return &lk_table_llama_order;
     case LK_ISA_NEON: return &lk_table_neon;
+    case LK_ISA_NEON_DOTPROD: return &lk_table_neon_dotprod;
+    case LK_ISA_NEON_I8MM: return &lk_table_neon_i8mm;
     default: return &lk_table_scalar;
     }
 }
@@ -85,7 +87,6 @@ static void build(built_table *b, const lk_table_spec *spec, uint32_t cpu, int l
     /* every table dequantizes with the scalar reference */
     for (int type = 0; type < LK_TYPE_COUNT; type++)
         set_entry(b, LK_E_DEQUANTIZE, type, &lk_scalar);
-    if (spec->fill) spec->fill(&b->t);
     if (spec->link_base && spec->base) {
         built_table below;
         build(&below, spec->base, cpu, link);
@@ -107,7 +108,7 @@ static void ensure_tables(void) {
     if (atomic_compare_exchange_strong(&tables_ready, &expected, 1)) {
         build_tables();
         int isa = lk_best_isa();
-        /* LEAP_KERNEL_ISA=scalar|avx2|avx-vnni|avx512|avx512-novnni|amx|neon|llama-order forces a path (when this CPU
+        /* LEAP_KERNEL_ISA=scalar|avx2|avx-vnni|avx512|avx512-novnni|amx|neon|neon-dotprod|neon-i8mm|llama-order forces a path (when this CPU
          * has it): for debugging numerical differences and for measuring the fallbacks (avx512: without the
          * tile unit; avx512-novnni: the table of an AVX-512 CPU without VNNI). */
         const char *forced = getenv("LEAP_KERNEL_ISA");
@@ -115,6 +116,8 @@ static void ensure_tables(void) {
             int want = !strcmp(forced, "scalar") ? LK_ISA_SCALAR : !strcmp(forced, "avx2") ? LK_ISA_AVX2
                      : !strcmp(forced, "avx512") ? LK_ISA_AVX512 : !strcmp(forced, "avx512-novnni") ? LK_ISA_AVX512_NOVNNI
                      : !strcmp(forced, "amx") ? LK_ISA_AVX512_AMX : !strcmp(forced, "neon") ? LK_ISA_NEON
+                     : !strcmp(forced, "neon-dotprod") ? LK_ISA_NEON_DOTPROD : !strcmp(forced, "neon-i8mm") ? LK_ISA_NEON_I8MM
+                     : !strcmp(forced, "neon-dotprod") ? LK_ISA_NEON_DOTPROD : !strcmp(forced, "neon-i8mm") ? LK_ISA_NEON_I8MM
                      : !strcmp(forced, "llama-order") ? LK_ISA_LLAMA_ORDER : !strcmp(forced, "avx-vnni") ? LK_ISA_AVX_VNNI : -1;
             if (want >= 0 && lk_isa_available(want)) isa = want;
         }
@@ -161,33 +164,33 @@ static void add_kernel(char *out, size_t cap, const built_table *b, int entry, i
     const lk_kernel *k = b->src[entry][type];
     const size_t len = strlen(out);
     if (k) snprintf(out + len, cap - len, "%s%s %s.%s", len ? " > " : "", entry_names[entry], b->list[entry][type]->name, k->name);
-    else if (entry == LK_E_DOT || entry == LK_E_DOT2 || entry == LK_E_DOT4) /* from a fill function: no name */
-        snprintf(out + len, cap - len, "%s%s (%s)", len ? " > " : "", entry_names[entry], "filled");
 }
 
 /* The kernels lk_matmul_tensor tries, in order, for n tokens of `type` in `layout` (LK_LLAMA_*, LK_ROWS8):
  * each may decline the call (returns 0), and the next one runs. */
 static void chain(const built_table *b, int type, int layout, int64_t n, char *out, size_t cap) {
     const lk_kernel_table *k = &b->t;
+#define HAS(E) (b->src[E][type] != NULL)
     out[0] = 0;
     if (layout & LK_ROWS8) {
-        if (k->rows8[type]) add_kernel(out, cap, b, LK_E_ROWS8, type);
+        if (HAS(LK_E_ROWS8)) add_kernel(out, cap, b, LK_E_ROWS8, type);
         snprintf(out + strlen(out), cap - strlen(out), "%scopy rows out", out[0] ? " > " : "");
         layout &= ~LK_ROWS8;
     }
-    if (layout == LK_LLAMA_REPACKED && k->repack[type]) add_kernel(out, cap, b, LK_E_REPACK, type);
-    else if (layout == LK_LLAMA_REPACKED_ID && k->repack_id[type]) add_kernel(out, cap, b, LK_E_REPACK_ID, type);
-    else if (k->any_tokens[type]) add_kernel(out, cap, b, LK_E_ANY_TOKENS, type);
-    else if (n >= LK_TILED_MIN_TOKENS && k->tiled[type]) add_kernel(out, cap, b, LK_E_TILED, type);
-    if (!k->dot[type]) return;
-    if (n >= 2 && n <= LK_FEW_MAX_TOKENS && k->few_tokens[type]) add_kernel(out, cap, b, LK_E_FEW_TOKENS, type);
-    if (k->gemm[type] && n >= (k->gemm_min_tokens[type] ? k->gemm_min_tokens[type] : LK_GEMM_MIN_TOKENS))
+    if (layout == LK_LLAMA_REPACKED && HAS(LK_E_REPACK)) add_kernel(out, cap, b, LK_E_REPACK, type);
+    else if (layout == LK_LLAMA_REPACKED_ID && HAS(LK_E_REPACK_ID)) add_kernel(out, cap, b, LK_E_REPACK_ID, type);
+    else if (HAS(LK_E_ANY_TOKENS)) add_kernel(out, cap, b, LK_E_ANY_TOKENS, type);
+    else if (n >= LK_TILED_MIN_TOKENS && HAS(LK_E_TILED)) add_kernel(out, cap, b, LK_E_TILED, type);
+    if (!HAS(LK_E_DOT)) return;
+    if (n >= 2 && n <= LK_FEW_MAX_TOKENS && HAS(LK_E_FEW_TOKENS)) add_kernel(out, cap, b, LK_E_FEW_TOKENS, type);
+    if (HAS(LK_E_GEMM) && n >= (k->gemm_min_tokens[type] ? k->gemm_min_tokens[type] : LK_GEMM_MIN_TOKENS))
         add_kernel(out, cap, b, LK_E_GEMM, type);
-    if (n == 1 && k->matvec[type]) add_kernel(out, cap, b, LK_E_MATVEC, type);
-    if (n >= 4 && k->dot4[type] && k->dot2[type]) add_kernel(out, cap, b, LK_E_DOT2, type);
-    if (n >= 4 && k->dot4[type]) add_kernel(out, cap, b, LK_E_DOT4, type);
-    if (n == 1 && k->dot2[type]) add_kernel(out, cap, b, LK_E_DOT2, type);
+    if (n == 1 && HAS(LK_E_MATVEC)) add_kernel(out, cap, b, LK_E_MATVEC, type);
+    if (n >= 4 && HAS(LK_E_DOT4) && HAS(LK_E_DOT2)) add_kernel(out, cap, b, LK_E_DOT2, type);
+    if (n >= 4 && HAS(LK_E_DOT4)) add_kernel(out, cap, b, LK_E_DOT4, type);
+    if (n == 1 && HAS(LK_E_DOT2)) add_kernel(out, cap, b, LK_E_DOT2, type);
     add_kernel(out, cap, b, LK_E_DOT, type);
+#undef HAS
 }
 
 static const char *type_name(int type) {
@@ -211,10 +214,10 @@ void lk_print_dispatch(FILE *out, uint32_t cpu) {
     for (int isa = 0; isa < LK_ISA_COUNT; isa++) {
         const lk_table_spec *spec = spec_of(isa, cpu);
         build(&b, spec, cpu, 0);
-        fprintf(out, "\n== %s (table %s%s%s)\n", lk_isa_name(isa), spec->name, spec->fill ? ", filled by its kernel file" : "",
+        fprintf(out, "\n== %s (table %s%s)\n", lk_isa_name(isa), spec->name,
                 spec->link_base ? ", its kernels decline to the base table's" : "");
         for (int type = 0; type < LK_TYPE_COUNT; type++) {
-            if (!type_name(type) || !b.t.dot[type]) continue;
+            if (!type_name(type) || !b.src[LK_E_DOT][type]) continue;
             char base_chain[MAX_TOKENS + 1][512];
             for (unsigned l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
                 if (layouts[l] == LK_ROWS8 && !lk_rows8_kquant(type) && type != LK_TYPE_Q4_0 && type != LK_TYPE_Q8_0) continue;

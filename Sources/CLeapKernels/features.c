@@ -2,6 +2,9 @@
  * A leaf: it knows no kernel file and no table (dispatch.c asks it once and passes the bits on). */
 #include "leap_kernels.h"
 #include <stdatomic.h>
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
 #if defined(__x86_64__) && defined(__linux__)
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -50,7 +53,16 @@ static uint32_t detect_cpu_features(void) {
     if ((f & LK_CPU_AVX512VNNI) && amx_usable()) f |= LK_CPU_AMX;
 #endif
 #elif defined(__aarch64__)
-    f |= LK_CPU_NEON;
+    f |= LK_CPU_NEON; /* Advanced SIMD is part of every aarch64 CPU */
+#if defined(__linux__)
+    /* bit numbers of the kernel's uapi hwcap.h (spelled out: older sysroots lack the newer names) */
+    const unsigned long hw = getauxval(AT_HWCAP), hw2 = getauxval(AT_HWCAP2);
+    if (hw & (1ul << 20)) f |= LK_CPU_DOTPROD;                        /* HWCAP_ASIMDDP */
+    if (hw & (1ul << 10)) f |= LK_CPU_FP16;                           /* HWCAP_ASIMDHP */
+    if (hw & (1ul << 22)) f |= LK_CPU_SVE;                            /* HWCAP_SVE */
+    if (hw2 & (1ul << 13)) f |= LK_CPU_I8MM;                          /* HWCAP2_I8MM */
+    if (hw2 & (1ul << 14)) f |= LK_CPU_BF16;                          /* HWCAP2_BF16 */
+#endif
 #endif
     return f;
 }
@@ -78,6 +90,8 @@ int lk_isa_available(int isa) {
     case LK_ISA_AVX512_AMX: return lk_isa_available(LK_ISA_AVX512) && (f & LK_CPU_AMX); /* set only with VNNI */
     case LK_ISA_LLAMA_ORDER: return lk_isa_available(LK_ISA_AVX512);
     case LK_ISA_AVX_VNNI: return lk_isa_available(LK_ISA_AVX2) && (f & LK_CPU_AVXVNNI);
+    case LK_ISA_NEON_DOTPROD: return (f & (LK_CPU_NEON | LK_CPU_DOTPROD)) == (LK_CPU_NEON | LK_CPU_DOTPROD);
+    case LK_ISA_NEON_I8MM: return lk_isa_available(LK_ISA_NEON_DOTPROD) && (f & LK_CPU_I8MM);
     default: return 0;
     }
 }
@@ -87,6 +101,8 @@ int lk_best_isa(void) {
     if (lk_isa_available(LK_ISA_AVX512)) return LK_ISA_AVX512;
     if (lk_isa_available(LK_ISA_AVX_VNNI)) return LK_ISA_AVX_VNNI;
     if (lk_isa_available(LK_ISA_AVX2)) return LK_ISA_AVX2;
+    if (lk_isa_available(LK_ISA_NEON_I8MM)) return LK_ISA_NEON_I8MM;
+    if (lk_isa_available(LK_ISA_NEON_DOTPROD)) return LK_ISA_NEON_DOTPROD;
     if (lk_isa_available(LK_ISA_NEON)) return LK_ISA_NEON;
     return LK_ISA_SCALAR;
 }
@@ -101,6 +117,8 @@ const char *lk_isa_name(int isa) {
     case LK_ISA_AVX512_AMX: return "avx512-amx";
     case LK_ISA_LLAMA_ORDER: return "llama-order";
     case LK_ISA_AVX_VNNI: return "avx-vnni";
+    case LK_ISA_NEON_DOTPROD: return "neon-dotprod";
+    case LK_ISA_NEON_I8MM: return "neon-i8mm";
     default: return "unknown";
     }
 }

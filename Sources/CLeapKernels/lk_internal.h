@@ -120,7 +120,6 @@ int lk_gemm_q4_0_rows8_avx512(int64_t cols, const void *w, size_t w_row_bytes, c
                               int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin, int64_t row_end);
 int lk_gemm_q8_0_rows8_avx512(int64_t cols, const void *w, size_t w_row_bytes, const void *x, size_t x_row_bytes,
                               int64_t n_tokens, float *y, int64_t y_row_stride, int64_t row_begin, int64_t row_end);
-void lk_fill_neon(lk_kernel_table *t); /* neon.c: the NEON table's entries on top of the scalar ones */
 
 /* llama.cpp's repacked Q4_K / tiled Q6_K orders on the AVX2 row kernels (the AVX-512 VNNI path's fallbacks
  * below its tiles); reference/llama_order_kquant.c. */

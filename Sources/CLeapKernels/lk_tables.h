@@ -69,6 +69,19 @@ typedef struct {
     const lk_kernel_list NAME = {LK_STR(NAME), NAME##_kernels, (int)(sizeof NAME##_kernels / sizeof NAME##_kernels[0])}
 /* The list of a kernel file built for another architecture: no kernels. */
 #define LK_NO_KERNELS(NAME) const lk_kernel_list NAME = {LK_STR(NAME), 0, 0}
+/* Or, in a file whose list is the same on every architecture (arm/), a kernel built for another one: its
+ * name without a function, so that its table's spec prints on any host (print-dispatch.sh). Such a table
+ * never runs there: dispatch.c builds only the tables of ISAs the CPU has. */
+#define LK_KERNEL_NAME(ENTRY, TYPE, FN) {ENTRY, TYPE, 0, #FN, 0}
+#define LK_KERNEL_NAME_FROM(ENTRY, TYPE, FN, MIN_TOKENS) {ENTRY, TYPE, 0, #FN, MIN_TOKENS}
+/* The arm64 files' kernels: the functions on aarch64, their names elsewhere */
+#if defined(__aarch64__)
+#define LK_ARM_KERNEL(ENTRY, TYPE, FN) LK_KERNEL(ENTRY, TYPE, FN)
+#define LK_ARM_KERNEL_FROM(ENTRY, TYPE, FN, MIN_TOKENS) LK_KERNEL_FROM(ENTRY, TYPE, FN, MIN_TOKENS)
+#else
+#define LK_ARM_KERNEL(ENTRY, TYPE, FN) LK_KERNEL_NAME(ENTRY, TYPE, FN)
+#define LK_ARM_KERNEL_FROM(ENTRY, TYPE, FN, MIN_TOKENS) LK_KERNEL_NAME_FROM(ENTRY, TYPE, FN, MIN_TOKENS)
+#endif
 
 typedef struct {
     int type;                                   /* LK_TYPE_*, or LK_ANY */
@@ -80,12 +93,10 @@ typedef struct lk_table_spec {
     const struct lk_table_spec *base; /* rows of types this table does not list; NULL: none */
     const lk_table_row *rows;
     int count;
-    /* A table still built by a fill function on top of its base (NEON) */
-    void (*fill)(lk_kernel_table *t);
     /* Kernels that hand a call they decline to the base table's kernel of the same entry (AMX) learn it here */
     void (*link_base)(const lk_kernel_table *base);
 } lk_table_spec;
-#define LK_TABLE(NAME, BASE, ROWS) {NAME, BASE, ROWS, (int)(sizeof ROWS / sizeof ROWS[0]), 0, 0}
+#define LK_TABLE(NAME, BASE, ROWS) {NAME, BASE, ROWS, (int)(sizeof ROWS / sizeof ROWS[0]), 0}
 
 /* Every kernel file's list (x86 lists are empty on other architectures) */
 extern const lk_kernel_list lk_scalar;
@@ -94,11 +105,13 @@ extern const lk_kernel_list lk_avxvnni_fewtokens, lk_avxvnni_kquant, lk_avxvnni_
 extern const lk_kernel_list lk_avx512_decode, lk_avx512_prefill, lk_avx512_kquant, lk_avx512_fewtokens, lk_q4_0_avx512;
 extern const lk_kernel_list lk_amx;
 extern const lk_kernel_list lk_f16_ggml_avx2, lk_f16_ggml_avx512, lk_bf16_ggml, lk_llama_order_avx2;
+/* arm64 (names only on other architectures) */
+extern const lk_kernel_list lk_neon, lk_neon_quant, lk_neon_dotprod_quant, lk_neon_i8mm;
 /* The AMX kernels' fallbacks: the base table's gemm and rows8 entries */
 void lk_amx_link_base(const lk_kernel_table *base);
 
 /* Every ISA's table */
-extern const lk_table_spec lk_table_scalar, lk_table_neon, lk_table_avx2, lk_table_avxvnni, lk_table_avx512_vnni,
+extern const lk_table_spec lk_table_scalar, lk_table_neon, lk_table_neon_dotprod, lk_table_neon_i8mm, lk_table_avx2, lk_table_avxvnni, lk_table_avx512_vnni,
     lk_table_avx512_novnni, lk_table_amx, lk_table_llama_order;
 
 #endif

@@ -15,6 +15,13 @@ package enum KernelISA: Int32, CaseIterable, Sendable {
     /// AVX2 with AVX-VNNI (VEX vpdpbusd) and no AVX-512: the AVX2 path's kernels with their integer products on
     /// vpdpbusd (the AVX2 files built a second time, x86/avx2/avx_vnni/): the same bits as the AVX2 path, faster prefill.
     case avxVNNI = 7
+    /// arm64 levels above ARMv8.0 NEON (arm/): with the dot-product instructions (sdot), and with them and the
+    /// int8 matrix multiply (smmla) for many-token products; each a table of its own, chosen from the CPU's
+    /// hardware capabilities, with the same bits as the NEON path.
+    case neonDotprod = 8, neonI8MM = 9
+
+    /// One of the arm64 paths (NEON, + dotprod, + i8mm), which keep one summation order of their own.
+    package var isArm: Bool { self == .neon || self == .neonDotprod || self == .neonI8MM }
 
     package var isAvailable: Bool { lk_isa_available(rawValue) != 0 }
     package var name: String { String(cString: lk_isa_name(rawValue)) }

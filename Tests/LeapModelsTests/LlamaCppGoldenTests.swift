@@ -127,7 +127,7 @@ private func modelPath(_ name: String) -> String {
 /// so does a path whose Q8_0 kernels are its own (AVX2, AVX-512) for files with Q8_0 weights: the llama-order
 /// path is the one where every file is llama.cpp's bit for bit.
 private func sumsInLlamaCppOrder(_ file: GGUFFile, _ isa: KernelISA) -> Bool {
-    guard isa != .scalar && isa != .neon else { return false }
+    guard isa != .scalar && !isa.isArm else { return false }
     let types = Set(file.tensors.map(\.type))
     if !types.isDisjoint(with: [.q4_K, .q5_K, .q6_K]) && !isa.kQuantsInLlamaOrder { return false }
     if types.contains(.q8_0) && isa.q8_0InOwnOrder { return false }

@@ -1,7 +1,10 @@
 #!/bin/sh
 # Checks every SIMD path of the C kernels against the scalar path (scripts/kernels/selfcheck.c).
 #   scripts/kernels/check-isa.sh            native (x86-64: AVX2, AVX-512 [+VNNI])
-#   scripts/kernels/check-isa.sh aarch64    cross-compiled, run under qemu-aarch64-static (NEON), needs
+#   scripts/kernels/check-isa.sh aarch64    one baseline (ARMv8.0) build, cross-compiled, run under
+#                                           qemu-aarch64-static as a CPU of each arm64 level, which must get its
+#                                           table: cortex-a53 (ARMv8.0: neon, no dotprod instruction may run),
+#                                           neoverse-n1 (neon-dotprod), max (i8mm, bf16, SVE: neon-i8mm); needs
 #                                           qemu-user-static and libc6-dev-arm64-cross (+ libgcc-12-dev-arm64-cross)
 #   scripts/kernels/check-isa.sh x86-cpus   static x86-64 build under qemu-x86_64-static as a baseline CPU
 #                                           (qemu64: no AVX, must run the scalar path without faulting) and as
@@ -15,12 +18,12 @@ src="$here/../../Sources/CLeapKernels"
 out=$(mktemp -d)
 files="$(find "$src" -name '*.c') $here/selfcheck.c" # every path (each guarded by its architecture)
 if [ "${1:-}" = aarch64 ]; then
-    for march in armv8-a armv8.2-a+dotprod; do
-        clang --target=aarch64-linux-gnu --sysroot=/usr/aarch64-linux-gnu -fuse-ld=lld -static -march=$march \
-            -B/usr/lib/gcc-cross/aarch64-linux-gnu/12 -L/usr/lib/gcc-cross/aarch64-linux-gnu/12 \
-            -O2 -fno-math-errno -I"$src/include" -I"$src" $files -lm -lpthread -o "$out/selfcheck-$march"
-        echo "== aarch64 -march=$march (qemu)"
-        qemu-aarch64-static "$out/selfcheck-$march"
+    clang --target=aarch64-linux-gnu --sysroot=/usr/aarch64-linux-gnu -fuse-ld=lld -static -march=armv8-a \
+        -B/usr/lib/gcc-cross/aarch64-linux-gnu/12 -L/usr/lib/gcc-cross/aarch64-linux-gnu/12 \
+        -O3 -fno-math-errno -Wall -Werror -I"$src/include" -I"$src" $files -lm -lpthread -o "$out/selfcheck"
+    for level in cortex-a53:neon neoverse-n1:neon-dotprod max:neon-i8mm; do
+        echo "== aarch64 -cpu ${level%%:*} (qemu), expects the ${level#*:} table"
+        qemu-aarch64-static -cpu "${level%%:*}" "$out/selfcheck" "${level#*:}"
     done
 elif [ "${1:-}" = x86-cpus ]; then
     clang -O3 -fno-math-errno -static -I"$src/include" -I"$src" $files -lm -lpthread -o "$out/selfcheck"

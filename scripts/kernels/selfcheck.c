@@ -1,6 +1,9 @@
 /* Stand-alone check of the C kernels: every available SIMD path against the scalar path (dot products,
- * 4-token matmul, activation quantizers, f16 conversion) on random data. Built and run by check-isa.sh —
- * natively, or cross-compiled for aarch64 and run under qemu to exercise the NEON path on an x86 host.
+ * 4-token matmul, activation quantizers, f16 conversion) on random data, and on the arm64 paths the batch
+ * invariance of every product (each token of a call of 1..20 tokens, through the one-token, few-token and gemm
+ * kernels, has the bits of that token alone). Built and run by check-isa.sh — natively, or cross-compiled for
+ * aarch64 and run under qemu as CPU models of each arm64 level. Prints the table the CPU gets; with an
+ * argument, fails unless that is the table's name (check-isa.sh checks that detection picks each level).
  * Exit status 0 = all paths agree. */
 #include "leap_kernels.h"
 #include <math.h>
@@ -53,7 +56,63 @@ static void check(int ok, const char *what, const char *isa, int type, long n, d
     if (!ok && failures++ < 20) printf("FAIL %s [%s] type %d n=%ld: %.9g vs scalar %.9g\n", what, isa, type, n, got, want);
 }
 
-int main(void) {
+/* The arm64 tables sum every product in one order whatever the token count (arm/quant_rows.c): for tokens
+ * 1..20 (one-token matvec, few-token tiles, gemm) each token's row results equal those of the token alone and
+ * of lk_vec_dot, bit for bit, and the 20-token call agrees with the scalar path. */
+static void check_batch_invariance(int isa, const char *name, uint8_t *w, float *x, uint8_t *xq) {
+    enum { ROWS = 7, MAXTOK = 20, N = 512 };
+    static float y1[MAXTOK * ROWS], yb[MAXTOK * ROWS], ys[MAXTOK * ROWS];
+    for (size_t ti = 0; ti < sizeof(types) / sizeof(types[0]); ti++) {
+        const int type = types[ti], act = lk_activation_type(type);
+        const size_t rb = lk_row_bytes(type, N), xr = act == LK_TYPE_F32 ? (size_t)N * 4 : lk_row_bytes(act, N);
+        random_weights(type, w, (int64_t)N * ROWS);
+        for (int64_t i = 0; i < (int64_t)N * MAXTOK; i++) x[i] = normalish();
+        lk_set_isa(isa);
+        for (int t = 0; t < MAXTOK; t++) lk_quantize_row(act, x + t * N, xq + t * xr, N);
+        for (int t = 0; t < MAXTOK; t++) lk_matmul(type, w, rb, N, xq + t * xr, xr, 1, y1 + t * ROWS, ROWS, 0, ROWS);
+        for (int r = 0; r < ROWS; r++) {
+            const float d = lk_vec_dot(type, N, w + r * rb, xq);
+            check(memcmp(&d, &y1[r], 4) == 0, "vec_dot = matvec", name, type, N, d, y1[r]);
+        }
+        for (int nt = 2; nt <= MAXTOK; nt++) {
+            lk_matmul(type, w, rb, N, xq, xr, nt, yb, ROWS, 0, ROWS);
+            for (int i = 0; i < nt * ROWS; i++)
+                check(memcmp(&yb[i], &y1[i], 4) == 0, "batch invariance", name, type, nt, yb[i], y1[i]);
+        }
+        lk_set_isa(LK_ISA_SCALAR);
+        lk_matmul(type, w, rb, N, xq, xr, MAXTOK, ys, ROWS, 0, ROWS);
+        for (int i = 0; i < MAXTOK * ROWS; i++)
+            check(fabsf(yb[i] - ys[i]) <= 1e-4f * (1.0f + fabsf(ys[i])), "gemm vs scalar", name, type, MAXTOK, yb[i], ys[i]);
+    }
+}
+
+/* softmax's exponentials and SiLU: the scalar reference's bits (and its sum), over inputs from far below to
+ * above the float range of exp and lengths with a tail */
+static void check_activations(int isa, const char *name) {
+    enum { N = 1000 };
+    static float x[N], y0[N], y1[N];
+    for (int i = 0; i < N; i++) x[i] = normalish() * ldexpf(1.0f, (int)(next_u32() % 9)) * 10.0f;
+    for (int n = 997; n <= N; n += 3) {
+        lk_set_isa(LK_ISA_SCALAR);
+        const double s0 = lk_softmax_exp(x, y0, n, 3.0f);
+        lk_set_isa(isa);
+        const double s1 = lk_softmax_exp(x, y1, n, 3.0f);
+        check(s0 == s1 && memcmp(y0, y1, sizeof(float) * n) == 0, "softmax_exp", name, 0, n, s1, s0);
+        lk_set_isa(LK_ISA_SCALAR);
+        lk_silu(x, y0, n);
+        lk_set_isa(isa);
+        lk_silu(x, y1, n);
+        check(memcmp(y0, y1, sizeof(float) * n) == 0, "silu", name, 0, n, y1[0], y0[0]);
+    }
+}
+
+int main(int argc, char **argv) {
+    const char *best = lk_isa_name(lk_best_isa());
+    printf("table in use: %s\n", best);
+    if (argc > 1 && strcmp(argv[1], best) != 0) {
+        printf("FAIL: expected the %s table on this CPU\n", argv[1]);
+        return 1;
+    }
     enum { MAXN = 2048, TOK = 5, ROWS = 7 };
     float *x = malloc(sizeof(float) * MAXN * TOK), *wf = malloc(sizeof(float) * MAXN);
     uint8_t *w = malloc(MAXN * 4 * ROWS), *xq = malloc(MAXN * 2 * TOK), *xq2 = malloc(MAXN * 2 * TOK);
@@ -117,6 +176,8 @@ int main(void) {
         lk_set_isa(isa);
         lk_f32_to_f16_row(f1, h2, 65536);
         for (int i = 0; i < 65536; i++) check(h1[i] == h2[i], "f32->f16", name, 1, i, h2[i], h1[i]);
+        if (!strncmp(name, "neon", 4)) check_activations(isa, name);
+        if (!strncmp(name, "neon", 4)) check_batch_invariance(isa, name, w, x, xq);
         printf("%s: checked\n", name);
     }
     printf("%d SIMD path(s) checked, %d failure(s)\n", checked_paths, failures);

@@ -1,5 +1,5 @@
-/* The scalar table (LK_ISA_SCALAR): the portable reference every other table is checked against; and the
- * NEON table (LK_ISA_NEON), the scalar table with neon.c's kernels filled on top. Format: lk_tables.h. */
+/* The scalar table (LK_ISA_SCALAR): the portable reference every other table is checked against, and the
+ * base of the arm64 ones (arm/table.c). Format: lk_tables.h. */
 #include "lk_tables.h"
 
 static const lk_table_row rows[] = {
@@ -22,6 +22,3 @@ static const lk_table_row rows[] = {
               [LK_E_SOFTMAX_EXP] = &lk_scalar, [LK_E_SILU] = &lk_scalar}},
 };
 const lk_table_spec lk_table_scalar = LK_TABLE("scalar", NULL, rows);
-
-static const lk_table_row no_rows[1];
-const lk_table_spec lk_table_neon = {"neon", &lk_table_scalar, no_rows, 0, lk_fill_neon, 0};

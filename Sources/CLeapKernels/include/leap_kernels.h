@@ -14,7 +14,7 @@
  *                  ops.c      norms, RoPE, softmax, activations, element-wise ops
  *                  rows8.c    the 8-row layout (LK_ROWS8): packing and reading rows back out
  *   generic/       scalar.c: the reference of every entry (all types; quantize, dequantize, ...); table.c:
- *                  the scalar table, and the NEON one (the scalar table plus neon.c's fill)
+ *                  the scalar table
  *   x86/avx2/      decode.c (row kernels, Q8 quantizers, f16 rows, softmax, SiLU), prefill.c (gemm of Q4_1,
  *                  Q5_0, Q5_1, Q8_0), kquant.c (Q4_K, Q5_K, Q6_K matvec and gemm of their own order),
  *                  fewtokens.c (Q4_0, Q5_K, Q6_K × 2..15 tokens; Q4_0's matvec and 8-row layout),
@@ -29,13 +29,20 @@
  *                  (ggml_vec_dot_f16's order, one-token F16 attention), the shared x86 headers
  *   reference/     llama.cpp's K-quant orders (repacked / tiled Q4_K, tiled Q6_K on the AVX2 row kernels) and
  *                  the llama-order table: a test and debug table that proves bit-exactness, never the best
- *   neon.c         the NEON row kernels, Q8 quantizers and f16 rows
+ *   arm/           arm64, one table per level (ARMv8.0 NEON < + dotprod < + i8mm), each file compiled for its
+ *                  level by target attributes, so one ARMv8.0 build runs on every arm64 CPU (features.c:
+ *                  getauxval hardware caps): neon.c (float row kernels, Q8 quantizers, f16 rows, softmax,
+ *                  SiLU), quant_rows.c (the quantized types' dot, dot2, dot4, two-stream matvec, 2..15-token
+ *                  tiles and gemm in one order: the bits of a token alone at every token count; built for
+ *                  ARMv8.0 and again as dotprod/quant_rows.c, sdot, where the 32-block types, Q4_K and Q5_K
+ *                  take 4-row tiles with the rows in the lanes), i8mm.c (Q4_0, Q8_0 from 2 tokens on smmla
+ *                  tiles, the same bits), table.c (the three tables)
  *   other          vision_gemm.c, vision_kernels.c, vision_q8_gemm.c (leap_vision_kernels.h), pool.c (thread
  *                  pool and per-thread scratch)
  * Dispatch: each kernel file lists its kernels (an lk_kernel_list) and each ISA's table is one declarative
  * spec in its folder's table.c that names, for every type, the list serving each entry (format:
  * lk_tables.h); dispatch.c builds the run-time tables from the specs once and chooses the one in effect:
- * the best the CPU can run unless LEAP_KERNEL_ISA=scalar|avx2|avx-vnni|avx512|avx512-novnni|amx|neon|llama-order
+ * the best the CPU can run unless LEAP_KERNEL_ISA=scalar|avx2|avx-vnni|avx512|avx512-novnni|amx|neon|neon-dotprod|neon-i8mm|llama-order
  * (read once), lk_set_isa or lk_set_thread_isa choose another; pool workers take their caller's.
  * scripts/kernels/print-dispatch.sh prints which kernel serves each (ISA, type, layout, token count); its
  * output is in BENCHMARKS.md ("Kernel dispatch"). CPU features: features.c. Type facts: types.c (block sizes
@@ -83,20 +90,25 @@ enum {
     LK_ISA_SCALAR = 0, /* portable C, the reference */
     LK_ISA_AVX2 = 1,   /* AVX2 + FMA + F16C */
     LK_ISA_AVX512 = 2, /* AVX-512 F/BW/VL (+ VNNI vpdpbusd when the CPU has it) */
-    LK_ISA_NEON = 3,   /* aarch64 NEON (+ dotprod when the compiler targets it) */
+    LK_ISA_NEON = 3,   /* aarch64 ARMv8.0 NEON (every arm64 CPU: Cortex-A53, A72) */
     LK_ISA_AVX512_NOVNNI = 4, /* the table of AVX-512 without VNNI, even if VNNI is present (to test that variant) */
     LK_ISA_AVX512_AMX = 5, /* AVX-512 VNNI, prefill on the AMX tile unit (AMX-INT8) */
     LK_ISA_LLAMA_ORDER = 6, /* with AVX-512: every product in llama.cpp's order (its repacked Q4_0 / Q4_K, tiled
                                Q6_K, ggml's vec_dot for the rest), the proof of bit-exactness; never the best */
     LK_ISA_AVX_VNNI = 7, /* AVX2 + FMA + F16C with AVX-VNNI (VEX vpdpbusd), no AVX-512: the AVX2 table's kernels
                             with their integer products on vpdpbusd, the same bits */
-    LK_ISA_COUNT = 8
+    LK_ISA_NEON_DOTPROD = 8, /* aarch64 NEON + the dot-product instructions (sdot; Cortex-A76, Neoverse-N1) */
+    LK_ISA_NEON_I8MM = 9, /* aarch64 NEON + dotprod + the int8 matrix multiply (smmla; Neoverse-V1/N2, Cortex-X2) */
+    LK_ISA_COUNT = 10
 };
 
 /* Bit set of LK_CPU_* features detected on this CPU. */
 enum { LK_CPU_AVX2 = 1, LK_CPU_FMA = 2, LK_CPU_F16C = 4, LK_CPU_AVX512 = 8, LK_CPU_AVX512VNNI = 16, LK_CPU_NEON = 32,
        LK_CPU_AVX512BF16 = 64, LK_CPU_AMX = 128 /* AMX-TILE + AMX-INT8, granted by the kernel */,
-       LK_CPU_AVXVNNI = 256 /* AVX-VNNI: vpdpbusd on ymm registers, VEX-encoded */ };
+       LK_CPU_AVXVNNI = 256 /* AVX-VNNI: vpdpbusd on ymm registers, VEX-encoded */,
+       /* aarch64, from the kernel's hardware capabilities (getauxval AT_HWCAP / AT_HWCAP2) */
+       LK_CPU_DOTPROD = 512, LK_CPU_I8MM = 1024, LK_CPU_FP16 = 2048 /* half-precision arithmetic */,
+       LK_CPU_BF16 = 4096, LK_CPU_SVE = 8192 };
 uint32_t lk_cpu_features(void);
 /* 1 when `isa` can run on this CPU (LK_ISA_SCALAR always can). */
 int lk_isa_available(int isa);
@@ -110,7 +122,8 @@ int lk_set_isa(int isa);
 int lk_set_thread_isa(int isa);
 /* The path in effect on this thread. */
 int lk_get_isa(void);
-/* "scalar", "avx2", "avx512", "avx512-vnni", "neon", "avx512-novnni", "avx512-amx", "llama-order" */
+/* "scalar", "avx2", "avx512", "avx512-vnni", "neon", "avx512-novnni", "avx512-amx", "llama-order", "avx-vnni",
+ * "neon-dotprod", "neon-i8mm" */
 const char *lk_isa_name(int isa);
 
 /* ---- types ----------------------------------------------------------------------------------- */

@@ -17,5 +17,5 @@ static const lk_table_row rows[] = {
     {LK_TYPE_Q6_K, {[LK_E_DOT] = &lk_avx512_decode, [LK_E_DOT2] = &lk_avx512_decode, [LK_E_DOT4] = &lk_avx512_decode,
                     [LK_E_MATVEC] = &lk_avx512_kquant, [LK_E_FEW_TOKENS] = &lk_avx512_fewtokens, [LK_E_GEMM] = &lk_amx}},
 };
-const lk_table_spec lk_table_amx = {"avx512-amx", &lk_table_avx512_vnni, rows, (int)(sizeof rows / sizeof rows[0]), 0,
+const lk_table_spec lk_table_amx = {"avx512-amx", &lk_table_avx512_vnni, rows, (int)(sizeof rows / sizeof rows[0]),
                                     lk_amx_link_base};

@@ -1,0 +1,123 @@
+/* arm64 i8mm table: Q4_0 and Q8_0 products of 2 tokens and more on the int8 matrix multiply (smmla: a 2×8 by
+ * 8×2 int8 product into 2×2 int32 lanes). Tiles of 4 rows × 4 tokens: per 32-element block, 16 smmla of row
+ * pairs (weights) by token pairs (activations, interleaved once per call into scratch), then one float step
+ * per lane, acc = fma((float)Σ q·a, dw·dx, acc): quant_rows.c's fold, so the bits of the one-token kernels
+ * at every token count. The rest of the table is the dotprod one's. */
+#include "../lk_tables.h"
+
+#if defined(__aarch64__)
+#include "lk_arm.h"
+
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("dotprod,i8mm"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("+dotprod+i8mm")
+#endif
+
+/* A token pair's block in smmla's order: chunk k (elements 8k..8k+7) of both tokens, token 0 in the low 8
+ * bytes, and their scales as the lanes of a 2×2 tile want them (dx0, dx1, dx0, dx1). */
+typedef struct {
+    int8_t q[4][16];
+    float d[4];
+} pair_block;
+
+/* The nb blocks of tokens x0, x1 (Q8_0) as pair_blocks */
+static void pack_pair(int64_t nb, const block_q8_0 *x0, const block_q8_0 *x1, pair_block *dst) {
+    for (int64_t i = 0; i < nb; i++) {
+        for (int h = 0; h < 2; h++) {
+            const int64x2_t a = vreinterpretq_s64_s8(vld1q_s8(x0[i].qs + 16 * h));
+            const int64x2_t b = vreinterpretq_s64_s8(vld1q_s8(x1[i].qs + 16 * h));
+            vst1q_s8(dst[i].q[2 * h], vreinterpretq_s8_s64(vzip1q_s64(a, b)));
+            vst1q_s8(dst[i].q[2 * h + 1], vreinterpretq_s8_s64(vzip2q_s64(a, b)));
+        }
+        const float d0 = h2f(x0[i].d), d1 = h2f(x1[i].d);
+        dst[i].d[0] = d0, dst[i].d[1] = d1, dst[i].d[2] = d0, dst[i].d[3] = d1;
+    }
+}
+
+/* Weight rows' elements 0..15 (q0) and 16..31 (q1) of a block as int8 */
+#define ROW_Q8_0(wb, q0, q1) const int8x16_t q0 = vld1q_s8((wb)->qs), q1 = vld1q_s8((wb)->qs + 16);
+#define ROW_Q4_0(wb, q0, q1)                                                                                 \
+    const uint8x16_t raw_##q0 = vld1q_u8((wb)->qs);                                                          \
+    const int8x16_t q0 = vsubq_s8(vreinterpretq_s8_u8(vandq_u8(raw_##q0, vdupq_n_u8(15))), vdupq_n_s8(8));  \
+    const int8x16_t q1 = vsubq_s8(vreinterpretq_s8_u8(vshrq_n_u8(raw_##q0, 4)), vdupq_n_s8(8));
+
+/* The 4 chunks of a row pair: chunk k of row a in the low half, of row b in the high half */
+INLINE void row_pair(int8x16_t qa0, int8x16_t qa1, int8x16_t qb0, int8x16_t qb1, int8x16_t c[4]) {
+    const int64x2_t a0 = vreinterpretq_s64_s8(qa0), a1 = vreinterpretq_s64_s8(qa1);
+    const int64x2_t b0 = vreinterpretq_s64_s8(qb0), b1 = vreinterpretq_s64_s8(qb1);
+    c[0] = vreinterpretq_s8_s64(vzip1q_s64(a0, b0)), c[1] = vreinterpretq_s8_s64(vzip2q_s64(a0, b0));
+    c[2] = vreinterpretq_s8_s64(vzip1q_s64(a1, b1)), c[3] = vreinterpretq_s8_s64(vzip2q_s64(a1, b1));
+}
+
+/* Lanes (r0 t0, r0 t1, r1 t0, r1 t1) of Σ over a block: rows c (row_pair), tokens p */
+INLINE int32x4_t pair_dot(const int8x16_t c[4], const pair_block *p) {
+    int32x4_t s = vmmlaq_s32(vdupq_n_s32(0), c[0], vld1q_s8(p->q[0]));
+    s = vmmlaq_s32(s, c[1], vld1q_s8(p->q[1]));
+    s = vmmlaq_s32(s, c[2], vld1q_s8(p->q[2]));
+    return vmmlaq_s32(s, c[3], vld1q_s8(p->q[3]));
+}
+
+/* gemm of weight type W (ROW unpacks a block): rows in tiles of 4 (the last row repeated to fill one), tokens
+ * in pairs (the last token repeated), two pairs a pass; y[t·ys + r] */
+#define I8MM_GEMM(NAME, W, ROW)                                                                              \
+    static int NAME(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t nt, float *y, \
+                    int64_t ys, int64_t row_begin, int64_t row_end) {                                        \
+        const int64_t nb = cols / QK, npairs = (nt + 1) / 2;                                                 \
+        pair_block *px = lk_scratch((size_t)(npairs * nb) * sizeof(pair_block));                             \
+        if (!px) return 0;                                                                                   \
+        for (int64_t p = 0; p < npairs; p++)                                                                 \
+            pack_pair(nb, (const block_q8_0 *)((const uint8_t *)x + (size_t)(2 * p) * xrb),                  \
+                      (const block_q8_0 *)((const uint8_t *)x + (size_t)(2 * p + 1 < nt ? 2 * p + 1 : 2 * p) * xrb), \
+                      px + p * nb);                                                                          \
+        for (int64_t r0 = row_begin; r0 < row_end; r0 += 4) {                                                \
+            const W *wr[4];                                                                                  \
+            for (int k = 0; k < 4; k++)                                                                      \
+                wr[k] = (const W *)((const uint8_t *)w + (size_t)(r0 + k < row_end ? r0 + k : row_end - 1) * wrb); \
+            for (int64_t p0 = 0; p0 < npairs; p0 += 2) {                                                     \
+                const pair_block *pa = px + p0 * nb, *pb = px + (p0 + 1 < npairs ? p0 + 1 : p0) * nb;        \
+                float32x4_t acc[2][2] = {{vdupq_n_f32(0), vdupq_n_f32(0)}, {vdupq_n_f32(0), vdupq_n_f32(0)}}; \
+                for (int64_t i = 0; i < nb; i++) {                                                           \
+                    ROW(wr[0] + i, a0, a1) ROW(wr[1] + i, b0, b1) ROW(wr[2] + i, c0, c1) ROW(wr[3] + i, e0, e1) \
+                    int8x16_t lo[4], hi[4];                                                                  \
+                    row_pair(a0, a1, b0, b1, lo);                                                            \
+                    row_pair(c0, c1, e0, e1, hi);                                                            \
+                    const float32x4_t dlo = {h2f(wr[0][i].d), h2f(wr[0][i].d), h2f(wr[1][i].d), h2f(wr[1][i].d)}; \
+                    const float32x4_t dhi = {h2f(wr[2][i].d), h2f(wr[2][i].d), h2f(wr[3][i].d), h2f(wr[3][i].d)}; \
+                    const float32x4_t xa = vld1q_f32(pa[i].d), xb = vld1q_f32(pb[i].d);                      \
+                    acc[0][0] = vfmaq_f32(acc[0][0], vcvtq_f32_s32(pair_dot(lo, pa + i)), vmulq_f32(dlo, xa)); \
+                    acc[0][1] = vfmaq_f32(acc[0][1], vcvtq_f32_s32(pair_dot(lo, pb + i)), vmulq_f32(dlo, xb)); \
+                    acc[1][0] = vfmaq_f32(acc[1][0], vcvtq_f32_s32(pair_dot(hi, pa + i)), vmulq_f32(dhi, xa)); \
+                    acc[1][1] = vfmaq_f32(acc[1][1], vcvtq_f32_s32(pair_dot(hi, pb + i)), vmulq_f32(dhi, xb)); \
+                }                                                                                            \
+                /* lane 2·(row in pair) + (token in pair) */                                                 \
+                for (int rp = 0; rp < 2; rp++)                                                               \
+                    for (int tp = 0; tp < 2; tp++) {                                                         \
+                        float o[4];                                                                          \
+                        vst1q_f32(o, acc[rp][tp]);                                                           \
+                        for (int l = 0; l < 4; l++) {                                                        \
+                            const int64_t r = r0 + 2 * rp + l / 2, t = 2 * (p0 + tp) + l % 2;                \
+                            if (r < row_end && t < nt && p0 + tp < npairs) y[t * ys + r] = o[l];             \
+                        }                                                                                    \
+                    }                                                                                        \
+            }                                                                                                \
+        }                                                                                                    \
+        return 1;                                                                                            \
+    }
+
+I8MM_GEMM(gemm_q8_0, block_q8_0, ROW_Q8_0)
+I8MM_GEMM(gemm_q4_0, block_q4_0, ROW_Q4_0)
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+
+#endif
+
+/* From 2 tokens (the few-token entry and the gemm): smmla does twice sdot's products an instruction */
+LK_KERNELS(lk_neon_i8mm,
+    LK_ARM_KERNEL(LK_E_FEW_TOKENS, LK_TYPE_Q8_0, gemm_q8_0), LK_ARM_KERNEL_FROM(LK_E_GEMM, LK_TYPE_Q8_0, gemm_q8_0, 2),
+    LK_ARM_KERNEL(LK_E_FEW_TOKENS, LK_TYPE_Q4_0, gemm_q4_0), LK_ARM_KERNEL_FROM(LK_E_GEMM, LK_TYPE_Q4_0, gemm_q4_0, 2));

@@ -1,0 +1,25 @@
+/* Helpers shared by the arm64 kernel files (arm/): f16 values, bit masks, the prefetch distance. aarch64 only. */
+#ifndef LK_ARM_H
+#define LK_ARM_H
+#include "../lk_internal.h"
+#include <arm_neon.h>
+
+#define INLINE static inline __attribute__((always_inline))
+
+INLINE float h2f(uint16_t h) {
+    __fp16 f;
+    memcpy(&f, &h, 2);
+    return (float)f;
+}
+
+/* bytes 0xFF where bit j of the 16 bits at `bits` (little-endian) is set, j = 0..15 */
+INLINE uint8x16_t bits_to_bytes_16(uint16_t bits) {
+    static const uint8_t sel[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+    const uint8x16_t b = vcombine_u8(vdup_n_u8((uint8_t)(bits & 0xff)), vdup_n_u8((uint8_t)(bits >> 8)));
+    return vtstq_u8(b, vld1q_u8(sel));
+}
+
+/* Weight bytes ahead of the one-token kernels' reads that they prefetch into L2 (lk_prefetch_weights). */
+enum { LK_ARM_PREFETCH_BYTES = 1024 };
+
+#endif

@@ -1,0 +1,41 @@
+/* The arm64 tables, one per level (format in lk_tables.h): ARMv8.0 NEON (LK_ISA_NEON, every aarch64 CPU) on
+ * the scalar table; with the dot-product instructions (LK_ISA_NEON_DOTPROD) the NEON table with its integer
+ * products from the dotprod build of quant_rows.c; with the int8 matrix multiply (LK_ISA_NEON_I8MM) the
+ * dotprod table with Q4_0 and Q8_0 of 2 tokens and more on smmla tiles. Every level sums in quant_rows.c's
+ * order, so the three give the same bits. Q2_K and Q3_K stay the scalar table's. */
+#include "lk_tables.h"
+
+/* a quantized type's products, all from list L */
+#define QUANT_ROW(TYPE, L, ...)                                                                              \
+    {TYPE, {[LK_E_DOT] = &L, [LK_E_DOT2] = &L, [LK_E_DOT4] = &L, [LK_E_MATVEC] = &L, [LK_E_FEW_TOKENS] = &L,  \
+            [LK_E_GEMM] = &L, __VA_ARGS__}}
+#define QUANT_ROWS(L)                                                                                        \
+    QUANT_ROW(LK_TYPE_Q4_0, L), QUANT_ROW(LK_TYPE_Q4_1, L), QUANT_ROW(LK_TYPE_Q5_0, L),                       \
+    QUANT_ROW(LK_TYPE_Q5_1, L), QUANT_ROW(LK_TYPE_Q4_K, L), QUANT_ROW(LK_TYPE_Q5_K, L),                       \
+    QUANT_ROW(LK_TYPE_Q6_K, L), QUANT_ROW(LK_TYPE_Q8_0, L, [LK_E_QUANTIZE] = &lk_neon)
+
+static const lk_table_row neon_rows[] = {
+    {LK_TYPE_F32, {[LK_E_DOT] = &lk_neon, [LK_E_DOT4] = &lk_neon}},
+    {LK_TYPE_F16, {[LK_E_DOT] = &lk_neon, [LK_E_DOT4] = &lk_neon}},
+    {LK_TYPE_BF16, {[LK_E_DOT] = &lk_neon, [LK_E_DOT4] = &lk_neon}},
+    QUANT_ROWS(lk_neon_quant),
+    {LK_TYPE_Q8_1, {[LK_E_QUANTIZE] = &lk_neon}},
+    {LK_TYPE_Q8_K, {[LK_E_QUANTIZE] = &lk_neon}},
+    {LK_ANY, {[LK_E_F16_TO_F32] = &lk_neon, [LK_E_F32_TO_F16] = &lk_neon, [LK_E_STREAM_SUM] = &lk_neon,
+              [LK_E_SOFTMAX_EXP] = &lk_neon, [LK_E_SILU] = &lk_neon}},
+};
+const lk_table_spec lk_table_neon = LK_TABLE("neon", &lk_table_scalar, neon_rows);
+
+static const lk_table_row dotprod_rows[] = {QUANT_ROWS(lk_neon_dotprod_quant)};
+const lk_table_spec lk_table_neon_dotprod = LK_TABLE("neon-dotprod", &lk_table_neon, dotprod_rows);
+
+/* Q4_0, Q8_0: one token on the dotprod kernels, from 2 tokens on smmla */
+#define I8MM_ROW(TYPE, ...)                                                                                  \
+    {TYPE, {[LK_E_DOT] = &lk_neon_dotprod_quant, [LK_E_DOT2] = &lk_neon_dotprod_quant,                       \
+            [LK_E_DOT4] = &lk_neon_dotprod_quant, [LK_E_MATVEC] = &lk_neon_dotprod_quant,                     \
+            [LK_E_FEW_TOKENS] = &lk_neon_i8mm, [LK_E_GEMM] = &lk_neon_i8mm, __VA_ARGS__}}
+static const lk_table_row i8mm_rows[] = {
+    I8MM_ROW(LK_TYPE_Q4_0),
+    I8MM_ROW(LK_TYPE_Q8_0, [LK_E_QUANTIZE] = &lk_neon),
+};
+const lk_table_spec lk_table_neon_i8mm = LK_TABLE("neon-i8mm", &lk_table_neon_dotprod, i8mm_rows);
