@@ -151,11 +151,7 @@ int lk_tiled_q6_K_avx2(int64_t cols, const void *w, size_t wrb, const void *x, s
 /* AVX2 row kernels of the 32-block types (used for the odd last block of the AVX-512 kernels). */
 void lk_avx2_rows(int type, int64_t n, const void *w, const void *x, size_t xs, float *s, int nt);
 
-/* Scratch memory of the calling thread (a pool worker or a caller), at least `bytes`, 64-byte aligned: grown on
- * demand, kept for the thread's next call and freed when it exits (pool.c). Valid until this thread's next
- * lk_scratch call, so a kernel takes it once per call and calls no other kernel that takes it. NULL when out
- * of memory (the kernel then returns 0 and its caller falls back). */
-void *lk_scratch(size_t bytes);
+/* lk_scratch, the calling thread's scratch memory: leap_kernel_support.h (through lk_types.h). */
 
 /* Scalar reference routines used by other paths for tails and unimplemented types. */
 void lk_quantize_row_q8_0_ref(const float *x, void *y, int64_t n);

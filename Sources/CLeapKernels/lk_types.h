@@ -4,9 +4,9 @@
 #ifndef LK_TYPES_H
 #define LK_TYPES_H
 #include "leap_kernels.h"
+#include "leap_kernel_support.h" /* QK, block_q8_0, lk_load_i32 */
 #include <string.h>
 
-#define QK 32   /* elements per block of the 32-block types */
 #define QK_K 256 /* elements per K-quant super-block */
 
 /* Block layouts, bit-exact with ggml (all scale fields `d`, `m`, `dmin`, `s` are IEEE f16 bits). */
@@ -14,7 +14,6 @@ typedef struct { uint16_t d; uint8_t qs[QK / 2]; } block_q4_0;
 typedef struct { uint16_t d, m; uint8_t qs[QK / 2]; } block_q4_1;
 typedef struct { uint16_t d; uint8_t qh[4]; uint8_t qs[QK / 2]; } block_q5_0;
 typedef struct { uint16_t d, m; uint8_t qh[4]; uint8_t qs[QK / 2]; } block_q5_1;
-typedef struct { uint16_t d; int8_t qs[QK]; } block_q8_0;
 typedef struct { uint16_t d, s; int8_t qs[QK]; } block_q8_1; /* s = d · Σ qs */
 typedef struct { uint8_t scales[QK_K / 16]; uint8_t qs[QK_K / 4]; uint16_t d, dmin; } block_q2_K;
 typedef struct { uint8_t hmask[QK_K / 8]; uint8_t qs[QK_K / 4]; uint8_t scales[12]; uint16_t d; } block_q3_K;
@@ -71,7 +70,6 @@ static inline uint16_t lk_f2h(float f) {
 /* Unaligned little-endian loads of block fields. */
 static inline uint16_t lk_load_u16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
 static inline uint32_t lk_load_u32(const void *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static inline int32_t lk_load_i32(const void *p) { int32_t v; memcpy(&v, p, 4); return v; }
 
 /* The 32-block types with a min m (Q4_1, Q5_1): their activations are Q8_1, whose s = d · Σ qs meets m. */
 static inline int lk_has_min(int type) { return type == LK_TYPE_Q4_1 || type == LK_TYPE_Q5_1; }

@@ -9,7 +9,7 @@
  * of a panel (32 KB as floats) stays in L1, the chunk of all tokens in L2. */
 #include "leap_kernels.h"
 #include "leap_vision_kernels.h"
-#include "lk_internal.h"
+#include "leap_kernel_support.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

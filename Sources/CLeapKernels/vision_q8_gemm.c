@@ -16,7 +16,7 @@
  * tokens (in L2), the float sums carried in a buffer between them. */
 #include "leap_kernels.h"
 #include "leap_vision_kernels.h"
-#include "lk_internal.h"
+#include "leap_kernel_support.h"
 #include <string.h>
 
 enum {
@@ -80,7 +80,7 @@ void lk_vq8_pack_x(const float *x, int64_t x_stride, int64_t cols, void *xp, int
 #if defined(__x86_64__)
 #include <immintrin.h>
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
-#include "x86/lk_x86_avx2.h"
+#include "media_inline.h"
 
 /* nt tokens (rows of xp from x, xrb bytes apart) x blocks [b0, b0 + kb) of one panel: acc ([nt][16] floats)
  * (+)= Σ_b (d·dx)·isum, from 0 when b0 == 0. */

@@ -47,7 +47,7 @@
  * scripts/kernels/print-dispatch.sh prints which kernel serves each (ISA, type, layout, token count); its
  * output is in BENCHMARKS.md ("Kernel dispatch"). CPU features: features.c. Type facts: types.c (block sizes
  * and bytes, row bytes, activation types) and lk_types.h (ggml block layouts, f16 / bf16 values, block
- * loads). Scratch: lk_scratch (lk_internal.h, pool.c), one 64-byte aligned buffer per thread, grown on
+ * loads). Scratch: lk_scratch (leap_kernel_support.h, pool.c), one 64-byte aligned buffer per thread, grown on
  * demand, freed at thread exit. The audio kernels are a target of their own (CLeapAudioKernels).
  *
  * Types are ggml type ids (LK_TYPE_*); block layouts are bit-exact with ggml (see lk_types.h).
