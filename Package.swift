@@ -42,7 +42,7 @@ let package = Package(
         .target(name: "LeapCore", swiftSettings: fast, linkerSettings: [.linkedLibrary("m")]),
         .target(name: "LeapJSON", dependencies: ["LeapCore"], swiftSettings: swift5),
         .target(name: "LeapMessages", dependencies: ["LeapCore", "LeapJSON", "LeapAudio"], swiftSettings: swift5),
-        .target(name: "LeapAudio", dependencies: ["LeapCore", "CLeapAudioKernels"], swiftSettings: fast),
+        .target(name: "LeapAudio", dependencies: ["LeapCore", "CLeapMediaKernels"], swiftSettings: fast),
         .target(name: "LeapGGUF", dependencies: ["LeapCore", "CLeapKernels"], swiftSettings: fast),
         // LEAP bundle manifests, and the downloads of their files (libcurl, opened at first use).
         .target(name: "LeapBundles", dependencies: ["LeapCore", "LeapJSON"], swiftSettings: swift5),
@@ -55,7 +55,7 @@ let package = Package(
             cSettings: [.headerSearchPath("."), .unsafeFlags(["-O3", "-fno-math-errno"])]),
         // The FFT (resampler, mel spectrogram, ISTFT) and the resampler's FIR kernels, with their own CPU dispatch.
         .target(
-            name: "CLeapAudioKernels",
+            name: "CLeapMediaKernels",
             cSettings: [.unsafeFlags(["-O3", "-fno-math-errno"])]),
         .target(name: "LeapKernels", dependencies: ["LeapCore", "LeapGGUF", "CLeapKernels"], swiftSettings: fast),
         .target(name: "LeapTokenizer", dependencies: ["LeapCore", "LeapGGUF"], swiftSettings: fast),
@@ -68,13 +68,13 @@ let package = Package(
         // model, and the audio output decoder.
         .target(name: "LeapImage", dependencies: ["LeapCore"], swiftSettings: fast),
         .target(name: "LeapVision", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapImage", "CLeapKernels"], swiftSettings: fast),
-        .target(name: "LeapAudioEncoder", dependencies: ["LeapCore", "LeapGGUF", "CLeapKernels", "CLeapAudioKernels", "LeapKernels"], swiftSettings: fast),
+        .target(name: "LeapAudioEncoder", dependencies: ["LeapCore", "LeapGGUF", "CLeapKernels", "CLeapMediaKernels", "LeapKernels"], swiftSettings: fast),
         // Saved prompt prefixes (context state snapshots) in memory and on disk.
         .target(name: "LeapPromptCache", dependencies: ["LeapCore", "LeapGGUF", "LeapModels", "CLeapKernels", "CLeapStateSupport"],
                 swiftSettings: fast),
         // XXH64 checksums and the library's build-id for the prompt cache's snapshot files.
         .target(name: "CLeapStateSupport", cSettings: [.unsafeFlags(["-O3"])]),
-        .target(name: "LeapSpeech", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapModels", "LeapSampling", "CLeapKernels", "CLeapAudioKernels"], swiftSettings: fast),
+        .target(name: "LeapSpeech", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapModels", "LeapSampling", "CLeapKernels", "CLeapMediaKernels"], swiftSettings: fast),
         .target(
             name: "LeapRuntime",
             dependencies: [

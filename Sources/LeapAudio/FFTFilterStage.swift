@@ -9,7 +9,7 @@
 // by absolute block index and lanes never interact, so results do not depend on how input was chunked.
 // Decimating by 2 (an exact 2:1 step after the filter) folds each spectrum to half size before the
 // inverse FFT, which then yields only the even-indexed outputs (B is even so every block starts on one).
-import CLeapAudioKernels
+import CLeapMediaKernels
 import Glibc
 
 final class FFTFilterStage {

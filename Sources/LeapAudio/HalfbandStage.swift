@@ -1,6 +1,6 @@
 // A streaming half-band decimator (rate / 2). Half of its taps are zero and the rest are symmetric, so
 // splitting the input into even and odd samples turns it into a few contiguous multiply-adds per output.
-import CLeapAudioKernels
+import CLeapMediaKernels
 
 final class HalfbandStage {
     let taps: [Float]        // one side: taps[k] weighs x[2n - 2k - 1] + x[2n + 2k + 1]

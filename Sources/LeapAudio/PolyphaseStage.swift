@@ -4,7 +4,7 @@
 // Two kernels: with an exact phase table of modest size, outputs are computed 8 at a time from
 // per-group coefficient matrices (`BlockTable`, one vector FMA per input sample); otherwise (interpolated
 // phases) one dot product per output.
-import CLeapAudioKernels
+import CLeapMediaKernels
 
 /// Coefficients of groups of `group` consecutive outputs over the union of their windows.
 final class BlockTable: @unchecked Sendable {

@@ -13,7 +13,7 @@
 // FFTs run 32 frames at a time in the batched complex FFT of the audio kernels: two real frames ride in
 // the real and imaginary parts of each of its 16 lanes and are separated afterwards
 // (A[k] = (Z[k] + conj Z[N−k]) / 2, B[k] = (Z[k] − conj Z[N−k]) / 2i).
-import CLeapAudioKernels
+import CLeapMediaKernels
 import Glibc
 import LeapCore
 import LeapKernels

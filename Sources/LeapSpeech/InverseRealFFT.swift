@@ -7,7 +7,7 @@
 //
 // so the P inverse transforms Y_p of size M run as lanes of the batched FFT, and one pass of P terms per
 // output combines them (1280 = 5·256: five lanes of one 256-point transform, then 5 terms per sample).
-import CLeapAudioKernels
+import CLeapMediaKernels
 import Glibc
 import LeapCore
 
