@@ -56,8 +56,9 @@ let package = Package(
         // The FFT (resampler, mel spectrogram, ISTFT) and the resampler's FIR kernels, with their own CPU dispatch.
         .target(
             name: "CLeapMediaKernels",
+            dependencies: ["CLeapKernels"],
             cSettings: [.unsafeFlags(["-O3", "-fno-math-errno"])]),
-        .target(name: "LeapKernels", dependencies: ["LeapCore", "LeapGGUF", "CLeapKernels"], swiftSettings: fast),
+        .target(name: "LeapKernels", dependencies: ["LeapCore", "LeapGGUF", "CLeapKernels", "CLeapMediaKernels"], swiftSettings: fast),
         .target(name: "LeapTokenizer", dependencies: ["LeapCore", "LeapGGUF"], swiftSettings: fast),
         .target(name: "LeapChatTemplate", dependencies: ["LeapCore", "LeapJSON"], swiftSettings: swift5),
         .target(name: "LeapSampling", swiftSettings: fast),
@@ -67,7 +68,7 @@ let package = Package(
         // Media: image decoding, the encoders that turn images and audio into embedding rows for the text
         // model, and the audio output decoder.
         .target(name: "LeapImage", dependencies: ["LeapCore"], swiftSettings: fast),
-        .target(name: "LeapVision", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapImage", "CLeapKernels"], swiftSettings: fast),
+        .target(name: "LeapVision", dependencies: ["LeapCore", "LeapGGUF", "LeapKernels", "LeapImage", "CLeapKernels", "CLeapMediaKernels"], swiftSettings: fast),
         .target(name: "LeapAudioEncoder", dependencies: ["LeapCore", "LeapGGUF", "CLeapKernels", "CLeapMediaKernels", "LeapKernels"], swiftSettings: fast),
         // Saved prompt prefixes (context state snapshots) in memory and on disk.
         .target(name: "LeapPromptCache", dependencies: ["LeapCore", "LeapGGUF", "LeapModels", "CLeapKernels", "CLeapStateSupport"],
@@ -135,7 +136,8 @@ let package = Package(
         .testTarget(name: "LeapToolCallsTests", dependencies: ["LeapTestFiles", "LeapToolCalls", "LeapJSON", "LeapMessages", "LeapChatTemplate", "LeapCore"], swiftSettings: swift5),
         .testTarget(name: "LeapGrammarTests", dependencies: ["LeapTestFiles", "LeapGrammar", "LeapJSON", "LeapCore"], swiftSettings: swift5),
         .testTarget(name: "LeapImageTests", dependencies: ["LeapTestFiles", "LeapImage", "LeapCore"], swiftSettings: swift5),
-        .testTarget(name: "LeapVisionTests", dependencies: ["LeapTestFiles", "LeapVision", "LeapImage", "LeapGGUF", "LeapKernels", "LeapCore"], swiftSettings: fast),
+        .testTarget(name: "LeapVisionTests", dependencies: ["LeapTestFiles", "LeapVision", "LeapImage", "LeapGGUF", "LeapKernels", "LeapCore",
+                                                       "CLeapKernels", "CLeapMediaKernels"], swiftSettings: fast),
         .testTarget(name: "LeapAudioEncoderTests", dependencies: ["LeapTestFiles", "LeapAudioEncoder", "LeapAudio", "LeapGGUF", "LeapKernels", "LeapCore"],
                     swiftSettings: fast),
         .testTarget(name: "LeapModelsTests", dependencies: ["LeapTestFiles", "LeapModels", "LeapGGUF", "LeapKernels", "LeapTokenizer", "LeapCore"], swiftSettings: fast),

@@ -5,6 +5,7 @@
 // at load for lk_vq8_gemm_packed (s16 operands; from 16 rows the results of Linear's Q8_0 product, faster). Other types, and
 // Q8_0 elsewhere, use Linear (Kernels.matmul).
 import CLeapKernels
+import CLeapMediaKernels
 import LeapCore
 
 package struct BatchedLinear {

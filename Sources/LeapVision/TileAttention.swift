@@ -7,6 +7,7 @@
 // blocks of 12 queries, and each query's output row times its inverse sum. Float sums in the packed product's
 // order; exponentials to about 1 ulp.
 import CLeapKernels
+import CLeapMediaKernels
 import LeapKernels
 
 struct TileAttention {

@@ -5,6 +5,7 @@
 // kernel to F16 as well. Every float product sums in lk_vg_gemm_packed's order (not ggml's): the
 // encoder's outputs differ from mtmd's by float rounding, not bit for bit.
 import CLeapKernels
+import CLeapMediaKernels
 import LeapKernels
 
 /// One form of GELU.

@@ -1,6 +1,7 @@
 // VisionScratch: the activation buffers of one encode call, sized once for its largest tile and reused by
 // every tile and layer.
 import CLeapKernels
+import CLeapMediaKernels
 
 /// Buffers for tiles of up to `capacity` patches (widths from the encoder's configuration).
 final class VisionScratch {

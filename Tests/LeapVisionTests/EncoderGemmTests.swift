@@ -1,6 +1,7 @@
 // lk_vision_gemm (the encoder's F32 / F16 matrix product) against a float64 reference, on every path the CPU
 // has, with row and token counts that leave partial panels (32 rows) and blocks (12 tokens).
 import CLeapKernels
+import CLeapMediaKernels
 import Glibc
 import LeapKernels
 import Testing

@@ -15,24 +15,25 @@
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 src="$here/../../Sources/CLeapKernels"
+media="$here/../../Sources/CLeapMediaKernels" # its vision files: the encoders' kernels on these
 out=$(mktemp -d)
-files="$(find "$src" -name '*.c') $here/selfcheck.c" # every path (each guarded by its architecture)
+files="$(find "$src" -name '*.c') $media/vision_*.c $here/selfcheck.c" # every path (each guarded by its architecture)
 if [ "${1:-}" = aarch64 ]; then
     clang --target=aarch64-linux-gnu --sysroot=/usr/aarch64-linux-gnu -fuse-ld=lld -static -march=armv8-a \
         -B/usr/lib/gcc-cross/aarch64-linux-gnu/12 -L/usr/lib/gcc-cross/aarch64-linux-gnu/12 \
-        -O3 -fno-math-errno -Wall -Werror -I"$src/include" -I"$src" $files -lm -lpthread -o "$out/selfcheck"
+        -O3 -fno-math-errno -Wall -Werror -I"$src/include" -I"$src" -I"$media/include" $files -lm -lpthread -o "$out/selfcheck"
     for level in cortex-a53:neon neoverse-n1:neon-dotprod max:neon-i8mm; do
         echo "== aarch64 -cpu ${level%%:*} (qemu), expects the ${level#*:} table"
         qemu-aarch64-static -cpu "${level%%:*}" "$out/selfcheck" "${level#*:}"
     done
 elif [ "${1:-}" = x86-cpus ]; then
-    clang -O3 -fno-math-errno -static -I"$src/include" -I"$src" $files -lm -lpthread -o "$out/selfcheck"
+    clang -O3 -fno-math-errno -static -I"$src/include" -I"$src" -I"$media/include" $files -lm -lpthread -o "$out/selfcheck"
     for cpu in qemu64 Haswell; do
         echo "== qemu-x86_64 -cpu $cpu"
         qemu-x86_64-static -cpu $cpu "$out/selfcheck"
     done
 else
-    clang -O3 -fno-math-errno -I"$src/include" -I"$src" $files -lm -lpthread -o "$out/selfcheck"
+    clang -O3 -fno-math-errno -I"$src/include" -I"$src" -I"$media/include" $files -lm -lpthread -o "$out/selfcheck"
     "$out/selfcheck"
 fi
 rm -rf "$out"
