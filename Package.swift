@@ -4,7 +4,8 @@
 // Module graph (one-way; nothing below LeapCAPI knows about C):
 //
 // LeapCore (LeapError) sits under every module that can fail (all but LeapSampling and the C targets).
-//   CLeapAudioKernels ──► LeapAudio (resampler), LeapAudioEncoder (mel spectrogram), LeapSpeech (ISTFT): the one FFT
+//   CLeapKernels ──► CLeapMediaKernels ──► LeapAudio (resampler), LeapAudioEncoder (mel spectrogram), LeapSpeech
+//     (ISTFT): the one FFT; LeapKernels (BatchedLinear), LeapVision: the encoders' matrix products, GELU, softmax
 //   LeapJSON, LeapAudio ──► LeapMessages ─────────────────────────────┐
 //   LeapJSON ──► LeapChatTemplate ─────────────────────────┤
 //   LeapJSON ──► LeapBundles, CLeapCurl ──► LeapDownload ──┤   (bundle manifests and their downloads)
@@ -53,7 +54,9 @@ let package = Package(
         .target(
             name: "CLeapKernels",
             cSettings: [.headerSearchPath("."), .unsafeFlags(["-O3", "-fno-math-errno"])]),
-        // The FFT (resampler, mel spectrogram, ISTFT) and the resampler's FIR kernels, with their own CPU dispatch.
+        // The media kernels: the FFT (resampler, mel spectrogram, ISTFT) and the resampler's FIR kernels, with their
+        // own CPU dispatch, and the encoders' matrix products, GELU and softmax on CLeapKernels' dispatch and
+        // scratch (its public headers only: leap_kernels.h, leap_kernel_support.h).
         .target(
             name: "CLeapMediaKernels",
             dependencies: ["CLeapKernels"],

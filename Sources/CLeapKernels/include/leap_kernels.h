@@ -37,8 +37,7 @@
  *                  ARMv8.0 and again as dotprod/quant_rows.c, sdot, where the 32-block types, Q4_K and Q5_K
  *                  take 4-row tiles with the rows in the lanes), i8mm.c (Q4_0, Q8_0 from 2 tokens on smmla
  *                  tiles, the same bits), table.c (the three tables)
- *   other          vision_gemm.c, vision_kernels.c, vision_q8_gemm.c (leap_vision_kernels.h), pool.c (thread
- *                  pool and per-thread scratch)
+ *   other          pool.c (thread pool and per-thread scratch)
  * Dispatch: each kernel file lists its kernels (an lk_kernel_list) and each ISA's table is one declarative
  * spec in its folder's table.c that names, for every type, the list serving each entry (format:
  * lk_tables.h); dispatch.c builds the run-time tables from the specs once and chooses the one in effect:
@@ -48,7 +47,9 @@
  * output is in BENCHMARKS.md ("Kernel dispatch"). CPU features: features.c. Type facts: types.c (block sizes
  * and bytes, row bytes, activation types) and lk_types.h (ggml block layouts, f16 / bf16 values, block
  * loads). Scratch: lk_scratch (leap_kernel_support.h, pool.c), one 64-byte aligned buffer per thread, grown on
- * demand, freed at thread exit. The audio kernels are a target of their own (CLeapAudioKernels).
+ * demand, freed at thread exit. Kernel files of other targets use this header and leap_kernel_support.h only.
+ * The media kernels (the audio FFT / FIR; the vision encoders' vision_gemm.c, vision_kernels.c,
+ * vision_q8_gemm.c) are a target of their own, CLeapMediaKernels.
  *
  * Types are ggml type ids (LK_TYPE_*); block layouts are bit-exact with ggml (see lk_types.h).
  * Every kernel has a portable scalar path (the reference) and optional AVX2 / AVX-512 / NEON paths,

@@ -1,6 +1,6 @@
 /* Audio kernels (internal, not part of the public ABI): the FIR and FFT stages of LeapAudio's Resampler and
- * the FFT of LeapAudioEncoder's mel spectrogram and of LeapSpeech's inverse real FFT. A target of their own (CLeapAudioKernels), apart from the
- * matmul kernels: audio_resample.c (FIR stages, dot product, and the CPU detection every audio kernel
+ * the FFT of LeapAudioEncoder's mel spectrogram and of LeapSpeech's inverse real FFT. In the media kernels target
+ * (CLeapMediaKernels), apart from the matmul kernels: audio_resample.c (FIR stages, dot product, and the CPU detection every audio kernel
  * dispatches on: lk_audio_kernel_level, capped by LEAP_AUDIO_KERNEL=portable|avx2), audio_fft.c (the
  * batched FFT and its spectrum helpers), audio_vector.h (the 16-lane vector type both are written in). */
 #ifndef LEAP_AUDIO_KERNELS_H

@@ -1,4 +1,5 @@
-/* Element-wise kernels of the vision encoder (internal, not part of the public ABI). Used by LeapVision. */
+/* Kernels of the vision encoder (internal, not part of the public ABI), in the media kernels target
+ * (CLeapMediaKernels) on CLeapKernels' dispatch and scratch. Used by LeapVision and LeapKernels' BatchedLinear. */
 #ifndef LEAP_VISION_KERNELS_H
 #define LEAP_VISION_KERNELS_H
 #include <stddef.h>
