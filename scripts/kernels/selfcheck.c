@@ -86,6 +86,51 @@ static void check_batch_invariance(int isa, const char *name, uint8_t *w, float 
     }
 }
 
+/* The 8-row layout (LK_ROWS8) of each type the path packs (lk_rows8_preferred): lk_rows8_row gives every row
+ * back (round trip of lk_rows8_pack), and lk_matmul_tensor on the packed weights gives each token of a call
+ * of 1..20 tokens the bits of the row layout's kernels for that token alone, for the whole matrix and for a
+ * group-aligned row range; widths of an odd block count and a wider one. (The AVX-512 K-quant kernels of
+ * the layout sum in their gemm's order: within a tolerance of the row layout there.) */
+static void check_rows8(int isa, const char *name) {
+    enum { ROWS = 24, MAXTOK = 20, MAXN = 1024 };
+    static uint8_t w[ROWS * MAXN * 2], packed[ROWS * MAXN * 2], row[MAXN * 2], xq[MAXTOK * MAXN * 2];
+    static float x[MAXTOK * MAXN], y1[MAXTOK * ROWS], yb[MAXTOK * ROWS];
+    for (size_t ti = 0; ti < sizeof(types) / sizeof(types[0]); ti++) {
+        const int type = types[ti], act = lk_activation_type(type);
+        lk_set_isa(isa);
+        if (!lk_rows8_preferred(type)) continue;
+        const int exact = type == LK_TYPE_Q4_0 || type == LK_TYPE_Q8_0 || !strncmp(name, "neon", 4);
+        const int64_t widths[] = {lk_block_size(type) == 32 ? 17 * 32 : 3 * 256, MAXN};
+        for (int wi = 0; wi < 2; wi++) {
+            const int64_t n = widths[wi];
+            const size_t rb = lk_row_bytes(type, n), xr = lk_row_bytes(act, n);
+            random_weights(type, w, n * ROWS);
+            check(lk_rows8_pack(type, w, rb, ROWS, n, packed) == 1, "rows8 pack", name, type, (long)n, 0, 1);
+            for (int r = 0; r < ROWS; r++) {
+                lk_rows8_row(type, packed, rb, n, r, row);
+                check(memcmp(row, w + r * rb, rb) == 0, "rows8 round trip", name, type, (long)n, r, r);
+            }
+            for (int64_t i = 0; i < n * MAXTOK; i++) x[i] = normalish();
+            for (int t = 0; t < MAXTOK; t++) lk_quantize_row(act, x + t * n, xq + t * xr, n);
+            for (int t = 0; t < MAXTOK; t++) lk_matmul(type, w, rb, n, xq + t * xr, xr, 1, y1 + t * ROWS, ROWS, 0, ROWS);
+            for (int nt = 1; nt <= MAXTOK; nt++) {
+                memset(yb, 0, sizeof yb);
+                lk_matmul_tensor(type, LK_ROWS8, packed, rb, n, xq, xr, nt, yb, ROWS, 0, ROWS);
+                for (int i = 0; i < nt * ROWS; i++)
+                    check(exact ? memcmp(&yb[i], &y1[i], 4) == 0 : fabsf(yb[i] - y1[i]) <= 1e-4f * (1.0f + fabsf(y1[i])),
+                          "rows8 = row layout", name, type, nt, yb[i], y1[i]);
+                memset(yb, 0, sizeof yb);
+                lk_matmul_tensor(type, LK_ROWS8, packed, rb, n, xq, xr, nt, yb, ROWS, 8, 16);
+                for (int t = 0; t < nt; t++)
+                    for (int r = 0; r < ROWS; r++) {
+                        const float want = r >= 8 && r < 16 ? y1[t * ROWS + r] : 0.0f;
+                        check(exact ? memcmp(&yb[t * ROWS + r], &want, 4) == 0 : (r >= 8 && r < 16) || yb[t * ROWS + r] == 0.0f, "rows8 row range", name, type, nt, yb[t * ROWS + r], want);
+                    }
+            }
+        }
+    }
+}
+
 /* softmax's exponentials and SiLU: the scalar reference's bits (and its sum), over inputs from far below to
  * above the float range of exp and lengths with a tail */
 static void check_activations(int isa, const char *name) {
@@ -178,6 +223,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 65536; i++) check(h1[i] == h2[i], "f32->f16", name, 1, i, h2[i], h1[i]);
         if (!strncmp(name, "neon", 4)) check_activations(isa, name);
         if (!strncmp(name, "neon", 4)) check_batch_invariance(isa, name, w, x, xq);
+        check_rows8(isa, name);
         printf("%s: checked\n", name);
     }
     printf("%d SIMD path(s) checked, %d failure(s)\n", checked_paths, failures);

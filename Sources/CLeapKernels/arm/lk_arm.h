@@ -22,4 +22,11 @@ INLINE uint8x16_t bits_to_bytes_16(uint16_t bits) {
 /* Weight bytes ahead of the one-token kernels' reads that they prefetch into L2 (lk_prefetch_weights). */
 enum { LK_ARM_PREFETCH_BYTES = 1024 };
 
+/* Q4_0, Q8_0 weights in the 8-row layout on the dotprod instructions, any token count (arm/rows8.c): the
+ * lk_gemm_fn of the LK_E_ROWS8 entry */
+int lk_arm_rows8_q4_0(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t nt, float *y,
+                      int64_t ys, int64_t row_begin, int64_t row_end);
+int lk_arm_rows8_q8_0(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t nt, float *y,
+                      int64_t ys, int64_t row_begin, int64_t row_end);
+
 #endif
