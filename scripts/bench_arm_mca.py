@@ -10,7 +10,8 @@ per 256 weights per token for each type and phase on Cortex-A76, Neoverse-N1, Ne
 A loop's work is counted from its integer multiply instructions (sdot 16 multiply-adds, smmla 32, smull /
 smlal of bytes 8), so cycles per 256 weight·token products = cycles per iteration × 256 / products per
 iteration; the loop taken is the innermost one holding such instructions (with the most of them). Phases:
-matvec (1 token), few (2..15 tokens), gemm (16 and more). Our tables per CPU: the dotprod table on Cortex-A76
+matvec (1 token), few (2..15 tokens), gemm (16 and more); Q4_0 and Q8_0 in the 8-row layout the loader packs
+them into for these tables (their rows8 entries). Our tables per CPU: the dotprod table on Cortex-A76
 and Neoverse-N1, the i8mm table on Neoverse-V1/V2; llama.cpp is built for the same level (the dotprod or the
 i8mm kernels it picks there; on V1 it would take its SVE Q4_0 8x8 kernel, not modelled here). These are
 static estimates of the loops alone (no caches, no memory, no loop overheads outside them), not timings.
@@ -38,14 +39,19 @@ TYPES = ["q4_0", "q8_0", "q4_K", "q5_K", "q6_K", "q4_1", "q5_0", "q5_1"]
 PHASES = ["matvec", "few", "gemm"]
 REPACKED = {"q4_0": ("4x4", "4x8"), "q8_0": ("4x4", "4x8"), "q4_K": ("8x4", "8x8"), "q5_K": ("8x4", "8x8"),
             "q6_K": ("8x4", "8x8")}
+ROWS8 = ("q4_0", "q8_0")  # types with rows8 entries in the dotprod and i8mm tables (arm/rows8.c, arm/i8mm.c)
 ACT = {"q4_0": "q8_0", "q8_0": "q8_0", "q4_1": "q8_1", "q5_0": "q8_0", "q5_1": "q8_1", "q4_K": "q8_K",
        "q5_K": "q8_K", "q6_K": "q8_K"}
 
 
 def ours(t, phase, level):
     """(asm file key, function, loop filter) of our kernel of type t, phase, at level"""
-    if level == "i8mm" and t in ("q4_0", "q8_0") and phase != "matvec":
-        return "ours-i8mm", f"gemm_{t}", None
+    if t in ROWS8:  # the loader packs these into the 8-row layout (LK_ROWS8): the tables' rows8 entries
+        if phase == "matvec":
+            return "ours-rows8", f"rows8_one_{t}", None
+        if level == "i8mm":
+            return "ours-i8mm", f"rows8_tiles_{t}", None
+        return "ours-rows8", f"rows8_few_{t}", None
     return "ours-dotprod", ("matvec_" if phase == "matvec" else "few_") + t, None
 
 
@@ -185,6 +191,7 @@ def main():
         ours_cmd = cross + ["-march=armv8-a", "-I" + os.path.join(KERNELS, "include"), "-I" + KERNELS]
         asm["ours-dotprod"] = compile_asm(ours_cmd, os.path.join(KERNELS, "arm", "dotprod", "quant_rows.c"), f"{tmp}/d.s")
         asm["ours-i8mm"] = compile_asm(ours_cmd, os.path.join(KERNELS, "arm", "i8mm.c"), f"{tmp}/i.s")
+        asm["ours-rows8"] = compile_asm(ours_cmd, os.path.join(KERNELS, "arm", "rows8.c"), f"{tmp}/r.s")
         arm = os.path.join(ggml, "src", "ggml-cpu", "arch", "arm")
         for level, march in levels.items():
             asm["llama-quants-" + level] = compile_asm(cross + [f"-march={march}"] + ggml_inc,

@@ -2,7 +2,9 @@
  * 8×2 int8 product into 2×2 int32 lanes). Tiles of 4 rows × 4 tokens: per 32-element block, 16 smmla of row
  * pairs (weights) by token pairs (activations, interleaved once per call into scratch), then one float step
  * per lane, acc = fma((float)Σ q·a, dw·dx, acc): quant_rows.c's fold, so the bits of the one-token kernels
- * at every token count. The rest of the table is the dotprod one's. */
+ * at every token count. The same on Q4_0 and Q8_0 matrices in the 8-row layout (rows8 entries: tiles of 4
+ * rows of a group × 4 token pairs, the rows' operands zipped from the layout's vectors). The rest of the
+ * table is the dotprod one's. */
 #include "../lk_tables.h"
 
 #if defined(__aarch64__)
@@ -109,6 +111,118 @@ INLINE int32x4_t pair_dot(const int8x16_t c[4], const pair_block *p) {
 I8MM_GEMM(gemm_q8_0, block_q8_0, ROW_Q8_0)
 I8MM_GEMM(gemm_q4_0, block_q4_0, ROW_Q4_0)
 
+/* ------------------------------ the 8-row layout (LK_ROWS8) ------------------------------ */
+
+/* 16 quant bytes of Q4_0 as 16·(q − 8) (arm/rows8.c's nibbles16): lo the low nibbles, hi the high ones */
+INLINE void nibbles16(uint8x16_t raw, int8x16_t *lo, int8x16_t *hi) {
+    const uint8x16_t s = veorq_u8(raw, vdupq_n_u8(0x88));
+    *lo = vreinterpretq_s8_u8(vshlq_n_u8(s, 4));
+    *hi = vreinterpretq_s8_u8(vandq_u8(s, vdupq_n_u8(0xF0)));
+}
+
+/* A block of 4 rows (half a group) as smmla operands: c[p][j] = elements 8j..8j+7 of row pair p (rows 0, 1
+ * or 2, 3 of the half), its first row in the low 8 bytes. The layout's vectors 2m and 2m + 1 hold bytes
+ * 8m..8m+3 and 8m+4..8m+7 of the 4 rows: the zip of their 32-bit lanes is bytes 8m..8m+7 of rows 0, 1 (zip1)
+ * and of rows 2, 3 (zip2). Q4_0's bytes hold elements j (low nibble, as 16·(q − 8)) and j + 16 (high). */
+typedef struct { int8x16_t c[2][4]; } pairs4;
+/* q: the half's bytes of the block's vector 0, vectors 32 bytes apart */
+INLINE void pairs_q8_0(const uint8_t *q, pairs4 *w) {
+    for (int m = 0; m < 4; m++) {
+        const uint32x4_t a = vreinterpretq_u32_u8(vld1q_u8(q + 64 * m)), b = vreinterpretq_u32_u8(vld1q_u8(q + 64 * m + 32));
+        w->c[0][m] = vreinterpretq_s8_u32(vzip1q_u32(a, b)), w->c[1][m] = vreinterpretq_s8_u32(vzip2q_u32(a, b));
+    }
+}
+INLINE void pairs_q4_0(const uint8_t *q, pairs4 *w) {
+    for (int m = 0; m < 2; m++) {
+        const uint32x4_t a = vreinterpretq_u32_u8(vld1q_u8(q + 64 * m)), b = vreinterpretq_u32_u8(vld1q_u8(q + 64 * m + 32));
+        nibbles16(vreinterpretq_u8_u32(vzip1q_u32(a, b)), &w->c[0][m], &w->c[0][2 + m]);
+        nibbles16(vreinterpretq_u8_u32(vzip2q_u32(a, b)), &w->c[1][m], &w->c[1][2 + m]);
+    }
+}
+
+/* Lanes (r0 t0, r0 t1, r1 t0, r1 t1) of row pair p by token pair x as floats (Q4_0: 16 × the sums, converted
+ * with 4 fraction bits, exact) */
+INLINE int32x4_t pairs_dot(const pairs4 *w, int p, const pair_block *x) {
+    int32x4_t s = vmmlaq_s32(vdupq_n_s32(0), w->c[p][0], vld1q_s8(x->q[0]));
+    s = vmmlaq_s32(s, w->c[p][1], vld1q_s8(x->q[1]));
+    s = vmmlaq_s32(s, w->c[p][2], vld1q_s8(x->q[2]));
+    return vmmlaq_s32(s, w->c[p][3], vld1q_s8(x->q[3]));
+}
+INLINE float32x4_t pairs_sum_q4_0(const pairs4 *w, int p, const pair_block *x) { return vcvtq_n_f32_s32(pairs_dot(w, p, x), 4); }
+INLINE float32x4_t pairs_sum_q8_0(const pairs4 *w, int p, const pair_block *x) { return vcvtq_f32_s32(pairs_dot(w, p, x)); }
+
+/* Token pairs of a tile */
+enum { TILE_PAIRS = 4 };
+
+/* y[t·ys + r] for 4 rows (half h of group g) × NP token pairs (px: pair k's block i at px[k·nb + i]); tokens
+ * from nt on dropped. Each block: the 4 rows' operands once, 8 smmla a pair, the float step per lane. */
+#define ROWS8_TILE(T, QB)                                                                                    \
+    INLINE void rows8_tile_##T(int64_t nb, const uint8_t *g, int h, const pair_block *px, const int NP,      \
+                               int nt, float *y, int64_t ys) {                                               \
+        float32x4_t acc[TILE_PAIRS][2];                                                                      \
+        for (int k = 0; k < NP; k++) acc[k][0] = acc[k][1] = vdupq_n_f32(0.0f);                              \
+        for (int64_t i = 0; i < nb; i++) {                                                                   \
+            const float32x4_t dw = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t *)(const void *)(g + lk_rows8_scales(nb, i, QB) + 8 * h)))); \
+            const float32x4_t d01 = vzip1q_f32(dw, dw), d23 = vzip2q_f32(dw, dw); /* (d0, d0, d1, d1), (d2, d2, d3, d3) */ \
+            pairs4 wq;                                                                                       \
+            pairs_##T(g + lk_rows8_quants(i, QB) + 16 * h, &wq);                                             \
+            for (int k = 0; k < NP; k++) {                                                                   \
+                const pair_block *x = px + k * nb + i;                                                       \
+                const float32x4_t dx = vld1q_f32(x->d);                                                      \
+                acc[k][0] = vfmaq_f32(acc[k][0], pairs_sum_##T(&wq, 0, x), vmulq_f32(d01, dx));              \
+                acc[k][1] = vfmaq_f32(acc[k][1], pairs_sum_##T(&wq, 1, x), vmulq_f32(d23, dx));              \
+            }                                                                                                \
+        }                                                                                                    \
+        for (int k = 0; k < NP; k++) { /* token 2k: lanes 0, 2 of both pairs; token 2k + 1: lanes 1, 3 */   \
+            if (2 * k < nt) vst1q_f32(y + 2 * k * ys, vuzp1q_f32(acc[k][0], acc[k][1]));                      \
+            if (2 * k + 1 < nt) vst1q_f32(y + (2 * k + 1) * ys, vuzp2q_f32(acc[k][0], acc[k][1]));            \
+        }                                                                                                    \
+    }
+ROWS8_TILE(q4_0, 16)
+ROWS8_TILE(q8_0, 32)
+
+/* Tokens a pass over the weights (their pairs' copy stays in L2 while each group's rows pass over it) */
+enum { ROWS8_CHUNK = 32 };
+
+/* The rows8 entry: rows row_begin..row_end (multiples of 8) of w in the 8-row layout · nt tokens; one token
+ * on the dotprod kernel (arm/rows8.c), from 2 tokens 4 rows × 4 token pairs a tile */
+#define ROWS8_GEMM(T)                                                                                        \
+    __attribute__((noinline)) static void rows8_tiles_##T(int64_t nb, const uint8_t *w, size_t wrb, const pair_block *px, \
+                                                          int64_t nt, float *y, int64_t ys, int64_t row_begin, int64_t row_end) { \
+        const int64_t npairs = (nt + 1) / 2;                                                                 \
+        for (int64_t r = row_begin; r < row_end; r += 8)                                                     \
+            for (int h = 0; h < 2; h++)                                                                      \
+                for (int64_t p = 0; p < npairs; p += TILE_PAIRS) {                                           \
+                    const uint8_t *g = w + (size_t)r * wrb;                                                  \
+                    float *yt = y + 2 * p * ys + r + 4 * h;                                                  \
+                    const int left = (int)(nt - 2 * p);                                                      \
+                    switch (npairs - p) {                                                                    \
+                    case 1: rows8_tile_##T(nb, g, h, px + p * nb, 1, left, yt, ys); break;                   \
+                    case 2: rows8_tile_##T(nb, g, h, px + p * nb, 2, left, yt, ys); break;                   \
+                    case 3: rows8_tile_##T(nb, g, h, px + p * nb, 3, left, yt, ys); break;                   \
+                    default: rows8_tile_##T(nb, g, h, px + p * nb, 4, left, yt, ys); break;                  \
+                    }                                                                                        \
+                }                                                                                            \
+    }                                                                                                        \
+    static int rows8_##T(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t nt,     \
+                         float *y, int64_t ys, int64_t row_begin, int64_t row_end) {                         \
+        if (nt == 1) return lk_arm_rows8_##T(cols, w, wrb, x, xrb, nt, y, ys, row_begin, row_end);          \
+        const int64_t nb = cols / QK;                                                                        \
+        pair_block *px = lk_scratch((size_t)(ROWS8_CHUNK / 2 * nb) * sizeof(pair_block));                    \
+        if (!px) return 0;                                                                                   \
+        for (int64_t t = 0; t < nt; t += ROWS8_CHUNK) {                                                      \
+            const int64_t n = nt - t < ROWS8_CHUNK ? nt - t : ROWS8_CHUNK;                                   \
+            const uint8_t *xt = (const uint8_t *)x + (size_t)t * xrb;                                        \
+            for (int64_t p = 0; p < (n + 1) / 2; p++)                                                        \
+                pack_pair(nb, (const block_q8_0 *)(const void *)(xt + (size_t)(2 * p) * xrb),                \
+                          (const block_q8_0 *)(const void *)(xt + (size_t)(2 * p + 1 < n ? 2 * p + 1 : 2 * p) * xrb), px + p * nb); \
+            rows8_tiles_##T(nb, (const uint8_t *)w, wrb, px, n, y + t * ys, ys, row_begin, row_end);         \
+        }                                                                                                    \
+        return 1;                                                                                            \
+    }
+ROWS8_GEMM(q4_0)
+ROWS8_GEMM(q8_0)
+
 #if defined(__clang__)
 #pragma clang attribute pop
 #else
@@ -120,4 +234,5 @@ I8MM_GEMM(gemm_q4_0, block_q4_0, ROW_Q4_0)
 /* From 2 tokens (the few-token entry and the gemm): smmla does twice sdot's products an instruction */
 LK_KERNELS(lk_neon_i8mm,
     LK_ARM_KERNEL(LK_E_FEW_TOKENS, LK_TYPE_Q8_0, gemm_q8_0), LK_ARM_KERNEL_FROM(LK_E_GEMM, LK_TYPE_Q8_0, gemm_q8_0, 2),
-    LK_ARM_KERNEL(LK_E_FEW_TOKENS, LK_TYPE_Q4_0, gemm_q4_0), LK_ARM_KERNEL_FROM(LK_E_GEMM, LK_TYPE_Q4_0, gemm_q4_0, 2));
+    LK_ARM_KERNEL(LK_E_FEW_TOKENS, LK_TYPE_Q4_0, gemm_q4_0), LK_ARM_KERNEL_FROM(LK_E_GEMM, LK_TYPE_Q4_0, gemm_q4_0, 2),
+    LK_ARM_KERNEL(LK_E_ROWS8, LK_TYPE_Q8_0, rows8_q8_0), LK_ARM_KERNEL(LK_E_ROWS8, LK_TYPE_Q4_0, rows8_q4_0));

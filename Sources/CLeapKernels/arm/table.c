@@ -36,13 +36,14 @@ static const lk_table_row dotprod_rows[] = {
 };
 const lk_table_spec lk_table_neon_dotprod = LK_TABLE("neon-dotprod", &lk_table_neon, dotprod_rows);
 
-/* Q4_0, Q8_0: one token on the dotprod kernels, from 2 tokens on smmla */
+/* Q4_0, Q8_0: one token on the dotprod kernels, from 2 tokens on smmla; in the 8-row layout the same
+ * (i8mm.c's rows8 entries) */
 #define I8MM_ROW(TYPE, ...)                                                                                  \
     {TYPE, {[LK_E_DOT] = &lk_neon_dotprod_quant, [LK_E_DOT2] = &lk_neon_dotprod_quant,                       \
             [LK_E_DOT4] = &lk_neon_dotprod_quant, [LK_E_MATVEC] = &lk_neon_dotprod_quant,                     \
             [LK_E_FEW_TOKENS] = &lk_neon_i8mm, [LK_E_GEMM] = &lk_neon_i8mm, __VA_ARGS__}}
 static const lk_table_row i8mm_rows[] = {
-    I8MM_ROW(LK_TYPE_Q4_0),
-    I8MM_ROW(LK_TYPE_Q8_0, [LK_E_QUANTIZE] = &lk_neon),
+    I8MM_ROW(LK_TYPE_Q4_0, [LK_E_ROWS8] = &lk_neon_i8mm),
+    I8MM_ROW(LK_TYPE_Q8_0, [LK_E_QUANTIZE] = &lk_neon, [LK_E_ROWS8] = &lk_neon_i8mm),
 };
 const lk_table_spec lk_table_neon_i8mm = LK_TABLE("neon-i8mm", &lk_table_neon_dotprod, i8mm_rows);
