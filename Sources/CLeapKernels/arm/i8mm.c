@@ -24,8 +24,8 @@ typedef struct {
     float d[4];
 } pair_block;
 
-/* The nb blocks of tokens x0, x1 (Q8_0) as pair_blocks */
-static void pack_pair(int64_t nb, const block_q8_0 *x0, const block_q8_0 *x1, pair_block *dst) {
+/* The nb blocks of tokens x0, x1 (Q8_0) as pair_blocks, their scales times f */
+static void pack_pair(int64_t nb, const block_q8_0 *x0, const block_q8_0 *x1, float f, pair_block *dst) {
     for (int64_t i = 0; i < nb; i++) {
         for (int h = 0; h < 2; h++) {
             const int64x2_t a = vreinterpretq_s64_s8(vld1q_s8(x0[i].qs + 16 * h));
@@ -33,7 +33,7 @@ static void pack_pair(int64_t nb, const block_q8_0 *x0, const block_q8_0 *x1, pa
             vst1q_s8(dst[i].q[2 * h], vreinterpretq_s8_s64(vzip1q_s64(a, b)));
             vst1q_s8(dst[i].q[2 * h + 1], vreinterpretq_s8_s64(vzip2q_s64(a, b)));
         }
-        const float d0 = h2f(x0[i].d), d1 = h2f(x1[i].d);
+        const float d0 = h2f(x0[i].d) * f, d1 = h2f(x1[i].d) * f;
         dst[i].d[0] = d0, dst[i].d[1] = d1, dst[i].d[2] = d0, dst[i].d[3] = d1;
     }
 }
@@ -72,7 +72,7 @@ INLINE int32x4_t pair_dot(const int8x16_t c[4], const pair_block *p) {
         for (int64_t p = 0; p < npairs; p++)                                                                 \
             pack_pair(nb, (const block_q8_0 *)((const uint8_t *)x + (size_t)(2 * p) * xrb),                  \
                       (const block_q8_0 *)((const uint8_t *)x + (size_t)(2 * p + 1 < nt ? 2 * p + 1 : 2 * p) * xrb), \
-                      px + p * nb);                                                                          \
+                      1.0f, px + p * nb);                                                                    \
         for (int64_t r0 = row_begin; r0 < row_end; r0 += 4) {                                                \
             const W *wr[4];                                                                                  \
             for (int k = 0; k < 4; k++)                                                                      \
@@ -140,16 +140,17 @@ INLINE void pairs_q4_0(const uint8_t *q, pairs4 *w) {
     }
 }
 
-/* Lanes (r0 t0, r0 t1, r1 t0, r1 t1) of row pair p by token pair x as floats (Q4_0: 16 × the sums, converted
- * with 4 fraction bits, exact) */
-INLINE int32x4_t pairs_dot(const pairs4 *w, int p, const pair_block *x) {
-    int32x4_t s = vmmlaq_s32(vdupq_n_s32(0), w->c[p][0], vld1q_s8(x->q[0]));
+/* Lanes (r0 t0, r0 t1, r1 t0, r1 t1) of row pair p by token pair x as floats (sum_to_f32: the conversion's
+ * bits; Q4_0: 16 × the sums, its token scales dx/16 for that, as in arm/rows8.c) */
+INLINE float32x4_t pairs_sum(const pairs4 *w, int p, const pair_block *x) {
+    int32x4_t s = vmmlaq_s32(sum_start(), w->c[p][0], vld1q_s8(x->q[0]));
     s = vmmlaq_s32(s, w->c[p][1], vld1q_s8(x->q[1]));
     s = vmmlaq_s32(s, w->c[p][2], vld1q_s8(x->q[2]));
-    return vmmlaq_s32(s, w->c[p][3], vld1q_s8(x->q[3]));
+    return sum_to_f32(vmmlaq_s32(s, w->c[p][3], vld1q_s8(x->q[3])));
 }
-INLINE float32x4_t pairs_sum_q4_0(const pairs4 *w, int p, const pair_block *x) { return vcvtq_n_f32_s32(pairs_dot(w, p, x), 4); }
-INLINE float32x4_t pairs_sum_q8_0(const pairs4 *w, int p, const pair_block *x) { return vcvtq_f32_s32(pairs_dot(w, p, x)); }
+/* The factor of each type's token scales */
+#define SCALE_q4_0 0.0625f
+#define SCALE_q8_0 1.0f
 
 /* Token pairs of a tile */
 enum { TILE_PAIRS = 4 };
@@ -169,8 +170,8 @@ enum { TILE_PAIRS = 4 };
             for (int k = 0; k < NP; k++) {                                                                   \
                 const pair_block *x = px + k * nb + i;                                                       \
                 const float32x4_t dx = vld1q_f32(x->d);                                                      \
-                acc[k][0] = vfmaq_f32(acc[k][0], pairs_sum_##T(&wq, 0, x), vmulq_f32(d01, dx));              \
-                acc[k][1] = vfmaq_f32(acc[k][1], pairs_sum_##T(&wq, 1, x), vmulq_f32(d23, dx));              \
+                acc[k][0] = vfmaq_f32(acc[k][0], pairs_sum(&wq, 0, x), vmulq_f32(d01, dx));              \
+                acc[k][1] = vfmaq_f32(acc[k][1], pairs_sum(&wq, 1, x), vmulq_f32(d23, dx));              \
             }                                                                                                \
         }                                                                                                    \
         for (int k = 0; k < NP; k++) { /* token 2k: lanes 0, 2 of both pairs; token 2k + 1: lanes 1, 3 */   \
@@ -200,7 +201,9 @@ enum { ROWS8_CHUNK = 32 };
                     case 1: rows8_tile_##T(nb, g, h, px + p * nb, 1, left, yt, ys); break;                   \
                     case 2: rows8_tile_##T(nb, g, h, px + p * nb, 2, left, yt, ys); break;                   \
                     case 3: rows8_tile_##T(nb, g, h, px + p * nb, 3, left, yt, ys); break;                   \
-                    default: rows8_tile_##T(nb, g, h, px + p * nb, 4, left, yt, ys); break;                  \
+                    case 4: rows8_tile_##T(nb, g, h, px + p * nb, 4, left, yt, ys); break;                   \
+                    case 5: rows8_tile_##T(nb, g, h, px + p * nb, 5, left, yt, ys); break;                   \
+                    default: rows8_tile_##T(nb, g, h, px + p * nb, TILE_PAIRS, left, yt, ys); break;         \
                     }                                                                                        \
                 }                                                                                            \
     }                                                                                                        \
@@ -215,7 +218,7 @@ enum { ROWS8_CHUNK = 32 };
             const uint8_t *xt = (const uint8_t *)x + (size_t)t * xrb;                                        \
             for (int64_t p = 0; p < (n + 1) / 2; p++)                                                        \
                 pack_pair(nb, (const block_q8_0 *)(const void *)(xt + (size_t)(2 * p) * xrb),                \
-                          (const block_q8_0 *)(const void *)(xt + (size_t)(2 * p + 1 < n ? 2 * p + 1 : 2 * p) * xrb), px + p * nb); \
+                          (const block_q8_0 *)(const void *)(xt + (size_t)(2 * p + 1 < n ? 2 * p + 1 : 2 * p) * xrb), SCALE_##T, px + p * nb); \
             rows8_tiles_##T(nb, (const uint8_t *)w, wrb, px, n, y + t * ys, ys, row_begin, row_end);         \
         }                                                                                                    \
         return 1;                                                                                            \

@@ -19,6 +19,12 @@ INLINE uint8x16_t bits_to_bytes_16(uint16_t bits) {
     return vtstq_u8(b, vld1q_u8(sel));
 }
 
+/* Integer sums as floats without the int-to-float conversion (slow on some cores, 2 of a cycle's vector
+ * slots on Neoverse V1): a sum chain started at sum_start() holds the bits of the float 1.5·2^23 + n, and
+ * sum_to_f32 subtracts 1.5·2^23, leaving n exactly (the conversion's bits) for |n| < 2^22. */
+INLINE int32x4_t sum_start(void) { return vdupq_n_s32(0x4B400000); }
+INLINE float32x4_t sum_to_f32(int32x4_t v) { return vsubq_f32(vreinterpretq_f32_s32(v), vdupq_n_f32(12582912.0f)); }
+
 /* Weight bytes ahead of the one-token kernels' reads that they prefetch into L2 (lk_prefetch_weights). */
 enum { LK_ARM_PREFETCH_BYTES = 1024 };
 

@@ -7,14 +7,16 @@
  * with x's 4 bytes one lane of the token's register. No transposes and no horizontal adds: a block's integer
  * sums of 4 rows come out in one vector, and its 4 scales (f16, side by side in the layout) multiply them in
  * float lanes. Q4_0's nibbles come out as 16·(q − 8) (xor 0x88, then shift or mask: the nibble's sign bit
- * lands on the byte's), their sums as 16·Σ(q − 8)·a, converted with 4 fraction bits: exactly (float)Σ.
+ * lands on the byte's), their sums as 16·Σ(q − 8)·a, and the token's scales as dx/16: fma(16·Σ, dw·(dx/16),
+ * acc) is fma(Σ, dw·dx, acc) exactly (scaling by a power of two commutes with rounding; no product comes near
+ * the subnormals). Sums become floats through sum_to_f32 (lk_arm.h), the conversion's bits.
  *
  * Every result is quant_rows.c's fold, acc = fma((float)Σ q·a, dw·dx, acc) over the blocks in order, so a
  * token has the bits of the row layout's kernels whatever the batch.
  *
  *   one token:  8 rows (a group) a block, the group's quants and scales streamed in order with prefetch
- *   2+ tokens:  4 rows (half a group) × 8 tokens a block (4 for the last few), each block's nibbles unpacked
- *               once for the 8 tokens, from a copy of the activations with 8 tokens' blocks side by side */
+ *   2+ tokens:  4 rows (half a group) × 6 tokens a block (4 for the last few), each block's nibbles unpacked
+ *               once for the 6 tokens, from a copy of the activations with 6 tokens' blocks side by side */
 #include "../lk_tables.h"
 
 #if defined(__aarch64__)
@@ -36,6 +38,9 @@ INLINE void nibbles16(uint8x16_t raw, int8x16_t *lo, int8x16_t *hi) {
 
 /* The 4 f16 scales at p as floats */
 INLINE float32x4_t scales4(const uint8_t *p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t *)(const void *)p))); }
+/* The factor of each type's token scales dx: Q4_0's sums are 16 × the sums */
+#define SCALE_q4_0 0.0625f
+#define SCALE_q8_0 1.0f
 
 /* A block of 4 rows as 8 vectors: v[k] holds the rows' elements of the token's 4-byte lane k (elements
  * 4k..4k+3 for k < 4, 16 + 4(k − 4).. after: Q8_0 its vectors k as they lie, Q4_0 the low nibbles of its
@@ -49,89 +54,71 @@ INLINE void load_q8_0(const uint8_t *q, rows4 *w) {
     for (int k = 0; k < 8; k++) w->v[k] = vld1q_s8((const int8_t *)q + 32 * k);
 }
 
-/* Σ_k v[k] · lane k of the token (a0: elements 0..15, a1: 16..31), the 4 rows' integer sums. CHAINS 2: two
- * sdot chains added at the end (one token: half the latency), 1: one chain (8 tokens at once: half the
+/* Σ_k v[k] · lane k of the token (a0: elements 0..15, a1: 16..31), the 4 rows' sums as floats. CHAINS 2: two
+ * sdot chains added at the end (one token: half the latency), 1: one chain (6 tokens at once: half the
  * registers) */
-INLINE int32x4_t dot8(const rows4 *w, int8x16_t a0, int8x16_t a1, const int CHAINS) {
+INLINE float32x4_t dot8(const rows4 *w, int8x16_t a0, int8x16_t a1, const int CHAINS) {
     const int8x16_t *v = w->v;
     if (CHAINS == 1) {
-        int32x4_t s = vdotq_laneq_s32(vdupq_n_s32(0), v[0], a0, 0);
+        int32x4_t s = vdotq_laneq_s32(sum_start(), v[0], a0, 0);
         s = vdotq_laneq_s32(s, v[1], a0, 1), s = vdotq_laneq_s32(s, v[2], a0, 2), s = vdotq_laneq_s32(s, v[3], a0, 3);
         s = vdotq_laneq_s32(s, v[4], a1, 0), s = vdotq_laneq_s32(s, v[5], a1, 1), s = vdotq_laneq_s32(s, v[6], a1, 2);
-        return vdotq_laneq_s32(s, v[7], a1, 3);
+        return sum_to_f32(vdotq_laneq_s32(s, v[7], a1, 3));
     }
-    int32x4_t s0 = vdotq_laneq_s32(vdupq_n_s32(0), v[0], a0, 0), s1 = vdotq_laneq_s32(vdupq_n_s32(0), v[4], a1, 0);
+    int32x4_t s0 = vdotq_laneq_s32(sum_start(), v[0], a0, 0), s1 = vdotq_laneq_s32(vdupq_n_s32(0), v[4], a1, 0);
     s0 = vdotq_laneq_s32(s0, v[1], a0, 1), s1 = vdotq_laneq_s32(s1, v[5], a1, 1);
     s0 = vdotq_laneq_s32(s0, v[2], a0, 2), s1 = vdotq_laneq_s32(s1, v[6], a1, 2);
     s0 = vdotq_laneq_s32(s0, v[3], a0, 3), s1 = vdotq_laneq_s32(s1, v[7], a1, 3);
-    return vaddq_s32(s0, s1);
+    return sum_to_f32(vaddq_s32(s0, s1));
 }
-
-/* The 4 rows' sums as floats: Q4_0's are 16 × the sums, converted with 4 fraction bits (exact) */
-INLINE float32x4_t sum_q4_0(const rows4 *w, int8x16_t a0, int8x16_t a1, const int CHAINS) { return vcvtq_n_f32_s32(dot8(w, a0, a1, CHAINS), 4); }
-INLINE float32x4_t sum_q8_0(const rows4 *w, int8x16_t a0, int8x16_t a1, const int CHAINS) { return vcvtq_f32_s32(dot8(w, a0, a1, CHAINS)); }
 
 /* ---------------------------------- one token ---------------------------------- */
 
-/* y[0..7] = the 8 rows of group g (nb blocks) · token x */
-__attribute__((noinline)) static void rows8_one_q4_0(int64_t nb, const uint8_t *g, const block_q8_0 *x, float *y) {
-    float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = vdupq_n_f32(0.0f);
-    for (int64_t i = 0; i < nb; i++) {
-        const uint8_t *q = g + lk_rows8_quants(i, 16), *sc = g + lk_rows8_scales(nb, i, 16);
-        lk_prefetch_weights(q + LK_ARM_PREFETCH_BYTES);
-        lk_prefetch_weights(q + LK_ARM_PREFETCH_BYTES + 64);
-        const int8x16_t a0 = vld1q_s8(x[i].qs), a1 = vld1q_s8(x[i].qs + 16);
-        const float dx = h2f(x[i].d);
-        rows4 w0, w1; /* rows 0..3, 4..7 */
-        load_q4_0(q, &w0), load_q4_0(q + 16, &w1);
-        const float32x4_t s0 = sum_q4_0(&w0, a0, a1, 2), s1 = sum_q4_0(&w1, a0, a1, 2);
-        acc0 = vfmaq_f32(acc0, s0, vmulq_n_f32(scales4(sc), dx));
-        acc1 = vfmaq_f32(acc1, s1, vmulq_n_f32(scales4(sc + 8), dx));
+/* y[0..7] = the 8 rows of group g (nb blocks) · token x; QB quant bytes a block, PREFETCH its cache lines */
+#define ROWS8_ONE(T, QB)                                                                                     \
+    __attribute__((noinline)) static void rows8_one_##T(int64_t nb, const uint8_t *g, const block_q8_0 *x, float *y) { \
+        float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = vdupq_n_f32(0.0f);                                      \
+        for (int64_t i = 0; i < nb; i++) {                                                                   \
+            const uint8_t *q = g + lk_rows8_quants(i, QB), *sc = g + lk_rows8_scales(nb, i, QB);             \
+            for (int l = 0; l < QB * 8 / 64; l++) lk_prefetch_weights(q + LK_ARM_PREFETCH_BYTES + 64 * l);   \
+            const int8x16_t a0 = vld1q_s8(x[i].qs), a1 = vld1q_s8(x[i].qs + 16);                             \
+            const float dx = h2f(x[i].d) * SCALE_##T;                                                        \
+            rows4 w0, w1; /* rows 0..3, 4..7 */                                                              \
+            load_##T(q, &w0), load_##T(q + 16, &w1);                                                         \
+            acc0 = vfmaq_f32(acc0, dot8(&w0, a0, a1, 2), vmulq_n_f32(scales4(sc), dx));                      \
+            acc1 = vfmaq_f32(acc1, dot8(&w1, a0, a1, 2), vmulq_n_f32(scales4(sc + 8), dx));                  \
+        }                                                                                                    \
+        vst1q_f32(y, acc0);                                                                                  \
+        vst1q_f32(y + 4, acc1);                                                                              \
     }
-    vst1q_f32(y, acc0);
-    vst1q_f32(y + 4, acc1);
-}
-
-__attribute__((noinline)) static void rows8_one_q8_0(int64_t nb, const uint8_t *g, const block_q8_0 *x, float *y) {
-    float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = vdupq_n_f32(0.0f);
-    for (int64_t i = 0; i < nb; i++) {
-        const uint8_t *q = g + lk_rows8_quants(i, 32), *sc = g + lk_rows8_scales(nb, i, 32);
-        for (int l = 0; l < 4; l++) lk_prefetch_weights(q + LK_ARM_PREFETCH_BYTES + 64 * l);
-        const int8x16_t a0 = vld1q_s8(x[i].qs), a1 = vld1q_s8(x[i].qs + 16);
-        const float dx = h2f(x[i].d);
-        rows4 w0, w1;
-        load_q8_0(q, &w0), load_q8_0(q + 16, &w1);
-        const float32x4_t s0 = sum_q8_0(&w0, a0, a1, 2), s1 = sum_q8_0(&w1, a0, a1, 2);
-        acc0 = vfmaq_f32(acc0, s0, vmulq_n_f32(scales4(sc), dx));
-        acc1 = vfmaq_f32(acc1, s1, vmulq_n_f32(scales4(sc + 8), dx));
-    }
-    vst1q_f32(y, acc0);
-    vst1q_f32(y + 4, acc1);
-}
+ROWS8_ONE(q4_0, 16)
+ROWS8_ONE(q8_0, 32)
 
 /* -------------------------------- several tokens -------------------------------- */
 
-/* Tokens a tile: the activations' copy holds them in tiles of 8, block i of tile j at tiles[j·nb + i] */
-enum { TILE = 8 };
+/* Tokens a tile (6: with more, the accumulators spill): the activations' copy holds block i of tile j at
+ * tiles[j·nb + i] */
+enum { TILE = 6 };
 typedef struct {
     int8_t q[TILE][32];
     float d[TILE];
 } token_tile;
 
-/* tiles (ceil(nt / 8) · nb of them) = tokens x (nt rows of nb Q8_0 blocks), the last token repeated to fill */
-static void pack_tokens(int64_t nb, const uint8_t *x, size_t xrb, int64_t nt, token_tile *tiles) {
+/* tiles (ceil(nt / TILE) · nb of them) = tokens x (nt rows of nb Q8_0 blocks), the last token repeated to fill,
+ * their scales times f */
+static void pack_tokens(int64_t nb, const uint8_t *x, size_t xrb, int64_t nt, float f, token_tile *tiles) {
     for (int64_t j = 0; j < (nt + TILE - 1) / TILE; j++)
         for (int t = 0; t < TILE; t++) {
             const int64_t tt = j * TILE + t < nt ? j * TILE + t : nt - 1;
             const block_q8_0 *xt = (const block_q8_0 *)(const void *)(x + (size_t)tt * xrb);
             for (int64_t i = 0; i < nb; i++) {
                 memcpy(tiles[j * nb + i].q[t], xt[i].qs, 32);
-                tiles[j * nb + i].d[t] = h2f(xt[i].d);
+                tiles[j * nb + i].d[t] = h2f(xt[i].d) * f;
             }
         }
 }
 
-/* y[t·ys + r] for 4 rows (half h of group g) × NT tokens (NT 8 or 4) of tile tl; tokens from nt on dropped */
+/* y[t·ys + r] for 4 rows (half h of group g) × NT tokens (NT TILE or 4) of tile tl; tokens from nt on dropped */
 #define ROWS4_TILE(T, QB)                                                                                    \
     INLINE void T##_tile4(int64_t nb, const uint8_t *g, int h, const token_tile *tl, const int NT, int nt,    \
                           float *y, int64_t ys) {                                                            \
@@ -143,7 +130,7 @@ static void pack_tokens(int64_t nb, const uint8_t *x, size_t xrb, int64_t nt, to
             load_##T(g + lk_rows8_quants(i, QB) + 16 * h, &wq);                                              \
             const token_tile *x = tl + i;                                                                    \
             for (int t = 0; t < NT; t++) {                                                                   \
-                const float32x4_t s = sum_##T(&wq, vld1q_s8(x->q[t]), vld1q_s8(x->q[t] + 16), 1);               \
+                const float32x4_t s = dot8(&wq, vld1q_s8(x->q[t]), vld1q_s8(x->q[t] + 16), 1);               \
                 acc[t] = vfmaq_f32(acc[t], s, vmulq_n_f32(dw, x->d[t]));                                     \
             }                                                                                                \
         }                                                                                                    \
@@ -153,7 +140,7 @@ ROWS4_TILE(q4_0, 16)
 ROWS4_TILE(q8_0, 32)
 
 /* Tokens a pass over the weights: their activations' copy stays in L2 while each group's rows pass over it */
-enum { CHUNK = 32 };
+enum { CHUNK = 6 * TILE };
 
 #define ROWS8_KERNELS(T)                                                                                     \
     __attribute__((noinline)) static void rows8_few_##T(int64_t nb, const uint8_t *w, size_t wrb, const token_tile *tiles, \
@@ -181,7 +168,7 @@ enum { CHUNK = 32 };
         if (!tiles) return 0;                                                                                \
         for (int64_t t = 0; t < nt; t += CHUNK) {                                                            \
             const int64_t n = nt - t < CHUNK ? nt - t : CHUNK;                                               \
-            pack_tokens(nb, (const uint8_t *)x + (size_t)t * xrb, xrb, n, tiles);                            \
+            pack_tokens(nb, (const uint8_t *)x + (size_t)t * xrb, xrb, n, SCALE_##T, tiles);                            \
             rows8_few_##T(nb, w, wrb, tiles, n, y + t * ys, ys, row_begin, row_end);                         \
         }                                                                                                    \
         return 1;                                                                                            \
