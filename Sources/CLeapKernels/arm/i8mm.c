@@ -22,10 +22,11 @@
 typedef struct {
     int8_t q[4][16];
     float d[4];
+    int32_t start[4]; /* the rows8 tiles' sum chains start here (lanes as d): sum_start() − offset·Σa */
 } pair_block;
 
-/* The nb blocks of tokens x0, x1 (Q8_0) as pair_blocks, their scales times f */
-static void pack_pair(int64_t nb, const block_q8_0 *x0, const block_q8_0 *x1, float f, pair_block *dst) {
+/* The nb blocks of tokens x0, x1 (Q8_0) as pair_blocks, their chains' starts for quants with `offset` */
+static void pack_pair(int64_t nb, const block_q8_0 *x0, const block_q8_0 *x1, int offset, pair_block *dst) {
     for (int64_t i = 0; i < nb; i++) {
         for (int h = 0; h < 2; h++) {
             const int64x2_t a = vreinterpretq_s64_s8(vld1q_s8(x0[i].qs + 16 * h));
@@ -33,8 +34,12 @@ static void pack_pair(int64_t nb, const block_q8_0 *x0, const block_q8_0 *x1, fl
             vst1q_s8(dst[i].q[2 * h], vreinterpretq_s8_s64(vzip1q_s64(a, b)));
             vst1q_s8(dst[i].q[2 * h + 1], vreinterpretq_s8_s64(vzip2q_s64(a, b)));
         }
-        const float d0 = h2f(x0[i].d) * f, d1 = h2f(x1[i].d) * f;
+        const float d0 = h2f(x0[i].d), d1 = h2f(x1[i].d);
         dst[i].d[0] = d0, dst[i].d[1] = d1, dst[i].d[2] = d0, dst[i].d[3] = d1;
+        const int32_t s0 = vaddlvq_s8(vld1q_s8(x0[i].qs)) + vaddlvq_s8(vld1q_s8(x0[i].qs + 16));
+        const int32_t s1 = vaddlvq_s8(vld1q_s8(x1[i].qs)) + vaddlvq_s8(vld1q_s8(x1[i].qs + 16));
+        const int32x4_t sums = {s0, s1, s0, s1};
+        vst1q_s32(dst[i].start, vsubq_s32(sum_start(), vmulq_n_s32(sums, offset)));
     }
 }
 
@@ -72,7 +77,7 @@ INLINE int32x4_t pair_dot(const int8x16_t c[4], const pair_block *p) {
         for (int64_t p = 0; p < npairs; p++)                                                                 \
             pack_pair(nb, (const block_q8_0 *)((const uint8_t *)x + (size_t)(2 * p) * xrb),                  \
                       (const block_q8_0 *)((const uint8_t *)x + (size_t)(2 * p + 1 < nt ? 2 * p + 1 : 2 * p) * xrb), \
-                      1.0f, px + p * nb);                                                                    \
+                      0, px + p * nb);                                                                       \
         for (int64_t r0 = row_begin; r0 < row_end; r0 += 4) {                                                \
             const W *wr[4];                                                                                  \
             for (int k = 0; k < 4; k++)                                                                      \
@@ -113,17 +118,17 @@ I8MM_GEMM(gemm_q4_0, block_q4_0, ROW_Q4_0)
 
 /* ------------------------------ the 8-row layout (LK_ROWS8) ------------------------------ */
 
-/* 16 quant bytes of Q4_0 as 16·(q − 8) (arm/rows8.c's nibbles16): lo the low nibbles, hi the high ones */
+/* 16 quant bytes of Q4_0 as q (arm/rows8.c's nibbles16; the chains' starts take the − 8): lo the low
+ * nibbles, hi the high ones */
 INLINE void nibbles16(uint8x16_t raw, int8x16_t *lo, int8x16_t *hi) {
-    const uint8x16_t s = veorq_u8(raw, vdupq_n_u8(0x88));
-    *lo = vreinterpretq_s8_u8(vshlq_n_u8(s, 4));
-    *hi = vreinterpretq_s8_u8(vandq_u8(s, vdupq_n_u8(0xF0)));
+    *lo = vreinterpretq_s8_u8(vandq_u8(raw, vdupq_n_u8(15)));
+    *hi = vreinterpretq_s8_u8(vshrq_n_u8(raw, 4));
 }
 
 /* A block of 4 rows (half a group) as smmla operands: c[p][j] = elements 8j..8j+7 of row pair p (rows 0, 1
  * or 2, 3 of the half), its first row in the low 8 bytes. The layout's vectors 2m and 2m + 1 hold bytes
  * 8m..8m+3 and 8m+4..8m+7 of the 4 rows: the zip of their 32-bit lanes is bytes 8m..8m+7 of rows 0, 1 (zip1)
- * and of rows 2, 3 (zip2). Q4_0's bytes hold elements j (low nibble, as 16·(q − 8)) and j + 16 (high). */
+ * and of rows 2, 3 (zip2). Q4_0's bytes hold elements j (low nibble) and j + 16 (high). */
 typedef struct { int8x16_t c[2][4]; } pairs4;
 /* q: the half's bytes of the block's vector 0, vectors 32 bytes apart */
 INLINE void pairs_q8_0(const uint8_t *q, pairs4 *w) {
@@ -140,17 +145,17 @@ INLINE void pairs_q4_0(const uint8_t *q, pairs4 *w) {
     }
 }
 
-/* Lanes (r0 t0, r0 t1, r1 t0, r1 t1) of row pair p by token pair x as floats (sum_to_f32: the conversion's
- * bits; Q4_0: 16 × the sums, its token scales dx/16 for that, as in arm/rows8.c) */
+/* Lanes (r0 t0, r0 t1, r1 t0, r1 t1) of row pair p by token pair x as floats: from the pair's starts (Q4_0:
+ * Σ(q − 8)·a), and sum_to_f32 gives the conversion's bits (as in arm/rows8.c) */
 INLINE float32x4_t pairs_sum(const pairs4 *w, int p, const pair_block *x) {
-    int32x4_t s = vmmlaq_s32(sum_start(), w->c[p][0], vld1q_s8(x->q[0]));
+    int32x4_t s = vmmlaq_s32(vld1q_s32(x->start), w->c[p][0], vld1q_s8(x->q[0]));
     s = vmmlaq_s32(s, w->c[p][1], vld1q_s8(x->q[1]));
     s = vmmlaq_s32(s, w->c[p][2], vld1q_s8(x->q[2]));
     return sum_to_f32(vmmlaq_s32(s, w->c[p][3], vld1q_s8(x->q[3])));
 }
-/* The factor of each type's token scales */
-#define SCALE_q4_0 0.0625f
-#define SCALE_q8_0 1.0f
+/* The offset of each type's quants */
+#define OFFSET_q4_0 8
+#define OFFSET_q8_0 0
 
 /* Token pairs of a tile */
 enum { TILE_PAIRS = 4 };
@@ -218,7 +223,7 @@ enum { ROWS8_CHUNK = 32 };
             const uint8_t *xt = (const uint8_t *)x + (size_t)t * xrb;                                        \
             for (int64_t p = 0; p < (n + 1) / 2; p++)                                                        \
                 pack_pair(nb, (const block_q8_0 *)(const void *)(xt + (size_t)(2 * p) * xrb),                \
-                          (const block_q8_0 *)(const void *)(xt + (size_t)(2 * p + 1 < n ? 2 * p + 1 : 2 * p) * xrb), SCALE_##T, px + p * nb); \
+                          (const block_q8_0 *)(const void *)(xt + (size_t)(2 * p + 1 < n ? 2 * p + 1 : 2 * p) * xrb), OFFSET_##T, px + p * nb); \
             rows8_tiles_##T(nb, (const uint8_t *)w, wrb, px, n, y + t * ys, ys, row_begin, row_end);         \
         }                                                                                                    \
         return 1;                                                                                            \
