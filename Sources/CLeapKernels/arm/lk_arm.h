@@ -1,10 +1,24 @@
-/* Helpers shared by the arm64 kernel files (arm/): f16 values, bit masks, the prefetch distance. aarch64 only. */
+/* Helpers shared by the arm64 kernel files (arm/): target features, f16 values, bit masks, integer sums as floats,
+ * the prefetch distance. aarch64 only. */
 #ifndef LK_ARM_H
 #define LK_ARM_H
 #include "../lk_internal.h"
 #include <arm_neon.h>
 
 #define INLINE static inline __attribute__((always_inline))
+
+/* The functions between LK_ARM_TARGET_BEGIN(clang's features, GCC's) and LK_ARM_TARGET_END are compiled for
+ * those features, e.g. LK_ARM_TARGET_BEGIN("dotprod,i8mm", "+dotprod+i8mm") */
+#define LK_ARM_STR_(X) #X
+#define LK_ARM_STR(X) LK_ARM_STR_(X)
+#if defined(__clang__)
+#define LK_ARM_TARGET_BEGIN(CLANG_FEATURES, GCC_FEATURES)                                                    \
+    _Pragma(LK_ARM_STR(clang attribute push(__attribute__((target(CLANG_FEATURES))), apply_to = function)))
+#define LK_ARM_TARGET_END _Pragma("clang attribute pop")
+#else
+#define LK_ARM_TARGET_BEGIN(CLANG_FEATURES, GCC_FEATURES) _Pragma("GCC push_options") _Pragma(LK_ARM_STR(GCC target(GCC_FEATURES)))
+#define LK_ARM_TARGET_END _Pragma("GCC pop_options")
+#endif
 
 INLINE float h2f(uint16_t h) {
     __fp16 f;

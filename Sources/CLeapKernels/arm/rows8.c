@@ -22,12 +22,7 @@
 #if defined(__aarch64__)
 #include "lk_arm.h"
 
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("dotprod"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("+dotprod")
-#endif
+LK_ARM_TARGET_BEGIN("dotprod", "+dotprod")
 
 /* 16 quant bytes of Q4_0 (byte j: elements j, j + 16) as q: lo (elements j), hi (elements j + 16) */
 INLINE void nibbles16(uint8x16_t raw, int8x16_t *lo, int8x16_t *hi) {
@@ -189,12 +184,7 @@ enum { CHUNK = 6 * TILE };
 ROWS8_KERNELS(q4_0)
 ROWS8_KERNELS(q8_0)
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
-
+LK_ARM_TARGET_END
 #endif
 
 /* The dotprod table's rows8 entries (names only on other architectures) */
