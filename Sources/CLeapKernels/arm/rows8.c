@@ -124,14 +124,15 @@ static void pack_tokens(int64_t nb, const uint8_t *x, size_t xrb, int64_t nt, in
         }
 }
 
-/* y[t·ys + r] for 4 rows (half h of group g) × NT tokens (NT TILE or 4) of tile tl; tokens from nt on dropped */
+/* y[t·ys + r] for 4 rows (half h of group g, dws its scales as floats) × NT tokens (NT TILE or 4) of tile tl;
+ * tokens from nt on dropped */
 #define ROWS4_TILE(T, QB)                                                                                    \
-    INLINE void T##_tile4(int64_t nb, const uint8_t *g, int h, const token_tile *tl, const int NT, int nt,    \
+    INLINE void T##_tile4(int64_t nb, const uint8_t *g, const float *dws, int h, const token_tile *tl, const int NT, int nt, \
                           float *y, int64_t ys) {                                                            \
         float32x4_t acc[TILE];                                                                               \
         for (int t = 0; t < NT; t++) acc[t] = vdupq_n_f32(0.0f);                                             \
         for (int64_t i = 0; i < nb; i++) {                                                                   \
-            const float32x4_t dw = scales4(g + lk_rows8_scales(nb, i, QB) + 8 * h);                          \
+            const float32x4_t dw = vld1q_f32(dws + 8 * i + 4 * h);                                           \
             rows4 wq;                                                                                    \
             load_##T(g + lk_rows8_quants(i, QB) + 16 * h, &wq);                                              \
             const token_tile *x = tl + i;                                                                    \
@@ -148,16 +149,22 @@ ROWS4_TILE(q8_0, 32)
 /* Tokens a pass over the weights: their activations' copy stays in L2 while each group's rows pass over it */
 enum { CHUNK = 6 * TILE };
 
-#define ROWS8_KERNELS(T)                                                                                     \
+#define ROWS8_KERNELS(T, QB)                                                                                 \
     __attribute__((noinline)) static void rows8_few_##T(int64_t nb, const uint8_t *w, size_t wrb, const token_tile *tiles, \
-                                                        int64_t nt, float *y, int64_t ys, int64_t row_begin, int64_t row_end) { \
+                                                        float *dws, int64_t nt, float *y, int64_t ys, int64_t row_begin, \
+                                                        int64_t row_end) {                                   \
         for (int64_t r = row_begin; r < row_end; r += 8) {                                                   \
             const uint8_t *g = w + (size_t)r * wrb;                                                          \
+            /* the group's scales as floats once, for both halves and every tile of tokens */              \
+            for (int64_t i = 0; i < nb; i++) {                                                               \
+                vst1q_f32(dws + 8 * i, scales4(g + lk_rows8_scales(nb, i, QB)));                             \
+                vst1q_f32(dws + 8 * i + 4, scales4(g + lk_rows8_scales(nb, i, QB) + 8));                     \
+            }                                                                                                \
             for (int h = 0; h < 2; h++)                                                                      \
                 for (int64_t t = 0; t < nt; t += TILE) {                                                     \
                     float *yt = y + t * ys + r + 4 * h;                                                      \
-                    if (nt - t > 4) T##_tile4(nb, g, h, tiles + t / TILE * nb, TILE, (int)(nt - t), yt, ys); \
-                    else T##_tile4(nb, g, h, tiles + t / TILE * nb, 4, (int)(nt - t), yt, ys);               \
+                    if (nt - t > 4) T##_tile4(nb, g, dws, h, tiles + t / TILE * nb, TILE, (int)(nt - t), yt, ys); \
+                    else T##_tile4(nb, g, dws, h, tiles + t / TILE * nb, 4, (int)(nt - t), yt, ys);               \
                 }                                                                                            \
         }                                                                                                    \
     }                                                                                                        \
@@ -172,17 +179,19 @@ enum { CHUNK = 6 * TILE };
                 rows8_one_##T(nb, (const uint8_t *)w + (size_t)r * wrb, x, starts, y + r);                   \
             return 1;                                                                                        \
         }                                                                                                    \
-        token_tile *tiles = lk_scratch((size_t)(CHUNK / TILE * nb) * sizeof(token_tile));                    \
+        /* scratch: the tokens' tiles, then the group's scales (8 floats a block) */                        \
+        token_tile *tiles = lk_scratch((size_t)(CHUNK / TILE * nb) * sizeof(token_tile) + (size_t)nb * 8 * sizeof(float)); \
         if (!tiles) return 0;                                                                                \
+        float *dws = (float *)(void *)(tiles + CHUNK / TILE * nb);                                           \
         for (int64_t t = 0; t < nt; t += CHUNK) {                                                            \
             const int64_t n = nt - t < CHUNK ? nt - t : CHUNK;                                               \
             pack_tokens(nb, (const uint8_t *)x + (size_t)t * xrb, xrb, n, OFFSET_##T, tiles);                \
-            rows8_few_##T(nb, w, wrb, tiles, n, y + t * ys, ys, row_begin, row_end);                         \
+            rows8_few_##T(nb, w, wrb, tiles, dws, n, y + t * ys, ys, row_begin, row_end);                    \
         }                                                                                                    \
         return 1;                                                                                            \
     }
-ROWS8_KERNELS(q4_0)
-ROWS8_KERNELS(q8_0)
+ROWS8_KERNELS(q4_0, 16)
+ROWS8_KERNELS(q8_0, 32)
 
 LK_ARM_TARGET_END
 #endif
