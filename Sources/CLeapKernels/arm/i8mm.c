@@ -160,16 +160,27 @@ INLINE float32x4_t pairs_sum(const pairs4 *w, int p, const pair_block *x) {
 /* Token pairs of a tile */
 enum { TILE_PAIRS = 4 };
 
-/* y[t·ys + r] for 4 rows (half h of group g) × NP token pairs (px: pair k's block i at px[k·nb + i]); tokens
- * from nt on dropped. Each block: the 4 rows' operands once, 8 smmla a pair, the float step per lane. */
+/* dws[16·i + 8·h ..] = the scales of rows 4h.. of group g's block i as the tiles' lanes want them: (d0, d0,
+ * d1, d1), (d2, d2, d3, d3); converted once per group for both halves and every tile of tokens */
+static void group_scales(int64_t nb, const uint8_t *g, size_t qb, float *dws) {
+    for (int64_t i = 0; i < nb; i++)
+        for (int h = 0; h < 2; h++) {
+            const float32x4_t dw = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t *)(const void *)(g + lk_rows8_scales(nb, i, qb) + 8 * h))));
+            vst1q_f32(dws + 16 * i + 8 * h, vzip1q_f32(dw, dw));
+            vst1q_f32(dws + 16 * i + 8 * h + 4, vzip2q_f32(dw, dw));
+        }
+}
+
+/* y[t·ys + r] for 4 rows (half h of group g; dws: its scales, group_scales) × NP token pairs (px: pair k's
+ * block i at px[k·nb + i]); tokens from nt on dropped. Each block: the 4 rows' operands once, 8 smmla a pair,
+ * the float step per lane. */
 #define ROWS8_TILE(T, QB)                                                                                    \
-    INLINE void rows8_tile_##T(int64_t nb, const uint8_t *g, int h, const pair_block *px, const int NP,      \
+    INLINE void rows8_tile_##T(int64_t nb, const uint8_t *g, const float *dws, int h, const pair_block *px, const int NP, \
                                int nt, float *y, int64_t ys) {                                               \
         float32x4_t acc[TILE_PAIRS][2];                                                                      \
         for (int k = 0; k < NP; k++) acc[k][0] = acc[k][1] = vdupq_n_f32(0.0f);                              \
         for (int64_t i = 0; i < nb; i++) {                                                                   \
-            const float32x4_t dw = vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t *)(const void *)(g + lk_rows8_scales(nb, i, QB) + 8 * h)))); \
-            const float32x4_t d01 = vzip1q_f32(dw, dw), d23 = vzip2q_f32(dw, dw); /* (d0, d0, d1, d1), (d2, d2, d3, d3) */ \
+            const float32x4_t d01 = vld1q_f32(dws + 16 * i + 8 * h), d23 = vld1q_f32(dws + 16 * i + 8 * h + 4); \
             pairs4 wq;                                                                                       \
             pairs_##T(g + lk_rows8_quants(i, QB) + 16 * h, &wq);                                             \
             for (int k = 0; k < NP; k++) {                                                                   \
@@ -192,44 +203,48 @@ enum { ROWS8_CHUNK = 32 };
 
 /* The rows8 entry: rows row_begin..row_end (multiples of 8) of w in the 8-row layout · nt tokens; one token
  * on the dotprod kernel (arm/rows8.c), from 2 tokens 4 rows × 4 token pairs a tile */
-#define ROWS8_GEMM(T)                                                                                        \
+#define ROWS8_GEMM(T, QB)                                                                                    \
     __attribute__((noinline)) static void rows8_tiles_##T(int64_t nb, const uint8_t *w, size_t wrb, const pair_block *px, \
-                                                          int64_t nt, float *y, int64_t ys, int64_t row_begin, int64_t row_end) { \
+                                                          float *dws, int64_t nt, float *y, int64_t ys, int64_t row_begin, \
+                                                          int64_t row_end) {                                 \
         const int64_t npairs = (nt + 1) / 2;                                                                 \
-        for (int64_t r = row_begin; r < row_end; r += 8)                                                     \
+        for (int64_t r = row_begin; r < row_end; r += 8) {                                                   \
+            const uint8_t *g = w + (size_t)r * wrb;                                                          \
+            group_scales(nb, g, QB, dws);                                                                    \
             for (int h = 0; h < 2; h++)                                                                      \
                 for (int64_t p = 0; p < npairs; p += TILE_PAIRS) {                                           \
-                    const uint8_t *g = w + (size_t)r * wrb;                                                  \
                     float *yt = y + 2 * p * ys + r + 4 * h;                                                  \
                     const int left = (int)(nt - 2 * p);                                                      \
                     switch (npairs - p) {                                                                    \
-                    case 1: rows8_tile_##T(nb, g, h, px + p * nb, 1, left, yt, ys); break;                   \
-                    case 2: rows8_tile_##T(nb, g, h, px + p * nb, 2, left, yt, ys); break;                   \
-                    case 3: rows8_tile_##T(nb, g, h, px + p * nb, 3, left, yt, ys); break;                   \
-                    case 4: rows8_tile_##T(nb, g, h, px + p * nb, 4, left, yt, ys); break;                   \
-                    case 5: rows8_tile_##T(nb, g, h, px + p * nb, 5, left, yt, ys); break;                   \
-                    default: rows8_tile_##T(nb, g, h, px + p * nb, TILE_PAIRS, left, yt, ys); break;         \
+                    case 1: rows8_tile_##T(nb, g, dws, h, px + p * nb, 1, left, yt, ys); break;                   \
+                    case 2: rows8_tile_##T(nb, g, dws, h, px + p * nb, 2, left, yt, ys); break;                   \
+                    case 3: rows8_tile_##T(nb, g, dws, h, px + p * nb, 3, left, yt, ys); break;                   \
+                    case 4: rows8_tile_##T(nb, g, dws, h, px + p * nb, 4, left, yt, ys); break;                   \
+                    default: rows8_tile_##T(nb, g, dws, h, px + p * nb, 4, left, yt, ys); break;                  \
                     }                                                                                        \
                 }                                                                                            \
+        }                                                                                                    \
     }                                                                                                        \
     static int rows8_##T(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t nt,     \
                          float *y, int64_t ys, int64_t row_begin, int64_t row_end) {                         \
         if (nt == 1) return lk_arm_rows8_##T(cols, w, wrb, x, xrb, nt, y, ys, row_begin, row_end);          \
         const int64_t nb = cols / QK;                                                                        \
-        pair_block *px = lk_scratch((size_t)(ROWS8_CHUNK / 2 * nb) * sizeof(pair_block));                    \
+        /* scratch: the token pairs, then a group's scales (16 floats a block) */                           \
+        pair_block *px = lk_scratch((size_t)(ROWS8_CHUNK / 2 * nb) * sizeof(pair_block) + (size_t)nb * 16 * sizeof(float)); \
         if (!px) return 0;                                                                                   \
+        float *dws = (float *)(void *)(px + ROWS8_CHUNK / 2 * nb);                                           \
         for (int64_t t = 0; t < nt; t += ROWS8_CHUNK) {                                                      \
             const int64_t n = nt - t < ROWS8_CHUNK ? nt - t : ROWS8_CHUNK;                                   \
             const uint8_t *xt = (const uint8_t *)x + (size_t)t * xrb;                                        \
             for (int64_t p = 0; p < (n + 1) / 2; p++)                                                        \
                 pack_pair(nb, (const block_q8_0 *)(const void *)(xt + (size_t)(2 * p) * xrb),                \
                           (const block_q8_0 *)(const void *)(xt + (size_t)(2 * p + 1 < n ? 2 * p + 1 : 2 * p) * xrb), OFFSET_##T, px + p * nb); \
-            rows8_tiles_##T(nb, (const uint8_t *)w, wrb, px, n, y + t * ys, ys, row_begin, row_end);         \
+            rows8_tiles_##T(nb, (const uint8_t *)w, wrb, px, dws, n, y + t * ys, ys, row_begin, row_end);    \
         }                                                                                                    \
         return 1;                                                                                            \
     }
-ROWS8_GEMM(q4_0)
-ROWS8_GEMM(q8_0)
+ROWS8_GEMM(q4_0, 16)
+ROWS8_GEMM(q8_0, 32)
 
 #if defined(__clang__)
 #pragma clang attribute pop
