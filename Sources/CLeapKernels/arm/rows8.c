@@ -34,6 +34,7 @@ INLINE void nibbles16(uint8x16_t raw, int8x16_t *lo, int8x16_t *hi) {
 INLINE float32x4_t scales4(const uint8_t *p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t *)(const void *)p))); }
 /* The offset of each type's quants (Σ(q − OFFSET)·a = Σq·a − OFFSET·Σa) */
 #define OFFSET_q4_0 8
+
 #define OFFSET_q8_0 0
 
 /* The start of a sum chain of token block x, sum_start() − offset·Σa, into its 4 lanes at dst */
@@ -55,22 +56,13 @@ INLINE void load_q8_0(const uint8_t *q, rows4 *w) {
 }
 
 /* Σ_k v[k] · lane k of the token (a0: elements 0..15, a1: 16..31) from `start` (chain_start), the 4 rows'
- * sums as floats. CHAINS 2: two
- * sdot chains added at the end (one token: half the latency), 1: one chain (5 tokens at once: half the
- * registers) */
-INLINE float32x4_t dot8(const rows4 *w, int8x16_t a0, int8x16_t a1, int32x4_t start, const int CHAINS) {
+ * sums as floats: one chain of sdot (the blocks' chains overlap) */
+INLINE float32x4_t dot8(const rows4 *w, int8x16_t a0, int8x16_t a1, int32x4_t start) {
     const int8x16_t *v = w->v;
-    if (CHAINS == 1) {
-        int32x4_t s = vdotq_laneq_s32(start, v[0], a0, 0);
-        s = vdotq_laneq_s32(s, v[1], a0, 1), s = vdotq_laneq_s32(s, v[2], a0, 2), s = vdotq_laneq_s32(s, v[3], a0, 3);
-        s = vdotq_laneq_s32(s, v[4], a1, 0), s = vdotq_laneq_s32(s, v[5], a1, 1), s = vdotq_laneq_s32(s, v[6], a1, 2);
-        return sum_to_f32(vdotq_laneq_s32(s, v[7], a1, 3));
-    }
-    int32x4_t s0 = vdotq_laneq_s32(start, v[0], a0, 0), s1 = vdotq_laneq_s32(vdupq_n_s32(0), v[4], a1, 0);
-    s0 = vdotq_laneq_s32(s0, v[1], a0, 1), s1 = vdotq_laneq_s32(s1, v[5], a1, 1);
-    s0 = vdotq_laneq_s32(s0, v[2], a0, 2), s1 = vdotq_laneq_s32(s1, v[6], a1, 2);
-    s0 = vdotq_laneq_s32(s0, v[3], a0, 3), s1 = vdotq_laneq_s32(s1, v[7], a1, 3);
-    return sum_to_f32(vaddq_s32(s0, s1));
+    int32x4_t s = vdotq_laneq_s32(start, v[0], a0, 0);
+    s = vdotq_laneq_s32(s, v[1], a0, 1), s = vdotq_laneq_s32(s, v[2], a0, 2), s = vdotq_laneq_s32(s, v[3], a0, 3);
+    s = vdotq_laneq_s32(s, v[4], a1, 0), s = vdotq_laneq_s32(s, v[5], a1, 1), s = vdotq_laneq_s32(s, v[6], a1, 2);
+    return sum_to_f32(vdotq_laneq_s32(s, v[7], a1, 3));
 }
 
 /* ---------------------------------- one token ---------------------------------- */
@@ -78,7 +70,7 @@ INLINE float32x4_t dot8(const rows4 *w, int8x16_t a0, int8x16_t a1, int32x4_t st
 /* y[0..7] = the 8 rows of group g (nb blocks) · token x (starts: its blocks' chain_start); QB quant bytes a
  * block */
 #define ROWS8_ONE(T, QB)                                                                                     \
-    __attribute__((noinline)) static void rows8_one_##T(int64_t nb, const uint8_t *g, const block_q8_0 *x,     \
+    __attribute__((noinline)) static void rows8_one_##T(int64_t nb, const uint8_t *g, const block_q8_0 *x,   \
                                                         const int32_t *starts, float *y) {                   \
         float32x4_t acc0 = vdupq_n_f32(0.0f), acc1 = vdupq_n_f32(0.0f);                                      \
         for (int64_t i = 0; i < nb; i++) {                                                                   \
@@ -89,8 +81,8 @@ INLINE float32x4_t dot8(const rows4 *w, int8x16_t a0, int8x16_t a1, int32x4_t st
             const int32x4_t start = vld1q_s32(starts + 4 * i);                                               \
             rows4 w0, w1; /* rows 0..3, 4..7 */                                                              \
             load_##T(q, &w0), load_##T(q + 16, &w1);                                                         \
-            acc0 = vfmaq_f32(acc0, dot8(&w0, a0, a1, start, 2), vmulq_n_f32(scales4(sc), dx));                      \
-            acc1 = vfmaq_f32(acc1, dot8(&w1, a0, a1, start, 2), vmulq_n_f32(scales4(sc + 8), dx));                  \
+            acc0 = vfmaq_f32(acc0, dot8(&w0, a0, a1, start), vmulq_n_f32(scales4(sc), dx));                  \
+            acc1 = vfmaq_f32(acc1, dot8(&w1, a0, a1, start), vmulq_n_f32(scales4(sc + 8), dx));              \
         }                                                                                                    \
         vst1q_f32(y, acc0);                                                                                  \
         vst1q_f32(y + 4, acc1);                                                                              \
@@ -133,11 +125,11 @@ static void pack_tokens(int64_t nb, const uint8_t *x, size_t xrb, int64_t nt, in
         for (int t = 0; t < NT; t++) acc[t] = vdupq_n_f32(0.0f);                                             \
         for (int64_t i = 0; i < nb; i++) {                                                                   \
             const float32x4_t dw = vld1q_f32(dws + 8 * i + 4 * h);                                           \
-            rows4 wq;                                                                                    \
+            rows4 wq;                                                                                        \
             load_##T(g + lk_rows8_quants(i, QB) + 16 * h, &wq);                                              \
             const token_tile *x = tl + i;                                                                    \
             for (int t = 0; t < NT; t++) {                                                                   \
-                const float32x4_t s = dot8(&wq, vld1q_s8(x->q[t]), vld1q_s8(x->q[t] + 16), vld1q_s32(x->start[t]), 1);     \
+                const float32x4_t s = dot8(&wq, vld1q_s8(x->q[t]), vld1q_s8(x->q[t] + 16), vld1q_s32(x->start[t])); \
                 acc[t] = vfmaq_f32(acc[t], s, vmulq_n_f32(dw, x->d[t]));                                     \
             }                                                                                                \
         }                                                                                                    \
@@ -155,7 +147,7 @@ enum { CHUNK = 6 * TILE };
                                                         int64_t row_end) {                                   \
         for (int64_t r = row_begin; r < row_end; r += 8) {                                                   \
             const uint8_t *g = w + (size_t)r * wrb;                                                          \
-            /* the group's scales as floats once, for both halves and every tile of tokens */              \
+            /* the group's scales as floats once, for both halves and every tile of tokens */                \
             for (int64_t i = 0; i < nb; i++) {                                                               \
                 vst1q_f32(dws + 8 * i, scales4(g + lk_rows8_scales(nb, i, QB)));                             \
                 vst1q_f32(dws + 8 * i + 4, scales4(g + lk_rows8_scales(nb, i, QB) + 8));                     \
@@ -164,11 +156,11 @@ enum { CHUNK = 6 * TILE };
                 for (int64_t t = 0; t < nt; t += TILE) {                                                     \
                     float *yt = y + t * ys + r + 4 * h;                                                      \
                     if (nt - t > 4) T##_tile4(nb, g, dws, h, tiles + t / TILE * nb, TILE, (int)(nt - t), yt, ys); \
-                    else T##_tile4(nb, g, dws, h, tiles + t / TILE * nb, 4, (int)(nt - t), yt, ys);               \
+                    else T##_tile4(nb, g, dws, h, tiles + t / TILE * nb, 4, (int)(nt - t), yt, ys);          \
                 }                                                                                            \
         }                                                                                                    \
     }                                                                                                        \
-    /* rows row_begin..row_end (multiples of 8) of w (the 8-row layout) · nt tokens x: y[t·ys + r] */       \
+    /* rows row_begin..row_end (multiples of 8) of w (the 8-row layout) · nt tokens x: y[t·ys + r] */        \
     int lk_arm_rows8_##T(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t nt,     \
                          float *y, int64_t ys, int64_t row_begin, int64_t row_end) {                         \
         const int64_t nb = cols / QK;                                                                        \
@@ -179,7 +171,7 @@ enum { CHUNK = 6 * TILE };
                 rows8_one_##T(nb, (const uint8_t *)w + (size_t)r * wrb, x, starts, y + r);                   \
             return 1;                                                                                        \
         }                                                                                                    \
-        /* scratch: the tokens' tiles, then the group's scales (8 floats a block) */                        \
+        /* scratch: the tokens' tiles, then the group's scales (8 floats a block) */                         \
         token_tile *tiles = lk_scratch((size_t)(CHUNK / TILE * nb) * sizeof(token_tile) + (size_t)nb * 8 * sizeof(float)); \
         if (!tiles) return 0;                                                                                \
         float *dws = (float *)(void *)(tiles + CHUNK / TILE * nb);                                           \
