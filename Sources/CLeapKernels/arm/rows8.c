@@ -34,7 +34,6 @@ INLINE void nibbles16(uint8x16_t raw, int8x16_t *lo, int8x16_t *hi) {
 INLINE float32x4_t scales4(const uint8_t *p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t *)(const void *)p))); }
 /* The offset of each type's quants (Σ(q − OFFSET)·a = Σq·a − OFFSET·Σa) */
 #define OFFSET_q4_0 8
-
 #define OFFSET_q8_0 0
 
 /* The start of a sum chain of token block x, sum_start() − offset·Σa, into its 4 lanes at dst */
