@@ -1,7 +1,9 @@
-/* arm64 ARMv8.0 NEON table (every aarch64 CPU): the float types' row kernels (F32, F16 through the f16
- * conversion every ARMv8.0 core has, BF16), the Q8 activation quantizers, f16 rows, the stream probe, softmax's
- * exponentials and SiLU (the scalar reference's bits); its integer products come from quant_rows.c (ARMv8.0 build). The dotprod and i8mm
- * tables start from this one. */
+/* arm64 ARMv8.0 NEON table (every aarch64 CPU): the float types' kernels (F32; F16 widened by the f16
+ * conversion every ARMv8.0 core has, BF16 by a 16-bit shift; fp32 products and sums as on x86, since the
+ * activations are fp32 and fp16 or bf16 arithmetic would round them), one order for every phase; the Q8
+ * activation quantizers, f16 rows, the stream probe, softmax's exponentials and SiLU (the scalar reference's
+ * bits). Its integer products come from quant_rows.c (ARMv8.0 build). The dotprod and i8mm tables start from
+ * this one. */
 #include "../lk_tables.h"
 
 #if defined(__aarch64__)
@@ -15,36 +17,120 @@ INLINE float32x4_t load4_f32(const float *p) { return vld1q_f32(p); }
 INLINE float32x4_t load4_f16(const uint16_t *p) { return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(p))); }
 INLINE float32x4_t load4_bf16(const uint16_t *p) { return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(p), 16)); }
 
-#define FLOAT_ROWS(NAME, WT, LOAD4, SCALAR)                                                                  \
-    INLINE void NAME(int64_t n, const void *vw, const void *vx, size_t xs, float *s, const int NT) {         \
-        const WT *w = vw;                                                                                    \
-        float32x4_t acc[4][2];                                                                               \
-        for (int t = 0; t < 4; t++) acc[t][0] = acc[t][1] = vdupq_n_f32(0);                                  \
+/* Rows wr[r] (r < NR: 1, 2) × tokens t (t < NT: 1..4, token t's floats at x + t·xs bytes) of a float type:
+ * s[r·4 + t]. Every (row, token) sums in one order whatever the tile: two 4-lane accumulators over 8-element
+ * steps (elements 8k..8k+3 and 8k+4..8k+7), added lane for lane, then across, then the tail one by one. So
+ * dot, dot4, the matvec and the token tiles give a token the same bits. PF: prefetch each row ahead (the
+ * one-token streams). */
+#define FLOAT_TILE(NAME, WT, LOAD4, SCALAR)                                                                  \
+    INLINE void NAME(int64_t n, const WT *const *wr, const int NR, const void *vx, size_t xs, const int NT,  \
+                     const int PF, float *s) {                                                               \
+        float32x4_t acc[2][4][2];                                                                            \
+        for (int r = 0; r < NR; r++)                                                                         \
+            for (int t = 0; t < NT; t++) acc[r][t][0] = acc[r][t][1] = vdupq_n_f32(0);                       \
         int64_t i = 0;                                                                                       \
         for (; i + 8 <= n; i += 8) {                                                                         \
-            const float32x4_t w0 = LOAD4(w + i), w1 = LOAD4(w + i + 4);                                      \
+            float32x4_t w[2][2];                                                                             \
+            for (int r = 0; r < NR; r++) {                                                                   \
+                if (PF && i % (64 / sizeof(WT)) == 0)                                                        \
+                    lk_prefetch_weights((const uint8_t *)(wr[r] + i) + LK_ARM_PREFETCH_BYTES);               \
+                w[r][0] = LOAD4(wr[r] + i), w[r][1] = LOAD4(wr[r] + i + 4);                                  \
+            }                                                                                                \
             for (int t = 0; t < NT; t++) {                                                                   \
                 const float *x = XT(float, t) + i;                                                          \
-                acc[t][0] = vfmaq_f32(acc[t][0], w0, vld1q_f32(x));                                          \
-                acc[t][1] = vfmaq_f32(acc[t][1], w1, vld1q_f32(x + 4));                                      \
+                const float32x4_t x0 = vld1q_f32(x), x1 = vld1q_f32(x + 4);                                  \
+                for (int r = 0; r < NR; r++) {                                                               \
+                    acc[r][t][0] = vfmaq_f32(acc[r][t][0], w[r][0], x0);                                     \
+                    acc[r][t][1] = vfmaq_f32(acc[r][t][1], w[r][1], x1);                                     \
+                }                                                                                            \
             }                                                                                                \
         }                                                                                                    \
-        for (int t = 0; t < NT; t++) {                                                                       \
-            float r = vaddvq_f32(vaddq_f32(acc[t][0], acc[t][1]));                                           \
-            for (int64_t j = i; j < n; j++) r += SCALAR(w[j]) * XT(float, t)[j];                            \
-            s[t] = r;                                                                                        \
+        for (int r = 0; r < NR; r++)                                                                         \
+            for (int t = 0; t < NT; t++) {                                                                   \
+                float sum = vaddvq_f32(vaddq_f32(acc[r][t][0], acc[r][t][1]));                               \
+                for (int64_t j = i; j < n; j++) sum += SCALAR(wr[r][j]) * XT(float, t)[j];                  \
+                s[r * 4 + t] = sum;                                                                          \
+            }                                                                                                \
+    }
+
+/* Rows a token tile keeps in cache while its token groups pass (lk_matmul's row tile) */
+enum { FLOAT_ROW_TILE = 16 };
+
+/* A float type T's entries over its tile T_tile:
+ *   dot, dot4:   one row, 1 or 4 tokens
+ *   matvec:      one token, rows r and r + half as two sequential streams, prefetching ahead
+ *   tokens:      2 tokens and more (the few-token entry and the gemm): tiles of FLOAT_ROW_TILE rows (kept in
+ *                cache while the tokens pass), in each adjacent row pairs × groups of 4 tokens, each weight
+ *                vector converted once for the 8 products of its pair and group */
+#define FLOAT_ENTRIES(T, WT)                                                                                 \
+    static float dot_##T(int64_t n, const void *w, const void *x) {                                          \
+        const WT *wr[1] = {w};                                                                               \
+        float s[4];                                                                                          \
+        T##_tile(n, wr, 1, x, 0, 1, 0, s);                                                                   \
+        return s[0];                                                                                         \
+    }                                                                                                        \
+    static void dot4_##T(int64_t n, const void *w, const void *x, size_t xs, float *s) {                     \
+        const WT *wr[1] = {w};                                                                               \
+        T##_tile(n, wr, 1, x, xs, 4, 0, s);                                                                  \
+    }                                                                                                        \
+    static int matvec_##T(int64_t n, const void *w, size_t ws, const void *x, float *y, int64_t nrows) {     \
+        const int64_t half = nrows / 2;                                                                      \
+        for (int64_t r = 0; r < half; r++) {                                                                 \
+            const WT *wr[2] = {(const WT *)((const uint8_t *)w + r * ws), (const WT *)((const uint8_t *)w + (r + half) * ws)}; \
+            float o[8];                                                                                      \
+            T##_tile(n, wr, 2, x, 0, 1, 1, o);                                                               \
+            y[r] = o[0], y[r + half] = o[4];                                                                 \
         }                                                                                                    \
+        if (nrows % 2) {                                                                                     \
+            const WT *wr[1] = {(const WT *)((const uint8_t *)w + (nrows - 1) * ws)};                         \
+            float o[4];                                                                                      \
+            T##_tile(n, wr, 1, x, 0, 1, 1, o);                                                               \
+            y[nrows - 1] = o[0];                                                                             \
+        }                                                                                                    \
+        return 1;                                                                                            \
+    }                                                                                                        \
+    static int tokens_##T(int64_t n, const void *w, size_t wrb, const void *x, size_t xrb, int64_t nt,       \
+                          float *y, int64_t ys, int64_t row_begin, int64_t row_end) {                        \
+        for (int64_t r0 = row_begin; r0 < row_end; r0 += FLOAT_ROW_TILE) {                                   \
+            const int64_t r1 = row_end - r0 < FLOAT_ROW_TILE ? row_end : r0 + FLOAT_ROW_TILE;                \
+            for (int64_t t0 = 0; t0 < nt; t0 += 4) {                                                         \
+                const void *xt = (const uint8_t *)x + (size_t)t0 * xrb;                                      \
+                const int ntg = nt - t0 < 4 ? (int)(nt - t0) : 4;                                            \
+                for (int64_t r = r0; r < r1; r += 2) {                                                       \
+                    const int nr = r1 - r >= 2 ? 2 : 1;                                                      \
+                    const WT *wr[2] = {(const WT *)((const uint8_t *)w + r * wrb), (const WT *)((const uint8_t *)w + (r + nr - 1) * wrb)}; \
+                    float o[8];                                                                              \
+                    FLOAT_TILE_CASES(T, nr, ntg, n, wr, xt, xrb, o)                                          \
+                    for (int k = 0; k < nr; k++)                                                             \
+                        for (int t = 0; t < ntg; t++) y[(t0 + t) * ys + r + k] = o[k * 4 + t];               \
+                }                                                                                            \
+            }                                                                                                \
+        }                                                                                                    \
+        return 1;                                                                                            \
+    }
+
+/* T_tile with NR (1, 2) and NT (1..4) run-time values as constants */
+#define FLOAT_TILE_NT(T, NR, NT, n, wr, xt, xrb, o)                                                          \
+    switch (NT) {                                                                                            \
+    case 1: T##_tile(n, wr, NR, xt, xrb, 1, 0, o); break;                                                    \
+    case 2: T##_tile(n, wr, NR, xt, xrb, 2, 0, o); break;                                                    \
+    case 3: T##_tile(n, wr, NR, xt, xrb, 3, 0, o); break;                                                    \
+    default: T##_tile(n, wr, NR, xt, xrb, 4, 0, o); break;                                                   \
+    }
+#define FLOAT_TILE_CASES(T, NR, NT, ...)                                                                     \
+    if (NR == 2) {                                                                                           \
+        FLOAT_TILE_NT(T, 2, NT, __VA_ARGS__)                                                                 \
+    } else {                                                                                                 \
+        FLOAT_TILE_NT(T, 1, NT, __VA_ARGS__)                                                                 \
     }
 
 #define ID(x) (x)
-FLOAT_ROWS(f32_rows, float, load4_f32, ID)
-FLOAT_ROWS(f16_rows, uint16_t, load4_f16, h2f)
-FLOAT_ROWS(bf16_rows, uint16_t, load4_bf16, lk_bf2f)
-
-
-LK_DOT_ENTRIES(f32)
-LK_DOT_ENTRIES(f16)
-LK_DOT_ENTRIES(bf16)
+FLOAT_TILE(f32_tile, float, load4_f32, ID)
+FLOAT_TILE(f16_tile, uint16_t, load4_f16, h2f)
+FLOAT_TILE(bf16_tile, uint16_t, load4_bf16, lk_bf2f)
+FLOAT_ENTRIES(f32, float)
+FLOAT_ENTRIES(f16, uint16_t)
+FLOAT_ENTRIES(bf16, uint16_t)
 
 /* ------------------------------ activation quantization ------------------------------ */
 
@@ -167,11 +253,13 @@ static void silu(const float *x, float *y, int64_t n) {
 
 #endif
 
-/* The float types' row kernels, the Q8 quantizers and the per-table entries (arm/table.c's neon rows) */
+#define FLOAT_KERNELS(ID, T)                                                                                 \
+    LK_ARM_KERNEL(LK_E_DOT, ID, dot_##T), LK_ARM_KERNEL(LK_E_DOT4, ID, dot4_##T),                            \
+    LK_ARM_KERNEL(LK_E_MATVEC, ID, matvec_##T), LK_ARM_KERNEL(LK_E_FEW_TOKENS, ID, tokens_##T),              \
+    LK_ARM_KERNEL(LK_E_GEMM, ID, tokens_##T)
+/* The float types' kernels, the Q8 quantizers and the per-table entries (arm/table.c's neon rows) */
 LK_KERNELS(lk_neon,
-    LK_ARM_KERNEL(LK_E_DOT, LK_TYPE_F32, dot_f32), LK_ARM_KERNEL(LK_E_DOT4, LK_TYPE_F32, dot4_f32),
-    LK_ARM_KERNEL(LK_E_DOT, LK_TYPE_F16, dot_f16), LK_ARM_KERNEL(LK_E_DOT4, LK_TYPE_F16, dot4_f16),
-    LK_ARM_KERNEL(LK_E_DOT, LK_TYPE_BF16, dot_bf16), LK_ARM_KERNEL(LK_E_DOT4, LK_TYPE_BF16, dot4_bf16),
+    FLOAT_KERNELS(LK_TYPE_F32, f32), FLOAT_KERNELS(LK_TYPE_F16, f16), FLOAT_KERNELS(LK_TYPE_BF16, bf16),
     LK_ARM_KERNEL(LK_E_QUANTIZE, LK_TYPE_Q8_0, quantize_q8_0),
     LK_ARM_KERNEL(LK_E_QUANTIZE, LK_TYPE_Q8_1, quantize_q8_1),
     LK_ARM_KERNEL(LK_E_QUANTIZE, LK_TYPE_Q8_K, quantize_q8_K),

@@ -14,10 +14,12 @@
     QUANT_ROW(LK_TYPE_Q5_1, L), QUANT_ROW(LK_TYPE_Q4_K, L), QUANT_ROW(LK_TYPE_Q5_K, L),                       \
     QUANT_ROW(LK_TYPE_Q6_K, L), QUANT_ROW(LK_TYPE_Q8_0, L, [LK_E_QUANTIZE] = &lk_neon)
 
+/* a float type's kernels (neon.c): one token on the matvec, from 2 tokens on the token tiles */
+#define FLOAT_ROW(TYPE)                                                                                      \
+    {TYPE, {[LK_E_DOT] = &lk_neon, [LK_E_DOT4] = &lk_neon, [LK_E_MATVEC] = &lk_neon, [LK_E_FEW_TOKENS] = &lk_neon, \
+            [LK_E_GEMM] = &lk_neon}}
 static const lk_table_row neon_rows[] = {
-    {LK_TYPE_F32, {[LK_E_DOT] = &lk_neon, [LK_E_DOT4] = &lk_neon}},
-    {LK_TYPE_F16, {[LK_E_DOT] = &lk_neon, [LK_E_DOT4] = &lk_neon}},
-    {LK_TYPE_BF16, {[LK_E_DOT] = &lk_neon, [LK_E_DOT4] = &lk_neon}},
+    FLOAT_ROW(LK_TYPE_F32), FLOAT_ROW(LK_TYPE_F16), FLOAT_ROW(LK_TYPE_BF16),
     QUANT_ROWS(lk_neon_quant),
     {LK_TYPE_Q8_1, {[LK_E_QUANTIZE] = &lk_neon}},
     {LK_TYPE_Q8_K, {[LK_E_QUANTIZE] = &lk_neon}},
