@@ -108,6 +108,7 @@ extern const lk_kernel_list lk_f16_ggml_avx2, lk_f16_ggml_avx512, lk_bf16_ggml, 
 /* arm64 (names only on other architectures) */
 extern const lk_kernel_list lk_neon, lk_neon_quant, lk_neon_dotprod_quant, lk_neon_i8mm;
 extern const lk_kernel_list lk_neon_dotprod_rows8;
+extern const lk_kernel_list lk_neon_low_kquants, lk_neon_dotprod_low_kquants;
 /* The AMX kernels' fallbacks: the base table's gemm and rows8 entries */
 void lk_amx_link_base(const lk_kernel_table *base);
 

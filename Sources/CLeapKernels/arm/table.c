@@ -2,7 +2,7 @@
  * the scalar table; with the dot-product instructions (LK_ISA_NEON_DOTPROD) the NEON table with its integer
  * products from the dotprod build of quant_rows.c; with the int8 matrix multiply (LK_ISA_NEON_I8MM) the
  * dotprod table with Q4_0 and Q8_0 of 2 tokens and more on smmla tiles. Every level sums in quant_rows.c's
- * order, so the three give the same bits. Q2_K and Q3_K stay the scalar table's. */
+ * order (Q2_K, Q3_K: low_bit_kquants.c's), so the three give the same bits. */
 #include "lk_tables.h"
 
 /* a quantized type's products, all from list L */
@@ -14,13 +14,14 @@
     QUANT_ROW(LK_TYPE_Q5_1, L), QUANT_ROW(LK_TYPE_Q4_K, L), QUANT_ROW(LK_TYPE_Q5_K, L),                       \
     QUANT_ROW(LK_TYPE_Q6_K, L), QUANT_ROW(LK_TYPE_Q8_0, L, [LK_E_QUANTIZE] = &lk_neon)
 
-/* a float type's kernels (neon.c): one token on the matvec, from 2 tokens on the token tiles */
-#define FLOAT_ROW(TYPE)                                                                                      \
-    {TYPE, {[LK_E_DOT] = &lk_neon, [LK_E_DOT4] = &lk_neon, [LK_E_MATVEC] = &lk_neon, [LK_E_FEW_TOKENS] = &lk_neon, \
-            [LK_E_GEMM] = &lk_neon}}
+/* a type whose kernels in list L are dot, dot4, the matvec and token tiles for 2 tokens and more (the float
+ * types in neon.c, Q2_K and Q3_K in low_bit_kquants.c) */
+#define TOKEN_TILES_ROW(TYPE, L)                                                                             \
+    {TYPE, {[LK_E_DOT] = &L, [LK_E_DOT4] = &L, [LK_E_MATVEC] = &L, [LK_E_FEW_TOKENS] = &L, [LK_E_GEMM] = &L}}
 static const lk_table_row neon_rows[] = {
-    FLOAT_ROW(LK_TYPE_F32), FLOAT_ROW(LK_TYPE_F16), FLOAT_ROW(LK_TYPE_BF16),
+    TOKEN_TILES_ROW(LK_TYPE_F32, lk_neon), TOKEN_TILES_ROW(LK_TYPE_F16, lk_neon), TOKEN_TILES_ROW(LK_TYPE_BF16, lk_neon),
     QUANT_ROWS(lk_neon_quant),
+    TOKEN_TILES_ROW(LK_TYPE_Q2_K, lk_neon_low_kquants), TOKEN_TILES_ROW(LK_TYPE_Q3_K, lk_neon_low_kquants),
     {LK_TYPE_Q8_1, {[LK_E_QUANTIZE] = &lk_neon}},
     {LK_TYPE_Q8_K, {[LK_E_QUANTIZE] = &lk_neon}},
     {LK_ANY, {[LK_E_F16_TO_F32] = &lk_neon, [LK_E_F32_TO_F16] = &lk_neon, [LK_E_STREAM_SUM] = &lk_neon,
@@ -35,6 +36,7 @@ static const lk_table_row dotprod_rows[] = {
     QUANT_ROW(LK_TYPE_Q5_1, lk_neon_dotprod_quant), QUANT_ROW(LK_TYPE_Q4_K, lk_neon_dotprod_quant),
     QUANT_ROW(LK_TYPE_Q5_K, lk_neon_dotprod_quant), QUANT_ROW(LK_TYPE_Q6_K, lk_neon_dotprod_quant),
     QUANT_ROW(LK_TYPE_Q8_0, lk_neon_dotprod_quant, [LK_E_QUANTIZE] = &lk_neon, [LK_E_ROWS8] = &lk_neon_dotprod_rows8),
+    TOKEN_TILES_ROW(LK_TYPE_Q2_K, lk_neon_dotprod_low_kquants), TOKEN_TILES_ROW(LK_TYPE_Q3_K, lk_neon_dotprod_low_kquants),
 };
 const lk_table_spec lk_table_neon_dotprod = LK_TABLE("neon-dotprod", &lk_table_neon, dotprod_rows);
 

@@ -1,0 +1,226 @@
+/* arm64 products of Q2_K and Q3_K with their Q8_K activations, one source for two levels: built here for
+ * ARMv8.0 NEON (16-bit products, smull + sadalp) and again as dotprod/low_bit_kquants.c for the dot-product
+ * instructions (sdot), each in the list of its level's table (arm/table.c).
+ *
+ * Per super-block of 256 weights (16 groups of 16, scale sc_j, Q2_K also a min m_j; d, dmin the block's f16
+ * scales, dx and bsums the token's), every (row, token) result is one fold with exact integer sums:
+ *   Q2_K:  acc = fma(dx, fma(-dmin, (float)Σ m_j·bsum_j, d·(float)Σ_j sc_j·Σ q·a), acc)     q = 0..3
+ *   Q3_K:  acc = fma(dx, d·(float)Σ_j sc_j·Σ q·a, acc)                                      q = -4..3
+ * whatever kernel computes it (one row or two row streams, one token or a tile of 4), on both levels: a
+ * batch gives the bits of its tokens one by one.
+ *
+ * Entries: dot, dot4, matvec (rows r and r + half as two streams with prefetch), and the token tiles for 2
+ * tokens and more (the few-token entry and the gemm): tiles of 16 rows, in each adjacent row pairs × groups
+ * of 4 tokens, each group of 16 weights unpacked once for the 8 products of its pair and group. */
+#include "../lk_tables.h"
+
+#if defined(__aarch64__)
+#include "lk_arm.h"
+
+#ifdef LK_ARM_DOTPROD
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("dotprod"))), apply_to = function)
+#else
+#pragma GCC push_options
+#pragma GCC target("+dotprod")
+#endif
+#endif
+
+/* acc + a vector whose lanes sum to Σ q·a over 16 elements (sdot; ARMv8.0: smull, then pairwise adds) */
+INLINE int32x4_t add_dot16(int32x4_t acc, int8x16_t q, int8x16_t a) {
+#ifdef LK_ARM_DOTPROD
+    return vdotq_s32(acc, q, a);
+#else
+    return vpadalq_s16(vpadalq_s16(acc, vmull_s8(vget_low_s8(q), vget_low_s8(a))), vmull_high_s8(q, a));
+#endif
+}
+
+/* Token t's super-block i: activations in rows of xs bytes from x */
+#define XK(t, i) ((const block_q8_K *)(const void *)((const uint8_t *)x + (size_t)(t) * xs) + (i))
+
+/* Q2_K: group j = 8h + 2s + g (h half, s shift, g = 0, 1 for elements 0..15, 16..31 of the 32 at
+ * qs[32h..32h+31]) holds (qs >> 2s) & 3. sc_j · q is at most 45, so the scale goes into the weights once per
+ * row and each token takes one product a group. */
+INLINE void q2_K_ints(const block_q2_K *b, const void *x, size_t xs, int64_t i, const int NT, int32x4_t *p) {
+    const uint8x16_t sc = vandq_u8(vld1q_u8(b->scales), vdupq_n_u8(15));
+    uint8_t scale[16];
+    vst1q_u8(scale, sc);
+    for (int h = 0; h < 2; h++) {
+        const uint8x16_t v0 = vld1q_u8(b->qs + 32 * h), v1 = vld1q_u8(b->qs + 32 * h + 16);
+        for (int s = 0; s < 4; s++) {
+            const int j = 8 * h + 2 * s;
+            const uint8x16_t m3 = vdupq_n_u8(3);
+            const int8x16_t q0 = vreinterpretq_s8_u8(vmulq_u8(vandq_u8(vshlq_u8(v0, vdupq_n_s8((int8_t)(-2 * s))), m3), vdupq_n_u8(scale[j])));
+            const int8x16_t q1 = vreinterpretq_s8_u8(vmulq_u8(vandq_u8(vshlq_u8(v1, vdupq_n_s8((int8_t)(-2 * s))), m3), vdupq_n_u8(scale[j + 1])));
+            for (int t = 0; t < NT; t++) {
+                const int8_t *a = XK(t, i)->qs + 16 * j;
+                p[t] = add_dot16(add_dot16(p[t], q0, vld1q_s8(a)), q1, vld1q_s8(a + 16));
+            }
+        }
+    }
+}
+
+/* Σ m_j · bsums_j of one token's super-block (Q2_K's mins: the high nibbles of its scales) */
+INLINE int32_t q2_K_min_sum(const block_q2_K *b, const int16_t *bsums) {
+    const uint8x16_t m = vshrq_n_u8(vld1q_u8(b->scales), 4);
+    const int16x8_t m0 = vreinterpretq_s16_u16(vmovl_u8(vget_low_u8(m))), m1 = vreinterpretq_s16_u16(vmovl_high_u8(m));
+    const int16x8_t b0 = vld1q_s16(bsums), b1 = vld1q_s16(bsums + 8);
+    int32x4_t s = vmull_s16(vget_low_s16(m0), vget_low_s16(b0));
+    s = vmlal_high_s16(s, m0, b0);
+    s = vmlal_s16(s, vget_low_s16(m1), vget_low_s16(b1));
+    return vaddvq_s32(vmlal_high_s16(s, m1, b1));
+}
+
+/* Q3_K's 16 signed 6-bit scales: low 4 bits of j in scales[j % 8] (>> 4 from j = 8), high 2 bits in
+ * scales[8 + j % 4] >> 2·(j / 4); stored − 32 */
+INLINE int8x16_t q3_K_scales(const block_q3_K *b) {
+    const uint8x8_t s8 = vld1_u8(b->scales);
+    const uint8x16_t low = vcombine_u8(vand_u8(s8, vdup_n_u8(15)), vshr_n_u8(s8, 4));
+    uint32_t h4;
+    memcpy(&h4, b->scales + 8, 4);
+    static const int8_t shifts[16] = {0, 0, 0, 0, -2, -2, -2, -2, -4, -4, -4, -4, -6, -6, -6, -6};
+    const uint8x16_t high = vandq_u8(vshlq_u8(vreinterpretq_u8_u32(vdupq_n_u32(h4)), vld1q_s8(shifts)), vdupq_n_u8(3));
+    return vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(low, vshlq_n_u8(high, 4))), vdupq_n_s8(32));
+}
+
+/* Q3_K: group j = 8h + 2s + g as Q2_K's, q = ((qs >> 2s) & 3) − 4 unless bit 4h + s of hmask[16g + k] is
+ * set. sc_j · q reaches 128, past int8, so each token's group product is scaled in 32 bits. */
+INLINE void q3_K_ints(const block_q3_K *b, const void *x, size_t xs, int64_t i, const int NT, int32x4_t *p) {
+    int8_t scale[16];
+    vst1q_s8(scale, q3_K_scales(b));
+    const uint8x16_t hm0 = vld1q_u8(b->hmask), hm1 = vld1q_u8(b->hmask + 16);
+    for (int h = 0; h < 2; h++) {
+        const uint8x16_t v0 = vld1q_u8(b->qs + 32 * h), v1 = vld1q_u8(b->qs + 32 * h + 16);
+        for (int s = 0; s < 4; s++) {
+            const int j = 8 * h + 2 * s;
+            const uint8x16_t m3 = vdupq_n_u8(3), bit = vdupq_n_u8((uint8_t)(1 << (4 * h + s))), four = vdupq_n_u8(4);
+            const int8x16_t shift = vdupq_n_s8((int8_t)(-2 * s));
+            const uint8x16_t u0 = vorrq_u8(vandq_u8(vshlq_u8(v0, shift), m3), vandq_u8(vtstq_u8(hm0, bit), four));
+            const uint8x16_t u1 = vorrq_u8(vandq_u8(vshlq_u8(v1, shift), m3), vandq_u8(vtstq_u8(hm1, bit), four));
+            const int8x16_t q0 = vsubq_s8(vreinterpretq_s8_u8(u0), vreinterpretq_s8_u8(four));
+            const int8x16_t q1 = vsubq_s8(vreinterpretq_s8_u8(u1), vreinterpretq_s8_u8(four));
+            for (int t = 0; t < NT; t++) {
+                const int8_t *a = XK(t, i)->qs + 16 * j;
+                p[t] = vmlaq_n_s32(p[t], add_dot16(vdupq_n_s32(0), q0, vld1q_s8(a)), scale[j]);
+                p[t] = vmlaq_n_s32(p[t], add_dot16(vdupq_n_s32(0), q1, vld1q_s8(a + 16)), scale[j + 1]);
+            }
+        }
+    }
+}
+
+/* Rows wr[r] (r < NR: 1, 2) × tokens t < NT (1..4) of type T (weights W): s[r·4 + t]. PF: prefetch each row
+ * ahead (the one-token streams). */
+#define LOW_KQUANT_TILE(T, W, MINS)                                                                          \
+    INLINE void T##_tile(int64_t nb, const W *const *wr, const int NR, const void *x, size_t xs,            \
+                         const int NT, const int PF, float *s) {                                             \
+        float acc[2][4] = {{0}};                                                                             \
+        for (int64_t i = 0; i < nb; i++) {                                                                   \
+            for (int r = 0; r < NR; r++) {                                                                   \
+                const W *b = wr[r] + i;                                                                      \
+                if (PF) lk_prefetch_l2((const uint8_t *)b + LK_ARM_PREFETCH_BYTES,                           \
+                                       (const uint8_t *)(b + 1) + LK_ARM_PREFETCH_BYTES);                    \
+                int32x4_t p[4];                                                                              \
+                for (int t = 0; t < NT; t++) p[t] = vdupq_n_s32(0);                                          \
+                T##_ints(b, x, xs, i, NT, p);                                                                \
+                const float d = h2f(b->d);                                                                   \
+                for (int t = 0; t < NT; t++) {                                                               \
+                    const float ds = d * (float)vaddvq_s32(p[t]);                                            \
+                    const float inner = MINS ? __builtin_fmaf(-h2f(((const block_q2_K *)(const void *)b)->dmin), \
+                                                              (float)q2_K_min_sum((const block_q2_K *)(const void *)b, XK(t, i)->bsums), ds) \
+                                             : ds;                                                           \
+                    acc[r][t] = __builtin_fmaf(XK(t, i)->d, inner, acc[r][t]);                               \
+                }                                                                                            \
+            }                                                                                                \
+        }                                                                                                    \
+        for (int r = 0; r < NR; r++)                                                                         \
+            for (int t = 0; t < NT; t++) s[r * 4 + t] = acc[r][t];                                           \
+    }
+
+LOW_KQUANT_TILE(q2_K, block_q2_K, 1)
+LOW_KQUANT_TILE(q3_K, block_q3_K, 0)
+
+/* Rows a token tile keeps in cache while its token groups pass (lk_matmul's row tile) */
+enum { KQ_ROW_TILE = 16 };
+
+/* T_tile with NR (1, 2) and NT (1..4) run-time values as constants */
+#define KQ_TILE_NT(T, NR, NT, ...)                                                                           \
+    switch (NT) {                                                                                            \
+    case 1: T##_tile(__VA_ARGS__, 1, 0, o); break;                                                           \
+    case 2: T##_tile(__VA_ARGS__, 2, 0, o); break;                                                           \
+    case 3: T##_tile(__VA_ARGS__, 3, 0, o); break;                                                           \
+    default: T##_tile(__VA_ARGS__, 4, 0, o); break;                                                          \
+    }
+
+#define LOW_KQUANT_ENTRIES(T, W)                                                                             \
+    static float dot_##T(int64_t n, const void *w, const void *x) {                                          \
+        const W *wr[1] = {w};                                                                                \
+        float s[4];                                                                                          \
+        T##_tile(n / QK_K, wr, 1, x, 0, 1, 0, s);                                                            \
+        return s[0];                                                                                         \
+    }                                                                                                        \
+    static void dot4_##T(int64_t n, const void *w, const void *x, size_t xs, float *s) {                     \
+        const W *wr[1] = {w};                                                                                \
+        T##_tile(n / QK_K, wr, 1, x, xs, 4, 0, s);                                                           \
+    }                                                                                                        \
+    static int matvec_##T(int64_t n, const void *w, size_t ws, const void *x, float *y, int64_t nrows) {     \
+        const int64_t half = nrows / 2;                                                                      \
+        for (int64_t r = 0; r < half; r++) {                                                                 \
+            const W *wr[2] = {(const W *)((const uint8_t *)w + r * ws), (const W *)((const uint8_t *)w + (r + half) * ws)}; \
+            float o[8];                                                                                      \
+            T##_tile(n / QK_K, wr, 2, x, 0, 1, 1, o);                                                        \
+            y[r] = o[0], y[r + half] = o[4];                                                                 \
+        }                                                                                                    \
+        if (nrows % 2) {                                                                                     \
+            const W *wr[1] = {(const W *)((const uint8_t *)w + (nrows - 1) * ws)};                           \
+            float o[4];                                                                                      \
+            T##_tile(n / QK_K, wr, 1, x, 0, 1, 1, o);                                                        \
+            y[nrows - 1] = o[0];                                                                             \
+        }                                                                                                    \
+        return 1;                                                                                            \
+    }                                                                                                        \
+    static int tokens_##T(int64_t n, const void *w, size_t wrb, const void *x, size_t xrb, int64_t nt,       \
+                          float *y, int64_t ys, int64_t row_begin, int64_t row_end) {                        \
+        for (int64_t r0 = row_begin; r0 < row_end; r0 += KQ_ROW_TILE) {                                      \
+            const int64_t r1 = row_end - r0 < KQ_ROW_TILE ? row_end : r0 + KQ_ROW_TILE;                      \
+            for (int64_t t0 = 0; t0 < nt; t0 += 4) {                                                         \
+                const void *xt = (const uint8_t *)x + (size_t)t0 * xrb;                                      \
+                const int ntg = nt - t0 < 4 ? (int)(nt - t0) : 4;                                            \
+                for (int64_t r = r0; r < r1; r += 2) {                                                       \
+                    const int nr = r1 - r >= 2 ? 2 : 1;                                                      \
+                    const W *wr[2] = {(const W *)((const uint8_t *)w + r * wrb), (const W *)((const uint8_t *)w + (r + nr - 1) * wrb)}; \
+                    float o[8];                                                                              \
+                    if (nr == 2) {                                                                           \
+                        KQ_TILE_NT(T, 2, ntg, n / QK_K, wr, 2, xt, xrb)                                      \
+                    } else {                                                                                 \
+                        KQ_TILE_NT(T, 1, ntg, n / QK_K, wr, 1, xt, xrb)                                      \
+                    }                                                                                        \
+                    for (int k = 0; k < nr; k++)                                                             \
+                        for (int t = 0; t < ntg; t++) y[(t0 + t) * ys + r + k] = o[k * 4 + t];               \
+                }                                                                                            \
+            }                                                                                                \
+        }                                                                                                    \
+        return 1;                                                                                            \
+    }
+
+LOW_KQUANT_ENTRIES(q2_K, block_q2_K)
+LOW_KQUANT_ENTRIES(q3_K, block_q3_K)
+
+#ifdef LK_ARM_DOTPROD
+#if defined(__clang__)
+#pragma clang attribute pop
+#else
+#pragma GCC pop_options
+#endif
+#endif
+
+#endif
+
+/* The list of each build: lk_neon_low_kquants (ARMv8.0), lk_neon_dotprod_low_kquants (dotprod/) */
+#ifdef LK_ARM_DOTPROD
+#define lk_neon_low_kquants lk_neon_dotprod_low_kquants
+#endif
+#define LOW_KQUANT_KERNELS(ID, T)                                                                            \
+    LK_ARM_KERNEL(LK_E_DOT, ID, dot_##T), LK_ARM_KERNEL(LK_E_DOT4, ID, dot4_##T),                            \
+    LK_ARM_KERNEL(LK_E_MATVEC, ID, matvec_##T), LK_ARM_KERNEL(LK_E_FEW_TOKENS, ID, tokens_##T),              \
+    LK_ARM_KERNEL(LK_E_GEMM, ID, tokens_##T)
+LK_KERNELS(lk_neon_low_kquants, LOW_KQUANT_KERNELS(LK_TYPE_Q2_K, q2_K), LOW_KQUANT_KERNELS(LK_TYPE_Q3_K, q3_K));
