@@ -9,10 +9,10 @@
  * whatever kernel computes it (one row or two row streams, one token or a tile of 4), on both levels: a
  * batch gives the bits of its tokens one by one.
  *
- * Entries: dot, dot4, matvec (rows r and r + half as two streams with prefetch), and the token tiles for 2
- * tokens and more (the few-token entry and the gemm): tiles of 16 rows, in each adjacent row pairs × groups
- * of 4 tokens, each group of 16 weights unpacked once for the 8 products of its pair and group. */
+ * Entries: token_tiles.h's (dot, dot4, the matvec over two row streams, the token tiles for 2 tokens and
+ * more: each group of 16 weights unpacked once for 2 rows × 4 tokens). */
 #include "../lk_tables.h"
+#include "token_tiles.h"
 
 #if defined(__aarch64__)
 #include "lk_arm.h"
@@ -26,12 +26,13 @@
 #endif
 #endif
 
-/* acc + a vector whose lanes sum to Σ q·a over 16 elements (sdot; ARMv8.0: smull, then pairwise adds) */
+/* acc + a vector whose lanes sum to Σ q·a over 16 elements: sdot; ARMv8.0: the products of elements k and
+ * k + 8 added in 16 bits (|q·a| <= 45·128 here, two fit), then pairs into the 32-bit lanes */
 INLINE int32x4_t add_dot16(int32x4_t acc, int8x16_t q, int8x16_t a) {
 #ifdef LK_ARM_DOTPROD
     return vdotq_s32(acc, q, a);
 #else
-    return vpadalq_s16(vpadalq_s16(acc, vmull_s8(vget_low_s8(q), vget_low_s8(a))), vmull_high_s8(q, a));
+    return vpadalq_s16(acc, vmlal_high_s8(vmull_s8(vget_low_s8(q), vget_low_s8(a)), q, a));
 #endif
 }
 
@@ -139,71 +140,8 @@ INLINE void q3_K_ints(const block_q3_K *b, const void *x, size_t xs, int64_t i, 
 LOW_KQUANT_TILE(q2_K, block_q2_K, 1)
 LOW_KQUANT_TILE(q3_K, block_q3_K, 0)
 
-/* Rows a token tile keeps in cache while its token groups pass (lk_matmul's row tile) */
-enum { KQ_ROW_TILE = 16 };
-
-/* T_tile with NR (1, 2) and NT (1..4) run-time values as constants */
-#define KQ_TILE_NT(T, NR, NT, ...)                                                                           \
-    switch (NT) {                                                                                            \
-    case 1: T##_tile(__VA_ARGS__, 1, 0, o); break;                                                           \
-    case 2: T##_tile(__VA_ARGS__, 2, 0, o); break;                                                           \
-    case 3: T##_tile(__VA_ARGS__, 3, 0, o); break;                                                           \
-    default: T##_tile(__VA_ARGS__, 4, 0, o); break;                                                          \
-    }
-
-#define LOW_KQUANT_ENTRIES(T, W)                                                                             \
-    static float dot_##T(int64_t n, const void *w, const void *x) {                                          \
-        const W *wr[1] = {w};                                                                                \
-        float s[4];                                                                                          \
-        T##_tile(n / QK_K, wr, 1, x, 0, 1, 0, s);                                                            \
-        return s[0];                                                                                         \
-    }                                                                                                        \
-    static void dot4_##T(int64_t n, const void *w, const void *x, size_t xs, float *s) {                     \
-        const W *wr[1] = {w};                                                                                \
-        T##_tile(n / QK_K, wr, 1, x, xs, 4, 0, s);                                                           \
-    }                                                                                                        \
-    static int matvec_##T(int64_t n, const void *w, size_t ws, const void *x, float *y, int64_t nrows) {     \
-        const int64_t half = nrows / 2;                                                                      \
-        for (int64_t r = 0; r < half; r++) {                                                                 \
-            const W *wr[2] = {(const W *)((const uint8_t *)w + r * ws), (const W *)((const uint8_t *)w + (r + half) * ws)}; \
-            float o[8];                                                                                      \
-            T##_tile(n / QK_K, wr, 2, x, 0, 1, 1, o);                                                        \
-            y[r] = o[0], y[r + half] = o[4];                                                                 \
-        }                                                                                                    \
-        if (nrows % 2) {                                                                                     \
-            const W *wr[1] = {(const W *)((const uint8_t *)w + (nrows - 1) * ws)};                           \
-            float o[4];                                                                                      \
-            T##_tile(n / QK_K, wr, 1, x, 0, 1, 1, o);                                                        \
-            y[nrows - 1] = o[0];                                                                             \
-        }                                                                                                    \
-        return 1;                                                                                            \
-    }                                                                                                        \
-    static int tokens_##T(int64_t n, const void *w, size_t wrb, const void *x, size_t xrb, int64_t nt,       \
-                          float *y, int64_t ys, int64_t row_begin, int64_t row_end) {                        \
-        for (int64_t r0 = row_begin; r0 < row_end; r0 += KQ_ROW_TILE) {                                      \
-            const int64_t r1 = row_end - r0 < KQ_ROW_TILE ? row_end : r0 + KQ_ROW_TILE;                      \
-            for (int64_t t0 = 0; t0 < nt; t0 += 4) {                                                         \
-                const void *xt = (const uint8_t *)x + (size_t)t0 * xrb;                                      \
-                const int ntg = nt - t0 < 4 ? (int)(nt - t0) : 4;                                            \
-                for (int64_t r = r0; r < r1; r += 2) {                                                       \
-                    const int nr = r1 - r >= 2 ? 2 : 1;                                                      \
-                    const W *wr[2] = {(const W *)((const uint8_t *)w + r * wrb), (const W *)((const uint8_t *)w + (r + nr - 1) * wrb)}; \
-                    float o[8];                                                                              \
-                    if (nr == 2) {                                                                           \
-                        KQ_TILE_NT(T, 2, ntg, n / QK_K, wr, 2, xt, xrb)                                      \
-                    } else {                                                                                 \
-                        KQ_TILE_NT(T, 1, ntg, n / QK_K, wr, 1, xt, xrb)                                      \
-                    }                                                                                        \
-                    for (int k = 0; k < nr; k++)                                                             \
-                        for (int t = 0; t < ntg; t++) y[(t0 + t) * ys + r + k] = o[k * 4 + t];               \
-                }                                                                                            \
-            }                                                                                                \
-        }                                                                                                    \
-        return 1;                                                                                            \
-    }
-
-LOW_KQUANT_ENTRIES(q2_K, block_q2_K)
-LOW_KQUANT_ENTRIES(q3_K, block_q3_K)
+LK_ARM_TOKEN_ENTRIES(q2_K, block_q2_K, QK_K)
+LK_ARM_TOKEN_ENTRIES(q3_K, block_q3_K, QK_K)
 
 #ifdef LK_ARM_DOTPROD
 #if defined(__clang__)
@@ -219,8 +157,4 @@ LOW_KQUANT_ENTRIES(q3_K, block_q3_K)
 #ifdef LK_ARM_DOTPROD
 #define lk_neon_low_kquants lk_neon_dotprod_low_kquants
 #endif
-#define LOW_KQUANT_KERNELS(ID, T)                                                                            \
-    LK_ARM_KERNEL(LK_E_DOT, ID, dot_##T), LK_ARM_KERNEL(LK_E_DOT4, ID, dot4_##T),                            \
-    LK_ARM_KERNEL(LK_E_MATVEC, ID, matvec_##T), LK_ARM_KERNEL(LK_E_FEW_TOKENS, ID, tokens_##T),              \
-    LK_ARM_KERNEL(LK_E_GEMM, ID, tokens_##T)
-LK_KERNELS(lk_neon_low_kquants, LOW_KQUANT_KERNELS(LK_TYPE_Q2_K, q2_K), LOW_KQUANT_KERNELS(LK_TYPE_Q3_K, q3_K));
+LK_KERNELS(lk_neon_low_kquants, LK_ARM_TOKEN_KERNELS(LK_TYPE_Q2_K, q2_K), LK_ARM_TOKEN_KERNELS(LK_TYPE_Q3_K, q3_K));

@@ -5,6 +5,7 @@
  * bits). Its integer products come from quant_rows.c (ARMv8.0 build). The dotprod and i8mm tables start from
  * this one. */
 #include "../lk_tables.h"
+#include "token_tiles.h"
 
 #if defined(__aarch64__)
 #include "lk_arm.h"
@@ -20,8 +21,8 @@ INLINE float32x4_t load4_bf16(const uint16_t *p) { return vreinterpretq_f32_u32(
 /* Rows wr[r] (r < NR: 1, 2) × tokens t (t < NT: 1..4, token t's floats at x + t·xs bytes) of a float type:
  * s[r·4 + t]. Every (row, token) sums in one order whatever the tile: two 4-lane accumulators over 8-element
  * steps (elements 8k..8k+3 and 8k+4..8k+7), added lane for lane, then across, then the tail one by one. So
- * dot, dot4, the matvec and the token tiles give a token the same bits. PF: prefetch each row ahead (the
- * one-token streams). */
+ * the entries of token_tiles.h give a token the same bits. PF: prefetch each row ahead (the one-token
+ * streams). */
 #define FLOAT_TILE(NAME, WT, LOAD4, SCALAR)                                                                  \
     INLINE void NAME(int64_t n, const WT *const *wr, const int NR, const void *vx, size_t xs, const int NT,  \
                      const int PF, float *s) {                                                               \
@@ -53,84 +54,13 @@ INLINE float32x4_t load4_bf16(const uint16_t *p) { return vreinterpretq_f32_u32(
             }                                                                                                \
     }
 
-/* Rows a token tile keeps in cache while its token groups pass (lk_matmul's row tile) */
-enum { FLOAT_ROW_TILE = 16 };
-
-/* A float type T's entries over its tile T_tile:
- *   dot, dot4:   one row, 1 or 4 tokens
- *   matvec:      one token, rows r and r + half as two sequential streams, prefetching ahead
- *   tokens:      2 tokens and more (the few-token entry and the gemm): tiles of FLOAT_ROW_TILE rows (kept in
- *                cache while the tokens pass), in each adjacent row pairs × groups of 4 tokens, each weight
- *                vector converted once for the 8 products of its pair and group */
-#define FLOAT_ENTRIES(T, WT)                                                                                 \
-    static float dot_##T(int64_t n, const void *w, const void *x) {                                          \
-        const WT *wr[1] = {w};                                                                               \
-        float s[4];                                                                                          \
-        T##_tile(n, wr, 1, x, 0, 1, 0, s);                                                                   \
-        return s[0];                                                                                         \
-    }                                                                                                        \
-    static void dot4_##T(int64_t n, const void *w, const void *x, size_t xs, float *s) {                     \
-        const WT *wr[1] = {w};                                                                               \
-        T##_tile(n, wr, 1, x, xs, 4, 0, s);                                                                  \
-    }                                                                                                        \
-    static int matvec_##T(int64_t n, const void *w, size_t ws, const void *x, float *y, int64_t nrows) {     \
-        const int64_t half = nrows / 2;                                                                      \
-        for (int64_t r = 0; r < half; r++) {                                                                 \
-            const WT *wr[2] = {(const WT *)((const uint8_t *)w + r * ws), (const WT *)((const uint8_t *)w + (r + half) * ws)}; \
-            float o[8];                                                                                      \
-            T##_tile(n, wr, 2, x, 0, 1, 1, o);                                                               \
-            y[r] = o[0], y[r + half] = o[4];                                                                 \
-        }                                                                                                    \
-        if (nrows % 2) {                                                                                     \
-            const WT *wr[1] = {(const WT *)((const uint8_t *)w + (nrows - 1) * ws)};                         \
-            float o[4];                                                                                      \
-            T##_tile(n, wr, 1, x, 0, 1, 1, o);                                                               \
-            y[nrows - 1] = o[0];                                                                             \
-        }                                                                                                    \
-        return 1;                                                                                            \
-    }                                                                                                        \
-    static int tokens_##T(int64_t n, const void *w, size_t wrb, const void *x, size_t xrb, int64_t nt,       \
-                          float *y, int64_t ys, int64_t row_begin, int64_t row_end) {                        \
-        for (int64_t r0 = row_begin; r0 < row_end; r0 += FLOAT_ROW_TILE) {                                   \
-            const int64_t r1 = row_end - r0 < FLOAT_ROW_TILE ? row_end : r0 + FLOAT_ROW_TILE;                \
-            for (int64_t t0 = 0; t0 < nt; t0 += 4) {                                                         \
-                const void *xt = (const uint8_t *)x + (size_t)t0 * xrb;                                      \
-                const int ntg = nt - t0 < 4 ? (int)(nt - t0) : 4;                                            \
-                for (int64_t r = r0; r < r1; r += 2) {                                                       \
-                    const int nr = r1 - r >= 2 ? 2 : 1;                                                      \
-                    const WT *wr[2] = {(const WT *)((const uint8_t *)w + r * wrb), (const WT *)((const uint8_t *)w + (r + nr - 1) * wrb)}; \
-                    float o[8];                                                                              \
-                    FLOAT_TILE_CASES(T, nr, ntg, n, wr, xt, xrb, o)                                          \
-                    for (int k = 0; k < nr; k++)                                                             \
-                        for (int t = 0; t < ntg; t++) y[(t0 + t) * ys + r + k] = o[k * 4 + t];               \
-                }                                                                                            \
-            }                                                                                                \
-        }                                                                                                    \
-        return 1;                                                                                            \
-    }
-
-/* T_tile with NR (1, 2) and NT (1..4) run-time values as constants */
-#define FLOAT_TILE_NT(T, NR, NT, n, wr, xt, xrb, o)                                                          \
-    switch (NT) {                                                                                            \
-    case 1: T##_tile(n, wr, NR, xt, xrb, 1, 0, o); break;                                                    \
-    case 2: T##_tile(n, wr, NR, xt, xrb, 2, 0, o); break;                                                    \
-    case 3: T##_tile(n, wr, NR, xt, xrb, 3, 0, o); break;                                                    \
-    default: T##_tile(n, wr, NR, xt, xrb, 4, 0, o); break;                                                   \
-    }
-#define FLOAT_TILE_CASES(T, NR, NT, ...)                                                                     \
-    if (NR == 2) {                                                                                           \
-        FLOAT_TILE_NT(T, 2, NT, __VA_ARGS__)                                                                 \
-    } else {                                                                                                 \
-        FLOAT_TILE_NT(T, 1, NT, __VA_ARGS__)                                                                 \
-    }
-
 #define ID(x) (x)
 FLOAT_TILE(f32_tile, float, load4_f32, ID)
 FLOAT_TILE(f16_tile, uint16_t, load4_f16, h2f)
 FLOAT_TILE(bf16_tile, uint16_t, load4_bf16, lk_bf2f)
-FLOAT_ENTRIES(f32, float)
-FLOAT_ENTRIES(f16, uint16_t)
-FLOAT_ENTRIES(bf16, uint16_t)
+LK_ARM_TOKEN_ENTRIES(f32, float, 1)
+LK_ARM_TOKEN_ENTRIES(f16, uint16_t, 1)
+LK_ARM_TOKEN_ENTRIES(bf16, uint16_t, 1)
 
 /* ------------------------------ activation quantization ------------------------------ */
 
@@ -253,13 +183,9 @@ static void silu(const float *x, float *y, int64_t n) {
 
 #endif
 
-#define FLOAT_KERNELS(ID, T)                                                                                 \
-    LK_ARM_KERNEL(LK_E_DOT, ID, dot_##T), LK_ARM_KERNEL(LK_E_DOT4, ID, dot4_##T),                            \
-    LK_ARM_KERNEL(LK_E_MATVEC, ID, matvec_##T), LK_ARM_KERNEL(LK_E_FEW_TOKENS, ID, tokens_##T),              \
-    LK_ARM_KERNEL(LK_E_GEMM, ID, tokens_##T)
 /* The float types' kernels, the Q8 quantizers and the per-table entries (arm/table.c's neon rows) */
 LK_KERNELS(lk_neon,
-    FLOAT_KERNELS(LK_TYPE_F32, f32), FLOAT_KERNELS(LK_TYPE_F16, f16), FLOAT_KERNELS(LK_TYPE_BF16, bf16),
+    LK_ARM_TOKEN_KERNELS(LK_TYPE_F32, f32), LK_ARM_TOKEN_KERNELS(LK_TYPE_F16, f16), LK_ARM_TOKEN_KERNELS(LK_TYPE_BF16, bf16),
     LK_ARM_KERNEL(LK_E_QUANTIZE, LK_TYPE_Q8_0, quantize_q8_0),
     LK_ARM_KERNEL(LK_E_QUANTIZE, LK_TYPE_Q8_1, quantize_q8_1),
     LK_ARM_KERNEL(LK_E_QUANTIZE, LK_TYPE_Q8_K, quantize_q8_K),
