@@ -17,14 +17,7 @@
 #if defined(__aarch64__)
 #include "lk_arm.h"
 
-#ifdef LK_ARM_DOTPROD
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("dotprod"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("+dotprod")
-#endif
-#endif
+#include "dotprod_target.h" /* from here: the dotprod build's target */
 
 /* acc + a vector whose lanes sum to Σ q·a over 16 elements: sdot; ARMv8.0: the products of elements k and
  * k + 8 added in 16 bits (|q·a| <= 45·128 here, two fit), then pairs into the 32-bit lanes */
@@ -143,13 +136,7 @@ LOW_KQUANT_TILE(q3_K, block_q3_K, 0)
 LK_ARM_TOKEN_ENTRIES(q2_K, block_q2_K, QK_K)
 LK_ARM_TOKEN_ENTRIES(q3_K, block_q3_K, QK_K)
 
-#ifdef LK_ARM_DOTPROD
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
-#endif
+#include "dotprod_target.h" /* up to here */
 
 #endif
 

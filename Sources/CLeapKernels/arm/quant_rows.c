@@ -17,14 +17,7 @@
 #if defined(__aarch64__)
 #include "lk_arm.h"
 
-#ifdef LK_ARM_DOTPROD
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("dotprod"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("+dotprod")
-#endif
-#endif
+#include "dotprod_target.h" /* from here: the dotprod build's target */
 
 /* lanes of acc += groups of 4 products a·b (sdot); ARMv8.0: the same lane sums in another grouping, which
  * the kernels only ever add up whole */
@@ -563,13 +556,7 @@ ENTRIES(q4_K, block_q4_K, block_q8_K, QK_K, KQ_ROW_TILES)
 ENTRIES(q5_K, block_q5_K, block_q8_K, QK_K, KQ_ROW_TILES)
 ENTRIES(q6_K, block_q6_K, block_q8_K, QK_K, 0)
 
-#ifdef LK_ARM_DOTPROD
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
-#endif
+#include "dotprod_target.h" /* up to here */
 
 #endif
 
