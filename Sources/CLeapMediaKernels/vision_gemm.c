@@ -5,7 +5,8 @@
  * zeros), packed per product. The product walks the columns in chunks of KC: a chunk of one panel (F16
  * chunks converted to floats in a buffer, once per chunk) meets every token block in turn, 32 rows x 12
  * tokens of float accumulators in registers (24 zmm), each column two vector loads, twelve broadcasts and 24
- * FMAs (AVX-512; AVX2 runs the tile as four 16-row x 6-token quarters, 12 ymm accumulators each). A chunk
+ * FMAs (AVX-512; AVX2 runs the tile as four 16-row x 6-token quarters, 12 ymm accumulators each, and arm64
+ * NEON the same quarters in 24 of its registers). A chunk
  * of a panel (32 KB as floats) stays in L1, the chunk of all tokens in L2. */
 #include "leap_kernels.h"
 #include "leap_vision_kernels.h"
@@ -412,6 +413,63 @@ static void exp_columns_avx512(float *x, int64_t rows, int64_t n, int64_t stride
 #pragma clang attribute pop
 #endif
 
+
+#if defined(__aarch64__)
+#include <arm_neon.h>
+
+/* The NEON tile: 24 of the 32 vector registers hold 16 rows x 6 tokens of accumulators, the panel's four
+ * 4-row vectors and the column's token values (two vectors, taken by lane: fmla by element), so a 32 x 12
+ * tile runs as four 16 x 6 quarters as on AVX2. Each column: four weight loads, two token loads and 24
+ * independent FMAs; every accumulator sums its column products in the portable tile's order. Partial tiles
+ * (nr < 16 or nt < 6) go through a local copy: the panel's rows past the end and the block's tokens past the
+ * end are zeros, so the whole quarter is computed and only what exists is stored. */
+#define ROW_FMAS(t, X, LANE, LANE_FMA)                                                                       \
+    a[t][0] = LANE_FMA(a[t][0], w0, X, LANE), a[t][1] = LANE_FMA(a[t][1], w1, X, LANE);                     \
+    a[t][2] = LANE_FMA(a[t][2], w2, X, LANE), a[t][3] = LANE_FMA(a[t][3], w3, X, LANE);
+static inline void quarter_neon(const float *panel, const float *xb, int64_t xcs, int64_t kc, float *y, int64_t ys,
+                                int nt, int nr, int accumulate, const float *bias) {
+    const int whole = nr >= 16 && nt >= 6;
+    float part[6][16], b[16];
+    for (int r = 0; r < 16; r++) b[r] = bias && r < nr ? bias[r] : 0.0f;
+    if (!whole && accumulate)
+        for (int t = 0; t < 6; t++)
+            for (int r = 0; r < 16; r++) part[t][r] = t < nt && r < nr ? y[t * ys + r] : 0.0f;
+    float32x4_t a[6][4];
+    for (int t = 0; t < 6; t++)
+        for (int k = 0; k < 4; k++)
+            a[t][k] = !accumulate ? vld1q_f32(b + 4 * k) : whole ? vld1q_f32(y + t * ys + 4 * k) : vld1q_f32(part[t] + 4 * k);
+    for (int64_t c = 0; c < kc; c++) {
+        const float *wc = panel + c * ROWS, *xc = xb + c * xcs;
+        const float32x4_t w0 = vld1q_f32(wc), w1 = vld1q_f32(wc + 4), w2 = vld1q_f32(wc + 8), w3 = vld1q_f32(wc + 12);
+        const float32x4_t x0 = vld1q_f32(xc);
+        const float32x2_t x1 = vld1_f32(xc + 4);
+        ROW_FMAS(0, x0, 0, vfmaq_laneq_f32)
+        ROW_FMAS(1, x0, 1, vfmaq_laneq_f32)
+        ROW_FMAS(2, x0, 2, vfmaq_laneq_f32)
+        ROW_FMAS(3, x0, 3, vfmaq_laneq_f32)
+        ROW_FMAS(4, x1, 0, vfmaq_lane_f32)
+        ROW_FMAS(5, x1, 1, vfmaq_lane_f32)
+    }
+    if (whole) {
+        for (int t = 0; t < 6; t++)
+            for (int k = 0; k < 4; k++) vst1q_f32(y + t * ys + 4 * k, a[t][k]);
+        return;
+    }
+    for (int t = 0; t < 6; t++)
+        for (int k = 0; k < 4; k++) vst1q_f32(part[t] + 4 * k, a[t][k]);
+    for (int t = 0; t < nt && t < 6; t++)
+        for (int r = 0; r < nr && r < 16; r++) y[t * ys + r] = part[t][r];
+}
+
+static void tile_neon(const float *panel, const float *xb, int64_t xcs, int64_t kc, float *y, int64_t ys, int nt,
+                      int nr, int accumulate, const float *bias) {
+    for (int t0 = 0; t0 < nt; t0 += 6)
+        for (int r0 = 0; r0 < nr; r0 += 16)
+            quarter_neon(panel + r0, xb + t0, xcs, kc, y + t0 * ys + r0, ys, nt - t0, nr - r0, accumulate,
+                         bias ? bias + r0 : NULL);
+}
+#endif
+
 void lk_vg_pack_x(const float *x, int64_t x_stride, int64_t n_tokens, int64_t cols, int round_f16, float *xp,
                   int64_t block_begin, int64_t block_end) {
 #if defined(__x86_64__)
@@ -454,6 +512,9 @@ int lk_vg_gemm_packed(int w_type, const void *packed, int64_t cols, const float 
     const int isa = lk_get_isa();
     if (isa == LK_ISA_AVX512 || isa == LK_ISA_AVX512_NOVNNI) tile = tile_avx512, widen = widen_avx512;
     if (isa == LK_ISA_AVX2) tile = tile_avx2, widen = widen_avx2;
+#elif defined(__aarch64__)
+    const int isa = lk_get_isa();
+    if (isa == LK_ISA_NEON || isa == LK_ISA_NEON_DOTPROD || isa == LK_ISA_NEON_I8MM) tile = tile_neon; /* widen: the NEON table's */
 #endif
     float *chunk = NULL;
     if (w_type == LK_TYPE_F16) {

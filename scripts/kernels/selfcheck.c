@@ -6,6 +6,7 @@
  * argument, fails unless that is the table's name (check-isa.sh checks that detection picks each level).
  * Exit status 0 = all paths agree. */
 #include "leap_kernels.h"
+#include "leap_vision_kernels.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +152,47 @@ static void check_activations(int isa, const char *name) {
     }
 }
 
+/* The vision encoders' float product (lk_vg_gemm_packed, F32 and F16 panels, with a bias) on the path against
+ * the scalar path's tile: each output sums the same column products in the same order, so within a few
+ * float roundings of Σ|w·x| (1e-6 relative) whatever the FMA contraction of the portable loop. Shapes leave
+ * partial panels (32 rows) and token blocks (12), and cover more columns than one chunk (256: the
+ * accumulating passes); the row stride's padding must stay untouched. */
+static void check_vision_gemm(int isa, const char *name) {
+    static const int shapes[][3] = {{45, 300, 13}, {64, 96, 24}, {7, 40, 5}}; /* rows, cols, tokens */
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        const int rows = shapes[si][0], cols = shapes[si][1], tokens = shapes[si][2], ys = rows + 3;
+        float *w = malloc(sizeof(float) * rows * cols), *x = malloc(sizeof(float) * tokens * cols), bias[64];
+        uint16_t *wh = malloc(2 * (size_t)rows * cols);
+        for (int i = 0; i < rows * cols; i++) w[i] = normalish(), wh[i] = lk_f32_to_f16(w[i]);
+        for (int i = 0; i < tokens * cols; i++) x[i] = normalish();
+        for (int r = 0; r < rows; r++) bias[r] = normalish();
+        const int64_t panels = (rows + LK_VG_PANEL_ROWS - 1) / LK_VG_PANEL_ROWS, blocks = (tokens + LK_VG_BLOCK_TOKENS - 1) / LK_VG_BLOCK_TOKENS;
+        void *packed = malloc(lk_vg_packed_weight_bytes(LK_TYPE_F32, rows, cols));
+        float *xp = malloc(lk_vg_packed_x_floats(tokens, cols) * sizeof(float));
+        float *y0 = malloc(sizeof(float) * tokens * ys), *y1 = malloc(sizeof(float) * tokens * ys);
+        for (int wt = 0; wt < 2; wt++) {
+            const int type = wt ? LK_TYPE_F16 : LK_TYPE_F32;
+            lk_vg_pack_weights(type, wt ? (const void *)wh : (const void *)w, wt ? 2 * (size_t)cols : 4 * (size_t)cols, rows, cols, packed, 0, panels);
+            lk_vg_pack_x(x, cols, tokens, cols, 0, xp, 0, blocks);
+            for (int i = 0; i < tokens * ys; i++) y0[i] = y1[i] = NAN;
+            lk_set_isa(LK_ISA_SCALAR);
+            lk_vg_gemm_packed(type, packed, cols, xp, (int64_t)LK_VG_BLOCK_TOKENS * cols, LK_VG_BLOCK_TOKENS, tokens, bias, y0, ys, 0, rows);
+            lk_set_isa(isa);
+            const int ok = lk_vg_gemm_packed(type, packed, cols, xp, (int64_t)LK_VG_BLOCK_TOKENS * cols, LK_VG_BLOCK_TOKENS, tokens, bias, y1, ys, 0, rows);
+            check(ok == 1, "vision gemm runs", name, type, cols, ok, 1);
+            for (int t = 0; t < tokens; t++) {
+                for (int r = 0; r < rows; r++) {
+                    double scale = fabs(bias[r]);
+                    for (int c = 0; c < cols; c++) scale += fabs((double)(wt ? lk_f16_to_f32(wh[r * cols + c]) : w[r * cols + c]) * x[t * cols + c]);
+                    check(fabs((double)y1[t * ys + r] - y0[t * ys + r]) <= 1e-6 * scale, "vision gemm", name, type, cols, y1[t * ys + r], y0[t * ys + r]);
+                }
+                for (int r = rows; r < ys; r++) check(isnan(y1[t * ys + r]), "vision gemm padding", name, type, cols, y1[t * ys + r], NAN);
+            }
+        }
+        free(w), free(x), free(wh), free(packed), free(xp), free(y0), free(y1);
+    }
+}
+
 int main(int argc, char **argv) {
     const char *best = lk_isa_name(lk_best_isa());
     printf("table in use: %s\n", best);
@@ -224,6 +266,7 @@ int main(int argc, char **argv) {
         if (!strncmp(name, "neon", 4)) check_activations(isa, name);
         if (!strncmp(name, "neon", 4)) check_batch_invariance(isa, name, w, x, xq);
         check_rows8(isa, name);
+        check_vision_gemm(isa, name);
         printf("%s: checked\n", name);
     }
     printf("%d SIMD path(s) checked, %d failure(s)\n", checked_paths, failures);
