@@ -2,7 +2,7 @@
 """Static speed estimates of the arm64 kernels without arm64 hardware: LLVM's machine-code analyzer (llvm-mca)
 on the hot inner loop of each of our kernels (Sources/CLeapKernels/arm) and of llama.cpp's ARM kernels (its
 ggml-cpu/arch/arm sources: the repacked gemv / gemm of Q4_0, Q8_0, Q4_K, Q5_K, Q6_K that its CPU backend runs
-by default, ggml_vec_dot for Q4_1, Q5_0, Q5_1), both compiled here by clang -O3 for aarch64, and prints cycles
+by default, ggml_vec_dot for Q4_1, Q5_0, Q5_1, Q2_K, Q3_K), both compiled here by clang -O3 for aarch64, and prints cycles
 per 256 weights per token for each type and phase on Cortex-A76, Neoverse-N1, Neoverse-V1 and V2 models.
 
   python3 scripts/bench_arm_mca.py --llama <llama.cpp source dir> [--mca llvm-mca-15] [--cpus a,b]
@@ -35,17 +35,19 @@ CPUS = {
     "neoverse-v1": ("i8mm", "armv8.4-a+dotprod+fp16+i8mm+bf16"),
     "neoverse-v2": ("i8mm", "armv9-a+dotprod+fp16+i8mm+bf16"),
 }
-TYPES = ["q4_0", "q8_0", "q4_K", "q5_K", "q6_K", "q4_1", "q5_0", "q5_1"]
+TYPES = ["q4_0", "q8_0", "q4_K", "q5_K", "q6_K", "q4_1", "q5_0", "q5_1", "q2_K", "q3_K"]
 PHASES = ["matvec", "few", "gemm"]
 REPACKED = {"q4_0": ("4x4", "4x8"), "q8_0": ("4x4", "4x8"), "q4_K": ("8x4", "8x8"), "q5_K": ("8x4", "8x8"),
             "q6_K": ("8x4", "8x8")}
 ROWS8 = ("q4_0", "q8_0")  # types with rows8 entries in the dotprod and i8mm tables (arm/rows8.c, arm/i8mm.c)
 ACT = {"q4_0": "q8_0", "q8_0": "q8_0", "q4_1": "q8_1", "q5_0": "q8_0", "q5_1": "q8_1", "q4_K": "q8_K",
-       "q5_K": "q8_K", "q6_K": "q8_K"}
+       "q5_K": "q8_K", "q6_K": "q8_K", "q2_K": "q8_K", "q3_K": "q8_K"}
 
 
 def ours(t, phase, level):
     """(asm file key, function, loop filter) of our kernel of type t, phase, at level"""
+    if t in ("q2_K", "q3_K"):  # arm/low_bit_kquants.c: 2 tokens and more on its token tiles
+        return "ours-lowk", ("matvec_" if phase == "matvec" else "tokens_") + t, None
     if t in ROWS8:  # the loader packs these into the 8-row layout (LK_ROWS8): the tables' rows8 entries
         if phase == "matvec":
             return "ours-rows8", f"rows8_one_{t}", None
@@ -190,6 +192,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         ours_cmd = cross + ["-march=armv8-a", "-I" + os.path.join(KERNELS, "include"), "-I" + KERNELS]
         asm["ours-dotprod"] = compile_asm(ours_cmd, os.path.join(KERNELS, "arm", "dotprod", "quant_rows.c"), f"{tmp}/d.s")
+        asm["ours-lowk"] = compile_asm(ours_cmd, os.path.join(KERNELS, "arm", "dotprod", "low_bit_kquants.c"), f"{tmp}/k.s")
         asm["ours-i8mm"] = compile_asm(ours_cmd, os.path.join(KERNELS, "arm", "i8mm.c"), f"{tmp}/i.s")
         asm["ours-rows8"] = compile_asm(ours_cmd, os.path.join(KERNELS, "arm", "rows8.c"), f"{tmp}/r.s")
         arm = os.path.join(ggml, "src", "ggml-cpu", "arch", "arm")
