@@ -20,7 +20,7 @@
 #include "dotprod_target.h" /* from here: the dotprod build's target */
 
 /* acc + a vector whose lanes sum to Σ q·a over 16 elements: sdot; ARMv8.0: the products of elements k and
- * k + 8 added in 16 bits (|q·a| <= 45·128 here, two fit), then pairs into the 32-bit lanes */
+ * k + 8 added in 16 bits (|q| <= 128 and |a| <= 127 here, so two fit), then pairs into the 32-bit lanes */
 INLINE int32x4_t add_dot16(int32x4_t acc, int8x16_t q, int8x16_t a) {
 #ifdef LK_ARM_DOTPROD
     return vdotq_s32(acc, q, a);
@@ -78,7 +78,8 @@ INLINE int8x16_t q3_K_scales(const block_q3_K *b) {
 }
 
 /* Q3_K: group j = 8h + 2s + g as Q2_K's, q = ((qs >> 2s) & 3) − 4 unless bit 4h + s of hmask[16g + k] is
- * set. sc_j · q reaches 128, past int8, so each token's group product is scaled in 32 bits. */
+ * set. sc_j · q reaches 128, past int8, but −q · sc_j lies in [−128, 124]: the weights go in negated and
+ * scaled, once per row, each token takes one product a group, and p sums to −Σ sc_j·q·a. */
 INLINE void q3_K_ints(const block_q3_K *b, const void *x, size_t xs, int64_t i, const int NT, int32x4_t *p) {
     int8_t scale[16];
     vst1q_s8(scale, q3_K_scales(b));
@@ -89,22 +90,22 @@ INLINE void q3_K_ints(const block_q3_K *b, const void *x, size_t xs, int64_t i, 
             const int j = 8 * h + 2 * s;
             const uint8x16_t m3 = vdupq_n_u8(3), bit = vdupq_n_u8((uint8_t)(1 << (4 * h + s))), four = vdupq_n_u8(4);
             const int8x16_t shift = vdupq_n_s8((int8_t)(-2 * s));
+            /* −q = 4 − (low bits | 4 · high bit) */
             const uint8x16_t u0 = vorrq_u8(vandq_u8(vshlq_u8(v0, shift), m3), vandq_u8(vtstq_u8(hm0, bit), four));
             const uint8x16_t u1 = vorrq_u8(vandq_u8(vshlq_u8(v1, shift), m3), vandq_u8(vtstq_u8(hm1, bit), four));
-            const int8x16_t q0 = vsubq_s8(vreinterpretq_s8_u8(u0), vreinterpretq_s8_u8(four));
-            const int8x16_t q1 = vsubq_s8(vreinterpretq_s8_u8(u1), vreinterpretq_s8_u8(four));
+            const int8x16_t q0 = vmulq_s8(vreinterpretq_s8_u8(vsubq_u8(four, u0)), vdupq_n_s8(scale[j]));
+            const int8x16_t q1 = vmulq_s8(vreinterpretq_s8_u8(vsubq_u8(four, u1)), vdupq_n_s8(scale[j + 1]));
             for (int t = 0; t < NT; t++) {
                 const int8_t *a = XK(t, i)->qs + 16 * j;
-                p[t] = vmlaq_n_s32(p[t], add_dot16(vdupq_n_s32(0), q0, vld1q_s8(a)), scale[j]);
-                p[t] = vmlaq_n_s32(p[t], add_dot16(vdupq_n_s32(0), q1, vld1q_s8(a + 16)), scale[j + 1]);
+                p[t] = add_dot16(add_dot16(p[t], q0, vld1q_s8(a)), q1, vld1q_s8(a + 16));
             }
         }
     }
 }
 
-/* Rows wr[r] (r < NR: 1, 2) × tokens t < NT (1..4) of type T (weights W): s[r·4 + t]. PF: prefetch each row
- * ahead (the one-token streams). */
-#define LOW_KQUANT_TILE(T, W, MINS)                                                                          \
+/* Rows wr[r] (r < NR: 1, 2) × tokens t < NT (1..4) of type T (weights W): s[r·4 + t]. SIGN: of T_ints's
+ * sum. PF: prefetch each row ahead (the one-token streams). */
+#define LOW_KQUANT_TILE(T, W, MINS, SIGN)                                                                          \
     INLINE void T##_tile(int64_t nb, const W *const *wr, const int NR, const void *x, size_t xs,            \
                          const int NT, const int PF, float *s) {                                             \
         float acc[2][4] = {{0}};                                                                             \
@@ -118,7 +119,7 @@ INLINE void q3_K_ints(const block_q3_K *b, const void *x, size_t xs, int64_t i, 
                 T##_ints(b, x, xs, i, NT, p);                                                                \
                 const float d = h2f(b->d);                                                                   \
                 for (int t = 0; t < NT; t++) {                                                               \
-                    const float ds = d * (float)vaddvq_s32(p[t]);                                            \
+                    const float ds = d * (float)(SIGN vaddvq_s32(p[t]));                                            \
                     const float inner = MINS ? __builtin_fmaf(-h2f(((const block_q2_K *)(const void *)b)->dmin), \
                                                               (float)q2_K_min_sum((const block_q2_K *)(const void *)b, XK(t, i)->bsums), ds) \
                                              : ds;                                                           \
@@ -130,8 +131,8 @@ INLINE void q3_K_ints(const block_q3_K *b, const void *x, size_t xs, int64_t i, 
             for (int t = 0; t < NT; t++) s[r * 4 + t] = acc[r][t];                                           \
     }
 
-LOW_KQUANT_TILE(q2_K, block_q2_K, 1)
-LOW_KQUANT_TILE(q3_K, block_q3_K, 0)
+LOW_KQUANT_TILE(q2_K, block_q2_K, 1, +)
+LOW_KQUANT_TILE(q3_K, block_q3_K, 0, -)
 
 LK_ARM_TOKEN_ENTRIES(q2_K, block_q2_K, QK_K)
 LK_ARM_TOKEN_ENTRIES(q3_K, block_q3_K, QK_K)
