@@ -1,4 +1,5 @@
-/* The encoders' Q8_0 matrix product on packed operands (leap_vision_kernels.h), for AVX2 without VNNI.
+/* The encoders' Q8_0 matrix product on packed operands (leap_vision_kernels.h), for AVX2 without VNNI, and for
+ * arm64 with the dot-product instructions (its layout below the AVX2 one's, int8 operands for sdot).
  *
  * y[t, r] = bias[r] + Σ_b (d_rb·dx_tb) · isum_trb, block after block from 0, with isum_trb the exact integer
  * sum of the block's 32 products w·x (the order of x86/avx2/prefill.c's Q8_0 gemm: the same float steps, so the
@@ -19,6 +20,20 @@
 #include "leap_kernel_support.h"
 #include <string.h>
 
+#if defined(__aarch64__)
+/* arm64 (NEON with the dot-product instructions): the same products and float steps on int8 operands, for
+ * sdot by element. Weights: per block the 16 rows' scales d (floats), then 32 vectors, vector 4k + q holding
+ * group k (elements 4k..4k+3) of rows 4q..4q+3, lane r the 4 bytes of row 4q + r. Activations: per token the
+ * nb blocks' 32 int8 values, then their nb scales dx (floats). Per block and token: 32 sdot, each lane of
+ * the token's 16 bytes (one group) against 4 rows; the 16 rows' sums in four vectors. */
+enum {
+    QR = LK_VQ8_PANEL_ROWS, /* rows per panel */
+    WB = QR * 4 + QR * QK,  /* bytes of a panel's block: 16 scales, 16 rows x 32 int8 */
+    XB = QK + 4,            /* bytes of a token's block: 32 int8 and its scale */
+    NT = 2,                 /* tokens per pass */
+    X_CHUNK_BYTES = 256 * 1024, /* activations of a token chunk (in L2) */
+};
+#else
 enum {
     QR = LK_VQ8_PANEL_ROWS, /* rows per panel */
     NG = QK / 2,            /* s16 pairs (groups) per block */
@@ -28,6 +43,7 @@ enum {
     KB = 24,                /* blocks per pass (a panel's 26 KB in L1) */
     X_CHUNK_BYTES = 256 * 1024, /* activations of a token chunk (in L2) */
 };
+#endif
 
 static int64_t panels_of(int64_t rows) { return (rows + QR - 1) / QR; }
 
@@ -41,16 +57,21 @@ int lk_vq8_pack_weights(const void *w, size_t w_row_bytes, int64_t rows, int64_t
         for (int64_t b = 0; b < nb; b++) {
             uint8_t *dst = (uint8_t *)packed + (size_t)(p * nb + b) * WB;
             float d[QR];
-            int16_t pairs[NG][QR][2]; /* [group][row][element] */
+#if defined(__aarch64__)
+            int8_t vals[QK / 4][QR][4]; /* [group][row][element]: vector 4k + q is vals[k][4q..4q + 3] */
+#else
+            int16_t vals[NG][QR][2]; /* [group][row][element] */
+#endif
+            const int per_group = (int)(sizeof vals[0][0] / sizeof vals[0][0][0]);
             for (int r = 0; r < QR; r++) {
                 const int64_t row = p * QR + r;
                 const block_q8_0 *blk = row < rows ? (const block_q8_0 *)((const uint8_t *)w + (size_t)row * w_row_bytes) + b : NULL;
                 d[r] = blk ? lk_f16_to_f32(blk->d) : 0.0f;
-                for (int g = 0; g < NG; g++)
-                    for (int e = 0; e < 2; e++) pairs[g][r][e] = blk ? blk->qs[2 * g + e] : 0;
+                for (int g = 0; g < QK / per_group; g++)
+                    for (int e = 0; e < per_group; e++) vals[g][r][e] = blk ? blk->qs[per_group * g + e] : 0;
             }
             memcpy(dst, d, sizeof d);
-            memcpy(dst + sizeof d, pairs, sizeof pairs);
+            memcpy(dst + sizeof d, vals, sizeof vals);
         }
     return 1;
 }
@@ -63,8 +84,12 @@ void lk_vq8_pack_x(const float *x, int64_t x_stride, int64_t cols, void *xp, int
     block_q8_0 q[STEP];
     for (int64_t t = token_begin; t < token_end; t++) {
         uint8_t *row = (uint8_t *)xp + (size_t)t * (size_t)nb * XB;
+#if defined(__aarch64__)
+        int8_t *vals = (int8_t *)row;                   /* [nb][32] */
+#else
         int16_t *vals = (int16_t *)row;                 /* [nb][32] */
-        uint8_t *scales = row + (size_t)nb * QK * 2;     /* [nb] floats */
+#endif
+        uint8_t *scales = row + (size_t)nb * QK * sizeof *vals; /* [nb] floats */
         for (int64_t b0 = 0; b0 < nb; b0 += STEP) {
             const int64_t n = nb - b0 < STEP ? nb - b0 : STEP;
             lk_quantize_row_q8_0(x + t * x_stride + b0 * QK, q, n * QK);
@@ -151,9 +176,81 @@ static void gemm_avx2(const uint8_t *packed, int64_t nb, const uint8_t *xp, int6
 #pragma clang attribute pop
 #endif
 
+
+#if defined(__aarch64__)
+#include <arm_neon.h>
+#pragma clang attribute push(__attribute__((target("dotprod"))), apply_to = function)
+
+/* Group k = 4·H + K of every token's block (xv[t]: its 16 bytes of half H) into the four row sums of s */
+#define GROUP_DOTS(H, K)                                                                                     \
+    {                                                                                                        \
+        const int8_t *wk = wb + (4 * (H) + (K)) * 64;                                                        \
+        const int8x16_t w0 = vld1q_s8(wk), w1 = vld1q_s8(wk + 16), w2 = vld1q_s8(wk + 32), w3 = vld1q_s8(wk + 48); \
+        for (int t = 0; t < nt; t++) {                                                                       \
+            s[t][0] = vdotq_laneq_s32(s[t][0], w0, xv[t], K), s[t][1] = vdotq_laneq_s32(s[t][1], w1, xv[t], K); \
+            s[t][2] = vdotq_laneq_s32(s[t][2], w2, xv[t], K), s[t][3] = vdotq_laneq_s32(s[t][3], w3, xv[t], K); \
+        }                                                                                                    \
+    }
+
+/* nt (1, NT) tokens (rows of xp from x, xrb bytes apart) x every block of one panel: y[t·ys + r] (r < nr) =
+ * bias + Σ_b (d·dx)·isum, the float steps of x86's pass_tokens */
+static inline void pass_neon(const uint8_t *panel, int64_t nb, const uint8_t *x, size_t xrb, const int nt,
+                             const float *bias, float *y, int64_t ys, int nr) {
+    float32x4_t acc[NT][4];
+    for (int t = 0; t < nt; t++)
+        for (int q = 0; q < 4; q++) acc[t][q] = vdupq_n_f32(0.0f);
+    for (int64_t b = 0; b < nb; b++) {
+        const int8_t *wb = (const int8_t *)(panel + (size_t)b * WB + QR * 4);
+        int32x4_t s[NT][4];
+        for (int t = 0; t < nt; t++)
+            for (int q = 0; q < 4; q++) s[t][q] = vdupq_n_s32(0);
+        int8x16_t xv[NT];
+        for (int t = 0; t < nt; t++) xv[t] = vld1q_s8((const int8_t *)(x + (size_t)t * xrb + (size_t)b * QK));
+        GROUP_DOTS(0, 0) GROUP_DOTS(0, 1) GROUP_DOTS(0, 2) GROUP_DOTS(0, 3)
+        for (int t = 0; t < nt; t++) xv[t] = vld1q_s8((const int8_t *)(x + (size_t)t * xrb + (size_t)b * QK + 16));
+        GROUP_DOTS(1, 0) GROUP_DOTS(1, 1) GROUP_DOTS(1, 2) GROUP_DOTS(1, 3)
+        const float *d = (const float *)(panel + (size_t)b * WB);
+        for (int t = 0; t < nt; t++) {
+            const float dx = ((const float *)(x + (size_t)t * xrb + (size_t)nb * QK))[b];
+            for (int q = 0; q < 4; q++)
+                acc[t][q] = vfmaq_f32(acc[t][q], vcvtq_f32_s32(s[t][q]), vmulq_n_f32(vld1q_f32(d + 4 * q), dx));
+        }
+    }
+    for (int t = 0; t < nt; t++) {
+        float a[QR];
+        for (int q = 0; q < 4; q++) vst1q_f32(a + 4 * q, acc[t][q]);
+        for (int r = 0; r < nr; r++) y[t * ys + r] = bias ? a[r] + bias[r] : a[r];
+    }
+}
+
+/* Token chunks (in L2) x panels x token pairs */
+static void gemm_neon(const uint8_t *packed, int64_t nb, const uint8_t *xp, int64_t n_tokens, const float *bias, float *y,
+                      int64_t ys, int64_t row_begin, int64_t row_end) {
+    const size_t xrb = (size_t)nb * XB;
+    const int64_t chunk = X_CHUNK_BYTES / (int64_t)xrb > NT ? X_CHUNK_BYTES / (int64_t)xrb : NT;
+    for (int64_t c0 = 0; c0 < n_tokens; c0 += chunk) {
+        const int64_t c1 = n_tokens - c0 < chunk ? n_tokens : c0 + chunk;
+        for (int64_t r0 = row_begin; r0 < row_end; r0 += QR) {
+            const int nr = row_end - r0 < QR ? (int)(row_end - r0) : QR;
+            const uint8_t *panel = packed + (size_t)(r0 / QR) * (size_t)nb * WB;
+            for (int64_t t = c0; t < c1; t += NT) {
+                const uint8_t *xt = xp + (size_t)t * xrb;
+                const float *bt = bias ? bias + r0 : NULL;
+                if (c1 - t >= NT) pass_neon(panel, nb, xt, xrb, NT, bt, y + t * ys + r0, ys, nr);
+                else pass_neon(panel, nb, xt, xrb, 1, bt, y + t * ys + r0, ys, nr);
+            }
+        }
+    }
+}
+
+#pragma clang attribute pop
+#endif
+
 int lk_vq8_available(void) {
 #if defined(__x86_64__)
     return lk_get_isa() == LK_ISA_AVX2;
+#elif defined(__aarch64__)
+    return lk_get_isa() == LK_ISA_NEON_DOTPROD || lk_get_isa() == LK_ISA_NEON_I8MM;
 #else
     return 0;
 #endif
@@ -170,6 +267,9 @@ int lk_vq8_gemm_packed(const void *packed, int64_t cols, const void *xp, int64_t
     float *acc = lk_scratch((size_t)chunk * QR * sizeof(float)); /* [chunk][16] */
     if (!acc) return 0;
     gemm_avx2(packed, nb, xp, n_tokens, bias, y, y_stride, row_begin, row_end, acc, chunk);
+    return 1;
+#elif defined(__aarch64__)
+    gemm_neon(packed, cols / QK, xp, n_tokens, bias, y, y_stride, row_begin, row_end);
     return 1;
 #else
     (void)packed, (void)xp, (void)bias, (void)y, (void)y_stride;

@@ -1,8 +1,8 @@
 // BatchedLinear: a linear layer for the encoders' batches of hundreds of rows (image patches, audio frames).
 // F32 and F16 weights are packed once, at load, into the panels of lk_vg_gemm_packed (a register-blocked
 // product; the shared float kernels keep llama.cpp's one-token summation order, which costs them 2-3x here);
-// F16 weights multiply activations rounded to F16, as ggml and Linear do. Q8_0 weights on AVX2 are repacked
-// at load for lk_vq8_gemm_packed (s16 operands; from 16 rows the results of Linear's Q8_0 product, faster). Other types, and
+// F16 weights multiply activations rounded to F16, as ggml and Linear do. Q8_0 weights on AVX2 and arm64 dotprod are repacked
+// at load for lk_vq8_gemm_packed (s16 operands on x86-64, int8 on arm64; from 16 rows the results of Linear's Q8_0 product, faster). Other types, and
 // Q8_0 elsewhere, use Linear (Kernels.matmul).
 import CLeapKernels
 import CLeapMediaKernels
@@ -70,7 +70,7 @@ package struct BatchedLinear {
         pool: ThreadPool
     ) -> Bool {
         let K = inputs, N = outputs
-        let xp = pool.scratch(bytes: lk_vq8_packed_x_bytes(Int64(rows), Int64(K))) // [rows][K / 32 blocks] s16 + scales
+        let xp = pool.scratch(bytes: lk_vq8_packed_x_bytes(Int64(rows), Int64(K))) // [rows][K / 32 blocks] s16 (arm64: int8) + scales
         pool.parallelFor(rows, chunksPerThread: 2) { r in
             lk_vq8_pack_x(x, Int64(K), Int64(K), xp, Int64(r.lowerBound), Int64(r.upperBound))
         }

@@ -77,7 +77,7 @@ import Testing
         }
     }
 
-    /// lk_vq8_gemm_packed (Q8_0 weights repacked with s16 values) gives lk_matmul's AVX2 Q8_0 results bit for
+    /// lk_vq8_gemm_packed (Q8_0 weights repacked: s16 values, arm64 int8) gives lk_matmul's Q8_0 results bit for
     /// bit, with a partial panel (16 rows), token counts that are not multiples of its 3-token passes, more
     /// blocks than one pass takes (24) and a row range starting past the first panel. Elsewhere it declines.
     @Test(arguments: [[16, 32, 16], [45, 864, 17], [64, 768, 100], [100, 96, 23]])

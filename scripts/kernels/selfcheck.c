@@ -193,6 +193,41 @@ static void check_vision_gemm(int isa, const char *name) {
     }
 }
 
+/* The encoders' Q8_0 product (lk_vq8_gemm_packed), where the path runs it, against lk_matmul's Q8_0 gemm on
+ * the same path plus the bias, bit for bit (the same integer block sums and float steps), with a partial
+ * panel (16 rows), an odd token count from 16 (x86's gemm threshold) and two row ranges as the pool splits
+ * them. */
+static void check_vision_q8(int isa, const char *name) {
+    enum { ROWS = 45, COLS = 864, TOKENS = 17, YS = ROWS + 3 };
+    lk_set_isa(isa);
+    if (!lk_vq8_available()) return;
+    const size_t rb = lk_row_bytes(LK_TYPE_Q8_0, COLS);
+    static float w[ROWS * COLS], x[TOKENS * COLS], bias[ROWS], want[TOKENS * YS], y[TOKENS * YS];
+    static uint8_t wq[ROWS * COLS * 2], xq[TOKENS * COLS * 2];
+    for (int i = 0; i < ROWS * COLS; i++) w[i] = normalish();
+    for (int i = 0; i < TOKENS * COLS; i++) x[i] = normalish();
+    for (int r = 0; r < ROWS; r++) bias[r] = normalish();
+    for (int r = 0; r < ROWS; r++) lk_quantize_row(LK_TYPE_Q8_0, w + r * COLS, wq + r * rb, COLS);
+    for (int t = 0; t < TOKENS; t++) lk_quantize_row(LK_TYPE_Q8_0, x + t * COLS, xq + t * rb, COLS);
+    const int64_t panels = (ROWS + LK_VQ8_PANEL_ROWS - 1) / LK_VQ8_PANEL_ROWS;
+    void *packed = malloc(lk_vq8_packed_weight_bytes(ROWS, COLS)), *xp = malloc(lk_vq8_packed_x_bytes(TOKENS, COLS));
+    lk_vq8_pack_weights(wq, rb, ROWS, COLS, packed, 0, panels);
+    lk_vq8_pack_x(x, COLS, COLS, xp, 0, TOKENS);
+    for (int i = 0; i < TOKENS * YS; i++) y[i] = NAN;
+    lk_matmul(LK_TYPE_Q8_0, wq, rb, COLS, xq, rb, TOKENS, want, YS, 0, ROWS);
+    const int ok = lk_vq8_gemm_packed(packed, COLS, xp, TOKENS, bias, y, YS, 0, LK_VQ8_PANEL_ROWS) &&
+                   lk_vq8_gemm_packed(packed, COLS, xp, TOKENS, bias, y, YS, LK_VQ8_PANEL_ROWS, ROWS);
+    check(ok, "vision q8 gemm runs", name, LK_TYPE_Q8_0, COLS, ok, 1);
+    for (int t = 0; t < TOKENS; t++) {
+        for (int r = 0; r < ROWS; r++) {
+            const float e = want[t * YS + r] + bias[r];
+            check(memcmp(&y[t * YS + r], &e, 4) == 0, "vision q8 gemm", name, LK_TYPE_Q8_0, COLS, y[t * YS + r], e);
+        }
+        for (int r = ROWS; r < YS; r++) check(isnan(y[t * YS + r]), "vision q8 padding", name, LK_TYPE_Q8_0, COLS, y[t * YS + r], NAN);
+    }
+    free(packed), free(xp);
+}
+
 int main(int argc, char **argv) {
     const char *best = lk_isa_name(lk_best_isa());
     printf("table in use: %s\n", best);
@@ -267,6 +302,7 @@ int main(int argc, char **argv) {
         if (!strncmp(name, "neon", 4)) check_batch_invariance(isa, name, w, x, xq);
         check_rows8(isa, name);
         check_vision_gemm(isa, name);
+        check_vision_q8(isa, name);
         printf("%s: checked\n", name);
     }
     printf("%d SIMD path(s) checked, %d failure(s)\n", checked_paths, failures);

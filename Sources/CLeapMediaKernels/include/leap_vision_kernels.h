@@ -62,17 +62,18 @@ void lk_vg_exp_columns(float *x, int64_t rows, int64_t n, int64_t stride, float 
 int lk_vision_gemm(int w_type, const void *w, size_t w_row_bytes, int64_t cols, const float *x, int64_t x_stride,
                    int64_t n_tokens, float *y, int64_t y_stride, int64_t row_begin, int64_t row_end);
 
-/* ---- The encoders' Q8_0 matrix product (vision_q8_gemm.c), for AVX2 without VNNI ----
+/* ---- The encoders' Q8_0 matrix product (vision_q8_gemm.c), for AVX2 without VNNI and arm64 with dotprod ----
  * Y[t, r] = bias[r] + Σ_b (d_rb·dx_tb) · Σ_{c in block b} w[r, c]·x[t, c]: W's Q8_0 blocks (cols a multiple of
- * 32) repacked in panels of LK_VQ8_PANEL_ROWS rows with s16 values, X quantized to Q8_0 blocks (ggml's
- * quantize_row_q8_0) with s16 values; the float steps of the AVX2 Q8_0 gemm behind lk_matmul (the same
- * results from LK_VQ8_MIN_TOKENS tokens). */
+ * 32) repacked in panels of LK_VQ8_PANEL_ROWS rows, X quantized to Q8_0 blocks (ggml's quantize_row_q8_0), both
+ * with s16 values on x86-64 and int8 on arm64 (a packing is for the architecture it was made on); the float
+ * steps of the Q8_0 gemm behind lk_matmul (the same results, on AVX2 from LK_VQ8_MIN_TOKENS tokens, on the
+ * arm64 tables at every token count). */
 enum {
     LK_VQ8_PANEL_ROWS = 16,
     LK_VQ8_MIN_TOKENS = 16, /* lk_matmul takes that AVX2 gemm from this many tokens (fewer: other orders) */
 };
 
-/* 1 when lk_vq8_gemm_packed runs here (AVX2 is the ISA: lk_get_isa()). */
+/* 1 when lk_vq8_gemm_packed runs here (the ISA, lk_get_isa(), is AVX2, NEON_DOTPROD or NEON_I8MM). */
 int lk_vq8_available(void);
 
 /* Bytes of the rows x cols Q8_0 matrix W packed (64-byte aligned storage keeps its vector loads aligned). */
