@@ -32,26 +32,33 @@ INLINE int32x4_t add_dot16(int32x4_t acc, int8x16_t q, int8x16_t a) {
 /* Token t's super-block i: activations in rows of xs bytes from x */
 #define XK(t, i) ((const block_q8_K *)(const void *)((const uint8_t *)x + (size_t)(t) * xs) + (i))
 
+/* bits 2S..2S+1 of each byte of v (S a constant 0..3) */
+#define TWO_BITS(v, S) vandq_u8((S) ? vshrq_n_u8(v, (S) ? 2 * (S) : 1) : (v), vdupq_n_u8(3))
+
+/* Groups 8H + 2S + G (G = 0, 1; H, S constants) of a super-block: the weights scaled once by UNPACK(v, G, H,
+ * S) from v0 (G = 0) or v1, then one product a group for each token */
+#define KQ_GROUPS(H, S, UNPACK)                                                                              \
+    {                                                                                                        \
+        const int8x16_t q0 = UNPACK(v0, 0, H, S), q1 = UNPACK(v1, 1, H, S);                                  \
+        for (int t = 0; t < NT; t++) {                                                                       \
+            const int8_t *a = XK(t, i)->qs + 128 * (H) + 32 * (S);                                           \
+            p[t] = add_dot16(add_dot16(p[t], q0, vld1q_s8(a)), q1, vld1q_s8(a + 16));                        \
+        }                                                                                                    \
+    }
+#define KQ_HALF(H, UNPACK)                                                                                   \
+    {                                                                                                        \
+        const uint8x16_t v0 = vld1q_u8(b->qs + 32 * (H)), v1 = vld1q_u8(b->qs + 32 * (H) + 16);              \
+        KQ_GROUPS(H, 0, UNPACK) KQ_GROUPS(H, 1, UNPACK) KQ_GROUPS(H, 2, UNPACK) KQ_GROUPS(H, 3, UNPACK)      \
+    }
+
 /* Q2_K: group j = 8h + 2s + g (h half, s shift, g = 0, 1 for elements 0..15, 16..31 of the 32 at
  * qs[32h..32h+31]) holds (qs >> 2s) & 3. sc_j · q is at most 45, so the scale goes into the weights once per
  * row and each token takes one product a group. */
+#define Q2_K_UNPACK(v, G, H, S) vreinterpretq_s8_u8(vmulq_u8(TWO_BITS(v, S), vdupq_laneq_u8(sc, 8 * (H) + 2 * (S) + (G))))
 INLINE void q2_K_ints(const block_q2_K *b, const void *x, size_t xs, int64_t i, const int NT, int32x4_t *p) {
     const uint8x16_t sc = vandq_u8(vld1q_u8(b->scales), vdupq_n_u8(15));
-    uint8_t scale[16];
-    vst1q_u8(scale, sc);
-    for (int h = 0; h < 2; h++) {
-        const uint8x16_t v0 = vld1q_u8(b->qs + 32 * h), v1 = vld1q_u8(b->qs + 32 * h + 16);
-        for (int s = 0; s < 4; s++) {
-            const int j = 8 * h + 2 * s;
-            const uint8x16_t m3 = vdupq_n_u8(3);
-            const int8x16_t q0 = vreinterpretq_s8_u8(vmulq_u8(vandq_u8(vshlq_u8(v0, vdupq_n_s8((int8_t)(-2 * s))), m3), vdupq_n_u8(scale[j])));
-            const int8x16_t q1 = vreinterpretq_s8_u8(vmulq_u8(vandq_u8(vshlq_u8(v1, vdupq_n_s8((int8_t)(-2 * s))), m3), vdupq_n_u8(scale[j + 1])));
-            for (int t = 0; t < NT; t++) {
-                const int8_t *a = XK(t, i)->qs + 16 * j;
-                p[t] = add_dot16(add_dot16(p[t], q0, vld1q_s8(a)), q1, vld1q_s8(a + 16));
-            }
-        }
-    }
+    KQ_HALF(0, Q2_K_UNPACK)
+    KQ_HALF(1, Q2_K_UNPACK)
 }
 
 /* Σ m_j · bsums_j of one token's super-block (Q2_K's mins: the high nibbles of its scales) */
@@ -79,28 +86,17 @@ INLINE int8x16_t q3_K_scales(const block_q3_K *b) {
 
 /* Q3_K: group j = 8h + 2s + g as Q2_K's, q = ((qs >> 2s) & 3) − 4 unless bit 4h + s of hmask[16g + k] is
  * set. sc_j · q reaches 128, past int8, but −q · sc_j lies in [−128, 124]: the weights go in negated and
- * scaled, once per row, each token takes one product a group, and p sums to −Σ sc_j·q·a. */
+ * scaled, once per row, each token takes one product a group, and p sums to −Σ sc_j·q·a:
+ * −q = 4·(1 − high bit) − low bits, hn[G] the complement of hmask's 16 bytes of group G. */
+#define Q3_K_UNPACK(v, G, H, S)                                                                              \
+    vmulq_s8(vreinterpretq_s8_u8(vsubq_u8(vandq_u8(vtstq_u8(hn[G], vdupq_n_u8(1 << (4 * (H) + (S)))), vdupq_n_u8(4)), \
+                                          TWO_BITS(v, S))),                                                  \
+             vdupq_laneq_s8(sc, 8 * (H) + 2 * (S) + (G)))
 INLINE void q3_K_ints(const block_q3_K *b, const void *x, size_t xs, int64_t i, const int NT, int32x4_t *p) {
-    int8_t scale[16];
-    vst1q_s8(scale, q3_K_scales(b));
-    const uint8x16_t hm0 = vld1q_u8(b->hmask), hm1 = vld1q_u8(b->hmask + 16);
-    for (int h = 0; h < 2; h++) {
-        const uint8x16_t v0 = vld1q_u8(b->qs + 32 * h), v1 = vld1q_u8(b->qs + 32 * h + 16);
-        for (int s = 0; s < 4; s++) {
-            const int j = 8 * h + 2 * s;
-            const uint8x16_t m3 = vdupq_n_u8(3), bit = vdupq_n_u8((uint8_t)(1 << (4 * h + s))), four = vdupq_n_u8(4);
-            const int8x16_t shift = vdupq_n_s8((int8_t)(-2 * s));
-            /* −q = 4 − (low bits | 4 · high bit) */
-            const uint8x16_t u0 = vorrq_u8(vandq_u8(vshlq_u8(v0, shift), m3), vandq_u8(vtstq_u8(hm0, bit), four));
-            const uint8x16_t u1 = vorrq_u8(vandq_u8(vshlq_u8(v1, shift), m3), vandq_u8(vtstq_u8(hm1, bit), four));
-            const int8x16_t q0 = vmulq_s8(vreinterpretq_s8_u8(vsubq_u8(four, u0)), vdupq_n_s8(scale[j]));
-            const int8x16_t q1 = vmulq_s8(vreinterpretq_s8_u8(vsubq_u8(four, u1)), vdupq_n_s8(scale[j + 1]));
-            for (int t = 0; t < NT; t++) {
-                const int8_t *a = XK(t, i)->qs + 16 * j;
-                p[t] = add_dot16(add_dot16(p[t], q0, vld1q_s8(a)), q1, vld1q_s8(a + 16));
-            }
-        }
-    }
+    const int8x16_t sc = q3_K_scales(b);
+    const uint8x16_t hn[2] = {vmvnq_u8(vld1q_u8(b->hmask)), vmvnq_u8(vld1q_u8(b->hmask + 16))};
+    KQ_HALF(0, Q3_K_UNPACK)
+    KQ_HALF(1, Q3_K_UNPACK)
 }
 
 /* Rows wr[r] (r < NR: 1, 2) × tokens t < NT (1..4) of type T (weights W): s[r·4 + t]. SIGN: of T_ints's
