@@ -118,6 +118,16 @@ static void exp_columns_portable(float *x, int64_t rows, int64_t n, int64_t stri
 
 static void widen_portable(const uint16_t *h, float *f, int64_t n) { lk_f16_to_f32_row(h, f, n); }
 
+/* A 32 x 12 tile (tile_portable's arguments) as the 16-row x 6-token quarters of QUARTER (same arguments) */
+#define TILE_OF_QUARTERS(NAME, QUARTER)                                                                      \
+    static void NAME(const float *panel, const float *xb, int64_t xcs, int64_t kc, float *y, int64_t ys, int nt, \
+                     int nr, int accumulate, const float *bias) {                                            \
+        for (int t0 = 0; t0 < nt; t0 += 6)                                                                   \
+            for (int r0 = 0; r0 < nr; r0 += 16)                                                              \
+                QUARTER(panel + r0, xb + t0, xcs, kc, y + t0 * ys + r0, ys, nt - t0, nr - r0, accumulate,    \
+                        bias ? bias + r0 : NULL);                                                            \
+    }
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -171,13 +181,7 @@ static inline void quarter_avx2(const float *panel, const float *xb, int64_t xcs
     }
 }
 
-static void tile_avx2(const float *panel, const float *xb, int64_t xcs, int64_t kc, float *y, int64_t ys, int nt,
-                      int nr, int accumulate, const float *bias) {
-    for (int t0 = 0; t0 < nt; t0 += 6)
-        for (int r0 = 0; r0 < nr; r0 += 16)
-            quarter_avx2(panel + r0, xb + t0, xcs, kc, y + t0 * ys + r0, ys, nt - t0, nr - r0, accumulate,
-                         bias ? bias + r0 : NULL);
-}
+TILE_OF_QUARTERS(tile_avx2, quarter_avx2)
 
 static void widen_avx2(const uint16_t *h, float *f, int64_t n) {
     int64_t i = 0;
@@ -461,13 +465,7 @@ static inline void quarter_neon(const float *panel, const float *xb, int64_t xcs
         for (int r = 0; r < nr && r < 16; r++) y[t * ys + r] = part[t][r];
 }
 
-static void tile_neon(const float *panel, const float *xb, int64_t xcs, int64_t kc, float *y, int64_t ys, int nt,
-                      int nr, int accumulate, const float *bias) {
-    for (int t0 = 0; t0 < nt; t0 += 6)
-        for (int r0 = 0; r0 < nr; r0 += 16)
-            quarter_neon(panel + r0, xb + t0, xcs, kc, y + t0 * ys + r0, ys, nt - t0, nr - r0, accumulate,
-                         bias ? bias + r0 : NULL);
-}
+TILE_OF_QUARTERS(tile_neon, quarter_neon)
 #endif
 
 void lk_vg_pack_x(const float *x, int64_t x_stride, int64_t n_tokens, int64_t cols, int round_f16, float *xp,
