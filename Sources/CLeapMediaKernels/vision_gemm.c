@@ -466,6 +466,53 @@ static inline void quarter_neon(const float *panel, const float *xb, int64_t xcs
 }
 
 TILE_OF_QUARTERS(tile_neon, quarter_neon)
+
+/* expf for x <= 0 as exp_nonpositive_avx2 (Cephes' polynomial on x − n·ln 2, 2^n in two normal factors so
+ * the subnormal results are kept), lane for lane */
+static inline float32x4_t exp_nonpositive_neon(float32x4_t x) {
+    x = vmaxq_f32(x, vdupq_n_f32(-103.0f));
+    const float32x4_t n = vrndnq_f32(vmulq_f32(x, vdupq_n_f32(1.44269504088896341f)));
+    float32x4_t r = vfmsq_f32(x, n, vdupq_n_f32(0.693359375f));
+    r = vfmsq_f32(r, n, vdupq_n_f32(-2.12194440e-4f));
+    float32x4_t p = vdupq_n_f32(1.9875691500e-4f);
+    p = vfmaq_f32(vdupq_n_f32(1.3981999507e-3f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(8.3334519073e-3f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(4.1665795894e-2f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(1.6666665459e-1f), p, r);
+    p = vfmaq_f32(vdupq_n_f32(5.0000001201e-1f), p, r);
+    const float32x4_t y = vaddq_f32(vfmaq_f32(r, vmulq_f32(p, r), r), vdupq_n_f32(1.0f));
+    const int32x4_t ni = vcvtq_s32_f32(n), half = vshrq_n_s32(ni, 1);
+    const float32x4_t s0 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(half, vdupq_n_s32(127)), 23));
+    const float32x4_t s1 = vreinterpretq_f32_s32(vshlq_n_s32(vaddq_s32(vsubq_s32(ni, half), vdupq_n_s32(127)), 23));
+    return vmulq_f32(vmulq_f32(y, s0), s1);
+}
+
+/* Columns j0..j0 + 4·K − 1 (K vectors of 4 side by side, so each row's 16·K bytes are read at once): the
+ * maxima down the rows, each element's exponential, the columns' inverse sums */
+static inline void exp_vectors_neon(float *x, int64_t rows, int64_t stride, int64_t j0, float scale, const int K,
+                                    float *inv_sums) {
+    float32x4_t max[4], sum[4];
+    for (int k = 0; k < K; k++) max[k] = vdupq_n_f32(-INFINITY), sum[k] = vdupq_n_f32(0.0f);
+    for (int64_t i = 0; i < rows; i++)
+        for (int k = 0; k < K; k++) max[k] = vmaxq_f32(max[k], vld1q_f32(x + i * stride + j0 + 4 * k));
+    for (int k = 0; k < K; k++) max[k] = vnegq_f32(vmulq_n_f32(max[k], scale));
+    for (int64_t i = 0; i < rows; i++)
+        for (int k = 0; k < K; k++) {
+            float *p = x + i * stride + j0 + 4 * k;
+            const float32x4_t e = exp_nonpositive_neon(vfmaq_n_f32(max[k], vld1q_f32(p), scale));
+            sum[k] = vaddq_f32(sum[k], e);
+            vst1q_f32(p, e);
+        }
+    for (int k = 0; k < K; k++) vst1q_f32(inv_sums + j0 + 4 * k, vdivq_f32(vdupq_n_f32(1.0f), sum[k]));
+}
+
+/* 16 columns a pass, then 4, the last n % 4 as the portable loop */
+static void exp_columns_neon(float *x, int64_t rows, int64_t n, int64_t stride, float scale, float *inv_sums) {
+    int64_t j0 = 0;
+    for (; j0 + 16 <= n; j0 += 16) exp_vectors_neon(x, rows, stride, j0, scale, 4, inv_sums);
+    for (; j0 + 4 <= n; j0 += 4) exp_vectors_neon(x, rows, stride, j0, scale, 1, inv_sums);
+    if (j0 < n) exp_columns_portable(x + j0, rows, n - j0, stride, scale, inv_sums + j0);
+}
 #endif
 
 void lk_vg_pack_x(const float *x, int64_t x_stride, int64_t n_tokens, int64_t cols, int round_f16, float *xp,
@@ -489,6 +536,12 @@ void lk_vg_exp_columns(float *x, int64_t rows, int64_t n, int64_t stride, float 
     }
     if (isa == LK_ISA_AVX2) {
         exp_columns_avx2(x, rows, n, stride, scale, inv_sums);
+        return;
+    }
+#elif defined(__aarch64__)
+    const int isa = lk_get_isa();
+    if (isa == LK_ISA_NEON || isa == LK_ISA_NEON_DOTPROD || isa == LK_ISA_NEON_I8MM) {
+        exp_columns_neon(x, rows, n, stride, scale, inv_sums);
         return;
     }
 #endif

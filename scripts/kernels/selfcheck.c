@@ -228,6 +228,29 @@ static void check_vision_q8(int isa, const char *name) {
     free(packed), free(xp);
 }
 
+/* The vision attention's softmax down columns (lk_vg_exp_columns) on the path against the scalar path's
+ * (expf): exponentials within about 1 ulp each and the columns' sums in the same order, so 1e-6 relative
+ * for both; n = 101 covers 16-column passes, a 4-column one and a tail; columns past n stay untouched. */
+static void check_vision_exp(int isa, const char *name) {
+    enum { ROWS = 300, N = 101, STRIDE = 104 };
+    static float in[ROWS * STRIDE], x0[ROWS * STRIDE], x1[ROWS * STRIDE], s0[STRIDE], s1[STRIDE];
+    for (int i = 0; i < ROWS * STRIDE; i++) in[i] = normalish() * 30.0f;
+    memcpy(x0, in, sizeof in), memcpy(x1, in, sizeof in);
+    for (int j = 0; j < STRIDE; j++) s0[j] = s1[j] = NAN;
+    lk_set_isa(LK_ISA_SCALAR);
+    lk_vg_exp_columns(x0, ROWS, N, STRIDE, 0.125f, s0);
+    lk_set_isa(isa);
+    lk_vg_exp_columns(x1, ROWS, N, STRIDE, 0.125f, s1);
+    for (int i = 0; i < ROWS; i++)
+        for (int j = 0; j < STRIDE; j++) {
+            const int k = i * STRIDE + j;
+            if (j < N) check(fabsf(x1[k] - x0[k]) <= 1e-6f * x0[k] + 1e-30f, "vision exp", name, 0, j, x1[k], x0[k]);
+            else check(x1[k] == in[k], "vision exp untouched", name, 0, j, x1[k], in[k]);
+        }
+    for (int j = 0; j < STRIDE; j++)
+        check(j < N ? fabsf(s1[j] - s0[j]) <= 1e-6f * s0[j] : isnan(s1[j]), "vision exp sums", name, 0, j, s1[j], s0[j]);
+}
+
 int main(int argc, char **argv) {
     const char *best = lk_isa_name(lk_best_isa());
     printf("table in use: %s\n", best);
@@ -303,6 +326,7 @@ int main(int argc, char **argv) {
         check_rows8(isa, name);
         check_vision_gemm(isa, name);
         check_vision_q8(isa, name);
+        check_vision_exp(isa, name);
         printf("%s: checked\n", name);
     }
     printf("%d SIMD path(s) checked, %d failure(s)\n", checked_paths, failures);
