@@ -210,7 +210,10 @@ static void check_vision_q8(int isa, const char *name) {
     for (int r = 0; r < ROWS; r++) lk_quantize_row(LK_TYPE_Q8_0, w + r * COLS, wq + r * rb, COLS);
     for (int t = 0; t < TOKENS; t++) lk_quantize_row(LK_TYPE_Q8_0, x + t * COLS, xq + t * rb, COLS);
     const int64_t panels = (ROWS + LK_VQ8_PANEL_ROWS - 1) / LK_VQ8_PANEL_ROWS;
-    void *packed = malloc(lk_vq8_packed_weight_bytes(ROWS, COLS)), *xp = malloc(lk_vq8_packed_x_bytes(TOKENS, COLS));
+    /* 64-byte aligned storage, as leap_vision_kernels.h asks: the packed operands take aligned vector loads */
+    const size_t wbytes = (lk_vq8_packed_weight_bytes(ROWS, COLS) + 63) / 64 * 64;
+    const size_t xbytes = (lk_vq8_packed_x_bytes(TOKENS, COLS) + 63) / 64 * 64;
+    void *packed = aligned_alloc(64, wbytes), *xp = aligned_alloc(64, xbytes);
     lk_vq8_pack_weights(wq, rb, ROWS, COLS, packed, 0, panels);
     lk_vq8_pack_x(x, COLS, COLS, xp, 0, TOKENS);
     for (int i = 0; i < TOKENS * YS; i++) y[i] = NAN;
