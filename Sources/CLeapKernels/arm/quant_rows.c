@@ -10,7 +10,7 @@
  * a batch gives the bits of its tokens one by one.
  *
  * Entries: dot, dot2 (rows r and r + half), dot4, matvec (two row streams with prefetch), few_tokens (2..15
- * tokens: each weight block unpacked once for all of them; on dotprod the 32-block types, Q4_K and Q5_K in
+ * tokens: each weight block unpacked once for all of them; on dotprod the 32-block types and the K-quants in
  * 4-row tiles with the rows in the lanes), gemm (the few-token tiles 16 tokens at a time) of Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K. */
 #include "../lk_tables.h"
 
@@ -399,6 +399,74 @@ INLINE void q5_K_sub(const block_q5_K *b, int j, int8x16_t *lo, int8x16_t *hi) {
     }
 KQUANT_ROW_TILE(q4_K, block_q4_K)
 KQUANT_ROW_TILE(q5_K, block_q5_K)
+
+/* Quarter m or m + 2 (HIGH) of a Q6_K half, elements 16k .. 16k + 15, as int8 q - 32: lo4 holds their low 4
+ * bits (ql + 32·m + 16k: low nibbles m, high nibbles m + 2), hb the high bits (qh + 16k) shifted right by 2m
+ * (bits 0..1 for quarter m, 4..5 for m + 2) */
+INLINE int8x16_t q6_K_quarter(uint8x16_t lo4, uint8x16_t hb, const int HIGH) {
+    const uint8x16_t q = HIGH ? vorrq_u8(vshrq_n_u8(lo4, 4), vandq_u8(hb, vdupq_n_u8(0x30)))
+                              : vorrq_u8(vandq_u8(lo4, vdupq_n_u8(15)), vshlq_n_u8(vandq_u8(hb, vdupq_n_u8(3)), 4));
+    return vsubq_s8(vreinterpretq_s8_u8(q), vdupq_n_s8(32));
+}
+
+/* The 4 rows' 16 int8 scales s[r] as sc[j] = lanes (s[0][j], s[1][j], s[2][j], s[3][j]) in int32 */
+INLINE void scales_by_row(const int8x16_t s[4], int32x4_t sc[16]) {
+    const int8x16_t z0 = vzip1q_s8(s[0], s[1]), z1 = vzip2q_s8(s[0], s[1]);
+    const int8x16_t z2 = vzip1q_s8(s[2], s[3]), z3 = vzip2q_s8(s[2], s[3]);
+    const int16x8_t q[4] = {vzip1q_s16(vreinterpretq_s16_s8(z0), vreinterpretq_s16_s8(z2)),  /* j 0..3 */
+                            vzip2q_s16(vreinterpretq_s16_s8(z0), vreinterpretq_s16_s8(z2)),  /* j 4..7 */
+                            vzip1q_s16(vreinterpretq_s16_s8(z1), vreinterpretq_s16_s8(z3)),  /* j 8..11 */
+                            vzip2q_s16(vreinterpretq_s16_s8(z1), vreinterpretq_s16_s8(z3))}; /* j 12..15 */
+    for (int g = 0; g < 4; g++) {
+        const int16x8_t w0 = vmovl_s8(vget_low_s8(vreinterpretq_s8_s16(q[g])));
+        const int16x8_t w1 = vmovl_high_s8(vreinterpretq_s8_s16(q[g]));
+        sc[4 * g] = vmovl_s16(vget_low_s16(w0)), sc[4 * g + 1] = vmovl_high_s16(w0);
+        sc[4 * g + 2] = vmovl_s16(vget_low_s16(w1)), sc[4 * g + 3] = vmovl_high_s16(w1);
+    }
+}
+
+/* dotprod few-token tile of Q6_K: 4 rows (wr) × NT tokens (XB), s[t·4 + r], the rows in the lanes as
+ * KQUANT_ROW_TILE: each 16-element sub-block of the 4 rows unpacked and transposed once, 4 sdot by element a
+ * token, times the rows' scales as a vector; KQUANT_KERNEL's float steps (no mins) lane for lane. */
+INLINE void q6_K_rtile(int64_t nb, const block_q6_K *const *wr, const block_q8_K *xb, const size_t ts,
+                       const size_t bs, const int NT, float *s) {
+    float32x4_t acc[8];
+    for (int t = 0; t < NT; t++) acc[t] = vdupq_n_f32(0.0f);
+    for (int64_t i = 0; i < nb; i++) {
+        int8x16_t s8[4];
+        float d[4];
+        for (int r = 0; r < 4; r++) s8[r] = vld1q_s8(wr[r][i].scales), d[r] = h2f(wr[r][i].d);
+        int32x4_t scv[16], sumi[8];
+        scales_by_row(s8, scv);
+        for (int t = 0; t < NT; t++) sumi[t] = vdupq_n_s32(0);
+        for (int u = 0; u < 8; u++) { /* half h, quarters m and m + 2, elements 16k.. of each */
+            const int h = u / 4, m = (u / 2) % 2, k = u % 2;
+            int8x16_t q[2][4], w[2][4];
+            for (int r = 0; r < 4; r++) {
+                const uint8x16_t hb = vshlq_u8(vld1q_u8(wr[r][i].qh + 32 * h + 16 * k), vdupq_n_s8((int8_t)(-2 * m)));
+                const uint8x16_t lo4 = vld1q_u8(wr[r][i].ql + 64 * h + 32 * m + 16 * k);
+                q[0][r] = q6_K_quarter(lo4, hb, 0), q[1][r] = q6_K_quarter(lo4, hb, 1);
+            }
+            transpose4(q[0][0], q[0][1], q[0][2], q[0][3], w[0]);
+            transpose4(q[1][0], q[1][1], q[1][2], q[1][3], w[1]);
+            for (int e = 0; e < 2; e++) {
+                const int j = 8 * h + 2 * (m + 2 * e) + k; /* the sub-block: its scale and activations */
+                for (int t = 0; t < NT; t++) {
+                    const int8x16_t x = vld1q_s8(XB(block_q8_K, t, i)->qs + 16 * j);
+                    int32x4_t p = vdotq_laneq_s32(vdupq_n_s32(0), w[e][0], x, 0);
+                    p = vdotq_laneq_s32(p, w[e][1], x, 1);
+                    p = vdotq_laneq_s32(p, w[e][2], x, 2);
+                    p = vdotq_laneq_s32(p, w[e][3], x, 3);
+                    sumi[t] = vmlaq_s32(sumi[t], p, scv[j]);
+                }
+            }
+        }
+        const float32x4_t d4 = vld1q_f32(d);
+        for (int t = 0; t < NT; t++)
+            acc[t] = vfmaq_n_f32(acc[t], vmulq_f32(d4, vcvtq_f32_s32(sumi[t])), XB(block_q8_K, t, i)->d);
+    }
+    for (int t = 0; t < NT; t++) vst1q_f32(s + 4 * t, acc[t]);
+}
 #define KQ_ROW_TILES 1
 #else
 #define KQ_ROW_TILES 0
@@ -554,7 +622,7 @@ ENTRIES(q5_1, block_q5_1, block_q8_1, QK, 1)
 ENTRIES(q8_0, block_q8_0, block_q8_0, QK, 1)
 ENTRIES(q4_K, block_q4_K, block_q8_K, QK_K, KQ_ROW_TILES)
 ENTRIES(q5_K, block_q5_K, block_q8_K, QK_K, KQ_ROW_TILES)
-ENTRIES(q6_K, block_q6_K, block_q8_K, QK_K, 0)
+ENTRIES(q6_K, block_q6_K, block_q8_K, QK_K, KQ_ROW_TILES)
 
 #include "dotprod_target.h" /* up to here */
 
