@@ -48,6 +48,8 @@ def ours(t, phase, level):
     """(asm file key, function, loop filter) of our kernel of type t, phase, at level"""
     if t in ("q2_K", "q3_K"):  # arm/low_bit_kquants.c: 2 tokens and more on its token tiles
         return "ours-lowk", ("matvec_" if phase == "matvec" else "tokens_") + t, None
+    if level == "i8mm" and t in ("q4_K", "q5_K", "q6_K") and phase != "matvec":
+        return "ours-i8mm-kquant", f"gemm_{t}", None
     if t in ROWS8:  # the loader packs these into the 8-row layout (LK_ROWS8): the tables' rows8 entries
         if phase == "matvec":
             return "ours-rows8", f"rows8_one_{t}", None
@@ -195,6 +197,7 @@ def main():
         asm["ours-lowk"] = compile_asm(ours_cmd, os.path.join(KERNELS, "arm", "dotprod", "low_bit_kquants.c"), f"{tmp}/k.s")
         asm["ours-i8mm"] = compile_asm(ours_cmd, os.path.join(KERNELS, "arm", "i8mm.c"), f"{tmp}/i.s")
         asm["ours-rows8"] = compile_asm(ours_cmd, os.path.join(KERNELS, "arm", "rows8.c"), f"{tmp}/r.s")
+        asm["ours-i8mm-kquant"] = compile_asm(ours_cmd, os.path.join(KERNELS, "arm", "i8mm_kquant.c"), f"{tmp}/ik.s")
         arm = os.path.join(ggml, "src", "ggml-cpu", "arch", "arm")
         for level, march in levels.items():
             asm["llama-quants-" + level] = compile_asm(cross + [f"-march={march}"] + ggml_inc,

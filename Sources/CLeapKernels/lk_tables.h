@@ -109,6 +109,7 @@ extern const lk_kernel_list lk_f16_ggml_avx2, lk_f16_ggml_avx512, lk_bf16_ggml, 
 extern const lk_kernel_list lk_neon, lk_neon_quant, lk_neon_dotprod_quant, lk_neon_i8mm;
 extern const lk_kernel_list lk_neon_dotprod_rows8;
 extern const lk_kernel_list lk_neon_low_kquants, lk_neon_dotprod_low_kquants;
+extern const lk_kernel_list lk_neon_i8mm_kquant;
 /* The AMX kernels' fallbacks: the base table's gemm and rows8 entries */
 void lk_amx_link_base(const lk_kernel_table *base);
 

@@ -16,6 +16,7 @@
 
 #if defined(__aarch64__)
 #include "lk_arm.h"
+#include "kquant_blocks.h"
 
 #include "dotprod_target.h" /* from here: the dotprod build's target */
 
@@ -206,18 +207,6 @@ BLOCK32_KERNELS(q8_0, block_q8_0, block_q8_0, PREP_Q8_0, 0)
 
 /* ------------------------------------- K-quants ------------------------------------- */
 
-/* The 8 scales (sc) and mins (mn) of a Q4_K / Q5_K super-block, 6 bits each, from its 12 packed bytes. */
-INLINE void kquant_scales(const uint8_t *packed, uint8_t sc[8], uint8_t mn[8]) {
-    uint32_t u[3], o[4];
-    memcpy(u, packed, 12);
-    o[0] = u[0] & 0x3f3f3f3fu;                                            /* scales 0..3 */
-    o[1] = (u[2] & 0x0f0f0f0fu) | (((u[0] >> 6) & 0x03030303u) << 4);     /* scales 4..7 */
-    o[2] = u[1] & 0x3f3f3f3fu;                                            /* mins 0..3 */
-    o[3] = ((u[2] >> 4) & 0x0f0f0f0fu) | (((u[1] >> 6) & 0x03030303u) << 4); /* mins 4..7 */
-    memcpy(sc, o, 8);
-    memcpy(mn, o + 2, 8);
-}
-
 /* Σ min_j · (bsums[2j] + bsums[2j + 1]) of one token's super-block */
 INLINE int32_t kquant_min_sum(const uint8_t mn[8], const int16_t *bsums) {
     const int16x8_t pairs = vpaddq_s16(vld1q_s16(bsums), vld1q_s16(bsums + 8));
@@ -330,23 +319,6 @@ KQUANT_KERNEL(q5_K, block_q5_K, 1)
 KQUANT_KERNEL(q6_K, block_q6_K, 0)
 
 #ifdef LK_ARM_DOTPROD
-/* Sub-block j (32 elements) of a Q4_K / Q5_K super-block as int8: elements 0..15 (lo) and 16..31 (hi) */
-INLINE void q4_K_sub(const block_q4_K *b, int j, int8x16_t *lo, int8x16_t *hi) {
-    const uint8x16_t r0 = vld1q_u8(b->qs + 32 * (j / 2)), r1 = vld1q_u8(b->qs + 32 * (j / 2) + 16);
-    *lo = vreinterpretq_s8_u8(j % 2 ? vshrq_n_u8(r0, 4) : vandq_u8(r0, vdupq_n_u8(15)));
-    *hi = vreinterpretq_s8_u8(j % 2 ? vshrq_n_u8(r1, 4) : vandq_u8(r1, vdupq_n_u8(15)));
-}
-INLINE void q5_K_sub(const block_q5_K *b, int j, int8x16_t *lo, int8x16_t *hi) {
-    const uint8x16_t r0 = vld1q_u8(b->qs + 32 * (j / 2)), r1 = vld1q_u8(b->qs + 32 * (j / 2) + 16);
-    const uint8x16_t n0 = j % 2 ? vshrq_n_u8(r0, 4) : vandq_u8(r0, vdupq_n_u8(15));
-    const uint8x16_t n1 = j % 2 ? vshrq_n_u8(r1, 4) : vandq_u8(r1, vdupq_n_u8(15));
-    /* the fifth bit: bit j of qh[l], moved to bit 4 */
-    const int8x16_t shift = vdupq_n_s8((int8_t)(4 - j));
-    const uint8x16_t m16 = vdupq_n_u8(16);
-    *lo = vreinterpretq_s8_u8(vorrq_u8(n0, vandq_u8(vshlq_u8(vld1q_u8(b->qh), shift), m16)));
-    *hi = vreinterpretq_s8_u8(vorrq_u8(n1, vandq_u8(vshlq_u8(vld1q_u8(b->qh + 16), shift), m16)));
-}
-
 /* dotprod few-token tile of Q4_K / Q5_K: 4 rows (wr) × NT tokens (XB), s[t·4 + r], the rows in the lanes as
  * BLOCK32_ROW_TILE: each sub-block of the 4 rows unpacked and transposed once, 8 sdot by element a token, the
  * rows' scales and mins as vectors; the float steps of KQUANT_KERNEL lane for lane. */
@@ -399,31 +371,6 @@ INLINE void q5_K_sub(const block_q5_K *b, int j, int8x16_t *lo, int8x16_t *hi) {
     }
 KQUANT_ROW_TILE(q4_K, block_q4_K)
 KQUANT_ROW_TILE(q5_K, block_q5_K)
-
-/* Quarter m or m + 2 (HIGH) of a Q6_K half, elements 16k .. 16k + 15, as int8 q - 32: lo4 holds their low 4
- * bits (ql + 32·m + 16k: low nibbles m, high nibbles m + 2), hb the high bits (qh + 16k) shifted right by 2m
- * (bits 0..1 for quarter m, 4..5 for m + 2) */
-INLINE int8x16_t q6_K_quarter(uint8x16_t lo4, uint8x16_t hb, const int HIGH) {
-    const uint8x16_t q = HIGH ? vorrq_u8(vshrq_n_u8(lo4, 4), vandq_u8(hb, vdupq_n_u8(0x30)))
-                              : vorrq_u8(vandq_u8(lo4, vdupq_n_u8(15)), vshlq_n_u8(vandq_u8(hb, vdupq_n_u8(3)), 4));
-    return vsubq_s8(vreinterpretq_s8_u8(q), vdupq_n_s8(32));
-}
-
-/* The 4 rows' 16 int8 scales s[r] as sc[j] = lanes (s[0][j], s[1][j], s[2][j], s[3][j]) in int32 */
-INLINE void scales_by_row(const int8x16_t s[4], int32x4_t sc[16]) {
-    const int8x16_t z0 = vzip1q_s8(s[0], s[1]), z1 = vzip2q_s8(s[0], s[1]);
-    const int8x16_t z2 = vzip1q_s8(s[2], s[3]), z3 = vzip2q_s8(s[2], s[3]);
-    const int16x8_t q[4] = {vzip1q_s16(vreinterpretq_s16_s8(z0), vreinterpretq_s16_s8(z2)),  /* j 0..3 */
-                            vzip2q_s16(vreinterpretq_s16_s8(z0), vreinterpretq_s16_s8(z2)),  /* j 4..7 */
-                            vzip1q_s16(vreinterpretq_s16_s8(z1), vreinterpretq_s16_s8(z3)),  /* j 8..11 */
-                            vzip2q_s16(vreinterpretq_s16_s8(z1), vreinterpretq_s16_s8(z3))}; /* j 12..15 */
-    for (int g = 0; g < 4; g++) {
-        const int16x8_t w0 = vmovl_s8(vget_low_s8(vreinterpretq_s8_s16(q[g])));
-        const int16x8_t w1 = vmovl_high_s8(vreinterpretq_s8_s16(q[g]));
-        sc[4 * g] = vmovl_s16(vget_low_s16(w0)), sc[4 * g + 1] = vmovl_high_s16(w0);
-        sc[4 * g + 2] = vmovl_s16(vget_low_s16(w1)), sc[4 * g + 3] = vmovl_high_s16(w1);
-    }
-}
 
 /* dotprod few-token tile of Q6_K: 4 rows (wr) × NT tokens (XB), s[t·4 + r], the rows in the lanes as
  * KQUANT_ROW_TILE: each 16-element sub-block of the 4 rows unpacked and transposed once, 4 sdot by element a
