@@ -61,16 +61,30 @@ INLINE void chunk_pairs(int8x16_t a, int8x16_t b, int8x16_t c[2]) {
             sumi[rp][p] = vmlaq_s32(sumi[rp][p], t, (scale)[rp]);                                            \
         }
 
-/* Σ scale·q·a of super-block i, row pairs × NP token pairs: Q4_K / Q5_K (SUB unpacks a 32-element sub-block) */
+/* Loops over a super-block's sub-blocks stay loops at every NP (unrolled whole at NP = 1 they spill) */
+#if defined(__clang__)
+#define SUBBLOCK_LOOP _Pragma("clang loop unroll(disable)")
+#else
+#define SUBBLOCK_LOOP
+#endif
+
+/* Σ scale·q·a of super-block i, row pairs × NP token pairs: Q4_K / Q5_K (SUBS unpacks sub-blocks 2c, 2c + 1) */
 #define SUBS32_INTS(T, W)                                                                                    \
     INLINE void T##_pair_ints(const W *const *wr, int64_t i, const kpair_block *const *xp, const int NP,    \
                               const int32x4_t sc[2][16], int32x4_t sumi[2][4]) {                             \
-        for (int j = 0; j < 8; j++) {                                                                        \
-            int8x16_t lo[4], hi[4], c[2][4];                                                                 \
-            for (int r = 0; r < 4; r++) T##_sub(wr[r] + i, j, &lo[r], &hi[r]);                               \
-            for (int rp = 0; rp < 2; rp++) chunk_pairs(lo[2 * rp], lo[2 * rp + 1], c[rp]), chunk_pairs(hi[2 * rp], hi[2 * rp + 1], c[rp] + 2); \
-            const int32x4_t s[2] = {sc[0][j], sc[1][j]};                                                     \
-            PAIRS_ADD(4, c, 4 * j, s)                                                                        \
+        SUBBLOCK_LOOP                                                                                        \
+        for (int c = 0; c < 4; c++) {                                                                        \
+            int8x16_t q[4][4];                                                                               \
+            for (int r = 0; r < 4; r++) T##_subs(wr[r] + i, c, q[r]);                                        \
+            for (int e = 0; e < 2; e++) { /* sub-block j = 2c + e */                                         \
+                const int j = 2 * c + e;                                                                     \
+                int8x16_t ch[2][4];                                                                          \
+                for (int rp = 0; rp < 2; rp++)                                                               \
+                    chunk_pairs(q[2 * rp][2 * e], q[2 * rp + 1][2 * e], ch[rp]),                             \
+                        chunk_pairs(q[2 * rp][2 * e + 1], q[2 * rp + 1][2 * e + 1], ch[rp] + 2);             \
+                const int32x4_t s[2] = {sc[0][j], sc[1][j]};                                                 \
+                PAIRS_ADD(4, ch, 4 * j, s)                                                                   \
+            }                                                                                                \
         }                                                                                                    \
     }
 SUBS32_INTS(q4_K, block_q4_K)
@@ -80,6 +94,7 @@ SUBS32_INTS(q5_K, block_q5_K)
  * dotprod row tile */
 INLINE void q6_K_pair_ints(const block_q6_K *const *wr, int64_t i, const kpair_block *const *xp, const int NP,
                            const int32x4_t sc[2][16], int32x4_t sumi[2][4]) {
+    SUBBLOCK_LOOP
     for (int u = 0; u < 8; u++) { /* half h, quarters m and m + 2, elements 16k.. of each */
         const int h = u / 4, m = (u / 2) % 2, k = u % 2;
         int8x16_t q[2][4];

@@ -33,6 +33,25 @@ INLINE void q5_K_sub(const block_q5_K *b, int j, int8x16_t *lo, int8x16_t *hi) {
     *hi = vreinterpretq_s8_u8(vorrq_u8(n1, vandq_u8(vshlq_u8(vld1q_u8(b->qh + 16), shift), m16)));
 }
 
+/* Sub-blocks 2c and 2c + 1 of a Q4_K / Q5_K super-block (the low and high nibbles of the same 32 bytes) as
+ * int8: q[0], q[1] elements 0..15 and 16..31 of sub-block 2c, q[2], q[3] those of 2c + 1 */
+INLINE void q4_K_subs(const block_q4_K *b, int c, int8x16_t q[4]) {
+    const uint8x16_t r0 = vld1q_u8(b->qs + 32 * c), r1 = vld1q_u8(b->qs + 32 * c + 16);
+    q[0] = vreinterpretq_s8_u8(vandq_u8(r0, vdupq_n_u8(15))), q[1] = vreinterpretq_s8_u8(vandq_u8(r1, vdupq_n_u8(15)));
+    q[2] = vreinterpretq_s8_u8(vshrq_n_u8(r0, 4)), q[3] = vreinterpretq_s8_u8(vshrq_n_u8(r1, 4));
+}
+INLINE void q5_K_subs(const block_q5_K *b, int c, int8x16_t q[4]) {
+    const uint8x16_t r0 = vld1q_u8(b->qs + 32 * c), r1 = vld1q_u8(b->qs + 32 * c + 16);
+    /* the fifth bits: bits 2c (sub-block 2c) and 2c + 1 of qh[l], moved to bits 0 and 1 */
+    const int8x16_t shift = vdupq_n_s8((int8_t)(-2 * c));
+    const uint8x16_t h0 = vshlq_u8(vld1q_u8(b->qh), shift), h1 = vshlq_u8(vld1q_u8(b->qh + 16), shift);
+    const uint8x16_t m16 = vdupq_n_u8(16);
+    q[0] = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(r0, vdupq_n_u8(15)), vandq_u8(vshlq_n_u8(h0, 4), m16)));
+    q[1] = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(r1, vdupq_n_u8(15)), vandq_u8(vshlq_n_u8(h1, 4), m16)));
+    q[2] = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(r0, 4), vandq_u8(vshlq_n_u8(h0, 3), m16)));
+    q[3] = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(r1, 4), vandq_u8(vshlq_n_u8(h1, 3), m16)));
+}
+
 /* Quarter m or m + 2 (HIGH) of a Q6_K half, elements 16k .. 16k + 15, as int8 q - 32: lo4 holds their low 4
  * bits (ql + 32·m + 16k: low nibbles m, high nibbles m + 2), hb the high bits (qh + 16k) shifted right by 2m
  * (bits 0..1 for quarter m, 4..5 for m + 2) */
