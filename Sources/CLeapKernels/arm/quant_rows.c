@@ -347,12 +347,12 @@ KQUANT_KERNEL(q6_K, block_q6_K, 0)
                 for (int t = 0; t < NT; t++) {                                                               \
                     const int8_t *a = XB(block_q8_K, t, i)->qs + 32 * j;                                     \
                     const int8x16_t a0 = vld1q_s8(a), a1 = vld1q_s8(a + 16);                                 \
-                    int32x4_t p0 = vdotq_laneq_s32(vdupq_n_s32(0), wl[0], a0, 0);                            \
-                    int32x4_t p1 = vdotq_laneq_s32(vdupq_n_s32(0), wh[0], a1, 0);                            \
-                    p0 = vdotq_laneq_s32(p0, wl[1], a0, 1), p1 = vdotq_laneq_s32(p1, wh[1], a1, 1);          \
-                    p0 = vdotq_laneq_s32(p0, wl[2], a0, 2), p1 = vdotq_laneq_s32(p1, wh[2], a1, 2);          \
-                    p0 = vdotq_laneq_s32(p0, wl[3], a0, 3), p1 = vdotq_laneq_s32(p1, wh[3], a1, 3);          \
-                    sumi[t] = vmlaq_s32(sumi[t], vaddq_s32(p0, p1), scv);                                    \
+                    int32x4_t p = vdotq_laneq_s32(vdupq_n_s32(0), wl[0], a0, 0);                             \
+                    p = vdotq_laneq_s32(p, wl[1], a0, 1), p = vdotq_laneq_s32(p, wl[2], a0, 2);              \
+                    p = vdotq_laneq_s32(p, wl[3], a0, 3), p = vdotq_laneq_s32(p, wh[0], a1, 0);              \
+                    p = vdotq_laneq_s32(p, wh[1], a1, 1), p = vdotq_laneq_s32(p, wh[2], a1, 2);              \
+                    p = vdotq_laneq_s32(p, wh[3], a1, 3);                                                    \
+                    sumi[t] = vmlaq_s32(sumi[t], p, scv);                                                    \
                 }                                                                                            \
             }                                                                                                \
             const float32x4_t d4 = vld1q_f32(d), dmin4 = vld1q_f32(dmin);                                    \
@@ -525,10 +525,13 @@ KQUANT_SHAPES(q6_K, block_q6_K)
                        float *y, int64_t ys, int64_t row_begin, int64_t row_end) {                           \
         if (nt > TILE_TOKENS) return 0;                                                                      \
         const int64_t nb = cols / BS;                                                                        \
-        X *xb = lk_scratch((size_t)nb * TILE_TOKENS * sizeof(X));                                           \
+        /* a slot of the copy: a block, for the K-quants rounded up to 16 bytes (a token's activations then  \
+         * lie 16-byte multiples apart from the next token's) */                                             \
+        const size_t xs = INTERLEAVE && BS == QK_K ? (sizeof(X) + 15) / 16 * 16 : sizeof(X);                \
+        X *xb = lk_scratch((size_t)nb * TILE_TOKENS * xs);                                                   \
         if (!xb) return 0;                                                                                   \
-        /* block i of token t at i·16 + t (INTERLEAVE) or t·nb + i */                                        \
-        const size_t ts = INTERLEAVE ? sizeof(X) : (size_t)nb * sizeof(X), bs = INTERLEAVE ? TILE_TOKENS * sizeof(X) : sizeof(X); \
+        /* block i of token t at slot i·16 + t (INTERLEAVE) or t·nb + i */                                   \
+        const size_t ts = INTERLEAVE ? xs : (size_t)nb * sizeof(X), bs = INTERLEAVE ? TILE_TOKENS * xs : sizeof(X); \
         for (int t = 0; t < TILE_TOKENS; t++) {                                                              \
             const X *xt = (const X *)((const uint8_t *)x + (size_t)(t < nt ? t : nt - 1) * xrb);             \
             for (int64_t i = 0; i < nb; i++) *(X *)((uint8_t *)xb + t * ts + i * bs) = xt[i];                \
@@ -541,7 +544,7 @@ KQUANT_SHAPES(q6_K, block_q6_K)
             float o[2 * TILE_TOKENS];                                                                        \
             if (nr == 2) {                                                                                   \
                 if (INTERLEAVE) {                                                                            \
-                    TILE_GROUPS(T, 2, ng, nb, wr, 2, xb, sizeof(X), TILE_TOKENS * sizeof(X))                 \
+                    TILE_GROUPS(T, 2, ng, nb, wr, 2, xb, xs, TILE_TOKENS * xs)                            \
                 } else {                                                                                     \
                     TILE_GROUPS(T, 2, ng, nb, wr, 2, xb, ts, bs)                                             \
                 }                                                                                            \
