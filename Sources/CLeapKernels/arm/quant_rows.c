@@ -216,20 +216,29 @@ INLINE int32_t kquant_min_sum(const uint8_t mn[8], const int16_t *bsums) {
 
 /* One super-block's integer part for NR rows × NT tokens: p[r][t] lanes sum to Σ scale·q·a. Each KQ_* macro
  * unpacks a row's 32-element sub-block pair once and adds it to every token (xq[t]: that token's qs). */
-#define KQ_ADD(r, q0, q1, off, scale)                                                                        \
-    for (int t = 0; t < NT; t++) p[r][t] = vmlaq_n_s32(p[r][t], block_dot(q0, q1, xq[t] + (off)), (scale));
+#define KQ_ADD(r, q, off, scale)                                                                             \
+    for (int t = 0; t < NT; t++)                                                                             \
+        p[r][t] = vmlaq_s32(p[r][t], vpaddq_s32(block_dot(q[0], q[1], xq[t] + (off)), block_dot(q[2], q[3], xq[t] + (off) + 32)), (scale));
+
+/* A row's 8 sub-block scales as 4 vectors of lanes (s_2c, s_2c, s_2c+1, s_2c+1), as KQ_ADD multiplies them */
+INLINE void kquant_pair_lanes(const uint8_t sc[8], int32x4_t v[4]) {
+    const uint8x8_t s = vld1_u8(sc);
+    const uint16x8_t lo = vmovl_u8(vzip1_u8(s, s)), hi = vmovl_u8(vzip2_u8(s, s));
+    v[0] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(lo))), v[1] = vreinterpretq_s32_u32(vmovl_high_u16(lo));
+    v[2] = vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(hi))), v[3] = vreinterpretq_s32_u32(vmovl_high_u16(hi));
+}
 
 INLINE void q4_K_ints(const block_q4_K *const *wb, const int NR, const int8_t *const *xq, const int NT,
                       const uint8_t sc[2][8], int32x4_t p[2][TILE_TOKENS]) {
-    for (int r = 0; r < NR; r++)
+    for (int r = 0; r < NR; r++) {
+        int32x4_t scv[4];
+        kquant_pair_lanes(sc[r], scv);
         for (int c = 0; c < 4; c++) {
-            const uint8x16_t r0 = vld1q_u8(wb[r]->qs + 32 * c), r1 = vld1q_u8(wb[r]->qs + 32 * c + 16);
-            const int8x16_t l0 = vreinterpretq_s8_u8(vandq_u8(r0, vdupq_n_u8(15)));
-            const int8x16_t l1 = vreinterpretq_s8_u8(vandq_u8(r1, vdupq_n_u8(15)));
-            const int8x16_t u0 = vreinterpretq_s8_u8(vshrq_n_u8(r0, 4)), u1 = vreinterpretq_s8_u8(vshrq_n_u8(r1, 4));
-            KQ_ADD(r, l0, l1, 64 * c, sc[r][2 * c])
-            KQ_ADD(r, u0, u1, 64 * c + 32, sc[r][2 * c + 1])
+            int8x16_t q[4];
+            q4_K_subs(wb[r], c, q);
+            KQ_ADD(r, q, 64 * c, scv[c])
         }
+    }
 }
 
 INLINE void q5_K_ints(const block_q5_K *const *wb, const int NR, const int8_t *const *xq, const int NT,
@@ -238,6 +247,8 @@ INLINE void q5_K_ints(const block_q5_K *const *wb, const int NR, const int8_t *c
         /* the fifth bit of element l of sub-block pair c: bit 2c (low nibbles) and 2c + 1 (high) of qh[l] */
         uint8x16_t h0 = vld1q_u8(wb[r]->qh), h1 = vld1q_u8(wb[r]->qh + 16);
         const uint8x16_t m16 = vdupq_n_u8(16);
+        int32x4_t scv[4];
+        kquant_pair_lanes(sc[r], scv);
         for (int c = 0; c < 4; c++) {
             const uint8x16_t r0 = vld1q_u8(wb[r]->qs + 32 * c), r1 = vld1q_u8(wb[r]->qs + 32 * c + 16);
             const int8x16_t l0 = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(r0, vdupq_n_u8(15)), vandq_u8(vshlq_n_u8(h0, 4), m16)));
@@ -245,8 +256,8 @@ INLINE void q5_K_ints(const block_q5_K *const *wb, const int NR, const int8_t *c
             const int8x16_t u0 = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(r0, 4), vandq_u8(vshlq_n_u8(h0, 3), m16)));
             const int8x16_t u1 = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(r1, 4), vandq_u8(vshlq_n_u8(h1, 3), m16)));
             h0 = vshrq_n_u8(h0, 2), h1 = vshrq_n_u8(h1, 2);
-            KQ_ADD(r, l0, l1, 64 * c, sc[r][2 * c])
-            KQ_ADD(r, u0, u1, 64 * c + 32, sc[r][2 * c + 1])
+            const int8x16_t q[4] = {l0, l1, u0, u1};
+            KQ_ADD(r, q, 64 * c, scv[c])
         }
     }
 }
