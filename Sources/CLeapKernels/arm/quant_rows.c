@@ -51,10 +51,15 @@ enum { TILE_TOKENS = 16 };
 #define NIBBLES(wb)                                                                                          \
     const uint8x16_t raw = vld1q_u8((wb)->qs);                                                               \
     const uint8x16_t lo = vandq_u8(raw, vdupq_n_u8(15)), hi = vshrq_n_u8(raw, 4);
+/* The fifth bits (qh: bit l of element l) as 16 in bytes h0 (elements 0..15) and h1 (16..31): the 4 bytes of qh
+ * moved to a vector once, each spread over the 8 bytes of its elements (tbl), then tested bit by bit */
+static const uint8_t high_bit_spread[2][16] = {{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1},
+                                              {2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3}};
+static const uint8_t high_bit_select[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
 #define HIGH_BITS(wb)                                                                                        \
-    const uint32_t qh = lk_load_u32((wb)->qh);                                                               \
-    const uint8x16_t h0 = vandq_u8(bits_to_bytes_16((uint16_t)qh), vdupq_n_u8(16));                          \
-    const uint8x16_t h1 = vandq_u8(bits_to_bytes_16((uint16_t)(qh >> 16)), vdupq_n_u8(16));
+    const uint8x16_t qhv = vreinterpretq_u8_u32(vdupq_n_u32(lk_load_u32((wb)->qh)));                         \
+    const uint8x16_t h0 = vandq_u8(vtstq_u8(vqtbl1q_u8(qhv, vld1q_u8(high_bit_spread[0])), vld1q_u8(high_bit_select)), vdupq_n_u8(16)); \
+    const uint8x16_t h1 = vandq_u8(vtstq_u8(vqtbl1q_u8(qhv, vld1q_u8(high_bit_spread[1])), vld1q_u8(high_bit_select)), vdupq_n_u8(16));
 #define PREP_Q4_0(wb)                                                                                        \
     NIBBLES(wb) const int8x16_t q0 = vsubq_s8(vreinterpretq_s8_u8(lo), vdupq_n_s8(8));                       \
     const int8x16_t q1 = vsubq_s8(vreinterpretq_s8_u8(hi), vdupq_n_s8(8));
