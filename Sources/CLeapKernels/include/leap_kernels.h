@@ -34,10 +34,11 @@
  *                  getauxval hardware caps): neon.c (float row kernels, Q8 quantizers, f16 rows, softmax,
  *                  SiLU), quant_rows.c (the quantized types' dot, dot2, dot4, two-stream matvec, 2..15-token
  *                  tiles and gemm in one order: the bits of a token alone at every token count; built for
- *                  ARMv8.0 and again as dotprod/quant_rows.c, sdot, where the 32-block types, Q4_K and Q5_K
- *                  take 4-row tiles with the rows in the lanes), rows8.c (Q4_0, Q8_0 in the 8-row layout on
- *                  sdot, every token count: the dotprod table's), i8mm.c (Q4_0, Q8_0 from 2 tokens on smmla
- *                  tiles, in both layouts, the same bits), table.c (the three tables)
+ *                  ARMv8.0 and again as dotprod/quant_rows.c, sdot, where the 32-block types and the
+ *                  K-quants take 4-row tiles with the rows in the lanes), rows8.c (Q4_0, Q8_0 in the 8-row
+ *                  layout on sdot, every token count: the dotprod table's), i8mm.c (Q4_0, Q8_0 from 2 tokens
+ *                  on smmla tiles, in both layouts, the same bits), i8mm_kquant.c (Q4_K, Q5_K, Q6_K likewise;
+ *                  kquant_blocks.h: the K-quant unpacking both levels share), table.c (the three tables)
  *   other          pool.c (thread pool and per-thread scratch)
  * Dispatch: each kernel file lists its kernels (an lk_kernel_list) and each ISA's table is one declarative
  * spec in its folder's table.c that names, for every type, the list serving each entry (format:
