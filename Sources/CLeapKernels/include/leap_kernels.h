@@ -31,8 +31,10 @@
  *                  the llama-order table: a test and debug table that proves bit-exactness, never the best
  *   arm/           arm64, one table per level (ARMv8.0 NEON < + dotprod < + i8mm), each file compiled for its
  *                  level by target attributes, so one ARMv8.0 build runs on every arm64 CPU (features.c:
- *                  getauxval hardware caps): neon.c (float row kernels, Q8 quantizers, f16 rows, softmax,
- *                  SiLU), quant_rows.c (the quantized types' dot, dot2, dot4, two-stream matvec, 2..15-token
+ *                  getauxval hardware caps): neon.c (F32/F16/BF16 dots, two-stream matvec and token tiles,
+ *                  Q8 quantizers, f16 rows, softmax, SiLU), low_bit_kquants.c (Q2_K, Q3_K, built for ARMv8.0
+ *                  and as dotprod/low_bit_kquants.c; token_tiles.h: the entries it shares with neon.c;
+ *                  dotprod_target.h: the dotprod builds' target pragmas), quant_rows.c (the quantized types' dot, dot2, dot4, two-stream matvec, 2..15-token
  *                  tiles and gemm in one order: the bits of a token alone at every token count; built for
  *                  ARMv8.0 and again as dotprod/quant_rows.c, sdot, where the 32-block types and the
  *                  K-quants take 4-row tiles with the rows in the lanes), rows8.c (Q4_0, Q8_0 in the 8-row
