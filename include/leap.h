@@ -968,7 +968,10 @@ typedef struct leap_generation_options {
  *     AVX2) each verified position's logits are the one-token decode's bit for bit; on other weight types
  *     they can differ from it in the last bits, as a batched prompt's do;
  *   - the draft length adapts to the recent acceptance rate and the measured cost of a pass, and drafting
- *     pauses where it does not pay; models that speak never speculate (audio frames are not drafted).
+ *     pauses where it does not pay; models that speak never speculate (audio frames are not drafted);
+ *   - conversations of one model generating at once share their passes: each one's token and guesses go
+ *     through the weights together with the others' tokens and guesses (at most 15 tokens a pass; a
+ *     conversation whose guesses do not fit waits for the next pass), each keeping its own output.
  * leap_generation_stats counts the drafted and accepted tokens.
  */
 typedef enum leap_drafter {

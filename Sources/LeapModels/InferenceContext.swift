@@ -251,13 +251,14 @@ package final class InferenceContext {
     /// Bytes held by the logits buffer (what `logitsStorage` kept from the last eval).
     package var logitsBufferBytes: Int { logitsBuffer?.byteCount ?? 0 }
 
-    /// Bookkeeping of a one-token step whose logits are in place: as `eval(tokens: [token])` leaves it.
-    func acceptStep(token: Int32) {
-        nPast += 1
+    /// Bookkeeping of a pass that evaluated `tokens` at nPast... with every row's logits in place: as
+    /// `evalDraft(tokens:)` leaves it (for one token, as `eval(tokens: [token])` does).
+    func acceptSpan(tokens: [Int32]) {
+        nPast += tokens.count
         convValidFrom = max(convValidFrom, nPast - ringSize)
-        inputs.append(token)
-        lastBatchCount = 1
-        logitRowCount = 1
+        inputs.append(contentsOf: tokens)
+        lastBatchCount = tokens.count
+        logitRowCount = tokens.count
         logitsFirstIndex = 0
     }
 

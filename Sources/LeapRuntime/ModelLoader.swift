@@ -185,9 +185,8 @@ final class InferenceSessionAdapter: InferenceSessionBackend {
     var maxVerifiedTokens: Int { min(context.maxBatch, InferenceContext.maxVerifiedTokens) }
 
     func verify(_ tokens: [Int32]) throws {
-        // A verification pass is this conversation's own: the stepped batch does not wait for it meanwhile.
-        context.model.batcher.leave(context)
-        try context.evalDraft(tokens: tokens)
+        // The token and its drafts: one span of the pass stepped with the other conversations decoding now.
+        try context.model.batcher.step(context, tokens: tokens)
         try selectVerified(0)
     }
 

@@ -160,3 +160,50 @@ func tiledAttentionMatchesTheOnePassSoftmaxAtLongContexts(kv: KVCacheType, scala
     #expect(worst > 0 || kv == .f32)  // the tiled path was taken (F16 rounding of P differs for sure)
     #expect(worst <= (kv == .f32 ? 1e-5 : 1e-3) * range)
 }
+
+/// Spans of several rows (a token and its drafts) beside one-token rows of other sequences in one pass: each
+/// sequence keeps every row's logits as its own verification pass alone gives them, bit for bit, and ends in
+/// the same state.
+@Test(arguments: ["lfm2-tiny-q8_0", "llama3-tiny-q8_0"])
+func spansOfSeveralSequencesInOnePassGiveEachItsRowsAlone(name: String) throws {
+    let model = try loadTiny(name)
+    let prefixes: [[Int32]] = [[1, 5, 9, 2], [3, 3, 7], [11, 4, 6, 8, 10, 12, 1], [2]]
+    let spans: [[Int32]] = [[4, 8, 15, 16, 23], [42], [7, 7, 7, 1, 2, 3, 4], [9, 10]]   // 15 rows
+    let together = try prefixes.map { p in
+        let c = try model.makeContext(contextSize: 32)
+        try c.eval(tokens: p)
+        return c
+    }
+    let errors = InferenceContext.decodeStep(together, spans: spans)
+    #expect(errors.allSatisfy { $0 == nil })
+    for (i, p) in prefixes.enumerated() {
+        let alone = try model.makeContext(contextSize: 32)
+        try alone.eval(tokens: p)
+        try alone.evalDraft(tokens: spans[i])
+        #expect(together[i].nPast == p.count + spans[i].count)
+        for r in spans[i].indices {
+            let same = zip(try together[i].logits(at: r), try alone.logits(at: r)).allSatisfy { $0.bitPattern == $1.bitPattern }
+            #expect(same, "\(name): sequence \(i), row \(r) differs from its pass alone")
+        }
+        // Both continue alike from the last row.
+        try alone.eval(tokens: [5])
+        try together[i].eval(tokens: [5])
+        #expect(Array(try together[i].logits()).map(\.bitPattern) == Array(try alone.logits()).map(\.bitPattern))
+    }
+}
+
+/// A span that does not fit in the rows left of the pass (the first member's scratch) is left out, unchanged.
+@Test func aSpanBeyondTheScratchOfThePassIsLeftOut() throws {
+    let model = try loadTiny("lfm2-tiny-q8_0")
+    var o = ContextOptions(contextSize: 16)
+    o.maxBatch = 4
+    let small = try model.makeContext(o)
+    let other = try model.makeContext(contextSize: 16)
+    try small.eval(tokens: [1])
+    try other.eval(tokens: [2])
+    let errors = InferenceContext.decodeStep([small, other], spans: [[3, 4, 5], [6, 7]])
+    #expect(errors[0] == nil)
+    #expect((errors[1] as? LeapError)?.kind == .invalidArgument)
+    #expect(small.nPast == 4 && other.nPast == 1)
+    #expect(InferenceContext.decodeStep([other], spans: [[]])[0] != nil)
+}
