@@ -6,6 +6,15 @@
 // per token of each conversation at once against alone. With --compare, llama.cpp's figure for the same
 // workload: one context with N sequences, each step one batch of N tokens (llama_decode with n_seq_max).
 //
+// leap-bench parallel MODEL.gguf --drafter prompt-lookup [--conversations 4] [--threads N] [--gen 64] [--reps 3]
+//
+// The same through the runtime's conversations (chat turns on the copy-heavy prompts of the speculative
+// suite, greedy), without speculation and with prompt lookup, interleaved run by run: 1 conversation and N
+// at once each way. With speculation each conversation's token and drafts are one span of the pass the
+// batcher steps them in. Prints the aggregate decode tokens/s of each and the ratios, and the batcher's
+// passes (rows per pass, passes where drafts shared the pass with another conversation, spans deferred by
+// the row limit).
+//
 // leap-bench long-context MODEL.gguf --context 16384 [--threads N] [--gen 32] [--attention-tile 4096]
 //     [--embeddings RUN] [--compare [--flash-attn]]
 //
@@ -14,7 +23,10 @@
 // With --embeddings RUN the prompt goes in as an image prompt does: runs of RUN embedding rows (the token
 // embeddings of the same prompt, through eval(embeddings:)), each after one marker token id.
 import Glibc
+import LeapCore
+import LeapMessages
 import LeapModels
+import LeapRuntime
 import Synchronization
 
 private func secondsNow() -> Double {
@@ -43,7 +55,7 @@ private func intOption(_ args: [String], _ name: String, _ def: Int) -> Int {
 }
 
 /// One conversation's decode loop on its own thread: `gen` greedy tokens through the batcher.
-private final class DecodeJob: @unchecked Sendable {
+private final class DecodeJob: StartLineJob, @unchecked Sendable {
     let model: LanguageModel
     let context: InferenceContext
     let gen: Int
@@ -76,6 +88,36 @@ private final class StartLine: Sendable {
     let go = Atomic<Bool>(false)
 }
 
+/// A job that waits at a start line on its own thread, then runs.
+private protocol StartLineJob: AnyObject {
+    func run()
+}
+
+private final class JobBox {
+    let job: any StartLineJob
+    init(_ job: any StartLineJob) { self.job = job }
+}
+
+/// Runs every job on its own thread, released together from `start`; returns the wall-clock and process
+/// CPU seconds at the release, after joining every thread.
+private func runFromStartLine(_ jobs: [any StartLineJob], _ start: StartLine) -> (Double, Double) {
+    var handles: [pthread_t] = []
+    for job in jobs {
+        var t = pthread_t()
+        pthread_create(&t, nil, { arg in
+            guard let arg else { return nil }
+            Unmanaged<JobBox>.fromOpaque(arg).takeRetainedValue().job.run()
+            return nil
+        }, Unmanaged.passRetained(JobBox(job)).toOpaque())
+        handles.append(t)
+    }
+    usleep(20_000)  // every thread waiting at the start line
+    let t0 = secondsNow(), cpu0 = processCPUSeconds()
+    start.go.store(true, ordering: .releasing)
+    for h in handles { pthread_join(h, nil) }
+    return (t0, cpu0)
+}
+
 /// Runs `n` conversations at once (each prefilled first, not timed); returns (aggregate tok/s, seconds
 /// per token of each conversation, process CPU seconds per generated token).
 private func decodeTogether(_ model: LanguageModel, n: Int, threads: Int, prompt: Int, gen: Int) throws -> (Double, [Double], Double) {
@@ -86,20 +128,7 @@ private func decodeTogether(_ model: LanguageModel, n: Int, threads: Int, prompt
         try ctx.eval(tokens: tokenIDs(prompt, model.config.nVocab, seed: 12345 + UInt64(i)))
         jobs.append(DecodeJob(model, ctx, gen: gen, start: start))
     }
-    var handles: [pthread_t] = []
-    for job in jobs {
-        var t = pthread_t()
-        pthread_create(&t, nil, { arg in
-            guard let arg else { return nil }
-            Unmanaged<DecodeJob>.fromOpaque(arg).takeRetainedValue().run()
-            return nil
-        }, Unmanaged.passRetained(job).toOpaque())
-        handles.append(t)
-    }
-    usleep(20_000)  // every thread waiting at the start line
-    let t0 = secondsNow(), cpu0 = processCPUSeconds()
-    start.go.store(true, ordering: .releasing)
-    for h in handles { pthread_join(h, nil) }
+    let (t0, cpu0) = runFromStartLine(jobs, start)
     let wall = (jobs.map(\.ended).max() ?? t0) - t0
     let cpu = processCPUSeconds() - cpu0
     if let e = jobs.compactMap(\.failure).first { throw e }
@@ -108,8 +137,16 @@ private func decodeTogether(_ model: LanguageModel, n: Int, threads: Int, prompt
 
 func benchParallel(_ args: [String]) {
     guard let path = args.first else {
-        fputs("usage: leap-bench parallel MODEL.gguf [--conversations 4] [--threads N] [--prompt 32] [--gen 64] [--reps 3] [--compare]\n", stderr)
+        fputs("usage: leap-bench parallel MODEL.gguf [--conversations 4] [--threads N] [--prompt 32] [--gen 64] [--reps 3] [--compare]\n"
+              + "       leap-bench parallel MODEL.gguf --drafter prompt-lookup [--conversations 4] [--threads N] [--gen 64] [--reps 3]\n", stderr)
         exit(2)
+    }
+    if let i = args.firstIndex(of: "--drafter") {
+        guard i + 1 < args.count, args[i + 1] == "prompt-lookup" else {
+            fputs("leap-bench parallel: --drafter takes prompt-lookup\n", stderr)
+            exit(2)
+        }
+        return benchParallelSpeculative(path, args)
     }
     let n = max(1, intOption(args, "--conversations", 4)), threads = intOption(args, "--threads", 2)
     let prompt = intOption(args, "--prompt", 32), gen = intOption(args, "--gen", 64), reps = max(1, intOption(args, "--reps", 3))
@@ -158,6 +195,112 @@ func benchParallel(_ args: [String]) {
             print("llama.cpp 1 sequence: \(fixed(r1, 1)) tok/s (ratio \(fixed(a / r1, 2))x)")
             print("llama.cpp \(n) sequences in one batch: \(fixed(rn, 1)) tok/s aggregate (\(fixed(rn / r1, 2))x one; ratio \(fixed(t / rn, 2))x)")
         }
+    } catch {
+        fputs("error: \(error)\n", stderr)
+        exit(1)
+    }
+}
+
+/// One chat turn of the speculative variant on its own thread: its completion tokens and statistics.
+private final class TurnJob: StartLineJob, @unchecked Sendable {
+    let runner: ModelRunner
+    let prompt: String
+    let options: GenerationOptions
+    let start: StartLine
+    var stats: GenerationStats?
+    var ended = 0.0
+    var failure: (any Error)?
+    init(_ runner: ModelRunner, _ prompt: String, _ options: GenerationOptions, start: StartLine) {
+        self.runner = runner
+        self.prompt = prompt
+        self.options = options
+        self.start = start
+    }
+
+    func run() {
+        while !start.go.load(ordering: .acquiring) { sched_yield() }
+        do {
+            let g = try runner.createConversation().generate(ChatMessage(role: .user, text: prompt), options: options)
+            while let e = try g.next() {
+                if case .complete(_, _, let s) = e { stats = s }
+            }
+        } catch { failure = error }
+        ended = secondsNow()
+    }
+}
+
+/// `n` turns at once: the aggregate decode tokens/s (the tokens after each turn's first over the wall time
+/// from the start to the last end, less the longest prompt's time to the first token), drafted and accepted.
+private func turnsTogether(_ runner: ModelRunner, n: Int, _ options: GenerationOptions) throws -> (Double, Int, Int) {
+    let start = StartLine()
+    let jobs = (0..<n).map { TurnJob(runner, copyHeavyPrompts[$0 % copyHeavyPrompts.count], options, start: start) }
+    let (t0, _) = runFromStartLine(jobs, start)
+    if let e = jobs.compactMap(\.failure).first { throw e }
+    let stats = jobs.compactMap(\.stats)
+    guard stats.count == jobs.count else { throw LeapError(.internal, "a turn ended without completing") }
+    let firstToken = stats.map(\.timeToFirstToken).max() ?? 0
+    let wall = (jobs.map(\.ended).max() ?? t0) - t0 - firstToken
+    let tokens = stats.reduce(0) { $0 + max(0, $1.completionTokens - 1) }
+    return (Double(tokens) / max(wall, 1e-9), stats.reduce(0) { $0 + $1.draftedTokens },
+            stats.reduce(0) { $0 + $1.acceptedDraftTokens })
+}
+
+private func benchParallelSpeculative(_ path: String, _ args: [String]) {
+    let n = max(1, intOption(args, "--conversations", 4)), threads = intOption(args, "--threads", 2)
+    let gen = intOption(args, "--gen", 64), reps = max(1, intOption(args, "--reps", 3))
+    do {
+        var ro = RunnerOptions()
+        ro.threads = threads
+        ro.contextSize = 2048
+        let runner = try ModelRunner.load(path: path, options: ro)
+        guard let batcher = runner.languageModel?.batcher else { throw LeapError(.unsupported, "\(path): not a GGUF language model") }
+        var plain = GenerationOptions()
+        plain.temperature = 0
+        plain.repetitionPenalty = 1
+        plain.maxTokens = gen
+        var lookup = plain
+        lookup.drafter = .ngram
+        plain.drafter = DrafterChoice.none
+        // Best of the repetitions, each way; the variants interleaved so that load changes hit them alike.
+        var best = [String: Double]()
+        var drafts = [String: (Int, Int)]()
+        var passes = [String: DecodeBatcher.Statistics]()
+        for _ in 0..<reps {
+            for (name, count, o) in [("plain 1", 1, plain), ("lookup 1", 1, lookup), ("plain n", n, plain), ("lookup n", n, lookup)] {
+                let before = batcher.statistics
+                let (rate, drafted, accepted) = try turnsTogether(runner, n: count, o)
+                let after = batcher.statistics
+                best[name] = max(best[name] ?? 0, rate)
+                drafts[name] = (drafted, accepted)
+                var p = passes[name] ?? DecodeBatcher.Statistics()
+                p.steps += after.steps - before.steps
+                p.rows += after.rows - before.rows
+                p.largest = max(p.largest, after.largest)
+                p.sharedSpans += after.sharedSpans - before.sharedSpans
+                p.deferred += after.deferred - before.deferred
+                passes[name] = p
+            }
+        }
+        print("model: \(runner.modelId), threads \(threads), \(gen) tokens per turn, copy-heavy prompts, greedy")
+        func line(_ label: String, _ key: String, against base: String? = nil) {
+            let rate = best[key] ?? 0
+            var text = "\(label): \(fixed(rate, 1)) tok/s"
+            if let base, let b = best[base], b > 0 { text += " (ratio \(fixed(rate / b, 2))x)" }
+            if let (d, a) = drafts[key], d > 0 { text += "; \(a) of \(d) drafted tokens accepted" }
+            if let p = passes[key] {
+                text += "; \(fixed(Double(p.rows) / Double(max(1, p.steps)), 2)) rows per pass"
+                if p.sharedSpans > 0 || p.deferred > 0 { text += ", \(p.sharedSpans) passes with drafts beside another conversation, \(p.deferred) spans deferred" }
+            }
+            print(text)
+        }
+        line("1 conversation, no speculation", "plain 1")
+        line("1 conversation, prompt lookup", "lookup 1", against: "plain 1")
+        line("\(n) conversations at once, no speculation", "plain n", against: "plain 1")
+        line("\(n) conversations at once, prompt lookup", "lookup n", against: "plain n")
+        print("\(n) at once with prompt lookup / 1 alone without: \(fixed((best["lookup n"] ?? 0) / max(best["plain 1"] ?? 0, 1e-9), 2))x")
+        var load = [Double](repeating: 0, count: 3)
+        _ = getloadavg(&load, 3)
+        print("load average: \(fixed(load[0], 2)) \(fixed(load[1], 2)) \(fixed(load[2], 2))")
     } catch {
         fputs("error: \(error)\n", stderr)
         exit(1)

@@ -52,34 +52,10 @@ import Testing
         return out
     }
 
-    final class Job: @unchecked Sendable {
-        let conv: Conversation
-        let index: Int
-        let stopAfter: Int?
-        var outcome: Result<Outcome, any Error> = .failure(LeapError(.internal, "not run"))
-        init(_ conv: Conversation, _ index: Int, _ stopAfter: Int?) {
-            self.conv = conv
-            self.index = index
-            self.stopAfter = stopAfter
-        }
-    }
-
     /// Every conversation on its own thread at once.
     static func runTogether(_ runner: ModelRunner, stopAfter: [Int?]) -> [Result<Outcome, any Error>] {
-        let jobs = Self.prompts.indices.map { Job(runner.createConversation(), $0, stopAfter[$0]) }
-        var threads: [pthread_t] = []
-        for job in jobs {
-            var t = pthread_t()
-            pthread_create(&t, nil, { arg in
-                guard let arg else { return nil }
-                let job = Unmanaged<Job>.fromOpaque(arg).takeRetainedValue()
-                job.outcome = Result { try ConcurrentConversationTests.run(job.conv, job.index, stopAfter: job.stopAfter) }
-                return nil
-            }, Unmanaged.passRetained(job).toOpaque())
-            threads.append(t)
-        }
-        for t in threads { pthread_join(t, nil) }
-        return jobs.map(\.outcome)
+        let conversations = Self.prompts.indices.map { _ in runner.createConversation() }
+        return onThreads(conversations.count) { i in try Self.run(conversations[i], i, stopAfter: stopAfter[i]) }
     }
 
     @Test(.enabled(if: access(ConcurrentConversationTests.model, R_OK) == 0))

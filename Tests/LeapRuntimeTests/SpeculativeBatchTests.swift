@@ -13,34 +13,9 @@ import Testing
     static let prompts = [copyPrompt, "Tell me a story about a cat",
                           "Repeat after me: one two three four, one two three four, one two three four.", "1 2 3 4 5"]
 
-    final class Job: @unchecked Sendable {
-        let runner: ModelRunner
-        let prompt: String
-        let options: GenerationOptions
-        var outcome: Result<TurnResult, any Error> = .failure(LeapError(.internal, "not run"))
-        init(_ runner: ModelRunner, _ prompt: String, _ options: GenerationOptions) {
-            self.runner = runner
-            self.prompt = prompt
-            self.options = options
-        }
-    }
-
     /// Turn i of `prompts` with `options[i]`, every one on its own thread at once.
     static func runTogether(_ runner: ModelRunner, _ options: [GenerationOptions]) -> [Result<TurnResult, any Error>] {
-        let jobs = prompts.indices.map { Job(runner, prompts[$0], options[$0]) }
-        var threads: [pthread_t] = []
-        for job in jobs {
-            var t = pthread_t()
-            pthread_create(&t, nil, { arg in
-                guard let arg else { return nil }
-                let job = Unmanaged<Job>.fromOpaque(arg).takeRetainedValue()
-                job.outcome = Result { try runTurn(job.runner, ChatMessage(role: .user, text: job.prompt), job.options) }
-                return nil
-            }, Unmanaged.passRetained(job).toOpaque())
-            threads.append(t)
-        }
-        for t in threads { pthread_join(t, nil) }
-        return jobs.map(\.outcome)
+        onThreads(prompts.count) { i in try runTurn(runner, ChatMessage(role: .user, text: prompts[i]), options[i]) }
     }
 
     /// Greedy, no tool-call parsing (random weights write its markers at random: every turn runs to its end).
