@@ -1,7 +1,9 @@
-/* AVX2 matrix × matrix (prefill) for Q4_1, Q5_0, Q5_1 and Q8_0: one lk_matmul call with many tokens.
+/* AVX2 matrix × matrix (prefill) for Q4_1, Q5_0, Q5_1 and Q8_0: one lk_matmul call with many tokens, and for
+ * Q4_1, Q5_0 and Q5_1 also with 2 to LK_FEW_MAX_TOKENS tokens (conversations decoded together: the row kernels'
+ * dot2 / dot4 / dot spill their accumulators and re-read every block's scales per token).
  * Q4_1, Q5_0 and Q5_1 are bit for bit equal to the AVX2 row kernels of x86/avx2/decode.c (so batched prefill
- * equals decode on that path); Q8_0 sums in an order of its own (below), that of the AVX2 table's other Q8_0
- * kernels (x86/avx2/q8_0.c). (Q4_0's AVX2 gemm is in
+ * and decode equal one-token decode on that path); Q8_0 sums in an order of its own (below), that of the AVX2
+ * table's other Q8_0 kernels (x86/avx2/q8_0.c). (Q4_0's AVX2 gemm is in
  * x86/q4_0.c: another summation order.)
  *
  * The row kernels keep, per (row, token), 8 float lanes: lane k of block b adds (dw·dx)·isum_bk, where
@@ -66,35 +68,50 @@ INLINE __m256i unpack32(int type, const uint8_t *blk, __m256i *sgn) {
     }
 }
 
-/* rows [8][32] → 8 vectors, lane r of vector g = bytes 4g..4g+3 of row r */
-INLINE void transpose_8(const uint8_t *rows, uint8_t *out) {
-    const __m256i idx = _mm256_setr_epi32(0, 32, 64, 96, 128, 160, 192, 224);
-    for (int g = 0; g < 8; g++)
-        _mm256_store_si256((__m256i *)(out + 32 * g), _mm256_i32gather_epi32((const int *)(rows + 4 * g), idx, 1));
+/* 8 rows of 32 bytes (r[k]: row k) → g[0..7], lane k of g[j] = bytes 4j..4j+3 of row k: an 8x8 transpose of s32
+ * in registers (unpack 32, unpack 64, 128-bit permutes). */
+INLINE void transpose8_s32(const __m256i *r, __m256i *g) {
+    __m256i t[TR], u[TR];
+    for (int k = 0; k < TR; k += 2) {
+        t[k] = _mm256_unpacklo_epi32(r[k], r[k + 1]);
+        t[k + 1] = _mm256_unpackhi_epi32(r[k], r[k + 1]);
+    }
+    for (int k = 0; k < TR; k += 4) {
+        u[k] = _mm256_unpacklo_epi64(t[k], t[k + 2]);
+        u[k + 1] = _mm256_unpackhi_epi64(t[k], t[k + 2]);
+        u[k + 2] = _mm256_unpacklo_epi64(t[k + 1], t[k + 3]);
+        u[k + 3] = _mm256_unpackhi_epi64(t[k + 1], t[k + 3]);
+    }
+    for (int j = 0; j < 4; j++) {
+        g[j] = _mm256_permute2x128_si256(u[j], u[j + 4], 0x20);
+        g[j + 4] = _mm256_permute2x128_si256(u[j], u[j + 4], 0x31);
+    }
 }
 
+/* The tile of Q4_1 / Q5_0 / Q5_1 rows: each row's block unpacked in a register, the 8 transposed in registers
+ * (no gathers: a tile built for a few tokens costs about what they do), the f16 scales and mins converted 8 at
+ * a time (exact). Rows >= nr are zeros. */
 INLINE void build_tile(int type, const uint8_t *w, size_t wrb, int64_t nb, int nr, uint8_t *tile) {
     const size_t bb = lk_block_bytes(type);
-    _Alignas(32) uint8_t u[TR * 32], s[TR * 32];
-    _Alignas(32) float d[TR], m[TR];
     for (int64_t b = 0; b < nb; b++) {
+        __m256i q[TR], g[TR];
+        _Alignas(16) uint16_t d[TR], m[TR];
         for (int r = 0; r < TR; r++) {
-            __m256i sg = _mm256_setzero_si256(), q = _mm256_setzero_si256();
-            d[r] = m[r] = 0.0f;
+            __m256i unused;
+            q[r] = _mm256_setzero_si256();
+            d[r] = m[r] = 0;
             if (r < nr) {
                 const uint8_t *blk = w + (size_t)r * wrb + (size_t)b * bb;
-                q = unpack32(type, blk, &sg);
-                d[r] = h2f(lk_load_u16(blk));
-                if (lk_has_min(type)) m[r] = h2f(lk_load_u16(blk + 2));
+                q[r] = unpack32(type, blk, &unused);
+                d[r] = lk_load_u16(blk);
+                if (lk_has_min(type)) m[r] = lk_load_u16(blk + 2);
             }
-            _mm256_store_si256((__m256i *)(u + 32 * r), q);
-            _mm256_store_si256((__m256i *)(s + 32 * r), sg);
         }
+        transpose8_s32(q, g);
         uint8_t *t = tile + b * G_STRIDE;
-        if (type == LK_TYPE_Q8_0) transpose_8(s, t + G_S);
-        else transpose_8(u, t + G_W);
-        memcpy(t + G_D, d, sizeof d);
-        memcpy(t + G_M, m, sizeof m);
+        for (int j = 0; j < TR; j++) _mm256_store_si256((__m256i *)(t + G_W + 32 * j), g[j]);
+        _mm256_store_ps((float *)(t + G_D), _mm256_cvtph_ps(_mm_load_si128((const __m128i *)d)));
+        _mm256_store_ps((float *)(t + G_M), _mm256_cvtph_ps(_mm_load_si128((const __m128i *)m)));
     }
 }
 
@@ -196,25 +213,12 @@ INLINE void q8_build_tile(const uint8_t *w, size_t wrb, int64_t nb, int nr, uint
                 d[k] = h2f(lk_load_u16(blk));
             }
         }
-        __m256i t[TR], u[TR];
-        for (int k = 0; k < TR; k += 2) {
-            t[k] = _mm256_unpacklo_epi32(r[k], r[k + 1]);
-            t[k + 1] = _mm256_unpackhi_epi32(r[k], r[k + 1]);
-        }
-        for (int k = 0; k < TR; k += 4) {
-            u[k] = _mm256_unpacklo_epi64(t[k], t[k + 2]);
-            u[k + 1] = _mm256_unpackhi_epi64(t[k], t[k + 2]);
-            u[k + 2] = _mm256_unpacklo_epi64(t[k + 1], t[k + 3]);
-            u[k + 3] = _mm256_unpackhi_epi64(t[k + 1], t[k + 3]);
-        }
+        __m256i g[TR];
+        transpose8_s32(r, g);
         uint8_t *tb = tile + b * G_STRIDE;
-        for (int g = 0; g < 4; g++) {
-            const __m256i lo = _mm256_permute2x128_si256(u[g], u[g + 4], 0x20);  /* group g */
-            const __m256i hi = _mm256_permute2x128_si256(u[g], u[g + 4], 0x31);  /* group g + 4 */
-            _mm256_store_si256((__m256i *)(tb + G_S + 32 * g), lo);
-            _mm256_store_si256((__m256i *)(tb + G_S + 32 * (g + 4)), hi);
-            _mm256_store_si256((__m256i *)(tb + G_W + 32 * g), _mm256_sign_epi8(lo, lo));
-            _mm256_store_si256((__m256i *)(tb + G_W + 32 * (g + 4)), _mm256_sign_epi8(hi, hi));
+        for (int j = 0; j < TR; j++) {
+            _mm256_store_si256((__m256i *)(tb + G_S + 32 * j), g[j]);
+            _mm256_store_si256((__m256i *)(tb + G_W + 32 * j), _mm256_sign_epi8(g[j], g[j]));
         }
         memcpy(tb + G_D, d, sizeof d);
     }
@@ -333,6 +337,9 @@ int lk_gemm_q8_0_rows8_avx2(int64_t cols, const void *w, size_t wrb, const void 
 #pragma clang attribute pop
 
 LK_KERNELS(lk_avx2_prefill,
+    LK_KERNEL(LK_E_FEW_TOKENS, LK_TYPE_Q4_1, gemm_q4_1),
+    LK_KERNEL(LK_E_FEW_TOKENS, LK_TYPE_Q5_0, gemm_q5_0),
+    LK_KERNEL(LK_E_FEW_TOKENS, LK_TYPE_Q5_1, gemm_q5_1),
     LK_KERNEL(LK_E_GEMM, LK_TYPE_Q4_1, gemm_q4_1),
     LK_KERNEL(LK_E_GEMM, LK_TYPE_Q5_0, gemm_q5_0),
     LK_KERNEL(LK_E_GEMM, LK_TYPE_Q5_1, gemm_q5_1),
