@@ -129,7 +129,8 @@ package final class Conversation: @unchecked Sendable {
             throw error
         }
         let shared = runner.promptCache == nil ? 0
-            : sharedPrefixLength(of: prompt, history: history, functions: functions, options: options, prepared: prepared)
+            : sharedPrefixLength(of: prompt, history: history, role: message.role, functions: functions, options: options,
+                                 prepared: prepared)
         lock.withLock {
             _history.append(message)
             mediaCache = prepared.filter { prompt.media[$0.key] != nil }

@@ -11,7 +11,9 @@ import LeapToolCalls
 //
 // Where a turn is snapshotted: at the end of the part of the prompt that the next turn (or the next launch
 // of the app) will share, i.e. the common prefix of this prompt and the prompt of the history without the
-// new message (the system prompt and tools on the first turn, the whole previous exchange later). The
+// new message (the system prompt and tools on the first turn, the whole previous exchange later; on a first turn
+// without history, what the template writes before the message's text, which stateless clients with the same
+// system prompt or none share from one request to the next). The
 // prompt is evaluated up to there, the state is copied (memory LRU), the rest is evaluated, and the file is
 // written by the cache's background thread. A turn evaluates its prompt in the same two parts whether the
 // prefix comes from the cache or not, so a run that restores it continues bit for bit as the run that
@@ -48,12 +50,14 @@ func prefixUnits(_ units: ArraySlice<PromptUnit>) -> [PrefixUnit] {
 }
 
 extension Conversation {
-    /// Positions of `prompt` shared with the prompt of `history` alone (see the file comment); 0 when the
-    /// history is empty or does not render.
-    func sharedPrefixLength(of prompt: Prompt, history: [ChatMessage], functions: [LeapFunction], options: GenerationOptions,
-                            prepared: [MediaKey: any PreparedMedia]) -> Int {
-        guard !history.isEmpty, let (earlier, _) = try? PromptBuilder(runner: runner).prompt(
-            for: history, tools: functions, options: options, prepare: { key, _ in
+    /// Positions of `prompt` shared with the prompt of `history` alone (see the file comment), or, when the
+    /// history is empty, with the prompt of a `role` message without content (the template's text before the
+    /// first message: its default system prompt, the tools, the role's header); 0 when that does not render.
+    func sharedPrefixLength(of prompt: Prompt, history: [ChatMessage], role: ChatMessageRole, functions: [LeapFunction],
+                            options: GenerationOptions, prepared: [MediaKey: any PreparedMedia]) -> Int {
+        let reference = history.isEmpty ? [ChatMessage(role: role, text: "")] : history
+        guard let (earlier, _) = try? PromptBuilder(runner: runner).prompt(
+            for: reference, tools: functions, options: options, prepare: { key, _ in
                 guard let m = prepared[key] else { throw LeapError(.internal, "a media part of the history was not prepared") }
                 return m
             }) else { return 0 }
