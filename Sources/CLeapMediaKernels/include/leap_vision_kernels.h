@@ -96,4 +96,11 @@ void lk_vq8_pack_x(const float *x, int64_t x_stride, int64_t cols, void *xp, int
 int lk_vq8_gemm_packed(const void *packed, int64_t cols, const void *xp, int64_t n_tokens, const float *bias, float *y,
                        int64_t y_stride, int64_t row_begin, int64_t row_end);
 
+/* ---- The CPU's float FMA peak (fma_peak.c), for the products' benchmarks ----
+ * Runs independent FMA chains on the calling thread, as wide as the float products' vectors here (512 bits with
+ * the AVX-512 kernels, 256 with AVX2, scalar otherwise), for at least `seconds`, and returns the flops done (an
+ * FMA lane counts 2). Run it on each of a pool's threads at once and divide the sum by the wall time: the peak
+ * those threads reach together. */
+double lk_fma_peak_flops(double seconds);
+
 #endif
