@@ -105,7 +105,7 @@ let package = Package(
         // Programs.
         .executableTarget(
             name: "LeapBench",
-            dependencies: ["CLeapKernels", "LeapJSON", "LeapAudio", "LeapAudioEncoder", "LeapGGUF", "LeapKernels",
+            dependencies: ["CLeapKernels", "CLeapMediaKernels", "LeapJSON", "LeapAudio", "LeapAudioEncoder", "LeapGGUF", "LeapKernels",
                            "LeapTokenizer", "LeapChatTemplate", "LeapToolCalls", "LeapGrammar", "LeapModels", "LeapVision",
                            "LeapSpeech", "LeapCore", "LeapMessages", "LeapRuntime", "LeapPromptCache"],
             swiftSettings: fast),

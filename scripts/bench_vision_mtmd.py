@@ -6,10 +6,11 @@
               patch 16, 16x16 position grid; projector 3072 -> 2560 -> 1024, the shapes of LFM2-VL-450M's
               config.json), with the tensor names and metadata of llama.cpp's converter, plus text-vocab.gguf,
               a tensor-less `llama` GGUF of width 1024 that mtmd loads vocab-only (it checks the text width)
-  time DIR TYPE [--threads 2] [--reps 3]
+  time DIR TYPE [--threads 2] [--reps 3] [--images 512x512,1024x768]
               mtmd_encode_chunk time of every image chunk of a 512x512 and a 1024x768 image (the test pattern
-              of the vision fixtures), best of REPS, printed as `key: value` lines:
-              mtmd_512x512_ms, mtmd_1024x768_ms, mtmd_1024x768_chunks
+              of the vision fixtures), best of REPS, printed as `key: value` lines: mtmd_512x512_ms,
+              mtmd_512x512_cpu_ms (the process's CPU time in that run, all of ggml's threads),
+              mtmd_512x512_chunks, mtmd_512x512_tokens, the same for 1024x768
 
 gguf comes from LEAP_GGUF_PY (llama.cpp's gguf-py folder) when set, else the installed package.
 """
@@ -153,7 +154,7 @@ def make(d: str) -> None:
         write_text_vocab(p)
 
 
-def time_encode(d: str, qtype: str, threads: int, reps: int) -> None:
+def time_encode(d: str, qtype: str, threads: int, reps: int, keys: list) -> None:
     import llama_cpp
     from llama_cpp import mtmd_cpp as mtmd
 
@@ -170,6 +171,8 @@ def time_encode(d: str, qtype: str, threads: int, reps: int) -> None:
         sys.exit("mtmd_init_from_file failed")
     marker = mtmd.mtmd_default_marker()
     for (h, w, key) in [(512, 512, "512x512"), (768, 1024, "1024x768")]:
+        if key not in keys:
+            continue
         rgb = image_rgb8(h, w, 1)
         data = (ctypes.c_uint8 * rgb.size).from_buffer_copy(rgb.tobytes())
         bmp = mtmd.mtmd_bitmap_init(w, h, data)
@@ -179,13 +182,15 @@ def time_encode(d: str, qtype: str, threads: int, reps: int) -> None:
         assert mtmd.mtmd_tokenize(ctx, chunks, ctypes.byref(t), (mtmd.mtmd_bitmap_p_ctypes * 1)(bmp), 1) == 0
         images = [mtmd.mtmd_input_chunks_get(chunks, i) for i in range(mtmd.mtmd_input_chunks_size(chunks))]
         images = [c for c in images if mtmd.mtmd_input_chunk_get_type(c) != 0]
-        best = float("inf")
+        best, best_cpu = float("inf"), float("inf")
         for _ in range(reps):
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
             for c in images:
                 assert mtmd.mtmd_encode_chunk(ctx, c) == 0
             best = min(best, time.perf_counter() - t0)
+            best_cpu = min(best_cpu, time.process_time() - c0)
         print(f"mtmd_{key}_ms: {best * 1e3:.1f}")
+        print(f"mtmd_{key}_cpu_ms: {best_cpu * 1e3:.1f}")
         print(f"mtmd_{key}_chunks: {len(images)}")
         print(f"mtmd_{key}_tokens: {sum(mtmd.mtmd_input_chunk_get_n_tokens(c) for c in images)}")
         sys.stdout.flush()
@@ -198,11 +203,12 @@ def main() -> None:
     ap.add_argument("type", nargs="?", default="f16")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--images", default="512x512,1024x768")
     a = ap.parse_args()
     if a.command == "make":
         make(a.dir)
     else:
-        time_encode(a.dir, a.type, a.threads, a.reps)
+        time_encode(a.dir, a.type, a.threads, a.reps, a.images.split(","))
 
 
 if __name__ == "__main__":
