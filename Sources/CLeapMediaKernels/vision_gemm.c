@@ -183,6 +183,57 @@ static inline void quarter_avx2(const float *panel, const float *xb, int64_t xcs
 
 TILE_OF_QUARTERS(tile_avx2, quarter_avx2)
 
+/* Rows t0..t0+3 (r[0..3], 8 columns each) transposed: u[c] holds column c's 4 values in its low half and column
+ * c + 4's in its high half. */
+static inline void transpose_4x8_avx2(const __m256 r[4], __m256 u[4]) {
+    const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+    const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+    u[0] = _mm256_shuffle_ps(t0, t2, 0x44);
+    u[1] = _mm256_shuffle_ps(t0, t2, 0xEE);
+    u[2] = _mm256_shuffle_ps(t1, t3, 0x44);
+    u[3] = _mm256_shuffle_ps(t1, t3, 0xEE);
+}
+
+/* A block's 12 tokens x 8 columns at a time: the rows (rounded to F16 when asked, zero past n_tokens) as three
+ * 4 x 8 transposes, whose halves make each column's 8 + 4 values, stored side by side (one contiguous [8][12]
+ * run). Columns past the last 8 one by one. */
+static void pack_x_avx2(const float *x, int64_t x_stride, int64_t n_tokens, int64_t cols, int round_f16, float *xp,
+                        int64_t block_begin, int64_t block_end) {
+    const int64_t wide = cols / 8 * 8;
+    for (int64_t b = block_begin; b < block_end; b++) {
+        float *block = xp + (size_t)b * TOKENS * cols;
+        for (int64_t c0 = 0; c0 < wide; c0 += 8) {
+            __m256 r[TOKENS], u[3][4];
+#pragma clang loop unroll(full)
+            for (int t = 0; t < TOKENS; t++) {
+                const int64_t token = b * TOKENS + t;
+                __m256 v = token < n_tokens ? _mm256_loadu_ps(x + token * x_stride + c0) : _mm256_setzero_ps();
+                if (round_f16) v = _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+                r[t] = v;
+            }
+            transpose_4x8_avx2(r, u[0]);
+            transpose_4x8_avx2(r + 4, u[1]);
+            transpose_4x8_avx2(r + 8, u[2]);
+            float *dst = block + c0 * TOKENS;
+#pragma clang loop unroll(full)
+            for (int c = 0; c < 4; c++) {
+                _mm256_storeu_ps(dst + c * TOKENS, _mm256_permute2f128_ps(u[0][c], u[1][c], 0x20));
+                _mm_storeu_ps(dst + c * TOKENS + 8, _mm256_castps256_ps128(u[2][c]));
+                _mm256_storeu_ps(dst + (c + 4) * TOKENS, _mm256_permute2f128_ps(u[0][c], u[1][c], 0x31));
+                _mm_storeu_ps(dst + (c + 4) * TOKENS + 8, _mm256_extractf128_ps(u[2][c], 1));
+            }
+        }
+        for (int t = 0; t < TOKENS; t++) {
+            const int64_t token = b * TOKENS + t;
+            for (int64_t c = wide; c < cols; c++) {
+                float v = token < n_tokens ? x[token * x_stride + c] : 0.0f;
+                if (round_f16 && token < n_tokens) v = lk_f16_to_f32(lk_f32_to_f16(v));
+                block[c * TOKENS + t] = v;
+            }
+        }
+    }
+}
+
 static void widen_avx2(const uint16_t *h, float *f, int64_t n) {
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(f + i, _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(h + i))));
@@ -521,6 +572,10 @@ void lk_vg_pack_x(const float *x, int64_t x_stride, int64_t n_tokens, int64_t co
     const int isa = lk_get_isa();
     if (isa == LK_ISA_AVX512 || isa == LK_ISA_AVX512_NOVNNI) {
         pack_x_avx512(x, x_stride, n_tokens, cols, round_f16, xp, block_begin, block_end);
+        return;
+    }
+    if (isa == LK_ISA_AVX2) {
+        pack_x_avx2(x, x_stride, n_tokens, cols, round_f16, xp, block_begin, block_end);
         return;
     }
 #endif
