@@ -2,12 +2,13 @@
  *
  * Weights: panels of 32 rows, each stored column-major ([cols][32], rows past the matrix's end as zeros), in
  * F32 or F16, packed once. Activations: blocks of 12 tokens, each stored [cols][12] (tokens past the end as
- * zeros), packed per product. The product walks the columns in chunks of KC: a chunk of one panel (F16
- * chunks converted to floats in a buffer, once per chunk) meets every token block in turn, 32 rows x 12
- * tokens of float accumulators in registers (24 zmm), each column two vector loads, twelve broadcasts and 24
- * FMAs (AVX-512; AVX2 runs the tile as four 16-row x 6-token quarters, 12 ymm accumulators each, and arm64
- * NEON the same quarters in 24 of its registers). A chunk
- * of a panel (32 KB as floats) stays in L1, the chunk of all tokens in L2. */
+ * zeros), packed per product. The product walks the columns in chunks of KC and the token blocks in groups
+ * of GROUP: each panel's chunk (F16 chunks converted to floats in a buffer, once per chunk and group) meets
+ * the group's blocks in turn, 32 rows x 12 tokens of float accumulators in registers (24 zmm), each column
+ * two vector loads, twelve broadcasts and 24 FMAs (AVX-512; AVX2 runs the tile as four 16-row x 6-token
+ * quarters, 12 ymm accumulators each, and arm64 NEON the same quarters in 24 of its registers). A panel's chunk (32 KB as floats) stays in L1 or close, the group's
+ * chunk of tokens (192 KB) in L2 while every panel passes over it: the chunk of all tokens would come
+ * from L3 for each panel. */
 #include "leap_kernels.h"
 #include "leap_vision_kernels.h"
 #include "leap_kernel_support.h"
@@ -16,7 +17,7 @@
 #include <string.h>
 
 
-enum { ROWS = LK_VG_PANEL_ROWS, TOKENS = LK_VG_BLOCK_TOKENS, KC = 256 };
+enum { ROWS = LK_VG_PANEL_ROWS, TOKENS = LK_VG_BLOCK_TOKENS, KC = 256, GROUP = 16 };
 
 static int64_t panels_of(int64_t rows) { return (rows + ROWS - 1) / ROWS; }
 
@@ -630,20 +631,23 @@ int lk_vg_gemm_packed(int w_type, const void *packed, int64_t cols, const float 
     const int64_t blocks = (n_tokens + TOKENS - 1) / TOKENS;
     for (int64_t k0 = 0; k0 < cols; k0 += KC) {
         const int64_t kc = cols - k0 < KC ? cols - k0 : KC;
-        for (int64_t r0 = row_begin; r0 < row_end; r0 += ROWS) {
-            const int nr = row_end - r0 < ROWS ? (int)(row_end - r0) : ROWS;
-            const size_t at = (size_t)(r0 / ROWS) * ROWS * cols + (size_t)k0 * ROWS;
-            const float *panel;
-            if (chunk) {
-                widen((const uint16_t *)packed + at, chunk, kc * ROWS);
-                panel = chunk;
-            } else {
-                panel = (const float *)packed + at;
-            }
-            for (int64_t b = 0; b < blocks; b++) {
-                const int nt = n_tokens - b * TOKENS < TOKENS ? (int)(n_tokens - b * TOKENS) : TOKENS;
-                tile(panel, xp + b * x_block_stride + k0 * x_col_stride, x_col_stride, kc, y + b * TOKENS * y_stride + r0,
-                     y_stride, nt, nr, k0 > 0, k0 == 0 && bias ? bias + r0 : NULL);
+        for (int64_t g0 = 0; g0 < blocks; g0 += GROUP) {
+            const int64_t g1 = blocks - g0 < GROUP ? blocks : g0 + GROUP;
+            for (int64_t r0 = row_begin; r0 < row_end; r0 += ROWS) {
+                const int nr = row_end - r0 < ROWS ? (int)(row_end - r0) : ROWS;
+                const size_t at = (size_t)(r0 / ROWS) * ROWS * cols + (size_t)k0 * ROWS;
+                const float *panel;
+                if (chunk) {
+                    widen((const uint16_t *)packed + at, chunk, kc * ROWS);
+                    panel = chunk;
+                } else {
+                    panel = (const float *)packed + at;
+                }
+                for (int64_t b = g0; b < g1; b++) {
+                    const int nt = n_tokens - b * TOKENS < TOKENS ? (int)(n_tokens - b * TOKENS) : TOKENS;
+                    tile(panel, xp + b * x_block_stride + k0 * x_col_stride, x_col_stride, kc,
+                         y + b * TOKENS * y_stride + r0, y_stride, nt, nr, k0 > 0, k0 == 0 && bias ? bias + r0 : NULL);
+                }
             }
         }
     }
