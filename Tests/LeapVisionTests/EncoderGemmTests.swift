@@ -47,6 +47,35 @@ import Testing
         }
     }
 
+    /// lk_vg_pack_x's layout on every path: value (token b·12 + t, column c) at block b's [c][12], rounded to the
+    /// nearest F16 when asked (Swift's Float16 conversion, round to nearest even, as the oracle), zero past the
+    /// tokens. Column counts with and without a remainder of the vector width; token counts with a partial
+    /// block; a token stride wider than the columns.
+    @Test(arguments: [[1, 8], [13, 20], [25, 768], [12, 7], [30, 64], [7, 3]])
+    func packXMatchesLayout(_ shape: [Int]) {
+        let (tokens, cols) = (shape[0], shape[1])
+        let stride = cols + 5, block = Int(LK_VG_BLOCK_TOKENS), blocks = (tokens + block - 1) / block
+        let x = (0..<tokens * stride).map { i in Float((i &* 2_654_435_761) % 20001) / 7.3 - 1370 }
+        for roundF16 in [Int32(0), 1] {
+            var want = [Float](repeating: 0, count: blocks * block * cols)
+            for b in 0..<blocks {
+                for c in 0..<cols {
+                    for t in 0..<block where b * block + t < tokens {
+                        let v = x[(b * block + t) * stride + c]
+                        want[b * block * cols + c * block + t] = roundF16 == 1 ? Float(Float16(v)) : v
+                    }
+                }
+            }
+            for isa in KernelISA.allCases where isa.isAvailable {
+                var got = [Float](repeating: .nan, count: Int(lk_vg_packed_x_floats(Int64(tokens), Int64(cols))))
+                _ = isa.withThreadSelection {
+                    lk_vg_pack_x(x, Int64(stride), Int64(tokens), Int64(cols), roundF16, &got, 0, Int64(blocks))
+                }
+                #expect(got == want, "\(isa.name) \(shape) round \(roundF16)")
+            }
+        }
+    }
+
     /// Attention's softmax down columns (exponentials times the inverse sum) against a float64 softmax: its
     /// exponential is within about 1 ulp, the sum of 300 terms in float loses a few more; 1e-6 relative bounds
     /// both for probabilities <= 1. n = 101 covers a full pass of 96 columns and a partial one.
