@@ -90,6 +90,19 @@ static void pack_x_portable(const float *x, int64_t x_stride, int64_t n_tokens, 
     }
 }
 
+/* Columns [c0, cols) of token block b, one value at a time (the vector packings' last columns). */
+static void pack_x_columns(const float *x, int64_t x_stride, int64_t n_tokens, int64_t cols, int64_t c0, int round_f16,
+                           float *block, int64_t b) {
+    for (int t = 0; t < TOKENS; t++) {
+        const int64_t token = b * TOKENS + t;
+        for (int64_t c = c0; c < cols; c++) {
+            float v = token < n_tokens ? x[token * x_stride + c] : 0.0f;
+            if (round_f16 && token < n_tokens) v = lk_f16_to_f32(lk_f32_to_f16(v));
+            block[c * TOKENS + t] = v;
+        }
+    }
+}
+
 /* One 32-row x 12-token tile over `kc` columns: panel [kc][32], column c of the tokens at xb + c * xcs (12
  * floats, one per token; those of tokens >= nt are read but not used). The accumulators start from Y
  * (accumulate), from the bias, or from zero; rows >= nr and tokens >= nt are not stored. */
@@ -224,14 +237,7 @@ static void pack_x_avx2(const float *x, int64_t x_stride, int64_t n_tokens, int6
                 _mm_storeu_ps(dst + (c + 4) * TOKENS + 8, _mm256_extractf128_ps(u[2][c], 1));
             }
         }
-        for (int t = 0; t < TOKENS; t++) {
-            const int64_t token = b * TOKENS + t;
-            for (int64_t c = wide; c < cols; c++) {
-                float v = token < n_tokens ? x[token * x_stride + c] : 0.0f;
-                if (round_f16 && token < n_tokens) v = lk_f16_to_f32(lk_f32_to_f16(v));
-                block[c * TOKENS + t] = v;
-            }
-        }
+        pack_x_columns(x, x_stride, n_tokens, cols, wide, round_f16, block, b);
     }
 }
 
@@ -366,8 +372,8 @@ static void tile_avx512(const float *panel, const float *xb, int64_t xcs, int64_
 }
 
 /* A block's 12 tokens x 16 columns at a time: the rows (rounded to F16 when asked, zero past n_tokens) go to a
- * [12][16] buffer, from which a gather takes each column's 12 values. Columns past the last 16 as the
- * portable loop. */
+ * [12][16] buffer, from which a gather takes each column's 12 values. Columns past the last 16 one by one
+ * (pack_x_columns). */
 static void pack_x_avx512(const float *x, int64_t x_stride, int64_t n_tokens, int64_t cols, int round_f16, float *xp,
                           int64_t block_begin, int64_t block_end) {
     const int64_t wide = cols / 16 * 16;
@@ -388,17 +394,7 @@ static void pack_x_avx512(const float *x, int64_t x_stride, int64_t n_tokens, in
                 _mm512_mask_storeu_ps(dst + c * TOKENS, twelve,
                                       _mm512_mask_i32gather_ps(_mm512_setzero_ps(), twelve, at, rows + c, 4));
         }
-        if (wide < cols) {
-            /* the last cols % 16 columns one by one */
-            for (int t = 0; t < TOKENS; t++) {
-                const int64_t token = b * TOKENS + t;
-                for (int64_t c = wide; c < cols; c++) {
-                    float v = token < n_tokens ? x[token * x_stride + c] : 0.0f;
-                    if (round_f16 && token < n_tokens) v = lk_f16_to_f32(lk_f32_to_f16(v));
-                    block[c * TOKENS + t] = v;
-                }
-            }
-        }
+        pack_x_columns(x, x_stride, n_tokens, cols, wide, round_f16, block, b);
     }
 }
 
