@@ -6,9 +6,9 @@
  * of GROUP: each panel's chunk (F16 chunks converted to floats in a buffer, once per chunk and group) meets
  * the group's blocks in turn, 32 rows x 12 tokens of float accumulators in registers (24 zmm), each column
  * two vector loads, twelve broadcasts and 24 FMAs (AVX-512; AVX2 runs the tile as four 16-row x 6-token
- * quarters, 12 ymm accumulators each, and arm64 NEON the same quarters in 24 of its registers). A panel's chunk (32 KB as floats) stays in L1 or close, the group's
- * chunk of tokens (192 KB) in L2 while every panel passes over it: the chunk of all tokens would come
- * from L3 for each panel. */
+ * quarters, 12 ymm accumulators each, and arm64 NEON the same quarters in 24 of its registers). A panel's
+ * chunk (32 KB as floats) stays in L1 or close, the group's chunk of tokens (192 KB) in L2 while every panel
+ * passes over it: the chunk of all tokens would come from L3 for each panel. */
 #include "leap_kernels.h"
 #include "leap_vision_kernels.h"
 #include "leap_kernel_support.h"
