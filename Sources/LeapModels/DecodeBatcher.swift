@@ -26,6 +26,8 @@ package final class DecodeBatcher: @unchecked Sendable {
     private final class Request {
         let context: InferenceContext
         let tokens: [Int32]
+        /// Conversations in the pass that ran this request (itself included).
+        var sequences = 1
         var done = false
         var error: (any Error)?
         init(_ context: InferenceContext, _ tokens: [Int32]) {
@@ -69,15 +71,18 @@ package final class DecodeBatcher: @unchecked Sendable {
     /// Evaluates `token` in `context` at its next position, in one forward pass with the other contexts
     /// stepping at the same moment; afterwards `context` holds the token's logits as after
     /// `eval(tokens: [token])`. Throws what that eval would throw (and then leaves `context` unchanged).
-    package func step(_ context: InferenceContext, token: Int32) throws {
+    @discardableResult
+    package func step(_ context: InferenceContext, token: Int32) throws -> Int {
         try step(context, tokens: [token])
     }
 
     /// Evaluates `tokens` (the last accepted token and the drafts after it) in `context` at its next
     /// positions, in one forward pass with the other contexts stepping at the same moment; afterwards
     /// `context` holds every row's logits as after `evalDraft(tokens:)`, bit for bit. Throws what that
-    /// would throw (and then leaves `context` unchanged).
-    package func step(_ context: InferenceContext, tokens: [Int32]) throws {
+    /// would throw (and then leaves `context` unchanged). Returns how many conversations shared the pass
+    /// (`context` included).
+    @discardableResult
+    package func step(_ context: InferenceContext, tokens: [Int32]) throws -> Int {
         let request = Request(context, tokens)
         monitor.withLock {
             pending.append(request)
@@ -101,6 +106,7 @@ package final class DecodeBatcher: @unchecked Sendable {
             monitor.withLock {
                 for (r, e) in zip(batch, errors) {
                     r.error = e
+                    r.sequences = batch.count
                     r.done = true
                 }
                 expected = Set(batch.map { ObjectIdentifier($0.context) })
@@ -115,6 +121,7 @@ package final class DecodeBatcher: @unchecked Sendable {
             }
         }
         if let e = request.error { throw e }
+        return request.sequences
     }
 
     /// `context` will not step again soon (its generation ended): the next step does not wait for it.

@@ -46,6 +46,10 @@ package protocol InferenceSessionBackend: AnyObject {
     func verify(_ tokens: [Int32]) throws
     /// Makes the logits after tokens[0...i] of the last `verify` the `lastLogits()`.
     func selectVerified(_ i: Int) throws
+    /// How many sessions shared the forward pass of the last one-token `evaluate` or `verify` (this one
+    /// included; 1 for a backend that steps each session alone). Speculation weighs its extra rows against
+    /// the other sessions' tokens by it.
+    var lastPassSequences: Int { get }
     /// Audio the model generated during the evaluations since the last call, oldest first (models that
     /// speak, e.g. interleaved text-and-audio output; text models have none). The runtime streams each
     /// chunk right after the text of the token whose evaluation produced it and collects the turn's audio
@@ -63,6 +67,8 @@ package protocol InferenceSessionBackend: AnyObject {
 }
 
 extension InferenceSessionBackend {
+    package var lastPassSequences: Int { 1 }
+
     package func evaluate(embeddings rows: [Float], outputHead: Bool, shouldStop: () -> Bool) throws {
         throw LeapError(.unsupported, "this model takes no embedding input")
     }

@@ -53,9 +53,12 @@ package final class NGramDrafter: TokenDrafter {
 ///
 /// With a per-token acceptance rate a, a pass of k drafts yields E(k) = (1 - a^(k+1)) / (1 - a) tokens
 /// (the accepted prefix and the token sampled after it) for the cost of one pass, c(k) = 1 + β·k in
-/// one-token steps (β from the timings of the passes run so far). The draft length is the k <= maxDraft
-/// with the best E(k) / c(k); when even that is below `minGain`, drafting pauses for `pauseTokens` tokens
-/// and then probes again (the prompt may start copying text).
+/// one-token steps (β from the timings of the passes run so far). When n conversations share the passes
+/// (stepped together), the k extra rows slow the other n - 1 as much as this one, which gain nothing from
+/// them: the pass yields n - 1 + E(k) tokens for c(k), against n for 1, so the gain weighed is
+/// (n - 1 + E(k)) / (n·c(k)), which is E(k) / c(k) for a conversation alone. The draft length is the
+/// k <= maxDraft with the best gain; when even that is below `minGain`, drafting pauses for `pauseTokens`
+/// tokens and then probes again (the prompt may start copying text, the others may finish).
 package struct DraftController: Sendable {
     package let maxDraft: Int
     /// Expected speed-up below which drafting pauses.
@@ -67,6 +70,8 @@ package struct DraftController: Sendable {
     /// Seconds of a one-token step, and β: the extra cost of one more token in a pass, in one-token steps.
     private var stepSeconds = 0.0
     private var beta = 0.15
+    /// Conversations sharing the passes, this one included (decayed average of the last passes).
+    private var sequences = 1.0
     private var paused = 0
 
     package init(maxDraft: Int) {
@@ -84,11 +89,13 @@ package struct DraftController: Sendable {
         }
         guard maxDraft > 0 else { return 0 }
         let a = min(acceptanceRate, 0.999)
+        let n = sequences
         var best = 0, bestGain = 1.0
         var ak = a   // a^(k)
         for k in 1...maxDraft {
             ak *= a
-            let gain = (1 - ak) / (1 - a) / (1 + beta * Double(k))
+            let tokens = (1 - ak) / (1 - a)   // E(k)
+            let gain = (n - 1 + tokens) / (n * (1 + beta * Double(k)))
             if gain > bestGain { (best, bestGain) = (k, gain) }
         }
         if bestGain < minGain {
@@ -101,9 +108,11 @@ package struct DraftController: Sendable {
         return best
     }
 
-    /// A pass verified `drafted` tokens and `taken` of them were accepted, in `seconds`.
-    package mutating func record(drafted: Int, taken: Int, seconds: Double) {
+    /// A pass verified `drafted` tokens and `taken` of them were accepted, in `seconds`, shared by
+    /// `sequences` conversations.
+    package mutating func record(drafted: Int, taken: Int, seconds: Double, sequences: Int = 1) {
         guard drafted > 0 else { return }
+        recordSharing(sequences)
         let decay = 0.9
         accepted = accepted * decay + Double(taken)
         rejected = rejected * decay + (taken < drafted ? 1 : 0)
@@ -113,9 +122,14 @@ package struct DraftController: Sendable {
         }
     }
 
-    /// A one-token step took `seconds`.
-    package mutating func recordStep(seconds: Double) {
+    /// A one-token step took `seconds`, in a pass shared by `sequences` conversations.
+    package mutating func recordStep(seconds: Double, sequences: Int = 1) {
         guard seconds > 0 else { return }
+        recordSharing(sequences)
         stepSeconds = stepSeconds == 0 ? seconds : 0.8 * stepSeconds + 0.2 * seconds
+    }
+
+    private mutating func recordSharing(_ n: Int) {
+        self.sequences = 0.8 * self.sequences + 0.2 * Double(max(1, n))
     }
 }

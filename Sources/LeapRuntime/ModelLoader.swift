@@ -126,6 +126,7 @@ final class InferenceSessionAdapter: InferenceSessionBackend {
     /// Prompts are evaluated in chunks so that a stop request is honoured during long prefills: one forward
     /// pass each (the context's maxBatch, llama.cpp's ubatch), so the chunks split where llama.cpp splits.
     var prefillChunk: Int { context.maxBatch }
+    private(set) var lastPassSequences = 1
 
     init(_ context: InferenceContext, vocabularySize: Int) {
         self.context = context
@@ -141,7 +142,7 @@ final class InferenceSessionAdapter: InferenceSessionBackend {
     func evaluate(_ tokens: [Int32], shouldStop: () -> Bool) throws {
         if tokens.count == 1 {
             // A decoded token: stepped together with the other conversations of the model decoding now.
-            try context.model.batcher.step(context, token: tokens[0])
+            lastPassSequences = try context.model.batcher.step(context, token: tokens[0])
             return try copyLastLogits()
         }
         var start = 0
@@ -186,7 +187,7 @@ final class InferenceSessionAdapter: InferenceSessionBackend {
 
     func verify(_ tokens: [Int32]) throws {
         // The token and its drafts: one span of the pass stepped with the other conversations decoding now.
-        try context.model.batcher.step(context, tokens: tokens)
+        lastPassSequences = try context.model.batcher.step(context, tokens: tokens)
         try selectVerified(0)
     }
 

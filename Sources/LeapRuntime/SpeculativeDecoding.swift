@@ -20,8 +20,8 @@ final class Speculation {
     /// The sequence's tokens (prompt and output) the drafter reads, and how many of them are output.
     private var history: [Int32]
     private var generated = 0
-    /// The current pass: guesses verified, guesses taken, its seconds.
-    private var pass = (drafted: 0, taken: 0, seconds: 0.0)
+    /// The current pass: guesses verified, guesses taken, its seconds, the conversations that shared it.
+    private var pass = (drafted: 0, taken: 0, seconds: 0.0, sequences: 1)
 
     init(drafter: any TokenDrafter, maxDraft: Int, prompt: [Int32]) {
         self.drafter = drafter
@@ -77,12 +77,12 @@ final class Speculation {
         let guesses = k > 0 ? Array(drafter.draft(after: history, generated: generated, count: k).prefix(k)) : []
         if guesses.isEmpty {
             try session.evaluate([token], shouldStop: { false })
-            control.recordStep(seconds: monotonicSeconds() - t0)
+            control.recordStep(seconds: monotonicSeconds() - t0, sequences: session.lastPassSequences)
             return
         }
         try session.verify([token] + guesses)
         pending = guesses
-        pass = (guesses.count, 0, monotonicSeconds() - t0)
+        pass = (guesses.count, 0, monotonicSeconds() - t0, session.lastPassSequences)
         stats.draftedTokens += guesses.count
     }
 
@@ -100,7 +100,7 @@ final class Speculation {
     }
 
     private func endPass() {
-        control.record(drafted: pass.drafted, taken: pass.taken, seconds: pass.seconds)
-        pass = (0, 0, 0)
+        control.record(drafted: pass.drafted, taken: pass.taken, seconds: pass.seconds, sequences: pass.sequences)
+        pass = (0, 0, 0, 1)
     }
 }
