@@ -150,16 +150,30 @@ static const uint8_t high_bit_select[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4
     }
 
 #ifdef LK_ARM_DOTPROD
+/* trn1 / trn2 of 64-bit lanes: (a0, b0) / (a1, b1). In assembly because compilers spell them as a lane insert
+ * and a zip, which several cores (the Cortex-A57 family's model among them) run as 2 and 3 micro-ops, the trn
+ * as 1. */
+INLINE int32x4_t trn1_64(int32x4_t a, int32x4_t b) {
+    int32x4_t r;
+    __asm__("trn1 %0.2d, %1.2d, %2.2d" : "=w"(r) : "w"(a), "w"(b));
+    return r;
+}
+INLINE int32x4_t trn2_64(int32x4_t a, int32x4_t b) {
+    int32x4_t r;
+    __asm__("trn2 %0.2d, %1.2d, %2.2d" : "=w"(r) : "w"(a), "w"(b));
+    return r;
+}
+
 /* Four rows' 16 bytes as w[k], lane r = bytes 4k..4k+3 of row r (a 4×4 transpose of 32-bit words) */
 INLINE void transpose4(int8x16_t a, int8x16_t b, int8x16_t c, int8x16_t d, int8x16_t w[4]) {
     const int32x4_t t0 = vtrn1q_s32(vreinterpretq_s32_s8(a), vreinterpretq_s32_s8(b));
     const int32x4_t t1 = vtrn2q_s32(vreinterpretq_s32_s8(a), vreinterpretq_s32_s8(b));
     const int32x4_t t2 = vtrn1q_s32(vreinterpretq_s32_s8(c), vreinterpretq_s32_s8(d));
     const int32x4_t t3 = vtrn2q_s32(vreinterpretq_s32_s8(c), vreinterpretq_s32_s8(d));
-    w[0] = vreinterpretq_s8_s64(vtrn1q_s64(vreinterpretq_s64_s32(t0), vreinterpretq_s64_s32(t2)));
-    w[1] = vreinterpretq_s8_s64(vtrn1q_s64(vreinterpretq_s64_s32(t1), vreinterpretq_s64_s32(t3)));
-    w[2] = vreinterpretq_s8_s64(vtrn2q_s64(vreinterpretq_s64_s32(t0), vreinterpretq_s64_s32(t2)));
-    w[3] = vreinterpretq_s8_s64(vtrn2q_s64(vreinterpretq_s64_s32(t1), vreinterpretq_s64_s32(t3)));
+    w[0] = vreinterpretq_s8_s32(trn1_64(t0, t2));
+    w[1] = vreinterpretq_s8_s32(trn1_64(t1, t3));
+    w[2] = vreinterpretq_s8_s32(trn2_64(t0, t2));
+    w[3] = vreinterpretq_s8_s32(trn2_64(t1, t3));
 }
 
 /* dotprod few-token tile of a 32-block type: 4 rows (wr) × NT tokens (XB), s[t·4 + r]. Each block of the 4
