@@ -22,15 +22,23 @@ INLINE void q4_K_sub(const block_q4_K *b, int j, int8x16_t *lo, int8x16_t *hi) {
     *lo = vreinterpretq_s8_u8(j % 2 ? vshrq_n_u8(r0, 4) : vandq_u8(r0, vdupq_n_u8(15)));
     *hi = vreinterpretq_s8_u8(j % 2 ? vshrq_n_u8(r1, 4) : vandq_u8(r1, vdupq_n_u8(15)));
 }
+/* all ones in the bytes where a & b has a bit set; in assembly, which compilers would otherwise rewrite with
+ * the shift that follows it into three instructions */
+INLINE uint8x16_t test_bits(uint8x16_t a, uint8x16_t b) {
+    uint8x16_t r;
+    __asm__("cmtst %0.16b, %1.16b, %2.16b" : "=w"(r) : "w"(a), "w"(b));
+    return r;
+}
 INLINE void q5_K_sub(const block_q5_K *b, int j, int8x16_t *lo, int8x16_t *hi) {
-    const uint8x16_t r0 = vld1q_u8(b->qs + 32 * (j / 2)), r1 = vld1q_u8(b->qs + 32 * (j / 2) + 16);
-    const uint8x16_t n0 = j % 2 ? vshrq_n_u8(r0, 4) : vandq_u8(r0, vdupq_n_u8(15));
-    const uint8x16_t n1 = j % 2 ? vshrq_n_u8(r1, 4) : vandq_u8(r1, vdupq_n_u8(15));
-    /* the fifth bit: bit j of qh[l], moved to bit 4 */
-    const int8x16_t shift = vdupq_n_s8((int8_t)(4 - j));
-    const uint8x16_t m16 = vdupq_n_u8(16);
-    *lo = vreinterpretq_s8_u8(vorrq_u8(n0, vandq_u8(vshlq_u8(vld1q_u8(b->qh), shift), m16)));
-    *hi = vreinterpretq_s8_u8(vorrq_u8(n1, vandq_u8(vshlq_u8(vld1q_u8(b->qh + 16), shift), m16)));
+    const uint8_t *qs = b->qs + 32 * (j / 2), *qh = b->qh;
+    __asm__("" : "+r"(qs), "+r"(qh)); /* loaded afresh for each sub-block, not kept in registers */
+    const uint8x16_t r0 = vld1q_u8(qs), r1 = vld1q_u8(qs + 16);
+    /* the fifth bit, bit j of qh[l]: all ones where set, then 1 (low nibbles, inserted above them) or 0x1f
+     * (high nibbles, whose top 4 bits 0x10 go above them) */
+    const uint8x16_t bit = vdupq_n_u8((uint8_t)(1u << j));
+    const uint8x16_t s0 = test_bits(vld1q_u8(qh), bit), s1 = test_bits(vld1q_u8(qh + 16), bit);
+    *lo = vreinterpretq_s8_u8(j % 2 ? vsriq_n_u8(vshrq_n_u8(s0, 3), r0, 4) : vsliq_n_u8(r0, vshrq_n_u8(s0, 7), 4));
+    *hi = vreinterpretq_s8_u8(j % 2 ? vsriq_n_u8(vshrq_n_u8(s1, 3), r1, 4) : vsliq_n_u8(r1, vshrq_n_u8(s1, 7), 4));
 }
 
 /* Sub-blocks 2c and 2c + 1 of a Q4_K / Q5_K super-block (the low and high nibbles of the same 32 bytes) as

@@ -352,6 +352,29 @@ KQUANT_KERNEL(q6_K, block_q6_K, 0)
 /* dotprod few-token tile of Q4_K / Q5_K: 4 rows (wr) × NT tokens (XB), s[t·4 + r], the rows in the lanes as
  * BLOCK32_ROW_TILE: each sub-block of the 4 rows unpacked and transposed once, 8 sdot by element a token, the
  * rows' scales and mins as vectors; the float steps of KQUANT_KERNEL lane for lane. */
+/* One 32-element sub-block of 4 rows (lo: elements 0..15, hi: 16..31 of each row) into the row tile's sums:
+ * transposed once, then a chain of 8 sdot by element for each token t (activations a + t·ts) times the rows'
+ * scales scv */
+INLINE void kq_rtile_sub(const int8x16_t lo[4], const int8x16_t hi[4], int32x4_t scv, const int8_t *a,
+                         const size_t ts, const int NT, int32x4_t sumi[8]) {
+    /* the bases of the loads below, elements 0..15 and 16..31: their offsets t·ts then fit the instruction,
+     * and the two halves are not paired into one load (3 micro-ops on the A57-family model, 2 apart) */
+    const int8_t *a16 = a + 16;
+    __asm__("" : "+r"(a), "+r"(a16));
+    int8x16_t wl[4], wh[4];
+    transpose4(lo[0], lo[1], lo[2], lo[3], wl);
+    transpose4(hi[0], hi[1], hi[2], hi[3], wh);
+    for (int t = 0; t < NT; t++) {
+        const int8x16_t a0 = vld1q_s8(a + t * ts), a1 = vld1q_s8(a16 + t * ts);
+        int32x4_t p = vdotq_laneq_s32(vdupq_n_s32(0), wl[0], a0, 0);
+        p = vdotq_laneq_s32(p, wl[1], a0, 1), p = vdotq_laneq_s32(p, wl[2], a0, 2);
+        p = vdotq_laneq_s32(p, wl[3], a0, 3), p = vdotq_laneq_s32(p, wh[0], a1, 0);
+        p = vdotq_laneq_s32(p, wh[1], a1, 1), p = vdotq_laneq_s32(p, wh[2], a1, 2);
+        p = vdotq_laneq_s32(p, wh[3], a1, 3);
+        sumi[t] = vmlaq_s32(sumi[t], p, scv);
+    }
+}
+
 #define KQUANT_ROW_TILE(T, W)                                                                                \
     INLINE void T##_rtile(int64_t nb, const W *const *wr, const block_q8_K *xb, const size_t ts,            \
                           const size_t bs, const int NT, float *s) {                                         \
@@ -368,23 +391,15 @@ KQUANT_KERNEL(q6_K, block_q6_K, 0)
             }                                                                                                \
             int32x4_t sumi[8];                                                                               \
             for (int t = 0; t < NT; t++) sumi[t] = vdupq_n_s32(0);                                           \
-            for (int j = 0; j < 8; j++) {                                                                    \
-                int8x16_t lo[4], hi[4], wl[4], wh[4];                                                        \
-                for (int r = 0; r < 4; r++) T##_sub(wr[r] + i, j, &lo[r], &hi[r]);                           \
-                transpose4(lo[0], lo[1], lo[2], lo[3], wl);                                                  \
-                transpose4(hi[0], hi[1], hi[2], hi[3], wh);                                                  \
-                const int32x4_t scv = vld1q_s32(scs[j]);                                                     \
-                for (int t = 0; t < NT; t++) {                                                               \
-                    const int8_t *a = XB(block_q8_K, t, i)->qs + 32 * j;                                     \
-                    const int8x16_t a0 = vld1q_s8(a), a1 = vld1q_s8(a + 16);                                 \
-                    int32x4_t p = vdotq_laneq_s32(vdupq_n_s32(0), wl[0], a0, 0);                             \
-                    p = vdotq_laneq_s32(p, wl[1], a0, 1), p = vdotq_laneq_s32(p, wl[2], a0, 2);              \
-                    p = vdotq_laneq_s32(p, wl[3], a0, 3), p = vdotq_laneq_s32(p, wh[0], a1, 0);              \
-                    p = vdotq_laneq_s32(p, wh[1], a1, 1), p = vdotq_laneq_s32(p, wh[2], a1, 2);              \
-                    p = vdotq_laneq_s32(p, wh[3], a1, 3);                                                    \
-                    sumi[t] = vmlaq_s32(sumi[t], p, scv);                                                    \
+            /* the sub-blocks 2c (low nibbles), then 2c + 1 (high nibbles): the nibble each loop takes is then \
+             * known when compiling */                                                                       \
+            for (int e = 0; e < 2; e++)                                                                      \
+                for (int c = 0; c < 4; c++) {                                                                \
+                    const int j = 2 * c + e;                                                                 \
+                    int8x16_t lo[4], hi[4];                                                                  \
+                    for (int r = 0; r < 4; r++) T##_sub(wr[r] + i, j, &lo[r], &hi[r]);                       \
+                    kq_rtile_sub(lo, hi, vld1q_s32(scs[j]), XB(block_q8_K, 0, i)->qs + 32 * j, ts, NT, sumi); \
                 }                                                                                            \
-            }                                                                                                \
             const float32x4_t d4 = vld1q_f32(d), dmin4 = vld1q_f32(dmin);                                    \
             for (int t = 0; t < NT; t++) {                                                                   \
                 const block_q8_K *x = XB(block_q8_K, t, i);                                                  \
