@@ -64,8 +64,9 @@ INLINE void q5_K_subs(const block_q5_K *b, int c, int8x16_t q[4]) {
  * bits (ql + 32·m + 16k: low nibbles m, high nibbles m + 2), hb the high bits (qh + 16k) shifted right by 2m
  * (bits 0..1 for quarter m, 4..5 for m + 2) */
 INLINE int8x16_t q6_K_quarter(uint8x16_t lo4, uint8x16_t hb, const int HIGH) {
-    const uint8x16_t q = HIGH ? vorrq_u8(vshrq_n_u8(lo4, 4), vandq_u8(hb, vdupq_n_u8(0x30)))
-                              : vorrq_u8(vandq_u8(lo4, vdupq_n_u8(15)), vshlq_n_u8(vandq_u8(hb, vdupq_n_u8(3)), 4));
+    /* shift-inserts: the high bits' mask keeps them, the insert drops the other nibble */
+    const uint8x16_t q = HIGH ? vsriq_n_u8(vandq_u8(hb, vdupq_n_u8(0x30)), lo4, 4)
+                              : vsliq_n_u8(lo4, vandq_u8(hb, vdupq_n_u8(3)), 4);
     return vsubq_s8(vreinterpretq_s8_u8(q), vdupq_n_s8(32));
 }
 

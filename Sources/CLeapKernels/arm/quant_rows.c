@@ -417,6 +417,21 @@ INLINE void kq_rtile_sub(const int8x16_t lo[4], const int8x16_t hi[4], int32x4_t
 KQUANT_ROW_TILE(q4_K, block_q4_K)
 KQUANT_ROW_TILE(q5_K, block_q5_K)
 
+/* One 16-element sub-block of 4 rows, transposed (w), into the row tile's sums: a chain of 4 sdot by element
+ * for each token t (activations a + t·ts, the base fixed as kq_rtile_sub's) times the rows' scales scv */
+INLINE void q6_rtile_sub(const int8x16_t w[4], int32x4_t scv, const int8_t *a, const size_t ts, const int NT,
+                         int32x4_t sumi[8]) {
+    __asm__("" : "+r"(a));
+    for (int t = 0; t < NT; t++) {
+        const int8x16_t x = vld1q_s8(a + t * ts);
+        int32x4_t p = vdotq_laneq_s32(vdupq_n_s32(0), w[0], x, 0);
+        p = vdotq_laneq_s32(p, w[1], x, 1);
+        p = vdotq_laneq_s32(p, w[2], x, 2);
+        p = vdotq_laneq_s32(p, w[3], x, 3);
+        sumi[t] = vmlaq_s32(sumi[t], p, scv);
+    }
+}
+
 /* dotprod few-token tile of Q6_K: 4 rows (wr) × NT tokens (XB), s[t·4 + r], the rows in the lanes as
  * KQUANT_ROW_TILE: each 16-element sub-block of the 4 rows unpacked and transposed once, 4 sdot by element a
  * token, times the rows' scales as a vector; KQUANT_KERNEL's float steps (no mins) lane for lane. */
@@ -431,28 +446,24 @@ INLINE void q6_K_rtile(int64_t nb, const block_q6_K *const *wr, const block_q8_K
         int32x4_t scv[16], sumi[8];
         scales_by_row(s8, scv);
         for (int t = 0; t < NT; t++) sumi[t] = vdupq_n_s32(0);
-        for (int u = 0; u < 8; u++) { /* half h, quarters m and m + 2, elements 16k.. of each */
-            const int h = u / 4, m = (u / 2) % 2, k = u % 2;
-            int8x16_t q[2][4], w[2][4];
-            for (int r = 0; r < 4; r++) {
-                const uint8x16_t hb = vshlq_u8(vld1q_u8(wr[r][i].qh + 32 * h + 16 * k), vdupq_n_s8((int8_t)(-2 * m)));
-                const uint8x16_t lo4 = vld1q_u8(wr[r][i].ql + 64 * h + 32 * m + 16 * k);
-                q[0][r] = q6_K_quarter(lo4, hb, 0), q[1][r] = q6_K_quarter(lo4, hb, 1);
-            }
-            transpose4(q[0][0], q[0][1], q[0][2], q[0][3], w[0]);
-            transpose4(q[1][0], q[1][1], q[1][2], q[1][3], w[1]);
-            for (int e = 0; e < 2; e++) {
-                const int j = 8 * h + 2 * (m + 2 * e) + k; /* the sub-block: its scale and activations */
-                for (int t = 0; t < NT; t++) {
-                    const int8x16_t x = vld1q_s8(XB(block_q8_K, t, i)->qs + 16 * j);
-                    int32x4_t p = vdotq_laneq_s32(vdupq_n_s32(0), w[e][0], x, 0);
-                    p = vdotq_laneq_s32(p, w[e][1], x, 1);
-                    p = vdotq_laneq_s32(p, w[e][2], x, 2);
-                    p = vdotq_laneq_s32(p, w[e][3], x, 3);
-                    sumi[t] = vmlaq_s32(sumi[t], p, scv[j]);
+        /* quarters m and m + 2 of half h, elements 16k..: a loop for each m, whose shift of the high bits
+         * is then known when compiling */
+        for (int m = 0; m < 2; m++)
+            for (int v = 0; v < 4; v++) {
+                const int h = v / 2, k = v % 2;
+                int8x16_t q[2][4], w[4];
+                for (int r = 0; r < 4; r++) {
+                    const uint8x16_t qh = vld1q_u8(wr[r][i].qh + 32 * h + 16 * k);
+                    const uint8x16_t hb = m ? vshrq_n_u8(qh, 2) : qh;
+                    const uint8x16_t lo4 = vld1q_u8(wr[r][i].ql + 64 * h + 32 * m + 16 * k);
+                    q[0][r] = q6_K_quarter(lo4, hb, 0), q[1][r] = q6_K_quarter(lo4, hb, 1);
+                }
+                for (int e = 0; e < 2; e++) {
+                    const int j = 8 * h + 2 * (m + 2 * e) + k; /* the sub-block: its scale and activations */
+                    transpose4(q[e][0], q[e][1], q[e][2], q[e][3], w);
+                    q6_rtile_sub(w, scv[j], XB(block_q8_K, 0, i)->qs + 16 * j, ts, NT, sumi);
                 }
             }
-        }
         const float32x4_t d4 = vld1q_f32(d);
         for (int t = 0; t < NT; t++)
             acc[t] = vfmaq_n_f32(acc[t], vmulq_f32(d4, vcvtq_f32_s32(sumi[t])), XB(block_q8_K, t, i)->d);
