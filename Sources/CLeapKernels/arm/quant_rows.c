@@ -51,15 +51,26 @@ enum { TILE_TOKENS = 16 };
 #define NIBBLES(wb)                                                                                          \
     const uint8x16_t raw = vld1q_u8((wb)->qs);                                                               \
     const uint8x16_t lo = vandq_u8(raw, vdupq_n_u8(15)), hi = vshrq_n_u8(raw, 4);
-/* The fifth bits (qh: bit l of element l) as 16 in bytes h0 (elements 0..15) and h1 (16..31): the 4 bytes of qh
- * moved to a vector once, each spread over the 8 bytes of its elements (tbl), then tested bit by bit */
-static const uint8_t high_bit_spread[2][16] = {{0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1},
-                                              {2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3}};
-static const uint8_t high_bit_select[16] = {1, 2, 4, 8, 16, 32, 64, 128, 1, 2, 4, 8, 16, 32, 64, 128};
+/* The fifth bits (qh: bit l of element l) as 16 in bytes h0 (elements 0..15) and h1 (16..31): each byte of qh
+ * looked up in a table of its 8 bits spread over 8 bytes, two lookups a vector (loads, not the vector
+ * pipes a byte shuffle takes) */
+#define SPREAD_BIT(b, k) ((uint64_t)(((b) >> (k)) & 1) << (8 * (k) + 4))
+#define SPREAD_BYTE(b)                                                                                       \
+    (SPREAD_BIT(b, 0) | SPREAD_BIT(b, 1) | SPREAD_BIT(b, 2) | SPREAD_BIT(b, 3) | SPREAD_BIT(b, 4) |          \
+     SPREAD_BIT(b, 5) | SPREAD_BIT(b, 6) | SPREAD_BIT(b, 7))
+#define SPREAD4(b) SPREAD_BYTE(b), SPREAD_BYTE((b) + 1), SPREAD_BYTE((b) + 2), SPREAD_BYTE((b) + 3)
+#define SPREAD16(b) SPREAD4(b), SPREAD4((b) + 4), SPREAD4((b) + 8), SPREAD4((b) + 12)
+#define SPREAD64(b) SPREAD16(b), SPREAD16((b) + 16), SPREAD16((b) + 32), SPREAD16((b) + 48)
+static const uint64_t high_bit_bytes[256] = {SPREAD64(0), SPREAD64(64), SPREAD64(128), SPREAD64(192)};
+/* bytes b0 and b1 of the table as one vector */
+INLINE uint8x16_t high_bits16(uint32_t b0, uint32_t b1) {
+    const uint64x2_t v = vcombine_u64(vld1_u64(high_bit_bytes + b0), vdup_n_u64(0));
+    return vreinterpretq_u8_u64(vld1q_lane_u64(high_bit_bytes + b1, v, 1));
+}
 #define HIGH_BITS(wb)                                                                                        \
-    const uint8x16_t qhv = vreinterpretq_u8_u32(vdupq_n_u32(lk_load_u32((wb)->qh)));                         \
-    const uint8x16_t h0 = vandq_u8(vtstq_u8(vqtbl1q_u8(qhv, vld1q_u8(high_bit_spread[0])), vld1q_u8(high_bit_select)), vdupq_n_u8(16)); \
-    const uint8x16_t h1 = vandq_u8(vtstq_u8(vqtbl1q_u8(qhv, vld1q_u8(high_bit_spread[1])), vld1q_u8(high_bit_select)), vdupq_n_u8(16));
+    const uint32_t qh32 = lk_load_u32((wb)->qh);                                                             \
+    const uint8x16_t h0 = high_bits16(qh32 & 0xff, (qh32 >> 8) & 0xff);                                      \
+    const uint8x16_t h1 = high_bits16((qh32 >> 16) & 0xff, qh32 >> 24);
 #define PREP_Q4_0(wb)                                                                                        \
     NIBBLES(wb) const int8x16_t q0 = vsubq_s8(vreinterpretq_s8_u8(lo), vdupq_n_s8(8));                       \
     const int8x16_t q1 = vsubq_s8(vreinterpretq_s8_u8(hi), vdupq_n_s8(8));
