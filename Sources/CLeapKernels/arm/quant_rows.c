@@ -93,26 +93,35 @@ INLINE uint8x16_t high_bits16(uint32_t b0, uint32_t b1) {
  *   T_one(nb, wr, NR, x, s):               s[r] = row wr[r] · token x, r < NR (1, 2), prefetching ahead
  *   T_tile(nb, wr, NR, xb, ts, bs, NG, s): s[r·16 + t] = row wr[r] · token t (XB), t < 4·NG (lanes = tokens) */
 #define BLOCK32_KERNELS(T, W, X, PREP, MIN)                                                                  \
+    /* block i of rows wr[0], wr[1] · token x added to the lanes of acc2; PF: prefetch each row ahead */       \
+    INLINE float32x2_t T##_pair_step(float32x2_t acc2, const W *const *wr, const X *x, int64_t i, const int PF) { \
+        const int8x16_t a0 = vld1q_s8(x[i].qs), a1 = vld1q_s8(x[i].qs + 16);                                 \
+        int32x4_t p[2];                                                                                      \
+        float dw[2], mw[2];                                                                                  \
+        for (int r = 0; r < 2; r++) {                                                                        \
+            const W *wb = wr[r] + i;                                                                         \
+            if (PF) lk_prefetch_weights((const uint8_t *)wb + LK_ARM_PREFETCH_BYTES);                        \
+            PREP(wb)                                                                                         \
+            p[r] = dot_s8(dot_s8(vdupq_n_s32(0), q0, a0), q1, a1);                                           \
+            dw[r] = h2f(wb->d);                                                                              \
+            if (MIN) mw[r] = h2f(((const block_q4_1 *)(const void *)wb)->m);                                 \
+        }                                                                                                    \
+        const int32x4_t pairs = vpaddq_s32(p[0], p[1]);                                                      \
+        const int32x2_t isum = vpadd_s32(vget_low_s32(pairs), vget_high_s32(pairs));                         \
+        acc2 = vfma_f32(acc2, vcvt_f32_s32(isum), vmul_n_f32(vld1_f32(dw), h2f(x[i].d)));                    \
+        if (MIN) acc2 = vfma_n_f32(acc2, vld1_f32(mw), h2f(((const block_q8_1 *)(const void *)(x + i))->s)); \
+        return acc2;                                                                                         \
+    }                                                                                                        \
     INLINE void T##_one(int64_t nb, const W *const *wr, const int NR, const X *x, float *s) {                 \
-        if (NR == 2) { /* the two rows' sums and float steps in the lanes of one vector */                   \
+        if (NR == 2) { /* the two rows' sums and float steps in the lanes of one vector; the types with a min \
+                        * term take the blocks in twos, one prefetch a row for both (a cache line holds more   \
+                        * than two blocks), the others one by one (their longer twofold body schedules worse   \
+                        * in the static estimates) */                                                          \
             float32x2_t acc2 = vdup_n_f32(0.0f);                                                             \
-            for (int64_t i = 0; i < nb; i++) {                                                               \
-                const int8x16_t a0 = vld1q_s8(x[i].qs), a1 = vld1q_s8(x[i].qs + 16);                         \
-                int32x4_t p[2];                                                                              \
-                float dw[2], mw[2];                                                                          \
-                for (int r = 0; r < 2; r++) {                                                                \
-                    const W *wb = wr[r] + i;                                                                 \
-                    lk_prefetch_weights((const uint8_t *)wb + LK_ARM_PREFETCH_BYTES);                        \
-                    PREP(wb)                                                                                 \
-                    p[r] = dot_s8(dot_s8(vdupq_n_s32(0), q0, a0), q1, a1);                                   \
-                    dw[r] = h2f(wb->d);                                                                      \
-                    if (MIN) mw[r] = h2f(((const block_q4_1 *)(const void *)wb)->m);                         \
-                }                                                                                            \
-                const int32x4_t pairs = vpaddq_s32(p[0], p[1]);                                              \
-                const int32x2_t isum = vpadd_s32(vget_low_s32(pairs), vget_high_s32(pairs));                 \
-                acc2 = vfma_f32(acc2, vcvt_f32_s32(isum), vmul_n_f32(vld1_f32(dw), h2f(x[i].d)));            \
-                if (MIN) acc2 = vfma_n_f32(acc2, vld1_f32(mw), h2f(((const block_q8_1 *)(const void *)(x + i))->s)); \
-            }                                                                                                \
+            int64_t i = 0;                                                                                   \
+            if (MIN)                                                                                         \
+                for (; i + 1 < nb; i += 2) acc2 = T##_pair_step(acc2, wr, x, i, 1), acc2 = T##_pair_step(acc2, wr, x, i + 1, 0); \
+            for (; i < nb; i++) acc2 = T##_pair_step(acc2, wr, x, i, 1);                                     \
             vst1_f32(s, acc2);                                                                               \
             return;                                                                                          \
         }                                                                                                    \
