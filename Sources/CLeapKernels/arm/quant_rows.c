@@ -68,7 +68,9 @@ INLINE uint8x16_t high_bits16(uint32_t b0, uint32_t b1) {
     return vreinterpretq_u8_u64(vld1q_lane_u64(high_bit_bytes + b1, v, 1));
 }
 #define HIGH_BITS(wb)                                                                                        \
-    const uint32_t qh32 = lk_load_u32((wb)->qh);                                                             \
+    uint64_t head; /* the block's first 8 bytes: its scales and qh in one load */                           \
+    memcpy(&head, (wb), 8);                                                                                  \
+    const uint32_t qh32 = (uint32_t)(head >> (8 * ((wb)->qh - (const uint8_t *)(wb))));                      \
     const uint8x16_t h0 = high_bits16(qh32 & 0xff, (qh32 >> 8) & 0xff);                                      \
     const uint8x16_t h1 = high_bits16((qh32 >> 16) & 0xff, qh32 >> 24);
 #define PREP_Q4_0(wb)                                                                                        \
