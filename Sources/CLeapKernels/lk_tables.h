@@ -107,7 +107,7 @@ extern const lk_kernel_list lk_amx;
 extern const lk_kernel_list lk_f16_ggml_avx2, lk_f16_ggml_avx512, lk_bf16_ggml, lk_llama_order_avx2;
 /* arm64 (names only on other architectures) */
 extern const lk_kernel_list lk_neon, lk_neon_quant, lk_neon_dotprod_quant, lk_neon_i8mm;
-extern const lk_kernel_list lk_neon_dotprod_rows8;
+extern const lk_kernel_list lk_neon_dotprod_rows8, lk_neon_dotprod_rows8_kquant;
 extern const lk_kernel_list lk_neon_low_kquants, lk_neon_dotprod_low_kquants;
 extern const lk_kernel_list lk_neon_i8mm_kquant;
 /* The AMX kernels' fallbacks: the base table's gemm and rows8 entries */

@@ -29,12 +29,15 @@ static const lk_table_row neon_rows[] = {
 };
 const lk_table_spec lk_table_neon = LK_TABLE("neon", &lk_table_scalar, neon_rows);
 
-/* Q4_0, Q8_0 also in the 8-row layout (arm/rows8.c): the loader packs their matrices for this table */
+/* Q4_0, Q8_0 also in the 8-row layout (arm/rows8.c), Q4_K, Q6_K too (arm/rows8_kquant.c): the loader packs
+ * their matrices for this table */
 static const lk_table_row dotprod_rows[] = {
     QUANT_ROW(LK_TYPE_Q4_0, lk_neon_dotprod_quant, [LK_E_ROWS8] = &lk_neon_dotprod_rows8),
     QUANT_ROW(LK_TYPE_Q4_1, lk_neon_dotprod_quant), QUANT_ROW(LK_TYPE_Q5_0, lk_neon_dotprod_quant),
-    QUANT_ROW(LK_TYPE_Q5_1, lk_neon_dotprod_quant), QUANT_ROW(LK_TYPE_Q4_K, lk_neon_dotprod_quant),
-    QUANT_ROW(LK_TYPE_Q5_K, lk_neon_dotprod_quant), QUANT_ROW(LK_TYPE_Q6_K, lk_neon_dotprod_quant),
+    QUANT_ROW(LK_TYPE_Q5_1, lk_neon_dotprod_quant),
+    QUANT_ROW(LK_TYPE_Q4_K, lk_neon_dotprod_quant, [LK_E_ROWS8] = &lk_neon_dotprod_rows8_kquant),
+    QUANT_ROW(LK_TYPE_Q5_K, lk_neon_dotprod_quant),
+    QUANT_ROW(LK_TYPE_Q6_K, lk_neon_dotprod_quant, [LK_E_ROWS8] = &lk_neon_dotprod_rows8_kquant),
     QUANT_ROW(LK_TYPE_Q8_0, lk_neon_dotprod_quant, [LK_E_QUANTIZE] = &lk_neon, [LK_E_ROWS8] = &lk_neon_dotprod_rows8),
     TOKEN_TILES_ROW(LK_TYPE_Q2_K, lk_neon_dotprod_low_kquants), TOKEN_TILES_ROW(LK_TYPE_Q3_K, lk_neon_dotprod_low_kquants),
 };
