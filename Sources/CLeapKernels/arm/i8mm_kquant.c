@@ -4,7 +4,9 @@
  * one smmla per 8 elements and one multiply-add by the rows' sub-block scales; then per super-block the float
  * steps of quant_rows.c's K-quant fold lane for lane,
  *   acc = fma(dx, fma(-dmin, (float)Σ min·bsum, d·(float)Σ scale·q·a), acc)   (Q6_K: no min term)
- * with the same exact integer sums, so the bits of the one-token kernels at every token count. */
+ * with the same exact integer sums, so the bits of the one-token kernels at every token count. The same for
+ * Q4_K and Q6_K matrices in the 8-row layout (rows8 entries: the row pairs' operands zipped from the layout's
+ * vectors, one token on arm/rows8_kquant.c's kernel). */
 #include "../lk_tables.h"
 
 #if defined(__aarch64__)
@@ -149,6 +151,28 @@ INLINE void q6_K_pair_scales(const block_q6_K *const *wr, int64_t i, int32x4_t s
     }
 }
 
+/* Per super-block i: quant_rows.c's float steps lane for lane (MINS: the type has the min term) */
+#define KQ_FLOAT_STEPS(MINS)                                                                                 \
+    for (int rp = 0; rp < 2; rp++)                                                                           \
+        for (int p = 0; p < NP; p++) {                                                                       \
+            const float32x4_t ds = vmulq_f32(d[rp], vcvtq_f32_s32(sumi[rp][p]));                             \
+            float32x4_t inner = ds;                                                                          \
+            if (MINS) {                                                                                      \
+                int32x4_t summ = vdupq_n_s32(0);                                                             \
+                for (int j = 0; j < 8; j++) summ = vmlaq_s32(summ, mn[rp][j], vld1q_s32(xp[p][i].bsum[j]));  \
+                inner = vfmsq_f32(ds, dmin[rp], vcvtq_f32_s32(summ));                                        \
+            }                                                                                                \
+            acc[rp][p] = vfmaq_f32(acc[rp][p], inner, vld1q_f32(xp[p][i].d));                                \
+        }
+/* A tile's results: lane 2·(row in pair) + (token in pair) to s[(2p + token in pair)·4 + row] */
+#define KQ_TILE_OUT                                                                                          \
+    for (int rp = 0; rp < 2; rp++)                                                                           \
+        for (int p = 0; p < NP; p++) {                                                                       \
+            float o[4];                                                                                      \
+            vst1q_f32(o, acc[rp][p]);                                                                        \
+            for (int l = 0; l < 4; l++) s[(2 * p + l % 2) * 4 + 2 * rp + l / 2] = o[l];                       \
+        }
+
 /* The tile of K-quant T: 4 rows (wr) × NP token pairs (xp[p]), s[(2p + token in pair)·4 + row]. MINS: the
  * type has the min term. */
 #define KQ_I8MM_TILE(T, W, MINS)                                                                             \
@@ -163,25 +187,9 @@ INLINE void q6_K_pair_scales(const block_q6_K *const *wr, int64_t i, int32x4_t s
             for (int rp = 0; rp < 2; rp++)                                                                   \
                 for (int p = 0; p < NP; p++) sumi[rp][p] = vdupq_n_s32(0);                                   \
             T##_pair_ints(wr, i, xp, NP, (const int32x4_t(*)[16])sc, sumi);                                  \
-            for (int rp = 0; rp < 2; rp++)                                                                   \
-                for (int p = 0; p < NP; p++) {                                                               \
-                    const float32x4_t ds = vmulq_f32(d[rp], vcvtq_f32_s32(sumi[rp][p]));                     \
-                    float32x4_t inner = ds;                                                                  \
-                    if (MINS) {                                                                              \
-                        int32x4_t summ = vdupq_n_s32(0);                                                     \
-                        for (int j = 0; j < 8; j++) summ = vmlaq_s32(summ, mn[rp][j], vld1q_s32(xp[p][i].bsum[j])); \
-                        inner = vfmsq_f32(ds, dmin[rp], vcvtq_f32_s32(summ));                                \
-                    }                                                                                        \
-                    acc[rp][p] = vfmaq_f32(acc[rp][p], inner, vld1q_f32(xp[p][i].d));                        \
-                }                                                                                            \
+            KQ_FLOAT_STEPS(MINS)                                                                             \
         }                                                                                                    \
-        /* lane 2·(row in pair) + (token in pair) */                                                         \
-        for (int rp = 0; rp < 2; rp++)                                                                       \
-            for (int p = 0; p < NP; p++) {                                                                   \
-                float o[4];                                                                                  \
-                vst1q_f32(o, acc[rp][p]);                                                                    \
-                for (int l = 0; l < 4; l++) s[(2 * p + l % 2) * 4 + 2 * rp + l / 2] = o[l];                   \
-            }                                                                                                \
+        KQ_TILE_OUT                                                                                          \
     }
 KQ_I8MM_TILE(q4_K, block_q4_K, 1)
 KQ_I8MM_TILE(q5_K, block_q5_K, 1)
@@ -221,6 +229,159 @@ KQ_I8MM_GEMM(q4_K, block_q4_K)
 KQ_I8MM_GEMM(q5_K, block_q5_K)
 KQ_I8MM_GEMM(q6_K, block_q6_K)
 
+/* ------------------------------ the 8-row layout (LK_ROWS8) ------------------------------ */
+
+/* Half h (rows 4h..4h+3) of a group's super-block gb (arm/rows8_kquant.c's layout): the layout's vectors hold
+ * 4 bytes of each row in its 32-bit lane, so the zip of the lanes of two vectors (bytes 8m..8m+3, 8m+4..8m+7)
+ * is bytes 8m..8m+7 of rows 0, 1 (zip1) and of rows 2, 3 (zip2): the smmla operands of the two row pairs. */
+INLINE void zip_pairs(const uint8_t *v0, const uint8_t *v1, uint8x16_t *p0, uint8x16_t *p1) {
+    const uint32x4_t a = vreinterpretq_u32_u8(vld1q_u8(v0)), b = vreinterpretq_u32_u8(vld1q_u8(v1));
+    *p0 = vreinterpretq_u8_u32(vzip1q_u32(a, b)), *p1 = vreinterpretq_u8_u32(vzip2q_u32(a, b));
+}
+/* Lanes (r0, r1, r2, r3) as row-pair lanes: (r0, r0, r1, r1), (r2, r2, r3, r3) */
+INLINE void pair_lanes_s32(int32x4_t v, int32x4_t out[2]) { out[0] = vzip1q_s32(v, v), out[1] = vzip2q_s32(v, v); }
+INLINE void pair_lanes_f32(float32x4_t v, float32x4_t out[2]) { out[0] = vzip1q_f32(v, v), out[1] = vzip2q_f32(v, v); }
+
+/* Byte b of each 32-bit lane, as int32 lanes: unsigned (Q4_K's 6-bit scales), signed (Q6_K's) */
+INLINE int32x4_t lane_byte_u(uint32x4_t v, int b) { return vreinterpretq_s32_u32(vandq_u32(vshlq_u32(v, vdupq_n_s32(-8 * b)), vdupq_n_u32(0xff))); }
+INLINE int32x4_t lane_byte_s(int32x4_t v, int b) { return vshrq_n_s32(vshlq_s32(v, vdupq_n_s32(24 - 8 * b)), 24); }
+
+typedef struct { const uint8_t *g; int h; } rows8_half; /* a group and its half */
+#define R8_BLOCK(W, src, i) ((src).g + (size_t)(i) * 8 * sizeof(W) + 16 * (src).h) /* lk_rows8_kblock, the half */
+
+INLINE void q4_K_r8_scales(rows8_half src, int64_t i, int32x4_t sc[2][16], int32x4_t mn[2][16], float32x4_t d[2],
+                           float32x4_t dmin[2]) {
+    const uint8_t *words = R8_BLOCK(block_q4_K, src, i) + 8 * 128;
+    /* kquant_scales on the 4 rows' words at once */
+    const uint32x4_t u0 = vld1q_u32((const uint32_t *)(const void *)(words + 32));
+    const uint32x4_t u1 = vld1q_u32((const uint32_t *)(const void *)(words + 64));
+    const uint32x4_t u2 = vld1q_u32((const uint32_t *)(const void *)(words + 96));
+    const uint32x4_t m3f = vdupq_n_u32(0x3f3f3f3fu), m0f = vdupq_n_u32(0x0f0f0f0fu), m03 = vdupq_n_u32(0x03030303u);
+    const uint32x4_t s[4] = {vandq_u32(u0, m3f),
+                             vorrq_u32(vandq_u32(u2, m0f), vshlq_n_u32(vandq_u32(vshrq_n_u32(u0, 6), m03), 4)),
+                             vandq_u32(u1, m3f),
+                             vorrq_u32(vandq_u32(vshrq_n_u32(u2, 4), m0f), vshlq_n_u32(vandq_u32(vshrq_n_u32(u1, 6), m03), 4))};
+    for (int j = 0; j < 8; j++) {
+        int32x4_t a[2], b[2];
+        pair_lanes_s32(lane_byte_u(s[j / 4], j % 4), a), pair_lanes_s32(lane_byte_u(s[2 + j / 4], j % 4), b);
+        sc[0][j] = a[0], sc[1][j] = a[1], mn[0][j] = b[0], mn[1][j] = b[1];
+    }
+    const uint16x4x2_t dm = vld2_u16((const uint16_t *)(const void *)words);
+    pair_lanes_f32(vcvt_f32_f16(vreinterpret_f16_u16(dm.val[0])), d);
+    pair_lanes_f32(vcvt_f32_f16(vreinterpret_f16_u16(dm.val[1])), dmin);
+}
+INLINE void q6_K_r8_scales(rows8_half src, int64_t i, int32x4_t sc[2][16], int32x4_t mn[2][16], float32x4_t d[2],
+                           float32x4_t dmin[2]) {
+    (void)mn, (void)dmin;
+    const uint8_t *b = R8_BLOCK(block_q6_K, src, i);
+    for (int j = 0; j < 16; j++) {
+        int32x4_t a[2];
+        pair_lanes_s32(lane_byte_s(vld1q_s32((const int32_t *)(const void *)(b + 8 * 192 + 32 * (j / 4))), j % 4), a);
+        sc[0][j] = a[0], sc[1][j] = a[1];
+    }
+    const uint8_t *dh = R8_BLOCK(block_q6_K, src, i) - 16 * src.h + 8 * 208 + 8 * src.h;
+    pair_lanes_f32(vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16((const uint16_t *)(const void *)dh))), d);
+}
+
+/* Σ scale·q·a of super-block i of the half, row pairs × NP token pairs (as SUBS32_INTS) */
+INLINE void q4_K_r8_ints(rows8_half src, int64_t i, const kpair_block *const *xp, const int NP,
+                         const int32x4_t sc[2][16], int32x4_t sumi[2][4]) {
+    const uint8_t *b = R8_BLOCK(block_q4_K, src, i);
+    SUBBLOCK_LOOP
+    for (int c = 0; c < 4; c++) {
+        int8x16_t ch[2][2][4]; /* [sub-block 2c + e][row pair][chunk] */
+        for (int k = 0; k < 4; k++) {
+            uint8x16_t p[2];
+            zip_pairs(b + 32 * (8 * c + 2 * k), b + 32 * (8 * c + 2 * k + 1), &p[0], &p[1]);
+            for (int rp = 0; rp < 2; rp++) {
+                ch[0][rp][k] = vreinterpretq_s8_u8(vandq_u8(p[rp], vdupq_n_u8(15)));
+                ch[1][rp][k] = vreinterpretq_s8_u8(vshrq_n_u8(p[rp], 4));
+            }
+        }
+        for (int e = 0; e < 2; e++) {
+            const int j = 2 * c + e;
+            const int32x4_t s[2] = {sc[0][j], sc[1][j]};
+            PAIRS_ADD(4, ch[e], 4 * j, s)
+        }
+    }
+}
+INLINE void q6_K_r8_ints(rows8_half src, int64_t i, const kpair_block *const *xp, const int NP,
+                         const int32x4_t sc[2][16], int32x4_t sumi[2][4]) {
+    const uint8_t *b = R8_BLOCK(block_q6_K, src, i);
+    SUBBLOCK_LOOP
+    for (int u = 0; u < 8; u++) { /* half h, quarters m and m + 2, elements 16k.. of each (as q6_K_pair_ints) */
+        const int h = u / 4, m = (u / 2) % 2, k = u % 2;
+        int8x16_t c[2][2][2]; /* [quarter m + 2e][row pair][chunk] */
+        for (int n = 0; n < 2; n++) { /* elements 16k + 8n.. */
+            uint8x16_t l[2], hb[2];
+            const int vl = 16 * h + 8 * m + 4 * k + 2 * n, vh = 8 * h + 4 * k + 2 * n;
+            zip_pairs(b + 32 * vl, b + 32 * (vl + 1), &l[0], &l[1]);
+            zip_pairs(b + 8 * 128 + 32 * vh, b + 8 * 128 + 32 * (vh + 1), &hb[0], &hb[1]);
+            for (int rp = 0; rp < 2; rp++) {
+                const uint8x16_t hs = vshlq_u8(hb[rp], vdupq_n_s8((int8_t)(-2 * m)));
+                c[0][rp][n] = q6_K_quarter(l[rp], hs, 0), c[1][rp][n] = q6_K_quarter(l[rp], hs, 1);
+            }
+        }
+        for (int e = 0; e < 2; e++) {
+            const int j = 8 * h + 2 * (m + 2 * e) + k;
+            const int32x4_t s[2] = {sc[0][j], sc[1][j]};
+            PAIRS_ADD(2, c[e], 2 * j, s)
+        }
+    }
+}
+
+/* The tile of K-quant T in the 8-row layout: half h of group g (4 rows) × NP token pairs, as KQ_I8MM_TILE */
+#define KQ_I8MM_R8_TILE(T, MINS)                                                                             \
+    INLINE void T##_r8tile(int64_t nb, rows8_half src, const kpair_block *const *xp, const int NP, float *s) { \
+        float32x4_t acc[2][4];                                                                               \
+        for (int rp = 0; rp < 2; rp++)                                                                       \
+            for (int p = 0; p < NP; p++) acc[rp][p] = vdupq_n_f32(0.0f);                                     \
+        for (int64_t i = 0; i < nb; i++) {                                                                   \
+            int32x4_t sc[2][16], mn[2][16], sumi[2][4];                                                      \
+            float32x4_t d[2], dmin[2];                                                                       \
+            T##_r8_scales(src, i, sc, mn, d, dmin);                                                          \
+            for (int rp = 0; rp < 2; rp++)                                                                   \
+                for (int p = 0; p < NP; p++) sumi[rp][p] = vdupq_n_s32(0);                                   \
+            T##_r8_ints(src, i, xp, NP, (const int32x4_t(*)[16])sc, sumi);                                   \
+            KQ_FLOAT_STEPS(MINS)                                                                             \
+        }                                                                                                    \
+        KQ_TILE_OUT                                                                                          \
+    }
+KQ_I8MM_R8_TILE(q4_K, 1)
+KQ_I8MM_R8_TILE(q6_K, 0)
+
+/* The rows8 entry: rows row_begin..row_end (multiples of 8) in the 8-row layout · nt tokens; one token on the
+ * dotprod kernel (arm/rows8_kquant.c), from 2 tokens half groups × 4 token pairs a tile */
+#define KQ_I8MM_ROWS8(T)                                                                                     \
+    static int rows8_##T(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t nt, float *y, \
+                         int64_t ys, int64_t row_begin, int64_t row_end) {                                   \
+        if (nt == 1) return lk_arm_rows8_##T(cols, w, wrb, x, xrb, nt, y, ys, row_begin, row_end);          \
+        const int64_t nb = cols / QK_K, npairs = (nt + 1) / 2;                                               \
+        kpair_block *px = lk_scratch((size_t)(npairs * nb) * sizeof(kpair_block));                          \
+        if (!px) return 0;                                                                                   \
+        for (int64_t p = 0; p < npairs; p++)                                                                 \
+            pack_kpair(nb, (const block_q8_K *)((const uint8_t *)x + (size_t)(2 * p) * xrb),                 \
+                       (const block_q8_K *)((const uint8_t *)x + (size_t)(2 * p + 1 < nt ? 2 * p + 1 : 2 * p) * xrb), \
+                       px + p * nb);                                                                         \
+        for (int64_t r0 = row_begin; r0 < row_end; r0 += 4) {                                                \
+            const rows8_half src = {(const uint8_t *)w + (size_t)(r0 / 8 * 8) * wrb, (int)(r0 / 4 % 2)};     \
+            for (int64_t p0 = 0; p0 < npairs; p0 += 4) {                                                     \
+                const int64_t left = npairs - p0;                                                            \
+                const kpair_block *xp[4];                                                                    \
+                for (int p = 0; p < 4; p++) xp[p] = px + (p0 + p < npairs ? p0 + p : npairs - 1) * nb;      \
+                float o[32];                                                                                 \
+                if (left >= 3) T##_r8tile(nb, src, xp, 4, o);                                                \
+                else if (left == 2) T##_r8tile(nb, src, xp, 2, o);                                           \
+                else T##_r8tile(nb, src, xp, 1, o);                                                          \
+                for (int64_t t = 2 * p0; t < nt && t < 2 * p0 + 8; t++)                                      \
+                    for (int k = 0; k < 4; k++) y[t * ys + r0 + k] = o[(t - 2 * p0) * 4 + k];                \
+            }                                                                                                \
+        }                                                                                                    \
+        return 1;                                                                                            \
+    }
+KQ_I8MM_ROWS8(q4_K)
+KQ_I8MM_ROWS8(q6_K)
+
 #if defined(__clang__)
 #pragma clang attribute pop
 #else
@@ -233,4 +394,5 @@ KQ_I8MM_GEMM(q6_K, block_q6_K)
 LK_KERNELS(lk_neon_i8mm_kquant,
     LK_ARM_KERNEL(LK_E_FEW_TOKENS, LK_TYPE_Q4_K, gemm_q4_K), LK_ARM_KERNEL_FROM(LK_E_GEMM, LK_TYPE_Q4_K, gemm_q4_K, 2),
     LK_ARM_KERNEL(LK_E_FEW_TOKENS, LK_TYPE_Q5_K, gemm_q5_K), LK_ARM_KERNEL_FROM(LK_E_GEMM, LK_TYPE_Q5_K, gemm_q5_K, 2),
-    LK_ARM_KERNEL(LK_E_FEW_TOKENS, LK_TYPE_Q6_K, gemm_q6_K), LK_ARM_KERNEL_FROM(LK_E_GEMM, LK_TYPE_Q6_K, gemm_q6_K, 2));
+    LK_ARM_KERNEL(LK_E_FEW_TOKENS, LK_TYPE_Q6_K, gemm_q6_K), LK_ARM_KERNEL_FROM(LK_E_GEMM, LK_TYPE_Q6_K, gemm_q6_K, 2),
+    LK_ARM_KERNEL(LK_E_ROWS8, LK_TYPE_Q4_K, rows8_q4_K), LK_ARM_KERNEL(LK_E_ROWS8, LK_TYPE_Q6_K, rows8_q6_K));

@@ -1,5 +1,5 @@
 /* arm64 products of Q4_K and Q6_K weights in the 8-row layout (LK_ROWS8, rows8.c) with their Q8_K activations,
- * on the dot-product instructions: the rows8 entries of the dotprod table (and the i8mm table's, for one token).
+ * on the dot-product instructions: the rows8 entries of the dotprod table, and the i8mm table's for one token.
  *
  * In a group's super-block, vector k (32 bytes) holds bytes 4k..4k+3 of the 8 rows' quants, so its low 16
  * bytes are rows 0..3 (its high 16 rows 4..7) in the lanes of an sdot by element: a 32-bit lane of the token's
@@ -15,7 +15,7 @@
  *                their count), each sub-block of the 4 rows unpacked once for all the tokens, read from the
  *                activations' rows as they lie; each token's super-blocks' sums of activations (the mins' and
  *                Q6_K's −32 terms) as the kernels take them, once per call
- * The i8mm table keeps the row layout for these types: its smmla tiles of 2 tokens and more beat these. */
+ * (The i8mm table takes the one-token kernel, and i8mm_kquant.c's smmla tiles in this layout from 2 tokens.) */
 #include "../lk_tables.h"
 
 #if defined(__aarch64__)

@@ -1,7 +1,8 @@
 /* The arm64 tables, one per level (format in lk_tables.h): ARMv8.0 NEON (LK_ISA_NEON, every aarch64 CPU) on
  * the scalar table; with the dot-product instructions (LK_ISA_NEON_DOTPROD) the NEON table with its integer
  * products from the dotprod build of quant_rows.c; with the int8 matrix multiply (LK_ISA_NEON_I8MM) the
- * dotprod table with Q4_0, Q8_0 and the K-quants Q4_K, Q5_K, Q6_K of 2 tokens and more on smmla tiles.
+ * dotprod table with Q4_0, Q8_0 and the K-quants Q4_K, Q5_K, Q6_K of 2 tokens and more on smmla tiles (Q4_0,
+ * Q8_0, Q4_K, Q6_K also in the 8-row layout).
  * Every level sums in quant_rows.c's order (Q2_K, Q3_K: low_bit_kquants.c's), so the three give the same bits. */
 #include "lk_tables.h"
 
@@ -49,14 +50,15 @@ const lk_table_spec lk_table_neon_dotprod = LK_TABLE("neon-dotprod", &lk_table_n
     {TYPE, {[LK_E_DOT] = &lk_neon_dotprod_quant, [LK_E_DOT2] = &lk_neon_dotprod_quant,                       \
             [LK_E_DOT4] = &lk_neon_dotprod_quant, [LK_E_MATVEC] = &lk_neon_dotprod_quant,                     \
             [LK_E_FEW_TOKENS] = &lk_neon_i8mm, [LK_E_GEMM] = &lk_neon_i8mm, __VA_ARGS__}}
-/* Q4_K, Q5_K, Q6_K: likewise, from i8mm_kquant.c */
-#define I8MM_KQUANT_ROW(TYPE)                                                                                \
+/* Q4_K, Q5_K, Q6_K: likewise, from i8mm_kquant.c (Q4_K, Q6_K in the 8-row layout too) */
+#define I8MM_KQUANT_ROW(TYPE, ...)                                                                           \
     {TYPE, {[LK_E_DOT] = &lk_neon_dotprod_quant, [LK_E_DOT2] = &lk_neon_dotprod_quant,                       \
             [LK_E_DOT4] = &lk_neon_dotprod_quant, [LK_E_MATVEC] = &lk_neon_dotprod_quant,                     \
-            [LK_E_FEW_TOKENS] = &lk_neon_i8mm_kquant, [LK_E_GEMM] = &lk_neon_i8mm_kquant}}
+            [LK_E_FEW_TOKENS] = &lk_neon_i8mm_kquant, [LK_E_GEMM] = &lk_neon_i8mm_kquant, __VA_ARGS__}}
 static const lk_table_row i8mm_rows[] = {
     I8MM_ROW(LK_TYPE_Q4_0, [LK_E_ROWS8] = &lk_neon_i8mm),
     I8MM_ROW(LK_TYPE_Q8_0, [LK_E_QUANTIZE] = &lk_neon, [LK_E_ROWS8] = &lk_neon_i8mm),
-    I8MM_KQUANT_ROW(LK_TYPE_Q4_K), I8MM_KQUANT_ROW(LK_TYPE_Q5_K), I8MM_KQUANT_ROW(LK_TYPE_Q6_K),
+    I8MM_KQUANT_ROW(LK_TYPE_Q4_K, [LK_E_ROWS8] = &lk_neon_i8mm_kquant), I8MM_KQUANT_ROW(LK_TYPE_Q5_K),
+    I8MM_KQUANT_ROW(LK_TYPE_Q6_K, [LK_E_ROWS8] = &lk_neon_i8mm_kquant),
 };
 const lk_table_spec lk_table_neon_i8mm = LK_TABLE("neon-i8mm", &lk_table_neon_dotprod, i8mm_rows);
