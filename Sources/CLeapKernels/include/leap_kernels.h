@@ -38,8 +38,10 @@
  *                  tiles and gemm in one order: the bits of a token alone at every token count; built for
  *                  ARMv8.0 and again as dotprod/quant_rows.c, sdot, where the 32-block types and the
  *                  K-quants take 4-row tiles with the rows in the lanes), rows8.c (Q4_0, Q8_0 in the 8-row
- *                  layout on sdot, every token count: the dotprod table's), i8mm.c (Q4_0, Q8_0 from 2 tokens
- *                  on smmla tiles, in both layouts, the same bits), i8mm_kquant.c (Q4_K, Q5_K, Q6_K likewise;
+ *                  layout on sdot, every token count: the dotprod table's), rows8_kquant.c (Q4_K, Q6_K the
+ *                  same; one token on the i8mm table too), i8mm.c (Q4_0, Q8_0 from 2 tokens on smmla tiles,
+ *                  in both layouts, the same bits), i8mm_kquant.c (Q4_K, Q5_K, Q6_K likewise, Q4_K and Q6_K
+ *                  in both layouts;
  *                  kquant_blocks.h: the K-quant unpacking both levels share), table.c (the three tables)
  *   other          pool.c (thread pool and per-thread scratch)
  * Dispatch: each kernel file lists its kernels (an lk_kernel_list) and each ISA's table is one declarative
