@@ -173,33 +173,36 @@ INLINE void q6_K_pair_scales(const block_q6_K *const *wr, int64_t i, int32x4_t s
             for (int l = 0; l < 4; l++) s[(2 * p + l % 2) * 4 + 2 * rp + l / 2] = o[l];                       \
         }
 
-/* The tile of K-quant T: 4 rows (wr) × NP token pairs (xp[p]), s[(2p + token in pair)·4 + row]. MINS: the
- * type has the min term. */
-#define KQ_I8MM_TILE(T, W, MINS)                                                                             \
-    INLINE void T##_mtile(int64_t nb, const W *const *wr, const kpair_block *const *xp, const int NP, float *s) { \
+/* A tile of K-quant rows: 4 rows (src, of type SRC: SCALES and INTS read them) × NP token pairs (xp[p]),
+ * s[(2p + token in pair)·4 + row]. MINS: the type has the min term. */
+#define KQ_I8MM_TILE_OF(NAME, SRC, SCALES, INTS, MINS)                                                       \
+    INLINE void NAME(int64_t nb, SRC src, const kpair_block *const *xp, const int NP, float *s) {            \
         float32x4_t acc[2][4];                                                                               \
         for (int rp = 0; rp < 2; rp++)                                                                       \
             for (int p = 0; p < NP; p++) acc[rp][p] = vdupq_n_f32(0.0f);                                     \
         for (int64_t i = 0; i < nb; i++) {                                                                   \
             int32x4_t sc[2][16], mn[2][16], sumi[2][4];                                                      \
             float32x4_t d[2], dmin[2];                                                                       \
-            T##_pair_scales(wr, i, sc, mn, d, dmin);                                                         \
+            SCALES(src, i, sc, mn, d, dmin);                                                                 \
             for (int rp = 0; rp < 2; rp++)                                                                   \
                 for (int p = 0; p < NP; p++) sumi[rp][p] = vdupq_n_s32(0);                                   \
-            T##_pair_ints(wr, i, xp, NP, (const int32x4_t(*)[16])sc, sumi);                                  \
+            INTS(src, i, xp, NP, (const int32x4_t(*)[16])sc, sumi);                                          \
             KQ_FLOAT_STEPS(MINS)                                                                             \
         }                                                                                                    \
         KQ_TILE_OUT                                                                                          \
     }
+/* The row layout's: rows wr[0..3] */
+#define KQ_I8MM_TILE(T, W, MINS) KQ_I8MM_TILE_OF(T##_mtile, const W *const *, T##_pair_scales, T##_pair_ints, MINS)
 KQ_I8MM_TILE(q4_K, block_q4_K, 1)
 KQ_I8MM_TILE(q5_K, block_q5_K, 1)
 KQ_I8MM_TILE(q6_K, block_q6_K, 0)
 
 /* 2 tokens and more: rows in tiles of 4 (the last row repeated to fill one), tokens in pairs (the last token
  * repeated), 4 pairs a pass (or the 1 or 2 left); y[t·ys + r] */
-#define KQ_I8MM_GEMM(T, W)                                                                                   \
-    static int gemm_##T(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t nt, float *y, \
-                        int64_t ys, int64_t row_begin, int64_t row_end) {                                    \
+#define KQ_I8MM_ENTRY(NAME, TILE, SRC, FIRST)                                                                \
+    static int NAME(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t nt, float *y, \
+                    int64_t ys, int64_t row_begin, int64_t row_end) {                                        \
+        FIRST                                                                                                \
         const int64_t nb = cols / QK_K, npairs = (nt + 1) / 2;                                               \
         kpair_block *px = lk_scratch((size_t)(npairs * nb) * sizeof(kpair_block));                          \
         if (!px) return 0;                                                                                   \
@@ -208,23 +211,26 @@ KQ_I8MM_TILE(q6_K, block_q6_K, 0)
                        (const block_q8_K *)((const uint8_t *)x + (size_t)(2 * p + 1 < nt ? 2 * p + 1 : 2 * p) * xrb), \
                        px + p * nb);                                                                         \
         for (int64_t r0 = row_begin; r0 < row_end; r0 += 4) {                                                \
-            const W *wr[4];                                                                                  \
-            for (int k = 0; k < 4; k++)                                                                      \
-                wr[k] = (const W *)((const uint8_t *)w + (size_t)(r0 + k < row_end ? r0 + k : row_end - 1) * wrb); \
+            SRC                                                                                              \
             for (int64_t p0 = 0; p0 < npairs; p0 += 4) {                                                     \
                 const int64_t left = npairs - p0;                                                            \
                 const kpair_block *xp[4];                                                                    \
                 for (int p = 0; p < 4; p++) xp[p] = px + (p0 + p < npairs ? p0 + p : npairs - 1) * nb;      \
                 float o[32];                                                                                 \
-                if (left >= 3) T##_mtile(nb, wr, xp, 4, o);                                                  \
-                else if (left == 2) T##_mtile(nb, wr, xp, 2, o);                                             \
-                else T##_mtile(nb, wr, xp, 1, o);                                                            \
+                if (left >= 3) TILE(nb, src, xp, 4, o);                                                      \
+                else if (left == 2) TILE(nb, src, xp, 2, o);                                                 \
+                else TILE(nb, src, xp, 1, o);                                                                \
                 for (int64_t t = 2 * p0; t < nt && t < 2 * p0 + 8; t++)                                      \
                     for (int k = 0; k < 4 && r0 + k < row_end; k++) y[t * ys + r0 + k] = o[(t - 2 * p0) * 4 + k]; \
             }                                                                                                \
         }                                                                                                    \
         return 1;                                                                                            \
     }
+/* the tile's rows from r0 in the row layout */
+#define KQ_ROWS_SRC(W)                                                                                       \
+    const W *src[4];                                                                                         \
+    for (int k = 0; k < 4; k++) src[k] = (const W *)((const uint8_t *)w + (size_t)(r0 + k < row_end ? r0 + k : row_end - 1) * wrb);
+#define KQ_I8MM_GEMM(T, W) KQ_I8MM_ENTRY(gemm_##T, T##_mtile, KQ_ROWS_SRC(W), )
 KQ_I8MM_GEMM(q4_K, block_q4_K)
 KQ_I8MM_GEMM(q5_K, block_q5_K)
 KQ_I8MM_GEMM(q6_K, block_q6_K)
@@ -330,55 +336,17 @@ INLINE void q6_K_r8_ints(rows8_half src, int64_t i, const kpair_block *const *xp
     }
 }
 
-/* The tile of K-quant T in the 8-row layout: half h of group g (4 rows) × NP token pairs, as KQ_I8MM_TILE */
-#define KQ_I8MM_R8_TILE(T, MINS)                                                                             \
-    INLINE void T##_r8tile(int64_t nb, rows8_half src, const kpair_block *const *xp, const int NP, float *s) { \
-        float32x4_t acc[2][4];                                                                               \
-        for (int rp = 0; rp < 2; rp++)                                                                       \
-            for (int p = 0; p < NP; p++) acc[rp][p] = vdupq_n_f32(0.0f);                                     \
-        for (int64_t i = 0; i < nb; i++) {                                                                   \
-            int32x4_t sc[2][16], mn[2][16], sumi[2][4];                                                      \
-            float32x4_t d[2], dmin[2];                                                                       \
-            T##_r8_scales(src, i, sc, mn, d, dmin);                                                          \
-            for (int rp = 0; rp < 2; rp++)                                                                   \
-                for (int p = 0; p < NP; p++) sumi[rp][p] = vdupq_n_s32(0);                                   \
-            T##_r8_ints(src, i, xp, NP, (const int32x4_t(*)[16])sc, sumi);                                   \
-            KQ_FLOAT_STEPS(MINS)                                                                             \
-        }                                                                                                    \
-        KQ_TILE_OUT                                                                                          \
-    }
+/* The 8-row layout's: half h of group g */
+#define KQ_I8MM_R8_TILE(T, MINS) KQ_I8MM_TILE_OF(T##_r8tile, rows8_half, T##_r8_scales, T##_r8_ints, MINS)
 KQ_I8MM_R8_TILE(q4_K, 1)
 KQ_I8MM_R8_TILE(q6_K, 0)
 
 /* The rows8 entry: rows row_begin..row_end (multiples of 8) in the 8-row layout · nt tokens; one token on the
  * dotprod kernel (arm/rows8_kquant.c), from 2 tokens half groups × 4 token pairs a tile */
-#define KQ_I8MM_ROWS8(T)                                                                                     \
-    static int rows8_##T(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t nt, float *y, \
-                         int64_t ys, int64_t row_begin, int64_t row_end) {                                   \
-        if (nt == 1) return lk_arm_rows8_##T(cols, w, wrb, x, xrb, nt, y, ys, row_begin, row_end);          \
-        const int64_t nb = cols / QK_K, npairs = (nt + 1) / 2;                                               \
-        kpair_block *px = lk_scratch((size_t)(npairs * nb) * sizeof(kpair_block));                          \
-        if (!px) return 0;                                                                                   \
-        for (int64_t p = 0; p < npairs; p++)                                                                 \
-            pack_kpair(nb, (const block_q8_K *)((const uint8_t *)x + (size_t)(2 * p) * xrb),                 \
-                       (const block_q8_K *)((const uint8_t *)x + (size_t)(2 * p + 1 < nt ? 2 * p + 1 : 2 * p) * xrb), \
-                       px + p * nb);                                                                         \
-        for (int64_t r0 = row_begin; r0 < row_end; r0 += 4) {                                                \
-            const rows8_half src = {(const uint8_t *)w + (size_t)(r0 / 8 * 8) * wrb, (int)(r0 / 4 % 2)};     \
-            for (int64_t p0 = 0; p0 < npairs; p0 += 4) {                                                     \
-                const int64_t left = npairs - p0;                                                            \
-                const kpair_block *xp[4];                                                                    \
-                for (int p = 0; p < 4; p++) xp[p] = px + (p0 + p < npairs ? p0 + p : npairs - 1) * nb;      \
-                float o[32];                                                                                 \
-                if (left >= 3) T##_r8tile(nb, src, xp, 4, o);                                                \
-                else if (left == 2) T##_r8tile(nb, src, xp, 2, o);                                           \
-                else T##_r8tile(nb, src, xp, 1, o);                                                          \
-                for (int64_t t = 2 * p0; t < nt && t < 2 * p0 + 8; t++)                                      \
-                    for (int k = 0; k < 4; k++) y[t * ys + r0 + k] = o[(t - 2 * p0) * 4 + k];                \
-            }                                                                                                \
-        }                                                                                                    \
-        return 1;                                                                                            \
-    }
+#define KQ_R8_SRC const rows8_half src = {(const uint8_t *)w + (size_t)(r0 / 8 * 8) * wrb, (int)(r0 / 4 % 2)};
+#define KQ_R8_ONE_TOKEN(T) \
+    if (nt == 1) return lk_arm_rows8_##T(cols, w, wrb, x, xrb, nt, y, ys, row_begin, row_end);
+#define KQ_I8MM_ROWS8(T) KQ_I8MM_ENTRY(rows8_##T, T##_r8tile, KQ_R8_SRC, KQ_R8_ONE_TOKEN(T))
 KQ_I8MM_ROWS8(q4_K)
 KQ_I8MM_ROWS8(q6_K)
 
