@@ -90,6 +90,7 @@ static void pack_x_portable(const float *x, int64_t x_stride, int64_t n_tokens, 
     }
 }
 
+#if defined(__x86_64__)
 /* Columns [c0, cols) of token block b, one value at a time (the vector packings' last columns). */
 static void pack_x_columns(const float *x, int64_t x_stride, int64_t n_tokens, int64_t cols, int64_t c0, int round_f16,
                            float *block, int64_t b) {
@@ -102,6 +103,7 @@ static void pack_x_columns(const float *x, int64_t x_stride, int64_t n_tokens, i
         }
     }
 }
+#endif
 
 /* One 32-row x 12-token tile over `kc` columns: panel [kc][32], column c of the tokens at xb + c * xcs (12
  * floats, one per token; those of tokens >= nt are read but not used). The accumulators start from Y
