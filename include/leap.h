@@ -552,7 +552,8 @@ typedef struct leap_model_params {
  * evaluated (in this process or, through the disk cache, an earlier or concurrent one) restores that
  * prefix's state instead of evaluating it again; leap_generation_stats.cached_prompt_tokens counts the
  * positions restored or reused. A turn saves a snapshot at the end of the part of its prompt the next turn
- * will share (the system prompt and tools on a first turn, the previous exchange later): the state is
+ * will share (the system prompt and tools on a first turn, or what the chat template writes before the
+ * message when there is no system message; the previous exchange later): the state is
  * copied to memory after that part is evaluated, and written to disk by a background thread (the first
  * token does not wait for the file; leap_model_cache_flush or leap_model_free waits for it).
  * A snapshot holds the KV cache of the prefix, LFM2's convolution state at its end, its positions (token
