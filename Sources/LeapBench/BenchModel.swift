@@ -60,11 +60,7 @@ func benchModel(_ args: [String]) {
         fputs("usage: leap-bench model MODEL.gguf [--threads N] [--prompt 512] [--gen 128] [--reps 3] [--compare]\n", stderr)
         exit(2)
     }
-    func opt(_ name: String, _ def: Int) -> Int {
-        if let i = args.firstIndex(of: name), i + 1 < args.count, let v = Int(args[i + 1]) { return v }
-        return def
-    }
-    let threads = opt("--threads", 2), nPrompt = opt("--prompt", 512), nGen = opt("--gen", 128), reps = max(1, opt("--reps", 3))
+    let threads = intOption(args, "--threads", 2), nPrompt = intOption(args, "--prompt", 512), nGen = intOption(args, "--gen", 128), reps = max(1, intOption(args, "--reps", 3))
     do {
         let t0 = now()
         let model = try LanguageModel.load(path: path, threads: threads)

@@ -49,11 +49,6 @@ private func fixed(_ x: Double, _ digits: Int) -> String {
     return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
-private func intOption(_ args: [String], _ name: String, _ def: Int) -> Int {
-    if let i = args.firstIndex(of: name), i + 1 < args.count, let v = Int(args[i + 1]) { return v }
-    return def
-}
-
 /// One conversation's decode loop on its own thread: `gen` greedy tokens through the batcher.
 private final class DecodeJob: StartLineJob, @unchecked Sendable {
     let model: LanguageModel

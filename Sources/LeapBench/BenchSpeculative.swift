@@ -91,12 +91,8 @@ func benchSpeculative(_ args: [String]) {
         fputs("usage: leap-bench speculative MODEL.gguf [--threads N] [--gen 128] [--k 8] [--reps 1] [--compare] [--draft DRAFT.gguf] [--ceiling]\n", stderr)
         exit(2)
     }
-    func opt(_ name: String, _ def: Int) -> Int {
-        if let i = args.firstIndex(of: name), i + 1 < args.count, let v = Int(args[i + 1]) { return v }
-        return def
-    }
-    let threads = opt("--threads", 2), nGen = opt("--gen", 128), k = opt("--k", 8), reps = max(1, opt("--reps", 1))
-    let draftPath = args.firstIndex(of: "--draft").flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil }
+    let threads = intOption(args, "--threads", 2), nGen = intOption(args, "--gen", 128), k = intOption(args, "--k", 8), reps = max(1, intOption(args, "--reps", 1))
+    let draftPath = stringOption(args, "--draft")
     do {
         var ro = RunnerOptions()
         ro.threads = threads

@@ -34,14 +34,10 @@ private func threadCPUTime() -> Double {
 private func exists(_ path: String) -> Bool { access(path, R_OK) == 0 }
 
 func benchSpeech(_ args: [String]) {
-    func opt(_ name: String) -> String? {
-        if let i = args.firstIndex(of: name), i + 1 < args.count { return args[i + 1] }
-        return nil
-    }
-    let dir = opt("--dir") ?? "/tmp/leap-speech-bench"
-    let seconds = Double(opt("--seconds") ?? "") ?? 10
-    let threads = Int(opt("--threads") ?? "") ?? 2
-    let reps = max(1, Int(opt("--reps") ?? "") ?? 3)
+    let dir = stringOption(args, "--dir") ?? "/tmp/leap-speech-bench"
+    let seconds = Double(stringOption(args, "--seconds") ?? "") ?? 10
+    let threads = Int(stringOption(args, "--threads") ?? "") ?? 2
+    let reps = max(1, Int(stringOption(args, "--reps") ?? "") ?? 3)
     let backbonePath = dir + "/backbone-q4_0.gguf", vocoderPath = dir + "/vocoder-q4_0.gguf"
     let tokenizerPath = dir + "/tokenizer-q4_0.gguf"
     if !exists(backbonePath) || !exists(vocoderPath) || !exists(tokenizerPath) {

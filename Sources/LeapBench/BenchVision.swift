@@ -74,15 +74,11 @@ private func tile(width: Int, height: Int) -> PreprocessedImage.Tile {
 }
 
 func benchVision(_ args: [String]) {
-    func opt(_ name: String) -> String? {
-        if let i = args.firstIndex(of: name), i + 1 < args.count { return args[i + 1] }
-        return nil
-    }
-    let threads = opt("--threads").flatMap { Int($0) } ?? 2
-    let reps = max(1, opt("--reps").flatMap { Int($0) } ?? 3)
-    let dir = opt("--dir") ?? "/tmp/leap-bench-vision"
-    let types = (opt("--types") ?? "f16,q8_0").split(separator: ",").map(String.init)
-    let imageNames = opt("--images") ?? "512x512,1024x768"
+    let threads = stringOption(args, "--threads").flatMap { Int($0) } ?? 2
+    let reps = max(1, stringOption(args, "--reps").flatMap { Int($0) } ?? 3)
+    let dir = stringOption(args, "--dir") ?? "/tmp/leap-bench-vision"
+    let types = (stringOption(args, "--types") ?? "f16,q8_0").split(separator: ",").map(String.init)
+    let imageNames = stringOption(args, "--images") ?? "512x512,1024x768"
     let py = llamaPython, script = repoScript("bench_vision_mtmd.py")
 
     if types.contains(where: { access("\(dir)/mmproj-\($0).gguf", R_OK) != 0 }) {
