@@ -968,9 +968,12 @@ typedef struct leap_generation_options {
  *   - on weights whose few-token kernels keep the one-token summation order (Q4_0, Q8_0; K-quants, Q4_1,
  *     Q5_0 and Q5_1 on AVX2) each verified position's logits are the one-token decode's bit for bit; on other weight types
  *     they can differ from it in the last bits, as a batched prompt's do;
- *   - the draft length adapts to the recent acceptance rate and the measured cost of a pass, and drafting
- *     pauses where it does not pay (with other conversations in the pass, where the guesses would slow
- *     them more than they gain); models that speak never speculate (audio frames are not drafted);
+ *   - the draft length adapts to the recent acceptance rate and the measured cost of a pass (the model
+ *     keeps that cost from one generation to the next), and drafting stops where it does not pay (with
+ *     other conversations in the pass, where the guesses would slow them more than they gain); prompt
+ *     lookup's guesses cost nothing, so they are still made and checked against the tokens generated while
+ *     it does not draft, and drafting resumes as soon as they would pay; a draft model pauses and probes
+ *     again later; models that speak never speculate (audio frames are not drafted);
  *   - conversations of one model generating at once share their passes: each one's token and guesses go
  *     through the weights together with the others' tokens and guesses (at most 15 tokens a pass; a
  *     conversation whose guesses do not fit waits for the next pass), each keeping its own output.

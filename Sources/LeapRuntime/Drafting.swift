@@ -12,6 +12,14 @@
 /// Guesses up to `count` tokens that follow `history`: the prompt's tokens, then the `generated` ones.
 package protocol TokenDrafter: AnyObject {
     func draft(after history: [Int32], generated: Int, count: Int) -> [Int32]
+    /// True when a guess costs next to nothing (a lookup, no model): the generation then also asks for
+    /// guesses at the steps it drafts nothing and checks them against the tokens it samples, so the
+    /// acceptance rate is known without paying for verification passes.
+    var guessesAreFree: Bool { get }
+}
+
+extension TokenDrafter {
+    package var guessesAreFree: Bool { false }
 }
 
 /// Prompt lookup (n-gram) drafting: the most recent earlier occurrence of the sequence's last n tokens
@@ -20,6 +28,8 @@ package protocol TokenDrafter: AnyObject {
 package final class NGramDrafter: TokenDrafter {
     package let maxNgram: Int
     package let minNgram: Int
+
+    package var guessesAreFree: Bool { true }
 
     package init(maxNgram: Int = 3, minNgram: Int = 1) {
         self.maxNgram = max(1, maxNgram)
@@ -57,9 +67,24 @@ package final class NGramDrafter: TokenDrafter {
 /// (stepped together), the k extra rows slow the other n - 1 as much as this one, which gain nothing from
 /// them: the pass yields n - 1 + E(k) tokens for c(k), against n for 1, so the gain weighed is
 /// (n - 1 + E(k)) / (n·c(k)), which is E(k) / c(k) for a conversation alone. The draft length is the
-/// k <= maxDraft with the best gain; when even that is below `minGain`, drafting pauses for `pauseTokens`
-/// tokens and then probes again (the prompt may start copying text, the others may finish).
+/// k <= maxDraft with the best gain; when even that is below `minGain` it drafts nothing. A drafter whose
+/// guesses are free keeps being asked at those steps and its guesses are checked against the tokens sampled
+/// (`observe`), so the rate stays current at no cost. Any other drafting pauses for `pauseTokens` tokens and
+/// then probes again with a real pass (the prompt may start copying text, the others may finish).
 package struct DraftController: Sendable {
+    /// What a pass costs on this model and machine: seconds of a one-token step, and β, the extra cost of
+    /// one more token in a pass, in one-token steps. Learned from the timings of the passes, and carried
+    /// from one generation to the next by the model (`ModelRunner.passCost`), so that a new generation
+    /// starts from what the last ones measured instead of probing from a prior.
+    package struct PassCost: Sendable, Equatable {
+        package var stepSeconds: Double
+        package var beta: Double
+        package init(stepSeconds: Double = 0, beta: Double = 0.15) {
+            self.stepSeconds = stepSeconds
+            self.beta = beta
+        }
+    }
+
     package let maxDraft: Int
     /// Expected speed-up below which drafting pauses.
     package var minGain = 1.05
@@ -67,15 +92,19 @@ package struct DraftController: Sendable {
     /// Decayed counts of accepted and rejected draft positions (a rejection ends a pass's observations).
     private var accepted = 2.0
     private var rejected = 1.0
-    /// Seconds of a one-token step, and β: the extra cost of one more token in a pass, in one-token steps.
-    private var stepSeconds = 0.0
-    private var beta = 0.15
+    /// The pass cost measured so far (its prior, or the model's last generations', until passes are timed).
+    package private(set) var cost: PassCost
     /// Conversations sharing the passes, this one included (decayed average of the last passes).
     private var sequences = 1.0
     private var paused = 0
 
-    package init(maxDraft: Int) {
+    /// The rate is observed at the steps without drafts (the drafter's guesses are free): no pauses.
+    package let observesWithoutPasses: Bool
+
+    package init(maxDraft: Int, cost: PassCost = PassCost(), observesWithoutPasses: Bool = false) {
         self.maxDraft = max(0, maxDraft)
+        self.cost = cost
+        self.observesWithoutPasses = observesWithoutPasses
     }
 
     /// The acceptance rate the controller works with.
@@ -95,10 +124,11 @@ package struct DraftController: Sendable {
         for k in 1...maxDraft {
             ak *= a
             let tokens = (1 - ak) / (1 - a)   // E(k)
-            let gain = (n - 1 + tokens) / (n * (1 + beta * Double(k)))
+            let gain = (n - 1 + tokens) / (n * (1 + cost.beta * Double(k)))
             if gain > bestGain { (best, bestGain) = (k, gain) }
         }
         if bestGain < minGain {
+            if observesWithoutPasses { return 0 }
             paused = pauseTokens
             // Probe later with a rate halfway back to the prior, so that one bad stretch is not final.
             accepted = (accepted + 2) / 2
@@ -113,20 +143,26 @@ package struct DraftController: Sendable {
     package mutating func record(drafted: Int, taken: Int, seconds: Double, sequences: Int = 1) {
         guard drafted > 0 else { return }
         recordSharing(sequences)
+        observe(drafted: drafted, taken: taken)
+        if cost.stepSeconds > 0 && seconds > 0 {
+            let extra = (seconds / cost.stepSeconds - 1) / Double(drafted)
+            cost.beta = 0.8 * cost.beta + 0.2 * min(2, max(0.01, extra))
+        }
+    }
+
+    /// Guesses made without a pass: `taken` of the `drafted` were the tokens then sampled, in order.
+    package mutating func observe(drafted: Int, taken: Int) {
+        guard drafted > 0 else { return }
         let decay = 0.9
         accepted = accepted * decay + Double(taken)
         rejected = rejected * decay + (taken < drafted ? 1 : 0)
-        if stepSeconds > 0 && seconds > 0 {
-            let extra = (seconds / stepSeconds - 1) / Double(drafted)
-            beta = 0.8 * beta + 0.2 * min(2, max(0.01, extra))
-        }
     }
 
     /// A one-token step took `seconds`, in a pass shared by `sequences` conversations.
     package mutating func recordStep(seconds: Double, sequences: Int = 1) {
         guard seconds > 0 else { return }
         recordSharing(sequences)
-        stepSeconds = stepSeconds == 0 ? seconds : 0.8 * stepSeconds + 0.2 * seconds
+        cost.stepSeconds = cost.stepSeconds == 0 ? seconds : 0.8 * cost.stepSeconds + 0.2 * seconds
     }
 
     private mutating func recordSharing(_ n: Int) {

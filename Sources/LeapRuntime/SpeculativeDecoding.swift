@@ -15,17 +15,24 @@ extension GenerationOptions {
 final class Speculation {
     let drafter: any TokenDrafter
     var control: DraftController
+    /// The model, which keeps the measured pass cost for the next generations.
+    private let runner: ModelRunner
     /// Guesses verified but not taken yet, next first.
     private(set) var pending: [Int32] = []
+    /// Free guesses made at a step without drafts, not verified: checked against the tokens sampled next
+    /// (the next first), `watched.taken` of `watched.count` right so far.
+    private var watched: (guesses: [Int32], count: Int, taken: Int) = ([], 0, 0)
     /// The sequence's tokens (prompt and output) the drafter reads, and how many of them are output.
     private var history: [Int32]
     private var generated = 0
     /// The current pass: guesses verified, guesses taken, its seconds, the conversations that shared it.
     private var pass = (drafted: 0, taken: 0, seconds: 0.0, sequences: 1)
 
-    init(drafter: any TokenDrafter, maxDraft: Int, prompt: [Int32]) {
+    init(drafter: any TokenDrafter, maxDraft: Int, prompt: [Int32], runner: ModelRunner) {
         self.drafter = drafter
-        self.control = DraftController(maxDraft: maxDraft)
+        self.runner = runner
+        self.control = DraftController(maxDraft: maxDraft, cost: runner.passCost(for: drafter) ?? DraftController.PassCost(),
+                                       observesWithoutPasses: drafter.guessesAreFree)
         self.history = prompt
     }
 
@@ -49,7 +56,7 @@ final class Speculation {
         }
         let maxDraft = min(options.maxDraftTokens ?? 8, session.maxVerifiedTokens - 1)
         guard !speaking, maxDraft > 0 else { return nil }
-        return Speculation(drafter: drafter, maxDraft: maxDraft, prompt: prompt)
+        return Speculation(drafter: drafter, maxDraft: maxDraft, prompt: prompt, runner: runner)
     }
 
     /// Makes `token` (just sampled) part of the sequence: takes the verified guess when it is that token,
@@ -58,6 +65,7 @@ final class Speculation {
     func evaluate(_ token: Int32, in session: any InferenceSessionBackend, maxDrafts: Int, stats: inout GenerationStats) throws {
         history.append(token)
         generated += 1
+        watch(token)
         if let guess = pending.first {
             if guess == token {
                 pending.removeFirst()
@@ -78,8 +86,14 @@ final class Speculation {
         if guesses.isEmpty {
             try session.evaluate([token], shouldStop: { false })
             control.recordStep(seconds: monotonicSeconds() - t0, sequences: session.lastPassSequences)
+            runner.rememberPassCost(control.cost, for: drafter)
+            if drafter.guessesAreFree && watched.guesses.isEmpty && control.maxDraft > 0 {
+                let free = drafter.draft(after: history, generated: generated, count: control.maxDraft)
+                watched = (free, free.count, 0)
+            }
             return
         }
+        watched = ([], 0, 0)
         try session.verify([token] + guesses)
         pending = guesses
         pass = (guesses.count, 0, monotonicSeconds() - t0, session.lastPassSequences)
@@ -101,6 +115,20 @@ final class Speculation {
 
     private func endPass() {
         control.record(drafted: pass.drafted, taken: pass.taken, seconds: pass.seconds, sequences: pass.sequences)
+        runner.rememberPassCost(control.cost, for: drafter)
         pass = (0, 0, 0, 1)
+    }
+
+    /// Checks the sampled `token` against the watched free guesses: the control learns how many a pass
+    /// would have accepted once one is wrong or all are right.
+    private func watch(_ token: Int32) {
+        guard let guess = watched.guesses.first else { return }
+        if guess == token {
+            watched.guesses.removeFirst()
+            watched.taken += 1
+            if !watched.guesses.isEmpty { return }
+        }
+        control.observe(drafted: watched.count, taken: watched.taken)
+        watched = ([], 0, 0)
     }
 }

@@ -45,4 +45,38 @@ import Testing
         var shared = trained(passCost: 1.04, sequences: 4)
         #expect(shared.nextDraftLength() > 0)
     }
+
+    @Test func aLearnedPassCostDecidesFromTheFirstStep() {
+        // A model whose 4-token passes were measured at 5 steps: a new generation does not draft at all,
+        // where one starting from the prior (a pass of 4 drafts at 1.6 steps) drafts at once.
+        var learned = DraftController(maxDraft: 8, cost: .init(stepSeconds: 0.01, beta: 1))
+        #expect(learned.nextDraftLength() == 0)
+        var fresh = DraftController(maxDraft: 8)
+        #expect(fresh.nextDraftLength() > 0)
+    }
+
+    @Test func freeGuessesAreWatchedInsteadOfPausing() {
+        // Passes cost β = 0.7: at the prior rate nothing pays. A controller that must pause does not ask
+        // again for pauseTokens steps, whatever the guesses would have done; one whose guesses are free
+        // drafts as soon as the watched guesses turn out right.
+        let cost = DraftController.PassCost(stepSeconds: 0.01, beta: 0.7)
+        var pausing = DraftController(maxDraft: 8, cost: cost)
+        var watching = DraftController(maxDraft: 8, cost: cost, observesWithoutPasses: true)
+        #expect(pausing.nextDraftLength() == 0)
+        #expect(watching.nextDraftLength() == 0)
+        for _ in 0..<6 {
+            pausing.observe(drafted: 8, taken: 8)
+            watching.observe(drafted: 8, taken: 8)
+        }
+        #expect(watching.acceptanceRate > 0.9)
+        #expect(watching.nextDraftLength() > 0)
+        #expect(pausing.nextDraftLength() == 0)   // still paused
+    }
+
+    @Test func wrongWatchedGuessesKeepDraftingOff() {
+        var watching = DraftController(maxDraft: 8, cost: .init(stepSeconds: 0.01, beta: 0.3), observesWithoutPasses: true)
+        for _ in 0..<20 { watching.observe(drafted: 8, taken: 0) }
+        #expect(watching.acceptanceRate < 0.1)
+        #expect(watching.nextDraftLength() == 0)
+    }
 }

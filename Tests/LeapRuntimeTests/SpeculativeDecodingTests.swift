@@ -70,6 +70,9 @@ func checkUnchanged(_ runner: ModelRunner, _ message: ChatMessage, _ options: Ge
     let reference = plain.tokens
     o.drafter = .custom { ReferenceDrafter(reference) }
     o.maxDraftTokens = 5
+    // From the prior pass cost, not the one an earlier turn measured: the controller then drafts from the
+    // first step, so that passes accept all, some and none of the guesses.
+    runner.rememberPassCost(DraftController.PassCost(), for: ReferenceDrafter([]))
     let oracle = try runTurn(runner, message, o, system: system)
     #expect(oracle == plain, "\(name): with drafts \(oracle.output), without \(plain.output)")
     #expect(oracle.accepted > 0 && oracle.accepted < oracle.drafted, "\(name): \(oracle.accepted) of \(oracle.drafted) accepted")
@@ -181,6 +184,27 @@ func realFilePath(_ name: String) -> String { realModelsDir + "/" + name + ".ggu
         let plain = try twoTurns(nil)
         #expect(try twoTurns(.ngram) == plain)
         #expect(try twoTurns(.custom { NGramDrafter(maxNgram: 1, minNgram: 1) }) == plain)
+    }
+
+    @Test func theMeasuredPassCostCarriesToTheNextGeneration() throws {
+        let runner = try ModelRunner.load(path: fixturesDir("models") + "/llama3-tiny-q8_0.gguf")
+        var o = greedyOptions
+        o.functionCallParser = nil
+        let message = ChatMessage(role: .user, text: copyPrompt)
+        let reference = try runTurn(runner, message, o).tokens
+        o.drafter = .custom { ReferenceDrafter(reference) }
+        o.maxDraftTokens = 5
+        #expect(runner.passCost(for: ReferenceDrafter([])) == nil)
+        let first = try runTurn(runner, message, o)
+        #expect(first.drafted > 0)
+        let learned = try #require(runner.passCost(for: ReferenceDrafter([])))
+        #expect(learned.stepSeconds > 0)
+        #expect(runner.passCost(for: NGramDrafter()) == nil, "kept per kind of drafter")
+        // A model whose passes were measured dear: the next generation drafts nothing from its first step.
+        runner.rememberPassCost(.init(stepSeconds: learned.stepSeconds, beta: 5), for: ReferenceDrafter([]))
+        let next = try runTurn(runner, message, o)
+        #expect(next.drafted == 0)
+        #expect(next.tokens == reference)
     }
 
     @Test func aDraftModelThatIsNotLoadedIsRefused() throws {

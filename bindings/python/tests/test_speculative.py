@@ -39,8 +39,11 @@ def test_prompt_lookup_leaves_the_output_unchanged(model, base):
         assert spec_text == text
         assert spec.completion_tokens == stats.completion_tokens
         assert 0 <= spec.accepted_draft_tokens <= spec.drafted_tokens
-    if base is GREEDY:  # the answer copies the prompt: guesses are taken
-        assert run(model, dataclasses.replace(base, drafter="ngram"))[1].accepted_draft_tokens > 0
+    if base is GREEDY:
+        # The answer copies the prompt: guesses are taken. A model fresh from loading, because the model
+        # keeps the pass cost its generations measure, and where passes are dear it rightly drafts nothing.
+        with leap.load_model(SMOL, context_size=1024) as fresh:
+            assert run(fresh, dataclasses.replace(base, drafter="ngram"))[1].accepted_draft_tokens > 0
 
 
 def test_bad_speculation_options(model):
