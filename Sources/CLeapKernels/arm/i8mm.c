@@ -10,12 +10,7 @@
 #if defined(__aarch64__)
 #include "lk_arm.h"
 
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("dotprod,i8mm"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("+dotprod+i8mm")
-#endif
+#include "i8mm_target.h" /* from here: dotprod and i8mm */
 
 /* A token pair's block in smmla's order: chunk k (elements 8k..8k+7) of both tokens, token 0 in the low 8
  * bytes, and their scales as the lanes of a 2×2 tile want them (dx0, dx1, dx0, dx1). */
@@ -246,11 +241,7 @@ enum { ROWS8_CHUNK = 32 };
 ROWS8_GEMM(q4_0, 16)
 ROWS8_GEMM(q8_0, 32)
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+#include "i8mm_target.h" /* up to here */
 
 #endif
 

@@ -12,12 +12,7 @@
 #if defined(__aarch64__)
 #include "kquant_blocks.h"
 
-#if defined(__clang__)
-#pragma clang attribute push(__attribute__((target("dotprod,i8mm"))), apply_to = function)
-#else
-#pragma GCC push_options
-#pragma GCC target("+dotprod+i8mm")
-#endif
+#include "i8mm_target.h" /* from here: dotprod and i8mm */
 
 /* A token pair's super-block in smmla's order: chunk k (elements 8k..8k+7) of both tokens, token 0 in the low
  * 8 bytes; their scales as a 2×2 tile's lanes want them (dx0, dx1, dx0, dx1); and the sums of each 32
@@ -350,11 +345,7 @@ KQ_I8MM_R8_TILE(q6_K, 0)
 KQ_I8MM_ROWS8(q4_K)
 KQ_I8MM_ROWS8(q6_K)
 
-#if defined(__clang__)
-#pragma clang attribute pop
-#else
-#pragma GCC pop_options
-#endif
+#include "i8mm_target.h" /* up to here */
 
 #endif
 
