@@ -69,11 +69,12 @@ func kQuantOwnOrderKernelsMatchScalarToRounding(_ t: GGMLType) throws {
     }
 }
 
-/// The AVX2 gemm takes the float steps of the AVX-512 VNNI gemm (x86/avx2/kquant.c, 8-row tiles against
-/// 16): from 16 tokens, where both paths use their gemm (below, the AVX2 path takes its few-token kernels, in
-/// its one-token order), every output is the VNNI path's bit for bit, so a prompt's K-quant products on AVX2
-/// are AVX-512 VNNI's.
-@Test(arguments: [GGMLType.q4_K, .q5_K, .q6_K])
+/// The AVX2 Q4_K / Q5_K gemm takes the float steps of the AVX-512 VNNI gemm (x86/avx2/kquant.c, 8-row tiles
+/// against 16): from 16 tokens, where both paths use their gemm (below, the AVX2 path takes its few-token
+/// kernels, in its one-token order), every output is the VNNI path's bit for bit, so a prompt's Q4_K / Q5_K
+/// products on AVX2 are AVX-512 VNNI's. (AVX2's Q6_K gemm keeps its one-token order instead: one float step
+/// per block, batch-invariant, Q4_0AndBatchInvarianceTests.swift.)
+@Test(arguments: [GGMLType.q4_K, .q5_K])
 func kQuantAVX2GemmEqualsVNNIGemmBitwise(_ t: GGMLType) throws {
     guard KernelISA.avx2.isAvailable, KernelISA.avx512.isAvailable, KernelISA.avx512.kQuantsInOwnOrder else { return }
     let pool = try ThreadPool(threads: 2)

@@ -40,9 +40,11 @@ import Testing
 /// Batch invariance on every SIMD path (not just the default one): the gemm kernels (AVX2 8-row tiles for
 /// Q4_0/Q4_1/Q5_0/Q5_1/Q6_K, AVX-512 VNNI tiles) reproduce that path's one-token kernels bit for bit for
 /// every batch size, with odd row and block counts and partial tiles (Q8_0 on AVX2: its one-token, few-token
-/// and gemm kernels of one order of its own, Q8_0OwnOrderTests.swift). Q6_K up to 7 tokens: from 8 on it takes
-/// llama.cpp's tiled order, as llama.cpp does (tiledOrderFromEightTokens); not on AVX2 and AVX-512 VNNI, whose
-/// Q6_K gemm and matvec sum in different orders of their own (KQuantOwnOrderTests.swift).
+/// and gemm kernels of one order of its own, Q8_0OwnOrderTests.swift). Q6_K on AVX2 (and the AVX-VNNI and
+/// AVX-512-without-VNNI tables, which run its kernels): one order of its own at every batch size, so every
+/// batch; elsewhere up to 7 tokens: from 8 on it takes llama.cpp's tiled order, as llama.cpp does
+/// (tiledOrderFromEightTokens); not on AVX-512 VNNI, whose Q6_K gemm and matvec sum in different orders of
+/// their own (KQuantOwnOrderTests.swift).
 @Test(arguments: [GGMLType.q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .q6_K])
 func batchesOf1To17TokensEqualOneTokenCallsOnEveryPath(_ t: GGMLType) throws {
     let pool = try ThreadPool(threads: 2)
@@ -52,7 +54,8 @@ func batchesOf1To17TokensEqualOneTokenCallsOnEveryPath(_ t: GGMLType) throws {
         let nTokens = 17
         let wBytes = randomWeights(t, rows: rows, cols: cols, rng: &rng)
         let x = randomActivations(nTokens * cols, rng: &rng)
-        for isa in simdPaths where t != .q6_K || !isa.kQuantsInOwnOrder {
+        let q6OneOrder: [KernelISA] = [.avx2, .avxVNNI, .avx512NoVNNI]
+        for isa in simdPaths where t != .q6_K || !isa.kQuantsInOwnOrder || q6OneOrder.contains(isa) {
             isa.withThreadSelection {
                 wBytes.withUnsafeBytes { wp in
                     let w = try! WeightMatrix(type: t, rows: rows, cols: cols, data: wp.baseAddress!)
@@ -62,7 +65,7 @@ func batchesOf1To17TokensEqualOneTokenCallsOnEveryPath(_ t: GGMLType) throws {
                         Kernels.matmul(w, x: Array(x[(tok * cols)..<((tok + 1) * cols)]), y: &y, nTokens: 1, pool: pool)
                         for r in 0..<rows { one[tok * rows + r] = y[r] }
                     }
-                    for n in 1...(t == .q6_K ? 7 : nTokens) {
+                    for n in 1...(t == .q6_K && !q6OneOrder.contains(isa) ? 7 : nTokens) {
                         var batch = [Float](repeating: .nan, count: n * rows)
                         Kernels.matmul(w, x: Array(x[0..<(n * cols)]), y: &batch, nTokens: n, pool: pool)
                         let same = (0..<(n * rows)).allSatisfy { batch[$0].bitPattern == one[$0].bitPattern }

@@ -74,6 +74,13 @@ INLINE int32_t hsum_epi32(__m256i v) {
     return _mm_cvtsi128_si32(r);
 }
 
+/* One block of the AVX2 Q6_K order (x86/avx2/kquant.c): acc + float(isum)·(d·dx), one rounding for the
+ * product d·dx and one for the fused step, as the gemm's per-lane vector operations. */
+INLINE float lk_q6_K_step(float acc, int32_t isum, float d, float dx) {
+    const __m128 dd = _mm_mul_ss(_mm_set_ss(d), _mm_set_ss(dx));
+    return _mm_cvtss_f32(_mm_fmadd_ss(_mm_cvtsi32_ss(_mm_setzero_ps(), isum), dd, _mm_set_ss(acc)));
+}
+
 /* 32 nibbles of qs[16] → bytes: low nibbles in elements 0..15, high nibbles in 16..31 (ggml order). */
 INLINE __m256i nibbles_32(const uint8_t *qs) {
     const __m128i t = _mm_loadu_si128((const __m128i *)qs);

@@ -27,8 +27,9 @@
  *         results of the block widened by vpmaddwd with the sub-block scales. Here a 64-element chunk's quants
  *         and spread scales are unpacked once and applied to every token; the mins' 32-element activation sums
  *         are formed once per token and block for the call.
- *   Q6_K  (x86/avx2/kquant.c, q6_block) one 8-lane chain acc += float(sumi − 32·Σ sc·bsum)·(d·dx), then
- *         hsum8; the quants and scale vectors of each half block unpacked once for all tokens.
+ *   Q6_K  (x86/avx2/kquant.c, q6_block) one float chain per output over the blocks, acc = fma(float(isum_b),
+ *         d·dx, acc) (lk_q6_K_step), isum_b = Σ sc·(S − 32·bsum) the exact block sum (the gemm's order too);
+ *         the quants and scale vectors of each half block unpacked once for all tokens.
  *
  * Tokens go in passes of up to PASS_*; a second pass over the same rows finds them in L1. Q4_0 keeps a
  * pass's accumulators in registers; the K-quants keep theirs in scratch memory, updated once per block, so that
@@ -290,12 +291,12 @@ static int few_q5_K(int64_t cols, const void *vw, size_t ws, const void *vx, siz
 
 /* ================================ Q6_K ================================ */
 
-/* One row (nb blocks at w) × NT tokens (Q8_K row t at x + t·xs) → y[t·ys], the accumulators in acc[t·8 ..].
+/* One row (nb blocks at w) × NT tokens (Q8_K row t at x + t·xs) → y[t·ys], the accumulators in acc[t].
  * Elements 128h + 32k + l: nibble of ql[64h + l] (k = 0, 2: low, high) or ql[64h + 32 + l] (k = 1, 3), 2 bits
  * 2k.. of qh[32h + l]. */
 INLINE void q6_K_row(const block_q6_K *w, int64_t nb, const uint8_t *x, size_t xs, float *acc, float *y, int64_t ys, const int NT) {
     const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
-    for (int t = 0; t < NT; t++) _mm256_storeu_ps(acc + 8 * t, _mm256_setzero_ps());
+    for (int t = 0; t < NT; t++) acc[t] = 0.0f;
     for (int64_t i = 0; i < nb; i++) {
         const block_q6_K *b = w + i;
         lk_prefetch_block(b, PREFETCH, sizeof(block_q6_K));
@@ -324,23 +325,21 @@ INLINE void q6_K_row(const block_q6_K *w, int64_t nb, const uint8_t *x, size_t x
                 }
             }
         }
-        const __m256 dv = _mm256_set1_ps(h2f(b->d));
+        const float d = h2f(b->d);
         for (int t = 0; t < NT; t++) {
             const block_q8_K *xb = (const block_q8_K *)(x + (size_t)t * xs) + i;
             const __m256i corr = _mm256_madd_epi16(sc16, load256(xb->bsums)); /* Σ sc·bsum pairs */
-            const __m256i si = _mm256_sub_epi32(sumi[t], _mm256_slli_epi32(corr, 5));
-            /* d·dx in every lane, as q6_block's product */
-            _mm256_storeu_ps(acc + 8 * t, _mm256_fmadd_ps(_mm256_cvtepi32_ps(si), _mm256_mul_ps(dv, _mm256_broadcast_ss(&xb->d)), _mm256_loadu_ps(acc + 8 * t)));
+            acc[t] = lk_q6_K_step(acc[t], hsum_epi32(_mm256_sub_epi32(sumi[t], _mm256_slli_epi32(corr, 5))), d, xb->d);
         }
     }
-    for (int t = 0; t < NT; t++) y[t * ys] = hsum_ps(_mm256_loadu_ps(acc + 8 * t));
+    for (int t = 0; t < NT; t++) y[t * ys] = acc[t];
 }
 
 static int few_q6_K(int64_t cols, const void *vw, size_t ws, const void *vx, size_t xs, int64_t n_tokens, float *y,
                     int64_t ys, int64_t row_begin, int64_t row_end) {
     const int64_t nb = cols / QK_K;
     const uint8_t *x = vx;
-    float *acc = lk_scratch(PASS_K * 8 * sizeof(float)); /* [PASS_K, 8] */
+    float *acc = lk_scratch(PASS_K * sizeof(float)); /* [PASS_K] */
     if (!acc) return 0;
     for (int64_t r = row_begin; r < row_end; r++) {
         const block_q6_K *w = (const block_q6_K *)((const uint8_t *)vw + (size_t)r * ws);

@@ -25,16 +25,21 @@
  *         layout (BENCHMARKS.md). From 16 tokens (kq_gemm): the tiles of a row group built for 128
  *         tokens at a time.
  * Q5_K, Q6_K matvec: two rows in flight, r and r + nrows/2 (sharing the activation loads), a block's quants
- *         unpacked in registers: 8 vpmaddubsw + 8 vpmaddwd (the scale broadcast by vpshufb), one float FMA per
- *         block (+ one for Q5_K's mins, 4 lanes), horizontal sums once per row. Each thread reads two long
- *         sequential streams (the halves of its rows), each prefetched a fixed distance ahead, every cache
- *         line once (pairing adjacent rows restarted one stream every other row). Their few-token kernels
- *         (x86/avx2/fewtokens.c) keep this order; in the tile order their one-token calls cost more (Q5_K's 5th
- *         bits), so they keep the row layout below 16 tokens.
+ *         unpacked in registers: 8 vpmaddubsw + 8 vpmaddwd (the scale broadcast by vpshufb). Q5_K: one float
+ *         FMA per block into 8 lanes (+ one for its mins, 4 lanes), horizontal sums once per row. Q6_K: the
+ *         block's exact integer sum isum = Σ_g sc_g·(Σ q·x − 32·bsum_g) summed across the lanes, then one
+ *         scalar chain acc = fma(float(isum), d·dx, acc) (lk_q6_K_step), the order of its gemm. Each thread
+ *         reads two long sequential streams (the halves of its rows), each prefetched a fixed distance ahead,
+ *         every cache line once (pairing adjacent rows restarted one stream every other row). Their few-token
+ *         kernels (x86/avx2/fewtokens.c) keep this order; in the tile order their one-token calls cost more
+ *         (Q5_K's 5th bits), so they keep the row layout below 16 tokens.
  * gemm    as Q4_K's from 16 tokens, for all three: Q5_K sums its s16 results over 4 vectors (<= 31744),
- *         Q6_K over the 4 of a sub-block, starting from per-token offsets that keep the wrapping s16 sums
- *         exact (q6_fold_terms; without them over 2, <= 32256): the same integers, so that from 4 tokens
- *         both x86 paths give a prompt the same bits. */
+ *         so that from 4 tokens both x86 paths give a prompt the same bits. Q6_K sums them over the 4 of a
+ *         sub-block, starting from per-token offsets that keep the wrapping s16 sums exact (q6_fold_terms;
+ *         without them over 2, <= 32256), and widens them by a vpmaddwd with (sc, sc) pairs into one s32
+ *         sum per block: the matvec's integer and float steps per (row, token), so a token gets the same bits
+ *         alone, stepped with others or in a prompt (and one float FMA per block where the sub-block FMAs
+ *         of x86/avx512/kquant.c's order took 16: Zen 1's FMA and integer multiply share a pipe). */
 #include "lk_internal.h"
 #include "../lk_kquant_unpack.h"
 
@@ -48,6 +53,8 @@ enum {
     TR = 8,          /* gemm: weight rows per tile (s32 lanes) */
     CHUNK = 128,     /* gemm: tokens whose activation terms (and rows, in L2) are used per tile build */
     NT = 4,          /* gemm: tokens per pass over a tile (16 ymm registers: 3 accumulators per token) */
+    NT_Q6 = 6,       /* gemm, Q6_K with q6_fold_terms: tokens per pass (2 registers per token: its s16 and s32
+                        sums; 8 spill) */
     MIN_K4 = 2,      /* gemm from this many tokens for Q4_K / Q5_K (below: the matvec): faster than the row
                         kernels from 2 tokens. The few-token kernels (kq_few for Q4_K,
                         x86/avx2/fewtokens.c for Q5_K) take 2..15 tokens first; these thresholds apply when they fall back */
@@ -146,10 +153,10 @@ static int matvec_q5_K(int64_t n, const void *vw, size_t ws, const void *vx, flo
     return 1;
 }
 
-/* One Q6_K block against its activation block: acc += d·dx·(S − 32·Σ sc·bsum) per lane. Elements
+/* One Q6_K block against its activation block: the exact Σ_g sc_g · (Σ_{k in g} q_k·x_k − 32·bsum_g). Elements
  * 128h + 32k + l: nibble of ql[64h + l] (k = 0, 2: low, high) or ql[64h + 32 + l] (k = 1, 3), 2 bits 2k.. of
  * qh[32h + l]; a 32-byte vector k covers sub-blocks 2v, 2v + 1 (v = 4h + k) in its two halves. */
-INLINE __m256 q6_block(const block_q6_K *b, const block_q8_K *x, __m256 acc) {
+INLINE int32_t q6_block(const block_q6_K *b, const block_q8_K *x) {
     const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
     const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)b->scales)); /* sc_0..7 | sc_8..15 */
     __m256i sumi = _mm256_setzero_si256();
@@ -171,8 +178,7 @@ INLINE __m256 q6_block(const block_q6_K *b, const block_q8_K *x, __m256 acc) {
         }
     }
     const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)x->bsums)); /* Σ sc·bsum pairs */
-    sumi = _mm256_sub_epi32(sumi, _mm256_slli_epi32(corr, 5));
-    return _mm256_fmadd_ps(_mm256_cvtepi32_ps(sumi), _mm256_set1_ps(h2f(b->d) * x->d), acc);
+    return hsum_epi32(_mm256_sub_epi32(sumi, _mm256_slli_epi32(corr, 5)));
 }
 
 static int matvec_q6_K(int64_t n, const void *vw, size_t ws, const void *vx, float *y, int64_t nrows) {
@@ -185,23 +191,23 @@ static int matvec_q6_K(int64_t n, const void *vw, size_t ws, const void *vx, flo
     pf_stream p0 = pf_start(w0, dist), p1 = pf_start(w1, dist);
     for (int64_t r = 0; r < half; r++, w0 += ws, w1 += ws) {
         const block_q6_K *b0 = (const block_q6_K *)w0, *b1 = (const block_q6_K *)w1;
-        __m256 acc0 = _mm256_setzero_ps(), acc1 = _mm256_setzero_ps();
+        float acc0 = 0.0f, acc1 = 0.0f;
         for (int64_t i = 0; i < nb; i++) {
             if (dist) {
                 pf_until(&p0, b0 + i + 1, dist);
                 pf_until(&p1, b1 + i + 1, dist);
             }
-            acc0 = q6_block(b0 + i, x + i, acc0);
-            acc1 = q6_block(b1 + i, x + i, acc1);
+            acc0 = lk_q6_K_step(acc0, q6_block(b0 + i, x + i), h2f(b0[i].d), x[i].d);
+            acc1 = lk_q6_K_step(acc1, q6_block(b1 + i, x + i), h2f(b1[i].d), x[i].d);
         }
-        y[r] = hsum_ps(acc0);
-        y[r + half] = hsum_ps(acc1);
+        y[r] = acc0;
+        y[r + half] = acc1;
     }
     if (nrows & 1) {
         const block_q6_K *bl = (const block_q6_K *)(w + (size_t)(nrows - 1) * ws);
-        __m256 acc0 = _mm256_setzero_ps();
-        for (int64_t i = 0; i < nb; i++) acc0 = q6_block(bl + i, x + i, acc0);
-        y[nrows - 1] = hsum_ps(acc0);
+        float acc0 = 0.0f;
+        for (int64_t i = 0; i < nb; i++) acc0 = lk_q6_K_step(acc0, q6_block(bl + i, x + i), h2f(bl[i].d), x[i].d);
+        y[nrows - 1] = acc0;
     }
     return 1;
 }
@@ -209,9 +215,10 @@ static int matvec_q6_K(int64_t n, const void *vw, size_t ws, const void *vx, flo
 /* ================================ gemm (prefill) ================================ */
 
 /* Tile layout per super-block: 64 byte vectors (lane r of vector g = quants 4g..4g+3 of row r, element
- * order), then float vectors d·sc of each sub-block (8 for Q4_K/Q5_K, 16 for Q6_K), then (Q4_K/Q5_K) 4
- * vectors of s16 pairs (m_2k, m_2k+1) and the dmin vector: x86/avx512/kquant.c's tile with 8 rows. */
-enum { T_W = 0, T_DS = 2048, K4_MP = 2304, K4_DMIN = 2432, K4_STRIDE = 2464, Q6_STRIDE = 2560 };
+ * order), then Q4_K/Q5_K: float vectors d·sc of each sub-block (8), 4 vectors of s16 pairs (m_2k, m_2k+1)
+ * and the dmin vector (x86/avx512/kquant.c's tile with 8 rows); Q6_K: 16 vectors of s16 pairs (sc_g, sc_g),
+ * one per sub-block, and the d vector. */
+enum { T_W = 0, T_DS = 2048, K4_MP = 2304, K4_DMIN = 2432, K4_STRIDE = 2464, Q6_SC = 2048, Q6_D = 2560, Q6_STRIDE = 2592 };
 
 /* 8 vectors of 8 s32 lanes: r[i] lane c → r[c] lane i */
 INLINE void transpose8(__m256i *r) {
@@ -305,11 +312,11 @@ INLINE void build_block(int type, const uint8_t *const *blk, uint8_t *tb) {
         __m256i s[4]; /* lane r of s[k]: scales 4k..4k+3 of row r */
         for (int r = 0; r < TR; r++) sc[r] = load128(((const block_q6_K *)blk[r])->scales);
         lk_transpose8x4(sc, s);
-        const __m256 d = gather_f16(blk, offsetof(block_q6_K, d));
-        for (int g = 0; g < 16; g++) { /* d·sc_g, sc_g a signed byte */
+        for (int g = 0; g < 16; g++) { /* (sc_g, sc_g), sc_g a signed byte */
             const __m256i v = _mm256_srai_epi32(_mm256_slli_epi32(s[g / 4], 24 - 8 * (g % 4)), 24);
-            _mm256_store_ps((float *)(tb + T_DS) + 8 * g, _mm256_mul_ps(d, _mm256_cvtepi32_ps(v)));
+            _mm256_store_si256((__m256i *)(tb + Q6_SC) + g, _mm256_or_si256(_mm256_and_si256(v, _mm256_set1_epi32(0xffff)), _mm256_slli_epi32(v, 16)));
         }
+        _mm256_store_ps((float *)(tb + Q6_D), gather_f16(blk, offsetof(block_q6_K, d)));
         return;
     }
     const int q5 = type == LK_TYPE_Q5_K;
@@ -351,16 +358,18 @@ INLINE __m256i load_v(const uint8_t *p) { return _mm256_load_si256((const __m256
 INLINE __m256i bcast4(const int8_t *p) { return _mm256_set1_epi32(lk_load_i32(p)); }
 
 /* n tokens (n <= NT; token t's block i at xq[t], its dx and terms at dx[t], bp[t]) × the tile block tb:
- * acc[t] += dx[t] · (Σ_j d·sc_j · S_j − dmin · Σ_j m_j·bsum_j) per row lane. The float steps are
- * x86/avx512/kquant.c's tile_tokens' (per sub-block one FMA of its exact integer sum by d·sc, the mins by
- * dmin, then one FMA by dx per block), so that both paths' gemms give the same bits. VS: tile vectors whose
- * vpmaddubsw results add up in s16 before the vpmaddwd that widens them. */
+ * Q4_K / Q5_K: acc[t] += dx[t] · (Σ_j d·sc_j · S_j − dmin · Σ_j m_j·bsum_j) per row lane, the float steps of
+ * x86/avx512/kquant.c's tile_tokens (per sub-block one FMA of its exact integer sum by d·sc, the mins by
+ * dmin, then one FMA by dx per block), so that both paths' gemms give the same bits. Q6_K: acc[t] +=
+ * float(Σ_j sc_j · (S_j − 32·bsum_j))·(d·dx[t]), the exact sum and the float steps of the matvec (q6_block,
+ * lk_q6_K_step). VS: tile vectors whose vpmaddubsw results add up in s16 before the vpmaddwd that widens them. */
 INLINE void block_tokens(int type, const uint8_t *tb, const int8_t *const *xq, const float *dx, const int32_t *const *bp,
                          __m256 *acc, const int n) {
     const int q6 = type == LK_TYPE_Q6_K;
     const int SUB = q6 ? 4 : 8; /* vectors per sub-block */
     __m256 blk[NT];
-    for (int t = 0; t < n; t++) blk[t] = _mm256_setzero_ps();
+    __m256i isum[NT]; /* Q6_K: Σ_j sc_j · is_j */
+    for (int t = 0; t < n; t++) blk[t] = _mm256_setzero_ps(), isum[t] = _mm256_setzero_si256();
     for (int j = 0; j < QK_K / 4 / SUB; j++) { /* sub-blocks */
         __m256i is[NT];
         for (int t = 0; t < n; t++) is[t] = q6 ? _mm256_set1_epi32(bp[t][j]) : _mm256_setzero_si256();
@@ -392,70 +401,80 @@ INLINE void block_tokens(int type, const uint8_t *tb, const int8_t *const *xq, c
             for (int t = 0; t < n; t++) is[t] = lk_dpwssd256(is[t], s16[t], ones);
         }
 #endif
+        if (q6) {
+            const __m256i sc = _mm256_srai_epi32(load_v(tb + Q6_SC + 32 * j), 16);
+            for (int t = 0; t < n; t++) isum[t] = _mm256_add_epi32(isum[t], _mm256_mullo_epi32(is[t], sc));
+            continue;
+        }
         const __m256 ds = _mm256_load_ps((const float *)(tb + T_DS + 32 * j));
         for (int t = 0; t < n; t++) blk[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(is[t]), ds, blk[t]);
     }
-    if (!q6) {
-        const __m256 dmin = _mm256_load_ps((const float *)(tb + K4_DMIN));
-        for (int t = 0; t < n; t++) {
-            __m256i m = _mm256_madd_epi16(load_v(tb + K4_MP), _mm256_set1_epi32(bp[t][0]));
-            for (int k = 1; k < 4; k++) m = lk_dpwssd256(m, load_v(tb + K4_MP + 32 * k), _mm256_set1_epi32(bp[t][k]));
-            blk[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(m), dmin, blk[t]);
-        }
+    if (q6) {
+        const __m256 d = _mm256_load_ps((const float *)(tb + Q6_D));
+        for (int t = 0; t < n; t++) acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(d, _mm256_set1_ps(dx[t])), acc[t]);
+        return;
+    }
+    const __m256 dmin = _mm256_load_ps((const float *)(tb + K4_DMIN));
+    for (int t = 0; t < n; t++) {
+        __m256i m = _mm256_madd_epi16(load_v(tb + K4_MP), _mm256_set1_epi32(bp[t][0]));
+        for (int k = 1; k < 4; k++) m = lk_dpwssd256(m, load_v(tb + K4_MP + 32 * k), _mm256_set1_epi32(bp[t][k]));
+        blk[t] = _mm256_fnmadd_ps(_mm256_cvtepi32_ps(m), dmin, blk[t]);
     }
     for (int t = 0; t < n; t++) acc[t] = _mm256_fmadd_ps(blk[t], _mm256_set1_ps(dx[t]), acc[t]);
 }
 
-/* Q6_K, n tokens (n <= NT) × the tile block tb, with q6_fold_terms' terms cp: per sub-block j and token the
+/* Q6_K, n tokens (n <= NT_Q6) × the tile block tb, with q6_fold_terms' terms cp: per sub-block j and token the
  * s16 lanes start from the offsets cp[t][j] and add the 4 vectors' vpmaddubsw results (wrapping: the end
- * value is in s16 range), one vpmaddwd widens them to the exact S_j − 32·bsum_j; then block_tokens' float
- * steps. Per sub-block and token 5 multiplies and 4 adds, against block_tokens' 6 and 4 (two vpmaddwd,
- * the term added in s32): less time per gemm. */
+ * value is in s16 range), one vpmaddwd by the (sc_j, sc_j) pairs gives sc_j · (S_j − 32·bsum_j) exactly, added
+ * up in s32 over the block; then block_tokens' float steps. Per sub-block and token 5 multiplies and 4 adds,
+ * against block_tokens' 6 multiplies (and a vpmulld) and 4 adds: less time per gemm. */
 INLINE void q6_block_tokens(const uint8_t *tb, const int8_t *const *xq, const float *dx, const int32_t *const *cp,
                             __m256 *acc, const int n) {
-    const __m256i ones = _mm256_set1_epi16(1);
-    __m256 blk[NT];
-    for (int t = 0; t < n; t++) blk[t] = _mm256_setzero_ps();
+    __m256i isum[NT_Q6];
+    for (int t = 0; t < n; t++) isum[t] = _mm256_setzero_si256();
     for (int j = 0; j < 16; j++) {
-        __m256i s16[NT];
+        __m256i s16[NT_Q6];
         for (int t = 0; t < n; t++) s16[t] = _mm256_set1_epi32(cp[t][j]);
         for (int v = 0; v < 4; v++) {
             const int g = 4 * j + v;
             const __m256i wv = load_v(tb + T_W + 32 * g);
             for (int t = 0; t < n; t++) s16[t] = _mm256_add_epi16(s16[t], _mm256_maddubs_epi16(wv, bcast4(xq[t] + 4 * g)));
         }
-        const __m256 ds = _mm256_load_ps((const float *)(tb + T_DS + 32 * j));
-        for (int t = 0; t < n; t++) blk[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_madd_epi16(s16[t], ones)), ds, blk[t]);
+        const __m256i sc = load_v(tb + Q6_SC + 32 * j);
+        for (int t = 0; t < n; t++) isum[t] = _mm256_add_epi32(isum[t], _mm256_madd_epi16(s16[t], sc));
     }
-    for (int t = 0; t < n; t++) acc[t] = _mm256_fmadd_ps(blk[t], _mm256_set1_ps(dx[t]), acc[t]);
+    const __m256 d = _mm256_load_ps((const float *)(tb + Q6_D));
+    for (int t = 0; t < n; t++) acc[t] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[t]), _mm256_mul_ps(d, _mm256_set1_ps(dx[t])), acc[t]);
 }
 
-/* n tokens (n <= NT; row t at x + t·xrb, terms at dx/terms + t·nb blocks) × one tile → y[t·ys + 0..nr).
- * fold: Q6_K with q6_fold_terms' terms (q6_block_tokens), else block_tokens. */
+/* n tokens (n <= NT, fold: NT_Q6; row t at x + t·xrb, terms at dx/terms + t·nb blocks) × one tile →
+ * y[t·ys + 0..nr). fold: Q6_K with q6_fold_terms' terms (q6_block_tokens), else block_tokens. */
 INLINE void tile_tokens(int type, int fold, const uint8_t *tile, int64_t nb, const uint8_t *x, size_t xrb, const float *dx,
                         const int32_t *terms, float *y, int64_t ys, int nr, const int n) {
     const size_t stride = type == LK_TYPE_Q6_K ? Q6_STRIDE : K4_STRIDE, ti = lk_kquant_term_ints(type);
-    __m256 acc[NT];
+    __m256 acc[NT_Q6];
     for (int t = 0; t < n; t++) acc[t] = _mm256_setzero_ps();
     for (int64_t i = 0; i < nb; i++) {
-        const int8_t *xq[NT];
-        const int32_t *bp[NT];
-        float dxi[NT];
+        const int8_t *xq[NT_Q6];
+        const int32_t *bp[NT_Q6];
+        float dxi[NT_Q6];
         for (int t = 0; t < n; t++) {
             xq[t] = ((const block_q8_K *)(x + (size_t)t * xrb))[i].qs;
             bp[t] = terms + ((size_t)t * (size_t)nb + (size_t)i) * ti;
             dxi[t] = dx[t * nb + i];
         }
         if (fold) q6_block_tokens(tile + (size_t)i * stride, xq, dxi, bp, acc, n);
-        else block_tokens(type, tile + (size_t)i * stride, xq, dxi, bp, acc, n);
+        else if (n <= NT) block_tokens(type, tile + (size_t)i * stride, xq, dxi, bp, acc, n); /* (always, without fold) */
     }
     for (int t = 0; t < n; t++) lk_store_rows8(acc[t], y + t * ys, nr);
 }
 
-/* tile_tokens with a constant token count np (1..NT): the passes unroll. */
+/* tile_tokens with a constant token count np (1..NT, fold: 1..NT_Q6): the passes unroll. */
 INLINE void tile_pass(int type, int fold, const uint8_t *tile, int64_t nb, const uint8_t *x, size_t xrb, const float *dx,
                       const int32_t *terms, float *y, int64_t ys, int nr, int np) {
     switch (np) {
+    case 6: tile_tokens(type, fold, tile, nb, x, xrb, dx, terms, y, ys, nr, 6); break;
+    case 5: tile_tokens(type, fold, tile, nb, x, xrb, dx, terms, y, ys, nr, 5); break;
     case 4: tile_tokens(type, fold, tile, nb, x, xrb, dx, terms, y, ys, nr, 4); break;
     case 3: tile_tokens(type, fold, tile, nb, x, xrb, dx, terms, y, ys, nr, 3); break;
     case 2: tile_tokens(type, fold, tile, nb, x, xrb, dx, terms, y, ys, nr, 2); break;
@@ -607,7 +626,8 @@ INLINE int kq_gemm(int type, int64_t cols, const void *w, size_t wrb, const void
                 const float *dxt = dx + t * nb;
                 const int32_t *tt = terms + (size_t)t * (size_t)nb * ti;
                 float *yt = y + (t0 + t) * ys + r0;
-                const int np = nt - t >= NT ? NT : (int)(nt - t);
+                const int pass = fold ? NT_Q6 : NT;
+                const int np = nt - t >= pass ? pass : (int)(nt - t);
                 if (fold) tile_pass(type, 1, tile, nb, xt, xrb, dxt, tt, yt, ys, nr, np);
                 else tile_pass(type, 0, tile, nb, xt, xrb, dxt, tt, yt, ys, nr, np);
                 t += np;
