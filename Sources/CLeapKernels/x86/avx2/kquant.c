@@ -153,10 +153,11 @@ static int matvec_q5_K(int64_t n, const void *vw, size_t ws, const void *vx, flo
     return 1;
 }
 
-/* One Q6_K block against its activation block: the exact Σ_g sc_g · (Σ_{k in g} q_k·x_k − 32·bsum_g). Elements
+/* One Q6_K block against its activation block: 8 s32 lanes summing to the exact Σ_g sc_g · (Σ_{k in g} q_k·x_k
+ * − 32·bsum_g). Elements
  * 128h + 32k + l: nibble of ql[64h + l] (k = 0, 2: low, high) or ql[64h + 32 + l] (k = 1, 3), 2 bits 2k.. of
  * qh[32h + l]; a 32-byte vector k covers sub-blocks 2v, 2v + 1 (v = 4h + k) in its two halves. */
-INLINE int32_t q6_block(const block_q6_K *b, const block_q8_K *x) {
+INLINE __m256i q6_block(const block_q6_K *b, const block_q8_K *x) {
     const __m256i m4 = _mm256_set1_epi8(15), m30 = _mm256_set1_epi8(0x30);
     const __m256i sc16 = _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)b->scales)); /* sc_0..7 | sc_8..15 */
     __m256i sumi = _mm256_setzero_si256();
@@ -178,7 +179,14 @@ INLINE int32_t q6_block(const block_q6_K *b, const block_q8_K *x) {
         }
     }
     const __m256i corr = _mm256_madd_epi16(sc16, _mm256_loadu_si256((const __m256i *)x->bsums)); /* Σ sc·bsum pairs */
-    return hsum_epi32(_mm256_sub_epi32(sumi, _mm256_slli_epi32(corr, 5)));
+    return _mm256_sub_epi32(sumi, _mm256_slli_epi32(corr, 5));
+}
+
+/* The lane sums of a and b (two rows' q6_block) in lanes 0 and 1. */
+INLINE __m128i hsum2_epi32(__m256i a, __m256i b) {
+    const __m256i h = _mm256_hadd_epi32(a, b); /* each half: a pairs, b pairs */
+    const __m128i q = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256(h, 1));
+    return _mm_hadd_epi32(q, q);
 }
 
 static int matvec_q6_K(int64_t n, const void *vw, size_t ws, const void *vx, float *y, int64_t nrows) {
@@ -191,22 +199,23 @@ static int matvec_q6_K(int64_t n, const void *vw, size_t ws, const void *vx, flo
     pf_stream p0 = pf_start(w0, dist), p1 = pf_start(w1, dist);
     for (int64_t r = 0; r < half; r++, w0 += ws, w1 += ws) {
         const block_q6_K *b0 = (const block_q6_K *)w0, *b1 = (const block_q6_K *)w1;
-        float acc0 = 0.0f, acc1 = 0.0f;
+        __m128 acc = _mm_setzero_ps(); /* lane 0: row r's chain, lane 1: row r + half's (lk_q6_K_step's operations) */
         for (int64_t i = 0; i < nb; i++) {
             if (dist) {
                 pf_until(&p0, b0 + i + 1, dist);
                 pf_until(&p1, b1 + i + 1, dist);
             }
-            acc0 = lk_q6_K_step(acc0, q6_block(b0 + i, x + i), h2f(b0[i].d), x[i].d);
-            acc1 = lk_q6_K_step(acc1, q6_block(b1 + i, x + i), h2f(b1[i].d), x[i].d);
+            const __m128i isum = hsum2_epi32(q6_block(b0 + i, x + i), q6_block(b1 + i, x + i));
+            const __m128 d = _mm_cvtph_ps(_mm_cvtsi32_si128((int)((uint32_t)b0[i].d | (uint32_t)b1[i].d << 16)));
+            acc = _mm_fmadd_ps(_mm_cvtepi32_ps(isum), _mm_mul_ps(d, _mm_set1_ps(x[i].d)), acc);
         }
-        y[r] = acc0;
-        y[r + half] = acc1;
+        y[r] = _mm_cvtss_f32(acc);
+        y[r + half] = _mm_cvtss_f32(_mm_movehdup_ps(acc));
     }
     if (nrows & 1) {
         const block_q6_K *bl = (const block_q6_K *)(w + (size_t)(nrows - 1) * ws);
         float acc0 = 0.0f;
-        for (int64_t i = 0; i < nb; i++) acc0 = lk_q6_K_step(acc0, q6_block(bl + i, x + i), h2f(bl[i].d), x[i].d);
+        for (int64_t i = 0; i < nb; i++) acc0 = lk_q6_K_step(acc0, hsum_epi32(q6_block(bl + i, x + i)), h2f(bl[i].d), x[i].d);
         y[nrows - 1] = acc0;
     }
     return 1;
