@@ -91,16 +91,20 @@ static void check_batch_invariance(int isa, const char *name, uint8_t *w, float 
  * back (round trip of lk_rows8_pack), and lk_matmul_tensor on the packed weights gives each token of a call
  * of 1..40 tokens (past the kernels' passes of 30-odd tokens) the bits of the row layout's kernels for that token alone, for the whole matrix and for a
  * group-aligned row range; widths of an odd block count and a wider one. (The AVX-512 K-quant kernels of
- * the layout sum in their gemm's order: within a tolerance of the row layout there.) */
+ * the layout sum in their gemm's order: within a tolerance of the row layout there. The AVX2 Q4_1 kernel of
+ * the layout sums in an order of its own: each token gets the bits of that token alone in the layout, whole
+ * matrix or row range, within a tolerance of the row layout.) */
 static void check_rows8(int isa, const char *name) {
     enum { ROWS = 24, MAXTOK = 40, MAXN = 1024 };
     static uint8_t w[ROWS * MAXN * 2], packed[ROWS * MAXN * 2], row[MAXN * 2], xq[MAXTOK * MAXN * 2];
-    static float x[MAXTOK * MAXN], y1[MAXTOK * ROWS], yb[MAXTOK * ROWS];
+    static float x[MAXTOK * MAXN], y1[MAXTOK * ROWS], y8[MAXTOK * ROWS], yb[MAXTOK * ROWS];
     for (size_t ti = 0; ti < sizeof(types) / sizeof(types[0]); ti++) {
         const int type = types[ti], act = lk_activation_type(type);
         lk_set_isa(isa);
         if (!lk_rows8_preferred(type)) continue;
         const int exact = type == LK_TYPE_Q4_0 || type == LK_TYPE_Q8_0 || !strncmp(name, "neon", 4);
+        /* the bits of each token alone in the layout (exact: those of the row layout) */
+        const int own_order = !exact && type == LK_TYPE_Q4_1;
         const int64_t widths[] = {lk_block_size(type) == 32 ? 17 * 32 : 3 * 256, MAXN};
         for (int wi = 0; wi < 2; wi++) {
             const int64_t n = widths[wi];
@@ -114,18 +118,22 @@ static void check_rows8(int isa, const char *name) {
             for (int64_t i = 0; i < n * MAXTOK; i++) x[i] = normalish();
             for (int t = 0; t < MAXTOK; t++) lk_quantize_row(act, x + t * n, xq + t * xr, n);
             for (int t = 0; t < MAXTOK; t++) lk_matmul(type, w, rb, n, xq + t * xr, xr, 1, y1 + t * ROWS, ROWS, 0, ROWS);
+            for (int t = 0; t < MAXTOK; t++) lk_matmul_tensor(type, LK_ROWS8, packed, rb, n, xq + t * xr, xr, 1, y8 + t * ROWS, ROWS, 0, ROWS);
+            for (int i = 0; i < MAXTOK * ROWS; i++)
+                check(fabsf(y8[i] - y1[i]) <= 1e-4f * (1.0f + fabsf(y1[i])), "rows8 ~ row layout, one token", name, type, 1, y8[i], y1[i]);
+            const float *bits = exact ? y1 : y8; /* what every call must give bit for bit (own_order, exact) */
             for (int nt = 1; nt <= MAXTOK; nt++) {
                 memset(yb, 0, sizeof yb);
                 lk_matmul_tensor(type, LK_ROWS8, packed, rb, n, xq, xr, nt, yb, ROWS, 0, ROWS);
                 for (int i = 0; i < nt * ROWS; i++)
-                    check(exact ? memcmp(&yb[i], &y1[i], 4) == 0 : fabsf(yb[i] - y1[i]) <= 1e-4f * (1.0f + fabsf(y1[i])),
-                          "rows8 = row layout", name, type, nt, yb[i], y1[i]);
+                    check(exact || own_order ? memcmp(&yb[i], &bits[i], 4) == 0 : fabsf(yb[i] - y1[i]) <= 1e-4f * (1.0f + fabsf(y1[i])),
+                          "rows8 = row layout / token alone", name, type, nt, yb[i], bits[i]);
                 memset(yb, 0, sizeof yb);
                 lk_matmul_tensor(type, LK_ROWS8, packed, rb, n, xq, xr, nt, yb, ROWS, 8, 16);
                 for (int t = 0; t < nt; t++)
                     for (int r = 0; r < ROWS; r++) {
-                        const float want = r >= 8 && r < 16 ? y1[t * ROWS + r] : 0.0f;
-                        check(exact ? memcmp(&yb[t * ROWS + r], &want, 4) == 0 : (r >= 8 && r < 16) || yb[t * ROWS + r] == 0.0f, "rows8 row range", name, type, nt, yb[t * ROWS + r], want);
+                        const float want = r >= 8 && r < 16 ? bits[t * ROWS + r] : 0.0f;
+                        check(exact || own_order ? memcmp(&yb[t * ROWS + r], &want, 4) == 0 : (r >= 8 && r < 16) || yb[t * ROWS + r] == 0.0f, "rows8 row range", name, type, nt, yb[t * ROWS + r], want);
                     }
             }
         }
