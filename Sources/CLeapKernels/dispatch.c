@@ -220,7 +220,7 @@ void lk_print_dispatch(FILE *out, uint32_t cpu) {
             if (!type_name(type) || !b.src[LK_E_DOT][type]) continue;
             char base_chain[MAX_TOKENS + 1][512];
             for (unsigned l = 0; l < sizeof layouts / sizeof layouts[0]; l++) {
-                if (layouts[l] == LK_ROWS8 && !lk_rows8_kquant(type) && type != LK_TYPE_Q4_0 && type != LK_TYPE_Q4_1 && type != LK_TYPE_Q8_0) continue;
+                if (layouts[l] == LK_ROWS8 && !lk_rows8_kquant(type) && lk_block_size(type) != QK) continue;
                 int64_t start = 1;
                 char prev[512] = "", cur[512];
                 int differs = l == 0;

@@ -101,8 +101,9 @@ enum { LK_TILED_MIN_TOKENS = 8 };
  * f16 scales. */
 static inline size_t lk_rows8_quants(int64_t b, size_t qb) { return (size_t)b * 8 * qb; }
 static inline size_t lk_rows8_scales(int64_t nb, int64_t b, size_t qb) { return (size_t)nb * 8 * qb + 16 * (size_t)b; }
-/* Q4_1 (head: the f16 scale d and min m): as Q4_0, but after all the vectors each block's 8 scales then its 8
- * mins (32 bytes), at lk_rows8_scales_mins and 16 bytes on. */
+/* Q5_0 as Q4_0 (qb = 20: qh then the nibbles). Q4_1, Q5_1 (head: the f16 scale d and min m): as Q4_0, but
+ * after all the vectors each block's 8 scales then its 8 mins (32 bytes), at lk_rows8_scales_mins and 16 bytes
+ * on. */
 static inline size_t lk_rows8_scales_mins(int64_t nb, int64_t b, size_t qb) { return (size_t)nb * 8 * qb + 32 * (size_t)b; }
 static inline int lk_rows8_kquant(int type) { return type == LK_TYPE_Q4_K || type == LK_TYPE_Q5_K || type == LK_TYPE_Q6_K; }
 static inline size_t lk_rows8_kblock(int type, int64_t b) {

@@ -101,7 +101,7 @@ typedef struct lk_table_spec {
 /* Every kernel file's list (x86 lists are empty on other architectures) */
 extern const lk_kernel_list lk_scalar;
 extern const lk_kernel_list lk_avx2_decode, lk_avx2_fewtokens, lk_avx2_kquant, lk_avx2_prefill, lk_avx2_q8_0, lk_q4_0_avx2;
-extern const lk_kernel_list lk_avx2_rows8_q4_1, lk_avxvnni_rows8_q4_1;
+extern const lk_kernel_list lk_avx2_rows8_q4_1_q5, lk_avxvnni_rows8_q4_1_q5;
 extern const lk_kernel_list lk_avxvnni_fewtokens, lk_avxvnni_kquant, lk_avxvnni_prefill, lk_avxvnni_q8_0, lk_q4_0_avxvnni;
 extern const lk_kernel_list lk_avx512_decode, lk_avx512_prefill, lk_avx512_kquant, lk_avx512_fewtokens, lk_q4_0_avx512;
 extern const lk_kernel_list lk_amx;

@@ -1,14 +1,16 @@
-/* The 8-row weight layout (LK_ROWS8, leap_kernels.h): packing a Q4_0, Q4_1, Q8_0, Q4_K, Q5_K or Q6_K matrix into it
- * and reading one row back out. Portable C, run once per matrix at load (and per row by embedding lookups and
- * fallbacks). A block is its quant bytes (Q4_0 / Q4_1 16, Q8_0 32, Q4_K the 128 nibble bytes, Q5_K the 32 fifth-bit
- * bytes then the 128 nibble bytes, Q6_K the 128 low-nibble bytes then the 64 high-bit bytes) and its head:
- * words (Q4_K / Q5_K: d | dmin, then the 12 bytes of packed scales and mins; Q6_K: the 16 scales) and an f16
- * (Q4_0 / Q8_0 / Q6_K: the scale d; Q4_1: d and the min m). In a group of 8 rows, block b is quants / 4 vectors of 32 bytes, vector k
- * holding bytes 4k..4k+3 of each row's quants, and the 8 rows' heads, each word k as a vector in the same way
- * and the 8 f16 side by side (16 bytes): Q4_0 / Q8_0 the vectors at lk_rows8_quants and, after all the group's
- * vectors (so that vectors do not straddle cache lines), the scales at lk_rows8_scales (Q4_1: the scales, then
- * the 8 mins, at lk_rows8_scales_mins); the K-quants the
- * vectors, the word vectors and the f16 of each block one after another at lk_rows8_kblock (lk_internal.h). */
+/* The 8-row weight layout (LK_ROWS8, leap_kernels.h): packing a Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K or
+ * Q6_K matrix into it and reading one row back out. Portable C, run once per matrix at load (and per row by
+ * embedding lookups and fallbacks). A block is its quant bytes (Q4_0 / Q4_1 16; Q5_0 / Q5_1 20: the 4
+ * fifth-bit bytes then the 16 nibble bytes; Q8_0 32; Q4_K the 128 nibble bytes, Q5_K the 32 fifth-bit bytes
+ * then the 128 nibble bytes, Q6_K the 128 low-nibble bytes then the 64 high-bit bytes) and its head: words
+ * (Q4_K / Q5_K: d | dmin, then the 12 bytes of packed scales and mins; Q6_K: the 16 scales) and f16s (Q4_0 /
+ * Q5_0 / Q8_0 / Q6_K: the scale d; Q4_1 / Q5_1: d and the min m). In a group of 8 rows, block b is quants / 4
+ * vectors of 32 bytes, vector k holding bytes 4k..4k+3 of each row's quants, and the 8 rows' heads, each word
+ * k as a vector in the same way and the 8 f16 side by side (16 bytes): the 32-element blocks the vectors at
+ * lk_rows8_quants and, after all the group's vectors (so that vectors do not straddle cache lines), the
+ * scales at lk_rows8_scales (Q4_1 / Q5_1: the scales, then the 8 mins, at lk_rows8_scales_mins); the
+ * K-quants the vectors, the word vectors and the f16 of each block one after another at lk_rows8_kblock
+ * (lk_internal.h). */
 #include "lk_internal.h"
 #include <stddef.h>
 #include <string.h>
@@ -26,6 +28,8 @@ static int parts_of(int type, block_parts *p) {
     switch (type) {
     case LK_TYPE_Q4_0: *p = (block_parts){16, 2, 0, 0, 0, none}; return 1;
     case LK_TYPE_Q4_1: *p = (block_parts){16, 4, 0, 0, 0, 2}; return 1;
+    case LK_TYPE_Q5_0: *p = (block_parts){20, 2, 0, 0, 0, none}; return 1; /* qh then the nibbles */
+    case LK_TYPE_Q5_1: *p = (block_parts){20, 4, 0, 0, 0, 2}; return 1;
     case LK_TYPE_Q8_0: *p = (block_parts){32, 2, 0, 0, 0, none}; return 1;
     case LK_TYPE_Q4_K: *p = (block_parts){128, 16, 16, 0, none, none}; return 1;
     case LK_TYPE_Q5_K: *p = (block_parts){160, 16, 16, 0, none, none}; return 1;

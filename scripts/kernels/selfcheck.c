@@ -91,8 +91,8 @@ static void check_batch_invariance(int isa, const char *name, uint8_t *w, float 
  * back (round trip of lk_rows8_pack), and lk_matmul_tensor on the packed weights gives each token of a call
  * of 1..40 tokens (past the kernels' passes of 30-odd tokens) the bits of the row layout's kernels for that token alone, for the whole matrix and for a
  * group-aligned row range; widths of an odd block count and a wider one. (The AVX-512 K-quant kernels of
- * the layout sum in their gemm's order: within a tolerance of the row layout there. The AVX2 Q4_1 kernel of
- * the layout sums in an order of its own: each token gets the bits of that token alone in the layout, whole
+ * the layout sum in their gemm's order: within a tolerance of the row layout there. The AVX2 Q4_1, Q5_0 and
+ * Q5_1 kernels of the layout sum in an order of their own: each token gets the bits of that token alone in the layout, whole
  * matrix or row range, within a tolerance of the row layout.) */
 static void check_rows8(int isa, const char *name) {
     enum { ROWS = 24, MAXTOK = 40, MAXN = 1024 };
@@ -104,7 +104,7 @@ static void check_rows8(int isa, const char *name) {
         if (!lk_rows8_preferred(type)) continue;
         const int exact = type == LK_TYPE_Q4_0 || type == LK_TYPE_Q8_0 || !strncmp(name, "neon", 4);
         /* the bits of each token alone in the layout (exact: those of the row layout) */
-        const int own_order = !exact && type == LK_TYPE_Q4_1;
+        const int own_order = !exact && (type == LK_TYPE_Q4_1 || type == LK_TYPE_Q5_0 || type == LK_TYPE_Q5_1);
         const int64_t widths[] = {lk_block_size(type) == 32 ? 17 * 32 : 3 * 256, MAXN};
         for (int wi = 0; wi < 2; wi++) {
             const int64_t n = widths[wi];

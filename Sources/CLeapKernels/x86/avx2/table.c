@@ -11,12 +11,14 @@ static const lk_table_row rows[] = {
     /* llama.cpp's Q4_0 order (its repacked kernels) at every batch size */
     {LK_TYPE_Q4_0, {[LK_E_DOT] = &lk_q4_0_avx2, [LK_E_MATVEC] = &lk_avx2_fewtokens, [LK_E_FEW_TOKENS] = &lk_avx2_fewtokens,
                     [LK_E_GEMM] = &lk_q4_0_avx2, [LK_E_ROWS8] = &lk_avx2_fewtokens}},
-    /* the row kernels' order at every batch size (the gemm keeps it); Q4_1 in the 8-row layout in an order of
-     * its own (x86/avx2/rows8_q4_1.c) at every batch size */
+    /* the row kernels' order at every batch size (the gemm keeps it); in the 8-row layout an order of their
+     * own (x86/avx2/rows8_q4_1_q5.c) at every batch size */
     {LK_TYPE_Q4_1, {ROW_KERNELS(lk_avx2_decode), [LK_E_FEW_TOKENS] = &lk_avx2_prefill, [LK_E_GEMM] = &lk_avx2_prefill,
-                    [LK_E_ROWS8] = &lk_avx2_rows8_q4_1}},
-    {LK_TYPE_Q5_0, {ROW_KERNELS(lk_avx2_decode), [LK_E_FEW_TOKENS] = &lk_avx2_prefill, [LK_E_GEMM] = &lk_avx2_prefill}},
-    {LK_TYPE_Q5_1, {ROW_KERNELS(lk_avx2_decode), [LK_E_FEW_TOKENS] = &lk_avx2_prefill, [LK_E_GEMM] = &lk_avx2_prefill}},
+                    [LK_E_ROWS8] = &lk_avx2_rows8_q4_1_q5}},
+    {LK_TYPE_Q5_0, {ROW_KERNELS(lk_avx2_decode), [LK_E_FEW_TOKENS] = &lk_avx2_prefill, [LK_E_GEMM] = &lk_avx2_prefill,
+                    [LK_E_ROWS8] = &lk_avx2_rows8_q4_1_q5}},
+    {LK_TYPE_Q5_1, {ROW_KERNELS(lk_avx2_decode), [LK_E_FEW_TOKENS] = &lk_avx2_prefill, [LK_E_GEMM] = &lk_avx2_prefill,
+                    [LK_E_ROWS8] = &lk_avx2_rows8_q4_1_q5}},
     /* Q8_0 in the gemm's order (one exact integer sum per block) at every batch size */
     {LK_TYPE_Q8_0, {[LK_E_DOT] = &lk_avx2_q8_0, [LK_E_MATVEC] = &lk_avx2_q8_0, [LK_E_FEW_TOKENS] = &lk_avx2_q8_0,
                     [LK_E_GEMM] = &lk_avx2_prefill, [LK_E_ROWS8] = &lk_avx2_q8_0, [LK_E_QUANTIZE] = &lk_avx2_decode}},

@@ -15,7 +15,7 @@
 #define lk_avx2_q8_0 lk_avxvnni_q8_0
 #define lk_avx2_kquant lk_avxvnni_kquant
 #define lk_avx2_fewtokens lk_avxvnni_fewtokens
-#define lk_avx2_rows8_q4_1 lk_avxvnni_rows8_q4_1
+#define lk_avx2_rows8_q4_1_q5 lk_avxvnni_rows8_q4_1_q5
 #define lk_q4_0_avx2 lk_q4_0_avxvnni
 #define lk_gemm_q4_0_rows8_avx2 lk_gemm_q4_0_rows8_avxvnni
 #define lk_gemm_q8_0_rows8_avx2 lk_gemm_q8_0_rows8_avxvnni
