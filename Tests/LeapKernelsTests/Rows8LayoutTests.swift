@@ -1,5 +1,6 @@
 // The 8-row weight layout (LK_ROWS8): packing, reading rows back, and products equal to the row layout's
-// (Q4_0, Q8_0) or to the VNNI gemm's at every batch size (Q4_K, Q5_K, Q6_K).
+// (Q4_0, Q8_0) or to the VNNI gemm's at every batch size (Q4_K, Q5_K, Q6_K), or (Q4_1 on AVX2) to each token's
+// alone.
 import Glibc
 import CLeapKernels
 import LeapGGUF
@@ -41,7 +42,7 @@ private func withPackedCase(_ t: GGMLType, rows: Int, cols: Int, seed: UInt64, t
 
 /// Every row read back out of the layout is the original row, byte for byte; the packed bytes are a
 /// permutation of the original ones (same size, same multiset), and other types and shapes are refused.
-@Test(arguments: [GGMLType.q4_0, .q8_0, .q4_K, .q5_K, .q6_K])
+@Test(arguments: [GGMLType.q4_0, .q4_1, .q8_0, .q4_K, .q5_K, .q6_K])
 func rows8PackingRoundTrips(_ t: GGMLType) throws {
     var rng = Rng(81)
     let rows = 24, cols = 5 * t.blockSize, rowBytes = t.rowBytes(cols)!
@@ -123,6 +124,42 @@ func kQuantRows8ProductsKeepEachTokensBitsAndTheGemms(_ t: GGMLType) throws {
     }
 }
 
+/// Q4_1 packed: where the path reads the layout (AVX2, AVX-VNNI, AVX-512 without VNNI: x86/avx2/rows8_q4_1.c, an
+/// order of its own at every batch size) each token of an n-token call gets the bits of that token alone, over
+/// the one-token group pairs, the passes of 4 tokens and chunks of 64, row ranges split across 2 threads; its
+/// results lie within float rounding of the row layout's (ggml's order). Other paths copy rows back out and
+/// give the row layout's bits.
+@Test func q4_1Rows8ProductsKeepEachTokensBits() throws {
+    let pool = try ThreadPool(threads: 2)
+    let nMax = 70
+    for (rows, cols) in [(40, 7 * 32), (64, 72 * 32), (8, 32)] {
+        try withPackedCase(.q4_1, rows: rows, cols: cols, seed: 86 + UInt64(rows), tokens: nMax) { isa, w, p, x in
+            let readsLayout = lk_rows8_preferred(Int32(GGMLType.q4_1.rawValue)) != 0
+            func product(_ m: WeightMatrix, first: Int, n: Int) -> [Float] {
+                var y = [Float](repeating: .nan, count: n * rows)
+                Kernels.matmul(m, x: Array(x[(first * cols)..<((first + n) * cols)]), y: &y, nTokens: n, pool: pool)
+                return y
+            }
+            let alone = (0..<nMax).map { product(p, first: $0, n: 1) }
+            for n in [1, 2, 3, 4, 5, 8, 15, 16, 17, 33, 64, 65, 70] {
+                let first = nMax - n
+                let packed = product(p, first: first, n: n), row = product(w, first: first, n: n)
+                for k in 0..<n {
+                    let token = Array(packed[(k * rows)..<((k + 1) * rows)])
+                    #expect(token.map(\.bitPattern) == alone[first + k].map(\.bitPattern),
+                            "[\(isa.name)] \(rows)x\(cols), token \(k) of \(n): packed bits differ from the token alone")
+                }
+                if readsLayout {
+                    let far = (0..<(n * rows)).filter { abs(packed[$0] - row[$0]) > 1e-5 * (1 + abs(row[$0])) }
+                    #expect(far.isEmpty, "[\(isa.name)] \(rows)x\(cols), \(n) tokens: \(far.count) outputs beyond rounding of the row layout's")
+                } else {
+                    #expect(packed.map(\.bitPattern) == row.map(\.bitPattern), "[\(isa.name)] \(rows)x\(cols), \(n) tokens: copied rows differ")
+                }
+            }
+        }
+    }
+}
+
 /// Packed, the llama.cpp goldens of q4_0MatmulMatchesLlamaCppRepackedKernels still hold on AVX2 and AVX-512
 /// (the paths that read the layout: 16-row tiles and gemm on AVX-512 VNNI, 8-row ones on AVX2).
 @Test(arguments: [KernelISA.avx2, .avx512])
@@ -152,12 +189,13 @@ func rows8MatchesLlamaCppRepackedKernels(_ isa: KernelISA) throws {
 }
 
 /// PackedMatrices packs what this path prefers (whole groups of rows: Q4_0 and Q8_0 on AVX2, AVX-VNNI and AVX-512
-/// with or without VNNI, Q4_K, Q5_K and Q6_K on AVX-512 VNNI without AMX) and nothing else.
+/// with or without VNNI, Q4_1 on AVX2, AVX-VNNI and AVX-512 without VNNI, Q4_K, Q5_K and Q6_K on AVX-512 VNNI
+/// without AMX) and nothing else.
 @Test func packedMatricesPackOnlyWhatThePathPrefers() throws {
     var rng = Rng(83)
     let w16 = randomWeights(.q4_0, rows: 16, cols: 64, rng: &rng), w12 = randomWeights(.q4_0, rows: 12, cols: 64, rng: &rng)
     let q8 = randomWeights(.q8_0, rows: 16, cols: 64, rng: &rng), q6 = randomWeights(.q6_K, rows: 16, cols: 256, rng: &rng)
-    let q4k = randomWeights(.q4_K, rows: 16, cols: 256, rng: &rng)
+    let q4k = randomWeights(.q4_K, rows: 16, cols: 256, rng: &rng), q41 = randomWeights(.q4_1, rows: 16, cols: 64, rng: &rng)
     for isa in KernelISA.allCases where isa.isAvailable {
         isa.withThreadSelection {
             let store = PackedMatrices()
@@ -171,7 +209,10 @@ func rows8MatchesLlamaCppRepackedKernels(_ isa: KernelISA) throws {
                 let packsK = isa == .avx512 && KernelISA.cpuHasVNNI // the AMX path's K-quant tiles read rows
                 #expect(p16.rows8 == packs && p16.rows8 == (p16.data != UnsafeRawPointer(a.baseAddress!)), "[\(isa.name)]")
                 #expect(pq8.rows8 == packs && !p12.rows8 && pq6.rows8 == packsK && pq4k.rows8 == packsK, "[\(isa.name)]")
-                #expect(store.byteCount == (packs ? w16.count + q8.count : 0) + (packsK ? q4k.count + q6.count : 0))
+                let pq41 = q41.withUnsafeBytes { store.packed(try! WeightMatrix(type: .q4_1, rows: 16, cols: 64, data: $0.baseAddress!)) }
+                let packs41 = [.avx2, .avxVNNI, .avx512NoVNNI].contains(isa)
+                #expect(pq41.rows8 == packs41, "[\(isa.name)] Q4_1")
+                #expect(store.byteCount == (packs ? w16.count + q8.count : 0) + (packsK ? q4k.count + q6.count : 0) + (packs41 ? q41.count : 0))
             } } } } }
         }
     }
@@ -182,7 +223,7 @@ func rows8MatchesLlamaCppRepackedKernels(_ isa: KernelISA) throws {
 @Test func packingOnAPoolGivesTheSameCopy() throws {
     var rng = Rng(89)
     let pool = try ThreadPool(threads: 2)
-    for type in [GGMLType.q4_0, .q8_0, .q4_K, .q5_K, .q6_K] {
+    for type in [GGMLType.q4_0, .q4_1, .q8_0, .q4_K, .q5_K, .q6_K] {
         let cols = type.blockSize == 256 ? 512 : 128
         let w = randomWeights(type, rows: 104, cols: cols, rng: &rng)
         for isa in KernelISA.allCases where isa.isAvailable {

@@ -113,6 +113,7 @@ INLINE void tile(int type, const uint8_t *w, int64_t nb, const uint8_t *x, size_
         for (size_t k = 0; k < 8 * qb; k += 64) lk_prefetch_weights(next + lk_rows8_quants(b, qb) + k);
         lk_prefetch_weights(next + heads_at(type, nb, b));
         __m256i s16[PASS][2];
+#pragma clang loop unroll(full) /* the groups' masks (group_weights) are then constants */
         for (int i = 0; i < 8; i++) {
             const int g = group_at(i), half = type == LK_TYPE_Q4_1 ? 0 : i >> 2, first = type == LK_TYPE_Q4_1 ? i == 0 : (i & 3) == 0;
             const __m256i v = group_weights(type, blk, g);
@@ -142,6 +143,7 @@ INLINE void group_pair(int type, const uint8_t *w, size_t gap, int64_t nb, const
             for (size_t k = 0; k < 8 * qb; k += 64) lk_prefetch_weights(blk + PAIR_AHEAD + k);
             lk_prefetch_weights(heads + PAIR_AHEAD * (lk_has_min(type) ? 32 : 16) / (8 * qb));
             __m256i s16[2];
+#pragma clang loop unroll(full)
             for (int i = 0; i < 8; i++) {
                 const int g = group_at(i), half = type == LK_TYPE_Q4_1 ? 0 : i >> 2, first = type == LK_TYPE_Q4_1 ? i == 0 : (i & 3) == 0;
                 const __m256i p = _mm256_maddubs_epi16(group_weights(type, blk, g), _mm256_set1_epi32(lk_load_i32(xq + 4 * g)));
