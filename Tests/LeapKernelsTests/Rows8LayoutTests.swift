@@ -1,6 +1,6 @@
 // The 8-row weight layout (LK_ROWS8): packing, reading rows back, and products equal to the row layout's
-// (Q4_0, Q8_0) or to the VNNI gemm's at every batch size (Q4_K, Q5_K, Q6_K), or (Q4_1 on AVX2) to each token's
-// alone.
+// (Q4_0, Q8_0) or to the VNNI gemm's at every batch size (Q4_K, Q5_K, Q6_K), or (Q4_1, Q5_0, Q5_1 on AVX2) to
+// each token's alone.
 import Glibc
 import CLeapKernels
 import LeapGGUF
@@ -40,9 +40,16 @@ private func withPackedCase(_ t: GGMLType, rows: Int, cols: Int, seed: UInt64, t
     }
 }
 
+/// Tokens first..<first + n of activations x (rows of m.cols) times m, in one call: [n, m.rows].
+private func tokensProduct(_ m: WeightMatrix, _ x: [Float], first: Int, n: Int, pool: ThreadPool) -> [Float] {
+    var y = [Float](repeating: .nan, count: n * m.rows)
+    Kernels.matmul(m, x: Array(x[(first * m.cols)..<((first + n) * m.cols)]), y: &y, nTokens: n, pool: pool)
+    return y
+}
+
 /// Every row read back out of the layout is the original row, byte for byte; the packed bytes are a
 /// permutation of the original ones (same size, same multiset), and other types and shapes are refused.
-@Test(arguments: [GGMLType.q4_0, .q4_1, .q8_0, .q4_K, .q5_K, .q6_K])
+@Test(arguments: [GGMLType.q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .q4_K, .q5_K, .q6_K])
 func rows8PackingRoundTrips(_ t: GGMLType) throws {
     var rng = Rng(81)
     let rows = 24, cols = 5 * t.blockSize, rowBytes = t.rowBytes(cols)!
@@ -99,11 +106,7 @@ func kQuantRows8ProductsKeepEachTokensBitsAndTheGemms(_ t: GGMLType) throws {
     for (rows, cols) in [(40, 3 * 256), (64, 8 * 256), (8, 256)] {
         try withPackedCase(t, rows: rows, cols: cols, seed: 84 + UInt64(rows), tokens: nMax) { isa, w, p, x in
             let readsLayout = isa == .avx512 && KernelISA.cpuHasVNNI
-            func product(_ m: WeightMatrix, first: Int, n: Int) -> [Float] {
-                var y = [Float](repeating: .nan, count: n * rows)
-                Kernels.matmul(m, x: Array(x[(first * cols)..<((first + n) * cols)]), y: &y, nTokens: n, pool: pool)
-                return y
-            }
+            func product(_ m: WeightMatrix, first: Int, n: Int) -> [Float] { tokensProduct(m, x, first: first, n: n, pool: pool) }
             let alone = (0..<nMax).map { product(p, first: $0, n: 1) }
             for n in [1, 2, 3, 4, 7, 8, 9, 15, 16, 31, 32, 33, 40] {
                 let first = nMax - n
@@ -124,22 +127,19 @@ func kQuantRows8ProductsKeepEachTokensBitsAndTheGemms(_ t: GGMLType) throws {
     }
 }
 
-/// Q4_1 packed: where the path reads the layout (AVX2, AVX-VNNI, AVX-512 without VNNI: x86/avx2/rows8_q4_1.c, an
-/// order of its own at every batch size) each token of an n-token call gets the bits of that token alone, over
-/// the one-token group pairs, the passes of 4 tokens and chunks of 64, row ranges split across 2 threads; its
-/// results lie within float rounding of the row layout's (ggml's order). Other paths copy rows back out and
-/// give the row layout's bits.
-@Test func q4_1Rows8ProductsKeepEachTokensBits() throws {
+/// Q4_1, Q5_0 and Q5_1 packed: where the path reads the layout (AVX2, AVX-VNNI, AVX-512 without VNNI:
+/// x86/avx2/rows8_q4_1_q5.c, an order of their own at every batch size) each token of an n-token call gets the
+/// bits of that token alone, over the one-token group pairs, the passes of 4 tokens and chunks of 64, row ranges
+/// split across 2 threads; the results lie within float rounding of the row layout's (ggml's order). Other
+/// paths copy rows back out and give the row layout's bits.
+@Test(arguments: [GGMLType.q4_1, .q5_0, .q5_1])
+func ownOrderRows8ProductsKeepEachTokensBits(_ t: GGMLType) throws {
     let pool = try ThreadPool(threads: 2)
     let nMax = 70
     for (rows, cols) in [(40, 7 * 32), (64, 72 * 32), (8, 32)] {
-        try withPackedCase(.q4_1, rows: rows, cols: cols, seed: 86 + UInt64(rows), tokens: nMax) { isa, w, p, x in
-            let readsLayout = lk_rows8_preferred(Int32(GGMLType.q4_1.rawValue)) != 0
-            func product(_ m: WeightMatrix, first: Int, n: Int) -> [Float] {
-                var y = [Float](repeating: .nan, count: n * rows)
-                Kernels.matmul(m, x: Array(x[(first * cols)..<((first + n) * cols)]), y: &y, nTokens: n, pool: pool)
-                return y
-            }
+        try withPackedCase(t, rows: rows, cols: cols, seed: 86 + UInt64(rows), tokens: nMax) { isa, w, p, x in
+            let readsLayout = lk_rows8_preferred(Int32(t.rawValue)) != 0
+            func product(_ m: WeightMatrix, first: Int, n: Int) -> [Float] { tokensProduct(m, x, first: first, n: n, pool: pool) }
             let alone = (0..<nMax).map { product(p, first: $0, n: 1) }
             for n in [1, 2, 3, 4, 5, 8, 15, 16, 17, 33, 64, 65, 70] {
                 let first = nMax - n
@@ -147,13 +147,13 @@ func kQuantRows8ProductsKeepEachTokensBitsAndTheGemms(_ t: GGMLType) throws {
                 for k in 0..<n {
                     let token = Array(packed[(k * rows)..<((k + 1) * rows)])
                     #expect(token.map(\.bitPattern) == alone[first + k].map(\.bitPattern),
-                            "[\(isa.name)] \(rows)x\(cols), token \(k) of \(n): packed bits differ from the token alone")
+                            "\(t.name) [\(isa.name)] \(rows)x\(cols), token \(k) of \(n): packed bits differ from the token alone")
                 }
                 if readsLayout {
                     let far = (0..<(n * rows)).filter { abs(packed[$0] - row[$0]) > 1e-5 * (1 + abs(row[$0])) }
-                    #expect(far.isEmpty, "[\(isa.name)] \(rows)x\(cols), \(n) tokens: \(far.count) outputs beyond rounding of the row layout's")
+                    #expect(far.isEmpty, "\(t.name) [\(isa.name)] \(rows)x\(cols), \(n) tokens: \(far.count) outputs beyond rounding of the row layout's")
                 } else {
-                    #expect(packed.map(\.bitPattern) == row.map(\.bitPattern), "[\(isa.name)] \(rows)x\(cols), \(n) tokens: copied rows differ")
+                    #expect(packed.map(\.bitPattern) == row.map(\.bitPattern), "\(t.name) [\(isa.name)] \(rows)x\(cols), \(n) tokens: copied rows differ")
                 }
             }
         }
@@ -189,7 +189,7 @@ func rows8MatchesLlamaCppRepackedKernels(_ isa: KernelISA) throws {
 }
 
 /// PackedMatrices packs what this path prefers (whole groups of rows: Q4_0 and Q8_0 on AVX2, AVX-VNNI and AVX-512
-/// with or without VNNI, Q4_1 on AVX2, AVX-VNNI and AVX-512 without VNNI, Q4_K, Q5_K and Q6_K on AVX-512 VNNI
+/// with or without VNNI, Q4_1 (as Q5_0, Q5_1) on AVX2, AVX-VNNI and AVX-512 without VNNI, Q4_K, Q5_K and Q6_K on AVX-512 VNNI
 /// without AMX) and nothing else.
 @Test func packedMatricesPackOnlyWhatThePathPrefers() throws {
     var rng = Rng(83)
@@ -223,7 +223,7 @@ func rows8MatchesLlamaCppRepackedKernels(_ isa: KernelISA) throws {
 @Test func packingOnAPoolGivesTheSameCopy() throws {
     var rng = Rng(89)
     let pool = try ThreadPool(threads: 2)
-    for type in [GGMLType.q4_0, .q4_1, .q8_0, .q4_K, .q5_K, .q6_K] {
+    for type in [GGMLType.q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .q4_K, .q5_K, .q6_K] {
         let cols = type.blockSize == 256 ? 512 : 128
         let w = randomWeights(type, rows: 104, cols: cols, rng: &rng)
         for isa in KernelISA.allCases where isa.isAvailable {
