@@ -18,7 +18,8 @@
  *   x86/avx2/      decode.c (row kernels, Q8 quantizers, f16 rows, softmax, SiLU), prefill.c (gemm of Q4_1,
  *                  Q5_0, Q5_1, Q8_0), kquant.c (Q4_K, Q5_K, Q6_K matvec and gemm of their own order),
  *                  fewtokens.c (Q4_0, Q5_K, Q6_K × 2..15 tokens; Q4_0's matvec and 8-row layout),
- *                  q8_0.c (Q8_0 in its gemm's order at every batch size), table.c (the AVX2 table)
+ *                  rows8_q4_1_q5.c (Q4_1, Q5_0, Q5_1 in the 8-row layout, every token count, an order of
+ *                  their own), q8_0.c (Q8_0 in its gemm's order at every batch size), table.c (the AVX2 table)
  *   x86/avx2/avx_vnni/  those files built again for AVX2 CPUs with AVX-VNNI (lk_avx_vnni.h): the AVX-VNNI table
  *   x86/avx512/    decode.c (Q6_K rows; VNNI matvec of Q4_1, Q5_0, Q5_1), prefill.c (VNNI gemm of Q4_1,
  *                  Q5_0, Q5_1, F16, F32), kquant.c (VNNI K-quants, both layouts), fewtokens.c (VNNI Q4_0,
@@ -185,18 +186,21 @@ enum {
 /* Flag or'ed onto a layout: the weights are in the 8-row layout of lk_rows8_pack, not row after row. */
 enum { LK_ROWS8 = 0x100 };
 
-/* The 8-row layout (Q4_0, Q8_0, Q4_K, Q5_K, Q6_K): rows in groups of 8; group g (rows 8g..8g+7) takes the
- * bytes of its rows at w + 8g·w_row_bytes. Q4_0 / Q8_0: for each block b, 4 (Q4_0) or 8 (Q8_0) vectors of 32
- * bytes at 32·v·b (v vectors a block), vector k holding bytes 4k..4k+3 of each row's quant bytes (row r in
- * bytes 4r..4r+3); after all the vectors, the 8 rows' f16 scales of each block (16 bytes a block). K-quants:
+/* The 8-row layout (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K): rows in groups of 8; group g (rows
+ * 8g..8g+7) takes the bytes of its rows at w + 8g·w_row_bytes. The 32-element blocks: for each block b, 4
+ * (Q4_0, Q4_1), 5 (Q5_0, Q5_1: the fifth bits, then the nibbles) or 8 (Q8_0) vectors of 32 bytes at 32·v·b
+ * (v vectors a block), vector k holding bytes 4k..4k+3 of each row's quant bytes (row r in bytes 4r..4r+3);
+ * after all the vectors, the 8 rows' f16 scales of each block (16 bytes a block; Q4_1 / Q5_1: the 8 scales,
+ * then the 8 mins, 32 bytes a block). K-quants:
  * for each block, 32 (Q4_K: the nibbles), 40 (Q5_K: the fifth bits, then the nibbles) or 48 (Q6_K: the low
  * nibbles, then the high bits) such vectors, then 4 of the rows' head words in the same way (Q4_K / Q5_K: d
  * and dmin, then the 12 bytes of packed scales and mins; Q6_K: the 16 scales), then (Q6_K) the 8 f16 d. A group
  * takes the bytes of its 8 rows, so rows r0.. (r0 a multiple of 8) start at w + r0·w_row_bytes as before. The
  * kernels read it without transposing or gathering anything; Q4_0 / Q8_0 products are those of the row
  * layout bit for bit, the K-quants' those of the AVX-512 VNNI gemm at every batch size (the row layout's from
- * 8 tokens on that path, Q6_K from 16; paths without kernels for the layout copy rows back out: the row
- * layout's bits).
+ * 8 tokens on that path, Q6_K from 16), Q4_1 / Q5_0 / Q5_1's on AVX2 those of one order of their own at every
+ * batch size (x86/avx2/rows8_q4_1_q5.c; within float rounding of the row layout's); paths without kernels for
+ * the layout copy rows back out: the row layout's bits.
  *
  * 1 when this thread's path multiplies `type` faster in the 8-row layout (the caller may then pack). */
 int lk_rows8_preferred(int type);
