@@ -216,7 +216,7 @@ private func benchFewTokens(types: [GGMLType], threadCounts: [Int], minTime: Dou
     print("")
     print("matmul of a few tokens (stepped decode): weights streamed from DRAM, time per call relative to 1 token")
     print("type   shape(in×out)   threads   1 token µs   " + counts.dropFirst().map { pad("\($0)", 7) }.joined())
-    for type in types where [.q4_0, .q8_0, .q4_K, .q5_K, .q6_K].contains(type) {
+    for type in types where [.q4_0, .q4_1, .q5_0, .q5_1, .q8_0, .q4_K, .q5_K, .q6_K].contains(type) {
         // Q6_K: the output matrix of the K_M files (vocabulary 65536) and the FFN's; the others the FFN's
         for (cols, rows) in type == .q6_K ? [(2048, 65536), (8192, 2048)] : [(2048, 8192), (8192, 2048)] {
             let size = rows * (type.rowBytes(cols) ?? 0)
