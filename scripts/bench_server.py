@@ -36,7 +36,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bindings" / "python"))
@@ -102,15 +102,31 @@ class Server:
 Result = Tuple[float, int, float]
 
 
-def stream_chat(base_url: str, messages: List[Dict[str, str]], max_tokens: int) -> Result:
-    """One streamed chat completion over raw HTTP (the same client code for every server)."""
+_http_lock = threading.Lock()
+_http: Any = None
+
+
+def http_client() -> Any:
+    """One HTTP client for every request, as an application keeps one (the openai package does): making a
+    client (its TLS context) costs tens of milliseconds of CPU that belong to no server. A new connection
+    per request all the same (cheap on loopback): llama-server closes its connections after a few requests,
+    and a request sent on one it is closing would fail."""
     import httpx
 
+    global _http
+    with _http_lock:
+        if _http is None:
+            _http = httpx.Client(timeout=600, limits=httpx.Limits(max_connections=64, max_keepalive_connections=0))
+        return _http
+
+
+def stream_chat(base_url: str, messages: List[Dict[str, str]], max_tokens: int) -> Result:
+    """One streamed chat completion over raw HTTP (the same client code for every server)."""
     body = {"model": MODEL_NAME, "messages": messages, "max_tokens": max_tokens, "temperature": 0, "stream": True,
             "stream_options": {"include_usage": True}}
     start = time.monotonic()
     first, pieces, usage, finished = 0.0, 0, None, False
-    with httpx.stream("POST", base_url + "/chat/completions", json=body, timeout=600) as r:
+    with http_client().stream("POST", base_url + "/chat/completions", json=body) as r:
         r.raise_for_status()
         for line in r.iter_lines():
             if not line.startswith("data: ") or line == "data: [DONE]":
