@@ -15,6 +15,8 @@ struct GoldenStats {
     var margins: [Float] = []
     var argmaxHits: [Bool] = []
     var top2Hits: [Bool] = []
+    /// Per position: our top-1 logit minus our logit of the golden's argmax (0 where we agree).
+    var goldenGaps: [Float] = []
 
     /// Argmax agreement on the positions the golden decides by more than `threshold` (and their number).
     func decidedAgreement(above threshold: Float) -> (agreement: Double, positions: Int) {
@@ -24,6 +26,8 @@ struct GoldenStats {
     }
     /// Share of positions whose golden argmax is in our top 2.
     var top2Agreement: Double { Double(top2Hits.filter { $0 }.count) / Double(max(1, top2Hits.count)) }
+    /// Positions whose golden argmax is neither in our top 2 nor within `noise` of our top-1 logit.
+    func farMisses(noise: Float) -> Int { top2Hits.indices.filter { !top2Hits[$0] && goldenGaps[$0] > noise }.count }
     /// The golden's margins at the positions whose argmax we miss, smallest first.
     var missMargins: [Float] { margins.indices.filter { !argmaxHits[$0] }.map { margins[$0] }.sorted() }
 }
@@ -43,6 +47,7 @@ func compareTeacherForced(_ model: LanguageModel, _ g: LlamaCppGolden) throws ->
             let (first, second) = top2(row)
             s.argmaxHits.append(first == gp.argmax)
             s.top2Hits.append(first == gp.argmax || second == gp.argmax)
+            s.goldenGaps.append(row[Int(first)] - row[Int(gp.argmax)])
             s.margins.append(gp.top[0].1 - gp.top[1].1)
             if p + 1 < g.tokens.count { nll -= logProb(row, Int(g.tokens[p + 1])) }
             s.maxTop1LogitDiff = max(s.maxTop1LogitDiff, abs(row[Int(gp.top[0].0)] - gp.top[0].1))
@@ -186,7 +191,8 @@ private func expectLlamaCppAccuracy(_ s: GoldenStats, _ g: LlamaCppGolden, _ sel
     //    (a lead no change of llama.cpp's order erased, so its variants agree on every one of them: 55-100% of
     //    the positions). Measured: 100% on every path and file (every miss sits at a smaller margin).
     // 2. At a near-tie the golden's argmax is still at least our runner-up, as in llama.cpp's variants (worst
-    //    99.5%, one position of 200; measured on ours: 99.5% at worst, a tiny file on the scalar path): 99%.
+    //    99.5%, one position of 200), or, where three or more tokens are near-tied, within llama.cpp's own
+    //    margin noise of our top-1 logit: a modelling error puts it further down.
     expectMissesAreNearTies(s, selfAgreement)
     // 3. Over all positions, within 3 points of llama.cpp's own worst agreement: near-tie flips on 200-320
     //    positions vary by a few positions from one order to another (llama.cpp's Gemma 3 variants: 93.4-96.6%;
@@ -207,10 +213,10 @@ private func expectLlamaCppAccuracy(_ s: GoldenStats, _ g: LlamaCppGolden, _ sel
 
 /// Bounds 1 and 2 of `expectLlamaCppAccuracy`, for the tests that hold other files to their own bounds too:
 /// 99% argmax agreement on the positions decided beyond llama.cpp's own margin noise, the golden's argmax in our
-/// top 2 on 99% of all positions.
+/// top 2 or within that noise of our top-1 logit on every position.
 func expectMissesAreNearTies(_ s: GoldenStats, _ selfAgreement: LlamaCppSelfAgreement) {
     #expect(s.decidedAgreement(above: selfAgreement.marginNoise).agreement >= 0.99)
-    #expect(s.top2Agreement >= 0.99)
+    #expect(s.farMisses(noise: selfAgreement.marginNoise) == 0, "golden in top 2 on \(s.top2Agreement) of the positions")
 }
 
 /// The rule behind greedy decoding's exactness: on the AVX2 / AVX-512 paths a one-token call computes attention

@@ -129,7 +129,9 @@ int main(void) {
         char *json = NULL;
         memset(&c, 0, sizeof c);
         CHECK_OK(leap_conversation_create(model, "You are a helpful assistant.", &conv));
-        generate(conv, "What is the capital of France?", &greedy, &c);
+        /* A question whose greedy answer wins by a margin at every token (asked "What is the capital of
+         * France?", this model's first token is a near tie: llama.cpp and libleap both start in French) */
+        generate(conv, "Name the capital of France.", &greedy, &c);
         CHECK(c.completes == 1 && c.errors == 0 && c.chunks > 0);
         CHECK(strstr(c.text, "Paris") != NULL);
         CHECK(c.stats.completion_tokens > 0 && c.stats.total_tokens == c.stats.prompt_tokens + c.stats.completion_tokens);

@@ -41,7 +41,9 @@ def test_model_facts(model):
 
 def test_streamed_greedy_answer(model):
     conv = model.create_conversation("You are a helpful assistant.")
-    text, done = run(conv, "What is the capital of France?")
+    # A question whose greedy answer wins by a margin at every token (asked "What is the capital of France?",
+    # this model's first token is a near tie: llama.cpp and libleap both start in French).
+    text, done = run(conv, "Name the capital of France.")
     assert "Paris" in text
     assert done.full_message.role == leap.Role.ASSISTANT
     assert done.full_message.text == text.strip()
@@ -49,7 +51,7 @@ def test_streamed_greedy_answer(model):
     assert done.stats.completion_tokens > 0 and done.stats.prompt_tokens > 0
     assert done.stats.total_tokens == done.stats.prompt_tokens + done.stats.completion_tokens
     assert [m.role for m in conv.history] == [leap.Role.SYSTEM, leap.Role.USER, leap.Role.ASSISTANT]
-    assert conv.export_json()[1] == {"role": "user", "content": [{"type": "text", "text": "What is the capital of France?"}]}
+    assert conv.export_json()[1] == {"role": "user", "content": [{"type": "text", "text": "Name the capital of France."}]}
 
 
 def test_greedy_is_deterministic_and_seeds_reproduce(model):
