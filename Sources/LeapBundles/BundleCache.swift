@@ -53,7 +53,7 @@ package enum BundleCache {
         let scheme = String((BundleLocation.scheme(of: origin) ?? "url").prefix(16))
         var authority = Substring(origin)
         if let sep = BundleLocation.separator(in: origin) { authority = origin[origin.utf8.index(sep, offsetBy: 3)...] }
-        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        if let at = authority.utf8.lastIndex(of: UInt8(ascii: "@")) { authority = authority[authority.utf8.index(after: at)...] }
         var host = ""
         for c in authority.lowercased().utf8 {
             let kept = (c >= 0x61 && c <= 0x7A) || (c >= 0x30 && c <= 0x39) || c == UInt8(ascii: ".") || c == UInt8(ascii: "-")

@@ -117,12 +117,13 @@ package enum BundleLocation: Equatable, Sendable, CustomStringConvertible {
 
     /// "https://host:8080/a/b.json?x#y" -> ("https://host:8080", "/a/b.json"): the path without query or fragment.
     package static func split(_ url: String) -> (origin: String, path: String) {
-        let noFragment = url.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? url
-        let noQuery = noFragment.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? noFragment
-        guard let sep = separator(in: noQuery) else { return (noQuery, "/") }
-        let afterScheme = noQuery.utf8.index(sep, offsetBy: 3)
-        guard let slash = noQuery[afterScheme...].firstIndex(of: "/") else { return (noQuery, "/") }
-        return (String(noQuery[..<slash]), String(noQuery[slash...]))
+        // Bytes, not Characters: a "/" followed by a combining mark is one Character, and not "/".
+        let u = Array(url.utf8)
+        let end = u.firstIndex(where: { $0 == UInt8(ascii: "#") || $0 == UInt8(ascii: "?") }) ?? u.count
+        let text = { (from: Int, to: Int) in String(decoding: u[from..<to], as: UTF8.self) }
+        guard let sep = (0..<max(0, end - 2)).first(where: { u[$0] == UInt8(ascii: ":") && u[$0 + 1] == UInt8(ascii: "/") && u[$0 + 2] == UInt8(ascii: "/") }),
+              let slash = u[(sep + 3)..<end].firstIndex(of: UInt8(ascii: "/")) else { return (text(0, end), "/") }
+        return (text(0, slash), text(slash, end))
     }
 
     /// RFC 3986 §5.2.4 on an absolute path: "/a/b/../c/./d" -> "/a/c/d" (never above the root). A query

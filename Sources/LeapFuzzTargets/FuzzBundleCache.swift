@@ -9,6 +9,7 @@ package let fuzzBundleCache: FuzzTarget = (
     seeds: [
         Array("LiquidAI/LFM2-1.2B-GGUF/Q4_K_M.json\nhuggingface.co\nHuggingFace.co:443".utf8),
         Array("../leap/./..\nuser:pw@[::1]:8080\n%41%2F.".utf8),
+        [0xCD, 0x9E, 0x6F, 0x6E, 0x4B, 0x56, 0x9B, 0x98, 0x40, 0xF5, 0x9E, 0x9D, 0xBD, 0x35, 0xC8, 0x62],   // a combining mark after "/"
         Array("leap-verified 1 2049 1234567 1048576 1700000000 999999999 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n".utf8),
     ],
     run: { bytes in
@@ -36,10 +37,10 @@ package let fuzzBundleCache: FuzzTarget = (
 /// The host (and port) a URL "https://{s}/..." names, as the folder name sees it: lowercase, without a
 /// user name, up to the first "/", "?" or "#".
 private func authority(_ s: String) -> String {
-    var a = Substring(s.lowercased())
-    if let end = a.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) { a = a[..<end] }
-    if let at = a.lastIndex(of: "@") { a = a[a.index(after: at)...] }
-    return String(a)
+    var a = Array(s.lowercased().utf8)   // bytes: "/" and a combining mark after it are one Character
+    if let end = a.firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) { a = Array(a[..<end]) }
+    if let at = a.lastIndex(of: UInt8(ascii: "@")) { a = Array(a[(at + 1)...]) }
+    return String(decoding: a, as: UTF8.self)
 }
 
 private func checkName(_ name: String, _ input: String) {

@@ -148,6 +148,11 @@ private func refusal(_ json: String) -> LeapError? {
         // Bytes a host name cannot hold are percent-encoded, so that no two hosts share a name.
         #expect(folder("https://a_b" + path) == "LFM2-Q8_0@https-a%5Fb")
         #expect(folder("https://a%5Fb" + path) == "LFM2-Q8_0@https-a%255fb")
+        // A combining mark after the path's "/" (one Character with it): the path still starts there, so
+        // an "@" in the path never makes it the host.
+        #expect(BundleLocation.split("https://h/\u{35E}x@y.json") == (origin: "https://h", path: "/\u{35E}x@y.json"))
+        #expect(folder("https://h/\u{35E}x@y") != folder("https://h2/\u{35E}x@y"))
+        #expect(folder("https://h/\u{35E}x@y").hasSuffix("@https-h"))
         // A host too long for a file name keeps its start and a hash of the whole.
         let long = folder("https://" + String(repeating: "a", count: 300) + ".example" + path)
         #expect(long.utf8.count <= 255 && long.hasPrefix("LFM2-Q8_0@https-" + String(repeating: "a", count: 60) + "~"))
