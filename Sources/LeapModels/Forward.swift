@@ -64,10 +64,19 @@ extension InferenceContext {
         let W = model.weights
         switch input {
         case .tokens(let toks):
-            let embeddingType = Int32(W.tokenEmbedding.type.rawValue)
-            for t in 0..<T {
-                let row = W.tokenEmbedding.row(Int(toks[t]))
-                lk_dequantize_row(embeddingType, row, x + t * E, Int64(E))
+            let embedding = W.tokenEmbedding
+            let embeddingType = Int32(embedding.type.rawValue)
+            if embedding.rows8 {  // a tied output packed in the 8-row layout: each row read back out first
+                withUnsafeTemporaryAllocation(byteCount: embedding.rowBytes, alignment: 64) { row in
+                    for t in 0..<T {
+                        lk_rows8_row(embeddingType, embedding.data, embedding.rowBytes, Int64(E), Int64(toks[t]), row.baseAddress)
+                        lk_dequantize_row(embeddingType, row.baseAddress, x + t * E, Int64(E))
+                    }
+                }
+            } else {
+                for t in 0..<T {
+                    lk_dequantize_row(embeddingType, embedding.row(Int(toks[t])), x + t * E, Int64(E))
+                }
             }
             scaleTokenEmbeddings(rows: T)
         case .embeddings(let rows):

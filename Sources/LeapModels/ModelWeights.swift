@@ -65,9 +65,10 @@ package struct ModelWeights: @unchecked Sendable {
 
 extension ModelWeights {
     /// Replaces the matrices the kernels read faster in another layout with packed copies held by `store`
-    /// (`PackedMatrices`), and gives the file's pages of the originals back. The token embedding stays in the
-    /// mmap (its rows are looked up), and with it a tied output; experts stay too (MUL_MAT_ID). `pool`'s
-    /// threads share the copying.
+    /// (`PackedMatrices`), and gives the file's pages of the originals back. A separate token embedding stays
+    /// in the mmap (only its looked-up rows are read); a tied one is the packed output, its rows read back
+    /// out of the 8-row layout (`lk_rows8_row`). Experts stay too (MUL_MAT_ID). `pool`'s threads share the
+    /// copying.
     mutating func pack(into store: PackedMatrices, releasing file: GGUFFile, pool: ThreadPool?) {
         let packed = { (w: WeightMatrix) -> WeightMatrix in
             let p = store.packed(w, pool: pool)
@@ -75,7 +76,8 @@ extension ModelWeights {
             return p
         }
         let tied = output.data == tokenEmbedding.data
-        if !tied { output = packed(output) }
+        output = packed(output)
+        if tied { tokenEmbedding = output }
         for i in layers.indices {
             switch layers[i].mixer {
             case .attention(var a):
