@@ -225,6 +225,15 @@ def measure(name: str, send: Callable[[List[Dict[str, str]], int], Result], a: a
     table[name] = row
 
 
+def peer_chat_format(model: str) -> Optional[str]:
+    """llama-cpp-python's chat format for a file whose template it cannot use itself (Gemma's)."""
+    import leap
+
+    with leap.GGUFFile(model) as f:
+        arch = str(f.value("general.architecture"))
+    return "gemma" if arch.startswith("gemma") else None
+
+
 def process_cpu(pid: int) -> float:
     """CPU seconds (user + system, all threads) of process ``pid`` so far."""
     with open(f"/proc/{pid}/stat") as f:
@@ -260,6 +269,9 @@ def main() -> None:
     p.add_argument("--peer-python", default=os.environ.get("LEAP_LLAMA_PYTHON"),
                    help="a Python interpreter with llama-cpp-python[server] installed (default $LEAP_LLAMA_PYTHON)")
     p.add_argument("--only", default="leap,inprocess,llama-server,llama-cpp-python")
+    p.add_argument("--peer-chat-format", default=None,
+                   help="llama-cpp-python's --chat_format (default: gemma for Gemma files, whose template it "
+                        "does not recognise: it falls back to llama-2's format and the model ends at once)")
     a = p.parse_args()
     global MODEL_NAME
     MODEL_NAME = Path(a.model).stem
@@ -299,11 +311,13 @@ def main() -> None:
             s.stop()
     if "llama-cpp-python" in only and a.peer_python:
         port = free_port()
+        chat_format = a.peer_chat_format or peer_chat_format(a.model)
         s = Server("llama-cpp-python", [a.peer_python, "-m", "llama_cpp.server", "--model", a.model,
                                         "--n_threads", str(a.threads), "--n_ctx", str(a.ctx_per_client),
                                         # Queue concurrent requests (its default cuts a running stream short
                                         # when the next request arrives).
                                         "--interrupt_requests", "False",
+                                        *(["--chat_format", chat_format] if chat_format else []),
                                         "--host", "127.0.0.1", "--port", str(port)], port, "/v1/models")
         try:
             measure("llama-cpp-python", lambda m, n: stream_chat(s.base_url, m, n), a, table)
