@@ -555,7 +555,11 @@ typedef struct leap_model_params {
  * will share (the system prompt and tools on a first turn, or what the chat template writes before the
  * message when there is no system message; the previous exchange later): the state is
  * copied to memory after that part is evaluated, and written to disk by a background thread (the first
- * token does not wait for the file; leap_model_cache_flush or leap_model_free waits for it).
+ * token does not wait for the file; leap_model_cache_flush or leap_model_free waits for it). Two more
+ * snapshots are kept in memory only: the whole prompt but its last position (taken after the prompt is
+ * evaluated), which a turn repeating the prompt restores, and at the end of the turn the prompt with the
+ * answer's evaluated tokens, which the next turn restores whole when its history's answer tokenizes as it
+ * was generated (so a client that sends the whole history each time has only the new message evaluated).
  * A snapshot holds the KV cache of the prefix, LFM2's convolution state at its end, its positions (token
  * ids; media parts by the SHA-256 of their content, so an image prompt hits too, and their embedding rows)
  * and the identity of the model file (size, hash of its header and tensor table) and of the kernels (path
@@ -564,7 +568,9 @@ typedef struct leap_model_params {
  * and renamed, so a crash or a second process never leaves a partial snapshot that is read; several
  * processes may share one folder (eviction, least recently used first down to the caps, runs under a file
  * lock). A turn evaluates its prompt in the same two parts whether its prefix came from the cache or not,
- * so the result is the same bit for bit. leap_model_load fails with LEAP_ERR_IO when the folder cannot be
+ * so the result is the same bit for bit (a turn restoring a prompt but its last position evaluates that
+ * position alone: the same bits on the scalar path and wherever the kernels give the same bits at every
+ * batch size). leap_model_load fails with LEAP_ERR_IO when the folder cannot be
  * created or written, LEAP_ERR_INVALID_ARGUMENT for a missing path or a cap out of range.
  * Trust: cache_path must be private to the user (folders it creates are 0700). A snapshot's checksums
  * detect damage, not tampering: someone who can write the folder can make the model restore a state of

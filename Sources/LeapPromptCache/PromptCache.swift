@@ -142,12 +142,12 @@ package final class PromptCache: @unchecked Sendable {
         return disk?.list(withStats: false).contains { $0.key == k && $0.positions == units.count } ?? false
     }
 
-    /// Keeps `snapshot` in memory now and queues its disk write (a snapshot whose key is already on disk
-    /// is not written again).
-    package func insert(_ snapshot: PromptSnapshot) {
+    /// Keeps `snapshot` in memory now and, unless `toDisk` is false, queues its disk write (a snapshot
+    /// whose key is already on disk is not written again).
+    package func insert(_ snapshot: PromptSnapshot, toDisk: Bool = true) {
         let k = key(of: snapshot.units)
         lock.withLock { memory.put(k, snapshot) }
-        guard let disk else { return }
+        guard toDisk, let disk else { return }
         let identity = self.identity
         let counters = countersBox
         let name = DiskStore.fileName(positions: snapshot.units.count, key: k)

@@ -179,6 +179,8 @@ package final class Generation {
                 try evaluatePrompt(from: keep, to: units.count, in: session)
             }
             conversation.sessionUnits = units
+            rememberInMemory(positions: units.count - 1, of: cacheable, in: session,
+                             beyond: max(keep, sharedPrefix < units.count ? sharedPrefix : 0))
             let dt = monotonicSeconds() - t0
             stats.promptTokens = units.count - keep
             stats.cachedPromptTokens = keep
@@ -207,6 +209,19 @@ package final class Generation {
         state = .running
         try collectAudio(from: session)
         if conversation.stopRequested.isSet { try finish(.interrupted) }
+    }
+
+    /// Keeps the state of the first `positions` of `units` in the prompt cache's memory (not on disk: one per
+    /// request would churn it) when it holds more than the `beyond` positions cached already: the prompt but
+    /// its last position (taken after the whole prompt was evaluated, so it costs no extra pass), which a
+    /// request repeating the prompt or continuing it with other text than this answer restores; and at the
+    /// end of the turn the prompt with the answer's evaluated tokens, which the next turn of a stateless
+    /// client restores whole when the answer it sends back tokenizes the same.
+    private func rememberInMemory(positions: Int, of units: [PrefixUnit], in session: any InferenceSessionBackend,
+                                  beyond: Int) {
+        guard let cache = runner.promptCache, session.stateShape != nil, positions > beyond, positions <= units.count,
+              positions <= session.tokenCount, let state = try? session.captureState(positions: positions) else { return }
+        cache.insert(PromptSnapshot(units: Array(units[0..<positions]), state: state), toDisk: false)
     }
 
     /// Evaluates the prompt's positions from `start` on, run by run: token ids, or media rows (encoded on
@@ -381,6 +396,12 @@ package final class Generation {
         if let speculation, let session = conversation.session, !speculation.dropPending(in: session) {
             conversation.sessionUnits = []   // the session holds positions the turn does not: start afresh
             conversation.session = nil
+        }
+        if reason != .error, let session = conversation.session, runner.promptCache != nil {
+            let evaluated = prefixUnits(conversation.sessionUnits[...])
+            if evaluated.count == conversation.sessionUnits.count {  // no generated audio: all content-addressed
+                rememberInMemory(positions: evaluated.count, of: evaluated, in: session, beyond: prompt.units.count)
+            }
         }
         let (tailEvents, summary) = router.finish()
         try emit(tailEvents)

@@ -15,7 +15,9 @@ import LeapToolCalls
 // without history, what the template writes before the message's text, which stateless clients with the same
 // system prompt or none share from one request to the next). The
 // prompt is evaluated up to there, the state is copied (memory LRU), the rest is evaluated, and the file is
-// written by the cache's background thread. A turn evaluates its prompt in the same two parts whether the
+// written by the cache's background thread. Two more snapshots go to memory only (Generation's
+// rememberInMemory): the prompt but its last position, and at the end of the turn the prompt with the
+// answer's evaluated tokens. A turn evaluates its prompt in the same two parts whether the
 // prefix comes from the cache or not, so a run that restores it continues bit for bit as the run that
 // computed it (and, on the scalar kernel path, as a run without a cache: there a batch's split does not
 // change its results).

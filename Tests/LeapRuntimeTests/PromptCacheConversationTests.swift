@@ -108,6 +108,47 @@ import Testing
         }
     }
 
+    /// A stateless client (a server's) sends the whole history with every request. Repeating a request
+    /// restores all of its prompt but the last position, which the first one left in memory; the next turn,
+    /// whose history holds the answer as it was generated, restores the prompt and the answer and evaluates
+    /// only the new message. Both answer as a runner without a cache.
+    @Test(arguments: [Self.model, realFilePath("SmolLM2-135M-Instruct.Q4_1")])
+    func aStatelessClientsNextTurnEvaluatesOnlyWhatIsNew(model: String) throws {
+        guard access(model, R_OK) == 0 else { return }  // the real file is fetched by the test script
+        try Self.withScalarKernels {
+            let plain = try ModelRunner.load(path: model, options: Self.options(cache: nil))
+            var o = Self.options(cache: nil)
+            o.cache = PromptCacheOptions(enabled: true)
+            o.cache.diskDisabled = true
+            let runner = try ModelRunner.load(path: model, options: o)
+            let question = "What is two plus two?"
+            let (expected, plainStats) = try Self.run(plain.createConversation(systemPrompt: Self.system), question)
+            let (first, firstStats) = try Self.run(runner.createConversation(systemPrompt: Self.system), question)
+            #expect(first == expected)
+            let (again, againStats) = try Self.run(runner.createConversation(systemPrompt: Self.system), question)
+            #expect(again == expected)
+            #expect(againStats.cachedPromptTokens == plainStats.promptTokens - 1)
+            #expect(againStats.promptTokens == 1)
+
+            let history = [ChatMessage(role: .system, text: Self.system), ChatMessage(role: .user, text: question),
+                           ChatMessage(role: .assistant, text: first)]
+            let next = "And three plus three?"
+            let (secondExpected, secondPlain) = try Self.run(plain.createConversation(history: history), next)
+            let (second, secondStats) = try Self.run(runner.createConversation(history: history), next)
+            #expect(second == secondExpected)
+            #expect(secondStats.promptTokens + secondStats.cachedPromptTokens == secondPlain.promptTokens)
+            if first.unicodeScalars.contains("\u{FFFD}") {
+                // The tiny random model's answer holds byte tokens of unfinished UTF-8 characters, which the
+                // text carries as U+FFFD: the history's answer is not what it generated, and the turn restores
+                // the previous prompt but its last position.
+                #expect(secondStats.cachedPromptTokens == plainStats.promptTokens - 1)
+            } else {
+                // The answer (cut at max tokens, each of them evaluated) tokenizes as it was generated.
+                #expect(secondStats.cachedPromptTokens == plainStats.promptTokens + firstStats.completionTokens)
+            }
+        }
+    }
+
     /// Two turns about a media part; a restarted runner continuing the imported first exchange restores it
     /// all (media rows included: they are keyed by the part's content) and answers as the uncached runner.
     static func laterTurnRestoresTheExchange(model: String, mmproj: String, system: String, question: ChatMessage) throws {

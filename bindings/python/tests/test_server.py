@@ -295,19 +295,29 @@ def test_turn_two_reuses_the_cache(tiny):
     messages, usages = chat_turns(tiny.client(), 3)
     cached = [u.prompt_tokens_details.cached_tokens for u in usages]
     assert cached[0] == 0 and 0 < cached[1] < usages[1].prompt_tokens
-    # What turn N restores, from the chat template: turn N-1 kept the part of its prompt that the prompt of
-    # its history alone shares (the system prompt on turn 1, the previous exchange later); turn N restores
-    # as much of that as its own prompt starts with.
+    # What turn N restores, from the chat template: turn N-1 left (a) the part of its prompt that the prompt
+    # of its history alone shares (the system prompt on turn 1, the previous exchange later), (b) its prompt
+    # but the last position and (c) its prompt followed by its answer's tokens; turn N restores the longest
+    # of them its own prompt starts with. (c) is predicted from the answer's text, tokenized again: it holds
+    # when that gives as many tokens as the answer had.
     with leap.load_model(TINY, context_size=4096) as model:
         def tokens(ms):
             return model.tokenize(model.apply_chat_template(ms), add_special=False, parse_special=True)
 
         for turn in (1, 2):
             earlier = messages[:2 * turn]           # system, then user / assistant pairs, ending with a user
-            kept = common_prefix(tokens(earlier[:-1]), tokens(earlier))
-            now = messages[:2 * turn + 2]
-            assert cached[turn] == common_prefix(tokens(now), tokens(earlier)[:kept]), (turn, cached)
-            assert usages[turn].prompt_tokens == len(tokens(now))
+            now = tokens(messages[:2 * turn + 2])
+            prompt = tokens(earlier)
+            answer = model.tokenize(messages[2 * turn]["content"], add_special=False)
+            left = [prompt[:common_prefix(tokens(earlier[:-1]), prompt)], prompt[:-1]]
+            if len(answer) == usages[turn - 1].completion_tokens:
+                left.append(prompt + answer)
+            expected = max(len(p) for p in left if now[:len(p)] == p)
+            assert cached[turn] == expected, (turn, cached, [len(p) for p in left])
+            assert usages[turn].prompt_tokens == len(now)
+            # Only what the turn adds to the one before is evaluated (the previous prompt's last position
+            # aside, when the answer was not restored).
+            assert usages[turn].prompt_tokens - cached[turn] <= len(now) - len(prompt) + 1
     assert cached[2] > cached[1]
 
 
