@@ -41,6 +41,11 @@ def main():
     common = dict(n_ctx=2048, n_threads=a.threads, n_threads_batch=a.threads, verbose=False)
     plain = Llama(a.model, **common)
     lookup = Llama(a.model, draft_model=LlamaPromptLookupDecoding(), **common)
+    if str(plain.metadata.get("general.architecture", "")).startswith("gemma"):
+        # It does not recognise Gemma 3's template: it would fall back to llama-2's format, and the model
+        # ends its turn at once.
+        for llm in (plain, lookup):
+            llm.chat_format, llm.chat_handler = "gemma", None
     for key in ("copy", "chat"):
         totals = {"plain": [0, 0.0], "lookup": [0, 0.0]}
         for _ in range(a.reps):
