@@ -15,6 +15,21 @@ package enum JSONValue: Equatable, Sendable {
     package var objectValue: JSONObject? { if case .object(let o) = self { return o } else { return nil } }
     package var isNull: Bool { self == .null }
 
+    /// Strings are equal when their code points are (RFC 8259 §8.3, as Python and JavaScript compare), not
+    /// under Swift's canonical equivalence: "\u00e9" and "e\u0301" are two strings, and two keys.
+    package static func == (a: JSONValue, b: JSONValue) -> Bool {
+        switch (a, b) {
+        case (.null, .null): return true
+        case (.bool(let x), .bool(let y)): return x == y
+        case (.int(let x), .int(let y)): return x == y
+        case (.double(let x), .double(let y)): return x == y
+        case (.string(let x), .string(let y)): return sameCodePoints(x, y)
+        case (.array(let x), .array(let y)): return x == y
+        case (.object(let x), .object(let y)): return x == y
+        default: return false
+        }
+    }
+
     /// The number as a Double, for either numeric case.
     package var doubleValue: Double? {
         switch self {
@@ -54,7 +69,8 @@ package enum JSONValue: Equatable, Sendable {
     }
 }
 
-/// An ordered JSON object. Duplicate keys are not allowed (the parser rejects them; `set` replaces).
+/// An ordered JSON object. Duplicate keys are not allowed (the parser rejects them; `set` replaces). Keys
+/// are the same key when their code points are (`sameCodePoints`).
 package struct JSONObject: Equatable, Sendable, Sequence {
     package private(set) var entries: [(key: String, value: JSONValue)] = []
 
@@ -69,16 +85,16 @@ package struct JSONObject: Equatable, Sendable, Sequence {
 
     package subscript(key: String) -> JSONValue? {
         get {
-            for e in entries where e.key == key { return e.value }
+            for e in entries where sameCodePoints(e.key, key) { return e.value }
             return nil
         }
         set {
-            if let v = newValue { set(key, v) } else { entries.removeAll { $0.key == key } }
+            if let v = newValue { set(key, v) } else { entries.removeAll { sameCodePoints($0.key, key) } }
         }
     }
 
     package mutating func set(_ key: String, _ value: JSONValue) {
-        if let i = entries.firstIndex(where: { $0.key == key }) {
+        if let i = entries.firstIndex(where: { sameCodePoints($0.key, key) }) {
             entries[i].value = value
         } else {
             entries.append((key, value))
@@ -91,7 +107,12 @@ package struct JSONObject: Equatable, Sendable, Sequence {
 
     package static func == (a: JSONObject, b: JSONObject) -> Bool {
         guard a.entries.count == b.entries.count else { return false }
-        for (x, y) in zip(a.entries, b.entries) where x.key != y.key || x.value != y.value { return false }
+        for (x, y) in zip(a.entries, b.entries) where !sameCodePoints(x.key, y.key) || x.value != y.value { return false }
         return true
     }
+}
+
+/// Equal UTF-8 bytes, i.e. equal code points (Swift's `==` on String is canonical equivalence).
+package func sameCodePoints(_ a: String, _ b: String) -> Bool {
+    a.utf8.count == b.utf8.count && a.utf8.elementsEqual(b.utf8)
 }

@@ -19,6 +19,21 @@ import Testing
         #expect(try JSONParser.parse(text).serialized() == text)
     }
 
+    /// Keys and strings compare by code points, as Python's json does: "\u00e9" (é) and "e\u0301" (e and a
+    /// combining acute) are canonically equivalent (Swift's String == calls them equal) but two keys.
+    @Test func canonicallyEquivalentKeysAreDistinct() throws {
+        let text = #"{"\u00e9":1,"e\u0301":2}"#
+        let v = try JSONParser.parse(text)
+        let o = try #require(v.objectValue)
+        #expect(o.count == 2)
+        #expect(o["\u{E9}"] == .int(1) && o["e\u{301}"] == .int(2))
+        #expect(v.serialized(.python(ensureASCII: true)) == #"{"\u00e9": 1, "e\u0301": 2}"#)
+        #expect(JSONValue.string("\u{E9}") != JSONValue.string("e\u{301}"))
+        #expect(JSONObject([("\u{E9}", .int(1))]) != JSONObject([("e\u{301}", .int(1))]))
+        // The Kelvin sign is canonically "K": still another key.
+        #expect(JSONObject([("K", .int(1))])["\u{212A}"] == nil)
+    }
+
     @Test func bigIntegersBecomeDoubles() throws {
         #expect(try JSONParser.parse("123456789012345678901234567890") == .double(1.2345678901234568e29))
         #expect(try JSONParser.parse("9223372036854775807") == .int(Int64.max))
