@@ -87,12 +87,21 @@ extension FunctionCallParser {
     /// in a string literal, written with its `<` as the escape `\u003c` (the same character in Python
     /// and JSON strings): a string argument holding `</tool_call>` or `<|tool_call_end|>` would
     /// otherwise end the block early for `parseText` and for the response router.
+    ///
+    /// The search is on UTF-8 bytes, as `parseText` and the router search: a marker followed by a combining
+    /// mark or a ZWJ (or preceded by a prepended mark) shares a Character with it, and a Character search
+    /// would leave it unescaped.
     func escapingMarkers(_ body: String) -> String {
-        var out = body
-        for marker in [startMarker, endMarker] where out.contains(marker) {
-            out = out.replacing(marker, with: "\\u003c" + marker.dropFirst())
+        var out = Array(body.utf8)
+        for marker in [startMarker, endMarker] {
+            let m = Array(marker.utf8), escaped = Array(("\\u003c" + marker.dropFirst()).utf8)
+            var from = 0
+            while let i = find(m, in: out, from: from) {
+                out.replaceSubrange(i..<(i + m.count), with: escaped)
+                from = i + escaped.count
+            }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 }
 

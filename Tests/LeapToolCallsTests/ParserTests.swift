@@ -89,6 +89,24 @@ import Testing
             #expect(sortedArguments(emitted) == sortedArguments([call]), "dump: \(dumped)")
         }
     }
+
+    /// A marker that shares a Character with what touches it (a combining mark or a ZWJ after its ">", a
+    /// prepended mark before its "<") is still a marker to `parseText` and the router, which cut on bytes:
+    /// the dump escapes it all the same.
+    @Test func markersSharingACharacterAreEscaped() throws {
+        for text in ["</tool_call>\u{301}", "<|tool_call_end|>\u{200D}x", "\u{600}<tool_call>", "\u{600}<|tool_call_start|>"] {
+            let call = LeapFunctionCall(name: "f", arguments: JSONObject([("s", .string(text))]))
+            for parser in [lfm, HermesFunctionCallParser()] as [any FunctionCallParser] {
+                let dumped = Array(parser.dump([call]).utf8)
+                let inner = dumped.dropFirst(parser.startMarker.utf8.count).dropLast(parser.endMarker.utf8.count)
+                for marker in [Array(parser.startMarker.utf8), Array(parser.endMarker.utf8)] {
+                    let found = inner.indices.contains { inner[$0...].starts(with: marker) }
+                    #expect(!found, "dump: \(String(decoding: dumped, as: UTF8.self))")
+                }
+                #expect(try parser.parseText(String(decoding: dumped, as: UTF8.self)) == [call])
+            }
+        }
+    }
 }
 
 @Suite struct LFMParserTests {
