@@ -23,39 +23,67 @@ package struct ResponseHead: Equatable, Sendable {
 
     /// Takes one header line (with or without its CRLF). Returns true when it is the blank line ending the
     /// headers of a response that is not an interim 1xx answer (once per response).
+    ///
+    /// The line is read as bytes, as HTTP defines it: a combining mark after a space or a colon makes one
+    /// Character with it (so a Character split would take another word as the status code, or another
+    /// colon as the end of the name), "\r\n" is one Character, and Unicode lowercasing maps the Kelvin
+    /// sign to "k" (a field name is ASCII, compared without ASCII case).
     @discardableResult
     package mutating func add(line raw: some Collection<UInt8>) -> Bool {
-        let text = String(decoding: raw.prefix(8192), as: UTF8.self).trimmingSpaces()
-        if text.isEmpty {
+        let line = ResponseHead.trimmingSpaces(Array(raw.prefix(8192))[...])
+        if line.isEmpty {
             // Once per response: a blank line after trailers (of a chunked body) ends nothing new.
             guard status >= 200 && !complete else { return false }
             complete = true
             return true
         }
-        if text.hasPrefix("HTTP/") {
-            let parts = text.split(separator: " ", maxSplits: 2)
-            let code = parts.count > 1 ? ResponseHead.decimal(parts[1]).map { Int(clamping: $0) } ?? 0 : 0
+        if line.starts(with: "HTTP/".utf8) {
+            let parts = line.split(separator: UInt8(ascii: " "), maxSplits: 2)
+            let code = parts.count > 1 ? ResponseHead.decimal(String(decoding: parts[1], as: UTF8.self)).map { Int(clamping: $0) } ?? 0 : 0
             if code >= 100 && code < 200 { return false }
             let sha = sha256
             self = ResponseHead()
             sha256 = sha
             status = code
-            statusText = String(parts.dropFirst().joined(separator: " ").prefix(200))
+            statusText = ResponseHead.text(Array(parts.dropFirst().joined(separator: [UInt8(ascii: " ")])), maxBytes: 200)
             return false
         }
-        guard let colon = text.firstIndex(of: ":") else { return false }
-        let name = text[..<colon].lowercased()
-        let value = String(text[text.index(after: colon)...]).trimmingSpaces()
+        guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return false }
+        let name = ResponseHead.text(ResponseHead.asciiLowercased(line[..<colon]), maxBytes: 8192)
+        let value = ResponseHead.text(Array(ResponseHead.trimmingSpaces(line[(colon + 1)...])), maxBytes: 8192)
         switch name {
         case "content-length": contentLength = ResponseHead.decimal(value)
         case "content-range": range = ContentRange(value)
         case "etag", "x-linked-etag": if let hex = ResponseHead.sha256(etag: value) { sha256 = hex }
         case "content-encoding":
-            let v = value.lowercased()
-            contentEncoding = v.isEmpty || v == "identity" ? nil : String(v.prefix(100))
+            let v = ResponseHead.text(ResponseHead.asciiLowercased(value.utf8), maxBytes: 100)
+            contentEncoding = v.isEmpty || v == "identity" ? nil : v
         default: break
         }
         return false
+    }
+
+    private static func asciiLowercased(_ bytes: some Sequence<UInt8>) -> [UInt8] {
+        bytes.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
+    }
+
+    private static func trimmingSpaces(_ bytes: ArraySlice<UInt8>) -> ArraySlice<UInt8> {
+        func space(_ c: UInt8) -> Bool { c == 0x20 || c == 0x09 || c == 0x0D || c == 0x0A }
+        guard let first = bytes.firstIndex(where: { !space($0) }), let last = bytes.lastIndex(where: { !space($0) }) else { return [] }
+        return bytes[first...last]
+    }
+
+    /// The text of `bytes` in at most `maxBytes` bytes of UTF-8, whole code points. Decoded first: an
+    /// invalid byte becomes U+FFFD, three bytes.
+    private static func text(_ bytes: [UInt8], maxBytes: Int) -> String {
+        var out = String.UnicodeScalarView()
+        var n = 0
+        for c in String(decoding: bytes, as: UTF8.self).unicodeScalars {
+            n += UTF8.width(c)
+            if n > maxBytes { break }
+            out.append(c)
+        }
+        return String(out)
     }
 
     /// The SHA-256 an ETag carries: `"<64 hex digits>"`, optionally weak (`W/`); nil for any other tag.

@@ -48,6 +48,27 @@ import Testing
         #expect(n.status == 0 && n.contentLength == nil)
     }
 
+    /// Lines are bytes: a combining mark after the status line's first space does not hide the space (the
+    /// code is the word after it, here not one), a field name is ASCII (the Kelvin sign is not "k", though
+    /// Unicode lowercases it so), and the status text keeps at most 200 bytes however it is spelt.
+    @Test func linesAreReadAsBytes() {
+        let (a, _) = head(["HTTP/1.1 \u{301}x 200 OK", ""])
+        #expect(a.status == 0)
+        let sha = String(repeating: "0f", count: 32)
+        let (b, _) = head(["HTTP/1.1 200 OK", "X-Lin\u{212A}ed-ETag: \"\(sha)\"", ""])
+        #expect(b.status == 200 && b.sha256 == nil)
+        // "404 a" and 300 combining marks (two bytes each) are 5 Characters; 200 bytes end inside a mark.
+        let (c, _) = head(["HTTP/1.1 404 a" + String(repeating: "\u{301}", count: 300), ""])
+        #expect(c.status == 404 && c.statusText.utf8.starts(with: "404 a\u{301}".utf8))
+        #expect(c.statusText.utf8.count == 199, "whole code points within 200 bytes")
+        let (d, _) = head(["HTTP/1.1 200 OK", "Content-Encoding: x" + String(repeating: "\u{1F600}", count: 50), ""])
+        #expect(d.contentEncoding?.utf8.count == 97)
+        // Invalid UTF-8 decodes to U+FFFD, three bytes each: the cap holds for the decoded text.
+        var e = ResponseHead()
+        e.add(line: Array("HTTP/1.1 500 ".utf8) + [UInt8](repeating: 0xFF, count: 300))
+        #expect(e.status == 500 && e.statusText.utf8.count == 199)   // "500 " and 65 of them
+    }
+
     @Test func redirectsFromHTTPSStayOnHTTPS() {
         #expect(Downloader.redirectProtocols(from: "https://huggingface.co/x") == CurlLibrary.protocolHTTPS)
         #expect(Downloader.redirectProtocols(from: "HTTPS://h/x") == CurlLibrary.protocolHTTPS)
