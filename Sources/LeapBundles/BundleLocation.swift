@@ -27,7 +27,8 @@ package enum BundleLocation: Equatable, Sendable, CustomStringConvertible {
         return .path(s)
     }
 
-    /// Entry `ref` of a manifest found at `self`.
+    /// Entry `ref` of a manifest found at `self`. Paths are split on their bytes: a "/" followed by a
+    /// combining mark is one Character, and not "/".
     package func resolve(_ ref: String) throws -> BundleLocation {
         if let scheme = BundleLocation.scheme(of: ref) {
             switch scheme {
@@ -40,15 +41,19 @@ package enum BundleLocation: Equatable, Sendable, CustomStringConvertible {
             default: throw LeapError.unsupported("'\(ref)': the URL scheme \(scheme) is not supported (http, https, file and relative paths are)")
             }
         }
+        let slash = UInt8(ascii: "/")
+        let absolute = ref.utf8.first == slash
+        // `location` up to and with its last "/" (nothing when it has none).
+        func folder(_ location: String) -> String {
+            let u = Array(location.utf8)
+            return String(decoding: u[..<((u.lastIndex(of: slash) ?? -1) + 1)], as: UTF8.self)
+        }
         switch self {
         case .path(let manifest):
-            if ref.hasPrefix("/") { return .path(ref) }
-            guard let slash = manifest.lastIndex(of: "/") else { return .path(ref) }
-            return .path(String(manifest[...slash]) + ref)
+            return .path(absolute ? ref : folder(manifest) + ref)
         case .url(let manifest):
-            let (origin, path) = BundleLocation.split(manifest)
-            let refPath = ref.hasPrefix("/") ? ref : String(path[...(path.lastIndex(of: "/") ?? path.startIndex)]) + ref
-            return .url(origin + BundleLocation.removingDotSegments(refPath))
+            let (origin, path) = BundleLocation.split(manifest)   // path starts with "/"
+            return .url(origin + BundleLocation.removingDotSegments(absolute ? ref : folder(path) + ref))
         }
     }
 
@@ -85,12 +90,13 @@ package enum BundleLocation: Equatable, Sendable, CustomStringConvertible {
         return s
     }
 
-    /// `file:///abs/path` or `file://localhost/abs/path` -> `/abs/path` (percent escapes decoded).
+    /// `file:///abs/path` or `file://localhost/abs/path` -> `/abs/path` (percent escapes decoded). Bytes:
+    /// in "file://\u{301}/x" the mark is a host (so refused), though "/" and the mark are one Character.
     static func filePath(_ s: String) throws -> String {
-        var rest = String(s.dropFirst("file://".count))
-        if rest.lowercased().hasPrefix("localhost/") { rest = String(rest.dropFirst("localhost".count)) }
-        guard rest.hasPrefix("/") else { throw LeapError.invalidArgument("'\(s)': a file URL must name an absolute path (file:///...)") }
-        return try percentDecoded(rest, s)
+        var rest = Array(s.utf8).dropFirst(7)   // "file://", any case (scheme(of:) said so)
+        if rest.prefix(10).map({ $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }).elementsEqual("localhost/".utf8) { rest = rest.dropFirst(9) }
+        guard rest.first == UInt8(ascii: "/") else { throw LeapError.invalidArgument("'\(s)': a file URL must name an absolute path (file:///...)") }
+        return try percentDecoded(String(decoding: rest, as: UTF8.self), s)
     }
 
     private static func percentDecoded(_ s: String, _ whole: String) throws -> String {
@@ -127,21 +133,22 @@ package enum BundleLocation: Equatable, Sendable, CustomStringConvertible {
     }
 
     /// RFC 3986 §5.2.4 on an absolute path: "/a/b/../c/./d" -> "/a/c/d" (never above the root). A query
-    /// or fragment on the last segment is kept as written.
+    /// or fragment on the last segment is kept as written. Segments are split on bytes ("/" followed by a
+    /// combining mark is one Character, and not "/").
     package static func removingDotSegments(_ path: String) -> String {
-        var out: [Substring] = []
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        var out: [ArraySlice<UInt8>] = []
+        let parts = Array(path.utf8).split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false).dropFirst()
         for (i, part) in parts.enumerated() {
             let last = i == parts.count - 1
-            if part == "." {
-                if last { out.append("") }
-            } else if part == ".." {
+            if part.elementsEqual(".".utf8) {
+                if last { out.append([]) }
+            } else if part.elementsEqual("..".utf8) {
                 if !out.isEmpty { out.removeLast() }
-                if last { out.append("") }
+                if last { out.append([]) }
             } else {
                 out.append(part)
             }
         }
-        return "/" + out.joined(separator: "/")
+        return "/" + String(decoding: Array(out.joined(separator: [UInt8(ascii: "/")])), as: UTF8.self)
     }
 }

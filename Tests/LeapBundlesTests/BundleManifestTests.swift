@@ -130,6 +130,29 @@ private func refusal(_ json: String) -> LeapError? {
         #expect(try BundleLocation.path("Q8_0.json").resolve("m.gguf") == .path("m.gguf"))
     }
 
+    /// A "/" followed by a combining mark is one Character with it, but still a "/" of the path: the
+    /// manifest's folder, an absolute entry and dot segments are found on bytes. (Compared as bytes:
+    /// BundleLocation's == is String's, canonical equivalence.)
+    @Test func pathsAreSplitOnBytes() throws {
+        func text(_ l: BundleLocation) -> [UInt8] {
+            switch l {
+            case .url(let u): return Array(("url " + u).utf8)
+            case .path(let p): return Array(("path " + p).utf8)
+            }
+        }
+        let u = BundleLocation.url("https://h/a/\u{301}m.json")
+        #expect(text(try u.resolve("x.gguf")) == text(.url("https://h/a/x.gguf")))
+        #expect(text(try BundleLocation.url("https://h/\u{301}a/m.json").resolve("x.gguf")) == text(.url("https://h/\u{301}a/x.gguf")))
+        #expect(text(try u.resolve("/\u{301}x.gguf")) == text(.url("https://h/\u{301}x.gguf")))
+        #expect(text(try u.resolve("\u{301}/../x.gguf")) == text(.url("https://h/a/x.gguf")))
+        #expect(BundleLocation.removingDotSegments("/a/\u{301}/../b") == "/a/b")
+        let p = BundleLocation.path("/m/d/\u{301}b.json")
+        #expect(text(try p.resolve("x.gguf")) == text(.path("/m/d/x.gguf")))
+        #expect(text(try p.resolve("/\u{301}x.gguf")) == text(.path("/\u{301}x.gguf")))
+        // "file://" then a mark and a path: the mark is a host (not this machine), whatever Characters say.
+        #expect(throws: LeapError.self) { try BundleLocation.source("file://\u{301}/etc/m.json") }
+    }
+
     @Test func cacheNames() {
         func folder(_ s: String) -> String { BundleCache.folderName(forManifest: (try? BundleLocation.source(s)) ?? .path(s)) }
         #expect(folder("https://hf.co/LiquidAI/LeapBundles/resolve/main/LFM2-1.2B-GGUF/Q4_K_M.json") == "LFM2-1.2B-Q4_K_M@https-hf.co")
