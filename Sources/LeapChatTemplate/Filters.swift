@@ -327,13 +327,15 @@ enum Filters {
         return v
     }
 
-    /// jinja2's make_attrgetter: "a.b" walks attributes/items, integers index.
+    /// jinja2's make_attrgetter: "a.b" walks attributes/items, integers index. Split on code points, as
+    /// Python's str.split: "." followed by a combining mark is one Character, and still a ".".
     static func attribute(_ item: Value, _ attr: Value, _ interp: Interpreter) throws -> Value {
         switch attr {
         case .string(let path):
             var cur = item
-            for part in path.split(separator: ".", omittingEmptySubsequences: false) {
-                if let i = Int(part) { cur = try interp.getitem(cur, .int(i)) } else { cur = try interp.getitem(cur, .string(String(part))) }
+            for scalars in path.unicodeScalars.split(separator: ".", omittingEmptySubsequences: false) {
+                let part = Methods.string(scalars)
+                if let i = Int(part) { cur = try interp.getitem(cur, .int(i)) } else { cur = try interp.getitem(cur, .string(part)) }
             }
             return cur
         default:
@@ -342,8 +344,8 @@ enum Filters {
     }
 
     static func multiAttribute(_ item: Value, _ attr: Value, _ interp: Interpreter) throws -> Value {
-        if case .string(let s) = attr, s.contains(",") {
-            return .list(try s.split(separator: ",").map { try attribute(item, .string(String($0)), interp) })
+        if case .string(let s) = attr, s.unicodeScalars.contains(",") {
+            return .list(try s.unicodeScalars.split(separator: ",").map { try attribute(item, .string(Methods.string($0)), interp) })
         }
         return try attribute(item, attr, interp)
     }

@@ -69,8 +69,9 @@ struct PyDict {
         }
     }
 
+    /// Python's str keys: equal code points (Swift's == would take "e\u{301}" for "\u{e9}").
     subscript(string key: String) -> Value? {
-        for e in entries { if case .string(let k) = e.key, k == key { return e.value } }
+        for e in entries { if case .string(let k) = e.key, k.utf8.count == key.utf8.count, k.utf8.elementsEqual(key.utf8) { return e.value } }
         return nil
     }
 }
@@ -362,9 +363,10 @@ func pyFloatRepr(_ d: Double) -> String {
     return JSONValue.formatDouble(d)
 }
 
-/// Python's `repr(str)`: single quotes unless the text has a ' and no ".
+/// Python's `repr(str)`: single quotes unless the text has a ' and no " (code points: a quote followed by a
+/// combining mark is one Character, and not a quote).
 func pyStringRepr(_ s: String) -> String {
-    let useDouble = s.contains("'") && !s.contains("\"")
+    let useDouble = s.unicodeScalars.contains("'") && !s.unicodeScalars.contains("\"")
     let quote: Unicode.Scalar = useDouble ? "\"" : "'"
     var out = String(quote)
     for c in s.unicodeScalars {
