@@ -84,8 +84,10 @@ struct SchemaCompiler {
     var g = GrammarBuilder()
     let root: JSONValue
     let options: JSONSchemaGrammar.Options
-    var refRules: [String: Int] = [:]   // by $ref string
-    var compiled: [String: Int] = [:]   // by compact schema text
+    // Keyed by UTF-8 bytes: a String key is equal under canonical equivalence, which would give
+    // {"const": "e\u0301"} the rule of {"const": "\u00e9"}, or one $ref another's target.
+    var refRules: [[UInt8]: Int] = [:]   // by $ref string
+    var compiled: [[UInt8]: Int] = [:]   // by compact schema text
     var nesting = 0
     private var cache: [String: Int] = [:]  // shared helper rules by name
 
@@ -268,15 +270,31 @@ struct SchemaCompiler {
     ]
 
     static func pointerEscape(_ key: String) -> String {
-        var out = ""
-        for ch in key {
-            switch ch {
-            case "~": out += "~0"
-            case "/": out += "~1"
-            default: out.append(ch)
+        var out = String.UnicodeScalarView()
+        for c in key.unicodeScalars {
+            switch c {
+            case "~": out.append(contentsOf: "~0".unicodeScalars)
+            case "/": out.append(contentsOf: "~1".unicodeScalars)
+            default: out.append(c)
             }
         }
-        return out
+        return String(out)
+    }
+
+    /// A pointer token's text: "~1" is "/", "~0" is "~" (in that order, RFC 6901 §4), on bytes.
+    static func pointerUnescape(_ token: ArraySlice<UInt8>) -> String {
+        var out: [UInt8] = []
+        var i = token.startIndex
+        while i < token.endIndex {
+            if token[i] == UInt8(ascii: "~"), i + 1 < token.endIndex, token[i + 1] == UInt8(ascii: "1") || token[i + 1] == UInt8(ascii: "0") {
+                out.append(token[i + 1] == UInt8(ascii: "1") ? UInt8(ascii: "/") : UInt8(ascii: "~"))
+                i += 2
+            } else {
+                out.append(token[i])
+                i += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
     }
 
     func invalid(_ path: String, _ msg: String) -> LeapError { LeapError(.invalidArgument, "schema at \(path): \(msg)") }
@@ -285,7 +303,7 @@ struct SchemaCompiler {
     /// Compiles `schema` (found at JSON pointer `path`) into a rule. Equal subschemas share one rule
     /// (anyOf siblings merged into every branch would otherwise multiply).
     mutating func compile(_ schema: JSONValue, _ path: String) throws -> Int {
-        let key = schema.serialized()
+        let key = Array(schema.serialized().utf8)
         if let r = compiled[key] { return r }
         if g.ruleCount > SchemaCompiler.maxRules {
             throw unsupported(path, "the schema is too large (more than \(SchemaCompiler.maxRules) grammar rules)")
@@ -468,20 +486,23 @@ struct SchemaCompiler {
 
     // MARK: $ref, allOf
 
-    /// Resolves a local JSON pointer reference to the schema it names.
+    /// Resolves a local JSON pointer reference to the schema it names. The pointer is split on its bytes
+    /// (RFC 6901 works on code points; a "/" followed by a combining mark is one Character, and not "/").
     func resolve(_ ref: String, _ path: String) throws -> JSONValue {
-        guard ref.hasPrefix("#") else {
+        let bytes = Array(ref.utf8)
+        guard bytes.first == UInt8(ascii: "#") else {
             throw unsupported(path, "$ref \"\(ref)\" is not a local reference (only \"#...\" pointers are supported)")
         }
-        let pointer = ref.dropFirst()
+        let pointer = bytes.dropFirst()
         if pointer.isEmpty { return root }
-        guard pointer.hasPrefix("/") else {
+        guard pointer.first == UInt8(ascii: "/") else {
             throw unsupported(path, "$ref \"\(ref)\": only JSON pointers are supported (no anchors)")
         }
         var cur = root
         var walked = "#"
-        for raw in pointer.dropFirst().split(separator: "/", omittingEmptySubsequences: false) {
-            let token = raw.replacingOccurrences("~1", "/").replacingOccurrences("~0", "~")
+        for rawBytes in pointer.dropFirst().split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false) {
+            let raw = String(decoding: rawBytes, as: UTF8.self)
+            let token = SchemaCompiler.pointerUnescape(rawBytes)
             switch cur {
             case .object(let obj):
                 guard let next = obj[token] else {
@@ -496,16 +517,16 @@ struct SchemaCompiler {
             default:
                 throw invalid(path, "$ref \"\(ref)\" does not resolve: \(walked) is \(cur.typeName)")
             }
-            walked += "/" + String(raw)
+            walked += "/" + raw
         }
         return cur
     }
 
     mutating func compileRef(_ ref: String, _ path: String) throws -> Int {
-        if let r = refRules[ref] { return r }
+        if let r = refRules[Array(ref.utf8)] { return r }
         let target = try resolve(ref, path)
         let r = g.declare("ref " + ref)
-        refRules[ref] = r
+        refRules[Array(ref.utf8)] = r
         let body = try compile(target, ref)
         g.define(r, [[.rule(body)]])
         return r
@@ -744,12 +765,12 @@ struct SchemaCompiler {
             guard let po = p.objectValue else { throw invalid(path, "'properties' must be an object, found \(p.typeName)") }
             for (k, v) in po { props.append((k, v)) }
         }
-        var required = Set<String>()
+        var required = Set<[UInt8]>()   // bytes: "e\u0301" is not the property "\u00e9"
         if let r = o["required"] {
             guard let list = r.arrayValue else { throw invalid(path, "'required' must be an array of strings, found \(r.typeName)") }
             for x in list {
                 guard let s = x.stringValue else { throw invalid(path, "'required' entries must be strings, found \(x.typeName)") }
-                required.insert(s)
+                required.insert(Array(s.utf8))
             }
         }
         var extra: JSONValue? = nil  // schema of additional properties; nil = none allowed
@@ -759,7 +780,8 @@ struct SchemaCompiler {
         case .object(let s)?: extra = .object(s)
         case let other?: throw invalid(path, "'additionalProperties' must be a boolean or a schema, found \(other.typeName)")
         }
-        let missing = required.subtracting(props.map { $0.key }).sorted()
+        let missing = required.subtracting(props.map { Array($0.key.utf8) }).sorted { $0.lexicographicallyPrecedes($1) }
+            .map { String(decoding: $0, as: UTF8.self) }
         if !missing.isEmpty {
             if o["additionalProperties"] == .bool(false) {
                 throw invalid(path, "required property \"\(missing[0])\" is not in 'properties' and 'additionalProperties' is false")
@@ -798,7 +820,7 @@ struct SchemaCompiler {
         for i in stride(from: props.count - 1, through: 0, by: -1) {
             let keyText = JSONValue.string(props[i].key).serialized()
             let kv: Seq = GrammarBuilder.literal(keyText) + [.rule(ws), .byte(UInt8(ascii: ":")), .rule(ws), .rule(values[i])]
-            let isRequired = required.contains(props[i].key)
+            let isRequired = required.contains(Array(props[i].key.utf8))
             var firstAlts: [Seq] = [kv + [.rule(tailMore)]]
             var moreAlts: [Seq] = [comma + kv + [.rule(tailMore)]]
             if !isRequired {
@@ -906,20 +928,4 @@ struct SchemaCompiler {
         }
         return g.rule("array", [GrammarBuilder.literal("[") + [.rule(ws), .rule(next)]])
     }
-}
-
-extension Substring {
-    func replacingOccurrences(_ a: String, _ b: String) -> String {
-        var out = ""
-        var rest = self[...]
-        while let r = rest.firstRange(of: a) {
-            out += rest[rest.startIndex..<r.lowerBound]
-            out += b
-            rest = rest[r.upperBound...]
-        }
-        return out + rest
-    }
-}
-extension String {
-    func replacingOccurrences(_ a: String, _ b: String) -> String { self[...].replacingOccurrences(a, b) }
 }

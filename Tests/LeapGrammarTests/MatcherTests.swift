@@ -121,3 +121,45 @@ func matches(_ g: Grammar, _ text: String) -> Bool {
         #expect(!matches(g, #"{"kind":"a","y":"1"}"#))
     }
 }
+
+/// Keys, values and pointers are code points (JSON and JSON Schema compare them so): "\u{e9}" and "e\u{301}"
+/// are canonically equivalent, equal to Swift's String ==, yet two property names and two consts; a "/"
+/// followed by a combining mark is one Character, and still a pointer's "/". Each document is checked
+/// against the spec-side validator too.
+@Suite struct CodePointTests {
+    func check(_ schemaText: String, accepts: [String], rejects: [String]) throws {
+        let schema = try JSONParser.parse(schemaText)
+        let g = try JSONSchemaGrammar(schema: schema).grammar
+        for d in accepts {
+            #expect(documentError(Array(d.utf8), schema) == nil, "valid per spec: \(d)")
+            #expect(matches(g, d), "\(schemaText) should accept \(d)")
+        }
+        for d in rejects {
+            #expect(documentError(Array(d.utf8), schema) != nil, "invalid per spec: \(d)")
+            #expect(!matches(g, d), "\(schemaText) should reject \(d)")
+        }
+    }
+
+    @Test func requiredNamesAreCodePoints() throws {
+        try check(#"{"type":"object","properties":{"\u00e9":{"type":"integer"}},"required":["e\u0301"]}"#,
+                  accepts: ["{\"e\u{301}\": 1}", "{\"\u{e9}\": 1, \"e\u{301}\": 2}"], rejects: ["{\"\u{e9}\": 1}"])
+        // Required yet not declared, with no other key allowed: no document fits.
+        #expect(throws: LeapError.self) {
+            try JSONSchemaGrammar(schemaText: #"{"properties":{"\u00e9":{}},"required":["e\u0301"],"additionalProperties":false}"#)
+        }
+    }
+
+    @Test func equivalentSubschemasKeepTheirOwnRules() throws {
+        try check(#"{"type":"object","properties":{"a":{"const":"\u00e9"},"b":{"const":"e\u0301"}},"required":["a","b"]}"#,
+                  accepts: ["{\"a\": \"\u{e9}\", \"b\": \"e\u{301}\"}"], rejects: ["{\"a\": \"\u{e9}\", \"b\": \"\u{e9}\"}"])
+        try check(#"{"$defs":{"\u00e9":{"type":"integer"},"e\u0301":{"type":"string"}},"type":"object","#
+                  + ##""properties":{"x":{"$ref":"#/$defs/\u00e9"},"y":{"$ref":"#/$defs/e\u0301"}},"required":["x","y"]}"##,
+                  accepts: [#"{"x": 1, "y": "s"}"#], rejects: [#"{"x": 1, "y": 2}"#])
+    }
+
+    @Test func pointersSplitOnBytes() throws {
+        try check(#"{"$defs":{"a":{"\u0301b":{"type":"integer"}},"a/\u0301b":{"type":"string"}},"type":"object","#
+                  + ##""properties":{"x":{"$ref":"#/$defs/a/\u0301b"}},"required":["x"]}"##,
+                  accepts: [#"{"x": 1}"#], rejects: [#"{"x": "s"}"#])
+    }
+}

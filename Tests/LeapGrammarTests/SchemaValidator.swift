@@ -8,11 +8,12 @@ struct SchemaValidator {
 
     func validate(_ v: JSONValue) -> String? { check(v, root, "$") }
 
+    /// RFC 6901 on bytes (a "/" followed by a combining mark is one Character, and still a "/").
     func resolve(_ ref: String) -> JSONValue? {
-        guard ref.hasPrefix("#") else { return nil }
+        guard ref.utf8.first == UInt8(ascii: "#") else { return nil }
         var cur = root
-        for raw in ref.dropFirst().split(separator: "/") {
-            let key = String(raw).replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+        for raw in Array(ref.utf8).dropFirst().split(separator: UInt8(ascii: "/")) {
+            let key = String(decoding: raw, as: UTF8.self).replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
             if case .object(let o) = cur, let n = o[key] { cur = n } else { return nil }
         }
         return cur
@@ -114,15 +115,15 @@ struct SchemaValidator {
 }
 
 extension String {
+    /// On bytes: "~1" followed by a combining mark is not a Character "1", but it is "~1".
     func replacingOccurrences(of a: String, with b: String) -> String {
-        var out = ""
-        var rest = self[...]
-        while let r = rest.firstRange(of: a) {
-            out += rest[rest.startIndex..<r.lowerBound]
-            out += b
-            rest = rest[r.upperBound...]
+        let s = Array(utf8), n = Array(a.utf8)
+        var out: [UInt8] = []
+        var i = 0
+        while i < s.count {
+            if !n.isEmpty && s[i...].starts(with: n) { out += b.utf8; i += n.count } else { out.append(s[i]); i += 1 }
         }
-        return out + rest
+        return String(decoding: out, as: UTF8.self)
     }
 }
 
