@@ -21,10 +21,10 @@ package struct LeapFunction: Equatable, Sendable {
         guard LeapFunction.isIdentifier(name) else {
             throw LeapError.invalidArgument("function name \"\(name)\" is not valid: use letters, digits and underscores, not starting with a digit")
         }
-        var seen = Set<String>()
+        var seen = Set<[UInt8]>()   // names as bytes: "e\u{301}" is not the name "\u{e9}" (Swift's == says it is)
         for p in parameters {
             guard !p.name.isEmpty else { throw LeapError.invalidArgument("function \(name): a parameter has an empty name") }
-            guard seen.insert(p.name).inserted else {
+            guard seen.insert(Array(p.name.utf8)).inserted else {
                 throw LeapError.invalidArgument("function \(name): parameter \"\(p.name)\" is defined twice")
             }
             try p.type.validate(path: "function \(name), parameter \(p.name)")
@@ -159,12 +159,12 @@ package indirect enum LeapFunctionParameterType: Equatable, Sendable {
         case .array(let item, _):
             try item.validate(path: path + " items")
         case .object(let properties, let required, _):
-            var names = Set<String>()
+            var names = Set<[UInt8]>()   // as bytes, as JSON keys compare
             for p in properties {
-                guard names.insert(p.name).inserted else { throw LeapError.invalidArgument("\(path): property \"\(p.name)\" is defined twice") }
+                guard names.insert(Array(p.name.utf8)).inserted else { throw LeapError.invalidArgument("\(path): property \"\(p.name)\" is defined twice") }
                 try p.type.validate(path: "\(path).\(p.name)")
             }
-            for r in required where !names.contains(r) {
+            for r in required where !names.contains(Array(r.utf8)) {
                 throw LeapError.invalidArgument("\(path): required property \"\(r)\" is not among the properties")
             }
         case .number(let values?, _):

@@ -118,7 +118,7 @@ private func parseProperties(_ o: JSONObject, _ path: String) throws -> ([LeapFu
         guard case .array(let items) = r else { throw LeapError.serialization("\(path).required: expected an array of names, found \(r.typeName)") }
         for (i, item) in items.enumerated() {
             guard case .string(let n) = item else { throw LeapError.serialization("\(path).required[\(i)]: expected a string, found \(item.typeName)") }
-            guard properties.contains(where: { $0.name == n }) else {
+            guard properties.contains(where: { sameCodePoints($0.name, n) }) else {
                 throw LeapError.serialization("\(path).required[\(i)]: \"\(n)\" is not one of the properties")
             }
             required.append(n)

@@ -74,6 +74,9 @@ let weatherToolJSON = #"{"type":"function","function":{"name":"get_weather","des
             (#"{"name":"f","parameters":{"properties":{"a":{"type":"array"}}}}"#, .serialization, "tool.parameters.properties.a.items: missing field"),
             (#"{"name":"f","parameters":{"properties":{"a":{"type":"string"}},"required":["b"]}}"#, .serialization,
              "tool.parameters.required[0]: \"b\" is not one of the properties"),
+            // Names are code points: "e\u0301" is not the property "\u00e9", though Swift's == says so.
+            (#"{"name":"f","parameters":{"properties":{"\u00e9":{"type":"string"}},"required":["e\u0301"]}}"#, .serialization,
+             "is not one of the properties"),
             (#"{"name":"f","parameters":{"properties":{"a":{"type":"integer","enum":[1,"2"]}}}}"#, .serialization,
              "tool.parameters.properties.a.enum[1]: expected an integer, found \"2\""),
             (##"{"name":"f","parameters":{"properties":{"a":{"$ref":"#/$defs/x"}}}}"##, .serialization, "tool.parameters.properties.a.$ref: not supported"),
@@ -98,6 +101,16 @@ let weatherToolJSON = #"{"type":"function","function":{"name":"get_weather","des
             LeapFunctionParameter(name: "o", type: .object(properties: [], required: ["x"]), description: ""),
         ])
         #expect(thrownError { try badRequired.validate() }?.message == "function f, parameter o: required property \"x\" is not among the properties")
+        // Names are code points: "\u{e9}" and "e\u{301}" are two names, and the one never stands for the other.
+        let twoNames = LeapFunction(name: "f", description: "", parameters: [
+            LeapFunctionParameter(name: "\u{e9}", type: .null, description: ""), LeapFunctionParameter(name: "e\u{301}", type: .null, description: ""),
+        ])
+        #expect(thrownError { try twoNames.validate() } == nil)
+        let equivalentRequired = LeapFunction(name: "f", description: "", parameters: [
+            LeapFunctionParameter(name: "o", type: .object(properties: [.init("\u{e9}", .null)],
+                                                           required: ["e\u{301}"]), description: ""),
+        ])
+        #expect(thrownError { try equivalentRequired.validate() }?.message.hasSuffix("is not among the properties") == true)
         #expect(LeapFunction.isIdentifier("_x9") && !LeapFunction.isIdentifier("9x") && !LeapFunction.isIdentifier("é"))
     }
 }
