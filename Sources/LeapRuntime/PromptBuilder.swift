@@ -120,9 +120,13 @@ package struct PromptBuilder {
             throw LeapError(.promptExceedsContext, "the prompt is \(prompt.utf8.count) bytes of text, more than the \(PromptBuilder.maxPromptBytes) bytes any context can hold")
         }
         var text = prompt
-        // Templates print bos_token themselves; don't let the tokenizer add a second one.
+        // Templates print bos_token themselves; don't let the tokenizer add a second one. Bytes, as the
+        // tokenizer matches special tokens: content right after the BOS that starts with a combining mark
+        // or a ZWJ makes one Character with its ">", and a Character prefix test would miss the BOS.
         let bos = runner.tokenizer.bosText
-        if runner.tokenizer.addsBOS, !bos.isEmpty, text.hasPrefix(bos) { text.removeFirst(bos.count) }
+        if runner.tokenizer.addsBOS, !bos.isEmpty, prompt.utf8.starts(with: bos.utf8) {
+            text = String(decoding: Array(prompt.utf8.dropFirst(bos.utf8.count)), as: UTF8.self)
+        }
         return try runner.tokenizer.tokenize(text, addSpecial: true, parseSpecial: true)
     }
 

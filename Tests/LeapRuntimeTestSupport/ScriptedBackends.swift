@@ -15,9 +15,11 @@ package final class ScriptedTokenizer: TokenizerBackend {
     package var vocabularySize: Int { pieces.count }
     package let bosText = "<s>"
     package let eosText = "<|im_end|>"
-    package let addsBOS = false
+    /// Whether the runtime takes the tokenizer to add BOS (this one never adds it itself).
+    package let addsBOS: Bool
 
-    package init(pieces: [String], bytePieces: [[UInt8]] = [], special: Set<String>, eog: Set<String>) {
+    package init(pieces: [String], bytePieces: [[UInt8]] = [], special: Set<String>, eog: Set<String>, addsBOS: Bool = false) {
+        self.addsBOS = addsBOS
         self.pieces = pieces.map { Array($0.utf8) } + bytePieces
         self.special = Set(pieces.enumerated().filter { special.contains($0.element) }.map { Int32($0.offset) })
         self.eog = Set(pieces.enumerated().filter { eog.contains($0.element) }.map { Int32($0.offset) })
