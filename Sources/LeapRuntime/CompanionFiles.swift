@@ -93,12 +93,15 @@ package struct CompanionFiles: Sendable, Equatable {
     /// does not depend on the directory order), wins. A candidate that names no part of the stem is taken
     /// only when it is the one candidate of its kind (a folder for one model whose files are named apart).
     package static func detect(nextTo modelPath: String) -> CompanionFiles {
-        let slash = modelPath.lastIndex(of: "/")
-        let prefix = slash.map { String(modelPath[...$0]) } ?? ""
-        let modelName = slash.map { String(modelPath[modelPath.index(after: $0)...]) } ?? modelPath
+        // The folder is found on bytes: a file name starting with a combining mark makes one Character
+        // with the "/" before it, and a Character search would scan the folder above.
+        let path = Array(modelPath.utf8)
+        let cut = (path.lastIndex(of: UInt8(ascii: "/")) ?? -1) + 1
+        let prefix = String(decoding: path[..<cut], as: UTF8.self)
+        let modelName = String(decoding: path[cut...], as: UTF8.self)
         var candidates: [CompanionKind: [String]] = [:]
         for name in directoryEntries(prefix.isEmpty ? "." : prefix).sorted(by: { Array($0.utf8).lexicographicallyPrecedes(Array($1.utf8)) })
-        where name != modelName && isRegularFile(prefix + name) {
+        where !name.utf8.elementsEqual(modelName.utf8) && isRegularFile(prefix + name) {
             let lower = String(name.lowercased())
             if lower.hasPrefix("mmproj") {
                 if lower.hasSuffix(".gguf") { candidates[.mmproj, default: []].append(name) }

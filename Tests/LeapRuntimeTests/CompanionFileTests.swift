@@ -32,6 +32,17 @@ import Testing
         return Array("GGUF".utf8) + u32(3) + u64(0) + u64(1) + str("general.architecture") + u32(8) + str(arch)
     }
 
+    /// The model's folder is found on bytes: a model file name starting with a combining mark makes one
+    /// Character with the "/" before it, yet that "/" ends the folder (the folder above is not scanned).
+    @Test func detectionLooksInTheModelsOwnFolder() throws {
+        let dir = try tempDir()
+        mkdir(dir + "/models", 0o755)
+        write(dir + "/models/\u{301}m.gguf", [1])
+        write(dir + "/models/mmproj-m-f16.gguf", [1])
+        write(dir + "/mmproj-above.gguf", [1])
+        #expect(CompanionFiles.detect(nextTo: dir + "/models/\u{301}m.gguf").mmproj == dir + "/models/mmproj-m-f16.gguf")
+    }
+
     @Test func detectionFollowsLEAPsNamingRules() throws {
         let dir = try tempDir()
         for name in ["model.gguf", "mmproj-model-q8_0.gguf", "MMPROJ-model-f16.gguf", "mmproj-notes.txt",
