@@ -43,11 +43,13 @@ extension ChatMessageContent {
             }
             let url = try requireString(io, "url", imagePath)
             let prefix = "data:image/jpeg;base64,"
-            guard url.hasPrefix(prefix) else {
+            // Bytes: String's hasPrefix is canonical equivalence, under which U+037E (Greek question mark)
+            // is ";" and "," followed by a combining mark is not ",".
+            guard url.utf8.starts(with: prefix.utf8) else {
                 let shown = url.prefix(40)
                 throw LeapError.serialization("\(imagePath).url: only data:image/jpeg;base64 URLs are supported, got \"\(shown)\(url.count > 40 ? "..." : "")\"")
             }
-            let bytes = try Base64.decode(String(url.dropFirst(prefix.count)), field: imagePath + ".url")
+            let bytes = try Base64.decode(String(decoding: Array(url.utf8.dropFirst(prefix.utf8.count)), as: UTF8.self), field: imagePath + ".url")
             try ContentValidation.checkJPEG(bytes, field: imagePath + ".url")
             return .image(jpeg: bytes)
         case "input_audio":

@@ -61,6 +61,8 @@ private let wav = try! encodeWAV([0, 0.5, -0.5, 1], channels: 1, sampleRate: 160
         (#"{"role":"user","content":[{"type":"image_url","image_url":"data:image/jpeg;base64,/9j/"}]}"#, "message.content[0].image_url: expected an object"),
         (#"{"role":"user","content":[{"type":"image_url","image_url":{"url":"https://x/y.jpg"}}]}"#, "only data:image/jpeg;base64 URLs"),
         (#"{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/jpeg;base64,iVBORw0KGgo="}}]}"#, "image is not JPEG (PNG data)"),
+        // U+037E is canonically ";" (Swift's hasPrefix would take it for one), yet another character.
+        (#"{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/jpeg;base64,/9j/2wBD"}}]}"#, "only data:image/jpeg;base64 URLs"),
         (#"{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/jpeg;base64,/9j/*"}}]}"#, "invalid base64 character '*' at offset 4"),
         (#"{"role":"user","content":[{"type":"input_audio","input_audio":{"data":"SUQz","format":"mp3"}}]}"#, "only \"wav\" audio is supported, got \"mp3\""),
         (#"{"role":"user","content":[{"type":"input_audio","input_audio":{"data":"SUQzBAAAAAAAI1RTU0U="}}]}"#, "message.content[0].input_audio.data: unsupported audio format: MP3"),
