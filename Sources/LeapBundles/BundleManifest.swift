@@ -208,9 +208,14 @@ package struct BundleManifest: Equatable, Sendable {
         return ref
     }
 
-    /// chat_template: Jinja source when it reads as a template (`{{` or `{%`), else a FILE.
+    /// chat_template: Jinja source when it reads as a template (`{{` or `{%`), else a FILE. Searched as
+    /// bytes, as Jinja's lexer reads: after a prepended mark (U+0600...) the "{" is one Character with it.
     private static func chatTemplate(_ load: JSONObject) throws -> BundleChatTemplate? {
-        if let s = load["chat_template"]?.stringValue, s.contains("{{") || s.contains("{%") { return .source(s) }
+        if let s = load["chat_template"]?.stringValue {
+            let u = Array(s.utf8)
+            let opens = u.indices.dropLast().contains { u[$0] == UInt8(ascii: "{") && (u[$0 + 1] == UInt8(ascii: "{") || u[$0 + 1] == UInt8(ascii: "%")) }
+            if opens { return .source(s) }
+        }
         return try file(load, "chat_template").map { .file($0) }
     }
 

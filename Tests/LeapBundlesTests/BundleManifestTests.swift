@@ -56,6 +56,9 @@ private func refusal(_ json: String) -> LeapError? {
         let file = try parse(#"{"load_time_parameters": {"model": "m.gguf", "chat_template": "template.jinja"}}"#)
         #expect(file.chatTemplate == .file(BundleFileReference("template.jinja")))
         #expect(file.files.map(\.key) == ["model", "chat_template"])
+        // A prepended mark (U+0600) before "{{" makes one Character with the "{": still a template.
+        let marked = try parse(#"{"load_time_parameters": {"model": "m.gguf", "chat_template": "\u0600{{ messages[0].content }}"}}"#)
+        #expect(marked.chatTemplate.map { if case .source = $0 { return true } else { return false } } == true)
     }
 
     @Test(arguments: [
