@@ -559,7 +559,8 @@ typedef struct leap_model_params {
  * snapshots are kept in memory only: the whole prompt but its last position (taken after the prompt is
  * evaluated), which a turn repeating the prompt restores, and at the end of the turn the prompt with the
  * answer's evaluated tokens, which the next turn restores whole when its history's answer tokenizes as it
- * was generated (so a client that sends the whole history each time has only the new message evaluated).
+ * was generated (so a client that sends the whole history each time has only the new message evaluated);
+ * each only when its KV cache takes at most a quarter of cache_max_bytes_memory.
  * A snapshot holds the KV cache of the prefix, LFM2's convolution state at its end, its positions (token
  * ids; media parts by the SHA-256 of their content, so an image prompt hits too, and their embedding rows)
  * and the identity of the model file (size, hash of its header and tensor table) and of the kernels (path

@@ -212,15 +212,18 @@ package final class Generation {
     }
 
     /// Keeps the state of the first `positions` of `units` in the prompt cache's memory (not on disk: one per
-    /// request would churn it) when it holds more than the `beyond` positions cached already: the prompt but
+    /// request would churn it) when it holds more than the `beyond` positions cached already and takes at
+    /// most a quarter of the memory cap (a long context's copies would evict the shared prefixes): the prompt but
     /// its last position (taken after the whole prompt was evaluated, so it costs no extra pass), which a
     /// request repeating the prompt or continuing it with other text than this answer restores; and at the
     /// end of the turn the prompt with the answer's evaluated tokens, which the next turn of a stateless
     /// client restores whole when the answer it sends back tokenizes the same.
     private func rememberInMemory(positions: Int, of units: [PrefixUnit], in session: any InferenceSessionBackend,
                                   beyond: Int) {
-        guard let cache = runner.promptCache, session.stateShape != nil, positions > beyond, positions <= units.count,
-              positions <= session.tokenCount, let state = try? session.captureState(positions: positions) else { return }
+        guard let cache = runner.promptCache, let shape = session.stateShape, positions > beyond, positions <= units.count,
+              positions <= session.tokenCount, cache.options.maxEntriesMemory > 0,
+              let bytes = try? shape.kvBytes(positions: positions), bytes <= cache.options.maxBytesMemory / 4,
+              let state = try? session.captureState(positions: positions) else { return }
         cache.insert(PromptSnapshot(units: Array(units[0..<positions]), state: state), toDisk: false)
     }
 

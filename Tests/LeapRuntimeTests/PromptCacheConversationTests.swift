@@ -149,6 +149,29 @@ import Testing
         }
     }
 
+    /// The in-memory snapshot of a whole prompt is kept only when its KV rows take at most a quarter of the
+    /// memory cap (a long context's copies would evict the shared prefixes): one byte less, and a repeated
+    /// request restores the shared system prompt only.
+    @Test func aPromptsSnapshotTakesAtMostAQuarterOfTheMemoryCap() throws {
+        let plain = try ModelRunner.load(path: Self.model, options: Self.options(cache: nil))
+        let question = "What is two plus two?"
+        let (_, plainStats) = try Self.run(plain.createConversation(systemPrompt: Self.system), question)
+        let shape = try #require(try plain.model.makeSession(contextSize: 512).stateShape)
+        let quarter = try shape.kvBytes(positions: plainStats.promptTokens - 1)
+        var restored: [Int] = []
+        for cap in [4 * quarter, 4 * quarter - 1] {
+            var o = Self.options(cache: nil)
+            o.cache = PromptCacheOptions(enabled: true)
+            o.cache.diskDisabled = true
+            o.cache.maxBytesMemory = cap
+            let runner = try ModelRunner.load(path: Self.model, options: o)
+            _ = try Self.run(runner.createConversation(systemPrompt: Self.system), question)
+            restored.append(try Self.run(runner.createConversation(systemPrompt: Self.system), question).1.cachedPromptTokens)
+        }
+        #expect(restored[0] == plainStats.promptTokens - 1)
+        #expect(restored[1] > 0 && restored[1] < plainStats.promptTokens - 1, "the system prompt only: \(restored)")
+    }
+
     /// Two turns about a media part; a restarted runner continuing the imported first exchange restores it
     /// all (media rows included: they are keyed by the part's content) and answers as the uncached runner.
     static func laterTurnRestoresTheExchange(model: String, mmproj: String, system: String, question: ChatMessage) throws {
