@@ -92,13 +92,17 @@ package enum Kernels {
         guard r >= 0, r < w.rows else {
             throw LeapError(.invalidArgument, "row \(r) is out of range 0..<\(w.rows)")
         }
-        if w.rows8 {
-            let row = UnsafeMutableRawPointer.allocate(byteCount: w.rowBytes, alignment: 64)
-            defer { row.deallocate() }
-            lk_rows8_row(Int32(w.type.rawValue), w.data, w.rowBytes, Int64(w.cols), Int64(r), row)
-            lk_dequantize_row(Int32(w.type.rawValue), row, dst, Int64(w.cols))
-        } else {
-            lk_dequantize_row(Int32(w.type.rawValue), w.row(r), dst, Int64(w.cols))
+        dequantizeRow(w, checkedRow: r, into: dst)
+    }
+
+    /// dst = row `r` (0 <= r < w.rows, the caller checked) of `w` as floats; a row of the 8-row layout is
+    /// read back out of its group first.
+    package static func dequantizeRow(_ w: WeightMatrix, checkedRow r: Int, into dst: UnsafeMutablePointer<Float>) {
+        let type = Int32(w.type.rawValue)
+        guard w.rows8 else { return lk_dequantize_row(type, w.row(r), dst, Int64(w.cols)) }
+        withUnsafeTemporaryAllocation(byteCount: w.rowBytes, alignment: 64) { row in
+            lk_rows8_row(type, w.data, w.rowBytes, Int64(w.cols), Int64(r), row.baseAddress)
+            lk_dequantize_row(type, row.baseAddress, dst, Int64(w.cols))
         }
     }
 

@@ -64,20 +64,8 @@ extension InferenceContext {
         let W = model.weights
         switch input {
         case .tokens(let toks):
-            let embedding = W.tokenEmbedding
-            let embeddingType = Int32(embedding.type.rawValue)
-            if embedding.rows8 {  // a tied output packed in the 8-row layout: each row read back out first
-                withUnsafeTemporaryAllocation(byteCount: embedding.rowBytes, alignment: 64) { row in
-                    for t in 0..<T {
-                        lk_rows8_row(embeddingType, embedding.data, embedding.rowBytes, Int64(E), Int64(toks[t]), row.baseAddress)
-                        lk_dequantize_row(embeddingType, row.baseAddress, x + t * E, Int64(E))
-                    }
-                }
-            } else {
-                for t in 0..<T {
-                    lk_dequantize_row(embeddingType, embedding.row(Int(toks[t])), x + t * E, Int64(E))
-                }
-            }
+            // A tied embedding is the packed output head (ModelWeights.pack); ids were checked on input.
+            for t in 0..<T { Kernels.dequantizeRow(W.tokenEmbedding, checkedRow: Int(toks[t]), into: x + t * E) }
             scaleTokenEmbeddings(rows: T)
         case .embeddings(let rows):
             x.update(from: rows, count: T * E)
