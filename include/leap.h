@@ -976,7 +976,9 @@ typedef struct leap_generation_options {
  *     Q5_0 and Q5_1 on AVX2) each verified position's logits are the one-token decode's bit for bit; on other weight types
  *     they can differ from it in the last bits, as a batched prompt's do;
  *   - the draft length adapts to the recent acceptance rate and the measured cost of a pass (the model
- *     keeps that cost from one generation to the next), and drafting stops where it does not pay (with
+ *     keeps both from one generation to the next; prompt lookup keeps a rate per length of the match its
+ *     guesses continue, so that it drafts far after a long match and little or nothing after a
+ *     one-token one), and drafting stops where it does not pay (with
  *     other conversations in the pass, where the guesses would slow them more than they gain); prompt
  *     lookup's guesses cost nothing, so they are still made and checked against the tokens generated while
  *     it does not draft, and drafting resumes as soon as they would pay; a draft model pauses and probes
@@ -990,9 +992,9 @@ typedef enum leap_drafter {
     LEAP_DRAFTER_DEFAULT = 0,     /* the model's draft model when it was loaded with one, else none      */
     LEAP_DRAFTER_NONE = 1,        /* one token per forward pass                                         */
     LEAP_DRAFTER_NGRAM = 2,       /* prompt lookup: the tokens that followed the latest earlier occurrence
-                                     of the last 1-3 tokens, in the prompt and the output (no second
-                                     model; pays where the answer copies given text: summaries,
-                                     extraction, edits)                                                 */
+                                     of the longest suffix (1-6 tokens) found again in the prompt and
+                                     the output (no second model; pays where the answer copies given
+                                     text: summaries, extraction, edits)                                */
     LEAP_DRAFTER_DRAFT_MODEL = 3  /* the draft model's greedy tokens (leap_model_params.draft_model_path;
                                      LEAP_ERR_INVALID_ARGUMENT when the model has none)                 */
 } leap_drafter;

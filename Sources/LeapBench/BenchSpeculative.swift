@@ -1,5 +1,5 @@
 // leap-bench speculative MODEL.gguf [--threads N] [--gen 128] [--k 8] [--reps 1] [--compare]
-//                                   [--draft DRAFT.gguf] [--ceiling]
+//                                   [--draft DRAFT.gguf] [--ceiling] [--prompts FILE]
 //
 // Greedy chat turns through the runtime (Conversation), without speculation and with prompt lookup
 // (n-gram drafting), on two prompt sets: copy-heavy (summarise / extract / rewrite a given passage, edit
@@ -8,7 +8,8 @@
 // LlamaPromptLookupDecoding, the peer's Python from $LEAP_LLAMA_PYTHON) on the same turns.
 // --draft: also with that draft model (same vocabulary). --ceiling: also with a drafter that replays the
 // turn's own greedy output (every guess right, drafting free: a draft model equal to the model without
-// its cost), at --k guesses per pass: the most verification can give.
+// its cost), at --k guesses per pass: the most verification can give. --prompts: the two sets from a JSON
+// file {"copy": [strings], "chat": [strings]} instead of the built-in ones.
 import Glibc
 import LeapJSON
 import LeapMessages
@@ -88,7 +89,7 @@ private func turn(_ runner: ModelRunner, _ prompt: String, _ o: GenerationOption
 
 func benchSpeculative(_ args: [String]) {
     guard let path = args.first, !path.hasPrefix("--") else {
-        fputs("usage: leap-bench speculative MODEL.gguf [--threads N] [--gen 128] [--k 8] [--reps 1] [--compare] [--draft DRAFT.gguf] [--ceiling]\n", stderr)
+        fputs("usage: leap-bench speculative MODEL.gguf [--threads N] [--gen 128] [--k 8] [--reps 1] [--compare] [--draft DRAFT.gguf] [--ceiling] [--prompts FILE]\n", stderr)
         exit(2)
     }
     let threads = intOption(args, "--threads", 2), nGen = intOption(args, "--gen", 128), k = intOption(args, "--k", 8), reps = max(1, intOption(args, "--reps", 1))
@@ -109,7 +110,11 @@ func benchSpeculative(_ args: [String]) {
         var load3 = [Double](repeating: 0, count: 3)
         if getloadavg(&load3, 3) == 3 { print("load average: \(fmt(load3[0], 2)) \(fmt(load3[1], 2)) \(fmt(load3[2], 2))") }
         var ours: [String: Double] = [:]
-        for (setName, prompts) in [("copy-heavy", copyHeavyPrompts), ("open chat", openChatPrompts)] {
+        var copyPrompts = copyHeavyPrompts, chatPrompts = openChatPrompts
+        if let file = stringOption(args, "--prompts") {
+            (copyPrompts, chatPrompts) = try promptSets(file)
+        }
+        for (setName, prompts) in [("copy-heavy", copyPrompts), ("open chat", chatPrompts)] {
             var plain = SetFigures(), lookup = SetFigures(), draft = SetFigures(), ceiling = SetFigures()
             func add(_ f: inout SetFigures, _ r: ([Int32], Double, GenerationStats)) {
                 f.tokens += max(0, r.2.completionTokens - 1)
@@ -148,8 +153,8 @@ func benchSpeculative(_ args: [String]) {
         }
         if args.contains("--compare") {
             // The same turns for the peer: the prompt sets as JSON in a temporary file.
-            let sets = JSONValue.object(JSONObject([("copy", .array(copyHeavyPrompts.map { .string($0) })),
-                                                      ("chat", .array(openChatPrompts.map { .string($0) }))])).serialized()
+            let sets = JSONValue.object(JSONObject([("copy", .array(copyPrompts.map { .string($0) })),
+                                                      ("chat", .array(chatPrompts.map { .string($0) }))])).serialized()
             var name = Array("/tmp/leap-bench-prompts-XXXXXX".utf8CString)
             let fd = mkstemp(&name)
             guard fd >= 0 else { throw LeapBenchError("cannot create a temporary file for the peer's prompts") }
@@ -170,6 +175,25 @@ func benchSpeculative(_ args: [String]) {
         fputs("error: \(error)\n", stderr)
         exit(1)
     }
+}
+
+/// The prompt sets of a file in the form the peer's script reads: {"copy": [strings], "chat": [strings]}.
+private func promptSets(_ file: String) throws -> ([String], [String]) {
+    guard let f = fopen(file, "rb") else { throw LeapBenchError("cannot open \(file)") }
+    defer { fclose(f) }
+    var bytes: [UInt8] = []
+    var buf = [UInt8](repeating: 0, count: 65536)
+    while case let n = fread(&buf, 1, buf.count, f), n > 0 { bytes += buf[0..<n] }
+    func strings(_ key: String) throws -> [String] {
+        guard let o = try JSONParser.parse(bytes: bytes).objectValue, let a = o[key]?.arrayValue else {
+            throw LeapBenchError("\(file): expected {\"copy\": [...], \"chat\": [...]}")
+        }
+        return try a.map { v in
+            guard let s = v.stringValue else { throw LeapBenchError("\(file): \(key) holds a value that is not a string") }
+            return s
+        }
+    }
+    return (try strings("copy"), try strings("chat"))
 }
 
 private struct LeapBenchError: Error, CustomStringConvertible {

@@ -46,18 +46,18 @@ package final class ModelRunner: @unchecked Sendable {
     private let indexLock = Lock()
     private var _stateIdentity: ModelIdentity?
     private var _vocabularyIndex: TokenVocabularyIndex?
-    /// The verification pass cost the last speculative generations measured, per kind of drafter (a draft
-    /// model's passes include its own steps).
-    private let passCostLock = Lock()
-    private var passCosts: [ObjectIdentifier: DraftController.PassCost] = [:]
+    /// What the last speculative generations learned (pass cost, acceptance rates), per kind of drafter (a
+    /// draft model's passes include its own steps).
+    private let draftingLock = Lock()
+    private var draftingMemories: [ObjectIdentifier: DraftController.Memory] = [:]
 
-    /// What the last speculative generation with this kind of drafter measured, nil before any.
-    package func passCost(for drafter: any TokenDrafter) -> DraftController.PassCost? {
-        passCostLock.withLock { passCosts[ObjectIdentifier(type(of: drafter))] }
+    /// What the last speculative generation with this kind of drafter learned, nil before any.
+    package func drafting(for drafter: any TokenDrafter) -> DraftController.Memory? {
+        draftingLock.withLock { draftingMemories[ObjectIdentifier(type(of: drafter))] }
     }
 
-    package func rememberPassCost(_ cost: DraftController.PassCost, for drafter: any TokenDrafter) {
-        passCostLock.withLock { passCosts[ObjectIdentifier(type(of: drafter))] = cost }
+    package func rememberDrafting(_ memory: DraftController.Memory, for drafter: any TokenDrafter) {
+        draftingLock.withLock { draftingMemories[ObjectIdentifier(type(of: drafter))] = memory }
     }
 
     /// The vocabulary as a trie for constrained decoding, built on first use (then shared).

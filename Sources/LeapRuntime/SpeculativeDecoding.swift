@@ -21,17 +21,18 @@ final class Speculation {
     private(set) var pending: [Int32] = []
     /// Free guesses made at a step without drafts, not verified: checked against the tokens sampled next
     /// (the next first), `watched.taken` of `watched.count` right so far.
-    private var watched: (guesses: [Int32], count: Int, taken: Int) = ([], 0, 0)
+    private var watched: (guesses: [Int32], count: Int, taken: Int, evidence: Int) = ([], 0, 0, 0)
     /// The sequence's tokens (prompt and output) the drafter reads, and how many of them are output.
     private var history: [Int32]
     private var generated = 0
-    /// The current pass: guesses verified, guesses taken, its seconds, the conversations that shared it.
-    private var pass = (drafted: 0, taken: 0, seconds: 0.0, sequences: 1)
+    /// The current pass: guesses verified, guesses taken, its seconds, the conversations that shared it, the
+    /// guesses' evidence.
+    private var pass = (drafted: 0, taken: 0, seconds: 0.0, sequences: 1, evidence: 0)
 
     init(drafter: any TokenDrafter, maxDraft: Int, prompt: [Int32], runner: ModelRunner) {
         self.drafter = drafter
         self.runner = runner
-        self.control = DraftController(maxDraft: maxDraft, cost: runner.passCost(for: drafter) ?? DraftController.PassCost(),
+        self.control = DraftController(maxDraft: maxDraft, memory: runner.drafting(for: drafter) ?? DraftController.Memory(),
                                        observesWithoutPasses: drafter.guessesAreFree)
         self.history = prompt
     }
@@ -80,23 +81,30 @@ final class Speculation {
             endPass()
         }
         let room = min(maxDrafts, session.maxVerifiedTokens - 1, session.contextSize - session.tokenCount - 1)
-        let k = min(control.nextDraftLength(), room)
         let t0 = monotonicSeconds()   // a pass's cost includes its drafting
-        let guesses = k > 0 ? Array(drafter.draft(after: history, generated: generated, count: k).prefix(k)) : []
+        var guesses: [Int32] = [], evidence = 0
+        if drafter.guessesAreFree {
+            // Free guesses come first: how many to verify depends on the evidence behind them.
+            if room > 0 && control.maxDraft > 0 {
+                (guesses, evidence) = drafter.draftWithEvidence(after: history, generated: generated, count: min(room, control.maxDraft))
+            }
+            let k = guesses.isEmpty ? 0 : min(control.nextDraftLength(evidence: evidence), room)
+            if k == 0 && watched.guesses.isEmpty && !guesses.isEmpty { watched = (guesses, guesses.count, 0, evidence) }
+            guesses = Array(guesses.prefix(k))
+        } else {
+            let k = min(control.nextDraftLength(), room)
+            if k > 0 { guesses = Array(drafter.draft(after: history, generated: generated, count: k).prefix(k)) }
+        }
         if guesses.isEmpty {
             try session.evaluate([token], shouldStop: { false })
             control.recordStep(seconds: monotonicSeconds() - t0, sequences: session.lastPassSequences)
-            runner.rememberPassCost(control.cost, for: drafter)
-            if drafter.guessesAreFree && watched.guesses.isEmpty && control.maxDraft > 0 {
-                let free = drafter.draft(after: history, generated: generated, count: control.maxDraft)
-                watched = (free, free.count, 0)
-            }
+            runner.rememberDrafting(control.memory, for: drafter)
             return
         }
-        watched = ([], 0, 0)
+        watched = ([], 0, 0, 0)
         try session.verify([token] + guesses)
         pending = guesses
-        pass = (guesses.count, 0, monotonicSeconds() - t0, session.lastPassSequences)
+        pass = (guesses.count, 0, monotonicSeconds() - t0, session.lastPassSequences, evidence)
         stats.draftedTokens += guesses.count
     }
 
@@ -114,9 +122,10 @@ final class Speculation {
     }
 
     private func endPass() {
-        control.record(drafted: pass.drafted, taken: pass.taken, seconds: pass.seconds, sequences: pass.sequences)
-        runner.rememberPassCost(control.cost, for: drafter)
-        pass = (0, 0, 0, 1)
+        control.record(drafted: pass.drafted, taken: pass.taken, seconds: pass.seconds, sequences: pass.sequences,
+                       evidence: pass.evidence)
+        runner.rememberDrafting(control.memory, for: drafter)
+        pass = (0, 0, 0, 1, 0)
     }
 
     /// Checks the sampled `token` against the watched free guesses: the control learns how many a pass
@@ -128,7 +137,7 @@ final class Speculation {
             watched.taken += 1
             if !watched.guesses.isEmpty { return }
         }
-        control.observe(drafted: watched.count, taken: watched.taken)
-        watched = ([], 0, 0)
+        control.observe(drafted: watched.count, taken: watched.taken, evidence: watched.evidence)
+        watched = ([], 0, 0, 0)
     }
 }

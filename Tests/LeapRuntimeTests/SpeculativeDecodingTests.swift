@@ -70,9 +70,9 @@ func checkUnchanged(_ runner: ModelRunner, _ message: ChatMessage, _ options: Ge
     let reference = plain.tokens
     o.drafter = .custom { ReferenceDrafter(reference) }
     o.maxDraftTokens = 5
-    // From the prior pass cost, not the one an earlier turn measured: the controller then drafts from the
-    // first step, so that passes accept all, some and none of the guesses.
-    runner.rememberPassCost(DraftController.PassCost(), for: ReferenceDrafter([]))
+    // From the prior pass cost and rates, not those an earlier turn measured: the controller then drafts
+    // from the first step, so that passes accept all, some and none of the guesses.
+    runner.rememberDrafting(DraftController.Memory(), for: ReferenceDrafter([]))
     let oracle = try runTurn(runner, message, o, system: system)
     #expect(oracle == plain, "\(name): with drafts \(oracle.output), without \(plain.output)")
     #expect(oracle.accepted > 0 && oracle.accepted < oracle.drafted, "\(name): \(oracle.accepted) of \(oracle.drafted) accepted")
@@ -186,7 +186,7 @@ func realFilePath(_ name: String) -> String { realModelsDir + "/" + name + ".ggu
         #expect(try twoTurns(.custom { NGramDrafter(maxNgram: 1, minNgram: 1) }) == plain)
     }
 
-    @Test func theMeasuredPassCostCarriesToTheNextGeneration() throws {
+    @Test func whatDraftingLearnedCarriesToTheNextGeneration() throws {
         let runner = try ModelRunner.load(path: fixturesDir("models") + "/llama3-tiny-q8_0.gguf")
         var o = greedyOptions
         o.functionCallParser = nil
@@ -194,14 +194,16 @@ func realFilePath(_ name: String) -> String { realModelsDir + "/" + name + ".ggu
         let reference = try runTurn(runner, message, o).tokens
         o.drafter = .custom { ReferenceDrafter(reference) }
         o.maxDraftTokens = 5
-        #expect(runner.passCost(for: ReferenceDrafter([])) == nil)
+        #expect(runner.drafting(for: ReferenceDrafter([])) == nil)
         let first = try runTurn(runner, message, o)
         #expect(first.drafted > 0)
-        let learned = try #require(runner.passCost(for: ReferenceDrafter([])))
-        #expect(learned.stepSeconds > 0)
-        #expect(runner.passCost(for: NGramDrafter()) == nil, "kept per kind of drafter")
+        var learned = try #require(runner.drafting(for: ReferenceDrafter([])))
+        #expect(learned.cost.stepSeconds > 0)
+        #expect(learned.acceptance[0] != DraftController.Acceptance(), "the rate its passes measured, not the prior")
+        #expect(runner.drafting(for: NGramDrafter()) == nil, "kept per kind of drafter")
         // A model whose passes were measured dear: the next generation drafts nothing from its first step.
-        runner.rememberPassCost(.init(stepSeconds: learned.stepSeconds, beta: 5), for: ReferenceDrafter([]))
+        learned.cost.beta = 5
+        runner.rememberDrafting(learned, for: ReferenceDrafter([]))
         let next = try runTurn(runner, message, o)
         #expect(next.drafted == 0)
         #expect(next.tokens == reference)

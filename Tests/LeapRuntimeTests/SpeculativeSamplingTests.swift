@@ -100,6 +100,9 @@ private func chiSquare(_ observed: [Int32?], _ p: [Double], isEnd: (Int32) -> Bo
     var drafted = 0, accepted = 0
     for seed in 0..<2000 {
         o.rngSeed = UInt64(seed)
+        // Each generation from the prior rate, not the one the last generations learned: every one of
+        // them then drafts at its first step, right or wrong by turns.
+        runner.rememberDrafting(DraftController.Memory(), for: HalfWrongDrafter(likely: [], unlikely: [], counter: counter))
         let r = try runTurn(runner, message, o)
         runs.append(r.tokens)
         drafted += r.drafted
