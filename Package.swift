@@ -132,7 +132,7 @@ let package = Package(
                     swiftSettings: swift5),
         .testTarget(name: "LeapGGUFTests", dependencies: ["LeapTestFiles", "LeapGGUF", "LeapCore"], swiftSettings: fast),
         .testTarget(name: "LeapKernelsTests", dependencies: ["LeapTestFiles", "LeapKernels", "LeapGGUF", "CLeapKernels"], swiftSettings: fast),
-        .testTarget(name: "LeapTokenizerTests", dependencies: ["LeapTokenizer", "LeapCore"], swiftSettings: swift5),
+        .testTarget(name: "LeapTokenizerTests", dependencies: ["LeapTestFiles", "LeapTokenizer", "LeapCore"], swiftSettings: swift5),
         .testTarget(name: "LeapChatTemplateTests", dependencies: ["LeapTestFiles", "LeapChatTemplate", "LeapJSON", "LeapCore"], swiftSettings: swift5),
         .testTarget(name: "LeapFuzzTargetsTests", dependencies: ["LeapTestFiles", "LeapFuzzTargets"], swiftSettings: swift5),
         .testTarget(name: "LeapSamplingTests", dependencies: ["LeapSampling"], swiftSettings: swift5),

@@ -1,6 +1,7 @@
 import Glibc
 import LeapGrammar
 import LeapJSON
+import LeapTestFiles
 import Testing
 
 /// The allowed tokens computed the slow, obvious way: clone the matcher and try each token's bytes.
@@ -100,7 +101,7 @@ let walkSchemas = ["person", "nested", "points", "enums", "const", "anyOf", "typ
         let vocab = syntheticVocabulary()
         let index = TokenVocabularyIndex(tokens: vocab.tokens, endOfGeneration: vocab.eog)
         let g = try JSONSchemaGrammar(schema: c.schema).grammar
-        var rng = TestRNG(seed: UInt64(name.utf8.count) * 7919 + 1)
+        var rng = SplitMix64(seed: UInt64(name.utf8.count) * 7919 + 1)
         for walk in 0..<walkCount(40) {
             let free = [5, 20, 60, 150][walk % 4]
             guard let out = randomWalk(g, index, rng: &rng, freeSteps: free) else {
@@ -119,7 +120,7 @@ let walkSchemas = ["person", "nested", "points", "enums", "const", "anyOf", "typ
         let vocab = try #require(smolVocab)
         let index = TokenVocabularyIndex(tokens: vocab.tokens, endOfGeneration: vocab.eog)
         let g = try JSONSchemaGrammar(schema: c.schema).grammar
-        var rng = TestRNG(seed: UInt64(name.utf8.count) * 104729 + 3)
+        var rng = SplitMix64(seed: UInt64(name.utf8.count) * 104729 + 3)
         for walk in 0..<walkCount(6) {
             guard let out = randomWalk(g, index, rng: &rng, freeSteps: [10, 40, 100][walk % 3]) else {
                 Issue.record("\(name) walk \(walk) got stuck")
@@ -157,7 +158,7 @@ extension GrammarMatcher: CustomStringConvertible {
         let index = TokenVocabularyIndex(tokens: vocab.tokens, endOfGeneration: vocab.eog)
         let schema = try JSONParser.parse(#"{"type":"object","properties":{"name":{"type":"string","maxLength":12},"n":{"type":"integer","minimum":1,"maximum":9},"ok":{"type":"boolean"}},"required":["name","n","ok"]}"#)
         let constraint = GrammarConstraint(grammar: try JSONSchemaGrammar(schema: schema).grammar, index: index)
-        var rng = TestRNG(seed: 11)
+        var rng = SplitMix64(seed: 11)
         var out: [UInt8] = []
         var logits = [Float](repeating: 0, count: vocab.tokens.count)
         for _ in 0..<400 where !constraint.isComplete {

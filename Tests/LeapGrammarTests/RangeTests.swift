@@ -1,12 +1,13 @@
 import LeapGrammar
 import LeapJSON
+import LeapTestFiles
 import Testing
 
 /// Numeric bounds against plain arithmetic: every accepted number lies within the bounds, and (for
 /// integers) every integer within the bounds is accepted.
 @Suite struct RangeTests {
     @Test func integerRangesAreExact() throws {
-        var rng = TestRNG(seed: 99)
+        var rng = SplitMix64(seed: 99)
         let edges: [Int64] = [-1_000_000, -1001, -1000, -999, -100, -99, -10, -9, -1, 0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 12345]
         for trial in 0..<60 {
             var lo: Int64? = edges[Int(rng.next() % UInt64(edges.count))]
@@ -33,7 +34,7 @@ import Testing
     }
 
     @Test func numberBoundsAreSound() throws {
-        var rng = TestRNG(seed: 5)
+        var rng = SplitMix64(seed: 5)
         let bounds: [Double] = [-100, -10.5, -2.5, -1, 0, 0.5, 1, 2, 7.25, 10, 99.9]
         for trial in 0..<40 {
             let a = bounds[Int(rng.next() % UInt64(bounds.count))]

@@ -9,17 +9,11 @@ import LeapTestFiles
 let kernelFixtures = fixturesDir("kernels")
 
 
-/// SplitMix64: deterministic test data.
+/// Deterministic test data (SplitMix64) as uniform, normal and byte values.
 struct Rng {
-    var state: UInt64
-    init(_ seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    var generator: SplitMix64
+    init(_ seed: UInt64) { generator = SplitMix64(seed: seed) }
+    mutating func next() -> UInt64 { generator.next() }
     mutating func uniform() -> Double { Double(next() >> 11) / Double(1 << 53) }
     mutating func normal() -> Float {
         let u1 = max(uniform(), 1e-300), u2 = uniform()

@@ -1,6 +1,7 @@
 // The draft-length controller: it drafts where verification pays and pauses where it does not, alone and
 // with other conversations sharing the passes (their tokens are slowed by the extra rows too).
 import LeapRuntime
+import LeapTestFiles
 import Testing
 
 @Suite struct DraftControllerTests {
@@ -137,18 +138,5 @@ import Testing
             let want = expected(h, count: count, maxNgram: maxNgram, minNgram: minNgram)
             #expect(got.guesses == want.guesses && got.evidence == want.evidence, "\(h) max \(maxNgram) min \(minNgram)")
         }
-    }
-}
-
-/// A seeded generator, so that a failure repeats.
-private struct SplitMix64 {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }
