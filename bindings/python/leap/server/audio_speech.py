@@ -26,7 +26,7 @@ from .app import ServerState, check_model, read_json, record_usage, server_state
 from .chat import ChatRequest, chat_job
 from .engine import JobHandle
 from .errors import ApiError, bad_request
-from .schemas import Fields, parse_sampling
+from .schemas import INT32_MAX, Fields, parse_sampling
 from .speech import DEFAULT_VOICE, SAMPLE_RATE, Base64Pieces, parse_voice, pcm16, tts_prompt, usage, wav_header
 from .sse import EventStreamResponse, event
 
@@ -79,7 +79,7 @@ def speech_request(body: Dict[str, Any], state: ServerState) -> "tuple[ChatReque
     req = ChatRequest(f.string("model"), [leap.ChatMessage(leap.Role.SYSTEM, tts_prompt(voice))],
                       leap.ChatMessage(leap.Role.USER, text), sampling)
     req.audio_temperature = f.number("audio_temperature", 0.0, 2.0)
-    req.audio_top_k = f.integer("audio_top_k", 0) or None
+    req.audio_top_k = f.integer("audio_top_k", 0, INT32_MAX) or None
     return req, fmt, stream_format
 
 

@@ -422,6 +422,22 @@ def _modalities(f: Fields, req: ChatRequest, caps: ModelCaps) -> None:
     chat_audio.configure(f, req, caps)
 
 
+def register_tools(conv: leap.Conversation, tools: List[Dict[str, Any]], prefix: str = "") -> None:
+    """Registers ``tools`` (the chat shape) with the conversation; the library checks each definition (its
+    parameters schema): a 400 naming the tool that fails."""
+    for i, tool in enumerate(tools):
+        try:
+            conv.register_function(tool)
+        except leap.LeapError as e:
+            raise from_leap_error(e, f"{prefix}tools[{i}]") from None
+
+
+def check_tools(model: leap.Model, tools: List[Dict[str, Any]], prefix: str = "") -> None:
+    """:func:`register_tools` on a conversation of its own: the definitions checked before they are kept."""
+    with model.create_conversation() as conv:
+        register_tools(conv, tools, prefix)
+
+
 def chat_job(model: leap.Model, req: ChatRequest) -> Job:
     """The job answering ``req``: a conversation from its history, its tools, one generation, events out."""
     options = req.options()
@@ -444,16 +460,14 @@ def chat_job(model: leap.Model, req: ChatRequest) -> Job:
                     conv.stop()
 
         try:
-            try:
-                for tool in req.tools:
-                    conv.register_function(tool)
-            except leap.LeapError as e:
-                raise from_leap_error(e, "tools") from None
+            register_tools(conv, req.tools)
             control.on_stop(stop)
             try:
                 stream = conv.generate_response(req.message, options)
             except leap.LeapError as e:
-                param = req.schema_param if str(e).startswith("json_schema_constraint") else None
+                # "json_schema_constraint: ..." or "options->json_schema_constraint: ..." (the options' JSON)
+                about_schema = str(e).split(":", 1)[0].endswith("json_schema_constraint")
+                param = req.schema_param if about_schema else None
                 raise from_leap_error(e, param, at_start=True) from None
             with stream:
                 control.started()

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence
 import leap
 
 from .errors import bad_request
-from .schemas import Fields
+from .schemas import INT32_MAX, Fields
 from .speech import INTERLEAVED_PROMPT, SPEAKING_PROMPTS, Base64Pieces, b64, parse_voice, pcm16, wav_file
 from .turn import ChatTurn
 
@@ -50,7 +50,7 @@ def configure(f: Fields, req: "ChatRequest", caps: "ModelCaps") -> None:
     """Reads ``audio`` and the audio sampling extensions into ``req`` once its messages and modalities are
     parsed: the speech mode and, when audio is asked for, the system prompt it needs."""
     req.audio_temperature = f.number("audio_temperature", 0.0, 2.0)
-    top_k = f.integer("audio_top_k", 0)
+    top_k = f.integer("audio_top_k", 0, INT32_MAX)
     req.audio_top_k = top_k if top_k else None
     if "audio" not in req.modalities:
         if caps.audio_output:

@@ -6,8 +6,9 @@ API would) and the other formats are decoded by Pillow, flattened onto white whe
 re-encoded as a JPEG at quality 95 without chroma subsampling. Sizes are read from the header first, so an
 image over the pixel limit is refused before it is decoded.
 
-Audio: ``input_audio`` with format ``wav``: the RIFF header is read here (mono only, duration within the
-limit) and the library decodes the samples (PCM 8-32 bit or float, any rate).
+Audio: ``input_audio`` with format ``wav``: the RIFF header is read here (mono only, 0.1 s up to the
+duration limit, an encoding the library's decoder takes) and the library decodes the samples (PCM 8-32 bit
+or float, any rate).
 
 Remote ``http(s)`` image URLs are fetched only when the server allows it, with the same byte limit.
 """
@@ -19,13 +20,18 @@ import io
 import re
 import struct
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import NamedTuple, Optional, Tuple
 
 import leap
+from leap.audio import decode_wav
 
 from .errors import bad_request
 
 _DATA_URL = re.compile(r"data:([\w.+/-]*)((?:;[\w=.+-]+)*?);base64,", re.ASCII)
+
+
+#: The shortest audio input (OpenAI's minimum of a Realtime commit): the audio encoder needs a few frames.
+MIN_AUDIO_SECONDS = 0.1
 
 
 @dataclass(frozen=True)
@@ -103,23 +109,45 @@ def _has_alpha(img: "object") -> bool:
     return img.mode in ("RGBA", "LA", "PA") or (img.mode == "P" and "transparency" in img.info)
 
 
+class WavHeader(NamedTuple):
+    channels: int
+    rate: int
+    bits: int
+    data_start: int  # offset of the sample data
+    data_bytes: int  # bytes of sample data present (the chunk's size, or less when the file is cut short)
+
+
+#: Bytes of sample data the format check decodes: whole frames of every mono sample size (1, 2, 3, 4, 8).
+_PROBE_BYTES = 24 * 128
+
+
 def wav_part(data: bytes, limits: MediaLimits, param: str) -> leap.Audio:
-    """An audio part from WAV bytes: mono, at most ``max_audio_seconds`` (400 naming ``param`` otherwise)."""
-    channels, rate, bits, n_bytes = wav_header(data, param)
-    if channels != 1:
-        raise bad_request(f"the WAV audio has {channels} channels: send mono audio (1 channel)", param,
+    """An audio part from WAV bytes: mono, at most ``max_audio_seconds``, in an encoding the library decodes
+    (400 naming ``param`` otherwise)."""
+    h = wav_header(data, param)
+    if h.channels != 1:
+        raise bad_request(f"the WAV audio has {h.channels} channels: send mono audio (1 channel)", param,
                           code="invalid_audio")
-    if rate <= 0 or bits <= 0:
+    if h.rate <= 0 or h.bits <= 0:
         raise bad_request("the WAV header gives no sample rate or sample size", param, code="invalid_audio")
-    seconds = n_bytes / (rate * (bits // 8 or 1))
+    seconds = h.data_bytes / (h.rate * (h.bits // 8 or 1))
+    if seconds < MIN_AUDIO_SECONDS:
+        raise bad_request(f"the audio lasts {seconds * 1000:.1f} ms, less than {MIN_AUDIO_SECONDS * 1000:g} ms", param,
+                          code="audio_too_short")
     if seconds > limits.max_audio_seconds:
         raise bad_request(f"the audio lasts {seconds:.1f} s, more than the server's limit of "
                           f"{limits.max_audio_seconds:g} s", param, code="audio_too_long")
+    # The library's decoder checks the rest of the format (encoding, sample size, block alignment, rate) on
+    # the header and the first frames, here where the part's name is known, not when the generation starts.
+    try:
+        decode_wav(data[:h.data_start + min(h.data_bytes, _PROBE_BYTES)])
+    except leap.LeapError as e:
+        raise bad_request(f"the WAV audio cannot be decoded: {e}", param, code="invalid_audio") from None
     return leap.Audio(bytes(data))
 
 
-def wav_header(data: bytes, param: str) -> Tuple[int, int, int, int]:
-    """(channels, sample rate, bits per sample, bytes of sample data) of a RIFF/WAVE file."""
+def wav_header(data: bytes, param: str) -> WavHeader:
+    """The format and sample data of a RIFF/WAVE file (400 naming ``param`` if it has none)."""
     if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
         raise bad_request(f"the audio is not a WAV file (RIFF/WAVE header missing; {len(data)} bytes starting "
                           f"{data[:8].hex()})", param, code="invalid_audio")
@@ -136,7 +164,7 @@ def wav_header(data: bytes, param: str) -> Tuple[int, int, int, int]:
         elif tag == b"data":
             if fmt is None:
                 raise bad_request("the WAV data chunk comes before its fmt chunk", param, code="invalid_audio")
-            return fmt[0], fmt[1], fmt[2], min(size, len(data) - body)
+            return WavHeader(fmt[0], fmt[1], fmt[2], body, min(size, len(data) - body))
         pos = body + size + (size & 1)
     raise bad_request("the WAV file has no fmt or data chunk", param, code="invalid_audio")
 

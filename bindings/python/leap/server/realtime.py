@@ -52,10 +52,11 @@ import leap
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from .app import ServerState
-from .chat import ChatRequest, chat_job, parse_tools
+from .chat import ChatRequest, chat_job, check_tools, parse_tools
 from .chat_audio import speaking_history
 from .errors import ApiError
-from .schemas import Fields, Sampling
+from .media import MIN_AUDIO_SECONDS
+from .schemas import INT32_MAX, Fields, Sampling, parse_json_object
 from .speech import INTERLEAVED_PROMPT, SAMPLE_RATE, parse_voice, pcm16, wav_file
 from .turn import ChatTurn
 from .vad import VadSettings, VoiceActivity, parse_turn_detection
@@ -64,7 +65,6 @@ log = logging.getLogger("leap.server")
 router = APIRouter()
 
 INPUT_RATES = (16000, 24000)
-MIN_COMMIT_SECONDS = 0.1
 #: GA event names as the beta API spells them.
 BETA_NAMES = {
     "response.output_audio.delta": "response.audio.delta", "response.output_audio.done": "response.audio.done",
@@ -124,7 +124,7 @@ class Session:
                 "tools": self.tools, "tool_choice": self.tool_choice,
                 "max_output_tokens": self.max_output_tokens if self.max_output_tokens else "inf"}
 
-    def update(self, s: Dict[str, Any], max_tokens: int, caps: Any) -> None:
+    def update(self, s: Dict[str, Any], max_tokens: int, caps: Any, model: leap.Model) -> None:
         f = Fields(s, "session")
         f.string("type", choices=("realtime",))
         if "instructions" in s:
@@ -138,9 +138,10 @@ class Session:
             tools = f.array("tools") if "tools" in s else self.tools
             choice = s.get("tool_choice", self.tool_choice)
             trial = Session(self.id, self.model, tools=list(tools or []), tool_choice=choice)
+            checked = ChatRequest(None, [], leap.ChatMessage(leap.Role.USER, ""), Sampling())
             try:
-                parse_tools(Fields(trial.chat_tools()), ChatRequest(None, [], leap.ChatMessage(leap.Role.USER, ""),
-                                                                   Sampling()), caps)
+                parse_tools(Fields(trial.chat_tools()), checked, caps)
+                check_tools(model, checked.tools)  # their schemas, as a response would register them
             except ApiError as e:
                 param = f"session.{e.param}" if e.param else "session.tools"
                 raise EventError(f"session.{e.message}", e.code or "invalid_value", param) from None
@@ -190,7 +191,7 @@ class Session:
         self.temperature = f.number("temperature", 0.0, 2.0) if "temperature" in s else self.temperature
         self.audio_temperature = f.number("audio_temperature", 0.0, 2.0) if "audio_temperature" in s \
             else self.audio_temperature
-        self.audio_top_k = f.integer("audio_top_k", 0) if "audio_top_k" in s else self.audio_top_k
+        self.audio_top_k = f.integer("audio_top_k", 0, INT32_MAX) if "audio_top_k" in s else self.audio_top_k
         self.seed = f.integer("seed", 0, (1 << 64) - 1) if "seed" in s else self.seed
 
 
@@ -245,8 +246,8 @@ class Connection:
         await self.send({"type": "conversation.item.done", "previous_item_id": previous, "item": item})
 
     def audio_part(self, pcm: bytes, param: str) -> leap.Audio:
-        if len(pcm) < MIN_COMMIT_SECONDS * self.session.input_rate * 2:
-            raise EventError(f"{param}: the audio is shorter than {MIN_COMMIT_SECONDS * 1000:g} ms",
+        if len(pcm) < MIN_AUDIO_SECONDS * self.session.input_rate * 2:
+            raise EventError(f"{param}: the audio is shorter than {MIN_AUDIO_SECONDS * 1000:g} ms",
                              "input_audio_buffer_commit_empty", param)
         return leap.Audio(wav_file(pcm, self.session.input_rate))
 
@@ -270,7 +271,7 @@ class Connection:
             if not isinstance(s, dict):
                 raise EventError("session: expected an object", "invalid_type", "session")
             try:
-                self.session.update(s, self.state.max_tokens, self.state.caps)
+                self.session.update(s, self.state.max_tokens, self.state.caps, self.state.model())
             except ApiError as e:
                 raise EventError(e.message, e.code or "invalid_value", e.param) from None
             self.reset_vad()
@@ -587,15 +588,19 @@ async def realtime(ws: WebSocket) -> None:
     try:
         await conn.send({"type": "session.created", "session": conn.session.describe()})
         while True:
+            message = await ws.receive()
+            if message["type"] == "websocket.disconnect":
+                raise WebSocketDisconnect(message.get("code", 1000))
+            text = message.get("text")
             try:
-                event = await ws.receive_json()
-            except (ValueError, KeyError):  # not JSON text: a client error, the session goes on
-                await conn.error("the event is not a JSON text frame", "invalid_json", None, None)
+                if text is None:  # a client error, as every malformed event: the session goes on
+                    raise EventError("the event is a binary frame: send events as JSON text frames", "invalid_json")
+                event = parse_json_object(text, "the event")
+            except (EventError, ApiError) as e:
+                await conn.error(e.message, e.code, e.param, None)
                 continue
-            event_id = event.get("event_id") if isinstance(event, dict) else None
+            event_id = event.get("event_id")
             try:
-                if not isinstance(event, dict):
-                    raise EventError("an event is a JSON object with a type", "invalid_event", None)
                 await conn.handle(event)
             except EventError as e:
                 await conn.error(e.message, e.code, e.param, event_id if isinstance(event_id, str) else None)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Sequence, Union
 
@@ -19,21 +20,84 @@ MAX_STOP_STRINGS = 16
 MAX_CHOICES = 8
 #: ``logit_bias``: OpenAI's limits (300 tokens, biases -100..100).
 MAX_LOGIT_BIAS = 300
+#: The largest value of the library's 32-bit integer options (top_k, audio_top_k): larger ones would wrap.
+INT32_MAX = (1 << 31) - 1
+#: Digits of the longest integer a JSON text may hold (Python refuses to convert longer ones); no field takes
+#: more than 20.
+MAX_INT_DIGITS = 4300
+# A \u escape of a UTF-16 surrogate: the way one gets into a JSON text decoded strictly.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+class _NotJson(ValueError):
+    """A JSON text Python would read that is not JSON (NaN, Infinity, numbers out of range)."""
+
+
+def _constant(name: str) -> Any:
+    raise _NotJson(f"{name} is not a JSON number")
+
+
+def _float(text: str) -> float:
+    f = float(text)
+    if not math.isfinite(f):
+        raise _NotJson(f"the number {text[:40]} is out of range")
+    return f
+
+
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise _NotJson(f"an integer of {len(text.lstrip('-'))} digits is out of range")
+    return int(text)
+
+
+def parse_json_object(raw: Union[bytes, str], what: str = "the request body") -> Dict[str, Any]:
+    """``raw`` (a request body, a WebSocket event) as a JSON object; otherwise an ApiError 400 saying why:
+    not JSON (strictly: no NaN or Infinity, numbers within range), nested too deep, not an object, or a string
+    holding a lone UTF-16 surrogate (valid JSON syntax, but not text: it cannot be encoded as UTF-8)."""
+    if not raw.strip():
+        raise ApiError(400, f"{what} is empty: send a JSON object", code="invalid_json")
+    try:
+        # Decoded strictly: json.loads would let the UTF-8 encoding of a surrogate (ED A0 80) through.
+        text = raw.decode(json.detect_encoding(raw)) if isinstance(raw, bytes) else raw
+        body = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
+    except (UnicodeDecodeError, json.JSONDecodeError, _NotJson) as e:
+        raise ApiError(400, f"{what} is not valid JSON: {e}", code="invalid_json") from None
+    except RecursionError:
+        raise ApiError(400, f"{what} nests too deeply", code="invalid_json") from None
+    if not isinstance(body, dict):
+        raise ApiError(400, f"{what} must be a JSON object, not {type_name(body)}", code="invalid_json")
+    if _SURROGATE_ESCAPE.search(text):
+        where = _lone_surrogate(body)
+        if where is not None:
+            param, in_key = where
+            place = f"a key of {param or what}" if in_key else param
+            raise ApiError(400, f"{place}: the string holds a lone UTF-16 surrogate (a \\ud800-\\udfff escape not in "
+                           "a pair), which is not text", param=param or None, code="invalid_value")
+    return body
 
 
 def parse_json_body(raw: bytes) -> Dict[str, Any]:
     """The request body as a JSON object (400 otherwise)."""
-    if not raw.strip():
-        raise ApiError(400, "the request body is empty: send a JSON object", code="invalid_json")
-    try:
-        body = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise ApiError(400, f"the request body is not valid JSON: {e}", code="invalid_json") from None
-    except RecursionError:
-        raise ApiError(400, "the request body nests too deeply", code="invalid_json") from None
-    if not isinstance(body, dict):
-        raise ApiError(400, f"the request body must be a JSON object, not {type_name(body)}", code="invalid_json")
-    return body
+    return parse_json_object(raw)
+
+
+def _lone_surrogate(body: Any) -> Optional["tuple[str, bool]"]:
+    """(the path of a string holding a lone surrogate, whether it is a key of the object there), or None."""
+    stack: List["tuple[Any, str]"] = [(body, "")]
+    while stack:
+        value, path = stack.pop()
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                return path, False
+        elif isinstance(value, dict):
+            for k, v in value.items():
+                if _SURROGATE.search(k):
+                    return path, True
+                stack.append((v, f"{path}.{k}" if path else k))
+        elif isinstance(value, list):
+            stack.extend((v, f"{path}[{i}]") for i, v in enumerate(value))
+    return None
 
 
 def type_name(v: Any) -> str:
@@ -78,7 +142,11 @@ class Fields:
             return None
         if isinstance(v, bool) or not isinstance(v, (int, float)):
             raise wrong_type(self.path(key), "a number", v)
-        f = float(v)
+        try:
+            f = float(v)
+        except OverflowError:  # an integer beyond a double's range
+            raise bad_request(f"{self.path(key)}: {type_name(v)} of {len(str(abs(v)))} digits is out of range",
+                              self.path(key)) from None
         if not math.isfinite(f):
             raise bad_request(f"{self.path(key)}: must be a finite number", self.path(key))
         if lo is not None and (f < lo or (lo_open and f == lo)):
@@ -174,7 +242,7 @@ def parse_sampling(f: Fields, max_tokens_limit: int) -> Sampling:
     s = Sampling()
     s.temperature = f.number("temperature", 0.0, 2.0)
     s.top_p = f.number("top_p", 0.0, 1.0)
-    s.top_k = f.integer("top_k", 0)
+    s.top_k = f.integer("top_k", 0, INT32_MAX)
     s.min_p = f.number("min_p", 0.0, 1.0)
     s.repetition_penalty = f.number("repetition_penalty", 0.0, 10.0, lo_open=True)
     repeat = f.number("repeat_penalty", 0.0, 10.0, lo_open=True)  # llama-server's spelling

@@ -109,8 +109,8 @@ async def create_transcription(request: Request) -> Response:
         raise bad_request(f"the loaded model ({caps.name}) cannot take audio: transcription needs an LFM2-Audio "
                           "model with its audio encoder (mmproj file)", "model", code="unsupported_model")
     audio = audio_upload(data, state)
-    channels, rate, bits, n_bytes = wav_header(data, "file")
-    duration = n_bytes / (rate * channels * max(1, bits // 8))
+    h = wav_header(data, "file")
+    duration = h.data_bytes / (h.rate * h.channels * max(1, h.bits // 8))
     req = ChatRequest(None, [leap.ChatMessage(leap.Role.SYSTEM, ASR_PROMPT)], leap.ChatMessage(leap.Role.USER, [audio]),
                       Sampling(temperature=temperature, max_tokens=state.settings.max_tokens or None))
     handle = await unless_disconnected(request, state.engine.start(chat_job(state.model(), req)))
