@@ -34,12 +34,12 @@ from leap.server.engine import Engine, ModelSettings  # noqa: E402
 from leap.server.media import MediaLimits  # noqa: E402
 
 SEED = 51
-# Mutated requests per test. Each seed request has 10-40 fields and there are ~12 kinds of mutation, so
-# these counts reach every field with most kinds several times; they are kept low enough that the file
-# runs in well under a minute on two shared cores (each request takes milliseconds on the tiny models).
-HTTP_ITERATIONS = 900
-REALTIME_ITERATIONS = 300
-MULTIPART_ITERATIONS = 200
+# Mutated inputs per test. A seed request has 10-80 places to change and there are ~10 kinds of change (and
+# ~60 hostile values), so these counts reach each place with several of them; an input takes a few
+# milliseconds on the tiny models, so the file runs in about half a minute on two shared cores.
+HTTP_ITERATIONS = 3000
+REALTIME_ITERATIONS = 600
+MULTIPART_ITERATIONS = 500
 # Bound of one request or event: answers here take milliseconds; a hang fails the test instead of blocking it.
 REQUEST_SECONDS = 30.0
 TOTAL_SECONDS = 600.0
@@ -853,3 +853,26 @@ def test_found_by_fuzzing_on_the_socket(apps, quiet_log):
         await sock.close()
 
     run_bounded(scenario)
+
+
+def test_strict_json():
+    """What the body parser takes (pairs of surrogates, an escaped backslash before 'ud800', numbers at a
+    double's edge, UTF-16 with its BOM) and what it refuses, naming where."""
+    from leap.server.errors import ApiError
+    from leap.server.schemas import parse_json_object
+
+    assert parse_json_object(b'{"a": "\\ud83d\\ude00", "b": "\\\\ud800"}') == {"a": "\U0001F600", "b": "\\ud800"}
+    assert parse_json_object(b'{"a": 1.7e308, "b": -0, "c": 1' + b"0" * 4299 + b"}")["a"] == 1.7e308
+    assert parse_json_object('{"a": [1]}'.encode("utf-16")) == {"a": [1]}
+    for raw, message, param in [
+        (b'{"a": [{"b": "x\\ud800"}]}', "a[0].b: the string holds a lone UTF-16 surrogate", "a[0].b"),
+        (b'{"a": {"\\udc00": 1}}', "a key of a: the string holds a lone UTF-16 surrogate", "a"),
+        (b'{"\\udc00": 1}', "a key of the request body: the string", None),
+        (b'{"a": 1e309}', "the request body is not valid JSON: the number 1e309 is out of range", None),
+        (b'{"a": -Infinity}', "the request body is not valid JSON: -Infinity is not a JSON number", None),
+        (b'{"a": 1' + b"0" * 4300 + b"}", "the request body is not valid JSON: an integer of 4301 digits", None),
+        (b'{"a": "\xed\xa0\x80"}', "the request body is not valid JSON: 'utf-8' codec can't decode", None),
+    ]:
+        with pytest.raises(ApiError) as e:
+            parse_json_object(raw)
+        assert e.value.status == 400 and e.value.message.startswith(message) and e.value.param == param, e.value.message

@@ -43,7 +43,8 @@ def parser() -> argparse.ArgumentParser:
     lim = p.add_argument_group("limits")
     lim.add_argument("--max-body", type=int, default=32 * MiB, help="request body bytes (default: %(default)s)")
     lim.add_argument("--max-tokens", type=int, default=0,
-                     help="max_tokens a request may ask for (default: the context size)")
+                     help="max_tokens a request may ask for, and the limit of one that names none (text "
+                          "completions: 16) (default: the context size)")
     lim.add_argument("--max-image-pixels", type=int, default=4096 * 4096,
                      help="pixels of an image (default: %(default)s)")
     lim.add_argument("--max-audio-seconds", type=float, default=600.0,
