@@ -691,7 +691,12 @@ def test_fuzz_realtime_events(apps, quiet_log):
         while not seen or seen[-1]["type"] != "response.done":
             seen.append(await sock.receive("the clean turn"))
             assert seen[-1]["type"] != "error", seen[-1]
-        assert seen[-1]["response"]["status"] in ("completed", "incomplete"), seen[-1]
+        response = seen[-1]["response"]
+        # The fuzzed conversation may have outgrown the context (the items are never dropped): that is the
+        # answer then, and it still shows a working session.
+        outgrown = response["status"] == "failed" and \
+            response["status_details"]["error"]["code"] == "context_length_exceeded"
+        assert response["status"] in ("completed", "incomplete") or outgrown, response
         await sock.close()
 
     run_bounded(scenario)
@@ -870,7 +875,8 @@ def test_strict_json():
         (b'{"\\udc00": 1}', "a key of the request body: the string", None),
         (b'{"a": 1e309}', "the request body is not valid JSON: the number 1e309 is out of range", None),
         (b'{"a": -Infinity}', "the request body is not valid JSON: -Infinity is not a JSON number", None),
-        (b'{"a": 1' + b"0" * 4300 + b"}", "the request body is not valid JSON: an integer of 4301 digits", None),
+        (b'{"a": 1' + b"0" * 4300 + b"}", "the request body is not valid JSON: an integer has too many digits", None),
+        (b'{"a": [1' + b"0" * 400 + b".5]}", "the request body is not valid JSON: the number 1000", None),
         (b'{"a": "\xed\xa0\x80"}', "the request body is not valid JSON: 'utf-8' codec can't decode", None),
     ]:
         with pytest.raises(ApiError) as e:

@@ -22,9 +22,6 @@ MAX_CHOICES = 8
 MAX_LOGIT_BIAS = 300
 #: The largest value of the library's 32-bit integer options (top_k, audio_top_k): larger ones would wrap.
 INT32_MAX = (1 << 31) - 1
-#: Digits of the longest integer a JSON text may hold (Python refuses to convert longer ones); no field takes
-#: more than 20.
-MAX_INT_DIGITS = 4300
 # A \u escape of a UTF-16 surrogate: the way one gets into a JSON text decoded strictly.
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -45,12 +42,6 @@ def _float(text: str) -> float:
     return f
 
 
-def _int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise _NotJson(f"an integer of {len(text.lstrip('-'))} digits is out of range")
-    return int(text)
-
-
 def parse_json_object(raw: Union[bytes, str], what: str = "the request body") -> Dict[str, Any]:
     """``raw`` (a request body, a WebSocket event) as a JSON object; otherwise an ApiError 400 saying why:
     not JSON (strictly: no NaN or Infinity, numbers within range), nested too deep, not an object, or a string
@@ -60,11 +51,14 @@ def parse_json_object(raw: Union[bytes, str], what: str = "the request body") ->
     try:
         # Decoded strictly: json.loads would let the UTF-8 encoding of a surrogate (ED A0 80) through.
         text = raw.decode(json.detect_encoding(raw)) if isinstance(raw, bytes) else raw
-        body = json.loads(text, parse_constant=_constant, parse_float=_float, parse_int=_int)
+        body = json.loads(text, parse_constant=_constant, parse_float=_float)
     except (UnicodeDecodeError, json.JSONDecodeError, _NotJson) as e:
         raise ApiError(400, f"{what} is not valid JSON: {e}", code="invalid_json") from None
     except RecursionError:
         raise ApiError(400, f"{what} nests too deeply", code="invalid_json") from None
+    except ValueError:  # an integer longer than Python converts (4300 digits by default)
+        raise ApiError(400, f"{what} is not valid JSON: an integer has too many digits to read",
+                       code="invalid_json") from None
     if not isinstance(body, dict):
         raise ApiError(400, f"{what} must be a JSON object, not {type_name(body)}", code="invalid_json")
     if _SURROGATE_ESCAPE.search(text):
