@@ -6,6 +6,9 @@
 // given code) and open chat. Prints decode tok/s of each, the ratio, and the drafted / accepted counts.
 // --compare runs scripts/bench_prompt_lookup.py (llama-cpp-python with and without its
 // LlamaPromptLookupDecoding, the peer's Python from $LEAP_LLAMA_PYTHON) on the same turns.
+// Each side also prints the longest pause between two tokens of a set: when other processes hold the
+// cores, llama.cpp's threads wait for each other at every graph node and a token can take seconds, so
+// a pause far above the time per token says that side's figure measured the load, not the decoding.
 // --draft: also with that draft model (same vocabulary). --ceiling: also with a drafter that replays the
 // turn's own greedy output (every guess right, drafting free: a draft model equal to the model without
 // its cost), at --k guesses per pass: the most verification can give. --prompts: the two sets from a JSON
@@ -67,24 +70,35 @@ private final class ReplayDrafter: TokenDrafter {
 }
 
 private struct SetFigures {
-    var tokens = 0, seconds = 0.0, drafted = 0, accepted = 0
+    var tokens = 0, seconds = 0.0, drafted = 0, accepted = 0, longestPause = 0.0
     var tokensPerSecond: Double { seconds > 0 ? Double(tokens) / seconds : 0 }
 }
 
-/// One greedy turn: its completion tokens (ids), decode seconds after the first token and statistics.
-private func turn(_ runner: ModelRunner, _ prompt: String, _ o: GenerationOptions) throws -> ([Int32], Double, GenerationStats) {
+/// One greedy turn: its completion tokens (ids), decode seconds after the first token, statistics and
+/// the longest pause (seconds) between two tokens, the last one to the turn's end included.
+private func turn(_ runner: ModelRunner, _ prompt: String, _ o: GenerationOptions) throws -> ([Int32], Double, GenerationStats, Double) {
     var opts = o
     opts.topLogprobs = 0
     let g = try runner.createConversation().generate(ChatMessage(role: .user, text: prompt), options: opts)
     var ids: [Int32] = []
     var completed: GenerationStats?
+    var last: ContinuousClock.Instant?, longest = Duration.zero
     while let e = try g.next() {
-        if case .token(let t) = e { ids.append(t.id) }
-        if case .complete(_, _, let s) = e { completed = s }
+        if case .token(let t) = e {
+            ids.append(t.id)
+            let now = ContinuousClock.now
+            if let last { longest = max(longest, now - last) }
+            last = now
+        }
+        if case .complete(_, _, let s) = e {
+            completed = s
+            if let last { longest = max(longest, ContinuousClock.now - last) }
+        }
     }
     guard let stats = completed else { throw LeapBenchError("the turn ended without completing") }
     let seconds = stats.tokensPerSecond > 0 ? Double(stats.completionTokens - 1) / stats.tokensPerSecond : 0
-    return (ids, seconds, stats)
+    let c = longest.components
+    return (ids, seconds, stats, Double(c.seconds) + Double(c.attoseconds) * 1e-18)
 }
 
 func benchSpeculative(_ args: [String]) {
@@ -116,11 +130,12 @@ func benchSpeculative(_ args: [String]) {
         }
         for (setName, prompts) in [("copy-heavy", copyPrompts), ("open chat", chatPrompts)] {
             var plain = SetFigures(), lookup = SetFigures(), draft = SetFigures(), ceiling = SetFigures()
-            func add(_ f: inout SetFigures, _ r: ([Int32], Double, GenerationStats)) {
+            func add(_ f: inout SetFigures, _ r: ([Int32], Double, GenerationStats, Double)) {
                 f.tokens += max(0, r.2.completionTokens - 1)
                 f.seconds += r.1
                 f.drafted += r.2.draftedTokens
                 f.accepted += r.2.acceptedDraftTokens
+                f.longestPause = max(f.longestPause, r.3)
             }
             for _ in 0..<reps {
                 for p in prompts {
@@ -141,8 +156,8 @@ func benchSpeculative(_ args: [String]) {
                     }
                 }
             }
-            print("\(setName): without speculation \(fmt(plain.tokensPerSecond, 1)) tok/s")
-            print("\(setName): prompt lookup \(fmt(lookup.tokensPerSecond, 1)) tok/s (ratio \(fmt(lookup.tokensPerSecond / plain.tokensPerSecond, 2))x; \(lookup.accepted) of \(lookup.drafted) drafted tokens accepted)")
+            print("\(setName): without speculation \(fmt(plain.tokensPerSecond, 1)) tok/s (longest pause \(fmt(plain.longestPause, 3)) s)")
+            print("\(setName): prompt lookup \(fmt(lookup.tokensPerSecond, 1)) tok/s (ratio \(fmt(lookup.tokensPerSecond / plain.tokensPerSecond, 2))x; \(lookup.accepted) of \(lookup.drafted) drafted tokens accepted; longest pause \(fmt(lookup.longestPause, 3)) s)")
             if draftPath != nil {
                 print("\(setName): draft model \(fmt(draft.tokensPerSecond, 1)) tok/s (ratio \(fmt(draft.tokensPerSecond / plain.tokensPerSecond, 2))x; \(draft.accepted) of \(draft.drafted) drafted tokens accepted)")
             }
@@ -168,8 +183,11 @@ func benchSpeculative(_ args: [String]) {
                 print("llama-cpp-python: not available (set LEAP_LLAMA_PYTHON to a python with llama-cpp-python)")
                 return
             }
-            print("llama-cpp-python copy-heavy: \(fmt(copyPlain, 1)) tok/s without, \(fmt(copyLookup, 1)) tok/s with LlamaPromptLookupDecoding (ratio \(fmt(copyLookup / copyPlain, 2))x); ours with prompt lookup / theirs: \(fmt((ours["copy-heavy"] ?? 0) / copyLookup, 2))x")
-            print("llama-cpp-python open chat: \(fmt(chatPlain, 1)) tok/s without, \(fmt(chatLookup, 1)) tok/s with LlamaPromptLookupDecoding (ratio \(fmt(chatLookup / chatPlain, 2))x); ours with prompt lookup / theirs: \(fmt((ours["open chat"] ?? 0) / chatLookup, 2))x")
+            func pauses(_ key: String) -> String {
+                "\(fmt(ref["\(key)_plain_longest_gap_s"] ?? .nan, 3)) s without, \(fmt(ref["\(key)_lookup_longest_gap_s"] ?? .nan, 3)) s with"
+            }
+            print("llama-cpp-python copy-heavy: \(fmt(copyPlain, 1)) tok/s without, \(fmt(copyLookup, 1)) tok/s with LlamaPromptLookupDecoding (ratio \(fmt(copyLookup / copyPlain, 2))x); ours with prompt lookup / theirs: \(fmt((ours["copy-heavy"] ?? 0) / copyLookup, 2))x; longest pause \(pauses("copy"))")
+            print("llama-cpp-python open chat: \(fmt(chatPlain, 1)) tok/s without, \(fmt(chatLookup, 1)) tok/s with LlamaPromptLookupDecoding (ratio \(fmt(chatLookup / chatPlain, 2))x); ours with prompt lookup / theirs: \(fmt((ours["open chat"] ?? 0) / chatLookup, 2))x; longest pause \(pauses("chat"))")
         }
     } catch {
         fputs("error: \(error)\n", stderr)
