@@ -53,8 +53,8 @@ package final class NGramDrafter: TokenDrafter {
         let h = history.count
         guard count > 0, h >= 2 else { return ([], 0) }
         let longest = min(maxNgram, h - 1)
-        // One pass back over the earlier positions: the match length of the suffix ending at each (the
-        // most recent of the longest wins, as the first found).
+        // One pass back over the earlier positions `end`: how many of the tokens just before `end` equal
+        // the sequence's last ones (the most recent of the longest matches wins: it is found first).
         var bestEnd = -1, bestLength = minNgram - 1
         history.withUnsafeBufferPointer { t in
             var end = h - 1   // exclusive end of a candidate occurrence; the tokens from `end` on follow it
