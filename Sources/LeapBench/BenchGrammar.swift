@@ -22,7 +22,7 @@ private struct BenchRNG {
 }
 
 private func loadVocab(_ path: String) -> (tokens: [[UInt8]], eog: [Int])? {
-    guard let b = readAll(path), b.count >= 8, b[0..<4].elementsEqual(Array("LVOC".utf8)) else { return nil }
+    guard let b = readFile(path), b.count >= 8, b[0..<4].elementsEqual(Array("LVOC".utf8)) else { return nil }
     func u32(_ i: Int) -> Int { Int(b[i]) | Int(b[i + 1]) << 8 | Int(b[i + 2]) << 16 | Int(b[i + 3]) << 24 }
     var pos = 8
     var tokens: [[UInt8]] = []
@@ -37,19 +37,6 @@ private func loadVocab(_ path: String) -> (tokens: [[UInt8]], eog: [Int])? {
     var eog: [Int] = []
     for i in 0..<u32(pos) where pos + 8 + 4 * i <= b.count { eog.append(u32(pos + 4 + 4 * i)) }
     return (tokens, eog)
-}
-
-private func readAll(_ path: String) -> [UInt8]? {
-    guard let f = fopen(path, "rb") else { return nil }
-    defer { fclose(f) }
-    var out: [UInt8] = []
-    var buf = [UInt8](repeating: 0, count: 1 << 16)
-    while true {
-        let n = fread(&buf, 1, buf.count, f)
-        if n <= 0 { break }
-        out += buf[0..<n]
-    }
-    return out
 }
 
 /// Pads a vocabulary to `size` with generated pieces: words with a leading space or capital, digit

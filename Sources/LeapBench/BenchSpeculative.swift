@@ -197,11 +197,7 @@ func benchSpeculative(_ args: [String]) {
 
 /// The prompt sets of a file in the form the peer's script reads: {"copy": [strings], "chat": [strings]}.
 private func promptSets(_ file: String) throws -> ([String], [String]) {
-    guard let f = fopen(file, "rb") else { throw LeapBenchError("cannot open \(file)") }
-    defer { fclose(f) }
-    var bytes: [UInt8] = []
-    var buf = [UInt8](repeating: 0, count: 65536)
-    while case let n = fread(&buf, 1, buf.count, f), n > 0 { bytes += buf[0..<n] }
+    guard let bytes = readFile(file) else { throw LeapBenchError("cannot read \(file)") }
     func strings(_ key: String) throws -> [String] {
         guard let o = try JSONParser.parse(bytes: bytes).objectValue, let a = o[key]?.arrayValue else {
             throw LeapBenchError("\(file): expected {\"copy\": [...], \"chat\": [...]}")

@@ -25,15 +25,7 @@ func benchTemplate(_ args: [String]) {
     let contextJSON = JSONValue.object(JSONObject([("messages", .array(messages)), ("tools", .array(tools))])).serialized()
     for name in names {
         let path = "\(dir)/\(name).jinja"
-        guard let f = fopen(path, "rb") else { print("template \(name): cannot open \(path)"); continue }
-        var bytes: [UInt8] = []
-        var buf = [UInt8](repeating: 0, count: 65536)
-        while true {
-            let n = fread(&buf, 1, buf.count, f)
-            if n <= 0 { break }
-            bytes += buf[0..<n]
-        }
-        fclose(f)
+        guard let bytes = readFile(path) else { print("template \(name): cannot read \(path)"); continue }
         let source = String(decoding: bytes, as: UTF8.self)
         let reps = 200
         var t0 = clockSeconds()

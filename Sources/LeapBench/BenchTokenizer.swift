@@ -130,16 +130,3 @@ private func fmt(_ x: Double, _ digits: Int = 2) -> String {
     for _ in 0..<digits { p *= 10 }
     return "\((x * p).rounded() / p)"
 }
-
-private func readFile(_ path: String) -> [UInt8]? {
-    guard let f = fopen(path, "rb") else { return nil }
-    defer { fclose(f) }
-    var out: [UInt8] = []
-    var buf = [UInt8](repeating: 0, count: 1 << 16)
-    while true {
-        let n = buf.withUnsafeMutableBytes { fread($0.baseAddress, 1, $0.count, f) }
-        if n <= 0 { break }
-        out.append(contentsOf: buf[0..<n])
-    }
-    return out
-}

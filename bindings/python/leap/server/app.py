@@ -69,6 +69,11 @@ class ServerState:
     def max_tokens(self) -> int:
         return self.settings.max_tokens or self.model().context_size
 
+    @property
+    def default_max_tokens(self) -> Optional[int]:
+        """The limit of a request that names none: --max-tokens, else none (to the end of the context)."""
+        return self.settings.max_tokens or None
+
 
 def server_state(request: Request) -> ServerState:
     state = request.app.state.server
@@ -278,9 +283,8 @@ async def chat_completions(request: Request) -> Response:
     if limits.allow_remote:
         for i, url in enumerate(remote_urls(body)):
             fetched[url] = await fetch_remote(url, limits, "messages")
-    req = await asyncio.to_thread(parse_chat_request, body, state.caps, limits, state.max_tokens, fetched)
-    if req.sampling.max_tokens is None and state.settings.max_tokens:
-        req.sampling.max_tokens = state.settings.max_tokens  # --max-tokens bounds a request that names no limit
+    req = await asyncio.to_thread(parse_chat_request, body, state.caps, limits, state.max_tokens, fetched,
+                                  state.default_max_tokens)
     choices = [replace(req, sampling=req.sampling.for_choice(i)) for i in range(req.sampling.n)]
     handles = await unless_disconnected(request, state.engine.start_all([chat_job(model, c) for c in choices]))
     turns = [_chat_turn(c, h) for c, h in zip(choices, handles)]

@@ -73,9 +73,7 @@ def speech_request(body: Dict[str, Any], state: ServerState) -> "tuple[ChatReque
     if f.string("instructions"):
         raise bad_request("instructions: not supported: LFM2.5-Audio's speech is controlled by the voice only",
                           "instructions", code="unsupported_value")
-    sampling = parse_sampling(f, state.max_tokens)
-    if sampling.max_tokens is None and state.settings.max_tokens:
-        sampling.max_tokens = state.settings.max_tokens
+    sampling = parse_sampling(f, state.max_tokens, state.default_max_tokens)
     req = ChatRequest(f.string("model"), [leap.ChatMessage(leap.Role.SYSTEM, tts_prompt(voice))],
                       leap.ChatMessage(leap.Role.USER, text), sampling)
     req.audio_temperature = f.number("audio_temperature", 0.0, 2.0)

@@ -137,15 +137,17 @@ def remote_urls(body: Dict[str, Any]) -> List[str]:
 
 
 def parse_chat_request(body: Dict[str, Any], caps: ModelCaps, limits: MediaLimits, max_tokens_limit: int,
-                       fetched: Optional[Dict[str, Tuple[str, bytes]]] = None) -> ChatRequest:
-    """Check and convert a chat completion request (400 naming the field on any mistake)."""
+                       fetched: Optional[Dict[str, Tuple[str, bytes]]] = None,
+                       default_max_tokens: Optional[int] = None) -> ChatRequest:
+    """Check and convert a chat completion request (400 naming the field on any mistake; ``max_tokens`` as
+    :func:`parse_sampling` takes it)."""
     f = Fields(body)
     model = f.string("model")
     messages = f.array("messages", required=True)
     assert messages is not None
     if not messages:
         raise bad_request("messages: must contain at least one message", "messages")
-    sampling = parse_sampling(f, max_tokens_limit)
+    sampling = parse_sampling(f, max_tokens_limit, default_max_tokens)
     if sampling.logit_bias:
         raise bad_request("logit_bias: chat completions cannot apply it: the library's generation options have no "
                           "per-token bias (POST /v1/completions, which samples the logits itself, applies it)",

@@ -105,9 +105,7 @@ def parse_completion_request(body: Dict[str, Any], max_tokens_limit: int) -> Com
                           code="unsupported_value")
     else:
         raise wrong_type("prompt", "a string or an array of token ids", prompt)
-    sampling = parse_sampling(f, max_tokens_limit)
-    if sampling.max_tokens is None:
-        sampling.max_tokens = min(DEFAULT_MAX_TOKENS, max_tokens_limit)
+    sampling = parse_sampling(f, max_tokens_limit, min(DEFAULT_MAX_TOKENS, max_tokens_limit))
     req = CompletionRequest(text, tokens, sampling)
     req.stream = f.boolean("stream") or False
     so = f.obj_field("stream_options")

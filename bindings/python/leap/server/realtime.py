@@ -448,7 +448,7 @@ class Connection:
             history, audio_mode = speaking_history(history)
         req = ChatRequest(None, history, self.items[-1],
                           Sampling(temperature=session.temperature, seed=session.seed,
-                                   max_tokens=session.max_output_tokens or self.state.settings.max_tokens or None))
+                                   max_tokens=session.max_output_tokens or self.state.default_max_tokens))
         req.audio_mode, req.audio_temperature = audio_mode, session.audio_temperature
         req.audio_top_k = session.audio_top_k or None
         if session.tools:

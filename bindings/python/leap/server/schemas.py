@@ -232,7 +232,9 @@ class Sampling:
         return replace(self, seed=seed, n=1)
 
 
-def parse_sampling(f: Fields, max_tokens_limit: int) -> Sampling:
+def parse_sampling(f: Fields, max_tokens_limit: int, default_max_tokens: Optional[int] = None) -> Sampling:
+    """The sampling fields; ``max_tokens`` at most ``max_tokens_limit``, ``default_max_tokens`` when the request
+    names none (None: to the end of the context)."""
     s = Sampling()
     s.temperature = f.number("temperature", 0.0, 2.0)
     s.top_p = f.number("top_p", 0.0, 1.0)
@@ -252,6 +254,8 @@ def parse_sampling(f: Fields, max_tokens_limit: int) -> Sampling:
                 raise bad_request(f"{key}: {n} is more than this server allows ({max_tokens_limit})", key)
             if s.max_tokens is None:
                 s.max_tokens = n
+    if s.max_tokens is None:
+        s.max_tokens = default_max_tokens
     s.stop = parse_stop(f)
     s.n = f.integer("n", 1, MAX_CHOICES) or 1
     s.logit_bias = parse_logit_bias(f)

@@ -112,7 +112,7 @@ async def create_transcription(request: Request) -> Response:
     h = wav_header(data, "file")
     duration = h.data_bytes / (h.rate * h.channels * max(1, h.bits // 8))
     req = ChatRequest(None, [leap.ChatMessage(leap.Role.SYSTEM, ASR_PROMPT)], leap.ChatMessage(leap.Role.USER, [audio]),
-                      Sampling(temperature=temperature, max_tokens=state.settings.max_tokens or None))
+                      Sampling(temperature=temperature, max_tokens=state.default_max_tokens))
     handle = await unless_disconnected(request, state.engine.start(chat_job(state.model(), req)))
     if stream:
         return EventStreamResponse(_stream(request, handle), on_close=handle.stop)
