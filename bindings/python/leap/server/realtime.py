@@ -54,10 +54,12 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from .app import ServerState
 from .chat import ChatRequest, chat_job, check_tools, parse_tools
 from .chat_audio import speaking_history
-from .errors import ApiError
+from .errors import ApiError, from_leap_error
 from .media import MIN_AUDIO_SECONDS
 from .schemas import INT32_MAX, Fields, Sampling, parse_json_object
 from .speech import INTERLEAVED_PROMPT, SAMPLE_RATE, parse_voice, pcm16, wav_file
+from .truncation import (Input, Truncation, choose_cut, cut_points, definition_tokens, output_reserve,
+                         parse_truncation, prompt_tokens)
 from .turn import ChatTurn
 from .vad import VadSettings, VoiceActivity, parse_turn_detection
 
@@ -103,6 +105,7 @@ class Session:
     turn_detection: Optional[VadSettings] = None
     tools: List[Dict[str, Any]] = field(default_factory=list)  # as the client sent them (realtime shape)
     tool_choice: Any = "auto"
+    truncation: Truncation = field(default_factory=Truncation)
 
     def chat_tools(self) -> Dict[str, Any]:
         """``tools`` and ``tool_choice`` in the chat endpoint's shape (its parser checks them)."""
@@ -121,10 +124,11 @@ class Session:
                                     "transcription": None},
                           "output": {"format": {"type": "audio/pcm", "rate": SAMPLE_RATE}, "voice": self.voice,
                                      "speed": 1.0}},
-                "tools": self.tools, "tool_choice": self.tool_choice,
+                "tools": self.tools, "tool_choice": self.tool_choice, "truncation": self.truncation.describe(),
                 "max_output_tokens": self.max_output_tokens if self.max_output_tokens else "inf"}
 
-    def update(self, s: Dict[str, Any], max_tokens: int, caps: Any, model: leap.Model) -> None:
+    def update(self, s: Dict[str, Any], max_tokens: int, default_max_tokens: Optional[int], caps: Any,
+               model: leap.Model) -> None:
         f = Fields(s, "session")
         f.string("type", choices=("realtime",))
         if "instructions" in s:
@@ -188,6 +192,10 @@ class Session:
             else:
                 raise EventError(f"session.max_output_tokens: an integer 1..{max_tokens} or \"inf\"",
                                  param="session.max_output_tokens")
+        if "truncation" in s:
+            context = model.context_size
+            reserve = output_reserve(self.max_output_tokens or default_max_tokens, context)
+            self.truncation = parse_truncation(s["truncation"], "session.truncation", max(1, context - reserve))
         self.temperature = f.number("temperature", 0.0, 2.0) if "temperature" in s else self.temperature
         self.audio_temperature = f.number("audio_temperature", 0.0, 2.0) if "audio_temperature" in s \
             else self.audio_temperature
@@ -216,6 +224,7 @@ class Connection:
         self.buffer_start = 0
         self.speech_item: Optional[str] = None
         self.call_ids: Dict[str, str] = {}  # call_id -> function name, of the calls the model made
+        self.cut = 0  # items before it are left out of the model's input (see .truncation)
 
     async def send(self, event: Dict[str, Any]) -> None:
         if self.beta:
@@ -271,7 +280,8 @@ class Connection:
             if not isinstance(s, dict):
                 raise EventError("session: expected an object", "invalid_type", "session")
             try:
-                self.session.update(s, self.state.max_tokens, self.state.caps, self.state.model())
+                self.session.update(s, self.state.max_tokens, self.state.default_max_tokens, self.state.caps,
+                                    self.state.model())
             except ApiError as e:
                 raise EventError(e.message, e.code or "invalid_value", e.param) from None
             self.reset_vad()
@@ -442,24 +452,61 @@ class Connection:
             raise EventError(f"the loaded model ({self.state.caps.name}) cannot speak: ask for output_modalities "
                              "[\"text\"] or serve an LFM2.5-Audio model", "unsupported_value", "output_modalities")
         system = [leap.ChatMessage(leap.Role.SYSTEM, instructions)] if instructions else []
-        history = system + self.items[:-1]
-        audio_mode: Optional[str] = "text" if self.state.caps.audio_output else None
-        if "audio" in mods:
-            history, audio_mode = speaking_history(history)
-        req = ChatRequest(None, history, self.items[-1],
-                          Sampling(temperature=session.temperature, seed=session.seed,
-                                   max_tokens=session.max_output_tokens or self.state.default_max_tokens))
-        req.audio_mode, req.audio_temperature = audio_mode, session.audio_temperature
-        req.audio_top_k = session.audio_top_k or None
-        if session.tools:
-            try:
-                parse_tools(Fields(session.chat_tools()), req, self.state.caps)
-            except ApiError as e:
-                raise EventError(e.message, e.code or "invalid_value", "session.tools") from None
-        self.cancel_requested = False
-        self.response = asyncio.ensure_future(self.run_response(req, "audio" in mods))
+        # As they are now: the session may change and items may come while the response is made.
+        items, tools, caps = list(self.items), session.chat_tools() if session.tools else None, self.state.caps
+        sampling = Sampling(temperature=session.temperature, seed=session.seed,
+                            max_tokens=session.max_output_tokens or self.state.default_max_tokens)
+        audio_temperature, audio_top_k = session.audio_temperature, session.audio_top_k or None
 
-    async def run_response(self, req: ChatRequest, speak: bool) -> None:
+        def request(cut: int) -> Input:
+            """The request answering the items from ``cut`` on, and its history's messages before them."""
+            kept = items[cut:-1]
+            history = system + kept
+            audio_mode: Optional[str] = "text" if caps.audio_output else None
+            if "audio" in mods:
+                history, audio_mode = speaking_history(history)
+            req = ChatRequest(None, history, items[-1], sampling)
+            req.audio_mode, req.audio_temperature, req.audio_top_k = audio_mode, audio_temperature, audio_top_k
+            if tools is not None:
+                try:
+                    parse_tools(Fields(tools), req, caps)
+                except ApiError as e:
+                    raise EventError(e.message, e.code or "invalid_value", "session.tools") from None
+            return Input(req, history[:len(history) - len(kept)])
+
+        request(self.cut)  # its mistakes are the event's
+        self.cancel_requested = False
+        self.response = asyncio.ensure_future(self.run_response(items, request, session.truncation, "audio" in mods))
+
+    def truncated(self, items: List[leap.ChatMessage], request: Callable[[int], Input],
+                  truncation: Truncation) -> ChatRequest:
+        """The request of the items the session's truncation keeps (see :mod:`.truncation`); moves the cut.
+        Runs in a worker thread: counting renders and tokenizes the prompt (media laid out, not encoded)."""
+        if truncation.mode == "disabled":
+            return request(0).req
+        model = self.state.model()
+        first = request(self.cut)
+        instructions = prompt_tokens(model, first.prefix) + definition_tokens(model, first.req, first.prefix)
+
+        def post_tokens(cut: int) -> int:
+            r = request(cut).req
+            return prompt_tokens(model, [*r.history, r.message]) - prompt_tokens(model, first.prefix)
+
+        context = model.context_size
+        limit = context - output_reserve(first.req.sampling.max_tokens, context) - instructions
+        if truncation.post_instructions is not None:
+            limit = min(limit, truncation.post_instructions)
+        target = int(limit * truncation.retention_ratio) if truncation.mode == "retention_ratio" else limit
+        was = self.cut
+        self.cut = choose_cut(cut_points([m.role for m in items]), was, post_tokens, limit, target)
+        if self.cut == was:
+            return first.req
+        log.info("realtime %s: more than %d tokens after the instructions: the first %d of %d items are left out "
+                 "of the model's input", self.session.id, limit, self.cut, len(items))
+        return request(self.cut).req
+
+    async def run_response(self, items: List[leap.ChatMessage], request: Callable[[int], Input],
+                           truncation: Truncation, speak: bool) -> None:
         rid, item_id = new_id("resp"), new_id("item")
         base = {"response_id": rid, "item_id": item_id, "output_index": 0, "content_index": 0}
         part_type = "output_audio" if speak else "output_text"
@@ -472,6 +519,10 @@ class Connection:
         calls: List[Dict[str, Any]] = []
         status, stats, final = "failed", None, None
         try:
+            try:
+                req = await asyncio.to_thread(self.truncated, items, request, truncation)
+            except leap.LeapError as e:
+                raise from_leap_error(e, "item") from None
             handle = await self.state.engine.start(chat_job(self.state.model(), req))
         except ApiError as refused:
             response.update(status="failed", status_details={"type": "failed", "error": {
@@ -535,8 +586,9 @@ class Connection:
             self.item_ids.append(item_id)
         prompt = stats.prompt_tokens + stats.cached_prompt_tokens if stats else 0
         done = stats.completion_tokens if stats else 0
-        response.update(status=status, output=[item, *calls], usage={"total_tokens": prompt + done, "input_tokens": prompt,
-                                                              "output_tokens": done})
+        response.update(status=status, output=[item, *calls], usage={
+            "total_tokens": prompt + done, "input_tokens": prompt, "output_tokens": done,
+            "input_token_details": {"cached_tokens": stats.cached_prompt_tokens if stats else 0}})
         if status == "incomplete":
             response["status_details"] = {"type": "incomplete", "reason": "max_output_tokens"}
         await self.send({"type": "response.done", "response": response})
