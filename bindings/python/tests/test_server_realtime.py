@@ -391,3 +391,170 @@ def test_speech_during_an_answer_cancels_it(server):
         assert events[-1]["response"]["usage"]["input_tokens"] > 0
     finally:
         s.close()
+
+
+# ---- Truncation ---------------------------------------------------------------------------------------
+
+TRUNCATION_CONTEXT, TRUNCATION_OUTPUT = 512, 16
+
+
+def long_conversation(rt, truncation, turns, **session):
+    """``turns`` text turns of a session with ``truncation``; the response.done of each."""
+    rt.send({"type": "session.update", "session": {"output_modalities": ["text"], "temperature": 0,
+                                                   "max_output_tokens": TRUNCATION_OUTPUT,
+                                                   "instructions": "You are a helpful assistant.",
+                                                   "truncation": truncation, **session}})
+    assert rt.recv()["session"]["truncation"] == truncation
+    done = []
+    for turn in range(turns):
+        rt.send({"type": "conversation.item.create", "item": {"type": "message", "role": "user", "content": [
+            {"type": "input_text", "text": f"Turn {turn}: tell me something about the number {turn} and why it "
+                                           "matters to a mathematician."}]}})
+        assert [rt.recv()["type"] for _ in range(2)] == ["conversation.item.added", "conversation.item.done"]
+        rt.send({"type": "response.create"})
+        done.append(rt.until("response.done")[-1]["response"])
+    return done
+
+
+def truncations(done):
+    """The responses whose prompt does not extend the one before (its items were cut): the cache restored
+    less than that prompt. The answer's first token may merge with the generation prompt's last when the
+    history renders it, so one position of the earlier prompt may not be restored."""
+    return [i for i in range(1, len(done)) if done[i]["usage"]["input_token_details"]["cached_tokens"] <
+            done[i - 1]["usage"]["input_tokens"] - 1]
+
+
+def test_truncation_keeps_a_long_conversation_answering(tmp_path):
+    s = start("--model", TEXT_MODEL, "--ctx-size", TRUNCATION_CONTEXT, log_path=tmp_path / "server.log")
+    turns = 14
+    try:
+        rt = Session(s)
+        try:
+            assert rt.created["session"]["truncation"] == "auto"
+            disabled = long_conversation(rt, "disabled", turns)
+        finally:
+            rt.close()
+        # Without truncation the conversation outgrows the context and every later response fails.
+        failed = [i for i, r in enumerate(disabled) if r["status"] == "failed"]
+        assert failed and failed == list(range(failed[0], turns)) and failed[0] > 1
+        for r in disabled[failed[0]:]:
+            assert r["status_details"]["error"]["code"] == "context_length_exceeded"
+        runs = {}
+        for name, truncation, session in (("auto", "auto", {}),
+                                          ("ratio", {"type": "retention_ratio", "retention_ratio": 0.5}, {}),
+                                          ("tools", "auto", {"tools": [WEATHER_TOOL], "tool_choice": "auto"})):
+            rt = Session(s)
+            try:
+                runs[name] = long_conversation(rt, truncation, turns, **session)
+            finally:
+                rt.close()
+            # Every response is answered from a prompt within the context less the answer's tokens (the
+            # tools' definitions counted in).
+            for r in runs[name]:
+                assert r["status"] in ("completed", "incomplete"), r
+                assert r["usage"]["input_tokens"] <= TRUNCATION_CONTEXT - TRUNCATION_OUTPUT
+            assert truncations(runs[name])
+            if not session:  # up to the turn where the disabled session failed, nothing was cut
+                assert truncations(runs[name])[0] >= failed[0] - 1
+        auto, ratio = truncations(runs["auto"]), truncations(runs["ratio"])
+        # "auto" cuts just enough, so once full every turn cuts again; a retention ratio of 0.5 cuts down to
+        # half of the limit, so the turns after a cut extend its prompt and the cache restores it.
+        assert auto == list(range(auto[0], turns))
+        assert 1 <= len(ratio) < len(auto)
+        for i in ratio:
+            if i + 1 < turns and i + 1 not in ratio:
+                cached = runs["ratio"][i + 1]["usage"]["input_token_details"]["cached_tokens"]
+                assert cached >= runs["ratio"][i]["usage"]["input_tokens"] - 1
+        # The cut of a retention ratio leaves about half of the tokens after the instructions, the cut of
+        # "auto" leaves them near the limit.
+        first = ratio[0]
+        assert runs["ratio"][first]["usage"]["input_tokens"] < runs["auto"][first]["usage"]["input_tokens"]
+    finally:
+        s.stop()
+
+
+def test_truncation_settings_are_checked(tmp_path):
+    s = start("--model", TEXT_MODEL, "--ctx-size", TRUNCATION_CONTEXT, log_path=tmp_path / "server.log")
+    try:
+        rt = Session(s)
+        try:
+            limit = TRUNCATION_CONTEXT - TRUNCATION_OUTPUT
+            ratio = {"type": "retention_ratio", "retention_ratio": 0.25, "token_limits": {"post_instructions": limit}}
+            rt.send({"type": "session.update", "session": {"max_output_tokens": TRUNCATION_OUTPUT,
+                                                           "truncation": ratio}})
+            assert rt.recv()["session"]["truncation"] == ratio
+            for value, param, code in [
+                ("sometimes", "session.truncation", "unsupported_value"),
+                (7, "session.truncation", "invalid_type"),
+                ({"type": "keep_last"}, "session.truncation.type", "invalid_value"),
+                ({"type": "retention_ratio"}, "session.truncation.retention_ratio", "missing_required_parameter"),
+                ({"type": "retention_ratio", "retention_ratio": 1.5}, "session.truncation.retention_ratio",
+                 "invalid_value"),
+                ({"type": "retention_ratio", "retention_ratio": "half"}, "session.truncation.retention_ratio",
+                 "invalid_type"),
+                ({"type": "retention_ratio", "retention_ratio": 0.5, "token_limits": {"post_instructions": limit + 1}},
+                 "session.truncation.token_limits.post_instructions", "invalid_value"),
+                ({"type": "retention_ratio", "retention_ratio": 0.5, "token_limits": {"post_instructions": 0}},
+                 "session.truncation.token_limits.post_instructions", "invalid_value"),
+            ]:
+                err = rt.error({"type": "session.update", "session": {"truncation": value}, "event_id": "e1"})
+                assert (err["param"], err["code"], err["event_id"]) == (param, code, "e1"), (value, err)
+                assert err["message"].startswith(param), err
+            # A mistake changes nothing; "disabled" is taken as is.
+            rt.send({"type": "session.update", "session": {"truncation": "disabled"}})
+            assert rt.recv()["session"]["truncation"] == "disabled"
+        finally:
+            rt.close()
+    finally:
+        s.stop()
+
+
+def test_truncation_counts_prompts_as_the_library_builds_them():
+    """The count truncation goes by (the library's prompt count of the messages, and what tool definitions or
+    a forced call's schema add to it) equals the prompt the library then evaluates."""
+    import leap
+    from leap.server.chat import ChatRequest, model_caps, parse_tools
+    from leap.server.schemas import Fields, Sampling
+    from leap.server.truncation import definition_tokens, prompt_tokens
+
+    # A tool whose schema the library takes as written (it leaves out keys it does not model, maxLength...).
+    tool = {"type": "function", "function": {"name": "get_weather", "description": "The current weather in a city",
+                                             "parameters": {"type": "object", "required": ["city"],
+                                                            "properties": {"city": {"type": "string"}}}}}
+    cases = []
+    with leap.Model(str(TEXT_MODEL), context_size=1024) as text_model:
+        for choice in ("auto", "required", "none"):
+            for system in ([leap.ChatMessage("system", "Be brief.")], []):
+                cases.append((text_model, system, [leap.ChatMessage("user", "Hi"),
+                                                   leap.ChatMessage("assistant", "Hello! How can I help?")],
+                              leap.ChatMessage("user", "What is the weather in Paris?"), choice))
+        for model, system, history, message, choice in cases:
+            req = ChatRequest(None, system + history, message, Sampling(max_tokens=1))
+            parse_tools(Fields({"tools": [tool], "tool_choice": choice}), req, model_caps("tiny", model))
+            expected = prompt_tokens(model, [*req.history, message]) + definition_tokens(model, req, system)
+            assert evaluated_prompt(model, req) == expected, (choice, system)
+    with leap.Model(str(MODEL), context_size=2048, mmproj_path=str(MMPROJ)) as audio_model:
+        spoken = leap.ChatMessage("user", [leap.Audio(CLIP.read_bytes())])
+        req = ChatRequest(None, [leap.ChatMessage("system", "Be brief."), spoken, leap.ChatMessage("assistant", "Yes.")],
+                          leap.ChatMessage("user", [leap.Text("And this?"), leap.Audio(CLIP.read_bytes())]),
+                          Sampling(max_tokens=1))
+        req.audio_mode = "text"
+        expected = prompt_tokens(audio_model, [*req.history, req.message])
+        # Each audio part counts as the rows the encoder makes of it.
+        rows = audio_model.embed_audio(leap.Audio(CLIP.read_bytes())).shape[0]
+        unheard = [req.history[0], leap.ChatMessage("user", ""), req.history[2], leap.ChatMessage("user", "And this?")]
+        assert expected == prompt_tokens(audio_model, unheard) + 2 * rows
+        assert evaluated_prompt(audio_model, req) == expected
+
+
+def evaluated_prompt(model, req):
+    """Positions of the prompt a generation of ``req`` evaluated or restored (its statistics)."""
+    import leap
+
+    with model.create_conversation_from_history(req.history) as conv:
+        for t in req.tools:
+            conv.register_function(t)
+        for event in conv.generate_response(req.message, req.options()):
+            if isinstance(event, leap.Complete):
+                return event.stats.prompt_tokens + event.stats.cached_prompt_tokens
+    raise AssertionError("no Complete event")

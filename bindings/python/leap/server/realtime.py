@@ -58,8 +58,8 @@ from .errors import ApiError, from_leap_error
 from .media import MIN_AUDIO_SECONDS
 from .schemas import INT32_MAX, Fields, Sampling, parse_json_object
 from .speech import INTERLEAVED_PROMPT, SAMPLE_RATE, parse_voice, pcm16, wav_file
-from .truncation import (Input, Truncation, choose_cut, cut_points, definition_tokens, output_reserve,
-                         parse_truncation, prompt_tokens)
+from .truncation import (Input, Truncation, choose_cut, cut_points, definition_tokens, definitions_key,
+                         output_reserve, parse_truncation, prompt_tokens)
 from .turn import ChatTurn
 from .vad import VadSettings, VoiceActivity, parse_turn_detection
 
@@ -225,6 +225,7 @@ class Connection:
         self.speech_item: Optional[str] = None
         self.call_ids: Dict[str, str] = {}  # call_id -> function name, of the calls the model made
         self.cut = 0  # items before it are left out of the model's input (see .truncation)
+        self.definitions: Dict[str, int] = {}  # definitions_key -> the tokens they add, as the library counted
 
     async def send(self, event: Dict[str, Any]) -> None:
         if self.beta:
@@ -479,31 +480,42 @@ class Connection:
         self.response = asyncio.ensure_future(self.run_response(items, request, session.truncation, "audio" in mods))
 
     def truncated(self, items: List[leap.ChatMessage], request: Callable[[int], Input],
-                  truncation: Truncation) -> ChatRequest:
-        """The request of the items the session's truncation keeps (see :mod:`.truncation`); moves the cut.
-        Runs in a worker thread: counting renders and tokenizes the prompt (media laid out, not encoded)."""
+                  truncation: Truncation) -> "tuple[ChatRequest, Optional[tuple[str, int]]]":
+        """The request of the items the session's truncation keeps (see :mod:`.truncation`), and when it has
+        definitions (tools, a forced call's schema), their key and its messages' token count (to measure what
+        they add once the library reports the prompt's size); moves the cut. Runs in a worker thread:
+        counting renders and tokenizes prompts (media laid out, not encoded)."""
         if truncation.mode == "disabled":
-            return request(0).req
+            return request(0).req, None
         model = self.state.model()
         first = request(self.cut)
-        instructions = prompt_tokens(model, first.prefix) + definition_tokens(model, first.req, first.prefix)
+        key = definitions_key(first)
+        definitions = 0 if key is None else self.definitions.get(key)
+        if definitions is None:
+            definitions = definition_tokens(model, first.req, first.prefix)
+        prefix = prompt_tokens(model, first.prefix)
+        counted: Dict[int, int] = {}
 
         def post_tokens(cut: int) -> int:
             r = request(cut).req
-            return prompt_tokens(model, [*r.history, r.message]) - prompt_tokens(model, first.prefix)
+            counted[cut] = prompt_tokens(model, [*r.history, r.message])
+            return counted[cut] - prefix
 
         context = model.context_size
-        limit = context - output_reserve(first.req.sampling.max_tokens, context) - instructions
+        limit = context - output_reserve(first.req.sampling.max_tokens, context) - prefix - definitions
         if truncation.post_instructions is not None:
             limit = min(limit, truncation.post_instructions)
         target = int(limit * truncation.retention_ratio) if truncation.mode == "retention_ratio" else limit
         was = self.cut
         self.cut = choose_cut(cut_points([m.role for m in items]), was, post_tokens, limit, target)
-        if self.cut == was:
-            return first.req
-        log.info("realtime %s: more than %d tokens after the instructions: the first %d of %d items are left out "
-                 "of the model's input", self.session.id, limit, self.cut, len(items))
-        return request(self.cut).req
+        if self.cut != was:
+            log.info("realtime %s: more than %d tokens after the instructions: the first %d of %d items are left "
+                     "out of the model's input", self.session.id, limit, self.cut, len(items))
+        req = first.req if self.cut == was else request(self.cut).req
+        if key is None:
+            return req, None
+        messages = counted.get(self.cut)
+        return req, (key, messages if messages is not None else prompt_tokens(model, [*req.history, req.message]))
 
     async def run_response(self, items: List[leap.ChatMessage], request: Callable[[int], Input],
                            truncation: Truncation, speak: bool) -> None:
@@ -520,7 +532,7 @@ class Connection:
         status, stats, final = "failed", None, None
         try:
             try:
-                req = await asyncio.to_thread(self.truncated, items, request, truncation)
+                req, measure = await asyncio.to_thread(self.truncated, items, request, truncation)
             except leap.LeapError as e:
                 raise from_leap_error(e, "item") from None
             handle = await self.state.engine.start(chat_job(self.state.model(), req))
@@ -585,6 +597,8 @@ class Connection:
             self.items.append(final)
             self.item_ids.append(item_id)
         prompt = stats.prompt_tokens + stats.cached_prompt_tokens if stats else 0
+        if measure is not None and stats is not None:  # the definitions' tokens: the prompt less its messages
+            self.definitions[measure[0]] = prompt - measure[1]
         done = stats.completion_tokens if stats else 0
         response.update(status=status, output=[item, *calls], usage={
             "total_tokens": prompt + done, "input_tokens": prompt, "output_tokens": done,

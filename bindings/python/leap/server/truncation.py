@@ -15,6 +15,11 @@ the server's ``--max-tokens``, else :data:`DEFAULT_OUTPUT_RESERVE` bounded to a 
 the post-instruction limit is that minus the instructions' tokens (the system prompt with the tool
 definitions), or ``token_limits.post_instructions`` when lower.
 
+Tokens are the library's count of the prompt (``leap.Model.prompt_token_count``: the model's chat
+template and tokenizer; an image or audio part as the positions its layout takes, found by decoding it,
+without running the encoder), plus what tool definitions and a forced call's schema add (see
+:func:`definition_tokens`).
+
 Where the kept items start (the cut) only moves forward, and only when the limit is exceeded: between two
 truncations every prompt extends the one before it. The kept items start at a client's item (a user or
 system message): an answer is never kept without what it answers, a tool output never without its call,
@@ -126,27 +131,37 @@ def prompt_tokens(model: leap.Model, messages: List[leap.ChatMessage]) -> int:
     return model.prompt_token_count(messages) if messages else 0
 
 
+def definitions_key(i: Input) -> Optional[str]:
+    """What the tokens of a request's definitions depend on (its instructions, tools and forced schema);
+    None when it has none."""
+    if not i.req.tools and i.req.json_schema is None:
+        return None
+    return json.dumps([[[m.role.value, m.text] for m in i.prefix], i.req.tools, i.req.json_schema], sort_keys=True)
+
+
 def definition_tokens(model: leap.Model, req: ChatRequest, prefix: List[leap.ChatMessage]) -> int:
-    """Tokens the tool definitions and a forced call's schema add to the instructions ``prefix`` (the
-    library's prompt count takes messages only). The definitions: the template's rendering of the
-    instructions with them less without them, each tokenized as a prompt is. The schema: the library
-    injects it into the instructions, counted as so injected."""
-    n = 0
-    if req.tools:
-        probe = [{"role": m.role.value, "content": m.text} for m in prefix] + [{"role": "user", "content": ""}]
-
-        def rendered(tools: Optional[List[Dict[str, Any]]]) -> int:
-            text = model.apply_chat_template(probe, tools=tools)
-            return len(model.tokenize(text, add_special=False, parse_special=True))
-
-        n += rendered(req.tools) - rendered(None)
+    """An estimate of the tokens the tool definitions and a forced call's schema add to the instructions
+    ``prefix`` (the library's prompt count takes messages only): the template's rendering of the prefix with
+    them (the schema written into the first system message, or one of its own, as the library injects it)
+    less without them, each tokenized as a prompt is. Exact when the library renders the tools as the client
+    wrote them; it normalizes their schemas (keys it does not model, such as ``maxLength``, are left out),
+    so the realtime session measures them on its first response that has them (the prompt's size less its
+    messages' count) and goes by that measure afterwards."""
+    if not req.tools and req.json_schema is None:
+        return 0
+    # The prefix as the start of a prompt, in the template's plain shape.
+    plain = [{"role": m.role.value, "content": m.text} for m in [*prefix, leap.ChatMessage(leap.Role.USER, "")]]
+    defined = [dict(m) for m in plain]
     if req.json_schema is not None:
-        text = json.dumps(req.json_schema)  # as the bindings hand it to the library
-        at = next((i for i, m in enumerate(prefix) if m.role == leap.Role.SYSTEM), None)
-        injected = list(prefix)
+        schema = SCHEMA_PREAMBLE + json.dumps(req.json_schema)  # as the bindings hand it to the library
+        at = next((i for i, m in enumerate(defined) if m["role"] == "system"), None)
         if at is None:
-            injected.insert(0, leap.ChatMessage(leap.Role.SYSTEM, SCHEMA_PREAMBLE + text))
+            defined.insert(0, {"role": "system", "content": schema})
         else:
-            injected[at] = leap.ChatMessage(leap.Role.SYSTEM, [*prefix[at].content, leap.Text("\n\n" + SCHEMA_PREAMBLE + text)])
-        n += prompt_tokens(model, injected) - prompt_tokens(model, prefix)
-    return n
+            defined[at]["content"] += "\n\n" + schema
+
+    def rendered(messages: List[Dict[str, Any]], tools: Optional[List[Dict[str, Any]]]) -> int:
+        text = model.apply_chat_template(messages, tools=tools or None)
+        return len(model.tokenize(text, add_special=False, parse_special=True))
+
+    return rendered(defined, req.tools) - rendered(plain, None)
