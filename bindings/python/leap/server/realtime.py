@@ -34,7 +34,10 @@ chat endpoint), ``output_modalities`` ``["audio"]`` (default) or ``["text"]``, `
 ``audio.input.turn_detection`` null (the default) or ``server_vad``, ``audio.output.format`` 24 kHz
 PCM16, ``audio.output.voice`` (checked; the interleaved voice is the model's own), ``max_output_tokens``. Extensions: ``temperature``,
 ``audio_temperature``, ``audio_top_k``, ``seed``. The conversation lives as long as the socket; each
-response is generated from its whole history (the prompt cache makes the earlier turns cheap).
+response is generated from its history (the prompt cache makes the earlier turns cheap), its oldest items
+left out as ``truncation`` says once it outgrows the context (``"auto"``, ``"disabled"`` or a
+``retention_ratio``: see :mod:`.truncation`). ``usage.input_token_details.cached_tokens``: the prompt
+positions the cache restored.
 """
 from __future__ import annotations
 
