@@ -53,6 +53,9 @@ VL_MODEL, VL_MMPROJ = FIXTURES / "vision" / "lfm2vl-tiny-text-f32.gguf", FIXTURE
 
 ERROR_STATUSES = {400: "invalid_request_error", 404: "invalid_request_error", 413: "invalid_request_error"}
 # Errors about the body as a whole, not one field (the prompt is made of the messages and the tools).
+#: The longest error message (or param) a hostile request may get back: messages quote at most 100
+#: characters of a client's value (the library's own messages at most 1000 characters).
+MAX_MESSAGE = 1500
 WHOLE_BODY_CODES = {"invalid_json", "request_too_large", "context_length_exceeded"}
 
 
@@ -365,6 +368,7 @@ def check_error(r, what, mutated=None):
     assert set(body) == {"error"} and set(body["error"]) == {"message", "type", "param", "code"}, (what, body)
     err = body["error"]
     assert isinstance(err["message"], str) and err["message"], (what, err)
+    assert len(err["message"]) <= MAX_MESSAGE and len(err["param"] or "") <= MAX_MESSAGE, (what, err["message"][:500])
     assert err["type"] == ERROR_STATUSES[r.status_code], (what, err)
     if mutated is None or err["code"] in WHOLE_BODY_CODES:
         return
@@ -636,6 +640,8 @@ async def drain(sock, probe_id, what, responses):
             err = e["error"]
             assert err["type"] == "invalid_request_error" and isinstance(err["message"], str) and err["message"], \
                 (what, e)
+            assert len(err["message"]) <= MAX_MESSAGE and len(err["param"] or "") <= MAX_MESSAGE, \
+                (what, err["message"][:500])
             assert err["param"] is None or isinstance(err["param"], str), (what, e)
             if err.get("event_id") == probe_id:
                 return

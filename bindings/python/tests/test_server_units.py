@@ -285,3 +285,58 @@ def test_fuzz_turn_detection_n_and_logit_bias():
         for kind, sample in vad.push(data):
             assert kind in ("started", "stopped") and 0 <= sample <= seen
     assert vad.samples_seen == seen
+
+
+HOSTILE = "x" * 150_000
+HI = [{"role": "user", "content": "hi"}]
+
+
+@pytest.mark.parametrize("body,param", [
+    ({"messages": [{"role": HOSTILE, "content": "hi"}]}, "messages[0].role"),
+    ({"messages": [{"role": "user", "content": [{"type": HOSTILE}]}]}, "messages[0].content[0].type"),
+    ({"messages": [{"role": "user", "content": [{"type": "image_url", "image_url": "ftp:" + HOSTILE}]}]}, None),
+    ({"messages": HI, "tool_choice": HOSTILE}, "tool_choice"),
+    ({"messages": HI, "tool_choice": {"type": "function", "function": {"name": HOSTILE}}}, "tool_choice"),
+    ({"messages": HI, "tools": [{"type": "function", "function": {"name": HOSTILE + "!"}}]}, "tools[0].function.name"),
+    ({"messages": HI, "tools": [{"type": HOSTILE}]}, "tools[0].type"),
+    ({"messages": HI, "modalities": [HOSTILE]}, "modalities[0]"),
+    ({"messages": HI, "reasoning_effort": HOSTILE}, "reasoning_effort"),
+    ({"messages": HI, "chat_template_kwargs": {HOSTILE: True}}, "chat_template_kwargs."),
+    ({"messages": HI, "logit_bias": {"1" * 150_000: 1}}, "logit_bias"),
+    ({"messages": HI, "temperature": 10 ** 300}, "temperature"),
+    ({"messages": HI, "audio": {"format": HOSTILE}, "modalities": ["text", "audio"]}, None),
+])
+def test_a_hostile_value_is_not_echoed_whole(body, param):
+    """A 150 KB bad value makes a short error that names the field and says how long the value was."""
+    from leap.server.chat import ModelCaps, parse_chat_request
+    from leap.server.media import MediaLimits
+
+    with pytest.raises(ApiError) as e:
+        parse_chat_request(body, ModelCaps("m", images=True, audio_output=True), MediaLimits(), 100)
+    message, where = e.value.message, e.value.param
+    assert len(message) < 400 and (where is None or len(where) < 200), (len(message), where and len(where))
+    assert param is None or (message.startswith(param) and where.startswith(param)), (message[:200], where)
+    assert "characters)" in message, message[:300]
+
+
+def test_hostile_values_elsewhere_are_not_echoed_whole():
+    from leap.server.errors import from_leap_error
+    from leap.server.speech import parse_voice
+    from leap.server.truncation import parse_truncation
+    from leap.server.vad import parse_turn_detection
+
+    errors = []
+    for call in (lambda: parse_voice(HOSTILE, "voice"), lambda: parse_truncation(HOSTILE, "session.truncation", 9),
+                 lambda: Engine(ModelSettings(model="m.gguf", alias="m")).check_model_name(HOSTILE)):
+        with pytest.raises(ApiError) as e:
+            call()
+        errors.append(e.value.message)
+    with pytest.raises(ValueError) as v:
+        parse_turn_detection({"type": HOSTILE}, "turn_detection")
+    errors.append(str(v.value))
+    for message in errors:
+        assert len(message) < 400 and "150000 characters" in message, message[:300]
+    # The library's own messages (which may quote what it was given) are passed on bounded too.
+    e = from_leap_error(leap.InvalidArgumentError("json_schema_constraint: unknown type " + HOSTILE))
+    assert e.message.startswith("json_schema_constraint: unknown type xxx") and len(e.message) < 1100
+    assert "150037 characters" in e.message

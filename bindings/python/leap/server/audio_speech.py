@@ -25,7 +25,7 @@ from fastapi.responses import Response
 from .app import ServerState, check_model, read_json, record_usage, server_state, unless_disconnected
 from .chat import ChatRequest, chat_job
 from .engine import JobHandle
-from .errors import ApiError, bad_request
+from .errors import ApiError, bad_request, quote
 from .schemas import INT32_MAX, Fields, parse_sampling
 from .speech import DEFAULT_VOICE, SAMPLE_RATE, Base64Pieces, parse_voice, pcm16, tts_prompt, usage, wav_header
 from .sse import EventStreamResponse, event
@@ -63,7 +63,7 @@ def speech_request(body: Dict[str, Any], state: ServerState) -> "tuple[ChatReque
     voice = parse_voice(body["voice"], "voice") if body.get("voice") is not None else DEFAULT_VOICE
     fmt = f.string("response_format") or "wav"
     if fmt not in ("wav", "pcm"):
-        raise bad_request(f"response_format: {fmt!r} is not made by this server: use \"wav\" or \"pcm\" (24 kHz "
+        raise bad_request(f"response_format: {quote(fmt)} is not made by this server: use \"wav\" or \"pcm\" (24 kHz "
                           "mono PCM16)", "response_format", code="unsupported_value")
     stream_format = f.string("stream_format", choices=("audio", "sse")) or "audio"
     speed = f.number("speed", 0.25, 4.0)

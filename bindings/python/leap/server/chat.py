@@ -32,7 +32,7 @@ import leap
 from . import chat_audio
 from .chat_audio import AudioOutput
 from .engine import Job, JobControl
-from .errors import ApiError, bad_request, from_leap_error
+from .errors import ApiError, bad_request, clip, from_leap_error, quote
 from .media import MediaLimits, image_part, split_data_url, wav_part
 from .schemas import Fields, Logprobs, Sampling, parse_chat_logprobs, parse_sampling, type_name, wrong_type
 
@@ -248,7 +248,7 @@ def _part(part: Any, p: str, role: str, caps: ModelCaps, limits: MediaLimits,
                                   code="remote_media_disabled")
             media_type, data = fetched[url]
         else:
-            raise bad_request(f"unsupported image URL scheme in {url[:32]!r}: send a data:image/...;base64 URL",
+            raise bad_request(f"unsupported image URL scheme in {quote(url)}: send a data:image/...;base64 URL",
                               param, code="invalid_url")
         return image_part(data, limits, param)
     if kind == "input_audio":
@@ -260,14 +260,14 @@ def _part(part: Any, p: str, role: str, caps: ModelCaps, limits: MediaLimits,
         af = Fields(ia, f"{p}.input_audio")
         fmt = af.string("format") or "wav"
         if fmt != "wav":
-            raise bad_request(f"{p}.input_audio.format: only \"wav\" audio is accepted, got {fmt!r}",
+            raise bad_request(f"{p}.input_audio.format: only \"wav\" audio is accepted, got {quote(fmt)}",
                               f"{p}.input_audio.format", code="unsupported_value")
         data_text = af.string("data", required=True)
         assert data_text is not None
         from .media import decode_base64
 
         return wav_part(decode_base64(data_text, f"{p}.input_audio.data"), limits, f"{p}.input_audio.data")
-    raise bad_request(f"{p}.type: unknown content part type {kind!r} (expected text, image_url or input_audio)",
+    raise bad_request(f"{p}.type: unknown content part type {quote(kind)} (expected text, image_url or input_audio)",
                       f"{p}.type", code="unsupported_value")
 
 
@@ -306,7 +306,7 @@ def parse_tools(f: Fields, req: ChatRequest, caps: ModelCaps) -> None:
         tf = Fields(t, p)
         kind = tf.string("type") or "function"
         if kind != "function":
-            raise bad_request(f"{p}.type: only function tools are supported, got {kind!r}", f"{p}.type",
+            raise bad_request(f"{p}.type: only function tools are supported, got {quote(kind)}", f"{p}.type",
                               code="unsupported_value")
         fn = tf.obj_field("function", required=True)
         assert fn is not None
@@ -314,11 +314,11 @@ def parse_tools(f: Fields, req: ChatRequest, caps: ModelCaps) -> None:
         name = ff.string("name", required=True)
         assert name is not None
         if not _FUNCTION_NAME.match(name):
-            raise bad_request(f"{p}.function.name: {name!r} is not a valid function name here: use letters, digits "
+            raise bad_request(f"{p}.function.name: {quote(name)} is not a valid function name here: use letters, digits "
                               "and underscores, not starting with a digit (models write calls as Python)",
                               f"{p}.function.name")
         if name in names:
-            raise bad_request(f"{p}.function.name: {name!r} is defined twice", f"{p}.function.name")
+            raise bad_request(f"{p}.function.name: {quote(name)} is defined twice", f"{p}.function.name")
         names.append(name)
         description = ff.string("description") or ""
         params = ff.obj_field("parameters") or {"type": "object", "properties": {}}
@@ -331,25 +331,25 @@ def parse_tools(f: Fields, req: ChatRequest, caps: ModelCaps) -> None:
         forced: List[str] = []
     elif isinstance(choice, str):
         if choice not in ("none", "auto", "required"):
-            raise bad_request(f"tool_choice: {choice!r} is not one of 'none', 'auto', 'required' or a function",
+            raise bad_request(f"tool_choice: {quote(choice)} is not one of 'none', 'auto', 'required' or a function",
                               "tool_choice")
         mode = {"required": "forced"}.get(choice, choice)
         forced = list(names)
     elif isinstance(choice, dict):
         cf = Fields(choice, "tool_choice")
         if cf.string("type") not in (None, "function"):
-            raise bad_request(f"tool_choice.type: {choice.get('type')!r} is not supported (use 'function')",
+            raise bad_request(f"tool_choice.type: {quote(choice.get('type'))} is not supported (use 'function')",
                               "tool_choice.type", code="unsupported_value")
         fn = cf.obj_field("function", required=True)
         assert fn is not None
         name = Fields(fn, "tool_choice.function").string("name", required=True)
         if name not in names:
-            raise bad_request(f"tool_choice.function.name: {name!r} is not one of the tools", "tool_choice.function.name")
+            raise bad_request(f"tool_choice.function.name: {quote(name)} is not one of the tools", "tool_choice.function.name")
         mode, forced = "forced", [str(name)]
     else:
         raise wrong_type("tool_choice", "a string or an object", choice)
     if mode != "none" and not req.tools:
-        raise bad_request(f"tool_choice: {choice!r} needs tools", "tool_choice")
+        raise bad_request(f"tool_choice: {quote(choice)} needs tools", "tool_choice")
     req.tool_mode = mode
     if mode == "none":
         req.tools = []
@@ -405,8 +405,8 @@ def _thinking(f: Fields, req: ChatRequest) -> None:
     if kwargs is not None:
         for key in kwargs:
             if key != "enable_thinking":
-                raise bad_request(f"chat_template_kwargs.{key}: only enable_thinking is supported",
-                                  f"chat_template_kwargs.{key}", code="unsupported_value")
+                raise bad_request(f"chat_template_kwargs.{clip(key)}: only enable_thinking is supported",
+                                  f"chat_template_kwargs.{clip(key)}", code="unsupported_value")
         req.enable_thinking = Fields(kwargs, "chat_template_kwargs").boolean("enable_thinking")
     effort = f.string("reasoning_effort", choices=("none", "minimal", "low", "medium", "high"))
     if effort is not None and req.enable_thinking is None:
@@ -418,7 +418,7 @@ def _modalities(f: Fields, req: ChatRequest, caps: ModelCaps) -> None:
     if mods is not None:
         for i, m in enumerate(mods):
             if m not in ("text", "audio"):
-                raise bad_request(f"modalities[{i}]: {m!r} is not 'text' or 'audio'", f"modalities[{i}]")
+                raise bad_request(f"modalities[{i}]: {quote(m)} is not 'text' or 'audio'", f"modalities[{i}]")
         req.modalities = [str(m) for m in mods]
     req.audio = f.obj_field("audio")
     chat_audio.configure(f, req, caps)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Optional, Sequence
 
 import leap
 
-from .errors import bad_request
+from .errors import bad_request, quote
 from .schemas import INT32_MAX, Fields
 from .speech import INTERLEAVED_PROMPT, SPEAKING_PROMPTS, Base64Pieces, b64, parse_voice, pcm16, wav_file
 from .turn import ChatTurn
@@ -63,7 +63,7 @@ def configure(f: Fields, req: "ChatRequest", caps: "ModelCaps") -> None:
     af = Fields(req.audio or {}, "audio")
     fmt = af.string("format") or ("pcm16" if req.stream else "wav")
     if fmt not in FORMATS:
-        raise bad_request(f"audio.format: {fmt!r} is not supported: use \"wav\" or \"pcm16\" (24 kHz mono)",
+        raise bad_request(f"audio.format: {quote(fmt)} is not supported: use \"wav\" or \"pcm16\" (24 kHz mono)",
                           "audio.format", code="unsupported_value")
     if req.stream and fmt != "pcm16":
         raise bad_request("audio.format: streamed audio is \"pcm16\" (raw 24 kHz mono PCM16 pieces)", "audio.format",

@@ -25,7 +25,7 @@ from typing import Any, AsyncIterator, Callable, Deque, List, Optional, Sequence
 
 import leap
 
-from .errors import ApiError, from_leap_error
+from .errors import ApiError, clip, from_leap_error
 
 log = logging.getLogger("leap.server")
 
@@ -321,7 +321,7 @@ class Engine:
         if name is None or name == "":
             return
         if name not in self.model_names():
-            raise ApiError(404, f"The model `{name}` does not exist: this server serves `{self.model_id}`",
+            raise ApiError(404, f"The model `{clip(name)}` does not exist: this server serves `{self.model_id}`",
                            param="model", code="model_not_found")
 
     # ---- Jobs -------------------------------------------------------------------------------------

@@ -44,6 +44,26 @@ class ApiError(Exception):
         return JSONResponse(self.body(), status_code=self.status, headers=self.headers)
 
 
+#: The most characters of a client's value an error message repeats.
+QUOTE_LIMIT = 100
+#: The most characters of the library's own error message passed on (it may quote what it was given).
+LIBRARY_MESSAGE_LIMIT = 1000
+
+
+def clip(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """``text`` as an error message repeats it: whole when short, else its first ``limit`` characters, an
+    ellipsis and its full length (a hostile value is never echoed whole)."""
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def quote(value: Any) -> str:
+    """A client's value quoted in an error message (a string's ``repr``, any other value's), bounded by
+    :func:`clip`."""
+    if isinstance(value, str):
+        return repr(value) if len(value) <= QUOTE_LIMIT else f"{value[:QUOTE_LIMIT]!r}... ({len(value)} characters)"
+    return clip(repr(value))
+
+
 def bad_request(message: str, param: Optional[str] = None, code: Optional[str] = "invalid_value") -> ApiError:
     return ApiError(400, message, param=param, code=code)
 
@@ -56,17 +76,18 @@ class ClientGone(Exception):
 def from_leap_error(e: leap.LeapError, param: Optional[str] = None, at_start: bool = False) -> ApiError:
     """The client-facing error for a library failure (its message says what was wrong). ``at_start``: the
     library refused to begin the request's generation (its history, tools or options), a 400."""
+    message = clip(str(e), LIBRARY_MESSAGE_LIMIT)
     if isinstance(e, leap.PromptExceedsContextError):
-        return ApiError(400, str(e), param="messages" if param is None else param, code="context_length_exceeded")
+        return ApiError(400, message, param="messages" if param is None else param, code="context_length_exceeded")
     if isinstance(e, (leap.InvalidArgumentError, leap.SerializationError, leap.FormatError, leap.AudioFormatError,
                       leap.UnsupportedError, leap.FunctionCallParsingError)):
-        return ApiError(400, str(e), param=param, code="invalid_value")
+        return ApiError(400, message, param=param, code="invalid_value")
     if at_start and isinstance(e, leap.GenerationError):
-        return ApiError(400, str(e), param=param, code="invalid_value")
+        return ApiError(400, message, param=param, code="invalid_value")
     if isinstance(e, leap.LeapMemoryError):
-        return ApiError(503, f"out of memory: {e}", code="out_of_memory", headers={"Retry-After": "5"})
-    log.error("library error: %s", e)
-    return ApiError(500, f"generation failed: {e}", code=None)
+        return ApiError(503, f"out of memory: {message}", code="out_of_memory", headers={"Retry-After": "5"})
+    log.error("library error: %s", message)
+    return ApiError(500, f"generation failed: {message}", code=None)
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -83,9 +104,9 @@ def install_error_handlers(app: FastAPI) -> None:
     async def on_http_error(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, StarletteHTTPException)
         if exc.status_code == 404:
-            return ApiError(404, f"no route {request.method} {request.url.path}", code="not_found").response()
+            return ApiError(404, f"no route {request.method} {clip(request.url.path)}", code="not_found").response()
         if exc.status_code == 405:
-            return ApiError(405, f"{request.method} is not allowed on {request.url.path}",
+            return ApiError(405, f"{request.method} is not allowed on {clip(request.url.path)}",
                             code="method_not_allowed", headers=exc.headers).response()
         return ApiError(exc.status_code, str(exc.detail), headers=exc.headers).response()
 

@@ -25,7 +25,7 @@ from typing import NamedTuple, Optional, Tuple
 import leap
 from leap.audio import decode_wav
 
-from .errors import bad_request
+from .errors import LIBRARY_MESSAGE_LIMIT, bad_request, clip, quote
 
 _DATA_URL = re.compile(r"data:([\w.+/-]*)((?:;[\w=.+-]+)*?);base64,", re.ASCII)
 
@@ -73,7 +73,7 @@ def image_part(data: bytes, limits: MediaLimits, param: str) -> leap.Image:
         raise bad_request(f"the image could not be decoded (not a JPEG, PNG, WebP or GIF image; "
                           f"{len(data)} bytes starting {data[:8].hex()})", param, code="invalid_image") from None
     except Exception as e:
-        raise bad_request(f"the image could not be decoded: {e}", param, code="invalid_image") from None
+        raise bad_request(f"the image could not be decoded: {clip(str(e))}", param, code="invalid_image") from None
     with img:
         fmt = (img.format or "").upper()
         if fmt not in ("JPEG", "PNG", "WEBP", "GIF"):
@@ -99,7 +99,7 @@ def image_part(data: bytes, limits: MediaLimits, param: str) -> leap.Image:
             frame.save(out, format="JPEG", quality=95, subsampling=0)
             return leap.Image(out.getvalue())
         except (OSError, ValueError, SyntaxError) as e:
-            raise bad_request(f"the {fmt} image could not be decoded: {e}", param, code="invalid_image") from None
+            raise bad_request(f"the {fmt} image could not be decoded: {clip(str(e))}", param, code="invalid_image") from None
 
 
 def _has_alpha(img: "object") -> bool:
@@ -142,7 +142,7 @@ def wav_part(data: bytes, limits: MediaLimits, param: str) -> leap.Audio:
     try:
         decode_wav(data[:h.data_start + min(h.data_bytes, _PROBE_BYTES)])
     except leap.LeapError as e:
-        raise bad_request(f"the WAV audio cannot be decoded: {e}", param, code="invalid_audio") from None
+        raise bad_request(f"the WAV audio cannot be decoded: {clip(str(e), LIBRARY_MESSAGE_LIMIT)}", param, code="invalid_audio") from None
     return leap.Audio(bytes(data))
 
 
@@ -180,15 +180,15 @@ async def fetch_remote(url: str, limits: MediaLimits, param: str) -> Tuple[str, 
         async with httpx.AsyncClient(timeout=limits.remote_timeout, follow_redirects=True) as client:
             async with client.stream("GET", url) as r:
                 if r.status_code != 200:
-                    raise bad_request(f"fetching {url} gave HTTP {r.status_code}", param, code="invalid_url")
+                    raise bad_request(f"fetching {quote(url)} gave HTTP {r.status_code}", param, code="invalid_url")
                 chunks = []
                 total = 0
                 async for chunk in r.aiter_bytes():
                     total += len(chunk)
                     if total > limits.max_media_bytes:
-                        raise bad_request(f"{url} is larger than {limits.max_media_bytes} bytes", param,
+                        raise bad_request(f"{quote(url)} is larger than {limits.max_media_bytes} bytes", param,
                                           code="invalid_url")
                     chunks.append(chunk)
                 return r.headers.get("content-type", "").split(";")[0].strip().lower(), b"".join(chunks)
     except httpx.HTTPError as e:
-        raise bad_request(f"cannot fetch {url}: {e}", param, code="invalid_url") from None
+        raise bad_request(f"cannot fetch {quote(url)}: {clip(str(e))}", param, code="invalid_url") from None

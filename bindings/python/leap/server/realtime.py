@@ -57,7 +57,7 @@ from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 from .app import ServerState
 from .chat import ChatRequest, chat_job, check_tools, parse_tools
 from .chat_audio import speaking_history
-from .errors import ApiError, from_leap_error
+from .errors import ApiError, from_leap_error, quote
 from .media import MIN_AUDIO_SECONDS
 from .schemas import INT32_MAX, Fields, Sampling, parse_json_object
 from .speech import INTERLEAVED_PROMPT, SAMPLE_RATE, parse_voice, pcm16, wav_file
@@ -165,7 +165,7 @@ class Session:
             rate = ff.integer("rate")
             if rate is not None:
                 if rate not in INPUT_RATES:
-                    raise EventError(f"session.audio.input.format.rate: {rate} is not 16000 or 24000",
+                    raise EventError(f"session.audio.input.format.rate: {quote(rate)} is not 16000 or 24000",
                                      "unsupported_value", "session.audio.input.format.rate")
                 self.input_rate = rate
         for where, holder in (("session.audio.input.turn_detection", inp), ("session.turn_detection", s)):
@@ -320,7 +320,7 @@ class Connection:
             if self.stop_response is not None:
                 self.stop_response()
         else:
-            raise EventError(f"unknown event type {kind!r}: this server takes session.update, input_audio_buffer."
+            raise EventError(f"unknown event type {quote(kind)}: this server takes session.update, input_audio_buffer."
                              "append / commit / clear, conversation.item.create, response.create and response.cancel",
                              "invalid_event_type", "type")
 
@@ -428,7 +428,7 @@ class Connection:
         output = f.string("output", required=True)
         assert call_id is not None and output is not None
         if call_id not in self.call_ids:
-            raise EventError(f"item.call_id: {call_id!r} is not the call_id of a function call in this conversation",
+            raise EventError(f"item.call_id: {quote(call_id)} is not the call_id of a function call in this conversation",
                              "invalid_value", "item.call_id")
         item_id = new_id("item")
         self.items.append(leap.ChatMessage(leap.Role.TOOL, output))

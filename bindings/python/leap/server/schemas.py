@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Dict, List, Optional, Sequence, Union
 
-from .errors import ApiError, bad_request
+from .errors import ApiError, bad_request, clip, quote
 
 MAX_STOP_STRINGS = 16
 #: ``n``: choices of one request; each is a generation of its own (a slot, or a place in the queue).
@@ -38,7 +38,7 @@ def _constant(name: str) -> Any:
 def _float(text: str) -> float:
     f = float(text)
     if not math.isfinite(f):
-        raise _NotJson(f"the number {text[:40]} is out of range")
+        raise _NotJson(f"the number {clip(text)} is out of range")
     return f
 
 
@@ -88,7 +88,7 @@ def _lone_surrogate(body: Any) -> Optional["tuple[str, bool]"]:
             for k, v in value.items():
                 if _SURROGATE.search(k):
                     return path, True
-                stack.append((v, f"{path}.{k}" if path else k))
+                stack.append((v, f"{path}.{clip(k)}" if path else clip(k)))
         elif isinstance(value, list):
             stack.extend((v, f"{path}[{i}]") for i, v in enumerate(value))
     return None
@@ -124,7 +124,7 @@ class Fields:
         self.prefix = prefix
 
     def path(self, key: str) -> str:
-        return f"{self.prefix}.{key}" if self.prefix else key
+        return f"{self.prefix}.{clip(key)}" if self.prefix else clip(key)
 
     def present(self, key: str) -> bool:
         return self.obj.get(key) is not None
@@ -144,10 +144,10 @@ class Fields:
         if not math.isfinite(f):
             raise bad_request(f"{self.path(key)}: must be a finite number", self.path(key))
         if lo is not None and (f < lo or (lo_open and f == lo)):
-            raise bad_request(f"{self.path(key)}: {v} is below the minimum ({'more than' if lo_open else 'at least'} {lo:g})",
+            raise bad_request(f"{self.path(key)}: {quote(v)} is below the minimum ({'more than' if lo_open else 'at least'} {lo:g})",
                               self.path(key))
         if hi is not None and f > hi:
-            raise bad_request(f"{self.path(key)}: {v} is above the maximum of {hi:g}", self.path(key))
+            raise bad_request(f"{self.path(key)}: {quote(v)} is above the maximum of {hi:g}", self.path(key))
         return f
 
     def integer(self, key: str, lo: Optional[int] = None, hi: Optional[int] = None) -> Optional[int]:
@@ -159,9 +159,9 @@ class Fields:
         if isinstance(v, bool) or not isinstance(v, int):
             raise wrong_type(self.path(key), "an integer", v)
         if lo is not None and v < lo:
-            raise bad_request(f"{self.path(key)}: {v} is below the minimum of {lo}", self.path(key))
+            raise bad_request(f"{self.path(key)}: {quote(v)} is below the minimum of {lo}", self.path(key))
         if hi is not None and v > hi:
-            raise bad_request(f"{self.path(key)}: {v} is above the maximum of {hi}", self.path(key))
+            raise bad_request(f"{self.path(key)}: {quote(v)} is above the maximum of {hi}", self.path(key))
         return v
 
     def _get(self, key: str, required: bool) -> Any:
@@ -187,7 +187,7 @@ class Fields:
         if not isinstance(v, str):
             raise wrong_type(self.path(key), "a string", v)
         if choices is not None and v not in choices:
-            raise bad_request(f"{self.path(key)}: {v!r} is not one of {', '.join(repr(c) for c in choices)}",
+            raise bad_request(f"{self.path(key)}: {quote(v)} is not one of {', '.join(repr(c) for c in choices)}",
                               self.path(key))
         return v
 
@@ -272,8 +272,8 @@ def parse_logit_bias(f: Fields) -> Dict[int, float]:
         raise bad_request(f"logit_bias: at most {MAX_LOGIT_BIAS} tokens, got {len(bias)}", "logit_bias")
     out: Dict[int, float] = {}
     for key in bias:
-        if not (isinstance(key, str) and key.isdigit() and key.isascii()):
-            raise bad_request(f"logit_bias: the key {key[:32]!r} is not a token id (a decimal integer string)",
+        if not (isinstance(key, str) and key.isdigit() and key.isascii() and len(key) <= 10):
+            raise bad_request(f"logit_bias: the key {quote(key)} is not a token id (a decimal integer string)",
                               "logit_bias")
         value = Fields(bias, "logit_bias").number(key, -100.0, 100.0)
         if value is None:

@@ -19,7 +19,7 @@ import sys
 from array import array
 from typing import Any, Dict, Iterable, Optional
 
-from .errors import bad_request
+from .errors import bad_request, quote
 
 SAMPLE_RATE = 24000
 ASR_PROMPT = "Perform ASR."
@@ -55,7 +55,7 @@ def parse_voice(value: Any, param: str) -> str:
         return key
     if key in OPENAI_VOICES:
         return OPENAI_VOICES[key]
-    raise bad_request(f"{param}: unknown voice {value!r}: use one of {', '.join(VOICES)} (LFM2.5-Audio's voices) "
+    raise bad_request(f"{param}: unknown voice {quote(value)}: use one of {', '.join(VOICES)} (LFM2.5-Audio's voices) "
                       f"or an OpenAI voice name ({', '.join(OPENAI_VOICES)})", param, code="unsupported_value")
 
 

@@ -23,7 +23,7 @@ from starlette.datastructures import UploadFile
 from .app import ServerState, record_usage, server_state, unless_disconnected
 from .chat import ChatRequest, chat_job
 from .engine import JobHandle
-from .errors import ApiError, bad_request
+from .errors import ApiError, bad_request, clip, quote
 from .media import wav_header, wav_part
 from .schemas import Sampling
 from .speech import ASR_PROMPT
@@ -56,7 +56,7 @@ def _form_bool(value: Optional[str], param: str) -> bool:
         return True
     if value.lower() in ("false", "0"):
         return False
-    raise bad_request(f"{param}: expected true or false, got {value!r}", param, code="invalid_type")
+    raise bad_request(f"{param}: expected true or false, got {quote(value)}", param, code="invalid_type")
 
 
 def _form_text(form: Any, name: str) -> Optional[str]:
@@ -80,7 +80,7 @@ async def create_transcription(request: Request) -> Response:
     except ApiError:
         raise
     except Exception as e:
-        raise bad_request(f"the multipart form could not be read: {e}", code="invalid_request") from None
+        raise bad_request(f"the multipart form could not be read: {clip(str(e))}", code="invalid_request") from None
     try:
         state.engine.check_model_name(_form_text(form, "model"))
         upload = form.get("file")
@@ -90,7 +90,7 @@ async def create_transcription(request: Request) -> Response:
         data = await upload.read()
         fmt = _form_text(form, "response_format") or "json"
         if fmt not in FORMATS:
-            raise bad_request(f"response_format: {fmt!r} is not supported: use json, text or verbose_json",
+            raise bad_request(f"response_format: {quote(fmt)} is not supported: use json, text or verbose_json",
                               "response_format", code="unsupported_value")
         stream = _form_bool(_form_text(form, "stream"), "stream")
         language = _form_text(form, "language")
@@ -98,7 +98,7 @@ async def create_transcription(request: Request) -> Response:
         temperature = _temperature(_form_text(form, "temperature"))
         for g in form.getlist("timestamp_granularities[]"):
             if g != "segment":
-                raise bad_request(f"timestamp_granularities[]: {g!r} is not supported (segment only)",
+                raise bad_request(f"timestamp_granularities[]: {quote(g)} is not supported (segment only)",
                                   "timestamp_granularities[]", code="unsupported_value")
         if form.getlist("include[]"):
             raise bad_request("include[]: not supported", "include[]", code="unsupported_value")
@@ -138,9 +138,9 @@ def _temperature(value: Optional[str]) -> float:
     try:
         t = float(value)
     except ValueError:
-        raise bad_request(f"temperature: expected a number, got {value!r}", "temperature", code="invalid_type") from None
+        raise bad_request(f"temperature: expected a number, got {quote(value)}", "temperature", code="invalid_type") from None
     if not 0.0 <= t <= 1.0:
-        raise bad_request(f"temperature: {value} is not within 0..1", "temperature")
+        raise bad_request(f"temperature: {clip(value)} is not within 0..1", "temperature")
     return t
 
 

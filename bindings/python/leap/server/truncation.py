@@ -35,7 +35,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 import leap
 
 from .chat import ChatRequest
-from .errors import ApiError, bad_request
+from .errors import ApiError, bad_request, quote
 from .schemas import Fields, wrong_type
 
 #: Output tokens kept free for the answer when neither the session nor the server bound them (OpenAI's
@@ -67,7 +67,7 @@ def parse_truncation(value: Any, param: str, max_input: int) -> Truncation:
     ``max_input``, the context minus the maximum output tokens)."""
     if isinstance(value, str):
         if value not in ("auto", "disabled"):
-            raise bad_request(f"{param}: {value[:40]!r} is not 'auto', 'disabled' or a retention_ratio object",
+            raise bad_request(f"{param}: {quote(value)} is not 'auto', 'disabled' or a retention_ratio object",
                               param, code="unsupported_value")
         return Truncation(value)
     if not isinstance(value, dict):

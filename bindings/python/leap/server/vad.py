@@ -15,6 +15,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
+from .errors import quote
+
 FRAME_MS = 20
 START_FRAMES = 2
 MAX_PADDING_MS = 5000
@@ -100,7 +102,7 @@ def parse_turn_detection(value: Any, param: str) -> Optional[VadSettings]:
         raise ValueError(f"{param}: expected an object or null")
     kind = value.get("type", "server_vad")
     if kind != "server_vad":
-        raise ValueError(f"{param}.type: {kind!r} is not supported: use \"server_vad\" (an energy detector) or null")
+        raise ValueError(f"{param}.type: {quote(kind)} is not supported: use \"server_vad\" (an energy detector) or null")
     s = VadSettings()
     threshold = value.get("threshold")
     if threshold is not None:
