@@ -340,3 +340,37 @@ def test_hostile_values_elsewhere_are_not_echoed_whole():
     e = from_leap_error(leap.InvalidArgumentError("json_schema_constraint: unknown type " + HOSTILE))
     assert e.message.startswith("json_schema_constraint: unknown type xxx") and len(e.message) < 1100
     assert "150037 characters" in e.message
+
+
+def test_truncation_cut_against_a_linear_scan():
+    """choose_cut's bisection finds what scanning every later cut point finds: the current cut while it fits
+    the limit, else the first point whose tokens fit the target, else the last point."""
+    import random
+
+    from leap.server.truncation import choose_cut, cut_points
+
+    rng = random.Random(7)
+    for _ in range(2000):
+        roles = [rng.choice([leap.Role.USER, leap.Role.ASSISTANT, leap.Role.TOOL, leap.Role.SYSTEM])
+                 for _ in range(rng.randint(1, 30))]
+        sizes = [rng.randint(1, 50) for _ in roles]
+        points = cut_points(roles)
+        if not points:
+            continue
+        current = rng.choice(points)
+        limit = rng.randint(0, sum(sizes))
+        target = rng.randint(0, limit)
+        counted = []
+
+        def post_tokens(cut):
+            counted.append(cut)
+            return sum(sizes[cut:])
+
+        cut = choose_cut(points, current, post_tokens, limit, target)
+        later = [p for p in points if p >= current]
+        if sum(sizes[current:]) <= limit:
+            expected = current
+        else:
+            expected = next((p for p in later if sum(sizes[p:]) <= target), later[-1])
+        assert cut == expected and roles[cut] in (leap.Role.USER, leap.Role.SYSTEM)
+        assert len(counted) <= 2 + len(later).bit_length()

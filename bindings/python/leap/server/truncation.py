@@ -23,8 +23,9 @@ without running the encoder), plus what tool definitions and a forced call's sch
 Where the kept items start (the cut) only moves forward, and only when the limit is exceeded: between two
 truncations every prompt extends the one before it. The kept items start at a client's item (a user or
 system message): an answer is never kept without what it answers, a tool output never without its call,
-and the last client item is always kept (if it does not fit alone, the library refuses the prompt with
-``context_length_exceeded``).
+and the last client item is always kept. When what is kept still exceeds the limit (the last item is too
+long), the prompt goes to the library as it is: answered while it fits the context, refused with
+``context_length_exceeded`` when it does not.
 """
 from __future__ import annotations
 
@@ -89,7 +90,7 @@ def output_reserve(max_tokens: Optional[int], context: int) -> int:
 
 
 def cut_points(roles: Sequence[leap.Role]) -> List[int]:
-    """Where the kept items may start: at a client's item (user or system message), never after the last."""
+    """Where the kept items may start: the indexes of a client's items (user or system messages)."""
     return [i for i, r in enumerate(roles) if r in (leap.Role.USER, leap.Role.SYSTEM)]
 
 
