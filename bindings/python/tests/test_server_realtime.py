@@ -516,7 +516,7 @@ def test_truncation_counts_prompts_as_the_library_builds_them():
     import leap
     from leap.server.chat import ChatRequest, model_caps, parse_tools
     from leap.server.schemas import Fields, Sampling
-    from leap.server.truncation import definition_tokens, prompt_tokens
+    from leap.server.truncation import PromptCounter, definition_tokens, prompt_tokens
 
     # A tool whose schema the library takes as written (it leaves out keys it does not model, maxLength...).
     tool = {"type": "function", "function": {"name": "get_weather", "description": "The current weather in a city",
@@ -545,6 +545,9 @@ def test_truncation_counts_prompts_as_the_library_builds_them():
         rows = audio_model.embed_audio(leap.Audio(CLIP.read_bytes())).shape[0]
         unheard = [req.history[0], leap.ChatMessage("user", ""), req.history[2], leap.ChatMessage("user", "And this?")]
         assert expected == prompt_tokens(audio_model, unheard) + 2 * rows
+        count = PromptCounter()  # the realtime session's counter: the same counts, the messages' JSON kept
+        assert [count(audio_model, [*req.history, req.message]) for _ in range(2)] == [expected] * 2
+        assert count(audio_model, unheard) + 2 * rows == expected
         assert evaluated_prompt(audio_model, req) == expected
 
 

@@ -61,8 +61,8 @@ from .errors import ApiError, from_leap_error, quote
 from .media import MIN_AUDIO_SECONDS
 from .schemas import INT32_MAX, Fields, Sampling, parse_json_object
 from .speech import INTERLEAVED_PROMPT, SAMPLE_RATE, parse_voice, pcm16, wav_file
-from .truncation import (Input, Truncation, choose_cut, cut_points, definition_tokens, definitions_key,
-                         output_reserve, parse_truncation, prompt_tokens)
+from .truncation import (Input, PromptCounter, Truncation, choose_cut, cut_points, definition_tokens,
+                         definitions_key, output_reserve, parse_truncation)
 from .turn import ChatTurn
 from .vad import VadSettings, VoiceActivity, parse_turn_detection
 
@@ -228,6 +228,7 @@ class Connection:
         self.speech_item: Optional[str] = None
         self.call_ids: Dict[str, str] = {}  # call_id -> function name, of the calls the model made
         self.cut = 0  # items before it are left out of the model's input (see .truncation)
+        self.count = PromptCounter()
         self.definitions: Dict[str, int] = {}  # definitions_key -> the tokens they add, as the library counted
 
     async def send(self, event: Dict[str, Any]) -> None:
@@ -496,12 +497,12 @@ class Connection:
         definitions = 0 if key is None else self.definitions.get(key)
         if definitions is None:
             definitions = definition_tokens(model, first.req, first.prefix)
-        prefix = prompt_tokens(model, first.prefix)
+        prefix = self.count(model, first.prefix)
         counted: Dict[int, int] = {}
 
         def post_tokens(cut: int) -> int:
             r = request(cut).req
-            counted[cut] = prompt_tokens(model, [*r.history, r.message])
+            counted[cut] = self.count(model, [*r.history, r.message])
             return counted[cut] - prefix
 
         context = model.context_size
@@ -518,7 +519,7 @@ class Connection:
         if key is None:
             return req, None
         messages = counted.get(self.cut)
-        return req, (key, messages if messages is not None else prompt_tokens(model, [*req.history, req.message]))
+        return req, (key, messages if messages is not None else self.count(model, [*req.history, req.message]))
 
     async def run_response(self, items: List[leap.ChatMessage], request: Callable[[int], Input],
                            truncation: Truncation, speak: bool) -> None:

@@ -132,6 +132,25 @@ def prompt_tokens(model: leap.Model, messages: List[leap.ChatMessage]) -> int:
     return model.prompt_token_count(messages) if messages else 0
 
 
+class PromptCounter:
+    """:func:`prompt_tokens` for the prompts of one conversation: each message's wire JSON (its media
+    base64-encoded), which counting hands to the library, is made once instead of at every count; the JSON
+    of the messages the last count did not use is let go."""
+
+    def __init__(self) -> None:
+        self.wire: Dict[int, "tuple[leap.ChatMessage, Dict[str, Any]]"] = {}
+
+    def __call__(self, model: leap.Model, messages: List[leap.ChatMessage]) -> int:
+        if not messages:
+            return 0
+        used: Dict[int, "tuple[leap.ChatMessage, Dict[str, Any]]"] = {}
+        for m in messages:
+            known = self.wire.get(id(m))
+            used[id(m)] = known if known is not None and known[0] is m else (m, m.to_json())
+        self.wire = used
+        return model.prompt_token_count([used[id(m)][1] for m in messages])
+
+
 def definitions_key(i: Input) -> Optional[str]:
     """What the tokens of a request's definitions depend on (its instructions, tools and forced schema);
     None when it has none."""
