@@ -314,8 +314,8 @@ def parse_tools(f: Fields, req: ChatRequest, caps: ModelCaps) -> None:
         name = ff.string("name", required=True)
         assert name is not None
         if not _FUNCTION_NAME.match(name):
-            raise bad_request(f"{p}.function.name: {quote(name)} is not a valid function name here: use letters, digits "
-                              "and underscores, not starting with a digit (models write calls as Python)",
+            raise bad_request(f"{p}.function.name: {quote(name)} is not a valid function name here: use letters, "
+                              "digits and underscores, not starting with a digit (models write calls as Python)",
                               f"{p}.function.name")
         if name in names:
             raise bad_request(f"{p}.function.name: {quote(name)} is defined twice", f"{p}.function.name")
@@ -344,7 +344,8 @@ def parse_tools(f: Fields, req: ChatRequest, caps: ModelCaps) -> None:
         assert fn is not None
         name = Fields(fn, "tool_choice.function").string("name", required=True)
         if name not in names:
-            raise bad_request(f"tool_choice.function.name: {quote(name)} is not one of the tools", "tool_choice.function.name")
+            raise bad_request(f"tool_choice.function.name: {quote(name)} is not one of the tools",
+                              "tool_choice.function.name")
         mode, forced = "forced", [str(name)]
     else:
         raise wrong_type("tool_choice", "a string or an object", choice)

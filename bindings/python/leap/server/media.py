@@ -99,7 +99,8 @@ def image_part(data: bytes, limits: MediaLimits, param: str) -> leap.Image:
             frame.save(out, format="JPEG", quality=95, subsampling=0)
             return leap.Image(out.getvalue())
         except (OSError, ValueError, SyntaxError) as e:
-            raise bad_request(f"the {fmt} image could not be decoded: {clip(str(e))}", param, code="invalid_image") from None
+            raise bad_request(f"the {fmt} image could not be decoded: {clip(str(e))}", param,
+                              code="invalid_image") from None
 
 
 def _has_alpha(img: "object") -> bool:
@@ -142,7 +143,8 @@ def wav_part(data: bytes, limits: MediaLimits, param: str) -> leap.Audio:
     try:
         decode_wav(data[:h.data_start + min(h.data_bytes, _PROBE_BYTES)])
     except leap.LeapError as e:
-        raise bad_request(f"the WAV audio cannot be decoded: {clip(str(e), LIBRARY_MESSAGE_LIMIT)}", param, code="invalid_audio") from None
+        raise bad_request(f"the WAV audio cannot be decoded: {clip(str(e), LIBRARY_MESSAGE_LIMIT)}", param,
+                          code="invalid_audio") from None
     return leap.Audio(bytes(data))
 
 

@@ -429,8 +429,8 @@ class Connection:
         output = f.string("output", required=True)
         assert call_id is not None and output is not None
         if call_id not in self.call_ids:
-            raise EventError(f"item.call_id: {quote(call_id)} is not the call_id of a function call in this conversation",
-                             "invalid_value", "item.call_id")
+            raise EventError(f"item.call_id: {quote(call_id)} is not the call_id of a function call in this "
+                             "conversation", "invalid_value", "item.call_id")
         item_id = new_id("item")
         self.items.append(leap.ChatMessage(leap.Role.TOOL, output))
         self.item_ids.append(item_id)

@@ -138,7 +138,8 @@ def _temperature(value: Optional[str]) -> float:
     try:
         t = float(value)
     except ValueError:
-        raise bad_request(f"temperature: expected a number, got {quote(value)}", "temperature", code="invalid_type") from None
+        raise bad_request(f"temperature: expected a number, got {quote(value)}", "temperature",
+                          code="invalid_type") from None
     if not 0.0 <= t <= 1.0:
         raise bad_request(f"temperature: {clip(value)} is not within 0..1", "temperature")
     return t
