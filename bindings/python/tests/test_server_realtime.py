@@ -562,3 +562,30 @@ def evaluated_prompt(model, req):
             if isinstance(event, leap.Complete):
                 return event.stats.prompt_tokens + event.stats.cached_prompt_tokens
     raise AssertionError("no Complete event")
+
+
+def test_truncation_of_a_spoken_conversation(server):
+    """Audio items count as the library lays them out: with a post-instruction limit of 100 tokens, every
+    prompt of a spoken conversation keeps within 100 tokens of the others (the same instructions), and the
+    conversation, longer than that, is cut."""
+    pcm = clip_pcm()
+    s = Session(server)
+    try:
+        limit = 100
+        s.send({"type": "session.update", "session": {
+            "output_modalities": ["text"], "max_output_tokens": 8, "temperature": 0, "instructions": "Answer briefly.",
+            "audio": {"input": {"format": {"type": "audio/pcm", "rate": 16000}}},
+            "truncation": {"type": "retention_ratio", "retention_ratio": 0.5,
+                           "token_limits": {"post_instructions": limit}}}})
+        assert s.recv()["type"] == "session.updated"
+        done = []
+        for turn in range(6):
+            s.speak(pcm[: len(pcm) * (turn + 2) // 8])
+            s.send({"type": "response.create"})
+            done.append(s.until("response.done")[-1]["response"])
+        inputs = [r["usage"]["input_tokens"] for r in done]
+        assert all(r["status"] in ("completed", "incomplete") for r in done), done
+        assert max(inputs) - min(inputs) <= limit, inputs
+        assert truncations(done), inputs
+    finally:
+        s.close()
