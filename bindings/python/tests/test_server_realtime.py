@@ -1,8 +1,9 @@
 """leap-server's /v1/realtime WebSocket: a spoken reply to committed audio equals the chat endpoint's answer
 to the same WAV (audio and transcript, at 16 and 24 kHz input), the conversation goes on over turns, the
 example voice client and the openai package's client.realtime.connect get the same reply, a response can be
-cancelled, text-only sessions answer as chat does, the API key guards the socket, and client mistakes are
-error events that leave the socket open."""
+cancelled, text-only sessions answer as chat does, the API key guards the socket, client mistakes are
+error events that leave the socket open, and a conversation longer than the context is truncated as the
+session's ``truncation`` says (counted as the library counts its prompts)."""
 import base64
 import json
 import subprocess
