@@ -3,7 +3,7 @@
 //
 // Module graph (one-way; nothing below LeapCAPI knows about C):
 //
-// LeapCore (LeapError) sits under every module that can fail (all but LeapSampling and the C targets).
+// LeapCore (LeapError, reading a file without trusting it) sits under every module that can fail (all but LeapSampling and the C targets).
 //   CLeapKernels ──► CLeapMediaKernels ──► LeapAudio (resampler), LeapAudioEncoder (mel spectrogram), LeapSpeech
 //     (ISTFT): the one FFT; LeapKernels (BatchedLinear), LeapVision: the encoders' matrix products, GELU, softmax
 //   LeapJSON, LeapAudio ──► LeapMessages ─────────────────────────────┐
@@ -116,8 +116,8 @@ let package = Package(
             dependencies: ["LeapCore", "LeapJSON", "LeapMessages", "LeapAudio", "LeapImage", "LeapGGUF", "LeapTokenizer",
                            "LeapChatTemplate", "LeapToolCalls", "LeapGrammar", "LeapModels", "LeapBundles", "LeapDownload", "LeapPromptCache"],
             swiftSettings: swift5),
-        .executableTarget(name: "LeapFuzz", dependencies: ["LeapFuzzTargets"], swiftSettings: swift5),
-        .executableTarget(name: "LeapLibFuzzer", dependencies: ["LeapFuzzTargets"],
+        .executableTarget(name: "LeapFuzz", dependencies: ["LeapFuzzTargets", "LeapCore"], swiftSettings: swift5),
+        .executableTarget(name: "LeapLibFuzzer", dependencies: ["LeapFuzzTargets", "LeapCore"],
                           swiftSettings: swift5 + [.unsafeFlags(["-parse-as-library"])]),
 
         // Tests: one target per module. Tests use only `package`/`public` API (no @testable), so they
@@ -148,7 +148,7 @@ let package = Package(
                     swiftSettings: fast),
         .testTarget(name: "LeapSpeechTests", dependencies: ["LeapTestFiles", "LeapSpeech", "LeapModels", "LeapGGUF", "LeapKernels", "LeapJSON"], swiftSettings: fast),
         // Fixture paths and file reading for the test targets.
-        .target(name: "LeapTestFiles", path: "Tests/LeapTestFiles", swiftSettings: swift5),
+        .target(name: "LeapTestFiles", dependencies: ["LeapCore"], path: "Tests/LeapTestFiles", swiftSettings: swift5),
         // Scripted runtime backends (no weights) shared by the runtime and C-API tests.
         .target(name: "LeapRuntimeTestSupport", dependencies: ["LeapRuntime", "LeapAudio", "LeapJSON", "LeapMessages", "LeapCore"],
                 path: "Tests/LeapRuntimeTestSupport", swiftSettings: swift5),

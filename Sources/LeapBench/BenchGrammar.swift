@@ -1,4 +1,5 @@
 import Glibc
+import LeapCore
 import LeapGrammar
 import LeapJSON
 

@@ -161,7 +161,7 @@ func benchPromptCache(_ args: [String]) {
             if let (name, _) = largest {
                 for _ in 0..<a.reps {
                     let t0 = monotonicSeconds()
-                    guard let bytes = DiskStore.readFile(folder + "/" + name, limit: .max) else { break }
+                    guard let bytes = readFile(folder + "/" + name) else { break }
                     let snapshot = try SnapshotFormat.decode(bytes, identity: cache.identity, shape: ctx.stateShape)
                     try ctx.restoreState(snapshot.state)
                     restoreBest = min(restoreBest, monotonicSeconds() - t0)

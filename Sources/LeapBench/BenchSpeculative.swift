@@ -14,6 +14,7 @@
 // its cost), at --k guesses per pass: the most verification can give. --prompts: the two sets from a JSON
 // file {"copy": [strings], "chat": [strings]} instead of the built-in ones.
 import Glibc
+import LeapCore
 import LeapJSON
 import LeapMessages
 import LeapRuntime

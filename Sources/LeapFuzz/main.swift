@@ -11,6 +11,7 @@
 // LeapFuzzTargets', which leap-libfuzzer runs under coverage guidance too; scripts/test.sh runs this driver
 // on the targets too slow per input for libFuzzer (whole models, tokenizers).
 import Glibc
+import LeapCore
 import LeapFuzzTargets
 
 func usage() -> Never {
@@ -33,7 +34,7 @@ if args[1] == "--write-seeds" {
     exit(0)
 }
 let seconds = args.count >= 3 ? (Double(args[2]) ?? 10) : 10
-let extraSeeds = args.dropFirst(3).compactMap { readFileBytes($0) }
+let extraSeeds = args.dropFirst(3).compactMap { readFile($0) }
 let chosen: [String] = args[1] == "all" ? fuzzTargets.keys.sorted() : args[1].split(separator: ",").map(String.init)
 installCrashHandler()
 var rng = FuzzRNG(seed: UInt64(getenv("LEAP_FUZZ_SEED").flatMap { UInt64(String(cString: $0)) } ?? 1))

@@ -1,4 +1,5 @@
 import Glibc
+import LeapCore
 import LeapGGUF
 import LeapModels
 
@@ -21,5 +22,5 @@ private func modelSeeds() -> [[UInt8]] {
     var parts = String(#filePath).split(separator: "/", omittingEmptySubsequences: false)
     parts.removeLast(3)
     let dir = parts.joined(separator: "/") + "/Tests/Fixtures/models/"
-    return ["lfm2-tiny-f32", "lfm2moe-tiny-q4_0", "qwen2-tiny-f16", "llama3-tiny-f32", "qwen3-tiny-yarn-f16"].compactMap { readFileBytes(dir + $0 + ".gguf") }
+    return ["lfm2-tiny-f32", "lfm2moe-tiny-q4_0", "qwen2-tiny-f16", "llama3-tiny-f32", "qwen3-tiny-yarn-f16"].compactMap { readFile(dir + $0 + ".gguf") }
 }

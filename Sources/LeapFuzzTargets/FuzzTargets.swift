@@ -36,20 +36,6 @@ package func fuzzFailure(_ message: String) -> Never {
     abort()
 }
 
-/// The whole file, or nil when it cannot be read.
-package func readFileBytes(_ path: String) -> [UInt8]? {
-    guard let f = fopen(path, "rb") else { return nil }
-    defer { fclose(f) }
-    var out: [UInt8] = []
-    var buf = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = fread(&buf, 1, buf.count, f)
-        if n <= 0 { break }
-        out.append(contentsOf: buf[0..<n])
-    }
-    return out
-}
-
 /// The paths of the regular files directly inside directory `path`, sorted; nil when it is not a readable
 /// directory.
 package func regularFiles(in path: String) -> [String]? {

@@ -8,6 +8,7 @@
 // In an ordinary build (no LIBFUZZER) the same file is a replay program:
 //   leap-libfuzzer <target> <file|dir>...   runs every input once (a crash reproduces; exit 0 otherwise)
 import Glibc
+import LeapCore
 import LeapFuzzTargets
 
 nonisolated(unsafe) private var selected: FuzzTarget?
@@ -42,7 +43,7 @@ struct Replay {
         var count = 0
         for path in args.dropFirst(2) {
             for file in regularFiles(in: path) ?? [path] {
-                guard let bytes = readFileBytes(file) else { fputs("cannot read \(file)\n", stderr); exit(1) }
+                guard let bytes = readFile(file) else { fputs("cannot read \(file)\n", stderr); exit(1) }
                 target.run(bytes)
                 count += 1
             }

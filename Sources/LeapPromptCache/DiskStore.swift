@@ -91,65 +91,7 @@ package final class DiskStore: @unchecked Sendable {
 
     /// The whole file, or nil when it does not exist (any more), cannot be read, is not a regular file or is
     /// larger than the folder's byte cap (no snapshot this large is ever written).
-    func read(_ name: String) -> [UInt8]? { try? DiskStore.readRegularFile(folder + "/" + name, limit: maxBytes).get() }
-
-    /// The whole file at `path`, or nil with errno set: EFBIG when it has more than `limit` bytes (nothing is
-    /// allocated for it then), else why it could not be opened or read. A link is not followed.
-    package static func readFile(_ path: String, limit: Int) -> [UInt8]? {
-        switch readRegularFile(path, limit: limit) {
-        case .success(let bytes): return bytes
-        case .failure(let failure):
-            errno = failure.errno
-            return nil
-        }
-    }
-
-    /// Why `readRegularFile` failed.
-    package enum ReadFailure: Error, Equatable {
-        case tooLarge
-        case notRegularFile
-        case system(Int32)
-        var errno: Int32 {
-            switch self {
-            case .tooLarge: return EFBIG
-            case .notRegularFile: return EINVAL
-            case .system(let e): return e
-            }
-        }
-    }
-
-    /// The whole regular file at `path` (at most `limit` bytes, else nothing is allocated). It is opened
-    /// without blocking (a FIFO would wait for a writer for good) and, unless `followLinks`, without
-    /// following a symbolic link.
-    package static func readRegularFile(_ path: String, limit: Int, followLinks: Bool = false) -> Result<[UInt8], ReadFailure> {
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | (followLinks ? 0 : O_NOFOLLOW))
-        guard fd >= 0 else { return .failure(.system(errno)) }
-        defer { close(fd) }
-        var st = stat()
-        guard fstat(fd, &st) == 0 else { return .failure(.system(errno)) }
-        guard (st.st_mode & S_IFMT) == S_IFREG, st.st_size >= 0 else { return .failure(.notRegularFile) }
-        guard st.st_size <= limit else { return .failure(.tooLarge) }
-        let size = Int(st.st_size)
-        // An empty file is an empty array (capacity 0 would have the initializer write the shared empty
-        // array's count, racing with other threads).
-        guard size > 0 else { return .success([]) }
-        var failure: Int32 = 0
-        let out = [UInt8](unsafeUninitializedCapacity: size) { buf, initialized in
-            var done = 0
-            if let base = buf.baseAddress {
-                while done < size {
-                    let r = Glibc.read(fd, base + done, size - done)
-                    if r < 0 && errno == EINTR { continue }
-                    if r < 0 { failure = errno }
-                    if r <= 0 { break }
-                    done += r
-                }
-            }
-            if done != size && failure == 0 { failure = EIO }
-            initialized = failure == 0 ? size : 0
-        }
-        return failure == 0 ? .success(out) : .failure(.system(failure))
-    }
+    func read(_ name: String) -> [UInt8]? { try? readRegularFile(folder + "/" + name, limit: maxBytes).get() }
 
     /// Marks a snapshot as just used (its modification time, which orders eviction).
     func touch(_ name: String) {

@@ -100,7 +100,7 @@ extension Conversation {
             let limit = try SnapshotFormat.maxFileBytes(shape: shape, positions: runner.contextSize)
             // The caller names the file, so a link is followed; a FIFO or a folder is refused, never waited on.
             let bytes: [UInt8]
-            switch DiskStore.readRegularFile(path, limit: limit, followLinks: true) {
+            switch readRegularFile(path, limit: limit, followLinks: true) {
             case .success(let b): bytes = b
             case .failure(.tooLarge):
                 throw LeapError(.format, "\(path) is larger than any saved state of this model's \(runner.contextSize)-position context (\(limit) bytes)")

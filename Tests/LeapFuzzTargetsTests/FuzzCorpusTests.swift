@@ -17,7 +17,7 @@ func seedCorpusRunsClean(target: String) throws {
     let run = try #require(fuzzTargets[target]).run
     let files = try #require(regularFiles(in: fuzzDir + "/" + target), "no corpus for \(target)")
     #expect(!files.isEmpty)
-    for file in files { run(try #require(readFileBytes(file))) }
+    for file in files { run(try #require(readBytes(file))) }
 }
 
 @Test func regressionInputsRunClean() throws {
@@ -27,7 +27,7 @@ func seedCorpusRunsClean(target: String) throws {
         guard let files = regularFiles(in: root + "/" + target) else { continue }
         let run = try #require(fuzzTargets[target]).run
         for file in files {
-            run(try #require(readFileBytes(file)))
+            run(try #require(readBytes(file)))
             count += 1
         }
     }

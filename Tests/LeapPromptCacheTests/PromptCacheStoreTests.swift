@@ -107,7 +107,7 @@ private func options(_ path: String?, disk: Bool = true) -> PromptCacheOptions {
     #expect(left == [8, 10, 11], "9 was the least recently used")
     #expect(!fileNames(in: folder).contains { $0.hasPrefix(".tmp-") })
     // Byte cap: room for two files.
-    let one = DiskStore.readFile(folder + "/" + (fileNames(in: folder).first { $0.hasSuffix(".snap") } ?? ""), limit: .max)?.count ?? 0
+    let one = (try? readRegularFile(folder + "/" + (fileNames(in: folder).first { $0.hasSuffix(".snap") } ?? ""), limit: .max).get())?.count ?? 0
     var tight = o
     tight.maxBytesDisk = 2 * one + one / 2 + 200
     let capped = try PromptCache(options: tight, identity: f.identity)
@@ -124,7 +124,7 @@ private func options(_ path: String?, disk: Bool = true) -> PromptCacheOptions {
     cache.insert(try f.snapshot(16))
     cache.flush()
     let folder = cache.folder ?? ""
-    guard let name = fileNames(in: folder).first(where: { $0.hasSuffix(".snap") }), var bytes = DiskStore.readFile(folder + "/" + name, limit: .max) else {
+    guard let name = fileNames(in: folder).first(where: { $0.hasSuffix(".snap") }), var bytes = (try? readRegularFile(folder + "/" + name, limit: .max).get()) else {
         Issue.record("no snapshot written")
         return
     }
@@ -158,7 +158,7 @@ private func options(_ path: String?, disk: Bool = true) -> PromptCacheOptions {
     let fd = open(folder + "/" + name, O_WRONLY | O_CREAT, 0o644)
     #expect(fd >= 0 && ftruncate(fd, 1 << 40) == 0)
     close(fd)
-    #expect(DiskStore.readFile(folder + "/" + name, limit: 1 << 32) == nil && errno == EFBIG)
+    #expect(readRegularFile(folder + "/" + name, limit: 1 << 32) == .failure(.tooLarge))
     #expect(cache.lookup(f.units, minPositions: 1, maxPositions: 39, shape: f.shape) == nil)
     #expect(cache.counters.misses == 1)
 }
@@ -253,8 +253,8 @@ private func finishes(within seconds: Double, unblock: () -> Void, _ body: @esca
     }
     #expect(finished, "the lookup waited on the FIFO")
     #expect(hit == 10)
-    #expect(DiskStore.readFile(fifo, limit: .max) == nil)
-    #expect(DiskStore.readRegularFile(fifo, limit: .max, followLinks: true) == .failure(.notRegularFile))
+    #expect(readRegularFile(fifo, limit: .max) == .failure(.notRegularFile))
+    #expect(readRegularFile(fifo, limit: .max, followLinks: true) == .failure(.notRegularFile))
 }
 
 @Test func linksInTheFolderAreNeitherReadNorWrittenThrough() throws {
@@ -265,16 +265,16 @@ private func finishes(within seconds: Double, unblock: () -> Void, _ body: @esca
     // A link planted under a temporary name: the write fails instead of truncating the target.
     #expect(symlink(victim, root + "/.tmp-planted") == 0)
     #expect(throws: LeapError.self) { try DiskStore.writeFileAtomically([1, 2], to: root + "/target", via: root + "/.tmp-planted") }
-    #expect(DiskStore.readFile(victim, limit: .max) == [9, 9, 9])
+    #expect((try? readRegularFile(victim, limit: .max).get()) == [9, 9, 9])
     // So does an existing file under it (a temporary file is always a new one).
     try DiskStore.writeFileAtomically([7], to: root + "/.tmp-existing", via: root + "/.tmp-setup")
     #expect(throws: LeapError.self) { try DiskStore.writeFileAtomically([1, 2], to: root + "/target", via: root + "/.tmp-existing") }
-    #expect(DiskStore.readFile(root + "/.tmp-existing", limit: .max) == [7])
-    #expect(DiskStore.readFile(root + "/target", limit: .max) == nil)
+    #expect((try? readRegularFile(root + "/.tmp-existing", limit: .max).get()) == [7])
+    #expect((try? readRegularFile(root + "/target", limit: .max).get()) == nil)
     // A snapshot name that is a link is not read (a caller's own path may be, for load_state).
     #expect(symlink(victim, root + "/link.snap") == 0)
-    #expect(DiskStore.readFile(root + "/link.snap", limit: .max) == nil && errno == ELOOP)
-    #expect(DiskStore.readRegularFile(root + "/link.snap", limit: .max, followLinks: true) == .success([9, 9, 9]))
+    #expect(readRegularFile(root + "/link.snap", limit: .max) == .failure(.system(ELOOP)))
+    #expect(readRegularFile(root + "/link.snap", limit: .max, followLinks: true) == .success([9, 9, 9]))
     // Temporary names are not guessable: each has a random part.
     let a = DiskStore.temporarySuffix(), b = DiskStore.temporarySuffix()
     #expect(a != b && a.split(separator: "-").count == 3 && a.split(separator: "-")[2] != b.split(separator: "-")[2])
@@ -289,4 +289,15 @@ private func finishes(within seconds: Double, unblock: () -> Void, _ body: @esca
         var st = stat()
         #expect(stat(folder, &st) == 0 && st.st_mode & 0o777 == 0o700, "\(folder)")
     }
+}
+
+@Test func aFileOfUnknownSizeIsReadToItsEndWithinTheLimit() {
+    // procfs reports size 0 for its files: they are read in chunks, and the limit still holds.
+    guard case .success(let status) = readRegularFile("/proc/self/status", limit: 1 << 20) else {
+        Issue.record("/proc/self/status was not read")
+        return
+    }
+    #expect(String(decoding: status, as: UTF8.self).contains("\nVmRSS:"))
+    #expect(readRegularFile("/proc/self/status", limit: 16) == .failure(.tooLarge))
+    #expect(readRegularFile("/proc/self", limit: .max, followLinks: true) == .failure(.notRegularFile))
 }

@@ -1,5 +1,6 @@
 // The files tests read: the repository's fixtures and real models, found from this file's path.
 import Glibc
+import LeapCore
 
 /// <repo>
 public let repoDir: String = {
@@ -18,18 +19,7 @@ public func fixturesDir(_ area: String) -> String { fixturesRoot + "/" + area }
 public let realModelsDir: String = getenv("LEAP_MODELS_DIR").map { String(cString: $0) } ?? repoDir + "/models"
 
 /// A file's bytes, or nil when it cannot be read.
-public func readBytes(_ path: String) -> [UInt8]? {
-    guard let f = fopen(path, "rb") else { return nil }
-    defer { fclose(f) }
-    var out: [UInt8] = []
-    var buf = [UInt8](repeating: 0, count: 1 << 16)
-    while true {
-        let n = fread(&buf, 1, buf.count, f)
-        if n <= 0 { break }
-        out += buf[0..<n]
-    }
-    return ferror(f) == 0 ? out : nil
-}
+public func readBytes(_ path: String) -> [UInt8]? { readFile(path) }
 
 /// A file as UTF-8 text, or nil when it cannot be read.
 public func readText(_ path: String) -> String? { readBytes(path).map { String(decoding: $0, as: UTF8.self) } }
