@@ -2,9 +2,9 @@
  * 8×2 int8 product into 2×2 int32 lanes). Tiles of 4 rows × 4 tokens: per 32-element block, 16 smmla of row
  * pairs (weights) by token pairs (activations, interleaved once per call into scratch), then one float step
  * per lane, acc = fma((float)Σ q·a, dw·dx, acc): quant_rows.c's fold, so the bits of the one-token kernels
- * at every token count. The same on Q4_0 and Q8_0 matrices in the 8-row layout (rows8 entries: tiles of 4
- * rows of a group × 4 token pairs, the rows' operands zipped from the layout's vectors). The rest of the
- * table is the dotprod one's. */
+ * at every token count. The same on Q4_0 and Q8_0 matrices in the 8-row layout (rows8 entries: tiles of a
+ * row pair of a group × 8 token pairs, the pair's operands zipped from the layout's vectors). The rest of
+ * the table is the dotprod one's. */
 #include "../lk_tables.h"
 
 #if defined(__aarch64__)
@@ -113,50 +113,46 @@ I8MM_GEMM(gemm_q4_0, block_q4_0, ROW_Q4_0)
 
 /* ------------------------------ the 8-row layout (LK_ROWS8) ------------------------------ */
 
-/* 16 quant bytes of Q4_0 as q (arm/rows8.c's nibbles16; the chains' starts take the − 8): lo the low
- * nibbles, hi the high ones */
-INLINE void nibbles16(uint8x16_t raw, int8x16_t *lo, int8x16_t *hi) {
-    *lo = vreinterpretq_s8_u8(vandq_u8(raw, vdupq_n_u8(15)));
-    *hi = vreinterpretq_s8_u8(vshrq_n_u8(raw, 4));
+/* A row pair of a block (rows 2e, 2e + 1 of a half group) as smmla operands: c[j] = elements 8j..8j+7 of the
+ * two rows, the first row in the low 8 bytes. The layout's vectors 2m and 2m + 1 hold bytes 8m..8m+3 and
+ * 8m+4..8m+7 of the half's 4 rows in 32-bit lanes, so the zip of lanes e·2, e·2 + 1 of the two (8 bytes of
+ * each at 8e) is bytes 8m..8m+7 of the pair. Q4_0's bytes hold elements j (low nibble) and j + 16 (high);
+ * its quants go in as q, the chains' starts take the − 8 (as in arm/rows8.c). */
+INLINE int8x16_t zip_lanes(const uint8_t *a, const uint8_t *b) {
+    const uint32x2_t va = vld1_u32((const uint32_t *)(const void *)a), vb = vld1_u32((const uint32_t *)(const void *)b);
+    return vreinterpretq_s8_u32(vzip1q_u32(vcombine_u32(va, va), vcombine_u32(vb, vb)));
 }
-
-/* A block of 4 rows (half a group) as smmla operands: c[p][j] = elements 8j..8j+7 of row pair p (rows 0, 1
- * or 2, 3 of the half), its first row in the low 8 bytes. The layout's vectors 2m and 2m + 1 hold bytes
- * 8m..8m+3 and 8m+4..8m+7 of the 4 rows: the zip of their 32-bit lanes is bytes 8m..8m+7 of rows 0, 1 (zip1)
- * and of rows 2, 3 (zip2). Q4_0's bytes hold elements j (low nibble) and j + 16 (high). */
-typedef struct { int8x16_t c[2][4]; } pairs4;
-/* q: the half's bytes of the block's vector 0, vectors 32 bytes apart */
-INLINE void pairs_q8_0(const uint8_t *q, pairs4 *w) {
-    for (int m = 0; m < 4; m++) {
-        const uint32x4_t a = vreinterpretq_u32_u8(vld1q_u8(q + 64 * m)), b = vreinterpretq_u32_u8(vld1q_u8(q + 64 * m + 32));
-        w->c[0][m] = vreinterpretq_s8_u32(vzip1q_u32(a, b)), w->c[1][m] = vreinterpretq_s8_u32(vzip2q_u32(a, b));
-    }
+/* q: the pair's 8 bytes of the block's vector 0 (vectors 32 bytes apart) */
+INLINE void pair_q8_0(const uint8_t *q, int8x16_t c[4]) {
+    for (int m = 0; m < 4; m++) c[m] = zip_lanes(q + 64 * m, q + 64 * m + 32);
 }
-INLINE void pairs_q4_0(const uint8_t *q, pairs4 *w) {
+INLINE void pair_q4_0(const uint8_t *q, int8x16_t c[4]) {
     for (int m = 0; m < 2; m++) {
-        const uint32x4_t a = vreinterpretq_u32_u8(vld1q_u8(q + 64 * m)), b = vreinterpretq_u32_u8(vld1q_u8(q + 64 * m + 32));
-        nibbles16(vreinterpretq_u8_u32(vzip1q_u32(a, b)), &w->c[0][m], &w->c[0][2 + m]);
-        nibbles16(vreinterpretq_u8_u32(vzip2q_u32(a, b)), &w->c[1][m], &w->c[1][2 + m]);
+        const uint8x16_t z = vreinterpretq_u8_s8(zip_lanes(q + 64 * m, q + 64 * m + 32));
+        c[m] = vreinterpretq_s8_u8(vandq_u8(z, vdupq_n_u8(15)));
+        c[2 + m] = vreinterpretq_s8_u8(vshrq_n_u8(z, 4));
     }
 }
 
-/* Lanes (r0 t0, r0 t1, r1 t0, r1 t1) of row pair p by token pair x as floats: from the pair's starts (Q4_0:
+/* Lanes (r0 t0, r0 t1, r1 t0, r1 t1) of row pair c by token pair x as floats: from the pair's starts (Q4_0:
  * Σ(q − 8)·a), and sum_to_f32 gives the conversion's bits (as in arm/rows8.c) */
-INLINE float32x4_t pairs_sum(const pairs4 *w, int p, const pair_block *x) {
-    int32x4_t s = vmmlaq_s32(vld1q_s32(x->start), w->c[p][0], vld1q_s8(x->q[0]));
-    s = vmmlaq_s32(s, w->c[p][1], vld1q_s8(x->q[1]));
-    s = vmmlaq_s32(s, w->c[p][2], vld1q_s8(x->q[2]));
-    return sum_to_f32(vmmlaq_s32(s, w->c[p][3], vld1q_s8(x->q[3])));
+INLINE float32x4_t pair_sum(const int8x16_t c[4], const pair_block *x) {
+    int32x4_t s = vmmlaq_s32(vld1q_s32(x->start), c[0], vld1q_s8(x->q[0]));
+    s = vmmlaq_s32(s, c[1], vld1q_s8(x->q[1]));
+    s = vmmlaq_s32(s, c[2], vld1q_s8(x->q[2]));
+    return sum_to_f32(vmmlaq_s32(s, c[3], vld1q_s8(x->q[3])));
 }
 /* The offset of each type's quants */
 #define OFFSET_q4_0 8
 #define OFFSET_q8_0 0
 
-/* Token pairs of a tile */
-enum { TILE_PAIRS = 4 };
+/* Token pairs of a tile: one row pair's operands serve 8 pairs (16 tokens), which spreads its unpacking
+ * thin; the 8 accumulators, the 4 operands and a pair's temporaries fit the registers (two row pairs would
+ * not, and spill) */
+enum { TILE_PAIRS = 8 };
 
-/* dws[16·i + 8·h ..] = the scales of rows 4h.. of group g's block i as the tiles' lanes want them: (d0, d0,
- * d1, d1), (d2, d2, d3, d3); converted once per group for both halves and every tile of tokens */
+/* dws[16·i + 4·p ..] = the scales of row pair p (rows 2p, 2p + 1) of group g's block i as the tiles' lanes
+ * want them: (d2p, d2p, d2p+1, d2p+1); converted once per group for every tile of tokens */
 static void group_scales(int64_t nb, const uint8_t *g, size_t qb, float *dws) {
     for (int64_t i = 0; i < nb; i++)
         for (int h = 0; h < 2; h++) {
@@ -166,28 +162,32 @@ static void group_scales(int64_t nb, const uint8_t *g, size_t qb, float *dws) {
         }
 }
 
-/* y[t·ys + r] for 4 rows (half h of group g; dws: its scales, group_scales) × NP token pairs (px: pair k's
- * block i at px[k·nb + i]); tokens from nt on dropped. Each block: the 4 rows' operands once, 8 smmla a pair,
- * the float step per lane. */
+/* y[t·ys + r] for row pair rp of group g (rows 2rp, 2rp + 1; dws: the group's scales, group_scales) × NP
+ * token pairs (px: pair k's block i at px[k·nb + i]); tokens from nt on dropped. Each block: the pair's
+ * operands once (unpacked a block ahead, so that the smmla chains need not wait for them), 4 smmla a token
+ * pair, the float step per lane. The empty asm after every second token pair ends those pairs' steps there:
+ * without it clang loads every pair's activations at the top of the block and spills. */
 #define ROWS8_TILE(T, QB)                                                                                    \
-    INLINE void rows8_tile_##T(int64_t nb, const uint8_t *g, const float *dws, int h, const pair_block *px, const int NP, \
-                               int nt, float *y, int64_t ys) {                                               \
-        float32x4_t acc[TILE_PAIRS][2];                                                                      \
-        for (int k = 0; k < NP; k++) acc[k][0] = acc[k][1] = vdupq_n_f32(0.0f);                              \
+    INLINE void rows8_tile_##T(int64_t nb, const uint8_t *g, const float *dws, int rp, const pair_block *px, \
+                               const int NP, int nt, float *y, int64_t ys) {                                 \
+        float32x4_t acc[TILE_PAIRS];                                                                         \
+        for (int k = 0; k < NP; k++) acc[k] = vdupq_n_f32(0.0f);                                             \
+        const uint8_t *q = g + 16 * (rp / 2) + 8 * (rp % 2);                                                 \
+        int8x16_t c[4], next[4];                                                                             \
+        pair_##T(q, c);                                                                                      \
         for (int64_t i = 0; i < nb; i++) {                                                                   \
-            const float32x4_t d01 = vld1q_f32(dws + 16 * i + 8 * h), d23 = vld1q_f32(dws + 16 * i + 8 * h + 4); \
-            pairs4 wq;                                                                                       \
-            pairs_##T(g + lk_rows8_quants(i, QB) + 16 * h, &wq);                                             \
+            const float32x4_t dw = vld1q_f32(dws + 16 * i + 4 * rp);                                         \
+            pair_##T(q + lk_rows8_quants(i + 1 < nb ? i + 1 : i, QB), next);                                 \
             for (int k = 0; k < NP; k++) {                                                                   \
                 const pair_block *x = px + k * nb + i;                                                       \
-                const float32x4_t dx = vld1q_f32(x->d);                                                      \
-                acc[k][0] = vfmaq_f32(acc[k][0], pairs_sum(&wq, 0, x), vmulq_f32(d01, dx));              \
-                acc[k][1] = vfmaq_f32(acc[k][1], pairs_sum(&wq, 1, x), vmulq_f32(d23, dx));              \
+                acc[k] = vfmaq_f32(acc[k], pair_sum(c, x), vmulq_f32(dw, vld1q_f32(x->d)));                  \
+                if (k % 2) __asm__ volatile("" : "+w"(acc[k]), "+w"(acc[k - 1]) : : "memory");               \
             }                                                                                                \
+            for (int m = 0; m < 4; m++) c[m] = next[m];                                                      \
         }                                                                                                    \
-        for (int k = 0; k < NP; k++) { /* token 2k: lanes 0, 2 of both pairs; token 2k + 1: lanes 1, 3 */   \
-            if (2 * k < nt) vst1q_f32(y + 2 * k * ys, vuzp1q_f32(acc[k][0], acc[k][1]));                      \
-            if (2 * k + 1 < nt) vst1q_f32(y + (2 * k + 1) * ys, vuzp2q_f32(acc[k][0], acc[k][1]));            \
+        for (int k = 0; k < NP; k++) { /* token 2k: lanes 0, 2; token 2k + 1: lanes 1, 3 */                  \
+            if (2 * k < nt) vst1_f32(y + 2 * k * ys, vget_low_f32(vuzp1q_f32(acc[k], acc[k])));              \
+            if (2 * k + 1 < nt) vst1_f32(y + (2 * k + 1) * ys, vget_low_f32(vuzp2q_f32(acc[k], acc[k])));    \
         }                                                                                                    \
     }
 ROWS8_TILE(q4_0, 16)
@@ -197,7 +197,7 @@ ROWS8_TILE(q8_0, 32)
 enum { ROWS8_CHUNK = 32 };
 
 /* The rows8 entry: rows row_begin..row_end (multiples of 8) of w in the 8-row layout · nt tokens; one token
- * on the dotprod kernel (arm/rows8.c), from 2 tokens 4 rows × 4 token pairs a tile */
+ * on the dotprod kernel (arm/rows8.c), from 2 tokens a row pair × 8 token pairs a tile */
 #define ROWS8_GEMM(T, QB)                                                                                    \
     __attribute__((noinline)) static void rows8_tiles_##T(int64_t nb, const uint8_t *w, size_t wrb, const pair_block *px, \
                                                           float *dws, int64_t nt, float *y, int64_t ys, int64_t row_begin, \
@@ -206,16 +206,20 @@ enum { ROWS8_CHUNK = 32 };
         for (int64_t r = row_begin; r < row_end; r += 8) {                                                   \
             const uint8_t *g = w + (size_t)r * wrb;                                                          \
             group_scales(nb, g, QB, dws);                                                                    \
-            for (int h = 0; h < 2; h++)                                                                      \
+            for (int rp = 0; rp < 4; rp++)                                                                   \
                 for (int64_t p = 0; p < npairs; p += TILE_PAIRS) {                                           \
-                    float *yt = y + 2 * p * ys + r + 4 * h;                                                  \
+                    float *yt = y + 2 * p * ys + r + 2 * rp;                                                 \
                     const int left = (int)(nt - 2 * p);                                                      \
+                    const pair_block *xt = px + p * nb;                                                      \
                     switch (npairs - p) {                                                                    \
-                    case 1: rows8_tile_##T(nb, g, dws, h, px + p * nb, 1, left, yt, ys); break;                   \
-                    case 2: rows8_tile_##T(nb, g, dws, h, px + p * nb, 2, left, yt, ys); break;                   \
-                    case 3: rows8_tile_##T(nb, g, dws, h, px + p * nb, 3, left, yt, ys); break;                   \
-                    case 4: rows8_tile_##T(nb, g, dws, h, px + p * nb, 4, left, yt, ys); break;                   \
-                    default: rows8_tile_##T(nb, g, dws, h, px + p * nb, 4, left, yt, ys); break;                  \
+                    case 1: rows8_tile_##T(nb, g, dws, rp, xt, 1, left, yt, ys); break;                      \
+                    case 2: rows8_tile_##T(nb, g, dws, rp, xt, 2, left, yt, ys); break;                      \
+                    case 3: rows8_tile_##T(nb, g, dws, rp, xt, 3, left, yt, ys); break;                      \
+                    case 4: rows8_tile_##T(nb, g, dws, rp, xt, 4, left, yt, ys); break;                      \
+                    case 5: rows8_tile_##T(nb, g, dws, rp, xt, 5, left, yt, ys); break;                      \
+                    case 6: rows8_tile_##T(nb, g, dws, rp, xt, 6, left, yt, ys); break;                      \
+                    case 7: rows8_tile_##T(nb, g, dws, rp, xt, 7, left, yt, ys); break;                      \
+                    default: rows8_tile_##T(nb, g, dws, rp, xt, 8, left, yt, ys); break;                     \
                     }                                                                                        \
                 }                                                                                            \
         }                                                                                                    \
