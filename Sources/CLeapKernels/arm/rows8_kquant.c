@@ -57,6 +57,9 @@ INLINE int32x4_t sub_dot4(int32x4_t start, const int8x16_t w[4], int8x16_t a) {
 /* Between two steps of a super-block (the two halves of a group, Q6_K's sub-block pairs): the next step's loads
  * stay after this one's (the compiler would otherwise hoist and interleave them, and spill) */
 #define STEP_END __asm__ volatile("" ::: "memory")
+/* After a token's sum chain of a sub-block: the chain ends here (v computed) and the next token's loads stay
+ * after it (with several tokens clang would otherwise load every token's activations first, and spill) */
+#define CHAIN_END(v) __asm__ volatile("" : "+w"(v) : : "memory")
 
 /* A loop over a super-block's sub-blocks kept a loop (unrolled whole with several tokens it spills) */
 #if defined(__clang__)
@@ -118,19 +121,23 @@ INLINE void q4_K_rows4(const uint8_t *gb, int h, const uint8_t *x, size_t xrb, c
             sumi[0] = vmlaq_s32(sumi[0], sub_dot8_q4(gb + 256 * (j / 2) + 16 * h, j % 2, a), lane_byte_u(j < 4 ? s03 : s47, j % 4));
         }
     } else {
-        /* several tokens: the scales as lanes once, then a loop over the sub-blocks, each one's 4 rows unpacked
-         * once for the NT tokens (nibbles j % 2: a shift by a vector) */
+        /* several tokens: the scales as lanes once, then a loop over the sub-block pairs sharing their bytes,
+         * each sub-block's 4 rows unpacked once for the NT tokens (the low nibbles a mask, then the high ones
+         * a shift of the bytes loaded again: one operation a vector) */
         int32x4_t sc[8];
         for (int j = 0; j < 8; j++) sc[j] = lane_byte_u(j < 4 ? s03 : s47, j % 4);
         SUBBLOCK_LOOP
-        for (int j = 0; j < 8; j++) {
-            const uint8_t *q = gb + 256 * (j / 2) + 16 * h;
-            const int8x16_t shift = vdupq_n_s8((int8_t)(-4 * (j % 2)));
-            int8x16_t w[8];
-            for (int v = 0; v < 8; v++) w[v] = vreinterpretq_s8_u8(vandq_u8(vshlq_u8(vld1q_u8(q + 32 * v), shift), vdupq_n_u8(15)));
-            for (int t = 0; t < NT; t++) {
-                const int8x16_t a[2] = {vld1q_s8(XT(t)->qs + 32 * j), vld1q_s8(XT(t)->qs + 32 * j + 16)};
-                sumi[t] = vmlaq_s32(sumi[t], sub_dot8(w, a), sc[j]);
+        for (int c = 0; c < 4; c++) {
+            const uint8_t *q = gb + 256 * c + 16 * h;
+            for (int e = 0; e < 2; e++) { /* sub-block j: nibbles e of the 8 vectors at q */
+                const int j = 2 * c + e;
+                int8x16_t w[8];
+                q4_K_sub(q, e, w);
+                for (int t = 0; t < NT; t++) {
+                    const int8x16_t a[2] = {vld1q_s8(XT(t)->qs + 32 * j), vld1q_s8(XT(t)->qs + 32 * j + 16)};
+                    sumi[t] = vmlaq_s32(sumi[t], sub_dot8(w, a), sc[j]);
+                    CHAIN_END(sumi[t]);
+                }
             }
         }
     }
@@ -194,6 +201,7 @@ INLINE void q6_K_rows4(const uint8_t *gb, int h, const uint8_t *x, size_t xrb, c
             const int32_t *st = (const int32_t *)(const void *)(sd + t * ss + Q6_K_SIDE * i);
             sumi[t] = vmlaq_s32(sumi[t], sub_dot4(vld1q_dup_s32(st + ja), lo, vld1q_s8(a + 16 * ja)), sca);
             sumi[t] = vmlaq_s32(sumi[t], sub_dot4(vld1q_dup_s32(st + jb), hi, vld1q_s8(a + 16 * jb)), scb);
+            CHAIN_END(sumi[t]);
         }
         STEP_END;
     }
