@@ -15,8 +15,9 @@
  * token has the bits of the row layout's kernels whatever the batch.
  *
  *   one token:  8 rows (a group) a block, the group's quants and scales streamed in order with prefetch
- *   2+ tokens:  4 rows (half a group) × 5 tokens a block (4 for the last few), each block's nibbles unpacked
- *               once for the 5 tokens, from a copy of the activations with 5 tokens' blocks side by side */
+ *   2+ tokens:  4 rows (half a group) × 8 tokens a block (the rest in one tile of their count), each block's
+ *               nibbles unpacked once for the 8 tokens, from a copy of the activations with 8 tokens' blocks
+ *               side by side */
 #include "../lk_tables.h"
 
 #if defined(__aarch64__)
@@ -91,9 +92,9 @@ ROWS8_ONE(q8_0, 32)
 
 /* -------------------------------- several tokens -------------------------------- */
 
-/* Tokens a tile (5: with more, the loop's registers run short): the activations' copy holds block i of
+/* Tokens a tile (the block's 8 weight vectors serve all of them): the activations' copy holds block i of
  * tile j at tiles[j·nb + i] */
-enum { TILE = 5 };
+enum { TILE = 8 };
 typedef struct {
     int8_t q[TILE][32];
     float d[TILE];
@@ -115,8 +116,9 @@ static void pack_tokens(int64_t nb, const uint8_t *x, size_t xrb, int64_t nt, in
         }
 }
 
-/* y[t·ys + r] for 4 rows (half h of group g, dws its scales as floats) × NT tokens (NT TILE or 4) of tile tl;
- * tokens from nt on dropped */
+/* y[t·ys + r] for 4 rows (half h of group g, dws its scales as floats) × the first NT tokens (1..TILE) of tile
+ * tl; tokens from nt on dropped. The empty asm after each token ends its step there: without it clang loads
+ * every token's activations at the top of the block and runs short of registers. */
 #define ROWS4_TILE(T, QB)                                                                                    \
     INLINE void T##_tile4(int64_t nb, const uint8_t *g, const float *dws, int h, const token_tile *tl, const int NT, int nt, \
                           float *y, int64_t ys) {                                                            \
@@ -130,6 +132,7 @@ static void pack_tokens(int64_t nb, const uint8_t *x, size_t xrb, int64_t nt, in
             for (int t = 0; t < NT; t++) {                                                                   \
                 const float32x4_t s = dot8(&wq, vld1q_s8(x->q[t]), vld1q_s8(x->q[t] + 16), vld1q_s32(x->start[t])); \
                 acc[t] = vfmaq_f32(acc[t], s, vmulq_n_f32(dw, x->d[t]));                                     \
+                __asm__ volatile("" : "+w"(acc[t]) : : "memory");                                            \
             }                                                                                                \
         }                                                                                                    \
         for (int t = 0; t < NT && t < nt; t++) vst1q_f32(y + t * ys, acc[t]);                                \
@@ -138,7 +141,7 @@ ROWS4_TILE(q4_0, 16)
 ROWS4_TILE(q8_0, 32)
 
 /* Tokens a pass over the weights: their activations' copy stays in L2 while each group's rows pass over it */
-enum { CHUNK = 6 * TILE };
+enum { CHUNK = 4 * TILE };
 
 #define ROWS8_KERNELS(T, QB)                                                                                 \
     __attribute__((noinline)) static void rows8_few_##T(int64_t nb, const uint8_t *w, size_t wrb, const token_tile *tiles, \
@@ -154,8 +157,17 @@ enum { CHUNK = 6 * TILE };
             for (int h = 0; h < 2; h++)                                                                      \
                 for (int64_t t = 0; t < nt; t += TILE) {                                                     \
                     float *yt = y + t * ys + r + 4 * h;                                                      \
-                    if (nt - t > 4) T##_tile4(nb, g, dws, h, tiles + t / TILE * nb, TILE, (int)(nt - t), yt, ys); \
-                    else T##_tile4(nb, g, dws, h, tiles + t / TILE * nb, 4, (int)(nt - t), yt, ys);          \
+                    const token_tile *tl = tiles + t / TILE * nb;                                            \
+                    switch (nt - t < TILE ? nt - t : TILE) {                                                 \
+                    case 1: T##_tile4(nb, g, dws, h, tl, 1, 1, yt, ys); break;                               \
+                    case 2: T##_tile4(nb, g, dws, h, tl, 2, 2, yt, ys); break;                               \
+                    case 3: T##_tile4(nb, g, dws, h, tl, 3, 3, yt, ys); break;                               \
+                    case 4: T##_tile4(nb, g, dws, h, tl, 4, 4, yt, ys); break;                               \
+                    case 5: T##_tile4(nb, g, dws, h, tl, 5, 5, yt, ys); break;                               \
+                    case 6: T##_tile4(nb, g, dws, h, tl, 6, 6, yt, ys); break;                               \
+                    case 7: T##_tile4(nb, g, dws, h, tl, 7, 7, yt, ys); break;                               \
+                    default: T##_tile4(nb, g, dws, h, tl, TILE, TILE, yt, ys); break;                        \
+                    }                                                                                        \
                 }                                                                                            \
         }                                                                                                    \
     }                                                                                                        \
