@@ -193,11 +193,58 @@ static void group_scales(int64_t nb, const uint8_t *g, size_t qb, float *dws) {
 ROWS8_TILE(q4_0, 16)
 ROWS8_TILE(q8_0, 32)
 
+/* For 1..3 token pairs (a few tokens), tiles of both row pairs of half h of a group (rows 4h..4h+3): more
+ * chains in flight than one row pair's, and the half's operands c[p][j] (elements 8j..8j+7 of row pair p)
+ * from whole vectors, zip1 of their lanes rows 0, 1 and zip2 rows 2, 3 */
+typedef struct { int8x16_t c[2][4]; } half_pairs;
+/* q: the half's bytes of the block's vector 0, vectors 32 bytes apart */
+INLINE void half_q8_0(const uint8_t *q, half_pairs *w) {
+    for (int m = 0; m < 4; m++) {
+        const uint32x4_t a = vreinterpretq_u32_u8(vld1q_u8(q + 64 * m)), b = vreinterpretq_u32_u8(vld1q_u8(q + 64 * m + 32));
+        w->c[0][m] = vreinterpretq_s8_u32(vzip1q_u32(a, b)), w->c[1][m] = vreinterpretq_s8_u32(vzip2q_u32(a, b));
+    }
+}
+INLINE void half_q4_0(const uint8_t *q, half_pairs *w) {
+    for (int m = 0; m < 2; m++) {
+        const uint32x4_t a = vreinterpretq_u32_u8(vld1q_u8(q + 64 * m)), b = vreinterpretq_u32_u8(vld1q_u8(q + 64 * m + 32));
+        for (int p = 0; p < 2; p++) {
+            const uint8x16_t z = vreinterpretq_u8_u32(p ? vzip2q_u32(a, b) : vzip1q_u32(a, b));
+            w->c[p][m] = vreinterpretq_s8_u8(vandq_u8(z, vdupq_n_u8(15)));
+            w->c[p][2 + m] = vreinterpretq_s8_u8(vshrq_n_u8(z, 4));
+        }
+    }
+}
+/* y[t·ys + r] for half h of group g (dws: its scales) × NP (1..3) token pairs, as rows8_tile's */
+#define ROWS8_HALF_TILE(T, QB)                                                                               \
+    INLINE void rows8_half_##T(int64_t nb, const uint8_t *g, const float *dws, int h, const pair_block *px, const int NP,\
+                               int nt, float *y, int64_t ys) {                                               \
+        float32x4_t acc[3][2];                                                                               \
+        for (int k = 0; k < NP; k++) acc[k][0] = acc[k][1] = vdupq_n_f32(0.0f);                              \
+        for (int64_t i = 0; i < nb; i++) {                                                                   \
+            const float32x4_t d01 = vld1q_f32(dws + 16 * i + 8 * h), d23 = vld1q_f32(dws + 16 * i + 8 * h + 4);\
+            half_pairs wq;                                                                                   \
+            half_##T(g + lk_rows8_quants(i, QB) + 16 * h, &wq);                                              \
+            for (int k = 0; k < NP; k++) {                                                                   \
+                const pair_block *x = px + k * nb + i;                                                       \
+                const float32x4_t dx = vld1q_f32(x->d);                                                      \
+                acc[k][0] = vfmaq_f32(acc[k][0], pair_sum(wq.c[0], x), vmulq_f32(d01, dx));                  \
+                acc[k][1] = vfmaq_f32(acc[k][1], pair_sum(wq.c[1], x), vmulq_f32(d23, dx));                  \
+            }                                                                                                \
+        }                                                                                                    \
+        for (int k = 0; k < NP; k++) { /* token 2k: lanes 0, 2 of both pairs; token 2k + 1: lanes 1, 3 */    \
+            if (2 * k < nt) vst1q_f32(y + 2 * k * ys, vuzp1q_f32(acc[k][0], acc[k][1]));                     \
+            if (2 * k + 1 < nt) vst1q_f32(y + (2 * k + 1) * ys, vuzp2q_f32(acc[k][0], acc[k][1]));           \
+        }                                                                                                    \
+    }
+ROWS8_HALF_TILE(q4_0, 16)
+ROWS8_HALF_TILE(q8_0, 32)
+
 /* Tokens a pass over the weights (their pairs' copy stays in L2 while each group's rows pass over it) */
 enum { ROWS8_CHUNK = 32 };
 
 /* The rows8 entry: rows row_begin..row_end (multiples of 8) of w in the 8-row layout · nt tokens; one token
- * on the dotprod kernel (arm/rows8.c), from 2 tokens a row pair × 8 token pairs a tile */
+ * on the dotprod kernel (arm/rows8.c), from 2 tokens a row pair × 4..8 token pairs a tile (a half group × the
+ * 1..3 token pairs left) */
 #define ROWS8_GEMM(T, QB)                                                                                    \
     __attribute__((noinline)) static void rows8_tiles_##T(int64_t nb, const uint8_t *w, size_t wrb, const pair_block *px, \
                                                           float *dws, int64_t nt, float *y, int64_t ys, int64_t row_begin, \
@@ -206,22 +253,27 @@ enum { ROWS8_CHUNK = 32 };
         for (int64_t r = row_begin; r < row_end; r += 8) {                                                   \
             const uint8_t *g = w + (size_t)r * wrb;                                                          \
             group_scales(nb, g, QB, dws);                                                                    \
-            for (int rp = 0; rp < 4; rp++)                                                                   \
-                for (int64_t p = 0; p < npairs; p += TILE_PAIRS) {                                           \
-                    float *yt = y + 2 * p * ys + r + 2 * rp;                                                 \
-                    const int left = (int)(nt - 2 * p);                                                      \
-                    const pair_block *xt = px + p * nb;                                                      \
-                    switch (npairs - p) {                                                                    \
-                    case 1: rows8_tile_##T(nb, g, dws, rp, xt, 1, left, yt, ys); break;                      \
-                    case 2: rows8_tile_##T(nb, g, dws, rp, xt, 2, left, yt, ys); break;                      \
-                    case 3: rows8_tile_##T(nb, g, dws, rp, xt, 3, left, yt, ys); break;                      \
-                    case 4: rows8_tile_##T(nb, g, dws, rp, xt, 4, left, yt, ys); break;                      \
-                    case 5: rows8_tile_##T(nb, g, dws, rp, xt, 5, left, yt, ys); break;                      \
-                    case 6: rows8_tile_##T(nb, g, dws, rp, xt, 6, left, yt, ys); break;                      \
-                    case 7: rows8_tile_##T(nb, g, dws, rp, xt, 7, left, yt, ys); break;                      \
-                    default: rows8_tile_##T(nb, g, dws, rp, xt, 8, left, yt, ys); break;                     \
-                    }                                                                                        \
-                }                                                                                            \
+            for (int64_t p = 0; p < npairs; p += TILE_PAIRS) {                                               \
+                const int left = (int)(nt - 2 * p);                                                          \
+                const pair_block *xt = px + p * nb;                                                          \
+                float *yt = y + 2 * p * ys + r;                                                              \
+                if (npairs - p <= 3)                                                                         \
+                    for (int h = 0; h < 2; h++)                                                              \
+                        switch (npairs - p) {                                                                \
+                        case 1: rows8_half_##T(nb, g, dws, h, xt, 1, left, yt + 4 * h, ys); break;           \
+                        case 2: rows8_half_##T(nb, g, dws, h, xt, 2, left, yt + 4 * h, ys); break;           \
+                        default: rows8_half_##T(nb, g, dws, h, xt, 3, left, yt + 4 * h, ys); break;          \
+                        }                                                                                    \
+                else                                                                                         \
+                    for (int rp = 0; rp < 4; rp++)                                                           \
+                        switch (npairs - p) {                                                                \
+                        case 4: rows8_tile_##T(nb, g, dws, rp, xt, 4, left, yt + 2 * rp, ys); break;         \
+                        case 5: rows8_tile_##T(nb, g, dws, rp, xt, 5, left, yt + 2 * rp, ys); break;         \
+                        case 6: rows8_tile_##T(nb, g, dws, rp, xt, 6, left, yt + 2 * rp, ys); break;         \
+                        case 7: rows8_tile_##T(nb, g, dws, rp, xt, 7, left, yt + 2 * rp, ys); break;         \
+                        default: rows8_tile_##T(nb, g, dws, rp, xt, 8, left, yt + 2 * rp, ys); break;        \
+                        }                                                                                    \
+            }                                                                                                \
         }                                                                                                    \
     }                                                                                                        \
     static int rows8_##T(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t nt,     \
