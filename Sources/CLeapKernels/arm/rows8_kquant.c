@@ -201,7 +201,7 @@ INLINE void q6_K_rows4(const uint8_t *gb, int h, const uint8_t *x, size_t xrb, c
             const int32_t *st = (const int32_t *)(const void *)(sd + t * ss + Q6_K_SIDE * i);
             sumi[t] = vmlaq_s32(sumi[t], sub_dot4(vld1q_dup_s32(st + ja), lo, vld1q_s8(a + 16 * ja)), sca);
             sumi[t] = vmlaq_s32(sumi[t], sub_dot4(vld1q_dup_s32(st + jb), hi, vld1q_s8(a + 16 * jb)), scb);
-            CHAIN_END(sumi[t]);
+            if (NT != 2) CHAIN_END(sumi[t]); /* two tokens' chains fit the registers interleaved */
         }
         STEP_END;
     }
