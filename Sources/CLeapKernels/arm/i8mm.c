@@ -3,8 +3,8 @@
  * pairs (weights) by token pairs (activations, interleaved once per call into scratch), then one float step
  * per lane, acc = fma((float)Σ q·a, dw·dx, acc): quant_rows.c's fold, so the bits of the one-token kernels
  * at every token count. The same on Q4_0 and Q8_0 matrices in the 8-row layout (rows8 entries: tiles of a
- * row pair of a group × 8 token pairs, the pair's operands zipped from the layout's vectors). The rest of
- * the table is the dotprod one's. */
+ * row pair of a group × up to 8 token pairs, of half a group for 1..3 token pairs, the rows' operands zipped
+ * from the layout's vectors). The rest of the table is the dotprod one's. */
 #include "../lk_tables.h"
 
 #if defined(__aarch64__)
