@@ -24,7 +24,7 @@ import leap
 from . import completions
 from .chat import ChatRequest, ModelCaps, chat_job, model_caps, parse_chat_request, remote_urls
 from .chat_audio import SpokenTurn
-from .engine import Engine, JobHandle, merged_events
+from .engine import Engine, Job, JobHandle, merged_events
 from .errors import ApiError, ClientGone, install_error_handlers
 from .media import MediaLimits, fetch_remote
 from .schemas import Fields, parse_json_body
@@ -58,6 +58,11 @@ class ServerState:
 
     def model(self) -> leap.Model:
         return self.engine.require_model()
+
+    def chat_job(self, req: ChatRequest) -> Job:
+        """The job answering ``req`` on the model, with the server's speculative decoding (every route that
+        generates a chat turn starts its job here)."""
+        return chat_job(self.model(), req, self.engine.settings.speculation)
 
     @property
     def caps(self) -> ModelCaps:
@@ -255,7 +260,8 @@ def _model_entry(state: ServerState) -> Dict[str, Any]:
         m = engine.model
         entry["meta"] = {"architecture": m.architecture, "n_ctx": m.context_size, "vocab_size": m.vocab_size,
                          "images": m.supports_images, "audio_input": m.supports_audio_input,
-                         "audio_output": m.supports_audio_output}
+                         "audio_output": m.supports_audio_output,
+                         **engine.settings.speculation.describe()}
     return entry
 
 
@@ -277,7 +283,6 @@ async def chat_completions(request: Request) -> Response:
     state = server_state(request)
     body = await read_json(request)
     check_model(state, body)
-    model = state.model()
     limits = state.settings.media
     fetched = {}
     if limits.allow_remote:
@@ -286,7 +291,7 @@ async def chat_completions(request: Request) -> Response:
     req = await asyncio.to_thread(parse_chat_request, body, state.caps, limits, state.max_tokens, fetched,
                                   state.default_max_tokens)
     choices = [replace(req, sampling=req.sampling.for_choice(i)) for i in range(req.sampling.n)]
-    handles = await unless_disconnected(request, state.engine.start_all([chat_job(model, c) for c in choices]))
+    handles = await unless_disconnected(request, state.engine.start_all([state.chat_job(c) for c in choices]))
     turns = [_chat_turn(c, h) for c, h in zip(choices, handles)]
 
     def stop_all() -> None:

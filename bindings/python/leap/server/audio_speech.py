@@ -23,7 +23,7 @@ from fastapi import APIRouter, Request
 from fastapi.responses import Response
 
 from .app import ServerState, check_model, read_json, record_usage, server_state, unless_disconnected
-from .chat import ChatRequest, chat_job
+from .chat import ChatRequest
 from .engine import JobHandle
 from .errors import ApiError, bad_request, quote
 from .schemas import INT32_MAX, Fields, parse_sampling
@@ -88,7 +88,7 @@ async def create_speech(request: Request) -> Response:
     check_model(state, body)
     require_speech(state)
     req, fmt, stream_format = speech_request(body, state)
-    handle = await unless_disconnected(request, state.engine.start(chat_job(state.model(), req)))
+    handle = await unless_disconnected(request, state.engine.start(state.chat_job(req)))
     if stream_format == "sse":
         return EventStreamResponse(_sse(request, handle, fmt), on_close=handle.stop)
     media_type = "audio/wav" if fmt == "wav" else f"audio/pcm;rate={SAMPLE_RATE};channels=1"

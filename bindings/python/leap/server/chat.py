@@ -31,7 +31,7 @@ import leap
 
 from . import chat_audio
 from .chat_audio import AudioOutput
-from .engine import Job, JobControl
+from .engine import Job, JobControl, Speculation
 from .errors import ApiError, bad_request, clip, from_leap_error, quote
 from .media import MediaLimits, image_part, split_data_url, wav_part
 from .schemas import Fields, Logprobs, Sampling, parse_chat_logprobs, parse_sampling, type_name, wrong_type
@@ -441,9 +441,11 @@ def check_tools(model: leap.Model, tools: List[Dict[str, Any]], prefix: str = ""
         register_tools(conv, tools, prefix)
 
 
-def chat_job(model: leap.Model, req: ChatRequest) -> Job:
-    """The job answering ``req``: a conversation from its history, its tools, one generation, events out."""
+def chat_job(model: leap.Model, req: ChatRequest, speculation: Speculation = Speculation()) -> Job:
+    """The job answering ``req``: a conversation from its history, its tools, one generation (speculating as
+    the server does), events out."""
     options = req.options()
+    speculation.apply(options)
 
     def run(control: JobControl) -> None:
         if control.stopped:

@@ -8,6 +8,10 @@ import sys
 from typing import List, Optional
 
 MiB = 1 << 20
+#: --spec-type names and the library's drafters (GenerationOptions.drafter); the most tokens drafted per pass
+#: (leap.h). Here rather than in engine.py, whose imports need the server extra.
+DRAFTERS = {"none": "none", "ngram": "ngram", "draft": "draft_model"}
+MAX_DRAFT_TOKENS = 14
 
 
 def parser() -> argparse.ArgumentParser:
@@ -29,6 +33,19 @@ def parser() -> argparse.ArgumentParser:
     src.add_argument("-c", "--ctx-size", type=int, help="context size in tokens (default: the model's)")
     src.add_argument("--cache-dir", help="keep the prompt cache on disk here too, so it survives restarts "
                      "(without it the cache is in memory only)")
+    spec = p.add_argument_group("speculative decoding", "guesses of the next tokens checked in one pass of the "
+                                "model: the answers stay the same (greedy: the same tokens; sampling: the same "
+                                "distribution), only faster where the guesses are right")
+    spec.add_argument("-md", "--model-draft", "--spec-draft-model", dest="model_draft", metavar="FILE",
+                      help="a small GGUF model of the same vocabulary that drafts tokens (loaded with the model; "
+                           "with --model)")
+    spec.add_argument("--spec-type", choices=sorted(DRAFTERS),
+                      help="who drafts: 'draft' the draft model, 'ngram' prompt lookup (the tokens that followed "
+                           "an earlier occurrence of the latest ones in the prompt or the answer: pays where "
+                           "answers copy given text), 'none' (default: 'draft' with --model-draft, else 'none')")
+    spec.add_argument("--spec-draft-n-max", type=int, metavar="N",
+                      help=f"most tokens drafted per pass, 1..{MAX_DRAFT_TOKENS} (default: the library's, 8; "
+                           "the draft length adapts to how many guesses are accepted)")
     net = p.add_argument_group("serving")
     net.add_argument("--host", default="127.0.0.1", help="address to listen on (default: %(default)s)")
     net.add_argument("--port", type=int, default=8080, help="port (default: %(default)s)")
@@ -70,6 +87,25 @@ def check(args: argparse.Namespace, p: argparse.ArgumentParser) -> None:
             p.error(f"--{name.replace('_', '-')} {path}: no such file")
     if args.bundle and (args.mmproj or args.audio_decoder or args.audio_tokenizer):
         p.error("--bundle names its own companion files: --mmproj / --audio-decoder / --audio-tokenizer go with --model")
+    check_speculation(args, p)
+
+
+def check_speculation(args: argparse.Namespace, p: argparse.ArgumentParser) -> None:
+    if args.model_draft and args.bundle:
+        p.error("--model-draft goes with --model (a bundle names no draft model)")
+    if args.model_draft and not os.path.isfile(args.model_draft):
+        p.error(f"--model-draft {args.model_draft}: no such file")
+    if args.spec_type is None:
+        args.spec_type = "draft" if args.model_draft else "none"
+    if args.spec_type == "draft" and not args.model_draft:
+        p.error("--spec-type draft needs a draft model (--model-draft FILE)")
+    if args.spec_type != "draft" and args.model_draft:
+        p.error(f"--model-draft is loaded to draft, but --spec-type {args.spec_type} would not use it")
+    if args.spec_draft_n_max is not None:
+        if not 1 <= args.spec_draft_n_max <= MAX_DRAFT_TOKENS:
+            p.error(f"--spec-draft-n-max must be 1..{MAX_DRAFT_TOKENS}, got {args.spec_draft_n_max}")
+        if args.spec_type == "none":
+            p.error("--spec-draft-n-max needs speculative decoding (--spec-type ngram, or --model-draft FILE)")
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -80,7 +116,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         import uvicorn
 
         from .app import ServerSettings, create_app
-        from .engine import Engine, ModelSettings
+        from .engine import Engine, ModelSettings, Speculation
         from .media import MediaLimits
     except ImportError as e:
         print(f"leap-server needs the server extra: pip install \"libleap[server]\" ({e})", file=sys.stderr)
@@ -89,6 +125,8 @@ def main(argv: Optional[List[str]] = None) -> int:
                         format="%(asctime)s %(levelname)s %(message)s")
     engine = Engine(ModelSettings(model=args.model, bundle=args.bundle, mmproj=args.mmproj,
                                   audio_decoder=args.audio_decoder, audio_tokenizer=args.audio_tokenizer,
+                                  draft_model=args.model_draft,
+                                  speculation=Speculation(DRAFTERS[args.spec_type], args.spec_draft_n_max),
                                   alias=args.alias, threads=args.threads, ctx_size=args.ctx_size,
                                   cache_dir=args.cache_dir, parallel=args.parallel, queue=args.queue,
                                   progress=sys.stderr.isatty() or bool(args.bundle)))

@@ -20,14 +20,34 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass
-from typing import Any, AsyncIterator, Callable, Deque, List, Optional, Sequence, Tuple
+from dataclasses import dataclass, field
+from typing import Any, AsyncIterator, Callable, Deque, Dict, List, Optional, Sequence, Tuple
 
 import leap
 
 from .errors import ApiError, clip, from_leap_error
 
 log = logging.getLogger("leap.server")
+
+
+@dataclass(frozen=True)
+class Speculation:
+    """Speculative decoding of every generation the server runs (--spec-type, --spec-draft-n-max): who drafts
+    (``GenerationOptions.drafter``: "none", "ngram", "draft_model") and the most tokens drafted per pass (None: the library's default). The output
+    is what it would be without it; only its speed changes."""
+
+    drafter: str = "none"
+    max_draft_tokens: Optional[int] = None
+
+    def apply(self, options: leap.GenerationOptions) -> None:
+        options.drafter = self.drafter
+        options.max_draft_tokens = self.max_draft_tokens if self.drafter != "none" else None
+
+    def describe(self) -> Dict[str, Any]:
+        """For /v1/models: on or off, who drafts, the most tokens a pass drafts (None: the library's default)."""
+        spec_type = "draft" if self.drafter == "draft_model" else self.drafter
+        return {"speculative": self.drafter != "none", "spec_type": spec_type,
+                "spec_draft_n_max": self.max_draft_tokens if self.drafter != "none" else None}
 
 
 @dataclass
@@ -39,6 +59,8 @@ class ModelSettings:
     mmproj: Optional[str] = None
     audio_decoder: Optional[str] = None
     audio_tokenizer: Optional[str] = None
+    draft_model: Optional[str] = None  # loaded with the model (its vocabulary must be the model's)
+    speculation: Speculation = field(default_factory=Speculation)
     alias: Optional[str] = None
     threads: Optional[int] = None
     ctx_size: Optional[int] = None
@@ -270,13 +292,17 @@ class Engine:
                 assert s.model is not None
                 model = leap.load_model(s.model, context_size=s.ctx_size, cpu_threads=s.threads,
                                         mmproj_path=s.mmproj, audio_decoder_path=s.audio_decoder,
-                                        audio_tokenizer_path=s.audio_tokenizer, cache=cache)
+                                        audio_tokenizer_path=s.audio_tokenizer, cache=cache,
+                                        draft_model=s.draft_model)
             self.model = model
             self.model_id = s.alias or model.model_id or os.path.basename(s.model or s.bundle or "model")
             self.state = "ready"
-            log.info("model %s ready (%s, context %d%s%s%s)", self.model_id, model.architecture, model.context_size,
+            spec = s.speculation
+            log.info("model %s ready (%s, context %d%s%s%s%s)", self.model_id, model.architecture, model.context_size,
                      ", images" if model.supports_images else "", ", audio in" if model.supports_audio_input else "",
-                     ", audio out" if model.supports_audio_output else "")
+                     ", audio out" if model.supports_audio_output else "",
+                     "" if spec.drafter == "none" else f", speculative decoding: {spec.drafter}" +
+                     (f" drafting at most {spec.max_draft_tokens} tokens a pass" if spec.max_draft_tokens else ""))
         except Exception as e:
             self.state = "failed"
             self.error = str(e)

@@ -55,7 +55,7 @@ import leap
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from .app import ServerState
-from .chat import ChatRequest, chat_job, check_tools, parse_tools
+from .chat import ChatRequest, check_tools, parse_tools
 from .chat_audio import speaking_history
 from .errors import ApiError, from_leap_error, quote
 from .media import MIN_AUDIO_SECONDS
@@ -539,7 +539,7 @@ class Connection:
                 req, measure = await asyncio.to_thread(self.truncated, items, request, truncation)
             except leap.LeapError as e:
                 raise from_leap_error(e, "item") from None
-            handle = await self.state.engine.start(chat_job(self.state.model(), req))
+            handle = await self.state.engine.start(self.state.chat_job(req))
         except ApiError as refused:
             response.update(status="failed", status_details={"type": "failed", "error": {
                 "type": refused.type, "code": refused.code, "message": refused.message}})

@@ -21,7 +21,7 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.datastructures import UploadFile
 
 from .app import ServerState, record_usage, server_state, unless_disconnected
-from .chat import ChatRequest, chat_job
+from .chat import ChatRequest
 from .engine import JobHandle
 from .errors import ApiError, bad_request, clip, quote
 from .media import wav_header, wav_part
@@ -113,7 +113,7 @@ async def create_transcription(request: Request) -> Response:
     duration = h.data_bytes / (h.rate * h.channels * max(1, h.bits // 8))
     req = ChatRequest(None, [leap.ChatMessage(leap.Role.SYSTEM, ASR_PROMPT)], leap.ChatMessage(leap.Role.USER, [audio]),
                       Sampling(temperature=temperature, max_tokens=state.default_max_tokens))
-    handle = await unless_disconnected(request, state.engine.start(chat_job(state.model(), req)))
+    handle = await unless_disconnected(request, state.engine.start(state.chat_job(req)))
     if stream:
         return EventStreamResponse(_stream(request, handle), on_close=handle.stop)
     turn = ChatTurn((), False, handle.stop)

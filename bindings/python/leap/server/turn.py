@@ -78,13 +78,19 @@ def usage_of(*stats: Optional[leap.GenerationStats]) -> Dict[str, Any]:
 
 
 def timings_of(stats: Optional[leap.GenerationStats]) -> Optional[Dict[str, Any]]:
-    """llama-server's ``timings``: positions restored from the cache, evaluated, generated, and rates."""
+    """llama-server's ``timings``: positions restored from the cache, evaluated, generated, and rates; with
+    speculative decoding that drafted, the tokens drafted and of those accepted (``draft_n``,
+    ``draft_n_accepted``)."""
     if stats is None:
         return None
-    return {"cache_n": stats.cached_prompt_tokens, "prompt_n": stats.prompt_tokens,
-            "predicted_n": stats.completion_tokens, "prompt_per_second": stats.prompt_tokens_per_second,
-            "predicted_per_second": stats.tokens_per_second,
-            "time_to_first_token_ms": stats.time_to_first_token * 1000}
+    timings: Dict[str, Any] = {
+        "cache_n": stats.cached_prompt_tokens, "prompt_n": stats.prompt_tokens,
+        "predicted_n": stats.completion_tokens, "prompt_per_second": stats.prompt_tokens_per_second,
+        "predicted_per_second": stats.tokens_per_second, "time_to_first_token_ms": stats.time_to_first_token * 1000}
+    if stats.drafted_tokens > 0:
+        timings["draft_n"] = stats.drafted_tokens
+        timings["draft_n_accepted"] = stats.accepted_draft_tokens
+    return timings
 
 
 _FINISH = {leap.GenerationFinishReason.STOP: "stop", leap.GenerationFinishReason.MAX_TOKENS: "length",
