@@ -1,0 +1,141 @@
+"""leap-server with speculative decoding (--spec-type ngram, --model-draft): greedy answers identical to a server
+without it, streamed and not and with several clients at once, the drafts reported in ``timings`` and /v1/models,
+a draft model of another vocabulary refused at startup, and bad flag values refused."""
+import concurrent.futures
+import subprocess
+import sys
+
+import pytest
+
+from conftest import MODELS
+from server_process import BINDINGS, Server, start
+
+pytest.importorskip("fastapi")
+openai = pytest.importorskip("openai")
+
+SMOL = MODELS / "SmolLM2-135M-Instruct.Q4_1.gguf"
+GEMMA = MODELS / "gemma-3-270m-q4_k_m.gguf"
+pytestmark = pytest.mark.skipif(not SMOL.exists(), reason=f"{SMOL} missing (scripts/setup.sh fetches it)")
+
+GREEDY = {"temperature": 0, "max_tokens": 48, "extra_body": {"repetition_penalty": 1}}
+PASSAGES = [
+    "The Rhine begins in the Swiss Alps, flows through Germany and the Netherlands, and empties into the North Sea.",
+    "Bread is made from flour, water, salt and yeast; the dough rises for an hour before it is baked.",
+    "The library opens at nine in the morning and closes at six in the evening, except on Sundays.",
+    "A triangle has three sides and three angles, and the angles of every triangle add up to 180 degrees.",
+]
+
+
+def copy_prompt(i=0):
+    return [{"role": "user", "content": f"Repeat this sentence exactly: {PASSAGES[i]}"}]
+
+
+def server(tmp_path_factory, name, *flags):
+    return start("--model", SMOL, "--ctx-size", 1024, "--parallel", 4, *flags,
+                 log_path=tmp_path_factory.mktemp(name) / "server.log")
+
+
+@pytest.fixture(scope="module")
+def plain(tmp_path_factory):
+    s = server(tmp_path_factory, "plain")
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def ngram(tmp_path_factory):
+    s = server(tmp_path_factory, "ngram", "--spec-type", "ngram", "--spec-draft-n-max", 10)
+    yield s
+    s.stop()
+
+
+@pytest.fixture(scope="module")
+def drafted(tmp_path_factory):
+    s = server(tmp_path_factory, "draft", "-md", SMOL)  # --spec-type draft is the default with a draft model
+    yield s
+    s.stop()
+
+
+def answer(server, i=0):
+    r = server.client().chat.completions.create(model="", messages=copy_prompt(i), **GREEDY)
+    return r.choices[0].message.content, (r.model_extra or {}).get("timings")
+
+
+def streamed(server, i=0):
+    text, timings = [], None
+    for chunk in server.client().chat.completions.create(model="", messages=copy_prompt(i), stream=True, **GREEDY):
+        for c in chunk.choices:
+            if c.delta.content:
+                text.append(c.delta.content)
+        timings = (chunk.model_extra or {}).get("timings") or timings
+    return "".join(text), timings
+
+
+def test_prompt_lookup_gives_the_same_greedy_answers(plain, ngram):
+    # First on a fresh server: the library keeps the pass cost its generations measure, and where passes
+    # are dear (other conversations in the pass) it rightly drafts nothing.
+    text, timings = answer(ngram)
+    expected, plain_timings = answer(plain)
+    assert text == expected and PASSAGES[0] in text
+    assert "draft_n" not in plain_timings  # no drafts, no draft figures (as llama-server)
+    assert timings["predicted_n"] == plain_timings["predicted_n"]
+    assert timings["draft_n"] > 0 and 0 < timings["draft_n_accepted"] <= timings["draft_n"]
+    stream_text, stream_timings = streamed(ngram, 1)
+    assert stream_text == answer(plain, 1)[0]
+    assert 0 < stream_timings["draft_n_accepted"] <= stream_timings["draft_n"]
+
+
+def test_prompt_lookup_with_several_clients_at_once(plain, ngram):
+    alone = [answer(plain, i)[0] for i in range(len(PASSAGES))]
+    with concurrent.futures.ThreadPoolExecutor(len(PASSAGES)) as pool:
+        together = list(pool.map(lambda i: (answer if i % 2 else streamed)(ngram, i), range(len(PASSAGES))))
+    # Each answer is the one it gets alone without speculation, whatever else shares the passes.
+    assert [t for t, _ in together] == alone
+    for _, timings in together:
+        assert 0 <= timings.get("draft_n_accepted", 0) <= timings.get("draft_n", 0)
+    assert ngram.health()["slots_processing"] == 0
+
+
+def test_models_say_whether_the_server_speculates(plain, ngram, drafted):
+    meta = [s.client().models.list().data[0].model_extra["meta"] for s in (plain, ngram, drafted)]
+    assert [(m["speculative"], m["spec_type"], m["spec_draft_n_max"]) for m in meta] == \
+        [(False, "none", None), (True, "ngram", 10), (True, "draft", None)]
+
+
+def test_a_model_drafting_for_itself_has_every_draft_accepted(plain, drafted):
+    # The same weights draft and verify, and on Q4_1 the verification pass's logits are the one-token
+    # decode's bit for bit: every greedy guess is the token generated. An answer cut by max_tokens before
+    # its end, as guesses past the end of an answer (after its end-of-turn token) are rightly rejected.
+    r = drafted.client().chat.completions.create(model="", messages=copy_prompt(), **{**GREEDY, "max_tokens": 12})
+    timings = r.model_extra["timings"]
+    assert r.choices[0].finish_reason == "length" and timings["predicted_n"] == 12
+    assert timings["draft_n"] > 0 and timings["draft_n_accepted"] == timings["draft_n"]
+    assert r.choices[0].message.content == answer(plain)[0][:len(r.choices[0].message.content)]
+    text, timings = answer(drafted, 3)
+    assert text == answer(plain, 3)[0] and timings["draft_n_accepted"] > 0
+    assert streamed(drafted, 2)[0] == answer(plain, 2)[0]
+
+
+@pytest.mark.skipif(not GEMMA.exists(), reason=f"{GEMMA} missing")
+def test_a_draft_model_of_another_vocabulary_is_refused_at_startup(tmp_path):
+    s = Server("--model", SMOL, "-md", GEMMA, log_path=tmp_path / "server.log")
+    try:
+        assert s.proc.wait(timeout=60) == 1
+        assert "a draft model must share the model's vocabulary" in s.output()
+    finally:
+        s.stop()
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--spec-type", "draft"], "--spec-type draft needs a draft model"),
+    (["--spec-type", "medusa"], "invalid choice: 'medusa'"),
+    (["--spec-type", "ngram", "--spec-draft-n-max", "0"], "--spec-draft-n-max must be 1..14, got 0"),
+    (["--spec-type", "ngram", "--spec-draft-n-max", "15"], "--spec-draft-n-max must be 1..14, got 15"),
+    (["--spec-draft-n-max", "4"], "--spec-draft-n-max needs speculative decoding"),
+    (["-md", "/nonexistent/draft.gguf"], "--model-draft /nonexistent/draft.gguf: no such file"),
+    (["-md", str(SMOL), "--spec-type", "ngram"], "--spec-type ngram would not use it"),
+])
+def test_bad_speculation_flags_are_refused(flags, message):
+    run = subprocess.run([sys.executable, "-m", "leap.server", "--model", str(SMOL), *flags], cwd=BINDINGS,
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and message in run.stderr
