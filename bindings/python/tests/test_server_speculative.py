@@ -128,6 +128,7 @@ def test_a_draft_model_of_another_vocabulary_is_refused_at_startup(tmp_path):
 
 @pytest.mark.parametrize("flags, message", [
     (["--spec-type", "draft"], "--spec-type draft needs a draft model"),
+    (["--spec-type", "draft-simple"], "--spec-type draft-simple needs a draft model"),  # llama-server's name
     (["--spec-type", "medusa"], "invalid choice: 'medusa'"),
     (["--spec-type", "ngram", "--spec-draft-n-max", "0"], "--spec-draft-n-max must be 1..14, got 0"),
     (["--spec-type", "ngram", "--spec-draft-n-max", "15"], "--spec-draft-n-max must be 1..14, got 15"),

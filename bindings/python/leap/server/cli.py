@@ -8,9 +8,11 @@ import sys
 from typing import List, Optional
 
 MiB = 1 << 20
-#: --spec-type names and the library's drafters (GenerationOptions.drafter); the most tokens drafted per pass
-#: (leap.h). Here rather than in engine.py, whose imports need the server extra.
-DRAFTERS = {"none": "none", "ngram": "ngram", "draft": "draft_model"}
+#: --spec-type names (with llama-server's for the same kinds: its draft model, its prompt lookup) and the
+#: library's drafters (GenerationOptions.drafter); the most tokens drafted per pass (leap.h). Here rather
+#: than in engine.py, whose imports need the server extra.
+DRAFTERS = {"none": "none", "ngram": "ngram", "draft": "draft_model", "ngram-simple": "ngram",
+            "draft-simple": "draft_model"}
 MAX_DRAFT_TOKENS = 14
 
 
@@ -39,10 +41,11 @@ def parser() -> argparse.ArgumentParser:
     spec.add_argument("-md", "--model-draft", "--spec-draft-model", dest="model_draft", metavar="FILE",
                       help="a small GGUF model of the same vocabulary that drafts tokens (loaded with the model; "
                            "with --model)")
-    spec.add_argument("--spec-type", choices=sorted(DRAFTERS),
+    spec.add_argument("--spec-type", choices=list(DRAFTERS), metavar="{none,ngram,draft}",
                       help="who drafts: 'draft' the draft model, 'ngram' prompt lookup (the tokens that followed "
                            "an earlier occurrence of the latest ones in the prompt or the answer: pays where "
-                           "answers copy given text), 'none' (default: 'draft' with --model-draft, else 'none')")
+                           "answers copy given text), 'none' (default: 'draft' with --model-draft, else 'none'); "
+                           "llama-server's 'draft-simple' and 'ngram-simple' are taken for 'draft' and 'ngram'")
     spec.add_argument("--spec-draft-n-max", type=int, metavar="N",
                       help=f"most tokens drafted per pass, 1..{MAX_DRAFT_TOKENS} (default: the library's, 8; "
                            "the draft length adapts to how many guesses are accepted)")
@@ -97,9 +100,10 @@ def check_speculation(args: argparse.Namespace, p: argparse.ArgumentParser) -> N
         p.error(f"--model-draft {args.model_draft}: no such file")
     if args.spec_type is None:
         args.spec_type = "draft" if args.model_draft else "none"
-    if args.spec_type == "draft" and not args.model_draft:
-        p.error("--spec-type draft needs a draft model (--model-draft FILE)")
-    if args.spec_type != "draft" and args.model_draft:
+    drafter = DRAFTERS[args.spec_type]
+    if drafter == "draft_model" and not args.model_draft:
+        p.error(f"--spec-type {args.spec_type} needs a draft model (--model-draft FILE)")
+    if drafter != "draft_model" and args.model_draft:
         p.error(f"--model-draft is loaded to draft, but --spec-type {args.spec_type} would not use it")
     if args.spec_draft_n_max is not None:
         if not 1 <= args.spec_draft_n_max <= MAX_DRAFT_TOKENS:
