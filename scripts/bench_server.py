@@ -17,10 +17,19 @@ less, in CPU time: the leap-server process's CPU seconds per completion token ov
 sequential requests against the in-process API's (the process's CPU time, client loop included).
 Prints one line per figure and the ratios; it asserts nothing.
 
+With --speculative, speculative decoding instead: leap-server without and with --spec-type ngram (prompt
+lookup) against llama-server without and with --spec-type ngram-simple, all four started at once, on the
+copy-heavy prompts of scripts/speculative_prompts.json (answers that repeat given text), greedy. Each prompt
+goes to the four servers in turn, one request at a time (so that load from elsewhere falls on all of them
+alike): decoding tokens/s (after the first token) and the drafts the servers report in ``timings``; then
+all the prompts at once to each server (aggregate tokens/s). Prints the ratios, and how many answers with
+speculation are the ones without.
+
 Usage:
   python3 scripts/bench_server.py MODEL.gguf [--threads 2] [--clients 1,4,8] [--max-tokens 64]
       [--llama-server PATH] [--peer-python PATH]   (a Python with llama_cpp[server] installed)
       [--only leap,inprocess,llama-server,llama-cpp-python]
+  python3 scripts/bench_server.py MODEL.gguf --speculative [--max-tokens 128] [--spec-prompts 17] [--llama-server PATH]
   --llama-server defaults to $LEAP_LLAMA_SERVER, --peer-python to $LEAP_LLAMA_PYTHON; a peer without either
   is left out.
 """
@@ -29,6 +38,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import socket
 import statistics
 import subprocess
@@ -122,10 +132,18 @@ def http_client() -> Any:
 
 def stream_chat(base_url: str, messages: List[Dict[str, str]], max_tokens: int) -> Result:
     """One streamed chat completion over raw HTTP (the same client code for every server)."""
+    return stream_chat_answer(base_url, messages, max_tokens)[0]
+
+
+def stream_chat_answer(base_url: str, messages: List[Dict[str, str]],
+                       max_tokens: int) -> Tuple[Result, str, Dict[str, Any]]:
+    """:func:`stream_chat`, and the answer's text and the ``timings`` its chunks carried (llama-server's)."""
     body = {"model": MODEL_NAME, "messages": messages, "max_tokens": max_tokens, "temperature": 0, "stream": True,
             "stream_options": {"include_usage": True}}
     start = time.monotonic()
     first, pieces, usage, finished = 0.0, 0, None, False
+    text: List[str] = []
+    timings: Dict[str, Any] = {}
     with http_client().stream("POST", base_url + "/chat/completions", json=body) as r:
         r.raise_for_status()
         for line in r.iter_lines():
@@ -134,16 +152,19 @@ def stream_chat(base_url: str, messages: List[Dict[str, str]], max_tokens: int) 
             chunk = json.loads(line[6:])
             if chunk.get("usage"):
                 usage = chunk["usage"]
+            timings = chunk.get("timings") or timings
             for choice in chunk.get("choices") or []:
                 finished = finished or bool(choice.get("finish_reason"))
-                if (choice.get("delta") or {}).get("content"):
+                content = (choice.get("delta") or {}).get("content")
+                if content:
+                    text.append(content)
                     pieces += 1
                     if not first:
                         first = time.monotonic() - start
     if not finished:
         raise RuntimeError("the stream ended without a finish_reason (the server cut it short)")
     tokens = usage["completion_tokens"] if usage else pieces
-    return first, tokens, time.monotonic()
+    return (first, tokens, time.monotonic()), "".join(text), timings
 
 
 def in_process_chat(model: object, messages: List[Dict[str, str]], max_tokens: int) -> Result:
@@ -254,6 +275,85 @@ def cpu_per_token(name: str, send: Callable[[List[Dict[str, str]], int], Result]
           f"(median of {a.cpu_requests})", flush=True)
 
 
+def speculative(a: argparse.Namespace, env: Dict[str, str]) -> None:
+    """--speculative: see the module's doc."""
+    with open(REPO / "scripts" / "speculative_prompts.json") as f:
+        prompts: List[str] = json.load(f)["copy"][:a.spec_prompts]
+    n = len(prompts)
+    configs = [("leap-server", []), ("leap-server ngram", ["--spec-type", "ngram"])]
+    if a.llama_server:
+        configs += [("llama-server", []), ("llama-server ngram", ["--spec-type", "ngram-simple"])]
+    servers: Dict[str, Server] = {}
+    try:
+        for name, flags in configs:
+            port = free_port()
+            if name.startswith("leap"):
+                argv = [sys.executable, "-m", "leap.server", "--model", a.model, "--threads", str(a.threads),
+                        "--parallel", str(n), "--ctx-size", str(a.ctx_per_client), "--port", str(port),
+                        "--log-level", "warning", *flags]
+                servers[name] = Server(name.replace(" ", "-"), argv, port, "/health", env=env)
+            else:
+                argv = [a.llama_server, "-m", a.model, "-t", str(a.threads), "-np", str(n),
+                        "-c", str(a.ctx_per_client * n), "--host", "127.0.0.1", "--port", str(port), *flags,
+                        *shlex.split(a.llama_server_args)]
+                servers[name] = Server(name.replace(" ", "-"), argv, port, "/health")
+        for s in servers.values():
+            stream_chat(s.base_url, [{"role": "user", "content": "Hello"}], 4)  # warm-up: page in the weights
+        # One request at a time, each prompt to every server in turn.
+        decode_seconds = {name: 0.0 for name in servers}
+        decoded = {name: 0 for name in servers}
+        drafted = {name: [0, 0] for name in servers}
+        texts: Dict[str, List[str]] = {name: [] for name in servers}
+        for p in prompts:
+            for name, s in servers.items():
+                start = time.monotonic()
+                (first, tokens, end), text, timings = stream_chat_answer(
+                    s.base_url, [{"role": "user", "content": p}], a.max_tokens)
+                decode_seconds[name] += end - (start + first)
+                decoded[name] += tokens - 1  # the tokens after the first
+                texts[name].append(text)
+                drafted[name][0] += int(timings.get("draft_n", 0))
+                drafted[name][1] += int(timings.get("draft_n_accepted", 0))
+        decode = {name: decoded[name] / max(decode_seconds[name], 1e-9) for name in servers}
+        for name in servers:
+            d, acc = drafted[name]
+            print(f"{name:20s} 1 client: {decode[name]:7.1f} tok/s decoding ({decoded[name]} tokens after the first "
+                  f"of {n} answers), drafted {d}, accepted {acc}" + (f" ({acc / d:.0%})" if d else ""), flush=True)
+        # All the prompts at once.
+        together: Dict[str, float] = {}
+        for name, s in servers.items():
+            results: List[Optional[Result]] = [None] * n
+
+            def run(i: int, url: str = s.base_url) -> None:
+                results[i] = stream_chat(url, [{"role": "user", "content": prompts[i]}], a.max_tokens)
+
+            threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+            start = time.monotonic()
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            done = [r for r in results if r is not None]
+            together[name] = sum(r[1] for r in done) / (max(r[2] for r in done) - start) if done else 0.0
+            print(f"{name:20s} {n} clients: {together[name]:7.1f} tok/s aggregate"
+                  + (f", {n - len(done)} requests failed" if len(done) < n else ""), flush=True)
+        print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+        for base in ("leap-server", "llama-server"):
+            if base in servers:
+                same = sum(x == y for x, y in zip(texts[base], texts[base + " ngram"]))
+                print(f"{base} ngram / without: {decode[base + ' ngram'] / decode[base]:.2f}x decoding 1 client, "
+                      f"{together[base + ' ngram'] / together[base]:.2f}x aggregate {n} clients; "
+                      f"{same} of {n} answers the same")
+        if "llama-server" in servers:
+            for name in ("", " ngram"):
+                print(f"leap-server{name} / llama-server{name}: "
+                      f"{decode['leap-server' + name] / decode['llama-server' + name]:.2f}x decoding 1 client, "
+                      f"{together['leap-server' + name] / together['llama-server' + name]:.2f}x aggregate {n} clients")
+    finally:
+        for s in servers.values():
+            s.stop()
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("model")
@@ -266,9 +366,15 @@ def main() -> None:
     p.add_argument("--cpu-requests", type=int, default=8)
     p.add_argument("--llama-server", default=os.environ.get("LEAP_LLAMA_SERVER"),
                    help="llama.cpp's llama-server binary (default $LEAP_LLAMA_SERVER)")
+    p.add_argument("--llama-server-args", default="",
+                   help="more llama-server options, e.g. '--poll 0' (no busy-waiting threads) on a busy machine")
     p.add_argument("--peer-python", default=os.environ.get("LEAP_LLAMA_PYTHON"),
                    help="a Python interpreter with llama-cpp-python[server] installed (default $LEAP_LLAMA_PYTHON)")
     p.add_argument("--only", default="leap,inprocess,llama-server,llama-cpp-python")
+    p.add_argument("--speculative", action="store_true",
+                   help="compare speculative decoding (prompt lookup) of leap-server and llama-server instead")
+    p.add_argument("--spec-prompts", type=int, default=17,
+                   help="how many of the copy-heavy prompts --speculative sends (default: %(default)s, all)")
     p.add_argument("--peer-chat-format", default=None,
                    help="llama-cpp-python's --chat_format (default: gemma for Gemma files, whose template it "
                         "does not recognise: it falls back to llama-2's format and the model ends at once)")
@@ -280,6 +386,9 @@ def main() -> None:
     most = max(a.clients)
     table: Dict[str, Dict[str, object]] = {}
     env = dict(os.environ, PYTHONPATH=str(REPO / "bindings" / "python"))
+    if a.speculative:
+        speculative(a, env)
+        return
 
     if "leap" in only:
         port = free_port()
@@ -303,7 +412,8 @@ def main() -> None:
     if "llama-server" in only and a.llama_server:
         port = free_port()
         s = Server("llama-server", [a.llama_server, "-m", a.model, "-t", str(a.threads), "-np", str(most),
-                                    "-c", str(a.ctx_per_client * most), "--host", "127.0.0.1", "--port", str(port)],
+                                    "-c", str(a.ctx_per_client * most), "--host", "127.0.0.1", "--port", str(port),
+                                    *shlex.split(a.llama_server_args)],
                    port, "/health")
         try:
             measure("llama-server", lambda m, n: stream_chat(s.base_url, m, n), a, table)
