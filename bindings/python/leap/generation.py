@@ -111,6 +111,10 @@ _PARSERS = {None: C.LEAP_FUNCTION_CALL_PARSER_NONE, "none": C.LEAP_FUNCTION_CALL
             "lfm": C.LEAP_FUNCTION_CALL_PARSER_LFM, "hermes": C.LEAP_FUNCTION_CALL_PARSER_HERMES}
 
 
+#: The most tokens drafted for one verification pass (GenerationOptions.max_draft_tokens; leap.h).
+MAX_DRAFT_TOKENS = 14
+
+
 @dataclass
 class GenerationOptions:
     """Options of one generation; ``None`` means the model's default."""
@@ -146,7 +150,7 @@ class GenerationOptions:
     unparsed_function_calls_as_text: bool = False
     #: Speculative decoding (leap.h, "Speculative decoding"): who drafts ("ngram": prompt lookup; "draft_model":
     #: the model's draft model, see :func:`load_model`; "none"; None: the draft model if loaded, else none) and
-    #: the most tokens drafted per verification pass (None: 8; at most 14). The output does not change: greedy
+    #: the most tokens drafted per verification pass (None: 8; at most MAX_DRAFT_TOKENS). The output does not change: greedy
     #: gives the same tokens, sampling the same distribution and draws.
     drafter: Optional[str] = None
     max_draft_tokens: Optional[int] = None

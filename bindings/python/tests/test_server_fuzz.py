@@ -9,7 +9,9 @@ Every answer must be OpenAI's error shape with a 400 / 404 / 413 whose ``param``
 (or a field that depends on it) when the mutation was to one field, or a success with a well-formed body;
 never a 500, an unhandled exception, an error in the server's log, or a request that does not end
 (each is bounded). The Realtime socket must answer every client event (an ``error`` event for the bad ones)
-and stay open, and answer a clean turn at the end. Generation stays tiny: the server's --max-tokens is 2."""
+and stay open, and answer a clean turn at the end. Generation stays tiny: the server's --max-tokens is 2. Both
+apps speculate (prompt lookup, as --spec-type ngram), so generations take the speculative path and the
+seeds carry llama-server's per-request ``speculative.n_max``."""
 import asyncio
 import base64
 import io
@@ -30,7 +32,7 @@ httpx = pytest.importorskip("httpx")
 PIL = pytest.importorskip("PIL.Image")
 
 from leap.server.app import ServerSettings, create_app  # noqa: E402
-from leap.server.engine import Engine, ModelSettings  # noqa: E402
+from leap.server.engine import Engine, ModelSettings, Speculation  # noqa: E402
 from leap.server.media import MediaLimits  # noqa: E402
 
 SEED = 51
@@ -309,7 +311,8 @@ def audio_seeds():
             "model": MODEL_NAME, "messages": history, "max_tokens": 1, "n": 2, "logprobs": True, "top_logprobs": 2,
             "stop": ["\n", "."], "seed": 7, "temperature": 0.7, "top_p": 0.9, "top_k": 40, "min_p": 0.05,
             "repetition_penalty": 1.1, "presence_penalty": 0.5, "frequency_penalty": 0.5, "tools": [TOOL],
-            "tool_choice": "auto", "parallel_tool_calls": True, "user": "u", "metadata": {"k": "v"}}),
+            "tool_choice": "auto", "parallel_tool_calls": True, "user": "u", "metadata": {"k": "v"},
+            "speculative.n_max": 4}),
         ("/v1/chat/completions", {
             "messages": [{"role": "developer", "content": "Talk."}, {"role": "user", "content": "Hi"}],
             "stream": True, "stream_options": {"include_usage": True}, "modalities": ["text", "audio"],
@@ -341,7 +344,7 @@ def vision_seeds():
     return [
         ("/v1/chat/completions", {"messages": [{"role": "user", "content": [
             {"type": "image_url", "image_url": {"url": "data:image/png;base64," + png, "detail": "low"}},
-            {"type": "text", "text": "What is this?"}]}], "max_tokens": 1}),
+            {"type": "text", "text": "What is this?"}]}], "max_tokens": 1, "speculative.n_max": 0}),
         ("/v1/chat/completions", {"messages": [{"role": "user", "content": [
             {"type": "image_url", "image_url": "data:image/jpeg;base64," + jpeg}]}], "max_tokens": 2, "stream": True}),
     ]
@@ -355,6 +358,7 @@ RELATED = {
     "stream": {"audio"}, "modalities": {"audio"}, "logprobs": {"top_logprobs"}, "n": {"best_of"},
     "echo": {"logprobs"}, "max_tokens": {"max_completion_tokens"}, "max_completion_tokens": {"max_tokens"},
     "response_format": {"tools"}, "audio": {"modalities"}, "messages": {"tools"},
+    "speculative.n_max": {"speculative"},  # llama-server's dotted name: its param's first part
 }
 
 
@@ -439,9 +443,10 @@ def load(settings):
 @pytest.fixture(scope="module")
 def apps():
     audio = load(ModelSettings(model=str(AUDIO_MODEL), mmproj=str(AUDIO_MMPROJ), audio_decoder=str(VOCODER),
-                               audio_tokenizer=str(AUDIO_TOKENIZER), ctx_size=2048, alias=MODEL_NAME, progress=False))
+                               audio_tokenizer=str(AUDIO_TOKENIZER), ctx_size=2048, alias=MODEL_NAME, progress=False,
+                               speculation=Speculation("ngram")))
     vision = load(ModelSettings(model=str(VL_MODEL), mmproj=str(VL_MMPROJ), ctx_size=512, alias=MODEL_NAME,
-                                progress=False))
+                                progress=False, speculation=Speculation("ngram", 3)))
     yield {"audio": audio[1], "vision": vision[1]}
     audio[0].close()
     vision[0].close()

@@ -56,8 +56,9 @@ def drafted(tmp_path_factory):
     s.stop()
 
 
-def answer(server, i=0):
-    r = server.client().chat.completions.create(model="", messages=copy_prompt(i), **GREEDY)
+def answer(server, i=0, **body):
+    options = {**GREEDY, "extra_body": {**GREEDY["extra_body"], **body}}
+    r = server.client().chat.completions.create(model="", messages=copy_prompt(i), **options)
     return r.choices[0].message.content, (r.model_extra or {}).get("timings")
 
 
@@ -94,6 +95,24 @@ def test_prompt_lookup_with_several_clients_at_once(plain, ngram):
     for _, timings in together:
         assert 0 <= timings.get("draft_n_accepted", 0) <= timings.get("draft_n", 0)
     assert ngram.health()["slots_processing"] == 0
+
+
+def test_a_request_sets_its_own_draft_length(plain, ngram):
+    expected = answer(plain)[0]
+    text, timings = answer(ngram, **{"speculative.n_max": 0})  # llama-server's name; 0: no drafts
+    assert text == expected and "draft_n" not in timings
+    text, timings = answer(ngram, **{"speculative.n_max": 2})
+    assert text == expected
+    # At most 2 guesses a pass, and a pass makes at least one token.
+    assert 0 <= timings.get("draft_n_accepted", 0) <= timings.get("draft_n", 0) <= 2 * timings["predicted_n"]
+    text, timings = answer(plain, **{"speculative.n_max": 4})  # a server that does not speculate ignores it
+    assert text == expected and "draft_n" not in timings
+    for value, message in [(15, "speculative.n_max: 15 is above the maximum of 14"),
+                           (-1, "speculative.n_max: -1 is below the minimum of 0"),
+                           ("4", "speculative.n_max: expected an integer")]:
+        with pytest.raises(openai.BadRequestError) as e:
+            answer(ngram, **{"speculative.n_max": value})
+        assert e.value.body["param"] == "speculative.n_max" and message in e.value.body["message"]
 
 
 def test_models_say_whether_the_server_speculates(plain, ngram, drafted):

@@ -29,6 +29,7 @@ from typing import Any, Callable, Dict, List, Optional, Set, Tuple
 
 import leap
 
+from ..generation import MAX_DRAFT_TOKENS
 from . import chat_audio
 from .chat_audio import AudioOutput
 from .engine import Job, JobControl, Speculation
@@ -83,6 +84,9 @@ class ChatRequest:
     audio_mode: Optional[str] = None
     audio_temperature: Optional[float] = None
     audio_top_k: Optional[int] = None
+    # llama-server's ``speculative.n_max``: this request's most drafted tokens a pass (0: none; None: the
+    # server's), when the server speculates.
+    max_draft_tokens: Optional[int] = None
 
     def options(self) -> leap.GenerationOptions:
         s = self.sampling
@@ -169,6 +173,7 @@ def parse_chat_request(body: Dict[str, Any], caps: ModelCaps, limits: MediaLimit
     _thinking(f, req)
     _modalities(f, req, caps)
     f.boolean("parallel_tool_calls")
+    req.max_draft_tokens = f.integer("speculative.n_max", 0, MAX_DRAFT_TOKENS)
     return req
 
 
@@ -445,7 +450,7 @@ def chat_job(model: leap.Model, req: ChatRequest, speculation: Speculation = Spe
     """The job answering ``req``: a conversation from its history, its tools, one generation (speculating as
     the server does), events out."""
     options = req.options()
-    speculation.apply(options)
+    speculation.apply(options, req.max_draft_tokens)
 
     def run(control: JobControl) -> None:
         if control.stopped:

@@ -7,13 +7,14 @@ import os
 import sys
 from typing import List, Optional
 
+from ..generation import MAX_DRAFT_TOKENS
+
 MiB = 1 << 20
 #: --spec-type names (with llama-server's for the same kinds: its draft model, its prompt lookup) and the
-#: library's drafters (GenerationOptions.drafter); the most tokens drafted per pass (leap.h). Here rather
-#: than in engine.py, whose imports need the server extra.
+#: library's drafters (GenerationOptions.drafter). Here rather than in engine.py, whose imports need the
+#: server extra.
 DRAFTERS = {"none": "none", "ngram": "ngram", "draft": "draft_model", "ngram-simple": "ngram",
             "draft-simple": "draft_model"}
-MAX_DRAFT_TOKENS = 14
 
 
 def parser() -> argparse.ArgumentParser:

@@ -39,9 +39,14 @@ class Speculation:
     drafter: str = "none"
     max_draft_tokens: Optional[int] = None
 
-    def apply(self, options: leap.GenerationOptions) -> None:
+    def apply(self, options: leap.GenerationOptions, request_max_draft_tokens: Optional[int] = None) -> None:
+        """Speculate in ``options`` as the server does; ``request_max_draft_tokens``, a request's own limit
+        (``speculative.n_max``; 0: no drafts for it), counts only when the server speculates."""
+        if self.drafter == "none" or request_max_draft_tokens == 0:
+            options.drafter, options.max_draft_tokens = "none", None
+            return
         options.drafter = self.drafter
-        options.max_draft_tokens = self.max_draft_tokens if self.drafter != "none" else None
+        options.max_draft_tokens = request_max_draft_tokens or self.max_draft_tokens
 
     def describe(self) -> Dict[str, Any]:
         """For /v1/models: on or off, who drafts, the most tokens a pass drafts (None: the library's default)."""
