@@ -36,6 +36,7 @@ Usage:
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import shlex
@@ -188,14 +189,16 @@ def percentile(xs: Sequence[float], q: float) -> float:
     return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
 
 
-def round_of(send: Callable[[List[Dict[str, str]], int], Result], clients: int, max_tokens: int) -> Dict[str, float]:
-    """`clients` requests at once; aggregate tokens/s over the round and TTFT percentiles."""
+def round_of(send: Callable[[List[Dict[str, str]], int], Result], clients: int, max_tokens: int,
+             prompt: Callable[[int], str] = prompt_for) -> Dict[str, float]:
+    """`clients` requests at once (client i sends ``prompt(i)``); aggregate tokens/s over the round and TTFT
+    percentiles."""
     results: List[Optional[Result]] = [None] * clients
     errors: List[str] = []
 
     def run(i: int) -> None:
         try:
-            results[i] = send([{"role": "user", "content": prompt_for(i)}], max_tokens)
+            results[i] = send([{"role": "user", "content": prompt(i)}], max_tokens)
         except Exception as e:  # a refused or broken request counts as failed, and says why
             errors.append(f"{type(e).__name__}: {e}")
 
@@ -322,21 +325,10 @@ def speculative(a: argparse.Namespace, env: Dict[str, str]) -> None:
         # All the prompts at once.
         together: Dict[str, float] = {}
         for name, s in servers.items():
-            results: List[Optional[Result]] = [None] * n
-
-            def run(i: int, url: str = s.base_url) -> None:
-                results[i] = stream_chat(url, [{"role": "user", "content": prompts[i]}], a.max_tokens)
-
-            threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
-            start = time.monotonic()
-            for t in threads:
-                t.start()
-            for t in threads:
-                t.join()
-            done = [r for r in results if r is not None]
-            together[name] = sum(r[1] for r in done) / (max(r[2] for r in done) - start) if done else 0.0
+            r = round_of(functools.partial(stream_chat, s.base_url), n, a.max_tokens, lambda i: prompts[i])
+            together[name] = r["tok_s"]
             print(f"{name:20s} {n} clients: {together[name]:7.1f} tok/s aggregate"
-                  + (f", {n - len(done)} requests failed" if len(done) < n else ""), flush=True)
+                  + (f", {int(r['failed'])} requests failed" if r["failed"] else ""), flush=True)
         print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
         for base in ("leap-server", "llama-server"):
             if base in servers:
