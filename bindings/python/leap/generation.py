@@ -150,8 +150,8 @@ class GenerationOptions:
     unparsed_function_calls_as_text: bool = False
     #: Speculative decoding (leap.h, "Speculative decoding"): who drafts ("ngram": prompt lookup; "draft_model":
     #: the model's draft model, see :func:`load_model`; "none"; None: the draft model if loaded, else none) and
-    #: the most tokens drafted per verification pass (None: 8; at most MAX_DRAFT_TOKENS). The output does not change: greedy
-    #: gives the same tokens, sampling the same distribution and draws.
+    #: the most tokens drafted per verification pass (None: 8; at most MAX_DRAFT_TOKENS). The output does not
+    #: change: greedy gives the same tokens, sampling the same distribution and draws.
     drafter: Optional[str] = None
     max_draft_tokens: Optional[int] = None
 
