@@ -33,8 +33,8 @@ log = logging.getLogger("leap.server")
 @dataclass(frozen=True)
 class Speculation:
     """Speculative decoding of every generation the server runs (--spec-type, --spec-draft-n-max): who drafts
-    (``GenerationOptions.drafter``: "none", "ngram", "draft_model") and the most tokens drafted per pass (None: the library's default). The output
-    is what it would be without it; only its speed changes."""
+    (``GenerationOptions.drafter``: "none", "ngram", "draft_model") and the most tokens drafted per pass
+    (None: the library's default). The output is what it would be without it; only its speed changes."""
 
     drafter: str = "none"
     max_draft_tokens: Optional[int] = None
