@@ -13,6 +13,7 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 import leap
 
@@ -119,6 +120,8 @@ def install_error_handlers(app: FastAPI) -> None:
 
     app.add_exception_handler(ApiError, on_api_error)
     app.add_exception_handler(ClientGone, on_client_gone)
+    # A client that leaves before it sent the whole body (request.body() or form() raise this).
+    app.add_exception_handler(ClientDisconnect, on_client_gone)
     app.add_exception_handler(RequestValidationError, on_validation_error)
     app.add_exception_handler(StarletteHTTPException, on_http_error)
     app.add_exception_handler(Exception, on_unexpected)

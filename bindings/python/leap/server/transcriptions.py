@@ -19,6 +19,7 @@ import leap
 from fastapi import APIRouter, Request
 from fastapi.responses import JSONResponse, PlainTextResponse, Response
 from starlette.datastructures import UploadFile
+from starlette.requests import ClientDisconnect
 
 from .app import ServerState, record_usage, server_state, unless_disconnected
 from .chat import ChatRequest
@@ -77,7 +78,7 @@ async def create_transcription(request: Request) -> Response:
                           code="invalid_request")
     try:
         form = await request.form(max_files=1, max_fields=64)
-    except ApiError:
+    except (ApiError, ClientDisconnect):  # a client gone before the whole form came is answered 499
         raise
     except Exception as e:
         raise bad_request(f"the multipart form could not be read: {clip(str(e))}", code="invalid_request") from None
