@@ -12,6 +12,7 @@ import json
 from typing import Any, AsyncIterator, Callable, Mapping, Optional
 
 import anyio
+import anyio.lowlevel
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
@@ -47,6 +48,10 @@ class EventStreamResponse(Response):
                                     "headers": self.raw_headers})
                         async for chunk in self.events:
                             await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                            # Events that were ready come out without a pause: yield to the loop after each
+                            # so that a failed write's connection_lost (a client gone) is seen before the next
+                            # write, and other requests are served between the events of a burst.
+                            await anyio.lowlevel.checkpoint()
                         await send({"type": "http.response.body", "body": b"", "more_body": False})
                     except OSError:
                         pass  # the client left while we wrote (ASGI 2.4 servers raise on send)
