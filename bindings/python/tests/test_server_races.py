@@ -35,7 +35,7 @@ import pytest
 from server_process import start
 from test_server import wait_idle
 from test_server_audio import CLIP, MMPROJ, MODEL, TOKENIZER, VOCODER
-from test_server_realtime import Session
+from test_server_realtime import Session, clip_pcm
 
 pytest.importorskip("fastapi")
 pytest.importorskip("websockets")
@@ -59,7 +59,10 @@ CHATS = [[{"role": "user", "content": "Tell me about the number 7"}],
          [{"role": "user", "content": "Hello there, how are you today?"}]]
 PROMPTS = ["Once upon a time", "The capital of France is", "def fibonacci(n):"]
 SPEECH = ["Good morning"]
-RT_TEXTS = ["Hi there", "What is the weather like?"]
+# The first turns of Realtime sessions: texts, and None for the CLIP spoken (committed audio); the second
+# turn is THANKS.
+RT_FIRST = ["Hi there", "What is the weather like?", None]
+THANKS = "Thanks"
 
 
 @pytest.fixture(scope="module")
@@ -322,7 +325,7 @@ class Client:
 
     # Realtime sessions.
     def realtime(self):
-        i, speak = self.rng.randrange(len(RT_TEXTS)), self.rng.random() < 0.5
+        i, speak = self.rng.randrange(len(RT_FIRST)), self.rng.random() < 0.5
         how = self.rng.choice(["complete", "cancel at once", "cancel later", "close mid-response", "close at once",
                                "create twice"])
         s = Session(self.server)
@@ -351,7 +354,7 @@ class Client:
                               ("cancelled", "completed", "incomplete")), (how, events[-1])
             self.count(f"realtime {how} {status}")
             # The session goes on: a second turn, compared when the first was not cancelled.
-            s.send({"type": "conversation.item.create", "item": text_item(RT_TEXTS[1 - i])})
+            s.send({"type": "conversation.item.create", "item": text_item(THANKS)})
             late = [e for e in events_until(s, "conversation.item.done") if e["type"] == "error"]
             assert len(late) <= 1 and all(e["error"]["code"] == "response_cancel_not_active" for e in late), late
             assert not late or how.startswith("cancel"), late
@@ -404,11 +407,15 @@ def text_item(text):
 
 
 def realtime_setup(s, i, speak):
-    s.send({"type": "session.update", "session": {"type": "realtime", "output_modalities": ["audio" if speak else "text"],
-                                                  "temperature": 0, "audio_temperature": 0,
-                                                  "max_output_tokens": ANSWER_TOKENS}})
+    s.send({"type": "session.update", "session": {
+        "type": "realtime", "output_modalities": ["audio" if speak else "text"], "temperature": 0,
+        "audio_temperature": 0, "max_output_tokens": ANSWER_TOKENS,
+        "audio": {"input": {"format": {"type": "audio/pcm", "rate": 16000}, "turn_detection": None}}}})
     assert s.recv()["type"] == "session.updated"
-    s.send({"type": "conversation.item.create", "item": text_item(RT_TEXTS[i])})
+    if RT_FIRST[i] is None:
+        s.speak(clip_pcm())
+        return
+    s.send({"type": "conversation.item.create", "item": text_item(RT_FIRST[i])})
     assert [s.recv()["type"] for _ in range(2)] == ["conversation.item.added", "conversation.item.done"]
 
 
@@ -457,14 +464,14 @@ def alone(server):
                    data={"temperature": "0"}, timeout=TIMEOUT)
     assert r.status_code == 200, r.text
     expected["transcription",] = r.json()["text"]
-    for i in range(len(RT_TEXTS)):
+    for i in range(len(RT_FIRST)):
         for speak in (False, True):
             s = Session(server)
             try:
                 realtime_setup(s, i, speak)
                 s.send({"type": "response.create"})
                 first = realtime_answer(s.until("response.done"))
-                s.send({"type": "conversation.item.create", "item": text_item(RT_TEXTS[1 - i])})
+                s.send({"type": "conversation.item.create", "item": text_item(THANKS)})
                 s.until("conversation.item.done")
                 s.send({"type": "response.create"})
                 expected["realtime", i, speak] = first, realtime_answer(s.until("response.done"))
