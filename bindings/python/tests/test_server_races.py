@@ -35,6 +35,7 @@ import pytest
 from server_process import start
 from test_server import wait_idle
 from test_server_audio import CLIP, MMPROJ, MODEL, TOKENIZER, VOCODER
+from test_server_media import VL_MMPROJ, VL_MODEL, data_url, encoded, image_message, pattern
 from test_server_realtime import Session, clip_pcm
 
 pytest.importorskip("fastapi")
@@ -77,8 +78,8 @@ def server(tmp_path_factory):
 # ---- The requests --------------------------------------------------------------------------------
 
 
-def chat_body(i, stream=False, max_tokens=ANSWER_TOKENS):
-    body = {"messages": CHATS[i], "max_tokens": max_tokens, "temperature": 0, "repetition_penalty": 1}
+def chat_body(messages, stream=False, max_tokens=ANSWER_TOKENS):
+    body = {"messages": messages, "max_tokens": max_tokens, "temperature": 0, "repetition_penalty": 1}
     if stream:
         body.update(stream=True, stream_options={"include_usage": True})
     return body
@@ -169,8 +170,9 @@ def completion_stream_answer(events):
 class Client:
     """One stress client: does its planned actions, checks each answer, counts what happened."""
 
-    def __init__(self, server, expected, rng, tag):
+    def __init__(self, server, expected, rng, tag, chats):
         self.server, self.base, self.expected, self.rng, self.tag = server, server.base, expected, rng, tag
+        self.chats = chats
         self.counts = {}
 
     def count(self, what):
@@ -189,8 +191,8 @@ class Client:
     def chat(self):
         # Two choices now and then: two jobs that must start together (or both be refused) and each equal
         # the greedy answer.
-        i, n = self.rng.randrange(len(CHATS)), self.rng.choice([1, 1, 2])
-        r = self.post("/v1/chat/completions", {**chat_body(i), "n": n})
+        i, n = self.rng.randrange(len(self.chats)), self.rng.choice([1, 1, 2])
+        r = self.post("/v1/chat/completions", {**chat_body(self.chats[i]), "n": n})
         if r.status_code != 200:
             return self.count(f"chat {is_error(r)['code']}")
         for answer in chat_answers(r.json()):
@@ -199,8 +201,9 @@ class Client:
         self.count(f"chat n={n} 200")
 
     def chat_stream(self):
-        i = self.rng.randrange(len(CHATS))
-        with httpx.stream("POST", self.base + "/v1/chat/completions", json=chat_body(i, True), timeout=TIMEOUT) as r:
+        i = self.rng.randrange(len(self.chats))
+        with httpx.stream("POST", self.base + "/v1/chat/completions", json=chat_body(self.chats[i], True),
+                          timeout=TIMEOUT) as r:
             if r.status_code != 200:
                 r.read()
                 return self.count(f"chat stream {is_error(r)['code']}")
@@ -240,7 +243,7 @@ class Client:
     # Clients that leave: long generations of the compared prompts, so that what they leave behind in the
     # prompt cache is what the compared requests reuse.
     def long_chat(self, stream):
-        return chat_body(self.rng.randrange(len(CHATS)), stream, MAX_TOKENS)
+        return chat_body(self.rng.choice(self.chats), stream, MAX_TOKENS)
 
     def long_completion(self):
         return completion_body(self.rng.randrange(len(PROMPTS)), True, MAX_TOKENS)
@@ -310,8 +313,8 @@ class Client:
         cases = [
             ("/v1/chat/completions", b"{\"messages\": [", 400),
             ("/v1/chat/completions", json.dumps({"messages": "hi"}).encode(), 400),
-            ("/v1/chat/completions", json.dumps({**chat_body(0), "model": "no-such-model"}).encode(), 404),
-            ("/v1/chat/completions", json.dumps({**chat_body(0), "max_tokens": MAX_TOKENS + 1}).encode(), 400),
+            ("/v1/chat/completions", json.dumps({**chat_body(CHATS[0]), "model": "no-such-model"}).encode(), 404),
+            ("/v1/chat/completions", json.dumps({**chat_body(CHATS[0]), "max_tokens": MAX_TOKENS + 1}).encode(), 400),
             ("/v1/completions", json.dumps({"prompt": "x" * (MAX_BODY + 1)}).encode(), 413),
             ("/v1/completions", json.dumps({"prompt": 7}).encode(), 400),
             ("/v1/audio/speech", json.dumps({"input": "Hi", "voice": "robot"}).encode(), 400),
@@ -435,18 +438,24 @@ WEIGHTS = {"chat": 3, "chat_stream": 3, "completion": 2, "speech": 1, "transcrip
            "leave_mid_stream": 2, "leave_on_timeout": 2, "malformed": 1}
 
 
-def plan(seed, round_index, client_index):
+def plan(seed, round_index, client_index, weights):
     rng = random.Random(f"{seed}/{round_index}/{client_index}")
-    return rng, rng.choices(list(WEIGHTS), weights=list(WEIGHTS.values()), k=ACTIONS)
+    return rng, rng.choices(list(weights), weights=list(weights.values()), k=ACTIONS)
+
+
+def alone_chats(server, chats):
+    """The greedy answers to ``chats``, one at a time on an idle server."""
+    expected = {}
+    for i, messages in enumerate(chats):
+        r = httpx.post(server.base + "/v1/chat/completions", json=chat_body(messages), timeout=TIMEOUT)
+        assert r.status_code == 200, r.text
+        expected["chat", i] = chat_answer(r.json())
+    return expected
 
 
 def alone(server):
     """The answers of the compared requests, one at a time on an idle server."""
-    expected = {}
-    for i in range(len(CHATS)):
-        r = httpx.post(server.base + "/v1/chat/completions", json=chat_body(i), timeout=TIMEOUT)
-        assert r.status_code == 200, r.text
-        expected["chat", i] = chat_answer(r.json())
+    expected = alone_chats(server, CHATS)
     for i in range(len(PROMPTS)):
         r = httpx.post(server.base + "/v1/completions", json=completion_body(i), timeout=TIMEOUT)
         assert r.status_code == 200, r.text
@@ -480,11 +489,11 @@ def alone(server):
     return expected
 
 
-def stress_round(server, expected, seed, round_index):
+def stress_round(server, expected, seed, round_index, weights=WEIGHTS, chats=CHATS):
     """CLIENTS clients at once, each doing its ACTIONS planned actions; what happened, counted."""
     def client(c):
-        rng, actions = plan(seed, round_index, c)
-        cl = Client(server, expected, rng, f"seed {seed} round {round_index} client {c}")
+        rng, actions = plan(seed, round_index, c, weights)
+        cl = Client(server, expected, rng, f"seed {seed} round {round_index} client {c}", chats)
         for a in actions:
             try:
                 cl.run(a)
@@ -549,7 +558,7 @@ def stress(server, seed):
     wait_idle(server, timeout=5)
     after = rss_kib(server.proc.pid)
     # Still answers, as it did alone.
-    r = httpx.post(server.base + "/v1/chat/completions", json=chat_body(0), timeout=TIMEOUT)
+    r = httpx.post(server.base + "/v1/chat/completions", json=chat_body(CHATS[0]), timeout=TIMEOUT)
     assert chat_answer(r.json()) == expected["chat", 0]
     assert_clean_log(server, "after the stress rounds")
     # Memory: the tiny model keeps at most 512 bytes a position (2 attention layers x 2 KV heads x 16 x K
@@ -560,6 +569,38 @@ def stress(server, seed):
     grown = after - baseline
     print(f"VmRSS {baseline} KiB after the warm-up, {after} KiB after the stress rounds ({grown:+d} KiB)")
     assert grown < RSS_ALLOWANCE_KIB, f"VmRSS grew by {grown} KiB over {ROUNDS} rounds: {rss}"
+
+
+# Image chat needs a server of its own (one model a server): the tiny LFM2-VL with answers compared, and
+# clients that leave while the image is encoded or the answer streams.
+IMAGE_WEIGHTS = {"chat": 3, "chat_stream": 3, "leave_before_the_body": 1, "leave_after_the_headers": 1,
+                 "leave_mid_stream": 2, "leave_on_timeout": 2, "malformed": 1}
+
+
+@pytest.fixture(scope="module")
+def vision(tmp_path_factory):
+    s = start("--model", VL_MODEL, "--mmproj", VL_MMPROJ, "--ctx-size", 4096, "--max-tokens", MAX_TOKENS,
+              "--parallel", PARALLEL, "--queue", QUEUE, "--max-body", MAX_BODY,
+              log_path=tmp_path_factory.mktemp("races-vision") / "server.log")
+    yield s
+    s.stop()
+
+
+def test_image_chat_races(vision):
+    chats = [image_message(data_url(encoded(pattern(96, 64), "PNG"), "image/png")),
+             image_message(data_url(encoded(pattern(64, 96), "JPEG", quality=90), "image/jpeg"), "What is this?"),
+             CHATS[0]]
+    t0 = time.monotonic()
+    expected = alone_chats(vision, chats)
+    print(f"\nalone: {time.monotonic() - t0:.1f} s")
+    try:
+        for k in range(ROUNDS):
+            counts = stress_round(vision, expected, SEED, k, IMAGE_WEIGHTS, chats)
+            print(f"round {k}: {time.monotonic() - t0:.1f} s, {sorted(counts.items())}")
+        wait_idle(vision, timeout=5)
+        assert_clean_log(vision, "after the image chat rounds")
+    except AssertionError as e:
+        raise AssertionError(f"LEAP_RACES_SEED={SEED} LEAP_RACES_ROUNDS={ROUNDS}: {e}") from None
 
 
 def wait_for_log(server, needle, count, timeout=10.0):
@@ -578,7 +619,7 @@ def test_a_client_leaving_before_its_body_is_sent(server):
     since, wav = len(server.output()), CLIP.read_bytes()
     form = (b"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.wav\"\r\n"
             b"Content-Type: audio/wav\r\n\r\n" + wav + b"\r\n--b--\r\n")
-    cases = [("/v1/chat/completions", "application/json", json.dumps(chat_body(0)).encode()),
+    cases = [("/v1/chat/completions", "application/json", json.dumps(chat_body(CHATS[0])).encode()),
              ("/v1/audio/transcriptions", "multipart/form-data; boundary=b", form)]
     for path, kind, data in cases:
         seen = server.output().count(f"POST {path} 499")
@@ -595,7 +636,7 @@ def test_a_stream_whose_client_left_is_not_written_on(server):
     after the first write to a client that had left, uvicorn learnt of it only after the whole burst: each
     such write logged asyncio's warning. Now the stream yields after each event."""
     since, path = len(server.output()), "/v1/chat/completions"
-    data = json.dumps(chat_body(3, True, MAX_TOKENS)).encode()
+    data = json.dumps(chat_body(CHATS[3], True, MAX_TOKENS)).encode()
     for k in range(5):
         seen = server.output().count(f"POST {path} ")
         with socket.create_connection(("127.0.0.1", server.port), timeout=TIMEOUT) as s:
