@@ -49,7 +49,7 @@ PARALLEL, QUEUE = 2, 3
 MAX_TOKENS = 96        # the server's --max-tokens: long enough that leaving mid-generation is possible
 ANSWER_TOKENS = 24     # max_tokens of the requests whose answers are compared
 MAX_BODY = 1 << 20
-RSS_ALLOWANCE_KIB = 24 << 10  # see test_races_under_load
+RSS_ALLOWANCE_KIB = 32 << 10  # see stress()
 TIMEOUT = 60.0         # no request may take longer (a hung request fails the run)
 ERROR_STATUSES = {400, 404, 413, 429, 503}
 
@@ -561,11 +561,12 @@ def stress(server, seed):
     r = httpx.post(server.base + "/v1/chat/completions", json=chat_body(CHATS[0]), timeout=TIMEOUT)
     assert chat_answer(r.json()) == expected["chat", 0]
     assert_clean_log(server, "after the stress rounds")
-    # Memory: the tiny model keeps at most 512 bytes a position (2 attention layers x 2 KV heads x 16 x K
-    # and V x 4 bytes), so even the prompt cache's 256 memory entries of the longest prompts here (~150
-    # positions) stay under 20 MiB, and the warm-up round already made most of them. The default run makes
-    # ~200 requests after the warm-up: a leak of ~120 KiB a request (a conversation's state, a request's
-    # audio or events) passes the allowance; LEAP_RACES_ROUNDS=40 finds ten times smaller ones.
+    # Memory that may grow legitimately: the prompt cache's memory entries (at most 256; a snapshot of this
+    # tiny model is at most a few hundred positions x 512 bytes (2 attention layers x 2 KV heads x 16 x K
+    # and V x 4 bytes), ~100 KiB, so under 25 MiB when full) and the allocator's slack. Both level off (the
+    # cache holds 256 entries however long the run). The default run makes ~200 requests
+    # after the warm-up, so a leak of ~160 KiB a request (a conversation's state, a request's audio or
+    # events) fails it; longer runs (LEAP_RACES_ROUNDS) find smaller leaks.
     grown = after - baseline
     print(f"VmRSS {baseline} KiB after the warm-up, {after} KiB after the stress rounds ({grown:+d} KiB)")
     assert grown < RSS_ALLOWANCE_KIB, f"VmRSS grew by {grown} KiB over {ROUNDS} rounds: {rss}"
