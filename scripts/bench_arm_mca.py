@@ -40,7 +40,8 @@ PHASES = ["matvec", "few", "gemm"]
 REPACKED = {"q4_0": ("4x4", "4x8"), "q8_0": ("4x4", "4x8"), "q4_K": ("8x4", "8x8"), "q5_K": ("8x4", "8x8"),
             "q6_K": ("8x4", "8x8")}
 ROWS8 = ("q4_0", "q8_0")  # types with rows8 entries in the dotprod and i8mm tables (arm/rows8.c, arm/i8mm.c)
-ROWS8_KQUANT = ("q4_K", "q6_K")  # rows8 entries: arm/rows8_kquant.c (dotprod, and one token on i8mm), i8mm_kquant.c
+ROWS8_KQUANT = ("q4_K", "q5_K", "q6_K")  # rows8 entries of the dotprod table: arm/rows8_kquant.c
+ROWS8_KQUANT_I8MM = ("q4_K", "q6_K")  # and of the i8mm table: i8mm_kquant.c (one token on rows8_kquant.c)
 ACT = {"q4_0": "q8_0", "q8_0": "q8_0", "q4_1": "q8_1", "q5_0": "q8_0", "q5_1": "q8_1", "q4_K": "q8_K",
        "q5_K": "q8_K", "q6_K": "q8_K", "q2_K": "q8_K", "q3_K": "q8_K"}
 
@@ -49,7 +50,7 @@ def ours(t, phase, level):
     """(asm file key, function, loop filter) of our kernel of type t, phase, at level"""
     if t in ("q2_K", "q3_K"):  # arm/low_bit_kquants.c: 2 tokens and more on its token tiles
         return "ours-lowk", ("matvec_" if phase == "matvec" else "tokens_") + t, None
-    if t in ROWS8_KQUANT:  # the loader packs these into the 8-row layout too
+    if t in ROWS8_KQUANT and (level != "i8mm" or t in ROWS8_KQUANT_I8MM):  # the loader packs these into the 8-row layout too
         if phase == "matvec":
             return "ours-rows8-kquant", f"rows8_one_{t}", None
         if level == "i8mm":

@@ -98,6 +98,14 @@ static void check_rows8(int isa, const char *name) {
     enum { ROWS = 24, MAXTOK = 40, MAXN = 1024 };
     static uint8_t w[ROWS * MAXN * 2], packed[ROWS * MAXN * 2], row[MAXN * 2], xq[MAXTOK * MAXN * 2];
     static float x[MAXTOK * MAXN], y1[MAXTOK * ROWS], y8[MAXTOK * ROWS], yb[MAXTOK * ROWS];
+    /* the arm64 tables' layout choice, so that the K-quants' rows8 kernels below are checked: the dotprod
+     * table packs Q4_K, Q5_K, Q6_K; the i8mm table Q4_K, Q6_K (Q5_K stays on its smmla tiles of the row layout) */
+    if (!strcmp(name, "neon-dotprod") || !strcmp(name, "neon-i8mm")) {
+        lk_set_isa(isa);
+        const int dotprod = !strcmp(name, "neon-dotprod");
+        check(lk_rows8_preferred(LK_TYPE_Q4_K) && lk_rows8_preferred(LK_TYPE_Q6_K), "rows8 layout chosen", name, LK_TYPE_Q4_K, 0, 0, 1);
+        check(lk_rows8_preferred(LK_TYPE_Q5_K) == dotprod, "rows8 layout chosen", name, LK_TYPE_Q5_K, 0, lk_rows8_preferred(LK_TYPE_Q5_K), dotprod);
+    }
     for (size_t ti = 0; ti < sizeof(types) / sizeof(types[0]); ti++) {
         const int type = types[ti], act = lk_activation_type(type);
         lk_set_isa(isa);

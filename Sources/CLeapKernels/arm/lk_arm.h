@@ -17,12 +17,7 @@
 #define LK_ARM_TARGET_END _Pragma("clang attribute pop")
 #else
 #define LK_ARM_TARGET_BEGIN(CLANG_FEATURES, GCC_FEATURES) _Pragma("GCC push_options") _Pragma(LK_ARM_STR(GCC target(GCC_FEATURES)))
-#define LK_ARM_TARGET_END _Pragma("GCC pop_options")/* Q4_K, Q6_K weights in the 8-row layout on the dotprod instructions, any token count (arm/rows8_kquant.c) */
-int lk_arm_rows8_q4_K(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t nt, float *y,
-                      int64_t ys, int64_t row_begin, int64_t row_end);
-int lk_arm_rows8_q6_K(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t nt, float *y,
-                      int64_t ys, int64_t row_begin, int64_t row_end);
-
+#define LK_ARM_TARGET_END _Pragma("GCC pop_options")
 #endif
 
 INLINE float h2f(uint16_t h) {
@@ -53,8 +48,10 @@ int lk_arm_rows8_q4_0(int64_t cols, const void *w, size_t wrb, const void *x, si
                       int64_t ys, int64_t row_begin, int64_t row_end);
 int lk_arm_rows8_q8_0(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t nt, float *y,
                       int64_t ys, int64_t row_begin, int64_t row_end);
-/* Q4_K, Q6_K weights in the 8-row layout on the dotprod instructions, any token count (arm/rows8_kquant.c) */
+/* Q4_K, Q5_K, Q6_K weights in the 8-row layout on the dotprod instructions, any token count (arm/rows8_kquant.c) */
 int lk_arm_rows8_q4_K(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t nt, float *y,
+                      int64_t ys, int64_t row_begin, int64_t row_end);
+int lk_arm_rows8_q5_K(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t nt, float *y,
                       int64_t ys, int64_t row_begin, int64_t row_end);
 int lk_arm_rows8_q6_K(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t nt, float *y,
                       int64_t ys, int64_t row_begin, int64_t row_end);

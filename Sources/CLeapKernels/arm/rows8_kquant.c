@@ -1,5 +1,6 @@
-/* arm64 products of Q4_K and Q6_K weights in the 8-row layout (LK_ROWS8, rows8.c) with their Q8_K activations,
- * on the dot-product instructions: the rows8 entries of the dotprod table, and the i8mm table's for one token.
+/* arm64 products of Q4_K, Q5_K and Q6_K weights in the 8-row layout (LK_ROWS8, rows8.c) with their Q8_K
+ * activations, on the dot-product instructions: the rows8 entries of the dotprod table, and the i8mm table's
+ * for one token (Q4_K, Q6_K).
  *
  * In a group's super-block, vector k (32 bytes) holds bytes 4k..4k+3 of the 8 rows' quants, so its low 16
  * bytes are rows 0..3 (its high 16 rows 4..7) in the lanes of an sdot by element: a 32-bit lane of the token's
@@ -9,17 +10,21 @@
  * steps of quant_rows.c's K-quant fold run lane for lane:
  *   acc = fma(dx, fma(-dmin, (float)Σ min·bsum, d·(float)Σ scale·q·a), acc)   (Q6_K: no min term)
  * with the same exact integer sums, so a token has the bits of the row layout's kernels whatever the batch.
+ * Q5_K is Q4_K with the fifth bits: vectors of the rows' qh bytes laid out the same way, merged into the
+ * nibbles as each sub-block is unpacked.
  *
  *   one token:   8 rows (a group) a super-block, the group's bytes streamed in order with prefetch
- *   2+ tokens:   4 rows (half a group) × 6 (Q4_K) or 8 (Q6_K) tokens a super-block (the rest in one tile of
+ *   2+ tokens:   4 rows (half a group) × 6 (Q4_K) or 8 (Q5_K, Q6_K) tokens a super-block (the rest in one tile of
  *                their count), each sub-block of the 4 rows unpacked once for all the tokens, read from the
  *                activations' rows as they lie; each token's super-blocks' sums of activations (the mins' and
  *                Q6_K's −32 terms) as the kernels take them, once per call
- * (The i8mm table takes the one-token kernel, and i8mm_kquant.c's smmla tiles in this layout from 2 tokens.) */
+ * (The i8mm table takes Q4_K's and Q6_K's one-token kernel, and i8mm_kquant.c's smmla tiles in this layout
+ * from 2 tokens.) */
 #include "../lk_tables.h"
 
 #if defined(__aarch64__)
 #include "lk_arm.h"
+#include "kquant_blocks.h" /* test_bits */
 
 LK_ARM_TARGET_BEGIN("dotprod", "+dotprod")
 
@@ -74,38 +79,49 @@ INLINE int32x4_t sub_dot4(int32x4_t start, const int8x16_t w[4], int8x16_t a) {
 /* Token t's super-block i */
 #define XT(t) ((const block_q8_K *)(const void *)(x + (size_t)(t) * xrb) + i)
 
-/* ------------------------------------------ Q4_K ------------------------------------------ */
+/* ------------------------------------------ Q4_K, Q5_K ------------------------------------------ */
 
-/* A super-block of the group (gb: its bytes, lk_rows8_kblock): the 8 rows' 128 nibble bytes as 32 vectors,
- * then the head's words: d | dmin, then the 12 bytes of packed scales and mins, 4 bytes a word */
-enum { Q4_K_WORDS = 8 * 128 };
+/* A super-block of the group (gb: its bytes, lk_rows8_kblock): Q5_K's 8 rows' 32 fifth-bit bytes as 8 vectors
+ * (none in Q4_K), the 8 rows' 128 nibble bytes as 32 vectors, then the head's words: d | dmin, then the 12
+ * bytes of packed scales and mins, 4 bytes a word */
+enum { Q4_K_WORDS = 8 * 128, Q5_K_QS = 8 * 32, Q5_K_WORDS = 8 * 160 };
 
 /* A token's super-block as the mins' sdot wants it: the sums of each 32 activations, p = 128·hi + lo, as
  * bytes lo[0..7] (0..127) then hi[0..7] (|hi| < 32): Σ min·p = Σ min·lo + 128·Σ min·hi in two sdot chains */
-enum { Q4_K_SIDE = 16 };
+enum { Q4_K_SIDE = 16, Q5_K_SIDE = Q4_K_SIDE };
 INLINE void q4_K_side(const block_q8_K *x, int8_t *side) {
     const int16x8_t pairs = vpaddq_s16(vld1q_s16(x->bsums), vld1q_s16(x->bsums + 8));
     vst1q_s8(side, vcombine_s8(vmovn_s16(vandq_s16(pairs, vdupq_n_s16(127))), vshrn_n_s16(pairs, 7)));
 }
+INLINE void q5_K_side(const block_q8_K *x, int8_t *side) { q4_K_side(x, side); }
 
-/* The 4 rows' sub-block (nibbles e of the 8 vectors at q, 32 bytes apart) as w[v] (lane v: elements 4v..) */
-INLINE void q4_K_sub(const uint8_t *q, const int e, int8x16_t w[8]) {
+/* The 4 rows' sub-block (nibbles e of the 8 vectors at q, 32 bytes apart) as w[v] (lane v: elements 4v..);
+ * Q5: with the fifth bits, bit j of the 8 vectors at qh (sub-block j): all ones where set, then 1 (low
+ * nibbles, inserted above them) or 0x1f (high nibbles, whose top 4 bits 0x10 go above them) */
+INLINE void kq45_sub(const uint8_t *q, const uint8_t *qh, const int e, const int Q5, uint8x16_t bit, int8x16_t w[8]) {
     for (int v = 0; v < 8; v++) {
         const uint8x16_t raw = vld1q_u8(q + 32 * v);
-        w[v] = vreinterpretq_s8_u8(e ? vshrq_n_u8(raw, 4) : vandq_u8(raw, vdupq_n_u8(15)));
+        if (Q5) {
+            const uint8x16_t s = test_bits(vld1q_u8(qh + 32 * v), bit);
+            w[v] = vreinterpretq_s8_u8(e ? vsriq_n_u8(vshrq_n_u8(s, 3), raw, 4) : vsliq_n_u8(raw, vshrq_n_u8(s, 7), 4));
+        } else {
+            w[v] = vreinterpretq_s8_u8(e ? vshrq_n_u8(raw, 4) : vandq_u8(raw, vdupq_n_u8(15)));
+        }
     }
 }
-INLINE int32x4_t sub_dot8_q4(const uint8_t *q, const int e, const int8x16_t a[2]) {
+INLINE int32x4_t sub_dot8_q45(const uint8_t *q, const uint8_t *qh, const int e, const int Q5, uint8x16_t bit,
+                              const int8x16_t a[2]) {
     int8x16_t w[8];
-    q4_K_sub(q, e, w);
+    kq45_sub(q, qh, e, Q5, bit, w);
     return sub_dot8(w, a);
 }
 
 /* acc[t] += the fold's step of super-block gb for 4 rows (half h of the group) × NT tokens (x; their sides
- * sd[t·ss + i·16]) */
-INLINE void q4_K_rows4(const uint8_t *gb, int h, const uint8_t *x, size_t xrb, const int8_t *sd, size_t ss,
-                       int64_t i, const int NT, const int ONE, float32x4_t acc[8]) {
-    const uint8_t *words = gb + Q4_K_WORDS + 16 * h;
+ * sd[t·ss + i·16]); Q5: Q5_K's super-block, else Q4_K's */
+INLINE void kq45_rows4(const uint8_t *gb, int h, const uint8_t *x, size_t xrb, const int8_t *sd, size_t ss,
+                       int64_t i, const int NT, const int ONE, const int Q5, float32x4_t acc[8]) {
+    const uint8_t *words = gb + (Q5 ? Q5_K_WORDS : Q4_K_WORDS) + 16 * h;
+    const uint8_t *qs = gb + (Q5 ? Q5_K_QS : 0) + 16 * h, *qh = gb + 16 * h;
     /* quant_rows.c's kquant_scales on the 4 rows' words at once: scales 0..3 (s03) and 4..7 (s47) */
     const uint32x4_t u0 = vld1q_u32((const uint32_t *)(const void *)(words + 32));
     const uint32x4_t u2 = vld1q_u32((const uint32_t *)(const void *)(words + 96));
@@ -118,21 +134,25 @@ INLINE void q4_K_rows4(const uint8_t *gb, int h, const uint8_t *x, size_t xrb, c
         UNROLL
         for (int j = 0; j < 8; j++) { /* sub-block j: nibbles j % 2 of vectors 8(j / 2) .. + 7 */
             const int8x16_t a[2] = {vld1q_s8(XT(0)->qs + 32 * j), vld1q_s8(XT(0)->qs + 32 * j + 16)};
-            sumi[0] = vmlaq_s32(sumi[0], sub_dot8_q4(gb + 256 * (j / 2) + 16 * h, j % 2, a), lane_byte_u(j < 4 ? s03 : s47, j % 4));
+            const uint8x16_t bit = vdupq_n_u8((uint8_t)(1u << j));
+            sumi[0] = vmlaq_s32(sumi[0], sub_dot8_q45(qs + 256 * (j / 2), qh, j % 2, Q5, bit, a), lane_byte_u(j < 4 ? s03 : s47, j % 4));
         }
     } else {
         /* several tokens: the scales as lanes once, then a loop over the sub-block pairs sharing their bytes,
-         * each sub-block's 4 rows unpacked once for the NT tokens (the low nibbles a mask, then the high ones
-         * a shift of the bytes loaded again: one operation a vector) */
+         * each sub-block's 4 rows unpacked once for the NT tokens (Q4_K: the low nibbles a mask, then the high
+         * ones a shift of the bytes loaded again, one operation a vector; Q5_K: three with the fifth bits) */
         int32x4_t sc[8];
         for (int j = 0; j < 8; j++) sc[j] = lane_byte_u(j < 4 ? s03 : s47, j % 4);
+        uint8x16_t bit = vdupq_n_u8(1); /* Q5: bit j of the fifth bits' bytes */
         SUBBLOCK_LOOP
         for (int c = 0; c < 4; c++) {
-            const uint8_t *q = gb + 256 * c + 16 * h;
+            const uint8_t *q = qs + 256 * c;
+            UNROLL
             for (int e = 0; e < 2; e++) { /* sub-block j: nibbles e of the 8 vectors at q */
                 const int j = 2 * c + e;
                 int8x16_t w[8];
-                q4_K_sub(q, e, w);
+                kq45_sub(q, qh, e, Q5, bit, w);
+                if (Q5) bit = vshlq_n_u8(bit, 1);
                 for (int t = 0; t < NT; t++) {
                     const int8x16_t a[2] = {vld1q_s8(XT(t)->qs + 32 * j), vld1q_s8(XT(t)->qs + 32 * j + 16)};
                     sumi[t] = vmlaq_s32(sumi[t], sub_dot8(w, a), sc[j]);
@@ -154,6 +174,14 @@ INLINE void q4_K_rows4(const uint8_t *gb, int h, const uint8_t *x, size_t xrb, c
         const float32x4_t ds = vmulq_f32(d, vcvtq_f32_s32(sumi[t]));
         acc[t] = vfmaq_n_f32(acc[t], vfmsq_f32(ds, dmin, vcvtq_f32_s32(summ)), XT(t)->d);
     }
+}
+INLINE void q4_K_rows4(const uint8_t *gb, int h, const uint8_t *x, size_t xrb, const int8_t *sd, size_t ss,
+                       int64_t i, const int NT, const int ONE, float32x4_t acc[8]) {
+    kq45_rows4(gb, h, x, xrb, sd, ss, i, NT, ONE, 0, acc);
+}
+INLINE void q5_K_rows4(const uint8_t *gb, int h, const uint8_t *x, size_t xrb, const int8_t *sd, size_t ss,
+                       int64_t i, const int NT, const int ONE, float32x4_t acc[8]) {
+    kq45_rows4(gb, h, x, xrb, sd, ss, i, NT, ONE, 1, acc);
 }
 
 /* ------------------------------------------ Q6_K ------------------------------------------ */
@@ -304,11 +332,13 @@ enum { CHUNK = 32 };
         return 1;                                                                                            \
     }
 ROWS8_KQUANT(q4_K, Q4_K_SIDE, 6)
+ROWS8_KQUANT(q5_K, Q5_K_SIDE, 8)
 ROWS8_KQUANT(q6_K, Q6_K_SIDE, 8)
 
 LK_ARM_TARGET_END
 #endif
 
-/* The dotprod table's rows8 entries of Q4_K and Q6_K (names only on other architectures) */
+/* The dotprod table's rows8 entries of Q4_K, Q5_K and Q6_K (names only on other architectures) */
 LK_KERNELS(lk_neon_dotprod_rows8_kquant,
-    LK_ARM_KERNEL(LK_E_ROWS8, LK_TYPE_Q4_K, lk_arm_rows8_q4_K), LK_ARM_KERNEL(LK_E_ROWS8, LK_TYPE_Q6_K, lk_arm_rows8_q6_K));
+    LK_ARM_KERNEL(LK_E_ROWS8, LK_TYPE_Q4_K, lk_arm_rows8_q4_K), LK_ARM_KERNEL(LK_E_ROWS8, LK_TYPE_Q5_K, lk_arm_rows8_q5_K),
+    LK_ARM_KERNEL(LK_E_ROWS8, LK_TYPE_Q6_K, lk_arm_rows8_q6_K));

@@ -2,7 +2,7 @@
  * the scalar table; with the dot-product instructions (LK_ISA_NEON_DOTPROD) the NEON table with its integer
  * products from the dotprod build of quant_rows.c; with the int8 matrix multiply (LK_ISA_NEON_I8MM) the
  * dotprod table with Q4_0, Q8_0 and the K-quants Q4_K, Q5_K, Q6_K of 2 tokens and more on smmla tiles (Q4_0,
- * Q8_0, Q4_K, Q6_K also in the 8-row layout).
+ * Q8_0, Q4_K, Q6_K also in the 8-row layout; Q5_K there on the dotprod table only).
  * Every level sums in quant_rows.c's order (Q2_K, Q3_K: low_bit_kquants.c's), so the three give the same bits. */
 #include "lk_tables.h"
 
@@ -30,14 +30,14 @@ static const lk_table_row neon_rows[] = {
 };
 const lk_table_spec lk_table_neon = LK_TABLE("neon", &lk_table_scalar, neon_rows);
 
-/* Q4_0, Q8_0 also in the 8-row layout (arm/rows8.c), Q4_K, Q6_K too (arm/rows8_kquant.c): the loader packs
- * their matrices for this table */
+/* Q4_0, Q8_0 also in the 8-row layout (arm/rows8.c), Q4_K, Q5_K, Q6_K too (arm/rows8_kquant.c): the loader
+ * packs their matrices for this table */
 static const lk_table_row dotprod_rows[] = {
     QUANT_ROW(LK_TYPE_Q4_0, lk_neon_dotprod_quant, [LK_E_ROWS8] = &lk_neon_dotprod_rows8),
     QUANT_ROW(LK_TYPE_Q4_1, lk_neon_dotprod_quant), QUANT_ROW(LK_TYPE_Q5_0, lk_neon_dotprod_quant),
     QUANT_ROW(LK_TYPE_Q5_1, lk_neon_dotprod_quant),
     QUANT_ROW(LK_TYPE_Q4_K, lk_neon_dotprod_quant, [LK_E_ROWS8] = &lk_neon_dotprod_rows8_kquant),
-    QUANT_ROW(LK_TYPE_Q5_K, lk_neon_dotprod_quant),
+    QUANT_ROW(LK_TYPE_Q5_K, lk_neon_dotprod_quant, [LK_E_ROWS8] = &lk_neon_dotprod_rows8_kquant),
     QUANT_ROW(LK_TYPE_Q6_K, lk_neon_dotprod_quant, [LK_E_ROWS8] = &lk_neon_dotprod_rows8_kquant),
     QUANT_ROW(LK_TYPE_Q8_0, lk_neon_dotprod_quant, [LK_E_QUANTIZE] = &lk_neon, [LK_E_ROWS8] = &lk_neon_dotprod_rows8),
     TOKEN_TILES_ROW(LK_TYPE_Q2_K, lk_neon_dotprod_low_kquants), TOKEN_TILES_ROW(LK_TYPE_Q3_K, lk_neon_dotprod_low_kquants),
@@ -50,7 +50,8 @@ const lk_table_spec lk_table_neon_dotprod = LK_TABLE("neon-dotprod", &lk_table_n
     {TYPE, {[LK_E_DOT] = &lk_neon_dotprod_quant, [LK_E_DOT2] = &lk_neon_dotprod_quant,                       \
             [LK_E_DOT4] = &lk_neon_dotprod_quant, [LK_E_MATVEC] = &lk_neon_dotprod_quant,                     \
             [LK_E_FEW_TOKENS] = &lk_neon_i8mm, [LK_E_GEMM] = &lk_neon_i8mm, __VA_ARGS__}}
-/* Q4_K, Q5_K, Q6_K: likewise, from i8mm_kquant.c (Q4_K, Q6_K in the 8-row layout too) */
+/* Q4_K, Q5_K, Q6_K: likewise, from i8mm_kquant.c (Q4_K, Q6_K in the 8-row layout too; Q5_K's row has no
+ * rows8 entry, so the loader leaves its matrices in the row layout for the smmla tiles there) */
 #define I8MM_KQUANT_ROW(TYPE, ...)                                                                           \
     {TYPE, {[LK_E_DOT] = &lk_neon_dotprod_quant, [LK_E_DOT2] = &lk_neon_dotprod_quant,                       \
             [LK_E_DOT4] = &lk_neon_dotprod_quant, [LK_E_MATVEC] = &lk_neon_dotprod_quant,                     \
