@@ -517,7 +517,7 @@ def test_truncation_counts_prompts_as_the_library_builds_them():
     import leap
     from leap.server.chat import ChatRequest, model_caps, parse_tools
     from leap.server.schemas import Fields, Sampling
-    from leap.server.truncation import PromptCounter, definition_tokens, prompt_tokens
+    from leap.server.truncation import PromptCounter, definition_tokens
 
     # A tool whose schema the library takes as written (it leaves out keys it does not model, maxLength...).
     tool = {"type": "function", "function": {"name": "get_weather", "description": "The current weather in a city",
@@ -533,7 +533,7 @@ def test_truncation_counts_prompts_as_the_library_builds_them():
         for model, system, history, message, choice in cases:
             req = ChatRequest(None, system + history, message, Sampling(max_tokens=1))
             parse_tools(Fields({"tools": [tool], "tool_choice": choice}), req, model_caps("tiny", model))
-            expected = prompt_tokens(model, [*req.history, message]) + definition_tokens(model, req, system)
+            expected = model.prompt_token_count([*req.history, message]) + definition_tokens(model, req, system)
             assert evaluated_prompt(model, req) == expected, (choice, system)
     with leap.Model(str(MODEL), context_size=2048, mmproj_path=str(MMPROJ)) as audio_model:
         spoken = leap.ChatMessage("user", [leap.Audio(CLIP.read_bytes())])
@@ -541,11 +541,11 @@ def test_truncation_counts_prompts_as_the_library_builds_them():
                           leap.ChatMessage("user", [leap.Text("And this?"), leap.Audio(CLIP.read_bytes())]),
                           Sampling(max_tokens=1))
         req.audio_mode = "text"
-        expected = prompt_tokens(audio_model, [*req.history, req.message])
+        expected = audio_model.prompt_token_count([*req.history, req.message])
         # Each audio part counts as the rows the encoder makes of it.
         rows = audio_model.embed_audio(leap.Audio(CLIP.read_bytes())).shape[0]
         unheard = [req.history[0], leap.ChatMessage("user", ""), req.history[2], leap.ChatMessage("user", "And this?")]
-        assert expected == prompt_tokens(audio_model, unheard) + 2 * rows
+        assert expected == audio_model.prompt_token_count(unheard) + 2 * rows
         count = PromptCounter()  # the realtime session's counter: the same counts, the messages' JSON kept
         assert [count(audio_model, [*req.history, req.message]) for _ in range(2)] == [expected] * 2
         assert count(audio_model, unheard) + 2 * rows == expected

@@ -48,7 +48,7 @@ import contextlib
 import json
 import logging
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable, Dict, List, Optional
 
 import leap
@@ -458,28 +458,26 @@ class Connection:
                              "[\"text\"] or serve an LFM2.5-Audio model", "unsupported_value", "output_modalities")
         system = [leap.ChatMessage(leap.Role.SYSTEM, instructions)] if instructions else []
         # As they are now: the session may change and items may come while the response is made.
-        items, tools, caps = list(self.items), session.chat_tools() if session.tools else None, self.state.caps
-        sampling = Sampling(temperature=session.temperature, seed=session.seed,
-                            max_tokens=session.max_output_tokens or self.state.default_max_tokens)
-        audio_temperature, audio_top_k = session.audio_temperature, session.audio_top_k or None
+        items = list(self.items)
+        base = ChatRequest(None, [], items[-1],
+                           Sampling(temperature=session.temperature, seed=session.seed,
+                                    max_tokens=session.max_output_tokens or self.state.default_max_tokens))
+        base.audio_temperature, base.audio_top_k = session.audio_temperature, session.audio_top_k or None
+        if session.tools:
+            try:  # its mistakes are the event's
+                parse_tools(Fields(session.chat_tools()), base, self.state.caps)
+            except ApiError as e:
+                raise EventError(e.message, e.code or "invalid_value", "session.tools") from None
+        speaks_text = "text" if self.state.caps.audio_output else None
 
         def request(cut: int) -> Input:
             """The request answering the items from ``cut`` on, and its history's messages before them."""
             kept = items[cut:-1]
-            history = system + kept
-            audio_mode: Optional[str] = "text" if caps.audio_output else None
+            history, audio_mode = system + kept, speaks_text
             if "audio" in mods:
                 history, audio_mode = speaking_history(history)
-            req = ChatRequest(None, history, items[-1], sampling)
-            req.audio_mode, req.audio_temperature, req.audio_top_k = audio_mode, audio_temperature, audio_top_k
-            if tools is not None:
-                try:
-                    parse_tools(Fields(tools), req, caps)
-                except ApiError as e:
-                    raise EventError(e.message, e.code or "invalid_value", "session.tools") from None
-            return Input(req, history[:len(history) - len(kept)])
+            return Input(replace(base, history=history, audio_mode=audio_mode), history[:len(history) - len(kept)])
 
-        request(self.cut)  # its mistakes are the event's
         self.cancel_requested = False
         self.response = asyncio.ensure_future(self.run_response(items, request, session.truncation, "audio" in mods))
 

@@ -126,16 +126,12 @@ class Input:
     prefix: List[leap.ChatMessage]
 
 
-def prompt_tokens(model: leap.Model, messages: List[leap.ChatMessage]) -> int:
-    """The library's count of the prompt of ``messages``: the model's chat template and tokenizer, each
-    image or audio part as the positions its layout takes (decoded and laid out, not encoded)."""
-    return model.prompt_token_count(messages) if messages else 0
-
-
 class PromptCounter:
-    """:func:`prompt_tokens` for the prompts of one conversation: each message's wire JSON (its media
-    base64-encoded), which counting hands to the library, is made once instead of at every count; the JSON
-    of the messages the last count did not use is let go."""
+    """The library's count of the prompts of one conversation (``leap.Model.prompt_token_count``: the model's
+    chat template and tokenizer, each image or audio part as the positions its layout takes, decoded and laid
+    out, not encoded). Each message's wire JSON (its media base64-encoded), which counting hands to the
+    library, is made once instead of at every count; the JSON of the messages the last count did not use is
+    let go."""
 
     def __init__(self) -> None:
         self.wire: Dict[int, "tuple[leap.ChatMessage, Dict[str, Any]]"] = {}
