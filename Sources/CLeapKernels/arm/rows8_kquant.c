@@ -39,18 +39,15 @@ INLINE int32x4_t lane_byte_s(int32x4_t v, const int b) {
     return vshrq_n_s32(s, 24);
 }
 
-/* Σ over the 8 lanes v of sub-block register pair a (a[0]: elements 0..15, a[1]: 16..31) of w[v] · lane v */
-INLINE int32x4_t sub_dot8(const int8x16_t w[8], const int8x16_t a[2]) {
-    int32x4_t p = vdotq_laneq_s32(vdupq_n_s32(0), w[0], a[0], 0);
-    p = vdotq_laneq_s32(p, w[1], a[0], 1), p = vdotq_laneq_s32(p, w[2], a[0], 2), p = vdotq_laneq_s32(p, w[3], a[0], 3);
-    p = vdotq_laneq_s32(p, w[4], a[1], 0), p = vdotq_laneq_s32(p, w[5], a[1], 1), p = vdotq_laneq_s32(p, w[6], a[1], 2);
-    return vdotq_laneq_s32(p, w[7], a[1], 3);
-}
-/* start + the same over the 4 lanes of a (16 elements) */
+/* start + Σ over the 4 lanes v of a (16 elements) of w[v] · lane v */
 INLINE int32x4_t sub_dot4(int32x4_t start, const int8x16_t w[4], int8x16_t a) {
     int32x4_t p = vdotq_laneq_s32(start, w[0], a, 0);
     p = vdotq_laneq_s32(p, w[1], a, 1), p = vdotq_laneq_s32(p, w[2], a, 2);
     return vdotq_laneq_s32(p, w[3], a, 3);
+}
+/* start + the same over the 8 lanes v of sub-block register pair a (a[0]: elements 0..15, a[1]: 16..31) */
+INLINE int32x4_t sub_dot8(int32x4_t start, const int8x16_t w[8], const int8x16_t a[2]) {
+    return sub_dot4(sub_dot4(start, w, a[0]), w + 4, a[1]);
 }
 
 /* A loop over a super-block's sub-blocks unrolled whole (constant offsets and lanes) */
@@ -88,12 +85,19 @@ enum { Q4_K_WORDS = 8 * 128, Q5_K_QS = 8 * 32, Q5_K_WORDS = 8 * 160 };
 
 /* A token's super-block as the mins' sdot wants it: the sums of each 32 activations, p = 128·hi + lo, as
  * bytes lo[0..7] (0..127) then hi[0..7] (|hi| < 32): Σ min·p = Σ min·lo + 128·Σ min·hi in two sdot chains */
-enum { Q4_K_SIDE = 16, Q5_K_SIDE = Q4_K_SIDE };
+enum { Q4_K_SIDE = 16 };
 INLINE void q4_K_side(const block_q8_K *x, int8_t *side) {
     const int16x8_t pairs = vpaddq_s16(vld1q_s16(x->bsums), vld1q_s16(x->bsums + 8));
     vst1q_s8(side, vcombine_s8(vmovn_s16(vandq_s16(pairs, vdupq_n_s16(127))), vshrn_n_s16(pairs, 7)));
 }
-INLINE void q5_K_side(const block_q8_K *x, int8_t *side) { q4_K_side(x, side); }
+/* Q5_K's: Q4_K's, then where each sub-block's sum chains start with several tokens, 16·Σ a of its 32
+ * activations in 4 int32 lanes (those kernels unpack the quants as q − 16: Σ q·a = 16·Σ a + Σ (q − 16)·a) */
+enum { Q5_K_SIDE = Q4_K_SIDE + 8 * 16 };
+INLINE void q5_K_side(const block_q8_K *x, int8_t *side) {
+    q4_K_side(x, side);
+    for (int j = 0; j < 8; j++) /* |Σ a| <= 32·128 */
+        vst1q_s32((int32_t *)(void *)(side + Q4_K_SIDE + 16 * j), vdupq_n_s32(16 * (x->bsums[2 * j] + x->bsums[2 * j + 1])));
+}
 
 /* The 4 rows' sub-block (nibbles e of the 8 vectors at q, 32 bytes apart) as w[v] (lane v: elements 4v..);
  * Q5: with the fifth bits, bit j of the 8 vectors at qh (sub-block j): all ones where set, then 1 (low
@@ -109,15 +113,24 @@ INLINE void kq45_sub(const uint8_t *q, const uint8_t *qh, const int e, const int
         }
     }
 }
+/* Q5_K's sub-block less 16, in two operations a vector: as kq45_sub, but from the complemented fifth bits nh
+ * (8 vectors, 16 bytes apart): all ones where bit j is clear, whose low (e = 0) or high (e = 1) 4 bits go
+ * above the nibble, 0xf0 | n = n − 16 as int8 (where the bit is set, n + 16 − 16 = n) */
+INLINE void q5_sub16(const uint8_t *q, const uint8_t *nh, const int e, uint8x16_t bit, int8x16_t w[8]) {
+    for (int v = 0; v < 8; v++) {
+        const uint8x16_t raw = vld1q_u8(q + 32 * v), s = test_bits(vld1q_u8(nh + 16 * v), bit);
+        w[v] = vreinterpretq_s8_u8(e ? vsriq_n_u8(s, raw, 4) : vsliq_n_u8(raw, s, 4));
+    }
+}
 INLINE int32x4_t sub_dot8_q45(const uint8_t *q, const uint8_t *qh, const int e, const int Q5, uint8x16_t bit,
                               const int8x16_t a[2]) {
     int8x16_t w[8];
     kq45_sub(q, qh, e, Q5, bit, w);
-    return sub_dot8(w, a);
+    return sub_dot8(vdupq_n_s32(0), w, a);
 }
 
 /* acc[t] += the fold's step of super-block gb for 4 rows (half h of the group) × NT tokens (x; their sides
- * sd[t·ss + i·16]); Q5: Q5_K's super-block, else Q4_K's */
+ * sd[t·ss + i·SIDE]); Q5: Q5_K's super-block, else Q4_K's */
 INLINE void kq45_rows4(const uint8_t *gb, int h, const uint8_t *x, size_t xrb, const int8_t *sd, size_t ss,
                        int64_t i, const int NT, const int ONE, const int Q5, float32x4_t acc[8]) {
     const uint8_t *words = gb + (Q5 ? Q5_K_WORDS : Q4_K_WORDS) + 16 * h;
@@ -128,6 +141,7 @@ INLINE void kq45_rows4(const uint8_t *gb, int h, const uint8_t *x, size_t xrb, c
     const uint32x4_t m3f = vdupq_n_u32(0x3f3f3f3fu), m0f = vdupq_n_u32(0x0f0f0f0fu), m03 = vdupq_n_u32(0x03030303u);
     const uint32x4_t s03 = vandq_u32(u0, m3f);
     const uint32x4_t s47 = vorrq_u32(vandq_u32(u2, m0f), vshlq_n_u32(vandq_u32(vshrq_n_u32(u0, 6), m03), 4));
+    const int SIDE = Q5 ? Q5_K_SIDE : Q4_K_SIDE;
     int32x4_t sumi[8];
     for (int t = 0; t < NT; t++) sumi[t] = vdupq_n_s32(0);
     if (ONE) {
@@ -140,10 +154,15 @@ INLINE void kq45_rows4(const uint8_t *gb, int h, const uint8_t *x, size_t xrb, c
     } else {
         /* several tokens: the scales as lanes once, then a loop over the sub-block pairs sharing their bytes,
          * each sub-block's 4 rows unpacked once for the NT tokens (Q4_K: the low nibbles a mask, then the high
-         * ones a shift of the bytes loaded again, one operation a vector; Q5_K: three with the fifth bits) */
+         * ones a shift of the bytes loaded again, one operation a vector; Q5_K: two with the fifth bits, less
+         * 16, from the 4 rows' fifth bits complemented once into nh, each token's chain starting at its side's
+         * 16·Σ a) */
         int32x4_t sc[8];
         for (int j = 0; j < 8; j++) sc[j] = lane_byte_u(j < 4 ? s03 : s47, j % 4);
         uint8x16_t bit = vdupq_n_u8(1); /* Q5: bit j of the fifth bits' bytes */
+        _Alignas(16) uint8_t nh[8 * 16];
+        if (Q5)
+            for (int v = 0; v < 8; v++) vst1q_u8(nh + 16 * v, vmvnq_u8(vld1q_u8(qh + 32 * v)));
         SUBBLOCK_LOOP
         for (int c = 0; c < 4; c++) {
             const uint8_t *q = qs + 256 * c;
@@ -151,11 +170,13 @@ INLINE void kq45_rows4(const uint8_t *gb, int h, const uint8_t *x, size_t xrb, c
             for (int e = 0; e < 2; e++) { /* sub-block j: nibbles e of the 8 vectors at q */
                 const int j = 2 * c + e;
                 int8x16_t w[8];
-                kq45_sub(q, qh, e, Q5, bit, w);
-                if (Q5) bit = vshlq_n_u8(bit, 1);
+                if (Q5) q5_sub16(q, nh, e, bit, w), bit = vshlq_n_u8(bit, 1);
+                else kq45_sub(q, qh, e, 0, bit, w);
                 for (int t = 0; t < NT; t++) {
                     const int8x16_t a[2] = {vld1q_s8(XT(t)->qs + 32 * j), vld1q_s8(XT(t)->qs + 32 * j + 16)};
-                    sumi[t] = vmlaq_s32(sumi[t], sub_dot8(w, a), sc[j]);
+                    const int32x4_t start = Q5 ? vld1q_s32((const int32_t *)(const void *)(sd + t * ss + SIDE * i + Q4_K_SIDE + 16 * j))
+                                               : vdupq_n_s32(0);
+                    sumi[t] = vmlaq_s32(sumi[t], sub_dot8(start, w, a), sc[j]);
                     CHAIN_END(sumi[t]);
                 }
             }
@@ -168,7 +189,7 @@ INLINE void kq45_rows4(const uint8_t *gb, int h, const uint8_t *x, size_t xrb, c
     const uint16x4x2_t dm = vld2_u16((const uint16_t *)(const void *)words); /* d, dmin of the 4 rows */
     const float32x4_t d = vcvt_f32_f16(vreinterpret_f16_u16(dm.val[0])), dmin = vcvt_f32_f16(vreinterpret_f16_u16(dm.val[1]));
     for (int t = 0; t < NT; t++) {
-        const int8x16_t p = vld1q_s8(sd + t * ss + Q4_K_SIDE * i);
+        const int8x16_t p = vld1q_s8(sd + t * ss + SIDE * i);
         const int32x4_t hi = vdotq_laneq_s32(vdotq_laneq_s32(vdupq_n_s32(0), n03, p, 2), n47, p, 3);
         const int32x4_t summ = vdotq_laneq_s32(vdotq_laneq_s32(vshlq_n_s32(hi, 7), n03, p, 0), n47, p, 1);
         const float32x4_t ds = vmulq_f32(d, vcvtq_f32_s32(sumi[t]));
