@@ -16,8 +16,9 @@
  *   one token:   8 rows (a group) a super-block, the group's bytes streamed in order with prefetch
  *   2+ tokens:   4 rows (half a group) × 6 (Q4_K) or 8 (Q5_K, Q6_K) tokens a super-block (the rest in one tile of
  *                their count), each sub-block of the 4 rows unpacked once for all the tokens, read from the
- *                activations' rows as they lie; each token's super-blocks' sums of activations (the mins' and
- *                Q6_K's −32 terms) as the kernels take them, once per call
+ *                activations' rows as they lie (Q5_K: from a copy beside its side); each token's super-blocks'
+ *                sums of activations (the mins', Q6_K's −32 and Q5_K's +16 terms) as the kernels take them,
+ *                once per call
  * (The i8mm table takes Q4_K's and Q6_K's one-token kernel, and i8mm_kquant.c's smmla tiles in this layout
  * from 2 tokens.) */
 #include "../lk_tables.h"
@@ -90,13 +91,20 @@ INLINE void q4_K_side(const block_q8_K *x, int8_t *side) {
     const int16x8_t pairs = vpaddq_s16(vld1q_s16(x->bsums), vld1q_s16(x->bsums + 8));
     vst1q_s8(side, vcombine_s8(vmovn_s16(vandq_s16(pairs, vdupq_n_s16(127))), vshrn_n_s16(pairs, 7)));
 }
-/* Q5_K's: Q4_K's, then where each sub-block's sum chains start with several tokens, 16·Σ a of its 32
- * activations in 4 int32 lanes (those kernels unpack the quants as q − 16: Σ q·a = 16·Σ a + Σ (q − 16)·a) */
-enum { Q5_K_SIDE = Q4_K_SIDE + 8 * 16 };
+/* Q5_K's with several tokens, for each sub-block pair c: a copy of its 64 activations, then where the two
+ * sub-blocks' sum chains start, 16·Σ a of each 32 in 4 int32 lanes (those kernels unpack the quants as
+ * q − 16: Σ q·a = 16·Σ a + Σ (q − 16)·a); then Q4_K's side. A token's loads of a pair all at fixed offsets
+ * from one pointer. (One token: Q4_K's side.) */
+enum { Q5_K_PAIR = 64 + 2 * 16, Q5_K_MINS = 4 * Q5_K_PAIR, Q5_K_SIDE = Q5_K_MINS + Q4_K_SIDE };
 INLINE void q5_K_side(const block_q8_K *x, int8_t *side) {
-    q4_K_side(x, side);
-    for (int j = 0; j < 8; j++) /* |Σ a| <= 32·128 */
-        vst1q_s32((int32_t *)(void *)(side + Q4_K_SIDE + 16 * j), vdupq_n_s32(16 * (x->bsums[2 * j] + x->bsums[2 * j + 1])));
+    for (int c = 0; c < 4; c++) {
+        memcpy(side + Q5_K_PAIR * c, x->qs + 64 * c, 64);
+        for (int e = 0; e < 2; e++) { /* |Σ a| <= 32·128 */
+            const int j = 2 * c + e;
+            vst1q_s32((int32_t *)(void *)(side + Q5_K_PAIR * c + 64 + 16 * e), vdupq_n_s32(16 * (x->bsums[2 * j] + x->bsums[2 * j + 1])));
+        }
+    }
+    q4_K_side(x, side + Q5_K_MINS);
 }
 
 /* The 4 rows' sub-block (nibbles e of the 8 vectors at q, 32 bytes apart) as w[v] (lane v: elements 4v..);
@@ -141,7 +149,7 @@ INLINE void kq45_rows4(const uint8_t *gb, int h, const uint8_t *x, size_t xrb, c
     const uint32x4_t m3f = vdupq_n_u32(0x3f3f3f3fu), m0f = vdupq_n_u32(0x0f0f0f0fu), m03 = vdupq_n_u32(0x03030303u);
     const uint32x4_t s03 = vandq_u32(u0, m3f);
     const uint32x4_t s47 = vorrq_u32(vandq_u32(u2, m0f), vshlq_n_u32(vandq_u32(vshrq_n_u32(u0, 6), m03), 4));
-    const int SIDE = Q5 ? Q5_K_SIDE : Q4_K_SIDE;
+    const int SIDE = Q5 && !ONE ? Q5_K_SIDE : Q4_K_SIDE, MINS = Q5 && !ONE ? Q5_K_MINS : 0;
     int32x4_t sumi[8];
     for (int t = 0; t < NT; t++) sumi[t] = vdupq_n_s32(0);
     if (ONE) {
@@ -156,7 +164,7 @@ INLINE void kq45_rows4(const uint8_t *gb, int h, const uint8_t *x, size_t xrb, c
          * each sub-block's 4 rows unpacked once for the NT tokens (Q4_K: the low nibbles a mask, then the high
          * ones a shift of the bytes loaded again, one operation a vector; Q5_K: two with the fifth bits, less
          * 16, from the 4 rows' fifth bits complemented once into nh, each token's chain starting at its side's
-         * 16·Σ a) */
+         * 16·Σ a, its activations read from the side's copy) */
         int32x4_t sc[8];
         for (int j = 0; j < 8; j++) sc[j] = lane_byte_u(j < 4 ? s03 : s47, j % 4);
         uint8x16_t bit = vdupq_n_u8(1); /* Q5: bit j of the fifth bits' bytes */
@@ -173,9 +181,10 @@ INLINE void kq45_rows4(const uint8_t *gb, int h, const uint8_t *x, size_t xrb, c
                 if (Q5) q5_sub16(q, nh, e, bit, w), bit = vshlq_n_u8(bit, 1);
                 else kq45_sub(q, qh, e, 0, bit, w);
                 for (int t = 0; t < NT; t++) {
-                    const int8x16_t a[2] = {vld1q_s8(XT(t)->qs + 32 * j), vld1q_s8(XT(t)->qs + 32 * j + 16)};
-                    const int32x4_t start = Q5 ? vld1q_s32((const int32_t *)(const void *)(sd + t * ss + SIDE * i + Q4_K_SIDE + 16 * j))
-                                               : vdupq_n_s32(0);
+                    /* Q5: the side's copy */
+                    const int8_t *xq = Q5 ? sd + t * ss + SIDE * i + Q5_K_PAIR * c + 32 * e : XT(t)->qs + 32 * j;
+                    const int8x16_t a[2] = {vld1q_s8(xq), vld1q_s8(xq + 16)};
+                    const int32x4_t start = Q5 ? vld1q_s32((const int32_t *)(const void *)(xq + 64 - 16 * e)) : vdupq_n_s32(0);
                     sumi[t] = vmlaq_s32(sumi[t], sub_dot8(start, w, a), sc[j]);
                     CHAIN_END(sumi[t]);
                 }
@@ -189,7 +198,7 @@ INLINE void kq45_rows4(const uint8_t *gb, int h, const uint8_t *x, size_t xrb, c
     const uint16x4x2_t dm = vld2_u16((const uint16_t *)(const void *)words); /* d, dmin of the 4 rows */
     const float32x4_t d = vcvt_f32_f16(vreinterpret_f16_u16(dm.val[0])), dmin = vcvt_f32_f16(vreinterpret_f16_u16(dm.val[1]));
     for (int t = 0; t < NT; t++) {
-        const int8x16_t p = vld1q_s8(sd + t * ss + SIDE * i);
+        const int8x16_t p = vld1q_s8(sd + t * ss + SIDE * i + MINS);
         const int32x4_t hi = vdotq_laneq_s32(vdotq_laneq_s32(vdupq_n_s32(0), n03, p, 2), n47, p, 3);
         const int32x4_t summ = vdotq_laneq_s32(vdotq_laneq_s32(vshlq_n_s32(hi, 7), n03, p, 0), n47, p, 1);
         const float32x4_t ds = vmulq_f32(d, vcvtq_f32_s32(sumi[t]));
@@ -306,7 +315,7 @@ enum { CHUNK = 32 };
 /* Rows row_begin..row_end (multiples of 8) of w (the 8-row layout) · nt tokens x: y[t·ys + r]. 2 tokens and
  * more: tiles of TILE tokens (the rest in one tile of their count), each group's two halves in turn while the
  * tokens stay in cache */
-#define ROWS8_KQUANT(T, SIDE, TILE)                                                                          \
+#define ROWS8_KQUANT(T, SIDE, ONE_T, ONE_SIDE, TILE)                                                         \
     TOKEN_SIDES(T, SIDE)                                                                                     \
     ROWS8_ONE(T)                                                                                             \
     ROWS4_TILE(T)                                                                                            \
@@ -336,8 +345,8 @@ enum { CHUNK = 32 };
                          float *y, int64_t ys, int64_t row_begin, int64_t row_end) {                         \
         const int64_t nb = cols / QK_K;                                                                      \
         if (nt == 1) {                                                                                       \
-            _Alignas(16) int8_t sd[LK_ROWS8_MAX_COLS / QK_K * SIDE];                                         \
-            T##_sides(nb, x, 0, 1, sd);                                                                      \
+            _Alignas(16) int8_t sd[LK_ROWS8_MAX_COLS / QK_K * ONE_SIDE];                                     \
+            ONE_T##_sides(nb, x, 0, 1, sd);                                                                  \
             for (int64_t r = row_begin; r < row_end; r += 8)                                                 \
                 rows8_one_##T(nb, (const uint8_t *)w + (size_t)r * wrb, x, sd, y + r);                       \
             return 1;                                                                                        \
@@ -352,9 +361,9 @@ enum { CHUNK = 32 };
         }                                                                                                    \
         return 1;                                                                                            \
     }
-ROWS8_KQUANT(q4_K, Q4_K_SIDE, 6)
-ROWS8_KQUANT(q5_K, Q5_K_SIDE, 8)
-ROWS8_KQUANT(q6_K, Q6_K_SIDE, 8)
+ROWS8_KQUANT(q4_K, Q4_K_SIDE, q4_K, Q4_K_SIDE, 6)
+ROWS8_KQUANT(q5_K, Q5_K_SIDE, q4_K, Q4_K_SIDE, 8)
+ROWS8_KQUANT(q6_K, Q6_K_SIDE, q6_K, Q6_K_SIDE, 8)
 
 LK_ARM_TARGET_END
 #endif
