@@ -93,8 +93,9 @@ INLINE void q4_K_side(const block_q8_K *x, int8_t *side) {
 }
 /* Q5_K's with several tokens, for each sub-block pair c: a copy of its 64 activations, then where the two
  * sub-blocks' sum chains start, 16·Σ a of each 32 in 4 int32 lanes (those kernels unpack the quants as
- * q − 16: Σ q·a = 16·Σ a + Σ (q − 16)·a); then Q4_K's side. A token's loads of a pair all at fixed offsets
- * from one pointer. (One token: Q4_K's side.) */
+ * q − 16: Σ q·a = 16·Σ a + Σ (q − 16)·a); then Q4_K's side. The sides lie by super-block (the tokens' of one
+ * side by side), so that the loads of a pair for all the tile's tokens are at fixed offsets from one pointer.
+ * (One token: Q4_K's side.) */
 enum { Q5_K_PAIR = 64 + 2 * 16, Q5_K_MINS = 4 * Q5_K_PAIR, Q5_K_SIDE = Q5_K_MINS + Q4_K_SIDE };
 INLINE void q5_K_side(const block_q8_K *x, int8_t *side) {
     for (int c = 0; c < 4; c++) {
@@ -138,7 +139,7 @@ INLINE int32x4_t sub_dot8_q45(const uint8_t *q, const uint8_t *qh, const int e, 
 }
 
 /* acc[t] += the fold's step of super-block gb for 4 rows (half h of the group) × NT tokens (x; their sides
- * sd[t·ss + i·SIDE]); Q5: Q5_K's super-block, else Q4_K's */
+ * sd[t·ss + i·SIDE]; Q5_K's with several tokens sd[t·SIDE + i·ss]); Q5: Q5_K's super-block, else Q4_K's */
 INLINE void kq45_rows4(const uint8_t *gb, int h, const uint8_t *x, size_t xrb, const int8_t *sd, size_t ss,
                        int64_t i, const int NT, const int ONE, const int Q5, float32x4_t acc[8]) {
     const uint8_t *words = gb + (Q5 ? Q5_K_WORDS : Q4_K_WORDS) + 16 * h;
@@ -182,7 +183,7 @@ INLINE void kq45_rows4(const uint8_t *gb, int h, const uint8_t *x, size_t xrb, c
                 else kq45_sub(q, qh, e, 0, bit, w);
                 for (int t = 0; t < NT; t++) {
                     /* Q5: the side's copy */
-                    const int8_t *xq = Q5 ? sd + t * ss + SIDE * i + Q5_K_PAIR * c + 32 * e : XT(t)->qs + 32 * j;
+                    const int8_t *xq = Q5 ? sd + SIDE * t + ss * i + Q5_K_PAIR * c + 32 * e : XT(t)->qs + 32 * j;
                     const int8x16_t a[2] = {vld1q_s8(xq), vld1q_s8(xq + 16)};
                     const int32x4_t start = Q5 ? vld1q_s32((const int32_t *)(const void *)(xq + 64 - 16 * e)) : vdupq_n_s32(0);
                     sumi[t] = vmlaq_s32(sumi[t], sub_dot8(start, w, a), sc[j]);
@@ -198,7 +199,7 @@ INLINE void kq45_rows4(const uint8_t *gb, int h, const uint8_t *x, size_t xrb, c
     const uint16x4x2_t dm = vld2_u16((const uint16_t *)(const void *)words); /* d, dmin of the 4 rows */
     const float32x4_t d = vcvt_f32_f16(vreinterpret_f16_u16(dm.val[0])), dmin = vcvt_f32_f16(vreinterpret_f16_u16(dm.val[1]));
     for (int t = 0; t < NT; t++) {
-        const int8x16_t p = vld1q_s8(sd + t * ss + SIDE * i + MINS);
+        const int8x16_t p = vld1q_s8(Q5 && !ONE ? sd + SIDE * t + ss * i + MINS : sd + t * ss + SIDE * i);
         const int32x4_t hi = vdotq_laneq_s32(vdotq_laneq_s32(vdupq_n_s32(0), n03, p, 2), n47, p, 3);
         const int32x4_t summ = vdotq_laneq_s32(vdotq_laneq_s32(vshlq_n_s32(hi, 7), n03, p, 0), n47, p, 1);
         const float32x4_t ds = vmulq_f32(d, vcvtq_f32_s32(sumi[t]));
@@ -269,12 +270,14 @@ INLINE void q6_K_rows4(const uint8_t *gb, int h, const uint8_t *x, size_t xrb, c
 
 /* ------------------------------------------ entries ------------------------------------------ */
 
-/* side[t·nb·SIDE + i·SIDE] = the side of tokens x's super-blocks (nt rows of nb) */
-#define TOKEN_SIDES(T, SIDE)                                                                                 \
+/* side[t·nb·SIDE + i·SIDE] (BY_BLOCK: side[i·nt·SIDE + t·SIDE]) = the side of tokens x's super-blocks (nt
+ * rows of nb) */
+#define TOKEN_SIDES(T, SIDE, BY_BLOCK)                                                                       \
     static void T##_sides(int64_t nb, const uint8_t *x, size_t xrb, int64_t nt, int8_t *side) {             \
         for (int64_t t = 0; t < nt; t++)                                                                     \
             for (int64_t i = 0; i < nb; i++)                                                                 \
-                T##_side((const block_q8_K *)(const void *)(x + (size_t)t * xrb) + i, side + (t * nb + i) * SIDE); \
+                T##_side((const block_q8_K *)(const void *)(x + (size_t)t * xrb) + i,                        \
+                         side + (BY_BLOCK ? i * nt + t : t * nb + i) * SIDE);                                \
     }
 
 /* y[0..7] = the 8 rows of group g (nb super-blocks) · token x (its sides sd), the group's bytes prefetched
@@ -315,19 +318,19 @@ enum { CHUNK = 32 };
 /* Rows row_begin..row_end (multiples of 8) of w (the 8-row layout) · nt tokens x: y[t·ys + r]. 2 tokens and
  * more: tiles of TILE tokens (the rest in one tile of their count), each group's two halves in turn while the
  * tokens stay in cache */
-#define ROWS8_KQUANT(T, SIDE, ONE_T, ONE_SIDE, TILE)                                                         \
-    TOKEN_SIDES(T, SIDE)                                                                                     \
+#define ROWS8_KQUANT(T, SIDE, BY_BLOCK, ONE_T, ONE_SIDE, TILE)                                               \
+    TOKEN_SIDES(T, SIDE, BY_BLOCK)                                                                           \
     ROWS8_ONE(T)                                                                                             \
     ROWS4_TILE(T)                                                                                            \
     __attribute__((noinline)) static void rows8_few_##T(int64_t nb, const uint8_t *w, size_t wrb, const uint8_t *x, \
                                                         size_t xrb, const int8_t *sd, int64_t nt, float *y, int64_t ys, \
                                                         int64_t row_begin, int64_t row_end) {                \
-        const size_t ss = (size_t)nb * SIDE;                                                                 \
+        const size_t ss = (size_t)(BY_BLOCK ? nt : nb) * SIDE; /* BY_BLOCK: a super-block's sides, else a token's */ \
         for (int64_t r = row_begin; r < row_end; r += 8)                                                     \
             for (int h = 0; h < 2; h++)                                                                      \
                 for (int64_t t = 0; t < nt; t += TILE) {                                                     \
                     const uint8_t *g = w + (size_t)r * wrb, *xt = x + (size_t)t * xrb;                       \
-                    const int8_t *st = sd + t * ss;                                                          \
+                    const int8_t *st = sd + t * (BY_BLOCK ? SIDE : ss);                                      \
                     float *yt = y + t * ys + r + 4 * h;                                                      \
                     switch (nt - t < TILE ? nt - t : TILE) {                                                 \
                     case 1: T##_tile4(nb, g, h, xt, xrb, st, ss, 1, yt, ys); break;                          \
@@ -361,9 +364,9 @@ enum { CHUNK = 32 };
         }                                                                                                    \
         return 1;                                                                                            \
     }
-ROWS8_KQUANT(q4_K, Q4_K_SIDE, q4_K, Q4_K_SIDE, 6)
-ROWS8_KQUANT(q5_K, Q5_K_SIDE, q4_K, Q4_K_SIDE, 8)
-ROWS8_KQUANT(q6_K, Q6_K_SIDE, q6_K, Q6_K_SIDE, 8)
+ROWS8_KQUANT(q4_K, Q4_K_SIDE, 0, q4_K, Q4_K_SIDE, 6)
+ROWS8_KQUANT(q5_K, Q5_K_SIDE, 1, q4_K, Q4_K_SIDE, 8)
+ROWS8_KQUANT(q6_K, Q6_K_SIDE, 0, q6_K, Q6_K_SIDE, 8)
 
 LK_ARM_TARGET_END
 #endif
