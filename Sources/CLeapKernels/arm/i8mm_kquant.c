@@ -16,7 +16,7 @@
 
 /* A token pair's super-block in smmla's order: chunk k (elements 8k..8k+7) of both tokens, token 0 in the low
  * 8 bytes; their scales as a 2×2 tile's lanes want them (dx0, dx1, dx0, dx1); and the sums of each 32
- * activations (for the mins of Q4_K / Q5_K) in the same lanes. */
+ * activations (for the mins of Q4_K / Q5_K, and where Q5_K's sums start) in the same lanes. */
 typedef struct {
     int8_t q[QK_K / 8][16];
     float d[4];
@@ -48,12 +48,12 @@ INLINE void chunk_pairs(int8x16_t a, int8x16_t b, int8x16_t c[2]) {
     c[1] = vreinterpretq_s8_s64(vzip2q_s64(vreinterpretq_s64_s8(a), vreinterpretq_s64_s8(b)));
 }
 
-/* sumi[rp][p] += scale[rp] · Σ over NC chunks (from chunk k0 of the activations) of row pair rp's c[rp] by
- * token pair p (xp[p][i]) */
-#define PAIRS_ADD(NC, c, k0, scale)                                                                          \
+/* sumi[rp][p] += scale[rp] · (START(p) + Σ over NC chunks (from chunk k0 of the activations) of row pair rp's
+ * c[rp] by token pair p (xp[p][i])) */
+#define PAIRS_ADD(NC, c, k0, scale, START)                                                                   \
     for (int p = 0; p < NP; p++)                                                                             \
         for (int rp = 0; rp < 2; rp++) {                                                                     \
-            int32x4_t t = vmmlaq_s32(vdupq_n_s32(0), c[rp][0], vld1q_s8(xp[p][i].q[(k0)]));                  \
+            int32x4_t t = vmmlaq_s32(START(p), c[rp][0], vld1q_s8(xp[p][i].q[(k0)]));                        \
             for (int k = 1; k < (NC); k++) t = vmmlaq_s32(t, c[rp][k], vld1q_s8(xp[p][i].q[(k0) + k]));       \
             sumi[rp][p] = vmlaq_s32(sumi[rp][p], t, (scale)[rp]);                                            \
         }
@@ -65,14 +65,19 @@ INLINE void chunk_pairs(int8x16_t a, int8x16_t b, int8x16_t c[2]) {
 #define SUBBLOCK_LOOP
 #endif
 
-/* Σ scale·q·a of super-block i, row pairs × NP token pairs: Q4_K / Q5_K (SUBS unpacks sub-blocks 2c, 2c + 1) */
-#define SUBS32_INTS(T, W)                                                                                    \
+/* Where the sums of sub-block j start: 0, or 16·Σ a of its 32 activations for quants unpacked less 16 */
+#define ZERO_START(p) vdupq_n_s32(0)
+#define LESS16_START(p) vshlq_n_s32(vld1q_s32(xp[p][i].bsum[j]), 4)
+
+/* Σ scale·q·a of super-block i, row pairs × NP token pairs: Q4_K / Q5_K (SUBS unpacks sub-blocks 2c, 2c + 1,
+ * their sums starting at START) */
+#define SUBS32_INTS(T, W, SUBS, START)                                                                       \
     INLINE void T##_pair_ints(const W *const *wr, int64_t i, const kpair_block *const *xp, const int NP,    \
                               const int32x4_t sc[2][16], int32x4_t sumi[2][4]) {                             \
         SUBBLOCK_LOOP                                                                                        \
         for (int c = 0; c < 4; c++) {                                                                        \
             int8x16_t q[4][4];                                                                               \
-            for (int r = 0; r < 4; r++) T##_subs(wr[r] + i, c, q[r]);                                        \
+            for (int r = 0; r < 4; r++) SUBS(wr[r] + i, c, q[r]);                                            \
             for (int e = 0; e < 2; e++) { /* sub-block j = 2c + e */                                         \
                 const int j = 2 * c + e;                                                                     \
                 int8x16_t ch[2][4];                                                                          \
@@ -80,12 +85,12 @@ INLINE void chunk_pairs(int8x16_t a, int8x16_t b, int8x16_t c[2]) {
                     chunk_pairs(q[2 * rp][2 * e], q[2 * rp + 1][2 * e], ch[rp]),                             \
                         chunk_pairs(q[2 * rp][2 * e + 1], q[2 * rp + 1][2 * e + 1], ch[rp] + 2);             \
                 const int32x4_t s[2] = {sc[0][j], sc[1][j]};                                                 \
-                PAIRS_ADD(4, ch, 4 * j, s)                                                                   \
+                PAIRS_ADD(4, ch, 4 * j, s, START)                                                            \
             }                                                                                                \
         }                                                                                                    \
     }
-SUBS32_INTS(q4_K, block_q4_K)
-SUBS32_INTS(q5_K, block_q5_K)
+SUBS32_INTS(q4_K, block_q4_K, q4_K_subs, ZERO_START)
+SUBS32_INTS(q5_K, block_q5_K, q5_K_subs16, LESS16_START)
 
 /* Q6_K: the quarters m and m + 2 of each half (elements 16k.. of them) from one load of their bits, as in the
  * dotprod row tile */
@@ -105,7 +110,7 @@ INLINE void q6_K_pair_ints(const block_q6_K *const *wr, int64_t i, const kpair_b
             int8x16_t c[2][2];
             chunk_pairs(q[e][0], q[e][1], c[0]), chunk_pairs(q[e][2], q[e][3], c[1]);
             const int32x4_t s[2] = {sc[0][j], sc[1][j]};
-            PAIRS_ADD(2, c, 2 * j, s)
+            PAIRS_ADD(2, c, 2 * j, s, ZERO_START)
         }
     }
 }
@@ -302,7 +307,7 @@ INLINE void q4_K_r8_ints(rows8_half src, int64_t i, const kpair_block *const *xp
         for (int e = 0; e < 2; e++) {
             const int j = 2 * c + e;
             const int32x4_t s[2] = {sc[0][j], sc[1][j]};
-            PAIRS_ADD(4, ch[e], 4 * j, s)
+            PAIRS_ADD(4, ch[e], 4 * j, s, ZERO_START)
         }
     }
 }
@@ -326,7 +331,7 @@ INLINE void q6_K_r8_ints(rows8_half src, int64_t i, const kpair_block *const *xp
         for (int e = 0; e < 2; e++) {
             const int j = 8 * h + 2 * (m + 2 * e) + k;
             const int32x4_t s[2] = {sc[0][j], sc[1][j]};
-            PAIRS_ADD(2, c[e], 2 * j, s)
+            PAIRS_ADD(2, c[e], 2 * j, s, ZERO_START)
         }
     }
 }

@@ -48,16 +48,18 @@ INLINE void q4_K_subs(const block_q4_K *b, int c, int8x16_t q[4]) {
     q[0] = vreinterpretq_s8_u8(vandq_u8(r0, vdupq_n_u8(15))), q[1] = vreinterpretq_s8_u8(vandq_u8(r1, vdupq_n_u8(15)));
     q[2] = vreinterpretq_s8_u8(vshrq_n_u8(r0, 4)), q[3] = vreinterpretq_s8_u8(vshrq_n_u8(r1, 4));
 }
-INLINE void q5_K_subs(const block_q5_K *b, int c, int8x16_t q[4]) {
+/* Q5_K's less 16 (q − 16: the sums that take them start at 16·Σ a), in two operations a vector: the
+ * complemented fifth bits (bits 2c and 2c + 1 of qh[l]) tested against bit 2c (2c + 1) are all ones where the
+ * bit is clear, and their 4 bits inserted above the nibble make n − 16 there as int8 (n + 16 − 16 where it is
+ * set) */
+INLINE void q5_K_subs16(const block_q5_K *b, int c, int8x16_t q[4]) {
     const uint8x16_t r0 = vld1q_u8(b->qs + 32 * c), r1 = vld1q_u8(b->qs + 32 * c + 16);
-    /* the fifth bits: bits 2c (sub-block 2c) and 2c + 1 of qh[l], moved to bits 0 and 1 */
-    const int8x16_t shift = vdupq_n_s8((int8_t)(-2 * c));
-    const uint8x16_t h0 = vshlq_u8(vld1q_u8(b->qh), shift), h1 = vshlq_u8(vld1q_u8(b->qh + 16), shift);
-    const uint8x16_t m16 = vdupq_n_u8(16);
-    q[0] = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(r0, vdupq_n_u8(15)), vandq_u8(vshlq_n_u8(h0, 4), m16)));
-    q[1] = vreinterpretq_s8_u8(vorrq_u8(vandq_u8(r1, vdupq_n_u8(15)), vandq_u8(vshlq_n_u8(h1, 4), m16)));
-    q[2] = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(r0, 4), vandq_u8(vshlq_n_u8(h0, 3), m16)));
-    q[3] = vreinterpretq_s8_u8(vorrq_u8(vshrq_n_u8(r1, 4), vandq_u8(vshlq_n_u8(h1, 3), m16)));
+    const uint8x16_t n0 = vmvnq_u8(vld1q_u8(b->qh)), n1 = vmvnq_u8(vld1q_u8(b->qh + 16));
+    const uint8x16_t lo = vdupq_n_u8((uint8_t)(1u << 2 * c)), hi = vdupq_n_u8((uint8_t)(2u << 2 * c));
+    q[0] = vreinterpretq_s8_u8(vsliq_n_u8(r0, test_bits(n0, lo), 4));
+    q[1] = vreinterpretq_s8_u8(vsliq_n_u8(r1, test_bits(n1, lo), 4));
+    q[2] = vreinterpretq_s8_u8(vsriq_n_u8(test_bits(n0, hi), r0, 4));
+    q[3] = vreinterpretq_s8_u8(vsriq_n_u8(test_bits(n1, hi), r1, 4));
 }
 
 /* Quarter m or m + 2 (HIGH) of a Q6_K half, elements 16k .. 16k + 15, as int8 q - 32: lo4 holds their low 4
