@@ -13,15 +13,11 @@ extension GenerationOptions {
 /// drops the remaining guesses (the session rewinds them) and starts the next pass. Drafting.swift says
 /// why this leaves the output unchanged.
 final class Speculation {
-    let drafter: any TokenDrafter
-    var control: DraftController
+    var plan: DraftPlan
     /// The model, which keeps the measured pass cost for the next generations.
     private let runner: ModelRunner
     /// Guesses verified but not taken yet, next first.
     private(set) var pending: [Int32] = []
-    /// Free guesses made at a step without drafts, not verified: checked against the tokens sampled next
-    /// (the next first), `watched.taken` of `watched.count` right so far.
-    private var watched: (guesses: [Int32], count: Int, taken: Int, evidence: Int) = ([], 0, 0, 0)
     /// The sequence's tokens (prompt and output) the drafter reads, and how many of them are output.
     private var history: [Int32]
     private var generated = 0
@@ -30,10 +26,8 @@ final class Speculation {
     private var pass = (drafted: 0, taken: 0, seconds: 0.0, sequences: 1, evidence: 0)
 
     init(drafter: any TokenDrafter, maxDraft: Int, prompt: [Int32], runner: ModelRunner) {
-        self.drafter = drafter
         self.runner = runner
-        self.control = DraftController(maxDraft: maxDraft, memory: runner.drafting(for: drafter) ?? DraftController.Memory(),
-                                       observesWithoutPasses: drafter.guessesAreFree)
+        self.plan = DraftPlan(drafter: drafter, maxDraft: maxDraft, runner: runner)
         self.history = prompt
     }
 
@@ -66,7 +60,7 @@ final class Speculation {
     func evaluate(_ token: Int32, in session: any InferenceSessionBackend, maxDrafts: Int, stats: inout GenerationStats) throws {
         history.append(token)
         generated += 1
-        watch(token)
+        plan.watch(token)
         if let guess = pending.first {
             if guess == token {
                 pending.removeFirst()
@@ -82,26 +76,13 @@ final class Speculation {
         }
         let room = min(maxDrafts, session.maxVerifiedTokens - 1, session.contextSize - session.tokenCount - 1)
         let t0 = monotonicSeconds()   // a pass's cost includes its drafting
-        var guesses: [Int32] = [], evidence = 0
-        if drafter.guessesAreFree {
-            // Free guesses come first: how many to verify depends on the evidence behind them.
-            if room > 0 && control.maxDraft > 0 {
-                (guesses, evidence) = drafter.draftWithEvidence(after: history, generated: generated, count: min(room, control.maxDraft))
-            }
-            let k = guesses.isEmpty ? 0 : min(control.nextDraftLength(evidence: evidence), room)
-            if k == 0 && watched.guesses.isEmpty && !guesses.isEmpty { watched = (guesses, guesses.count, 0, evidence) }
-            guesses = Array(guesses.prefix(k))
-        } else {
-            let k = min(control.nextDraftLength(), room)
-            if k > 0 { guesses = Array(drafter.draft(after: history, generated: generated, count: k).prefix(k)) }
-        }
+        let (guesses, evidence) = plan.guesses(after: history, generated: generated, room: room)
         if guesses.isEmpty {
             try session.evaluate([token], shouldStop: { false })
-            control.recordStep(seconds: monotonicSeconds() - t0, sequences: session.lastPassSequences)
-            runner.rememberDrafting(control.memory, for: drafter)
+            plan.control.recordStep(seconds: monotonicSeconds() - t0, sequences: session.lastPassSequences)
+            runner.rememberDrafting(plan.control.memory, for: plan.drafter)
             return
         }
-        watched = ([], 0, 0, 0)
         try session.verify([token] + guesses)
         pending = guesses
         pass = (guesses.count, 0, monotonicSeconds() - t0, session.lastPassSequences, evidence)
@@ -122,15 +103,52 @@ final class Speculation {
     }
 
     private func endPass() {
-        control.record(drafted: pass.drafted, taken: pass.taken, seconds: pass.seconds, sequences: pass.sequences,
-                       evidence: pass.evidence)
-        runner.rememberDrafting(control.memory, for: drafter)
+        plan.control.record(drafted: pass.drafted, taken: pass.taken, seconds: pass.seconds, sequences: pass.sequences,
+                            evidence: pass.evidence)
+        runner.rememberDrafting(plan.control.memory, for: plan.drafter)
         pass = (0, 0, 0, 1, 0)
+    }
+}
+
+/// A drafter and its control: which guesses a step verifies, and what the control learns from the tokens
+/// that follow. Shared by the generation loop (`Speculation`) and the low-level API's `Speculator`.
+struct DraftPlan {
+    let drafter: any TokenDrafter
+    var control: DraftController
+    /// Free guesses made at a step without drafts, not verified: checked against the tokens sampled next
+    /// (the next first), `watched.taken` of `watched.count` right so far.
+    private var watched: (guesses: [Int32], count: Int, taken: Int, evidence: Int) = ([], 0, 0, 0)
+
+    /// Starts from what the model's last generations with this kind of drafter learned.
+    init(drafter: any TokenDrafter, maxDraft: Int, runner: ModelRunner) {
+        self.drafter = drafter
+        self.control = DraftController(maxDraft: maxDraft, memory: runner.drafting(for: drafter) ?? DraftController.Memory(),
+                                       observesWithoutPasses: drafter.guessesAreFree)
+    }
+
+    /// The guesses to verify after `history` (at most `room`; none when drafting does not pay now) and
+    /// their evidence.
+    mutating func guesses(after history: [Int32], generated: Int, room: Int) -> (guesses: [Int32], evidence: Int) {
+        var guesses: [Int32] = [], evidence = 0
+        if drafter.guessesAreFree {
+            // Free guesses come first: how many to verify depends on the evidence behind them.
+            if room > 0 && control.maxDraft > 0 {
+                (guesses, evidence) = drafter.draftWithEvidence(after: history, generated: generated, count: min(room, control.maxDraft))
+            }
+            let k = guesses.isEmpty ? 0 : min(control.nextDraftLength(evidence: evidence), room)
+            if k == 0 && watched.guesses.isEmpty && !guesses.isEmpty { watched = (guesses, guesses.count, 0, evidence) }
+            guesses = Array(guesses.prefix(k))
+        } else {
+            let k = min(control.nextDraftLength(), room)
+            if k > 0 { guesses = Array(drafter.draft(after: history, generated: generated, count: k).prefix(k)) }
+        }
+        if !guesses.isEmpty { watched = ([], 0, 0, 0) }
+        return (guesses, evidence)
     }
 
     /// Checks the sampled `token` against the watched free guesses: the control learns how many a pass
     /// would have accepted once one is wrong or all are right.
-    private func watch(_ token: Int32) {
+    mutating func watch(_ token: Int32) {
         guard let guess = watched.guesses.first else { return }
         if guess == token {
             watched.guesses.removeFirst()
@@ -138,6 +156,11 @@ final class Speculation {
             if !watched.guesses.isEmpty { return }
         }
         control.observe(drafted: watched.count, taken: watched.taken, evidence: watched.evidence)
+        watched = ([], 0, 0, 0)
+    }
+
+    /// Forgets the watched guesses (the sequence changed under them).
+    mutating func forgetWatched() {
         watched = ([], 0, 0, 0)
     }
 }
