@@ -800,7 +800,10 @@ LEAP_API void leap_context_free(leap_context *ctx);
 
 /* Evaluates n_tokens token ids at positions n_past ... n_past + n_tokens - 1 (long inputs are processed
  * in batches internally) and keeps the logits of the last one. leap_context_eval_all_logits keeps the
- * logits of every token of this call (memory: n_tokens * n_vocab floats). Errors:
+ * logits of every token of this call (memory: n_tokens * n_vocab floats); for at most 15 tokens (a
+ * verification pass of drafted tokens: see leap_speculator) each row goes through the weights as a token
+ * of its own, so its logits are those of evaluating the tokens one at a time (bit for bit on the weight
+ * types "Speculative decoding" lists), in one pass that reads the weights once. Errors:
  * LEAP_ERR_PROMPT_EXCEEDS_CONTEXT (nothing is evaluated when the tokens do not fit),
  * LEAP_ERR_INVALID_ARGUMENT (n_tokens = 0, a token id outside 0..n_vocab-1). */
 LEAP_API leap_status leap_context_eval(leap_context *ctx, const int32_t *tokens, size_t n_tokens);
@@ -865,6 +868,71 @@ LEAP_API leap_status leap_sampler_sample(leap_sampler *sampler, const float *log
 LEAP_API leap_status leap_sampler_accept(leap_sampler *sampler, int32_t token);
 /* Forgets the accepted tokens and restarts the random sequence from the seed. */
 LEAP_API leap_status leap_sampler_reset(leap_sampler *sampler);
+
+/* ---- Low-level evaluation: speculative decoding -----------------------------------------------------
+ * A leap_speculator drafts guesses of the next tokens for a verification loop of the caller's own (the
+ * conversations speculate by themselves: see "Speculative decoding" below for the drafters and the
+ * adaptive draft length, which this shares). Each step:
+ *
+ *     size_t n_guess;  int32_t guess[14];
+ *     leap_speculator_draft(spec, seq, n_seq, max_new - 1, guess, &n_guess);  // seq: prompt + generated
+ *     int32_t batch[15] = {seq[n_seq - 1], guess...};                          // the last token, then them
+ *     leap_context_eval_all_logits(ctx, batch, 1 + n_guess);  // ctx holds seq but its last token
+ *     size_t taken = 0;
+ *     for (size_t i = 0; i <= n_guess; i++) {               // position i: the token after batch[0..i]
+ *         leap_context_logits(ctx, (int32_t)i, &logits, &n_vocab);
+ *         leap_sampler_sample(sampler, logits, n_vocab, &tok);  leap_sampler_accept(sampler, tok);
+ *         seq[n_seq++] = tok;
+ *         if (i == n_guess || tok != guess[i]) break;       // the first differing sample ends the pass
+ *         taken++;
+ *     }
+ *     if (n_guess > 0) leap_speculator_accept(spec, taken);
+ *     leap_context_rewind(ctx, n_seq - 1);                  // drop the rejected guesses' positions
+ *
+ * Guarantee: sampling every position in order and accepting a guess while the sample equals it gives
+ * the tokens of evaluating one token at a time from the same context (greedy, and a seeded sampler's
+ * output unchanged; the prompt's last token is evaluated alone in the first pass, and a batched prompt's
+ * last row can differ from that in the last bits or more on some weight types): a guess is a point
+ * mass proposal, for which the speculative-sampling rule is exactly that (the sampler's draws are the
+ * same, one per token kept) -- given logits of each verified position equal to a one-token eval's, which
+ * leap_context_eval_all_logits of at most 15 tokens gives on the weight types "Speculative decoding" lists
+ * (on the others they can differ from it in the last bits).
+ *
+ * Threading: a speculator is used by one thread at a time; any number may use one model. It keeps its
+ * model alive. A draft model speculator keeps its own context of the draft model, following the history
+ * it is given (the prefix it shares with the last one is kept, the rest evaluated). */
+typedef struct leap_speculator leap_speculator;
+
+typedef struct leap_speculator_params {
+    uint32_t struct_size;
+    int32_t drafter;          /* a leap_drafter; LEAP_DRAFTER_DEFAULT (default): the model's draft model
+                                 when it was loaded with one, else prompt lookup (NGRAM). NONE is refused,
+                                 DRAFT_MODEL without a draft model too (LEAP_ERR_INVALID_ARGUMENT)        */
+    int32_t max_draft_tokens; /* the most guesses a pass: 1..14; <= 0 (default): 8                      */
+    int32_t context_size;     /* positions of the draft model's context: 0 (default) = the model's
+                                 context size (a longer history gets no guesses)                       */
+} leap_speculator_params;
+
+LEAP_API void leap_speculator_params_init(leap_speculator_params *params, size_t struct_size);
+/* params may be NULL (defaults). Errors: LEAP_ERR_INVALID_ARGUMENT (see the fields), LEAP_ERR_UNSUPPORTED
+ * (a model that speaks: its audio frames are not drafted), LEAP_ERR_OUT_OF_MEMORY (the draft context). */
+LEAP_API leap_status leap_speculator_create(leap_model *model, const leap_speculator_params *params,
+                                            leap_speculator **out_spec);
+LEAP_API void leap_speculator_free(leap_speculator *spec);
+/* Writes to out_guesses (room for max_guesses) the guesses for the tokens after history[0..n_history-1]
+ * (prompt and generated tokens so far, n_history >= 1) and their count to *out_n: at most max_guesses
+ * and max_draft_tokens, 0 when drafting does not pay now (the acceptance rate and the measured cost of a
+ * pass decide; pass max_guesses = 0 near the end of a budget). A history that continues the last call's
+ * (it starts with it) is one sequence: the tokens added teach the drafter; any other starts a new one.
+ * Time is measured from this call to leap_speculator_accept (a pass) or, with no guesses, to the next
+ * call (a one-token step): call it once per step. LEAP_ERR_INVALID_ARGUMENT for n_history = 0, a token
+ * outside the vocabulary, NULL pointers (out_guesses may be NULL when max_guesses = 0). */
+LEAP_API leap_status leap_speculator_draft(leap_speculator *spec, const int32_t *history, size_t n_history,
+                                           size_t max_guesses, int32_t *out_guesses, size_t *out_n);
+/* Reports that the first n_accepted (0..*out_n) of the last call's guesses were accepted; call it after
+ * the verification pass of a draft that made guesses. LEAP_ERR_INVALID_ARGUMENT when there are none to
+ * report (none made, or reported already) or n_accepted is more than they were. */
+LEAP_API leap_status leap_speculator_accept(leap_speculator *spec, size_t n_accepted);
 
 
 /* ======================================================================================================

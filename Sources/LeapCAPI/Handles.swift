@@ -19,6 +19,7 @@ class HandleBox {
         case resampler = 0x5253_4D31
         case sampler = 0x534D_5031
         case cancelToken = 0x434E_4C31
+        case speculator = 0x5350_4331
     }
 
     /// Set to 0 by `release` so that a dangling double free is caught as long as the memory is not reused.
