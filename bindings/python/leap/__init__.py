@@ -20,7 +20,7 @@ from .chat_template import ChatTemplate
 from .gguf import GGUFFile, GGUFTensor
 from .tokenizer import Tokenizer
 from .log import LogCallback, set_log_callback
-from .context import Context, Sampler
+from .context import Context, Sampler, Speculator
 from .messages import Audio, AudioPcmF32, ChatMessage, Content, Image, ImageRGB, LeapFunctionCall, Role, Text
 from .generation import (
     AudioSample, Chunk, Complete, FunctionCalls, GenerationFinishReason, GenerationOptions, GenerationStats,
@@ -38,7 +38,7 @@ __all__ = [
     "AudioFormatError", "ModelLoadingError", "GenerationError", "PromptExceedsContextError",
     "FunctionCallParsingError", "CancelledError", "BusyError", "LeapMemoryError", "BufferTooSmallError",
     "InternalError",
-    "GGUFFile", "GGUFTensor", "Tokenizer", "ChatTemplate", "Context", "Sampler",
+    "GGUFFile", "GGUFTensor", "Tokenizer", "ChatTemplate", "Context", "Sampler", "Speculator",
     "ChatMessage", "Role", "Text", "Image", "ImageRGB", "Audio", "AudioPcmF32", "Content", "LeapFunctionCall",
     "LeapFunction", "LeapFunctionParameter", "ParameterType", "StringType", "NumberType", "IntegerType",
     "BooleanType", "ArrayType", "ObjectType", "NullType",

@@ -384,6 +384,26 @@ leap_sampler_sample = fn("leap_sampler_sample", c_status, leap_sampler_p, float_
 leap_sampler_accept = fn("leap_sampler_accept", c_status, leap_sampler_p, c_int32)
 leap_sampler_reset = fn("leap_sampler_reset", c_status, leap_sampler_p)
 
+leap_speculator_p = opaque("leap_speculator")
+
+
+class leap_speculator_params(Structure):
+    _fields_ = [
+        ("struct_size", c_uint32),
+        ("drafter", c_int32),
+        ("max_draft_tokens", c_int32),
+        ("context_size", c_int32),
+    ]
+
+
+leap_speculator_params_init = fn("leap_speculator_params_init", None, P(leap_speculator_params), c_size_t)
+leap_speculator_create = fn("leap_speculator_create", c_status, leap_model_p, P(leap_speculator_params),
+                            P(leap_speculator_p))
+leap_speculator_free = fn("leap_speculator_free", None, leap_speculator_p)
+leap_speculator_draft = fn("leap_speculator_draft", c_status, leap_speculator_p, i32_p, c_size_t, c_size_t, i32_p,
+                           size_p)
+leap_speculator_accept = fn("leap_speculator_accept", c_status, leap_speculator_p, c_size_t)
+
 # ---- Conversations and generation ---------------------------------------------------------------------
 
 leap_conversation_p = opaque("leap_conversation")
