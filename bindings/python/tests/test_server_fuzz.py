@@ -329,7 +329,8 @@ def audio_seeds():
         ("/v1/completions", {
             "model": MODEL_NAME, "prompt": "Once upon", "max_tokens": 2, "n": 2, "best_of": 2, "logprobs": 2,
             "logit_bias": {"5": 10, "7": -100}, "stop": ["\n", "."], "seed": 3, "stream": True,
-            "stream_options": {"include_usage": True}, "echo": False, "temperature": 0.7, "suffix": ""}),
+            "stream_options": {"include_usage": True}, "echo": False, "temperature": 0.7, "suffix": "",
+            "speculative.n_max": 3}),
         ("/v1/completions", {"prompt": [1, 2, 3], "echo": True, "max_tokens": 1}),
         ("/v1/audio/speech", {
             "model": MODEL_NAME, "input": "Hello there.", "voice": "uk_female", "response_format": "wav",

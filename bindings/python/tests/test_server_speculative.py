@@ -159,3 +159,94 @@ def test_bad_speculation_flags_are_refused(flags, message):
     run = subprocess.run([sys.executable, "-m", "leap.server", "--model", str(SMOL), *flags], cwd=BINDINGS,
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 2 and message in run.stderr
+
+
+# ---- /v1/completions: the server's speculation on a low-level context ---------------------------------------
+
+COPY_TEXT = "".join(f"{who}: {PASSAGES[0]}\n" for who in "ABA") + "B: The Rhine"
+
+
+def completion(server, **body):
+    extra = {k: body.pop(k) for k in [k for k in body if k in ("speculative.n_max", "repetition_penalty")]}
+    r = server.client().completions.create(model="", prompt=COPY_TEXT, extra_body=extra, **body)
+    return [c.model_dump() for c in r.choices], (r.model_extra or {}).get("timings")
+
+
+def streamed_completion(server, **body):
+    texts, finishes, logprobs, timings = {}, {}, {}, {}
+    for chunk in server.client().completions.create(model="", prompt=COPY_TEXT, stream=True, **body):
+        for c in chunk.choices:
+            texts[c.index] = texts.get(c.index, "") + c.text
+            if c.logprobs is not None:
+                lp = logprobs.setdefault(c.index, {"tokens": [], "token_logprobs": [], "top_logprobs": []})
+                for key in lp:
+                    lp[key] += getattr(c.logprobs, key) or []
+            if c.finish_reason is not None:
+                finishes[c.index] = c.finish_reason
+                timings[c.index] = (chunk.model_extra or {}).get("timings")  # each choice's, on its last chunk
+    return texts, finishes, logprobs, timings
+
+
+def token_of(text):
+    """The one token of ``text`` in SmolLM2's vocabulary."""
+    import leap
+    (token,) = leap.load_model(str(SMOL), context_size=64).tokenize(text)
+    return token
+
+
+def test_completions_with_prompt_lookup_give_the_plain_answers(plain, ngram):
+    bodies = [
+        {"temperature": 0, "max_tokens": 48, "repetition_penalty": 1},
+        {"temperature": 0.9, "seed": 11, "n": 2, "max_tokens": 40, "logprobs": 3},
+        {"temperature": 0, "max_tokens": 48, "stop": [" Sea"], "logprobs": 2},
+        # A ban on the token the copy continues with (the Germany of the passage): the answer turns away
+        # from the copy there, and the bias is added to every verified row.
+        {"temperature": 0, "max_tokens": 48, "logit_bias": {str(token_of(" Germany")): -100}, "logprobs": 1},
+    ]
+    for body in bodies:
+        expected, plain_timings = completion(plain, **dict(body))
+        got, timings = completion(ngram, **dict(body))
+        assert got == expected, body
+        assert "draft_n" not in plain_timings and timings["predicted_n"] == plain_timings["predicted_n"]
+        assert 0 < timings["draft_n_accepted"] <= timings["draft_n"], body
+        stream_body = {k: v for k, v in body.items() if k != "repetition_penalty"}
+        texts, finishes, logprobs, stream_timings = streamed_completion(ngram, **stream_body)
+        assert texts == {c["index"]: c["text"] for c in expected}
+        assert finishes == {c["index"]: c["finish_reason"] for c in expected}
+        if "logprobs" in body:
+            assert logprobs == {c["index"]: {k: c["logprobs"][k] for k in ("tokens", "token_logprobs", "top_logprobs")}
+                                for c in expected}
+        assert 0 < stream_timings[0]["draft_n_accepted"] <= stream_timings[0]["draft_n"]
+    assert PASSAGES[0][12:40] in completion(plain, **dict(bodies[0]))[0][0]["text"]  # the continuation copies
+    assert " Sea" not in completion(plain, **dict(bodies[2]))[0][0]["text"]
+
+
+def test_a_completion_request_sets_its_own_draft_length(plain, ngram):
+    expected, _ = completion(plain, temperature=0, max_tokens=32)
+    got, timings = completion(ngram, temperature=0, max_tokens=32, **{"speculative.n_max": 0})
+    assert got == expected and "draft_n" not in timings
+    got, timings = completion(ngram, temperature=0, max_tokens=32, **{"speculative.n_max": 2})
+    assert got == expected and 0 < timings["draft_n"] <= 2 * timings["predicted_n"]
+    with pytest.raises(openai.BadRequestError) as e:
+        completion(ngram, max_tokens=4, **{"speculative.n_max": 15})
+    assert e.value.body["param"] == "speculative.n_max"
+
+
+@pytest.fixture(scope="module")
+def drafted_afresh(tmp_path_factory):
+    # A draft model as large as the model drafts at a loss: once passes are timed the library rightly stops
+    # drafting for a while (the chat tests above teach their server that). A server of its own answers
+    # these requests first.
+    s = server(tmp_path_factory, "draft-completions", "-md", SMOL)
+    yield s
+    s.stop()
+
+
+def test_completions_of_a_model_drafting_for_itself_take_every_greedy_guess(plain, drafted_afresh):
+    drafted = drafted_afresh
+    expected, _ = completion(plain, temperature=0, max_tokens=24)
+    got, timings = completion(drafted, temperature=0, max_tokens=24)
+    assert got == expected and expected[0]["finish_reason"] == "length"
+    assert timings["draft_n"] > 0 and timings["draft_n_accepted"] == timings["draft_n"]
+    seeded = {"temperature": 0.8, "seed": 5, "n": 2, "max_tokens": 24, "logprobs": 2}
+    assert completion(drafted, **dict(seeded))[0] == completion(plain, **dict(seeded))[0]

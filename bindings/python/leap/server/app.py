@@ -384,7 +384,8 @@ async def text_completions(request: Request) -> Response:
     check_model(state, body)
     model = state.model()
     req = completions.parse_completion_request(body, state.max_tokens)
-    jobs = [completions.completion_job(model, replace(req, sampling=req.sampling.for_choice(i)))
+    jobs = [completions.completion_job(model, replace(req, sampling=req.sampling.for_choice(i)),
+                                       state.engine.settings.speculation)
             for i in range(req.sampling.n)]
     handles = await unless_disconnected(request, state.engine.start_all(jobs))
 

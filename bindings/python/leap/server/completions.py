@@ -6,6 +6,14 @@ one token at a time), sized to the prompt plus ``max_tokens``; unlike chat it ne
 steps of conversations nor uses the prompt cache. Sampling parameters left out take the sampler's
 llama.cpp defaults; ``max_tokens`` defaults to 16, as OpenAI's does.
 
+When the server speculates (``--spec-type``, ``-md``; a request's ``speculative.n_max`` as chat's), a
+``leap.Speculator`` guesses the tokens that follow: a pass evaluates the last token and the guesses keeping
+every row's logits, and the rows are sampled in order (``logit_bias`` added to each, the sampler accepting
+each token sampled) while the token sampled is the guess; the first that differs ends the pass and the
+other guesses are rewound. So the text, the logprobs and a seeded choice's draws are those without
+speculation. ``timings`` (llama-server's, of the first choice; on each choice's last chunk when streamed)
+report the decoding, with ``draft_n`` and ``draft_n_accepted`` when it drafted.
+
 As the server holds the logits here, it applies ``logit_bias`` (added to the logits before sampling) and
 gives OpenAI's legacy ``logprobs`` (an integer 0..5): per generated token its text (``bytes:\\xNN...``
 when it is part of a UTF-8 character), its log-probability (log_softmax of the model's raw logits, before
@@ -18,7 +26,9 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
 import secrets
+import time
 from dataclasses import dataclass, field
 from typing import Any, AsyncIterator, Dict, List, Optional, Sequence
 
@@ -27,11 +37,12 @@ from starlette.requests import Request
 
 import leap
 
-from .engine import Job, JobControl, JobHandle, merged_events
+from ..generation import MAX_DRAFT_TOKENS
+from .engine import Job, JobControl, JobHandle, Speculation, merged_events
 from .errors import ApiError, bad_request, from_leap_error
 from .schemas import Fields, Sampling, parse_sampling, wrong_type
 from .sse import DONE, event
-from .turn import StopMatcher
+from .turn import StopMatcher, timings_of
 
 DEFAULT_MAX_TOKENS = 16
 
@@ -45,6 +56,9 @@ class CompletionRequest:
     include_usage: bool = False
     echo: bool = False
     logprobs: Optional[int] = None  # alternatives per token (0..5); None: no logprobs
+    # llama-server's ``speculative.n_max``: this request's most drafted tokens a pass (0: none; None: the
+    # server's), when the server speculates.
+    max_draft_tokens: Optional[int] = None
 
 
 @dataclass
@@ -84,6 +98,7 @@ class CompletionEnd:
     prompt_tokens: int
     completion_tokens: int
     finish_reason: str
+    stats: Optional[leap.GenerationStats] = None  # for llama-server's ``timings``
 
 
 def parse_completion_request(body: Dict[str, Any], max_tokens_limit: int) -> CompletionRequest:
@@ -120,6 +135,7 @@ def parse_completion_request(body: Dict[str, Any], max_tokens_limit: int) -> Com
     if req.logprobs is not None and req.echo:
         raise bad_request("logprobs: the prompt's log probabilities are not computed: echo and logprobs cannot be "
                           "combined", "logprobs", code="unsupported_value")
+    req.max_draft_tokens = f.integer("speculative.n_max", 0, MAX_DRAFT_TOKENS)
     if f.string("suffix"):
         raise bad_request("suffix: insertion (a suffix) is not supported", "suffix", code="unsupported_value")
     return req
@@ -149,7 +165,7 @@ def token_logprobs(logits: np.ndarray, token: int, top: int, piece: Any) -> "tup
     return chosen, alternatives
 
 
-def completion_job(model: leap.Model, req: CompletionRequest) -> Job:
+def completion_job(model: leap.Model, req: CompletionRequest, speculation: Speculation = Speculation()) -> Job:
     s = req.sampling
 
     def run(control: JobControl) -> None:
@@ -182,13 +198,16 @@ def completion_job(model: leap.Model, req: CompletionRequest) -> Job:
         try:
             ctx = model.create_context(context_size=len(tokens) + budget)
             sampler = leap.Sampler(**sampler_args)
+            spec = speculation.speculator(model, len(tokens) + budget, req.max_draft_tokens)
         except leap.LeapError as e:
             raise from_leap_error(e, "prompt") from None
-        with ctx, sampler:
+        with ctx, sampler, (spec or contextlib.nullcontext()):
             control.started()
             if req.echo:
                 control.emit(TextPiece(req.prompt if req.prompt is not None else tokenizer.detokenize(tokens)))
+            t0 = time.monotonic()
             ctx.eval(tokens)
+            t_prompt = time.monotonic()
             for t in tokens:
                 sampler.accept(t)
             decoder = codecs.getincrementaldecoder("utf-8")("replace")
@@ -197,13 +216,18 @@ def completion_job(model: leap.Model, req: CompletionRequest) -> Job:
             # made so far (text_offset counts from the prompt's start, as OpenAI's does).
             pending = TokenLogprobs()
             offset = len(req.prompt) if req.prompt is not None else len(tokenizer.detokenize(tokens))
+            sequence = list(tokens)
+            # The pass evaluated last: its guesses not sampled yet (next first), how many it took so far, the
+            # row of the logits to sample next (-1: a pass of one token).
+            guesses: List[int] = []
+            taken, row, drafted, accepted = 0, -1, 0, 0
             generated = 0
             finish = "length"
             while generated < budget:
                 if control.stopped:
                     finish = "stop"
                     break
-                logits = ctx.logits()
+                logits = ctx.logits(row)
                 raw = np.frombuffer(logits, dtype=np.float32)
                 if req.logprobs is not None:
                     raw = raw.copy()  # the bias changes the buffer sampled below, not these
@@ -215,6 +239,7 @@ def completion_job(model: leap.Model, req: CompletionRequest) -> Job:
                     finish = "stop"
                     break
                 generated += 1
+                sequence.append(token)
                 piece = tokenizer.token_to_piece(token)
                 decoded = decoder.decode(piece)
                 if req.logprobs is not None:
@@ -228,14 +253,45 @@ def completion_job(model: leap.Model, req: CompletionRequest) -> Job:
                 if stops.matched:
                     finish = "stop"
                     break
+                if guesses and token == guesses[0]:  # a verified guess: the next logits are in the pass
+                    guesses.pop(0)
+                    taken, row = taken + 1, row + 1
+                    if not guesses:
+                        accepted += report(spec, taken)
+                    continue
+                if guesses:  # the sample differs from the guess: the pass ends, its other guesses go
+                    ctx.rewind(ctx.n_past - len(guesses))
+                    accepted += report(spec, taken)
+                    guesses = []
                 if generated < budget:
-                    ctx.eval([token])
+                    # The token and the guesses after it in one pass (every row's logits kept).
+                    guesses = spec.draft(sequence, budget - generated - 1) if spec is not None else []
+                    ctx.eval([token] + guesses, all_logits=bool(guesses))
+                    taken, row = 0, 0 if guesses else -1
+                    drafted += len(guesses)
+            if guesses:
+                accepted += report(spec, taken)
+            t_end = time.monotonic()
             rest = stops.push(decoder.decode(b"", final=True)) + stops.flush()
             if rest:
                 control.emit(TextPiece(rest, pending.take() if req.logprobs is not None else None))
-            control.emit(CompletionEnd(len(tokens), generated, finish))
+            decoding = t_end - t_prompt
+            stats = leap.GenerationStats(
+                prompt_tokens=len(tokens), completion_tokens=generated, total_tokens=len(tokens) + generated,
+                tokens_per_second=generated / decoding if decoding > 0 else 0.0, cached_prompt_tokens=0,
+                time_to_first_token=t_prompt - t0,
+                prompt_tokens_per_second=len(tokens) / (t_prompt - t0) if t_prompt > t0 else 0.0,
+                drafted_tokens=drafted, accepted_draft_tokens=accepted)
+            control.emit(CompletionEnd(len(tokens), generated, finish, stats))
 
     return run
+
+
+def report(spec: Optional[leap.Speculator], taken: int) -> int:
+    """Tells the speculator how many of its guesses the pass took; returns that count."""
+    assert spec is not None
+    spec.accept(taken)
+    return taken
 
 
 def _usage(ends: Sequence[Optional[CompletionEnd]]) -> Dict[str, Any]:
@@ -264,18 +320,26 @@ async def _choice(handle: JobHandle, req: CompletionRequest, index: int) -> "tup
 async def collect(handles: Sequence[JobHandle], req: CompletionRequest, rid: str, created: int,
                   name: str) -> Dict[str, Any]:
     done = await asyncio.gather(*(_choice(h, req, i) for i, h in enumerate(handles)))
-    return {"id": rid, "object": "text_completion", "created": created, "model": name,
-            "choices": [c for c, _ in done], "usage": _usage([e for _, e in done])}
+    result = {"id": rid, "object": "text_completion", "created": created, "model": name,
+              "choices": [c for c, _ in done], "usage": _usage([e for _, e in done])}
+    timings = timings_of(done[0][1].stats if done and done[0][1] is not None else None)
+    if timings is not None:  # the first choice's, as chat's
+        result["timings"] = timings
+    return result
 
 
 async def stream_events(request: Request, handles: Sequence[JobHandle], req: CompletionRequest, rid: str,
                         created: int, name: str) -> AsyncIterator[bytes]:
-    def chunk(index: int, text: str, finish: Optional[str], logprobs: Optional[TokenLogprobs] = None) -> bytes:
+    def chunk(index: int, text: str, finish: Optional[str], logprobs: Optional[TokenLogprobs] = None,
+              stats: Optional[leap.GenerationStats] = None) -> bytes:
         lp = (logprobs or TokenLogprobs()).body() if req.logprobs is not None else None
         c: Dict[str, Any] = {"id": rid, "object": "text_completion", "created": created, "model": name,
                              "choices": [{"index": index, "text": text, "logprobs": lp, "finish_reason": finish}]}
         if req.include_usage:
             c["usage"] = None
+        timings = timings_of(stats)
+        if timings is not None:  # a choice's last chunk, as chat's
+            c["timings"] = timings
         return event(c)
 
     ends: List[Optional[CompletionEnd]] = [None] * len(handles)
@@ -285,7 +349,7 @@ async def stream_events(request: Request, handles: Sequence[JobHandle], req: Com
                 yield chunk(i, e.text, None, e.logprobs)
             elif isinstance(e, CompletionEnd):
                 ends[i] = e
-                yield chunk(i, "", e.finish_reason)
+                yield chunk(i, "", e.finish_reason, stats=e.stats)
     except ApiError as err:
         yield event(err.body())
         yield DONE

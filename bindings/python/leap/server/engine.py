@@ -48,6 +48,16 @@ class Speculation:
         options.drafter = self.drafter
         options.max_draft_tokens = request_max_draft_tokens or self.max_draft_tokens
 
+    def speculator(self, model: leap.Model, context_size: int,
+                   request_max_draft_tokens: Optional[int] = None) -> Optional[leap.Speculator]:
+        """The drafts of a low-level verification loop (/v1/completions) as ``apply`` sets a generation's,
+        following sequences of at most ``context_size`` tokens; None when it does not speculate (a model
+        that speaks never does, as its generations do not)."""
+        if self.drafter == "none" or request_max_draft_tokens == 0 or model.supports_audio_output:
+            return None
+        return leap.Speculator(model, self.drafter, request_max_draft_tokens or self.max_draft_tokens,
+                               context_size=context_size)
+
     def describe(self) -> Dict[str, Any]:
         """For /v1/models: on or off, who drafts, the most tokens a pass drafts (None: the library's default)."""
         spec_type = "draft" if self.drafter == "draft_model" else self.drafter
