@@ -9,7 +9,8 @@ import LeapCore
 /// order and accepts a guess while the token sampled is that guess (Drafting.swift: the output is then
 /// one-token decoding's), rewinds the rejected rest and reports the count (`accepted`). Timing: a pass
 /// lasts from the `draft` call that made its guesses to `accepted`; a one-token step from a `draft` call
-/// that made none to the next call, when that call's history is one token longer.
+/// that made none to the next call, when that call's history is one token longer. Both include the
+/// caller's work and any wait for the cores, so a pass is weighed against this speculator's own steps.
 package final class Speculator {
     private var plan: DraftPlan
     private let runner: ModelRunner
@@ -23,6 +24,8 @@ package final class Speculator {
     private var pass: (guesses: Int, evidence: Int, started: Double)?
     /// When the last `draft` call began, if it made no guesses (a one-token step follows).
     private var stepStarted: Double?
+    /// Seconds of this speculator's own one-token steps (decayed average), nil before one was timed.
+    private var ownStepSeconds: Double?
 
     /// The drafter `choice` names (nil: the model's draft model when it was loaded with one, else prompt
     /// lookup) drafting at most `maxDraft` tokens a pass (nil: 8); a draft model follows the history in a
@@ -96,7 +99,17 @@ package final class Speculator {
         guard (0...pass.guesses).contains(taken) else {
             throw LeapError(.invalidArgument, "\(taken) guesses accepted of the \(pass.guesses) the last draft made")
         }
-        plan.control.record(drafted: pass.guesses, taken: taken, seconds: monotonicSeconds() - pass.started, evidence: pass.evidence)
+        // A pass is weighed against this loop's own steps, which share its conditions (other work on the
+        // cores and the model's thread pool, the caller's work per token), then stated in the model's step
+        // time, which the control keeps across loops and conversations. Before a step of its own was timed,
+        // only the acceptance is learned.
+        let stepSeconds = plan.control.cost.stepSeconds
+        if let own = ownStepSeconds, stepSeconds > 0 {
+            let seconds = (monotonicSeconds() - pass.started) * stepSeconds / own
+            plan.control.record(drafted: pass.guesses, taken: taken, seconds: seconds, evidence: pass.evidence)
+        } else {
+            plan.control.observe(drafted: pass.guesses, taken: taken, evidence: pass.evidence)
+        }
         runner.rememberDrafting(plan.control.memory, for: plan.drafter)
         self.pass = nil
     }
@@ -114,6 +127,7 @@ package final class Speculator {
         if let started = stepStarted, newHistory.count == history.count + 1 {
             plan.control.recordStep(seconds: now - started)
             runner.rememberDrafting(plan.control.memory, for: plan.drafter)
+            ownStepSeconds = ownStepSeconds.map { 0.7 * $0 + 0.3 * (now - started) } ?? (now - started)
         }
         for t in newHistory[history.count...] { plan.watch(t) }
     }
