@@ -800,18 +800,23 @@ LEAP_API void leap_context_free(leap_context *ctx);
 
 /* Evaluates n_tokens token ids at positions n_past ... n_past + n_tokens - 1 (long inputs are processed
  * in batches internally) and keeps the logits of the last one. leap_context_eval_all_logits keeps the
- * logits of every token of this call (memory: n_tokens * n_vocab floats); for at most 15 tokens (a
- * verification pass of drafted tokens: see leap_speculator) each row goes through the weights as a token
- * of its own, so its logits are those of evaluating the tokens one at a time (bit for bit on the weight
- * types "Speculative decoding" lists), in one pass that reads the weights once. Errors:
+ * logits of every token of this call (memory: n_tokens * n_vocab floats). Errors:
  * LEAP_ERR_PROMPT_EXCEEDS_CONTEXT (nothing is evaluated when the tokens do not fit),
  * LEAP_ERR_INVALID_ARGUMENT (n_tokens = 0, a token id outside 0..n_vocab-1). */
 LEAP_API leap_status leap_context_eval(leap_context *ctx, const int32_t *tokens, size_t n_tokens);
 LEAP_API leap_status leap_context_eval_all_logits(leap_context *ctx, const int32_t *tokens, size_t n_tokens);
+/* A verification pass (speculative decoding: the last token and the guesses after it, see leap_speculator):
+ * evaluates 1..15 tokens keeping the logits of every one, as leap_context_eval_all_logits does, but each
+ * row goes through the weights as a token of its own, so that its logits are those of evaluating the
+ * tokens one at a time (bit for bit on the weight types "Speculative decoding" lists; a batched prompt's
+ * rows can differ from them), in one pass that reads the weights once. Errors as leap_context_eval, and
+ * LEAP_ERR_INVALID_ARGUMENT for more than 15 tokens. */
+LEAP_API leap_status leap_context_eval_verify(leap_context *ctx, const int32_t *tokens, size_t n_tokens);
 
 /* Logits (n_vocab floats, borrowed: valid until the next eval / rewind / free of ctx) of token `index`
  * of the last eval call; -1 = its last token, negative values count from the end. Only the last token
- * is available unless leap_context_eval_all_logits was used (else LEAP_ERR_INVALID_ARGUMENT). */
+ * is available unless leap_context_eval_all_logits or leap_context_eval_verify was used (else
+ * LEAP_ERR_INVALID_ARGUMENT). */
 LEAP_API leap_status leap_context_logits(leap_context *ctx, int32_t index, const float **out_logits,
                                          size_t *out_n_vocab);
 
@@ -877,7 +882,7 @@ LEAP_API leap_status leap_sampler_reset(leap_sampler *sampler);
  *     size_t n_guess;  int32_t guess[14];
  *     leap_speculator_draft(spec, seq, n_seq, max_new - 1, guess, &n_guess);  // seq: prompt + generated
  *     int32_t batch[15] = {seq[n_seq - 1], guess...};                          // the last token, then them
- *     leap_context_eval_all_logits(ctx, batch, 1 + n_guess);  // ctx holds seq but its last token
+ *     leap_context_eval_verify(ctx, batch, 1 + n_guess);      // ctx holds seq but its last token
  *     size_t taken = 0;
  *     for (size_t i = 0; i <= n_guess; i++) {               // position i: the token after batch[0..i]
  *         leap_context_logits(ctx, (int32_t)i, &logits, &n_vocab);
@@ -895,8 +900,8 @@ LEAP_API leap_status leap_sampler_reset(leap_sampler *sampler);
  * last row can differ from that in the last bits or more on some weight types): a guess is a point
  * mass proposal, for which the speculative-sampling rule is exactly that (the sampler's draws are the
  * same, one per token kept) -- given logits of each verified position equal to a one-token eval's, which
- * leap_context_eval_all_logits of at most 15 tokens gives on the weight types "Speculative decoding" lists
- * (on the others they can differ from it in the last bits).
+ * leap_context_eval_verify gives on the weight types "Speculative decoding" lists (on the others they can
+ * differ from it in the last bits).
  *
  * Threading: a speculator is used by one thread at a time; any number may use one model. It keeps its
  * model alive. A draft model speculator keeps its own context of the draft model, following the history

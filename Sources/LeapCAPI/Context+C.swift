@@ -83,6 +83,17 @@ public func leap_context_eval_all_logits(_ ctx: OpaquePointer?, _ tokens: Unsafe
 }
 
 @c @implementation
+public func leap_context_eval_verify(_ ctx: OpaquePointer?, _ tokens: UnsafePointer<Int32>?, _ n: Int) -> leap_status {
+    ffi {
+        let box = try borrowContext(ctx)
+        let limit = InferenceContext.maxVerifiedTokens
+        guard n > 0, n <= limit else { throw LeapError.invalidArgument("n_tokens must be in 1...\(limit) (one verification pass), got \(n)") }
+        let p = try required(tokens, "tokens")
+        try box.context.evalDraft(tokens: Array(UnsafeBufferPointer(start: p, count: n)))
+    }
+}
+
+@c @implementation
 public func leap_context_logits(_ ctx: OpaquePointer?, _ index: Int32, _ out: UnsafeMutablePointer<UnsafePointer<Float>?>?,
                                 _ outN: UnsafeMutablePointer<Int>?) -> leap_status {
     ffi {

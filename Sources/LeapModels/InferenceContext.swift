@@ -157,8 +157,7 @@ package final class InferenceContext {
     package var stateBytes: Int { kv.byteCount + (convRing?.byteCount ?? 0) }
 
     /// Evaluates `tokens` at positions nPast..<nPast+n. Logits are kept for the last token, or for every
-    /// token when `wantAllLogits` (for at most `maxVerifiedTokens` tokens, each row's are the one-token
-    /// decode's). Throws `.promptExceedsContext` (and changes nothing) when they don't fit.
+    /// token when `wantAllLogits`. Throws `.promptExceedsContext` (and changes nothing) when they don't fit.
     package func eval(tokens newTokens: [Int32], wantAllLogits: Bool = false) throws {
         try newTokens.withUnsafeBufferPointer { try eval(tokens: $0, wantAllLogits: wantAllLogits) }
     }
@@ -170,13 +169,6 @@ package final class InferenceContext {
         try checkFits(n, "tokens")
         for (i, t) in newTokens.enumerated() where t < 0 || Int(t) >= cfg.nVocab {
             throw LeapError.invalidArgument("token id \(t) at index \(i) is out of range 0..<\(cfg.nVocab)")
-        }
-        if wantAllLogits && n > 1 && n <= min(maxBatch, Self.maxVerifiedTokens) {
-            // A few tokens with every row's logits (a caller verifying drafted tokens) run as one-row spans,
-            // so that each row's logits are those of evaluating the tokens one at a time, as a batched
-            // prompt's rows are not always (DraftVerification.swift).
-            try evalDraft(tokens: Array(newTokens))
-            return
         }
         try evalInputs(count: n, what: "tokens", wantAllLogits: wantAllLogits) { start, m in
             .tokens(UnsafeBufferPointer(rebasing: newTokens[start..<start + m]))

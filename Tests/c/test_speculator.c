@@ -1,7 +1,8 @@
 /* leap_speculator (SmolLM2-135M-Instruct): the handle's contract (NULL-safety, refusals with precise
  * messages, a failing call changes nothing, reports only of guesses made) and a verify loop of the
- * caller's own on a leap_context whose greedy tokens are those of one-token decoding, with guesses made
- * and taken by prompt lookup on a prompt the continuation copies. */
+ * caller's own on a leap_context (leap_context_eval_verify, whose rows are one-token decoding's) whose
+ * greedy tokens are those of one-token decoding, with guesses made and taken by prompt lookup on a prompt
+ * the continuation copies and by the model drafting for itself. */
 #include <stdlib.h>
 #include "check.h"
 
@@ -53,7 +54,7 @@ static void decode_speculated(leap_model *model, leap_speculator *spec, const in
         CHECK(n_guess <= 14 && n_guess <= MAX_NEW - generated - 1);
         batch[0] = seq[n_seq - 1];
         memcpy(batch + 1, guess, n_guess * sizeof *guess);
-        CHECK_OK(leap_context_eval_all_logits(ctx, batch, 1 + n_guess));
+        CHECK_OK(leap_context_eval_verify(ctx, batch, 1 + n_guess));
         for (size_t i = 0; i <= n_guess && generated < MAX_NEW; i++) {
             int32_t tok = greedy(ctx, (int32_t)i);
             seq[n_seq++] = tok;
@@ -170,6 +171,32 @@ int main(void) {
 
     CHECK_OK(leap_model_tokenize(model, copy_text, 1, 0, &prompt, &n_prompt));
     decode_plain(model, prompt, n_prompt, plain);
+    {   /* A verification pass: each row is the one-token decode's, bit for bit (Q4_1); 16 tokens refused. */
+        leap_context *one = NULL, *few = NULL;
+        const float *a = NULL, *b = NULL;
+        size_t na = 0, nb = 0, tail = 12;
+        int32_t n_past = 0;
+        CHECK_OK(leap_context_create(model, NULL, &one));
+        CHECK_OK(leap_context_create(model, NULL, &few));
+        if (one && few) {
+            CHECK_OK(leap_context_eval(one, prompt, n_prompt - tail));
+            CHECK_OK(leap_context_eval(few, prompt, n_prompt - tail));
+            CHECK_OK(leap_context_eval_verify(few, prompt + n_prompt - tail, tail));
+            for (size_t i = 0; i < tail; i++) {
+                CHECK_OK(leap_context_eval(one, prompt + n_prompt - tail + i, 1));
+                CHECK_OK(leap_context_logits(one, -1, &a, &na));
+                CHECK_OK(leap_context_logits(few, (int32_t)i, &b, &nb));
+                CHECK(a && b && na == nb && memcmp(a, b, na * sizeof *a) == 0);
+            }
+            CHECK_STATUS(leap_context_eval_verify(few, prompt, 16), LEAP_ERR_INVALID_ARGUMENT);
+            CHECK_ERROR_MENTIONS("n_tokens must be in 1...15");
+            CHECK_STATUS(leap_context_eval_verify(NULL, prompt, 2), LEAP_ERR_INVALID_ARGUMENT);
+            CHECK_OK(leap_context_n_past(few, &n_past));
+            CHECK(n_past == (int32_t)n_prompt);   /* the refused passes changed nothing */
+        }
+        leap_context_free(one);
+        leap_context_free(few);
+    }
 
     /* Prompt lookup (the default without a draft model): the same tokens, some guesses taken. */
     leap_speculator_params_init(&p, sizeof p);

@@ -354,6 +354,7 @@ leap_context_create = fn("leap_context_create", c_status, leap_model_p, P(leap_c
 leap_context_free = fn("leap_context_free", None, leap_context_p)
 leap_context_eval = fn("leap_context_eval", c_status, leap_context_p, i32_p, c_size_t)
 leap_context_eval_all_logits = fn("leap_context_eval_all_logits", c_status, leap_context_p, i32_p, c_size_t)
+leap_context_eval_verify = fn("leap_context_eval_verify", c_status, leap_context_p, i32_p, c_size_t)
 leap_context_logits = fn("leap_context_logits", c_status, leap_context_p, c_int32, P(float_p), size_p)
 leap_context_rewind = fn("leap_context_rewind", c_status, leap_context_p, c_int32)
 leap_context_n_past = fn("leap_context_n_past", c_status, leap_context_p, i32_p)

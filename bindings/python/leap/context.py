@@ -51,6 +51,13 @@ class Context(OwnedHandle):
         evaluate = C.leap_context_eval_all_logits if all_logits else C.leap_context_eval
         check(evaluate(self._handle(), arr, len(tokens)))
 
+    def verify(self, tokens: Sequence[int]) -> None:
+        """A verification pass of speculative decoding (the last token and the guesses after it, 1..15
+        tokens): every token's logits kept, each row's those of evaluating the tokens one at a time, in one
+        pass over the weights (leap.h, leap_context_eval_verify)."""
+        arr = (ctypes.c_int32 * len(tokens))(*tokens)
+        check(C.leap_context_eval_verify(self._handle(), arr, len(tokens)))
+
     def logits(self, index: int = -1) -> array[float]:
         """n_vocab floats (a copy) of token ``index`` of the last eval (-1 = last)."""
         p = float_p()
@@ -135,7 +142,7 @@ class Speculator(OwnedHandle):
         with leap.Speculator(model, drafter="ngram") as spec:
             while len(seq) - len(prompt) < max_tokens:
                 guesses = spec.draft(seq, max_tokens - (len(seq) - len(prompt)) - 1)
-                ctx.eval([seq[-1]] + guesses, all_logits=True)
+                ctx.verify([seq[-1]] + guesses)
                 taken = 0
                 for i in range(len(guesses) + 1):   # position i: the token after seq[-1] + guesses[:i]
                     token = sampler.sample(ctx.logits(i))

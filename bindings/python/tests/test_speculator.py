@@ -81,18 +81,22 @@ def speculated(model, prompt, sampler_args, **speculator_args):
     return scope["seq"][len(prompt):], spec.drafted, spec.taken
 
 
-def test_a_verified_row_is_the_one_token_decode_bit_for_bit(model):
-    # The guarantee's premise on this file (Q4_1): eval_all_logits of a few tokens gives each row the logits
-    # of evaluating the tokens one at a time.
+@pytest.mark.parametrize("n", [1, 6, 15])
+def test_a_verified_row_is_the_one_token_decode_bit_for_bit(model, n):
+    # The guarantee's premise on this file (Q4_1): a verification pass gives each row the logits of
+    # evaluating the tokens one at a time.
     prompt = model.tokenize(COPY_TEXT, add_special=True)
-    tail = prompt[-6:]
+    tail = prompt[-n:]
     with model.create_context() as one, model.create_context() as few:
-        one.eval(prompt[:-6])
-        few.eval(prompt[:-6])
-        few.eval(tail, all_logits=True)
+        one.eval(prompt[:-n])
+        few.eval(prompt[:-n])
+        few.verify(tail)
         for i, t in enumerate(tail):
             one.eval([t])
             assert np.array_equal(np.array(one.logits()), np.array(few.logits(i)))
+        with pytest.raises(leap.InvalidArgumentError, match="n_tokens must be in 1...15"):
+            few.verify(prompt[:16])
+        assert few.n_past == len(prompt)  # the refused pass changed nothing
 
 
 def test_prompt_lookup_greedy_gives_the_tokens_of_one_token_decoding(model):

@@ -8,7 +8,7 @@ llama.cpp defaults; ``max_tokens`` defaults to 16, as OpenAI's does.
 
 When the server speculates (``--spec-type``, ``-md``; a request's ``speculative.n_max`` as chat's), a
 ``leap.Speculator`` guesses the tokens that follow: a pass evaluates the last token and the guesses keeping
-every row's logits, and the rows are sampled in order (``logit_bias`` added to each, the sampler accepting
+every row's logits (``leap.Context.verify``: each row's are a one-token step's), and the rows are sampled in order (``logit_bias`` added to each, the sampler accepting
 each token sampled) while the token sampled is the guess; the first that differs ends the pass and the
 other guesses are rewound. So the text, the logprobs and a seeded choice's draws are those without
 speculation. ``timings`` (llama-server's, of the first choice; on each choice's last chunk when streamed)
@@ -266,7 +266,10 @@ def completion_job(model: leap.Model, req: CompletionRequest, speculation: Specu
                 if generated < budget:
                     # The token and the guesses after it in one pass (every row's logits kept).
                     guesses = spec.draft(sequence, budget - generated - 1) if spec is not None else []
-                    ctx.eval([token] + guesses, all_logits=bool(guesses))
+                    if guesses:
+                        ctx.verify([token] + guesses)
+                    else:
+                        ctx.eval([token])
                     taken, row = 0, 0 if guesses else -1
                     drafted += len(guesses)
             if guesses:
