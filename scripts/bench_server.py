@@ -23,13 +23,15 @@ copy-heavy prompts of scripts/speculative_prompts.json (answers that repeat give
 goes to the four servers in turn, one request at a time (so that load from elsewhere falls on all of them
 alike): decoding tokens/s (after the first token) and the drafts the servers report in ``timings``; then
 all the prompts at once to each server (aggregate tokens/s). Prints the ratios, and how many answers with
-speculation are the ones without.
+speculation are the ones without. --spec-endpoint completions sends them as text completions
+(/v1/completions) of the prompts rendered with the model's chat template (as token ids) instead.
 
 Usage:
   python3 scripts/bench_server.py MODEL.gguf [--threads 2] [--clients 1,4,8] [--max-tokens 64]
       [--llama-server PATH] [--peer-python PATH]   (a Python with llama_cpp[server] installed)
       [--only leap,inprocess,llama-server,llama-cpp-python]
   python3 scripts/bench_server.py MODEL.gguf --speculative [--max-tokens 128] [--spec-prompts 17] [--llama-server PATH]
+      [--spec-endpoint chat|completions]
   --llama-server defaults to $LEAP_LLAMA_SERVER, --peer-python to $LEAP_LLAMA_PYTHON; a peer without either
   is left out.
 """
@@ -141,11 +143,25 @@ def stream_chat_answer(base_url: str, messages: List[Dict[str, str]],
     """:func:`stream_chat`, and the answer's text and the ``timings`` its chunks carried (llama-server's)."""
     body = {"model": MODEL_NAME, "messages": messages, "max_tokens": max_tokens, "temperature": 0, "stream": True,
             "stream_options": {"include_usage": True}}
+    return stream_answer(base_url + "/chat/completions", body, lambda choice: (choice.get("delta") or {}).get("content"))
+
+
+def stream_completion_answer(base_url: str, prompt: List[int], max_tokens: int) -> Tuple[Result, str, Dict[str, Any]]:
+    """:func:`stream_chat_answer` for a text completion (/v1/completions) of the token ids ``prompt``."""
+    body = {"model": MODEL_NAME, "prompt": prompt, "max_tokens": max_tokens, "temperature": 0, "stream": True,
+            "stream_options": {"include_usage": True}}
+    return stream_answer(base_url + "/completions", body, lambda choice: choice.get("text"))
+
+
+def stream_answer(url: str, body: Dict[str, Any],
+                  text_of: Callable[[Dict[str, Any]], Optional[str]]) -> Tuple[Result, str, Dict[str, Any]]:
+    """One streamed request: (time to the first text, completion tokens, end), the text (``text_of`` a choice
+    of a chunk) and the last ``timings`` the chunks carried."""
     start = time.monotonic()
     first, pieces, usage, finished = 0.0, 0, None, False
     text: List[str] = []
     timings: Dict[str, Any] = {}
-    with http_client().stream("POST", base_url + "/chat/completions", json=body) as r:
+    with http_client().stream("POST", url, json=body) as r:
         r.raise_for_status()
         for line in r.iter_lines():
             if not line.startswith("data: ") or line == "data: [DONE]":
@@ -156,7 +172,7 @@ def stream_chat_answer(base_url: str, messages: List[Dict[str, str]],
             timings = chunk.get("timings") or timings
             for choice in chunk.get("choices") or []:
                 finished = finished or bool(choice.get("finish_reason"))
-                content = (choice.get("delta") or {}).get("content")
+                content = text_of(choice)
                 if content:
                     text.append(content)
                     pieces += 1
@@ -283,6 +299,20 @@ def speculative(a: argparse.Namespace, env: Dict[str, str]) -> None:
     with open(REPO / "scripts" / "speculative_prompts.json") as f:
         prompts: List[str] = json.load(f)["copy"][:a.spec_prompts]
     n = len(prompts)
+    if a.spec_endpoint == "completions":
+        # The same requests as text completions: each prompt rendered with the model's chat template here and
+        # sent as token ids (the servers would read its special tokens' text differently).
+        import leap
+
+        model = leap.load_model(a.model, context_size=256)
+        token_prompts = [model.tokenize(model.apply_chat_template([{"role": "user", "content": p}]),
+                                        add_special=False, parse_special=True) for p in prompts]
+        model.close()
+
+    def answer(base_url: str, prompt: str, max_tokens: int) -> Tuple[Result, str, Dict[str, Any]]:
+        if a.spec_endpoint == "completions":
+            return stream_completion_answer(base_url, token_prompts[prompts.index(prompt)], max_tokens)
+        return stream_chat_answer(base_url, [{"role": "user", "content": prompt}], max_tokens)
     configs = [("leap-server", []), ("leap-server ngram", ["--spec-type", "ngram"])]
     if a.llama_server:
         configs += [("llama-server", []), ("llama-server ngram", ["--spec-type", "ngram-simple"])]
@@ -310,8 +340,7 @@ def speculative(a: argparse.Namespace, env: Dict[str, str]) -> None:
         for p in prompts:
             for name, s in servers.items():
                 start = time.monotonic()
-                (first, tokens, end), text, timings = stream_chat_answer(
-                    s.base_url, [{"role": "user", "content": p}], a.max_tokens)
+                (first, tokens, end), text, timings = answer(s.base_url, p, a.max_tokens)
                 decode_seconds[name] += end - (start + first)
                 decoded[name] += tokens - 1  # the tokens after the first
                 texts[name].append(text)
@@ -325,7 +354,10 @@ def speculative(a: argparse.Namespace, env: Dict[str, str]) -> None:
         # All the prompts at once.
         together: Dict[str, float] = {}
         for name, s in servers.items():
-            r = round_of(functools.partial(stream_chat, s.base_url), n, a.max_tokens, lambda i: prompts[i])
+            def send(messages: List[Dict[str, str]], max_tokens: int, url: str = s.base_url) -> Result:
+                return answer(url, messages[0]["content"], max_tokens)[0]
+
+            r = round_of(send, n, a.max_tokens, lambda i: prompts[i])
             together[name] = r["tok_s"]
             print(f"{name:20s} {n} clients: {together[name]:7.1f} tok/s aggregate"
                   + (f", {int(r['failed'])} requests failed" if r["failed"] else ""), flush=True)
@@ -365,6 +397,9 @@ def main() -> None:
     p.add_argument("--only", default="leap,inprocess,llama-server,llama-cpp-python")
     p.add_argument("--speculative", action="store_true",
                    help="compare speculative decoding (prompt lookup) of leap-server and llama-server instead")
+    p.add_argument("--spec-endpoint", choices=["chat", "completions"], default="chat",
+                   help="--speculative's requests: chat completions, or text completions (/v1/completions) of "
+                        "the prompts rendered with the model's chat template (default: %(default)s)")
     p.add_argument("--spec-prompts", type=int, default=17,
                    help="how many of the copy-heavy prompts --speculative sends (default: %(default)s, all)")
     p.add_argument("--peer-chat-format", default=None,
