@@ -15,6 +15,7 @@
 #include "token_tiles.h"
 
 #if defined(__aarch64__)
+#include "kquant_blocks.h"
 #include "lk_arm.h"
 
 #include "dotprod_target.h" /* from here: the dotprod build's target */
@@ -72,29 +73,95 @@ INLINE int32_t q2_K_min_sum(const block_q2_K *b, const int16_t *bsums) {
     return vaddvq_s32(vmlal_high_s16(s, m1, b1));
 }
 
-/* Q3_K's 16 signed 6-bit scales: low 4 bits of j in scales[j % 8] (>> 4 from j = 8), high 2 bits in
- * scales[8 + j % 4] >> 2·(j / 4); stored − 32 */
-INLINE int8x16_t q3_K_scales(const block_q3_K *b) {
-    const uint8x8_t s8 = vld1_u8(b->scales);
-    const uint8x16_t low = vcombine_u8(vand_u8(s8, vdup_n_u8(15)), vshr_n_u8(s8, 4));
-    uint32_t h4;
-    memcpy(&h4, b->scales + 8, 4);
-    static const int8_t shifts[16] = {0, 0, 0, 0, -2, -2, -2, -2, -4, -4, -4, -4, -6, -6, -6, -6};
-    const uint8x16_t high = vandq_u8(vshlq_u8(vreinterpretq_u8_u32(vdupq_n_u32(h4)), vld1q_s8(shifts)), vdupq_n_u8(3));
-    return vsubq_s8(vreinterpretq_s8_u8(vorrq_u8(low, vshlq_n_u8(high, 4))), vdupq_n_s8(32));
+/* Q3_K's 16 6-bit scale codes u_j = sc_j + 32, computed on the integer side (the vector side carries the
+ * products), as bytes j of u[0] (j < 8) and j − 8 of u[1]: low 4 bits in scales[j % 8] (>> 4 from j = 8),
+ * high 2 bits in scales[8 + j % 4] >> 2·(j / 4) */
+INLINE void q3_K_scale_codes(const block_q3_K *b, uint64_t u[2]) {
+    uint64_t lo;
+    uint32_t hi;
+    memcpy(&lo, b->scales, 8);
+    memcpy(&hi, b->scales + 8, 4);
+    const uint64_t nibbles = 0x0F0F0F0F0F0F0F0Full, pairs = 0x3030303030303030ull;
+    u[0] = (lo & nibbles) | (((uint64_t)(hi << 4) | (uint64_t)(hi << 2) << 32) & pairs);
+    u[1] = ((lo >> 4) & nibbles) | (((uint64_t)hi | (uint64_t)(hi >> 2) << 32) & pairs);
+}
+/* Bytes of n − u for bytes 0 <= u, n < 64, as int8, without borrows: 128 + n − u lies in [65, 191] */
+INLINE uint64_t q3_K_byte_differences(uint64_t n, uint64_t u) {
+    const uint64_t b7 = 0x8080808080808080ull;
+    return ((n | b7) - u) ^ b7;
 }
 
 /* Q3_K: group j = 8h + 2s + g as Q2_K's, q = ((qs >> 2s) & 3) − 4 unless bit 4h + s of hmask[16g + k] is
- * set. sc_j · q reaches 128, past int8, but −q · sc_j lies in [−128, 124]: the weights go in negated and
- * scaled, once per row, each token takes one product a group, and p sums to −Σ sc_j·q·a:
- * −q = 4·(1 − high bit) − low bits, hn[G] the complement of hmask's 16 bytes of group G. */
-#define Q3_K_UNPACK(v, G, H, S)                                                                              \
-    vmulq_s8(vreinterpretq_s8_u8(vsubq_u8(vandq_u8(vtstq_u8(hn[G], vdupq_n_u8(1 << (4 * (H) + (S)))), vdupq_n_u8(4)), \
-                                          TWO_BITS(v, S))),                                                  \
-             vdupq_laneq_s8(sc, 8 * (H) + 2 * (S) + (G)))
+ * set. As bytes, q is its two low bits under six copies of the high bit's complement (all ones: −4 added),
+ * so one shift-insert (sli, sri) of the bit test of hn[G] (hmask's 16 bytes of group G complemented) against
+ * v builds it, after a shift of v for the middle two bit pairs: 2 or 3 operations a group. */
+#define Q3_K_INSERT_0(v, t) vsliq_n_u8(v, t, 2)
+#define Q3_K_INSERT_1(v, t) vsliq_n_u8(vshrq_n_u8(v, 2), t, 2)
+#define Q3_K_INSERT_2(v, t) vsriq_n_u8(t, vshlq_n_u8(v, 2), 6)
+#define Q3_K_INSERT_3(v, t) vsriq_n_u8(t, v, 6)
+#define Q3_K_VALUES(v, G, H, S) vreinterpretq_s8_u8(Q3_K_INSERT_##S(v, test_bits(hn[G], vdupq_n_u8(1 << (4 * (H) + (S))))))
+
+/* Several tokens: sc_j · q reaches 128, past int8, but q · −sc_j lies in [−128, 124]: the weights go in
+ * scaled by the negated scales (nsc), once per row, each token takes one product a group, and p sums to
+ * −Σ sc_j·q·a */
+#define Q3_K_UNPACK(v, G, H, S) vmulq_s8(Q3_K_VALUES(v, G, H, S), vdupq_laneq_s8(nsc, 8 * (H) + 2 * (S) + (G)))
+
+/* One token: no scaled weights. The groups g = 0, 1 run in an sdot chain each, through the halves h = 0, 1 and
+ * in each the bit pairs s = 1, 2, 3, 0 (the last takes v itself as its insert's destination): P_j = Σ_i G_i
+ * (G_i = Σ q·a over group i) over the chain's groups up to j, so Σ_j sc_j·G_j = Σ_j (sc_j − sc_next(j))·P_j
+ * (the chain's end: sc_j), each P_j into acc by one multiply-add by its lane of the negated coefficients c. */
+#define Q3_K_CHAIN_STEP(H, S)                                                                                \
+    {                                                                                                        \
+        const int8_t *aq = a + 128 * (H) + 32 * (S);                                                         \
+        p0 = add_dot16(p0, Q3_K_VALUES(v0, 0, H, S), vld1q_s8(aq));                                          \
+        p1 = add_dot16(p1, Q3_K_VALUES(v1, 1, H, S), vld1q_s8(aq + 16));                                     \
+        acc[2 * (H)] = vmlaq_laneq_s32(acc[2 * (H)], p0, c[2 * (H) + (S) / 2], 2 * ((S) % 2));                \
+        acc[2 * (H) + 1] = vmlaq_laneq_s32(acc[2 * (H) + 1], p1, c[2 * (H) + (S) / 2], 2 * ((S) % 2) + 1);    \
+    }
+#define Q3_K_CHAIN_HALF(H)                                                                                   \
+    {                                                                                                        \
+        const uint8x16_t v0 = vld1q_u8(b->qs + 32 * (H)), v1 = vld1q_u8(b->qs + 32 * (H) + 16);              \
+        Q3_K_CHAIN_STEP(H, 1) Q3_K_CHAIN_STEP(H, 2) Q3_K_CHAIN_STEP(H, 3) Q3_K_CHAIN_STEP(H, 0)              \
+    }
+
+/* Those negated coefficients as int8 lanes j = 8h + 2s + g: the codes of half h in word h (16-bit pairs g =
+ * 0, 1 by s), next(j) the following pair of the chain; −(sc_j − sc_next(j)) = u_next(j) − u_j, and 32 − u_j
+ * at the chain's end */
+INLINE int8x16_t q3_K_chain_coefficients(const block_q3_K *b) {
+    uint64_t u[2];
+    q3_K_scale_codes(b, u);
+    /* next: s + 1 for s = 1, 2; s = 0 for s = 3; from s = 0 the next half's s = 1, or the end (32) */
+    const uint64_t n0 = (((u[0] >> 16) | (u[0] << 48)) & ~0xFFFFull) | ((u[1] >> 16) & 0xFFFF);
+    const uint64_t n1 = (((u[1] >> 16) | (u[1] << 48)) & ~0xFFFFull) | 0x2020;
+    return vcombine_s8(vcreate_s8(q3_K_byte_differences(n0, u[0])), vcreate_s8(q3_K_byte_differences(n1, u[1])));
+}
+
+INLINE int32x4_t q3_K_one_token(const block_q3_K *b, const int8_t *a, const uint8x16_t *hn) {
+    const int8x16_t c8 = q3_K_chain_coefficients(b);
+    const int16x8_t c16[2] = {vmovl_s8(vget_low_s8(c8)), vmovl_high_s8(c8)};
+    int32x4_t c[4] = {vmovl_s16(vget_low_s16(c16[0])), vmovl_high_s16(c16[0]), vmovl_s16(vget_low_s16(c16[1])),
+                      vmovl_high_s16(c16[1])};
+    /* as they are: compilers would otherwise widen each lane on its own, a broadcast and a widening a group */
+    __asm__("" : "+w"(c[0]), "+w"(c[1]), "+w"(c[2]), "+w"(c[3]));
+    int32x4_t p0 = vdupq_n_s32(0), p1 = vdupq_n_s32(0), acc[4];
+    for (int k = 0; k < 4; k++) acc[k] = vdupq_n_s32(0);
+    Q3_K_CHAIN_HALF(0)
+    Q3_K_CHAIN_HALF(1)
+    /* four multiply-add chains as they are: compilers would otherwise join them into one */
+    __asm__("" : "+w"(acc[0]), "+w"(acc[1]), "+w"(acc[2]), "+w"(acc[3]));
+    return vaddq_s32(vaddq_s32(acc[0], acc[1]), vaddq_s32(acc[2], acc[3]));
+}
+
 INLINE void q3_K_ints(const block_q3_K *b, const void *x, size_t xs, int64_t i, const int NT, int32x4_t *p) {
-    const int8x16_t sc = q3_K_scales(b);
     const uint8x16_t hn[2] = {vmvnq_u8(vld1q_u8(b->hmask)), vmvnq_u8(vld1q_u8(b->hmask + 16))};
+    if (NT == 1) {
+        p[0] = q3_K_one_token(b, XK(0, i)->qs, hn);
+        return;
+    }
+    uint64_t u[2];
+    q3_K_scale_codes(b, u);
+    const uint64_t c32 = 0x2020202020202020ull;
+    const int8x16_t nsc = vcombine_s8(vcreate_s8(q3_K_byte_differences(c32, u[0])), vcreate_s8(q3_K_byte_differences(c32, u[1])));
     KQ_HALF(0, Q3_K_UNPACK)
     KQ_HALF(1, Q3_K_UNPACK)
 }
