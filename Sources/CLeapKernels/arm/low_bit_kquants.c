@@ -109,14 +109,15 @@ INLINE uint64_t q3_K_byte_differences(uint64_t n, uint64_t u) {
 /* One token: no scaled weights. The groups g = 0, 1 run in an sdot chain each, through the halves h = 0, 1 and
  * in each the bit pairs s = 1, 2, 3, 0 (the last takes v itself as its insert's destination): P_j = Σ_i G_i
  * (G_i = Σ q·a over group i) over the chain's groups up to j, so Σ_j sc_j·G_j = Σ_j (sc_j − sc_next(j))·P_j
- * (the chain's end: sc_j), each P_j into acc by one multiply-add by its lane of the negated coefficients c. */
+ * (the chain's end: sc_j), each P_j into its chain's acc by one multiply-add by its lane of the negated
+ * coefficients c. */
 #define Q3_K_CHAIN_STEP(H, S)                                                                                \
     {                                                                                                        \
         const int8_t *aq = a + 128 * (H) + 32 * (S);                                                         \
         p0 = add_dot16(p0, Q3_K_VALUES(v0, 0, H, S), vld1q_s8(aq));                                          \
         p1 = add_dot16(p1, Q3_K_VALUES(v1, 1, H, S), vld1q_s8(aq + 16));                                     \
-        acc[2 * (H)] = vmlaq_laneq_s32(acc[2 * (H)], p0, c[2 * (H) + (S) / 2], 2 * ((S) % 2));                \
-        acc[2 * (H) + 1] = vmlaq_laneq_s32(acc[2 * (H) + 1], p1, c[2 * (H) + (S) / 2], 2 * ((S) % 2) + 1);    \
+        acc0 = vmlaq_laneq_s32(acc0, p0, c[2 * (H) + (S) / 2], 2 * ((S) % 2));                               \
+        acc1 = vmlaq_laneq_s32(acc1, p1, c[2 * (H) + (S) / 2], 2 * ((S) % 2) + 1);                           \
     }
 #define Q3_K_CHAIN_HALF(H)                                                                                   \
     {                                                                                                        \
@@ -143,13 +144,12 @@ INLINE int32x4_t q3_K_one_token(const block_q3_K *b, const int8_t *a, const uint
                       vmovl_high_s16(c16[1])};
     /* as they are: compilers would otherwise widen each lane on its own, a broadcast and a widening a group */
     __asm__("" : "+w"(c[0]), "+w"(c[1]), "+w"(c[2]), "+w"(c[3]));
-    int32x4_t p0 = vdupq_n_s32(0), p1 = vdupq_n_s32(0), acc[4];
-    for (int k = 0; k < 4; k++) acc[k] = vdupq_n_s32(0);
+    int32x4_t p0 = vdupq_n_s32(0), p1 = vdupq_n_s32(0), acc0 = vdupq_n_s32(0), acc1 = vdupq_n_s32(0);
     Q3_K_CHAIN_HALF(0)
     Q3_K_CHAIN_HALF(1)
-    /* four multiply-add chains as they are: compilers would otherwise join them into one */
-    __asm__("" : "+w"(acc[0]), "+w"(acc[1]), "+w"(acc[2]), "+w"(acc[3]));
-    return vaddq_s32(vaddq_s32(acc[0], acc[1]), vaddq_s32(acc[2], acc[3]));
+    /* two multiply-add chains as they are: compilers would otherwise join them into one */
+    __asm__("" : "+w"(acc0), "+w"(acc1));
+    return vaddq_s32(acc0, acc1);
 }
 
 INLINE void q3_K_ints(const block_q3_K *b, const void *x, size_t xs, int64_t i, const int NT, int32x4_t *p) {
