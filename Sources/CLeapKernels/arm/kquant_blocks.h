@@ -1,5 +1,6 @@
 /* Unpacking of the K-quant super-blocks (Q4_K, Q5_K, Q6_K) into int8 vectors and their scales into lanes, shared
- * by the dotprod row tiles (quant_rows.c) and the i8mm tiles (i8mm_kquant.c). aarch64 only. */
+ * by the dotprod row tiles (quant_rows.c) and the i8mm tiles (i8mm_kquant.c); test_bits also by the Q3_K
+ * kernels (low_bit_kquants.c). aarch64 only. */
 #ifndef LK_ARM_KQUANT_BLOCKS_H
 #define LK_ARM_KQUANT_BLOCKS_H
 #include "lk_arm.h"
