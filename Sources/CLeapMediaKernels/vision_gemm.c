@@ -197,7 +197,50 @@ static inline void quarter_avx2(const float *panel, const float *xb, int64_t xcs
     }
 }
 
-TILE_OF_QUARTERS(tile_avx2, quarter_avx2)
+/* quarter_avx2 for a whole quarter (16 rows, 6 tokens): no masks, the accumulators stored straight from
+ * their registers */
+static inline __attribute__((always_inline)) void quarter_whole_avx2(const float *panel, const float *xb, int64_t xcs,
+                                                                     int64_t kc, float *y, int64_t ys, int accumulate,
+                                                                     const float *bias) {
+    __m256 a0[6], a1[6];
+    const __m256 b0 = bias ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
+    const __m256 b1 = bias ? _mm256_loadu_ps(bias + 8) : _mm256_setzero_ps();
+#pragma clang loop unroll(full)
+    for (int t = 0; t < 6; t++) {
+        a0[t] = accumulate ? _mm256_loadu_ps(y + t * ys) : b0;
+        a1[t] = accumulate ? _mm256_loadu_ps(y + t * ys + 8) : b1;
+    }
+    for (int64_t c = 0; c < kc; c++) {
+        const __m256 w0 = _mm256_loadu_ps(panel + c * ROWS), w1 = _mm256_loadu_ps(panel + c * ROWS + 8);
+        const float *xc = xb + c * xcs;
+#pragma clang loop unroll(full)
+        for (int t = 0; t < 6; t++) {
+            const __m256 xv = _mm256_broadcast_ss(xc + t);
+            a0[t] = _mm256_fmadd_ps(w0, xv, a0[t]);
+            a1[t] = _mm256_fmadd_ps(w1, xv, a1[t]);
+        }
+    }
+#pragma clang loop unroll(full)
+    for (int t = 0; t < 6; t++) {
+        _mm256_storeu_ps(y + t * ys, a0[t]);
+        _mm256_storeu_ps(y + t * ys + 8, a1[t]);
+    }
+}
+
+TILE_OF_QUARTERS(tile_parts_avx2, quarter_avx2)
+
+/* A 32 x 12 tile as four 16 x 6 quarters: whole tiles by quarter_whole_avx2, the matrices' edges by
+ * quarter_avx2 */
+static void tile_avx2(const float *panel, const float *xb, int64_t xcs, int64_t kc, float *y, int64_t ys, int nt, int nr,
+                      int accumulate, const float *bias) {
+    if (nt < TOKENS || nr < ROWS) {
+        tile_parts_avx2(panel, xb, xcs, kc, y, ys, nt, nr, accumulate, bias);
+        return;
+    }
+    for (int t0 = 0; t0 < TOKENS; t0 += 6)
+        for (int r0 = 0; r0 < ROWS; r0 += 16)
+            quarter_whole_avx2(panel + r0, xb + t0, xcs, kc, y + t0 * ys + r0, ys, accumulate, bias ? bias + r0 : NULL);
+}
 
 /* Rows t0..t0+3 (r[0..3], 8 columns each) transposed: u[c] holds column c's 4 values in its low half and column
  * c + 4's in its high half. */
@@ -249,26 +292,27 @@ static void widen_avx2(const uint16_t *h, float *f, int64_t n) {
     for (; i < n; i++) f[i] = lk_f16_to_f32(h[i]);
 }
 
-/* expf for x <= 0 (Cephes' polynomial on x − n·ln 2, |error| about 1 ulp; far below ~−87 it gives 0): 2^n in
- * two factors 2^(n/2) and 2^(n − n/2), each a normal float, so the subnormal results are kept. */
+/* expf for x <= 0, within about 1 ulp: x = n·ln 2 + r (Cody and Waite's two-part ln 2, as Cephes' expf),
+ * e^r by a minimax polynomial of degree 6 on [−ln 2 / 2, ln 2 / 2] (0.6 ulp in float arithmetic), times 2^n
+ * by adding n to the exponent's bits; n is rounded by the 1.5·2^23 shift, which leaves it in the low bits of
+ * the shifted sum. Below −86 the result stays near e^−86 (a normal float, so the exponent's sum is right):
+ * a softmax's terms that small add nothing beside its largest term, 1. Thirteen operations against Cephes'
+ * twenty-odd (its 2^n in two factors, which keeps the subnormal results). */
 static inline __m256 exp_nonpositive_avx2(__m256 x) {
-    x = _mm256_max_ps(x, _mm256_set1_ps(-103.0f));
-    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
-                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m256 shift = _mm256_set1_ps(12582912.0f);
+    x = _mm256_max_ps(x, _mm256_set1_ps(-86.0f));
+    const __m256 shifted = _mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), shift);
+    const __m256 n = _mm256_sub_ps(shifted, shift);
     __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
     r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
-    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
-    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
-    const __m256 y = _mm256_add_ps(_mm256_fmadd_ps(_mm256_mul_ps(p, r), r, r), _mm256_set1_ps(1.0f));
-    const __m256i ni = _mm256_cvtps_epi32(n), half = _mm256_srai_epi32(ni, 1);
-    const __m256 s0 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(half, _mm256_set1_epi32(127)), 23));
-    const __m256 s1 = _mm256_castsi256_ps(
-        _mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, half), _mm256_set1_epi32(127)), 23));
-    return _mm256_mul_ps(_mm256_mul_ps(y, s0), s1);
+    __m256 p = _mm256_set1_ps(1.383683528e-3f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.374815807e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.166822508e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.666641980e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.999999106e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.0f));
+    return _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p), _mm256_slli_epi32(_mm256_castps_si256(shifted), 23)));
 }
 
 /* One pass of `strips` strips of 8 columns from column j0: the maxima over the rows, then each element's
@@ -517,8 +561,8 @@ static inline void quarter_neon(const float *panel, const float *xb, int64_t xcs
 
 TILE_OF_QUARTERS(tile_neon, quarter_neon)
 
-/* expf for x <= 0 as exp_nonpositive_avx2 (Cephes' polynomial on x − n·ln 2, 2^n in two normal factors so
- * the subnormal results are kept), lane for lane */
+/* expf for x <= 0 as exp_nonpositive (AVX-512): Cephes' polynomial on x − n·ln 2, 2^n in two normal factors
+ * so the subnormal results are kept, lane for lane */
 static inline float32x4_t exp_nonpositive_neon(float32x4_t x) {
     x = vmaxq_f32(x, vdupq_n_f32(-103.0f));
     const float32x4_t n = vrndnq_f32(vmulq_f32(x, vdupq_n_f32(1.44269504088896341f)));
