@@ -561,8 +561,8 @@ static inline void quarter_neon(const float *panel, const float *xb, int64_t xcs
 
 TILE_OF_QUARTERS(tile_neon, quarter_neon)
 
-/* expf for x <= 0 as exp_nonpositive (AVX-512): Cephes' polynomial on x − n·ln 2, 2^n in two normal factors
- * so the subnormal results are kept, lane for lane */
+/* expf for x <= 0 by Cephes' polynomial on x − n·ln 2 (as the AVX-512 exp_nonpositive), 2^n in two normal
+ * factors so the subnormal results are kept, lane for lane */
 static inline float32x4_t exp_nonpositive_neon(float32x4_t x) {
     x = vmaxq_f32(x, vdupq_n_f32(-103.0f));
     const float32x4_t n = vrndnq_f32(vmulq_f32(x, vdupq_n_f32(1.44269504088896341f)));
