@@ -152,8 +152,9 @@ static void widen_portable(const uint16_t *h, float *f, int64_t n) { lk_f16_to_f
 /* The AVX2 tile: 16 ymm registers hold 16 rows x 6 tokens of accumulators (12), the panel's two 8-row
  * vectors and a broadcast token value, so a 32 x 12 tile runs as four 16 x 6 quarters, each over all kc
  * columns (the panel chunk and the token block stay in L1). Each column: two loads, six broadcasts and
- * twelve independent FMAs. */
-static inline void quarter_avx2(const float *panel, const float *xb, int64_t xcs, int64_t kc, float *y, int64_t ys,
+ * twelve independent FMAs. Inlined where nt and nr are constants (whole quarters), the masks and the
+ * partial stores fold away and the accumulators stay in registers to their stores. */
+static inline __attribute__((always_inline)) void quarter_avx2(const float *panel, const float *xb, int64_t xcs, int64_t kc, float *y, int64_t ys,
                                 int nt, int nr, int accumulate, const float *bias) {
     const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
     const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(nr), lanes);
@@ -197,40 +198,10 @@ static inline void quarter_avx2(const float *panel, const float *xb, int64_t xcs
     }
 }
 
-/* quarter_avx2 for a whole quarter (16 rows, 6 tokens): no masks, the accumulators stored straight from
- * their registers */
-static inline __attribute__((always_inline)) void quarter_whole_avx2(const float *panel, const float *xb, int64_t xcs,
-                                                                     int64_t kc, float *y, int64_t ys, int accumulate,
-                                                                     const float *bias) {
-    __m256 a0[6], a1[6];
-    const __m256 b0 = bias ? _mm256_loadu_ps(bias) : _mm256_setzero_ps();
-    const __m256 b1 = bias ? _mm256_loadu_ps(bias + 8) : _mm256_setzero_ps();
-#pragma clang loop unroll(full)
-    for (int t = 0; t < 6; t++) {
-        a0[t] = accumulate ? _mm256_loadu_ps(y + t * ys) : b0;
-        a1[t] = accumulate ? _mm256_loadu_ps(y + t * ys + 8) : b1;
-    }
-    for (int64_t c = 0; c < kc; c++) {
-        const __m256 w0 = _mm256_loadu_ps(panel + c * ROWS), w1 = _mm256_loadu_ps(panel + c * ROWS + 8);
-        const float *xc = xb + c * xcs;
-#pragma clang loop unroll(full)
-        for (int t = 0; t < 6; t++) {
-            const __m256 xv = _mm256_broadcast_ss(xc + t);
-            a0[t] = _mm256_fmadd_ps(w0, xv, a0[t]);
-            a1[t] = _mm256_fmadd_ps(w1, xv, a1[t]);
-        }
-    }
-#pragma clang loop unroll(full)
-    for (int t = 0; t < 6; t++) {
-        _mm256_storeu_ps(y + t * ys, a0[t]);
-        _mm256_storeu_ps(y + t * ys + 8, a1[t]);
-    }
-}
-
 TILE_OF_QUARTERS(tile_parts_avx2, quarter_avx2)
 
-/* A 32 x 12 tile as four 16 x 6 quarters: whole tiles by quarter_whole_avx2, the matrices' edges by
- * quarter_avx2 */
+/* A 32 x 12 tile as four 16 x 6 quarters: whole tiles with the quarters' sizes as constants, the matrices'
+ * edges (tile_parts_avx2) with their masks */
 static void tile_avx2(const float *panel, const float *xb, int64_t xcs, int64_t kc, float *y, int64_t ys, int nt, int nr,
                       int accumulate, const float *bias) {
     if (nt < TOKENS || nr < ROWS) {
@@ -239,7 +210,7 @@ static void tile_avx2(const float *panel, const float *xb, int64_t xcs, int64_t 
     }
     for (int t0 = 0; t0 < TOKENS; t0 += 6)
         for (int r0 = 0; r0 < ROWS; r0 += 16)
-            quarter_whole_avx2(panel + r0, xb + t0, xcs, kc, y + t0 * ys + r0, ys, accumulate, bias ? bias + r0 : NULL);
+            quarter_avx2(panel + r0, xb + t0, xcs, kc, y + t0 * ys + r0, ys, 6, 16, accumulate, bias ? bias + r0 : NULL);
 }
 
 /* Rows t0..t0+3 (r[0..3], 8 columns each) transposed: u[c] holds column c's 4 values in its low half and column
