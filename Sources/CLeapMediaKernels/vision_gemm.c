@@ -134,10 +134,20 @@ static void exp_columns_portable(float *x, int64_t rows, int64_t n, int64_t stri
 
 static void widen_portable(const uint16_t *h, float *f, int64_t n) { lk_f16_to_f32_row(h, f, n); }
 
-/* A 32 x 12 tile (tile_portable's arguments) as the 16-row x 6-token quarters of QUARTER (same arguments) */
+/* A 32 x 12 tile (tile_portable's arguments) as the 16-row x 6-token quarters of QUARTER (same arguments).
+ * A whole tile passes the quarters' sizes as constants: where QUARTER is inlined its masks and partial
+ * stores fold away and its accumulators stay in registers to their stores; the matrices' edges pass
+ * what is left. */
 #define TILE_OF_QUARTERS(NAME, QUARTER)                                                                      \
     static void NAME(const float *panel, const float *xb, int64_t xcs, int64_t kc, float *y, int64_t ys, int nt, \
                      int nr, int accumulate, const float *bias) {                                            \
+        if (nt == TOKENS && nr == ROWS) {                                                                    \
+            for (int t0 = 0; t0 < TOKENS; t0 += 6)                                                           \
+                for (int r0 = 0; r0 < ROWS; r0 += 16)                                                        \
+                    QUARTER(panel + r0, xb + t0, xcs, kc, y + t0 * ys + r0, ys, 6, 16, accumulate,           \
+                            bias ? bias + r0 : NULL);                                                        \
+            return;                                                                                          \
+        }                                                                                                    \
         for (int t0 = 0; t0 < nt; t0 += 6)                                                                   \
             for (int r0 = 0; r0 < nr; r0 += 16)                                                              \
                 QUARTER(panel + r0, xb + t0, xcs, kc, y + t0 * ys + r0, ys, nt - t0, nr - r0, accumulate,    \
@@ -152,8 +162,7 @@ static void widen_portable(const uint16_t *h, float *f, int64_t n) { lk_f16_to_f
 /* The AVX2 tile: 16 ymm registers hold 16 rows x 6 tokens of accumulators (12), the panel's two 8-row
  * vectors and a broadcast token value, so a 32 x 12 tile runs as four 16 x 6 quarters, each over all kc
  * columns (the panel chunk and the token block stay in L1). Each column: two loads, six broadcasts and
- * twelve independent FMAs. Inlined where nt and nr are constants (whole quarters), the masks and the
- * partial stores fold away and the accumulators stay in registers to their stores. */
+ * twelve independent FMAs. Always inlined, so that a whole tile's constant sizes fold its masks away. */
 static inline __attribute__((always_inline)) void quarter_avx2(const float *panel, const float *xb, int64_t xcs, int64_t kc, float *y, int64_t ys,
                                 int nt, int nr, int accumulate, const float *bias) {
     const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
@@ -198,20 +207,7 @@ static inline __attribute__((always_inline)) void quarter_avx2(const float *pane
     }
 }
 
-TILE_OF_QUARTERS(tile_parts_avx2, quarter_avx2)
-
-/* A 32 x 12 tile as four 16 x 6 quarters: whole tiles with the quarters' sizes as constants, the matrices'
- * edges (tile_parts_avx2) with their masks */
-static void tile_avx2(const float *panel, const float *xb, int64_t xcs, int64_t kc, float *y, int64_t ys, int nt, int nr,
-                      int accumulate, const float *bias) {
-    if (nt < TOKENS || nr < ROWS) {
-        tile_parts_avx2(panel, xb, xcs, kc, y, ys, nt, nr, accumulate, bias);
-        return;
-    }
-    for (int t0 = 0; t0 < TOKENS; t0 += 6)
-        for (int r0 = 0; r0 < ROWS; r0 += 16)
-            quarter_avx2(panel + r0, xb + t0, xcs, kc, y + t0 * ys + r0, ys, 6, 16, accumulate, bias ? bias + r0 : NULL);
-}
+TILE_OF_QUARTERS(tile_avx2, quarter_avx2)
 
 /* Rows t0..t0+3 (r[0..3], 8 columns each) transposed: u[c] holds column c's 4 values in its low half and column
  * c + 4's in its high half. */
