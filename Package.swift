@@ -155,6 +155,6 @@ let package = Package(
         .testTarget(name: "LeapRuntimeTests", dependencies: ["LeapTestFiles", "LeapRuntime", "LeapRuntimeTestSupport", "LeapMessages", "LeapJSON", "LeapCore", "LeapAudio",
                                                       "LeapPromptCache", "CLeapKernels"],
                     swiftSettings: swift5),
-        .testTarget(name: "LeapCAPITests", dependencies: ["LeapCAPI", "CLeap", "LeapRuntimeTestSupport", "LeapAudio", "LeapRuntime"], swiftSettings: swift5),
+        .testTarget(name: "LeapCAPITests", dependencies: ["LeapCAPI", "CLeap", "LeapRuntimeTestSupport", "LeapTestFiles", "LeapAudio", "LeapRuntime", "LeapModels"], swiftSettings: swift5),
     ]
 )

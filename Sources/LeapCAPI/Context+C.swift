@@ -15,6 +15,8 @@ final class ContextBox: HandleBox {
         self.context = context
         super.init(kind: .context)
     }
+
+    deinit { context.model.batcher.leave(context) }
 }
 
 final class SamplerBox: HandleBox {
@@ -69,7 +71,16 @@ private func evalTokens(_ ctx: OpaquePointer?, _ tokens: UnsafePointer<Int32>?, 
     let box = try borrowContext(ctx)
     guard n > 0 else { throw LeapError.invalidArgument("n_tokens must be > 0") }
     let p = try required(tokens, "tokens")
-    try box.context.eval(tokens: UnsafeBufferPointer(start: p, count: n), wantAllLogits: all)
+    // One token joins the model's decode step: the contexts of one model decoding on other threads at the
+    // same moment share its forward pass. A prompt runs on its own (between steps) and the step does not
+    // wait for this context meanwhile.
+    let batcher = box.context.model.batcher
+    if n == 1 {
+        try batcher.step(box.context, token: p[0])
+    } else {
+        batcher.leave(box.context)
+        try box.context.eval(tokens: UnsafeBufferPointer(start: p, count: n), wantAllLogits: all)
+    }
 }
 
 @c @implementation
@@ -89,7 +100,7 @@ public func leap_context_eval_verify(_ ctx: OpaquePointer?, _ tokens: UnsafePoin
         let limit = InferenceContext.maxVerifiedTokens
         guard n > 0, n <= limit else { throw LeapError.invalidArgument("n_tokens must be in 1...\(limit) (one verification pass), got \(n)") }
         let p = try required(tokens, "tokens")
-        try box.context.evalDraft(tokens: Array(UnsafeBufferPointer(start: p, count: n)))
+        try box.context.model.batcher.step(box.context, tokens: Array(UnsafeBufferPointer(start: p, count: n)))
     }
 }
 

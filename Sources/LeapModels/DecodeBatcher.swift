@@ -7,7 +7,9 @@
 // can share a forward pass, runs all their rows as one pass (`InferenceContext.decodeStep(_:spans:)`) and
 // wakes their callers. A conversation that missed a step is no longer waited for until it queues again, and
 // one whose generation ended says so (`leave`), so a slow or finished conversation never holds the others
-// back by more than one window. A conversation alone steps alone (the pass of its span only).
+// back by more than one window. A conversation alone steps alone (the pass of its span only). The leader
+// never waits for a context that last stepped on its own thread: one thread stepping several contexts in
+// turn (a caller of the low-level API) cannot queue them while it leads.
 //
 // The row limit: a pass takes at most maxBatch rows, whole spans only. The oldest queued request always
 // goes (so none waits forever, and a span longer than the limit still runs, alone); then every other
@@ -19,6 +21,7 @@
 // Fairness with prompts: a prefill chunk (one forward pass of up to maxBatch tokens) and a decode batch
 // each hold the pool's lease, handed out in arrival order, so a conversation's prompt runs chunk by chunk
 // between the decode steps of the others.
+import Glibc
 import LeapCore
 import LeapKernels
 
@@ -26,6 +29,7 @@ package final class DecodeBatcher: @unchecked Sendable {
     private final class Request {
         let context: InferenceContext
         let tokens: [Int32]
+        let thread = pthread_self()
         /// Conversations in the pass that ran this request (itself included).
         var sequences = 1
         var done = false
@@ -47,6 +51,8 @@ package final class DecodeBatcher: @unchecked Sendable {
         package var sharedSpans = 0
         /// Requests left queued for a later pass because their span did not fit in the rows left.
         package var deferred = 0
+        /// Passes whose leader waited out the whole window for a context of the last step that did not come.
+        package var windowsWaitedOut = 0
         package init() {}
     }
 
@@ -57,8 +63,9 @@ package final class DecodeBatcher: @unchecked Sendable {
     private let monitor = Monitor()
     private var pending: [Request] = []
     private var leading = false
-    /// The contexts of the last step that have not left: the next leader waits for them.
-    private var expected: Set<ObjectIdentifier> = []
+    /// The contexts of the last step that have not left, with the thread each stepped on: the next leader
+    /// waits for those of other threads.
+    private var expected: [ObjectIdentifier: pthread_t] = [:]
     private var lastStepSeconds = 0.0
     private var counts = Statistics()
 
@@ -109,7 +116,7 @@ package final class DecodeBatcher: @unchecked Sendable {
                     r.sequences = batch.count
                     r.done = true
                 }
-                expected = Set(batch.map { ObjectIdentifier($0.context) })
+                expected = Dictionary(batch.map { (ObjectIdentifier($0.context), $0.thread) }, uniquingKeysWith: { a, _ in a })
                 lastStepSeconds = dt
                 let rows = batch.reduce(0) { $0 + $1.tokens.count }
                 counts.steps += 1
@@ -127,7 +134,7 @@ package final class DecodeBatcher: @unchecked Sendable {
     /// `context` will not step again soon (its generation ended): the next step does not wait for it.
     package func leave(_ context: InferenceContext) {
         monitor.withLock {
-            expected.remove(ObjectIdentifier(context))
+            expected[ObjectIdentifier(context)] = nil
             monitor.broadcast()
         }
     }
@@ -141,10 +148,16 @@ package final class DecodeBatcher: @unchecked Sendable {
         // short against a step.
         let window = max(0.0005, min(0.005, lastStepSeconds / 4))
         let deadline = Monitor.now + window
-        while Monitor.now < deadline {
+        let me = pthread_self()
+        let others = Set(expected.compactMap { pthread_equal($0.value, me) == 0 ? $0.key : nil })
+        while true {
             let queued = Set(pending.map { ObjectIdentifier($0.context) })
             let rows = pending.reduce(0) { $0 + $1.tokens.count }
-            if expected.isSubset(of: queued) || rows >= maxBatch { break }
+            if others.isSubset(of: queued) || rows >= maxBatch { break }
+            if Monitor.now >= deadline {
+                counts.windowsWaitedOut += 1
+                break
+            }
             monitor.wait(until: deadline)
         }
         guard let first = pending.first else { return [] }

@@ -5,6 +5,7 @@ import Glibc
 import LeapCore
 import LeapMessages
 import LeapRuntime
+import LeapRuntimeTestSupport
 import LeapTestFiles
 import Testing
 

@@ -6,6 +6,7 @@ import LeapCore
 import LeapMessages
 import LeapModels
 import LeapRuntime
+import LeapRuntimeTestSupport
 import LeapTestFiles
 import Testing
 

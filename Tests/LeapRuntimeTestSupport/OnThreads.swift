@@ -1,4 +1,4 @@
-// Running test bodies on threads of their own, all at once (conversations generating concurrently).
+// Running test bodies on threads of their own, all at once (conversations or contexts working concurrently).
 import Glibc
 import LeapCore
 
@@ -12,7 +12,7 @@ private final class ResultSlot<T>: @unchecked Sendable {
 }
 
 /// Runs `body(i)` for every i in 0..<n, each on its own thread at once, and returns the results in order.
-func onThreads<T>(_ n: Int, _ body: @escaping (Int) throws -> T) -> [Result<T, any Error>] {
+package func onThreads<T>(_ n: Int, _ body: @escaping (Int) throws -> T) -> [Result<T, any Error>] {
     let slots = (0..<n).map { _ in ResultSlot<T>() }
     var threads: [pthread_t] = []
     for i in 0..<n {
