@@ -568,10 +568,10 @@ typedef struct leap_model_params {
  * it is removed and reported through the log callback (warning). Files are written to a temporary name
  * and renamed, so a crash or a second process never leaves a partial snapshot that is read; several
  * processes may share one folder (eviction, least recently used first down to the caps, runs under a file
- * lock). A turn evaluates its prompt in the same two parts whether its prefix came from the cache or not,
- * so the result is the same bit for bit (a turn restoring a prompt but its last position evaluates that
- * position alone: the same bits on the scalar path and wherever the kernels give the same bits at every
- * batch size). leap_model_load fails with LEAP_ERR_IO when the folder cannot be
+ * lock). A turn evaluates its prompt in the same parts whether its prefix came from the cache or not (up to
+ * the snapshot, the rest but its last position, then that position alone, as a turn restoring a prompt but
+ * its last position evaluates it), so the result is the same bit for bit: a repeated request gets the
+ * first one's answer. leap_model_load fails with LEAP_ERR_IO when the folder cannot be
  * created or written, LEAP_ERR_INVALID_ARGUMENT for a missing path or a cap out of range.
  * Trust: cache_path must be private to the user (folders it creates are 0700). A snapshot's checksums
  * detect damage, not tampering: someone who can write the folder can make the model restore a state of

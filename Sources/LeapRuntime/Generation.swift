@@ -174,9 +174,9 @@ package final class Generation {
                     let state = try session.captureState(positions: sharedPrefix)
                     cache.insert(PromptSnapshot(units: Array(cacheable[0..<sharedPrefix]), state: state))
                 }
-                try evaluatePrompt(from: sharedPrefix, to: units.count, in: session)
+                try evaluatePromptForMemory(from: sharedPrefix, to: units.count, in: session)
             } else {
-                try evaluatePrompt(from: keep, to: units.count, in: session)
+                try evaluatePromptForMemory(from: keep, to: units.count, in: session)
             }
             conversation.sessionUnits = units
             rememberInMemory(positions: units.count - 1, of: cacheable, in: session,
@@ -225,6 +225,20 @@ package final class Generation {
               let bytes = try? shape.kvBytes(positions: positions), bytes <= cache.options.maxBytesMemory / 4,
               let state = try? session.captureState(positions: positions) else { return }
         cache.insert(PromptSnapshot(units: Array(units[0..<positions]), state: state), toDisk: false)
+    }
+
+    /// Evaluates the prompt's positions start..<end; with a prompt cache, the last one in a pass of its own.
+    /// The cache then keeps the prompt but its last position (`rememberInMemory`), and a request repeating the
+    /// prompt restores that and evaluates the last position alone: evaluated alone here too, it gets the same
+    /// logits bit for bit (inside a batch, its attention would sum in another order), so a repeated request
+    /// gives the first one's answer.
+    private func evaluatePromptForMemory(from start: Int, to end: Int, in session: any InferenceSessionBackend) throws {
+        if runner.promptCache != nil && end - start > 1 {
+            try evaluatePrompt(from: start, to: end - 1, in: session)
+            try evaluatePrompt(from: end - 1, to: end, in: session)
+        } else {
+            try evaluatePrompt(from: start, to: end, in: session)
+        }
     }
 
     /// Evaluates the prompt's positions from `start` on, run by run: token ids, or media rows (encoded on

@@ -17,10 +17,11 @@ import LeapToolCalls
 // prompt is evaluated up to there, the state is copied (memory LRU), the rest is evaluated, and the file is
 // written by the cache's background thread. Two more snapshots go to memory only (Generation's
 // rememberInMemory): the prompt but its last position, and at the end of the turn the prompt with the
-// answer's evaluated tokens. A turn evaluates its prompt in the same two parts whether the
-// prefix comes from the cache or not, so a run that restores it continues bit for bit as the run that
-// computed it (and, on the scalar kernel path, as a run without a cache: there a batch's split does not
-// change its results).
+// answer's evaluated tokens. A turn evaluates its prompt in the same parts whether the prefix comes from
+// the cache or not (up to the snapshot, the rest but its last position, the last position alone, as a
+// request repeating the prompt evaluates it after restoring the rest), so a run that restores a snapshot
+// continues bit for bit as the run that computed it (and, on the scalar kernel path, as a run without a
+// cache: there a batch's split does not change its results).
 
 extension PromptUnit {
     /// The cache's unit, nil for a generated audio frame.

@@ -73,6 +73,31 @@ import Testing
         return out
     }
 
+    /// A stateless client sending the same request twice (on the default kernels, where a position inside a
+    /// batch and the same position alone can differ in the last bits): the second restores the prompt but
+    /// its last position from memory and evaluates that one alone, as the first did, so every token's
+    /// log-probabilities are the first request's bit for bit.
+    @Test func aRepeatedRequestGetsTheFirstOnesLogitsBitForBit() throws {
+        let runner = try ModelRunner.load(path: Self.model, options: Self.options(cache: Self.temporaryFolder()))
+        var options = Self.greedy(16)
+        options.topLogprobs = 5
+        func request() throws -> ([SampledToken], GenerationStats) {
+            let g = try runner.createConversation(systemPrompt: Self.system)
+                .generate(ChatMessage(role: .user, text: "Name three rivers of Europe."), options: options)
+            var tokens: [SampledToken] = []
+            while let e = try g.next() {
+                if case .token(let t) = e { tokens.append(t) }
+                if case .complete(_, _, let stats) = e { return (tokens, stats) }
+            }
+            throw LeapError(.internal, "the generation did not complete")
+        }
+        let (first, firstStats) = try request()
+        let (second, secondStats) = try request()
+        #expect(secondStats.cachedPromptTokens == firstStats.promptTokens + firstStats.cachedPromptTokens - 1,
+                "the second request restores all of the prompt but its last position")
+        #expect(first.count == 16 && second == first)
+    }
+
     @Test func aRestartedRunnerRestoresTheSystemPromptAndContinuesExactly() throws {
         try Self.withScalarKernels {
             let root = Self.temporaryFolder()

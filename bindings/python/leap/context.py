@@ -24,7 +24,11 @@ if TYPE_CHECKING:
 
 
 class Context(OwnedHandle):
-    """One evaluated token sequence (KV cache, LFM2 conv state, logits). Use from one thread at a time."""
+    """One evaluated token sequence (KV cache, LFM2 conv state, logits). Use from one thread at a time.
+
+    Contexts of one model (same ``cpu_threads`` and KV cache type) decoding on several threads at once share
+    forward passes: their one-token ``eval`` calls and ``verify`` passes go through the weights together,
+    each context keeping the logits it gets alone."""
 
     _kind = "context"
     _free = staticmethod(C.leap_context_free)

@@ -2,9 +2,11 @@
 without a chat template.
 
 A completion runs on a low-level context of its own (``leap.Context`` + ``leap.Sampler``: the prompt, then
-one token at a time), sized to the prompt plus ``max_tokens``; unlike chat it neither joins the batched
-steps of conversations nor uses the prompt cache. Sampling parameters left out take the sampler's
-llama.cpp defaults; ``max_tokens`` defaults to 16, as OpenAI's does.
+one token at a time), sized to the prompt plus ``max_tokens``. Its one-token steps and verification passes
+share the model's decode steps with the other completions and the chat turns generating at the same moment
+(contexts of one model decoding on several threads go through the weights together), each keeping the
+logits it gets alone; unlike chat it does not use the prompt cache. Sampling parameters left out take the
+sampler's llama.cpp defaults; ``max_tokens`` defaults to 16, as OpenAI's does.
 
 When the server speculates (``--spec-type``, ``-md``; a request's ``speculative.n_max`` as chat's), a
 ``leap.Speculator`` guesses the tokens that follow: a pass evaluates the last token and the guesses keeping
