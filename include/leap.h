@@ -946,6 +946,9 @@ LEAP_API leap_status leap_speculator_draft(leap_speculator *spec, const int32_t 
  * the verification pass of a draft that made guesses. LEAP_ERR_INVALID_ARGUMENT when there are none to
  * report (none made, or reported already) or n_accepted is more than they were. */
 LEAP_API leap_status leap_speculator_accept(leap_speculator *spec, size_t n_accepted);
+/* The most guesses one leap_speculator_draft call makes (params->max_draft_tokens, or the default when it
+ * was <= 0): room enough for out_guesses. */
+LEAP_API leap_status leap_speculator_max_draft_tokens(const leap_speculator *spec, int32_t *out_tokens);
 
 
 /* ======================================================================================================

@@ -82,3 +82,11 @@ public func leap_speculator_draft(_ s: OpaquePointer?, _ history: UnsafePointer<
 public func leap_speculator_accept(_ s: OpaquePointer?, _ nAccepted: Int) -> leap_status {
     ffi { try borrowSpeculator(s).speculator.accepted(nAccepted) }
 }
+
+@c @implementation
+public func leap_speculator_max_draft_tokens(_ s: OpaquePointer?, _ out: UnsafeMutablePointer<Int32>?) -> leap_status {
+    ffi {
+        let out = try required(out, "out_tokens")
+        out.pointee = Int32(try borrowSpeculator(s).speculator.maxDraft)
+    }
+}

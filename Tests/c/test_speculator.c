@@ -113,6 +113,18 @@ static void contract(leap_model *model) {
     p.context_size = 0;
     CHECK_OK(leap_speculator_create(model, &p, &spec));
     if (!spec) return;
+    {   /* the most guesses a draft makes: the params' own, or the default of 8 */
+        leap_speculator *plain = NULL;
+        int32_t most = 0;
+        CHECK_OK(leap_speculator_max_draft_tokens(spec, &most));
+        CHECK(most == p.max_draft_tokens);
+        CHECK_OK(leap_speculator_create(model, NULL, &plain));
+        CHECK_OK(leap_speculator_max_draft_tokens(plain, &most));
+        CHECK(most == 8);
+        leap_speculator_free(plain);
+        CHECK_STATUS(leap_speculator_max_draft_tokens(spec, NULL), LEAP_ERR_INVALID_ARGUMENT);
+        CHECK_STATUS(leap_speculator_max_draft_tokens(NULL, &most), LEAP_ERR_INVALID_ARGUMENT);
+    }
     CHECK_STATUS(leap_speculator_draft(spec, history, 0, 4, guess, &n), LEAP_ERR_INVALID_ARGUMENT);
     CHECK_ERROR_MENTIONS("n_history must be > 0");
     CHECK_STATUS(leap_speculator_draft(spec, NULL, 3, 4, guess, &n), LEAP_ERR_INVALID_ARGUMENT);

@@ -404,6 +404,7 @@ leap_speculator_free = fn("leap_speculator_free", None, leap_speculator_p)
 leap_speculator_draft = fn("leap_speculator_draft", c_status, leap_speculator_p, i32_p, c_size_t, c_size_t, i32_p,
                            size_p)
 leap_speculator_accept = fn("leap_speculator_accept", c_status, leap_speculator_p, c_size_t)
+leap_speculator_max_draft_tokens = fn("leap_speculator_max_draft_tokens", c_status, leap_speculator_p, i32_p)
 
 # ---- Conversations and generation ---------------------------------------------------------------------
 

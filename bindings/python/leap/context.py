@@ -178,7 +178,9 @@ class Speculator(OwnedHandle):
         check(C.leap_speculator_create(model._handle(), ctypes.byref(p), ctypes.byref(h)))
         self._h = h
         self.model = model  # keeps the Python object alive too
-        self.max_draft_tokens = max_draft_tokens or 8
+        n = ctypes.c_int32()
+        check(C.leap_speculator_max_draft_tokens(h, ctypes.byref(n)))
+        self.max_draft_tokens = n.value  # the most guesses a pass (the library's default when None was given)
 
     def __enter__(self) -> "Speculator":
         return self
