@@ -1056,9 +1056,10 @@ typedef struct leap_generation_options {
  *     conditions alike) with the same random draws, so greedy decoding gives the same tokens and a seeded
  *     run the same output (a deterministic drafter's guess is accepted exactly when it is the token drawn:
  *     the speculative-sampling rule for a proposal that is a point mass);
- *   - on weights whose few-token kernels keep the one-token summation order (Q4_0, Q8_0; K-quants, Q4_1,
- *     Q5_0 and Q5_1 on AVX2) each verified position's logits are the one-token decode's bit for bit; on other weight types
- *     they can differ from it in the last bits, as a batched prompt's do;
+ *   - on weights whose few-token kernels keep the one-token summation order (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0,
+ *     Q6_K; the other K-quants on AVX2, Q4_K and Q5_K on AVX-512 VNNI up to 7 tokens a pass) each verified
+ *     position's logits are the one-token decode's bit for bit; on other weight types they can differ from
+ *     it in the last bits, as a batched prompt's do;
  *   - the draft length adapts to the recent acceptance rate and the measured cost of a pass (the model
  *     keeps both from one generation to the next; prompt lookup keeps a rate per length of the match its
  *     guesses continue, so that it drafts far after a long match and little or nothing after a

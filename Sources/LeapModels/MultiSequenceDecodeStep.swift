@@ -73,9 +73,10 @@ extension InferenceContext {
         let T = stepping.reduce(0) { $0 + spans[$1].count }
         // A sequence alone writes its logits in place; a shared pass writes to the owner's step buffer and
         // copies each span's rows out. The few-token kernels keep each token's one-token order in batches of
-        // 2-15 tokens (AVX2: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K; AVX-512 VNNI: Q4_0, Q8_0, Q6_K), so
-        // with those weights each row gets the logits it gets alone, bit for bit (VNNI's Q4_K / Q5_K take the
-        // gemm tiles from 4 tokens, another order: the last bits differ).
+        // 2-15 tokens (AVX2: Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K; AVX-512 VNNI: Q4_0, Q4_1, Q5_0,
+        // Q5_1, Q8_0, Q6_K, and Q4_K / Q5_K up to 7 tokens), so with those weights each row gets the logits it
+        // gets alone, bit for bit (VNNI's Q4_K / Q5_K take the gemm tiles from 8 tokens, another order: the
+        // last bits differ).
         let out: UnsafeMutablePointer<Float>
         if stepping.count == 1 {
             out = rows[0].floats()

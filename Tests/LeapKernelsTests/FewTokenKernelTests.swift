@@ -1,8 +1,11 @@
-// The kernels for 2-15 tokens (AVX-512 VNNI, x86/avx512/fewtokens.c: Q4_0, Q8_0, Q6_K, and x86/avx512/kquant.c: Q4_K,
-// Q5_K; AVX2, x86/avx2/fewtokens.c: Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, and x86/avx2/prefill.c: Q4_1, Q5_0, Q5_1) keep each token's one-token order on their path: every output
+// The kernels for 2-15 tokens (AVX-512 VNNI, x86/avx512/fewtokens.c: Q4_0, Q8_0, Q6_K, x86/avx512/kquant.c: Q4_K,
+// Q5_K, and x86/avx512/decode.c: Q4_1, Q5_0, Q5_1; AVX2, x86/avx2/fewtokens.c: Q4_0, Q8_0, Q4_K, Q5_K, Q6_K, and
+// x86/avx2/prefill.c: Q4_1, Q5_0, Q5_1) keep each token's one-token order on their path: every output
 // of a call with n tokens equals that token multiplied alone on the same path, bit for bit, and the float64
 // product of the dequantized operands to rounding; for every n, partial 8- and 16-row tiles, row counts that
 // leave a tail, row ranges that start off a tile, odd block counts, and second and later passes (5+ / 9+ tokens).
+// AVX-512 VNNI Q4_1 / Q5_0 / Q5_1 also at the matvec's widest (512 blocks) and one block wider, where the
+// matvec and the few-token kernel both decline and the AVX2 row kernels serve every token count.
 import CLeapKernels
 import LeapGGUF
 import LeapKernels
@@ -60,6 +63,9 @@ private let vnniShapes: [(GGMLType, Int, Int)] = [
     (.q4_K, 37, 3 * 256), (.q4_K, 50, 8 * 256), (.q4_K, 1, 256),
     (.q5_K, 37, 3 * 256), (.q5_K, 50, 8 * 256), (.q5_K, 1, 256),
     (.q6_K, 37, 3 * 256), (.q6_K, 50, 8 * 256), (.q6_K, 1, 256),
+    (.q4_1, 37, 7 * 32), (.q4_1, 50, 65 * 32), (.q4_1, 9, 32), (.q4_1, 6, 512 * 32), (.q4_1, 5, 513 * 32),
+    (.q5_0, 39, 7 * 32), (.q5_0, 50, 65 * 32), (.q5_0, 3, 32), (.q5_0, 7, 512 * 32), (.q5_0, 5, 513 * 32),
+    (.q5_1, 37, 7 * 32), (.q5_1, 50, 65 * 32), (.q5_1, 6, 512 * 32), (.q5_1, 5, 513 * 32),
 ]
 private let avx2Shapes: [(GGMLType, Int, Int)] = [
     (.q4_0, 37, 7 * 32), (.q4_0, 50, 65 * 32), (.q4_0, 8, 64 * 32), (.q4_0, 9, 32),

@@ -87,6 +87,43 @@ static void check_batch_invariance(int isa, const char *name, uint8_t *w, float 
     }
 }
 
+/* The x86 paths keep each token's one-token order up to LK_FEW_MAX_TOKENS tokens for the 32-block types (the
+ * gemm from 16 tokens sums in an order of its own): each token of a call of 2..15 tokens, over the whole matrix
+ * and over a row range starting off a tile, has the bits of that token alone; row counts that leave a tail of
+ * 1-3 rows after the matvecs' quarters, widths of an odd block count, the AVX-512 matvec's widest (512 blocks)
+ * and one block wider (where it and the few-token kernels decline: the AVX2 row kernels for every count). */
+static void check_few_invariance(int isa, const char *name) {
+    enum { ROWS = 11, TOK = 15, MAXN = 16416 };
+    static const int few_types[] = {LK_TYPE_Q4_0, LK_TYPE_Q4_1, LK_TYPE_Q5_0, LK_TYPE_Q5_1, LK_TYPE_Q8_0};
+    static uint8_t w[ROWS * (MAXN / 32) * 36], xq[TOK * (MAXN / 32) * 36];
+    static float x[MAXN], y1[TOK * ROWS], yb[TOK * ROWS];
+    static const int64_t widths[] = {7 * 32, 512 * 32, 513 * 32};
+    for (size_t ti = 0; ti < sizeof(few_types) / sizeof(few_types[0]); ti++)
+        for (int wi = 0; wi < 3; wi++) {
+            const int type = few_types[ti], act = lk_activation_type(type);
+            const int64_t n = widths[wi];
+            const size_t rb = lk_row_bytes(type, n), xr = lk_row_bytes(act, n);
+            random_weights(type, w, n * ROWS);
+            lk_set_isa(isa);
+            for (int t = 0; t < TOK; t++) {
+                for (int64_t i = 0; i < n; i++) x[i] = normalish();
+                lk_quantize_row(act, x, xq + t * xr, n);
+            }
+            for (int rows = ROWS - 3; rows <= ROWS; rows++) {
+                for (int t = 0; t < TOK; t++) lk_matmul(type, w, rb, n, xq + t * xr, xr, 1, y1 + t * rows, rows, 0, rows);
+                for (int nt = 2; nt <= TOK; nt++)
+                    for (int begin = 0; begin <= 3; begin += 3) {
+                        for (int i = 0; i < nt * rows; i++) yb[i] = NAN;
+                        lk_matmul(type, w, rb, n, xq, xr, nt, yb, rows, begin, rows);
+                        for (int t = 0; t < nt; t++)
+                            for (int r = begin; r < rows; r++)
+                                check(memcmp(&yb[t * rows + r], &y1[t * rows + r], 4) == 0, "few-token invariance", name, type,
+                                      (long)(n * 100 + nt), yb[t * rows + r], y1[t * rows + r]);
+                    }
+            }
+        }
+}
+
 /* The 8-row layout (LK_ROWS8) of each type the path packs (lk_rows8_preferred): lk_rows8_row gives every row
  * back (round trip of lk_rows8_pack), and lk_matmul_tensor on the packed weights gives each token of a call
  * of 1..40 tokens (past the kernels' passes of 30-odd tokens) the bits of the row layout's kernels for that token alone, for the whole matrix and for a
@@ -342,6 +379,7 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 65536; i++) check(h1[i] == h2[i], "f32->f16", name, 1, i, h2[i], h1[i]);
         if (!strncmp(name, "neon", 4)) check_activations(isa, name);
         if (!strncmp(name, "neon", 4)) check_batch_invariance(isa, name, w, x, xq);
+        else check_few_invariance(isa, name);
         check_rows8(isa, name);
         check_vision_gemm(isa, name);
         check_vision_q8(isa, name);

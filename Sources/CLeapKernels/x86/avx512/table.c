@@ -15,6 +15,9 @@ static const lk_table_row novnni_rows[] = {BF16_ROW, ANY_ROW};
 const lk_table_spec lk_table_avx512_novnni = LK_TABLE("avx512-novnni", &lk_table_avx2, novnni_rows);
 
 #define DOTS_2_4(L) [LK_E_DOT] = &L, [LK_E_DOT2] = &L, [LK_E_DOT4] = &L
+#define GGML_ORDER_ROW(T)                                                                                      \
+    {T, {DOTS_2_4(lk_avx2_decode), [LK_E_MATVEC] = &lk_avx512_decode, [LK_E_FEW_TOKENS] = &lk_avx512_decode,    \
+         [LK_E_GEMM] = &lk_avx512_prefill}}
 static const lk_table_row vnni_rows[] = {
     {LK_TYPE_F32, {[LK_E_DOT] = &lk_avx2_decode, [LK_E_DOT4] = &lk_avx2_decode, [LK_E_GEMM] = &lk_avx512_prefill}},
     {LK_TYPE_F16, {[LK_E_DOT] = &lk_avx2_decode, [LK_E_DOT4] = &lk_avx2_decode, [LK_E_GEMM] = &lk_avx512_prefill}},
@@ -23,9 +26,11 @@ static const lk_table_row vnni_rows[] = {
     /* llama.cpp's Q4_0 order on VNNI */
     {LK_TYPE_Q4_0, {[LK_E_DOT] = &lk_q4_0_avx2, [LK_E_MATVEC] = &lk_q4_0_avx512, [LK_E_FEW_TOKENS] = &lk_avx512_fewtokens,
                     [LK_E_GEMM] = &lk_q4_0_avx512, [LK_E_ROWS8] = &lk_avx512_fewtokens}},
-    {LK_TYPE_Q4_1, {DOTS_2_4(lk_avx2_decode), [LK_E_MATVEC] = &lk_avx512_decode, [LK_E_GEMM] = &lk_avx512_prefill}},
-    {LK_TYPE_Q5_0, {DOTS_2_4(lk_avx2_decode), [LK_E_MATVEC] = &lk_avx512_decode, [LK_E_GEMM] = &lk_avx512_prefill}},
-    {LK_TYPE_Q5_1, {DOTS_2_4(lk_avx2_decode), [LK_E_MATVEC] = &lk_avx512_decode, [LK_E_GEMM] = &lk_avx512_prefill}},
+    /* ggml's order: the VNNI matvec and few-token kernels, the VNNI gemm, the AVX2 row kernels past the
+     * matvec's widest */
+    GGML_ORDER_ROW(LK_TYPE_Q4_1),
+    GGML_ORDER_ROW(LK_TYPE_Q5_0),
+    GGML_ORDER_ROW(LK_TYPE_Q5_1),
     /* Q8_0 in the AVX2 gemm's order: the AVX2 row layout's kernels; in the 8-row layout 16-row VNNI tiles
      * of the same bits at every token count */
     {LK_TYPE_Q8_0, {[LK_E_DOT] = &lk_avx2_q8_0, [LK_E_MATVEC] = &lk_avx2_q8_0, [LK_E_FEW_TOKENS] = &lk_avx2_q8_0,
