@@ -97,70 +97,73 @@ import Testing
         return trace
     }
 
-    @Test(.enabled(if: access(SharedContextStepsTests.path, R_OK) == 0))
-    func fourThreadsShareStepsAndEachGetsItsLogitsAlone() throws {
-        let runner = try ModelRunner.load(path: Self.path)
+    /// The fixture as a C model handle (released after `body`) and its model's batcher.
+    static func withModel(_ body: (OpaquePointer?, DecodeBatcher) throws -> Void) throws {
+        let runner = try ModelRunner.load(path: path)
         let model = retainedModelHandle(runner)
         defer { leap_model_free(model) }
-        let batcher = try #require(runner.languageModel?.batcher)
-        let alone = try (0..<4).map { try Self.decode(model, $0) }
-        #expect(Set(alone.map(\.tokens)).count > 1, "the prompts should lead to different outputs")
+        guard let batcher = runner.languageModel?.batcher else { throw LeapTestFailure("the fixture has no language model") }
+        try body(model, batcher)
+    }
+
+    /// Runs `context(i)` for i in 0..<4 on four threads at once, expecting each trace to be `alone[i]`, until
+    /// `shared` holds of the batcher's statistics (the threads' timing decides whether they meet: up to 5 tries).
+    static func together(_ alone: [Trace], _ batcher: DecodeBatcher, until shared: (DecodeBatcher.Statistics) -> Bool,
+                         _ context: @escaping (Int) throws -> Trace) throws {
         for _ in 0..<5 {
-            let together = onThreads(4) { i in try Self.decode(model, i) }
+            let traces = onThreads(4, context)
             for i in 0..<4 {
-                #expect(try together[i].get() == alone[i], "context \(i)")
+                #expect(try traces[i].get() == alone[i], "context \(i)")
             }
-            if batcher.statistics.largest >= 2 { break }
+            if shared(batcher.statistics) { break }
         }
-        #expect(batcher.statistics.largest >= 2, "no two contexts were stepped together: \(batcher.statistics)")
+        #expect(shared(batcher.statistics), "the contexts never shared a step as asked: \(batcher.statistics)")
+    }
+
+    @Test(.enabled(if: access(SharedContextStepsTests.path, R_OK) == 0))
+    func fourThreadsShareStepsAndEachGetsItsLogitsAlone() throws {
+        try Self.withModel { model, batcher in
+            let alone = try (0..<4).map { try Self.decode(model, $0) }
+            #expect(Set(alone.map(\.tokens)).count > 1, "the prompts should lead to different outputs")
+            try Self.together(alone, batcher, until: { $0.largest >= 2 }) { i in try Self.decode(model, i) }
+        }
     }
 
     @Test(.enabled(if: access(SharedContextStepsTests.path, R_OK) == 0))
     func verificationPassesShareStepsWithOneTokenSteps() throws {
-        let runner = try ModelRunner.load(path: Self.path)
-        let model = retainedModelHandle(runner)
-        defer { leap_model_free(model) }
-        let batcher = try #require(runner.languageModel?.batcher)
-        let alone = try (0..<4).map { try Self.decode(model, $0) }
-        for i in 0..<4 {  // verification alone keeps the one-token rows
-            #expect(try Self.verify(model, i, known: alone[i].tokens) == alone[i], "context \(i) verifying alone")
-        }
-        for _ in 0..<5 {
-            let together = onThreads(4) { i in
+        try Self.withModel { model, batcher in
+            let alone = try (0..<4).map { try Self.decode(model, $0) }
+            for i in 0..<4 {  // verification alone keeps the one-token rows
+                #expect(try Self.verify(model, i, known: alone[i].tokens) == alone[i], "context \(i) verifying alone")
+            }
+            try Self.together(alone, batcher, until: { $0.sharedSpans >= 1 }) { i in
                 i % 2 == 0 ? try Self.decode(model, i) : try Self.verify(model, i, known: alone[i].tokens)
             }
-            for i in 0..<4 {
-                #expect(try together[i].get() == alone[i], "context \(i)")
-            }
-            if batcher.statistics.sharedSpans >= 1 { break }
         }
-        #expect(batcher.statistics.sharedSpans >= 1, "no verification pass shared a step: \(batcher.statistics)")
     }
 
     /// One thread stepping two contexts in turn: neither waits for the other (it could never queue while
     /// its thread leads), and each gets its own tokens.
     @Test(.enabled(if: access(SharedContextStepsTests.path, R_OK) == 0))
     func oneThreadSteppingTwoContextsInTurn() throws {
-        let runner = try ModelRunner.load(path: Self.path)
-        let model = retainedModelHandle(runner)
-        defer { leap_model_free(model) }
-        let batcher = try #require(runner.languageModel?.batcher)
-        let alone = try (0..<2).map { try Self.decode(model, $0) }
-        let waitedBefore = batcher.statistics.windowsWaitedOut
-        let contexts = try (0..<2).map { _ in try Self.context(model) }
-        defer { contexts.forEach { leap_context_free($0) } }
-        var traces = [Trace(), Trace()]
-        for i in 0..<2 { try Self.eval(contexts[i], Self.prompt(i)) }
-        for _ in 0..<Self.steps {
-            for i in 0..<2 {
-                let bits = try Self.row(contexts[i], -1)
-                traces[i].tokens.append(Self.argmax(bits))
-                traces[i].rows.append(bits)
-                try Self.eval(contexts[i], [Self.argmax(bits)])
+        try Self.withModel { model, batcher in
+            let alone = try (0..<2).map { try Self.decode(model, $0) }
+            let waitedBefore = batcher.statistics.windowsWaitedOut
+            let contexts = try (0..<2).map { _ in try Self.context(model) }
+            defer { contexts.forEach { leap_context_free($0) } }
+            var traces = [Trace(), Trace()]
+            for i in 0..<2 { try Self.eval(contexts[i], Self.prompt(i)) }
+            for _ in 0..<Self.steps {
+                for i in 0..<2 {
+                    let bits = try Self.row(contexts[i], -1)
+                    traces[i].tokens.append(Self.argmax(bits))
+                    traces[i].rows.append(bits)
+                    try Self.eval(contexts[i], [Self.argmax(bits)])
+                }
             }
+            #expect(traces == alone)
+            #expect(batcher.statistics.windowsWaitedOut == waitedBefore, "\(batcher.statistics)")
         }
-        #expect(traces == alone)
-        #expect(batcher.statistics.windowsWaitedOut == waitedBefore, "\(batcher.statistics)")
     }
 }
 
