@@ -782,12 +782,12 @@ LEAP_API leap_status leap_model_apply_chat_template(const leap_model *model, con
  * concurrently. The context keeps its model alive.
  *
  * Contexts of one model (with the same n_threads and kv_cache_f32) decoding at the same moment on
- * different threads share forward passes, as conversations do: a one-token leap_context_eval / _eval_all_logits and a leap_context_eval_verify join
- * the model's decode step, where every context's rows go through the weights together (at most 15 rows a
- * pass), so N threads decoding N contexts read the weights about once per step instead of N times. Each
- * context keeps its own logits, as it would alone (bit for bit on the weight types "Speculative decoding"
- * lists; on others the last bits can depend on the rows that shared the pass). A multi-token eval (a
- * prompt) runs in a pass of its own between steps. */
+ * different threads share forward passes, as conversations do: a one-token leap_context_eval or
+ * leap_context_eval_all_logits and a leap_context_eval_verify join the model's decode step, where every
+ * context's rows go through the weights together (at most 15 rows a pass), so N threads decoding N contexts
+ * read the weights about once per step instead of N times. Each context keeps its own logits, as it would
+ * alone (bit for bit on the weight types "Speculative decoding" lists; on others the last bits can depend
+ * on the rows that shared the pass). A multi-token eval (a prompt) runs in a pass of its own between steps. */
 typedef struct leap_context leap_context;
 
 typedef struct leap_context_params {
