@@ -5,6 +5,7 @@
 import CLeap
 import Glibc
 import LeapCAPI
+import LeapCore
 import LeapModels
 import LeapRuntime
 import LeapRuntimeTestSupport
@@ -30,7 +31,7 @@ import Testing
         var p: UnsafePointer<Float>?
         var n = 0
         guard leap_context_logits(ctx, index, &p, &n) == LEAP_OK, let p else {
-            throw LeapTestFailure(String(cString: leap_last_error()))
+            throw LeapError(.internal, String(cString: leap_last_error()))
         }
         return UnsafeBufferPointer(start: p, count: n).map(\.bitPattern)
     }
@@ -45,7 +46,7 @@ import Testing
         leap_context_params_init(&p, MemoryLayout<leap_context_params>.size)
         p.context_size = 128
         var ctx: OpaquePointer?
-        guard leap_context_create(model, &p, &ctx) == LEAP_OK else { throw LeapTestFailure(String(cString: leap_last_error())) }
+        guard leap_context_create(model, &p, &ctx) == LEAP_OK else { throw LeapError(.internal, String(cString: leap_last_error())) }
         return ctx
     }
 
@@ -53,7 +54,7 @@ import Testing
         let status = tokens.withUnsafeBufferPointer {
             verify ? leap_context_eval_verify(ctx, $0.baseAddress, $0.count) : leap_context_eval(ctx, $0.baseAddress, $0.count)
         }
-        guard status == LEAP_OK else { throw LeapTestFailure(String(cString: leap_last_error())) }
+        guard status == LEAP_OK else { throw LeapError(.internal, String(cString: leap_last_error())) }
     }
 
     /// Greedy decoding of prompt i one token at a time.
@@ -102,7 +103,7 @@ import Testing
         let runner = try ModelRunner.load(path: path)
         let model = retainedModelHandle(runner)
         defer { leap_model_free(model) }
-        guard let batcher = runner.languageModel?.batcher else { throw LeapTestFailure("the fixture has no language model") }
+        guard let batcher = runner.languageModel?.batcher else { throw LeapError(.internal, "the fixture has no language model") }
         try body(model, batcher)
     }
 
@@ -165,9 +166,4 @@ import Testing
             #expect(batcher.statistics.windowsWaitedOut == waitedBefore, "\(batcher.statistics)")
         }
     }
-}
-
-struct LeapTestFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ d: String) { description = d }
 }

@@ -283,8 +283,10 @@ INLINE void seq_acts(int type, int64_t nb, const uint8_t *x, size_t xr, int64_t 
         for (int64_t i = 0; i < nb; i++) {
             const uint8_t *blk = x + (size_t)t * xr + (size_t)i * xb;
             seq_act *a = &xs[t * nb + i];
-            const __m256i sum = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8((char)off), _mm256_loadu_si256((const __m256i *)(blk + xq)));
-            _mm256_storeu_si256((__m256i *)a->off, _mm256_sub_epi32(_mm256_setzero_si256(), sum));
+            if (off) { /* seq_rows reads the offsets only for a type that has one (Q5_0) */
+                const __m256i sum = _mm256_dpbusd_epi32(_mm256_setzero_si256(), _mm256_set1_epi8((char)off), _mm256_loadu_si256((const __m256i *)(blk + xq)));
+                _mm256_storeu_si256((__m256i *)a->off, _mm256_sub_epi32(_mm256_setzero_si256(), sum));
+            }
             a->dx = h2f(lk_load_u16(blk));
             a->s = lk_has_min(type) ? h2f(lk_load_u16(blk + 2)) : 0.0f;
         }
