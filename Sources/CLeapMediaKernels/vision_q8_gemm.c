@@ -1,102 +1,145 @@
-/* The encoders' Q8_0 matrix product on packed operands (leap_vision_kernels.h), for AVX2 without VNNI, and for
- * arm64 with the dot-product instructions (its layout below the AVX2 one's, int8 operands for sdot).
+/* The encoders' Q8_0 matrix product on packed operands (leap_vision_kernels.h), in one layout per kind of
+ * integer product:
  *
  * y[t, r] = bias[r] + Σ_b (d_rb·dx_tb) · isum_trb, block after block from 0, with isum_trb the exact integer
- * sum of the block's 32 products w·x (the order of x86/avx2/prefill.c's Q8_0 gemm: the same float steps, so the
- * same results). The activations are the Q8_0 blocks ggml's quantize_row_q8_0 makes, widened to s16.
+ * sum of the block's 32 products w·x (the order of x86/avx2/prefill.c's Q8_0 gemm and of the arm64 tables'
+ * Q8_0 kernels: the same float steps, so the same results). The activations are the Q8_0 blocks ggml's
+ * quantize_row_q8_0 makes.
  *
- * There a block costs, per 8 rows and token, 8 x (vpsignb, vpmaddubsw, vpmaddwd) on the two vector multiply
- * pipes of a CPU with two (vpsignb shares them). Here both operands are s16 and vpmaddwd alone multiplies: 16 x
- * vpmaddwd per 8 rows and token and block, two multiply pipe uops per 32 products instead of three.
+ * Weights: panels of 16 rows; per block, the 16 rows' scales d (floats), then the 16 rows' 32 values in groups
+ * (a group: the values a lane of one product instruction takes from one row), group-major, row-minor; rows past
+ * the end zero. Activations: per token, the nb blocks' 32 values, then their nb scales dx (floats), then (U8
+ * quads) their nb offsets. Blocks are taken KB at a time (a panel's blocks in L1) over a chunk of tokens (in
+ * L2), the float sums carried in a buffer between them.
  *
- * Weights: panels of 16 rows; per block, the 16 rows' scales d (floats), then 16 groups of two vectors (rows
- * 0-7, rows 8-15), s32 lane r of a vector = the s16 pair (w[r, 2g], w[r, 2g + 1]); rows past the end zero.
- * Activations: per token, the nb blocks' 32 s16 values, then their nb scales dx (floats).
- * Register tile 16 rows x 3 tokens: 6 float accumulators and 6 s32 block sums; per group two weight loads,
- * three broadcasts, six vpmaddwd. Blocks are taken KB at a time (a panel's 26 KB in L1) over a chunk of
- * tokens (in L2), the float sums carried in a buffer between them. */
+ * S16 pairs (x86-64 without AVX-512 VNNI): both operands widened to s16, a group two values, vpmaddwd alone
+ *   multiplies: 16 x vpmaddwd per 16 rows and token and block, where x86/avx2/prefill.c's gemm needs vpsignb,
+ *   vpmaddubsw and vpmaddwd per 8 rows. Register tile 16 rows x 3 tokens in two 8-lane halves.
+ * U8 quads (AVX-512 VNNI): a group four bytes; vpdpbusd multiplies unsigned by signed bytes, so the weights are
+ *   stored as u = w + 128 and each token's block sum starts from its offset −128·Σx: the sums are exactly those
+ *   of w. 8 x vpdpbusd per 16 rows and token and block. Register tile 16 rows (one vector) x 8 tokens.
+ * S8 quads (arm64, dotprod): a group four bytes, for sdot by element (below).
+ */
 #include "leap_kernels.h"
 #include "leap_vision_kernels.h"
 #include "leap_kernel_support.h"
 #include <string.h>
 
-#if defined(__aarch64__)
-/* arm64 (NEON with the dot-product instructions): the same products and float steps on int8 operands, for
- * sdot by element. Weights: per block the 16 rows' scales d (floats), then 32 vectors, vector 4k + q holding
- * group k (elements 4k..4k+3) of rows 4q..4q+3, lane r the 4 bytes of row 4q + r. Activations: per token the
- * nb blocks' 32 int8 values, then their nb scales dx (floats). Per block and token: 32 sdot, each lane of
- * the token's 16 bytes (one group) against 4 rows; the 16 rows' sums in four vectors. */
 enum {
-    QR = LK_VQ8_PANEL_ROWS, /* rows per panel */
-    WB = QR * 4 + QR * QK,  /* bytes of a panel's block: 16 scales, 16 rows x 32 int8 */
-    XB = QK + 4,            /* bytes of a token's block: 32 int8 and its scale */
-    NT = 2,                 /* tokens per pass */
+    QR = LK_VQ8_PANEL_ROWS,     /* rows per panel */
+    SCALES = QR * 4,            /* bytes of a panel block's 16 scales */
     X_CHUNK_BYTES = 256 * 1024, /* activations of a token chunk (in L2) */
 };
-#else
-enum {
-    QR = LK_VQ8_PANEL_ROWS, /* rows per panel */
-    NG = QK / 2,            /* s16 pairs (groups) per block */
-    WB = QR * 4 + NG * QR * 4, /* bytes of a panel's block: 16 scales, 16 groups x 16 rows x 2 s16 */
-    XB = QK * 2 + 4,        /* bytes of a token's block: 32 s16 and its scale */
-    NT = 3,                 /* tokens per pass */
-    KB = 24,                /* blocks per pass (a panel's 26 KB in L1) */
-    X_CHUNK_BYTES = 256 * 1024, /* activations of a token chunk (in L2) */
-};
-#endif
 
 static int64_t panels_of(int64_t rows) { return (rows + QR - 1) / QR; }
 
-size_t lk_vq8_packed_weight_bytes(int64_t rows, int64_t cols) { return (size_t)panels_of(rows) * (size_t)(cols / QK) * WB; }
+/* Whether this architecture has the layout's kernels. */
+static int layout_here(int layout) {
+#if defined(__x86_64__)
+    return layout == LK_VQ8_S16_PAIRS || layout == LK_VQ8_U8_QUADS;
+#elif defined(__aarch64__)
+    return layout == LK_VQ8_S8_QUADS;
+#else
+    (void)layout;
+    return 0;
+#endif
+}
 
-int lk_vq8_pack_weights(const void *w, size_t w_row_bytes, int64_t rows, int64_t cols, void *packed, int64_t panel_begin,
-                        int64_t panel_end) {
-    if (cols % QK != 0) return 0;
+/* Values a group holds: 2 s16 or 4 bytes. */
+static int group_values(int layout) { return layout == LK_VQ8_S16_PAIRS ? 2 : 4; }
+
+/* Bytes of a value in the packed operands. */
+static int value_bytes(int layout) { return layout == LK_VQ8_S16_PAIRS ? 2 : 1; }
+
+/* Bytes of a panel's block: the scales, 16 rows x 32 values. */
+static size_t weight_block_bytes(int layout) { return SCALES + (size_t)QR * QK * (size_t)value_bytes(layout); }
+
+/* Bytes of a token's block: 32 values, the scale, and (U8 quads) the offset. */
+static size_t x_block_bytes(int layout) { return (size_t)QK * (size_t)value_bytes(layout) + 4 + (layout == LK_VQ8_U8_QUADS ? 4 : 0); }
+
+int lk_vq8_layout(void) {
+    const int isa = lk_get_isa();
+#if defined(__x86_64__)
+    if (isa == LK_ISA_AVX512 && (lk_cpu_features() & LK_CPU_AVX512VNNI)) return LK_VQ8_U8_QUADS;
+    if (isa == LK_ISA_AVX2 || isa == LK_ISA_AVX_VNNI || isa == LK_ISA_AVX512_NOVNNI ||
+        (isa == LK_ISA_AVX512 && !(lk_cpu_features() & LK_CPU_AVX512VNNI)))
+        return LK_VQ8_S16_PAIRS;
+#elif defined(__aarch64__)
+    if (isa == LK_ISA_NEON_DOTPROD || isa == LK_ISA_NEON_I8MM) return LK_VQ8_S8_QUADS;
+#endif
+    (void)isa;
+    return LK_VQ8_NONE;
+}
+
+size_t lk_vq8_packed_weight_bytes(int layout, int64_t rows, int64_t cols) {
+    return layout_here(layout) ? (size_t)panels_of(rows) * (size_t)(cols / QK) * weight_block_bytes(layout) : 0;
+}
+
+int lk_vq8_pack_weights(int layout, const void *w, size_t w_row_bytes, int64_t rows, int64_t cols, void *packed,
+                        int64_t panel_begin, int64_t panel_end) {
+    if (!layout_here(layout) || cols % QK != 0) return 0;
     const int64_t nb = cols / QK;
+    const int gv = group_values(layout), vb = value_bytes(layout);
+    const int bias = layout == LK_VQ8_U8_QUADS ? 128 : 0;
+    const size_t wb = weight_block_bytes(layout);
     for (int64_t p = panel_begin; p < panel_end; p++)
         for (int64_t b = 0; b < nb; b++) {
-            uint8_t *dst = (uint8_t *)packed + (size_t)(p * nb + b) * WB;
-            float d[QR];
-#if defined(__aarch64__)
-            int8_t vals[QK / 4][QR][4]; /* [group][row][element]: vector 4k + q is vals[k][4q..4q + 3] */
-#else
-            int16_t vals[NG][QR][2]; /* [group][row][element] */
-#endif
-            const int per_group = (int)(sizeof vals[0][0] / sizeof vals[0][0][0]);
+            uint8_t *dst = (uint8_t *)packed + (size_t)(p * nb + b) * wb;
             for (int r = 0; r < QR; r++) {
                 const int64_t row = p * QR + r;
                 const block_q8_0 *blk = row < rows ? (const block_q8_0 *)((const uint8_t *)w + (size_t)row * w_row_bytes) + b : NULL;
-                d[r] = blk ? lk_f16_to_f32(blk->d) : 0.0f;
-                for (int g = 0; g < QK / per_group; g++)
-                    for (int e = 0; e < per_group; e++) vals[g][r][e] = blk ? blk->qs[per_group * g + e] : 0;
+                const float d = blk ? lk_f16_to_f32(blk->d) : 0.0f;
+                memcpy(dst + r * 4, &d, 4);
+                for (int c = 0; c < QK; c++) {
+                    /* group c / gv of row r, element c % gv */
+                    uint8_t *v = dst + SCALES + ((size_t)(c / gv) * QR + (size_t)r) * (size_t)(gv * vb) + (size_t)(c % gv * vb);
+                    const int q = blk ? blk->qs[c] : 0;
+                    if (vb == 2) {
+                        const int16_t q16 = (int16_t)q;
+                        memcpy(v, &q16, 2);
+                    } else {
+                        *v = (uint8_t)(q + bias);
+                    }
+                }
             }
-            memcpy(dst, d, sizeof d);
-            memcpy(dst + sizeof d, vals, sizeof vals);
         }
     return 1;
 }
 
-size_t lk_vq8_packed_x_bytes(int64_t n_tokens, int64_t cols) { return (size_t)n_tokens * (size_t)(cols / QK) * XB; }
+size_t lk_vq8_packed_x_bytes(int layout, int64_t n_tokens, int64_t cols) {
+    return layout_here(layout) ? (size_t)n_tokens * (size_t)(cols / QK) * x_block_bytes(layout) : 0;
+}
 
-void lk_vq8_pack_x(const float *x, int64_t x_stride, int64_t cols, void *xp, int64_t token_begin, int64_t token_end) {
+void lk_vq8_pack_x(int layout, const float *x, int64_t x_stride, int64_t cols, void *xp, int64_t token_begin, int64_t token_end) {
     enum { STEP = 64 };
+    if (!layout_here(layout)) return;
     const int64_t nb = cols / QK;
+    const int vb = value_bytes(layout);
     block_q8_0 q[STEP];
     for (int64_t t = token_begin; t < token_end; t++) {
-        uint8_t *row = (uint8_t *)xp + (size_t)t * (size_t)nb * XB;
-#if defined(__aarch64__)
-        int8_t *vals = (int8_t *)row;                   /* [nb][32] */
-#else
-        int16_t *vals = (int16_t *)row;                 /* [nb][32] */
-#endif
-        uint8_t *scales = row + (size_t)nb * QK * sizeof *vals; /* [nb] floats */
+        uint8_t *row = (uint8_t *)xp + (size_t)t * (size_t)nb * x_block_bytes(layout);
+        uint8_t *scales = row + (size_t)nb * QK * (size_t)vb;  /* [nb] floats */
+        uint8_t *offsets = scales + (size_t)nb * 4;            /* [nb] int32 (U8 quads) */
         for (int64_t b0 = 0; b0 < nb; b0 += STEP) {
             const int64_t n = nb - b0 < STEP ? nb - b0 : STEP;
             lk_quantize_row_q8_0(x + t * x_stride + b0 * QK, q, n * QK);
             for (int64_t b = 0; b < n; b++) {
-                for (int i = 0; i < QK; i++) vals[(b0 + b) * QK + i] = q[b].qs[i];
+                int32_t sum = 0;
+                for (int i = 0; i < QK; i++) {
+                    sum += q[b].qs[i];
+                    if (vb == 2) {
+                        const int16_t v = q[b].qs[i];
+                        memcpy(row + ((b0 + b) * QK + i) * 2, &v, 2);
+                    } else {
+                        row[(b0 + b) * QK + i] = (uint8_t)q[b].qs[i];
+                    }
+                }
                 const float dx = lk_f16_to_f32(q[b].d);
                 memcpy(scales + (b0 + b) * 4, &dx, 4);
+                if (layout == LK_VQ8_U8_QUADS) {
+                    const int32_t offset = -128 * sum;
+                    memcpy(offsets + (b0 + b) * 4, &offset, 4);
+                }
             }
         }
     }
@@ -104,25 +147,41 @@ void lk_vq8_pack_x(const float *x, int64_t x_stride, int64_t cols, void *xp, int
 
 #if defined(__x86_64__)
 #include <immintrin.h>
-#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
 #include "media_inline.h"
 
-/* nt tokens (rows of xp from x, xrb bytes apart) x blocks [b0, b0 + kb) of one panel: acc ([nt][16] floats)
- * (+)= Σ_b (d·dx)·isum, from 0 when b0 == 0. */
-INLINE void pass_tokens(const uint8_t *panel, int64_t b0, int64_t kb, const uint8_t *x, size_t xrb, int64_t nb, float *acc,
+enum {
+    KB = 24,                  /* blocks per pass (a panel's 26 KB in L1 in the S16 layout, 14 KB in the U8 one) */
+    WB16 = SCALES + QR * QK * 2, XB16 = QK * 2 + 4, /* S16 pairs: a panel's block, a token's block */
+    WB8 = SCALES + QR * QK, XB8 = QK + 4 + 4,       /* U8 quads */
+};
+
+/* One pass: nt tokens (rows of xp from x, xrb bytes apart) x blocks [b0, b0 + kb) of one panel, acc ([nt][16]
+ * floats) (+)= Σ_b (d·dx)·isum, from 0 when b0 == 0. */
+typedef void (*pass_fn)(const uint8_t *panel, int64_t b0, int64_t kb, const uint8_t *x, size_t xrb, int64_t nb, float *acc);
+
+/* A layout's passes by token count (NULL where it has none; passes[1] always) and its block sizes. */
+typedef struct {
+    pass_fn passes[9];
+    size_t wb, xb;
+} tile_passes;
+
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+
+/* S16 pairs: a pass of nt <= 3 tokens (pass_fn) */
+INLINE void pass_s16(const uint8_t *panel, int64_t b0, int64_t kb, const uint8_t *x, size_t xrb, int64_t nb, float *acc,
                         const int nt) {
-    __m256 lo[NT], hi[NT];
+    __m256 lo[3], hi[3];
     for (int j = 0; j < nt; j++) {
         lo[j] = b0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(acc + j * QR);
         hi[j] = b0 == 0 ? _mm256_setzero_ps() : _mm256_loadu_ps(acc + j * QR + 8);
     }
     const float *dxs = (const float *)(x + (size_t)nb * QK * 2);
     for (int64_t b = b0; b < b0 + kb; b++) {
-        const uint8_t *wb = panel + (size_t)b * WB + QR * 4;
+        const uint8_t *wb = panel + (size_t)b * WB16 + SCALES;
         const uint8_t *xb = x + (size_t)b * QK * 2;
-        __m256i slo[NT], shi[NT];
+        __m256i slo[3], shi[3];
         for (int j = 0; j < nt; j++) slo[j] = shi[j] = _mm256_setzero_si256();
-        for (int g = 0; g < NG; g++) {
+        for (int g = 0; g < QK / 2; g++) {
             const __m256i w0 = _mm256_load_si256((const __m256i *)(wb + g * 64));
             const __m256i w1 = _mm256_load_si256((const __m256i *)(wb + g * 64 + 32));
             for (int j = 0; j < nt; j++) {
@@ -131,8 +190,8 @@ INLINE void pass_tokens(const uint8_t *panel, int64_t b0, int64_t kb, const uint
                 shi[j] = _mm256_add_epi32(shi[j], _mm256_madd_epi16(w1, xv));
             }
         }
-        const __m256 d0 = _mm256_load_ps((const float *)(panel + (size_t)b * WB));
-        const __m256 d1 = _mm256_load_ps((const float *)(panel + (size_t)b * WB + 32));
+        const __m256 d0 = _mm256_load_ps((const float *)(panel + (size_t)b * WB16));
+        const __m256 d1 = _mm256_load_ps((const float *)(panel + (size_t)b * WB16 + 32));
         for (int j = 0; j < nt; j++) {
             const __m256 dx = _mm256_set1_ps(dxs[(size_t)j * (xrb / 4) + b]);
             lo[j] = _mm256_fmadd_ps(_mm256_mul_ps(d0, dx), _mm256_cvtepi32_ps(slo[j]), lo[j]);
@@ -145,21 +204,69 @@ INLINE void pass_tokens(const uint8_t *panel, int64_t b0, int64_t kb, const uint
     }
 }
 
-static void gemm_avx2(const uint8_t *packed, int64_t nb, const uint8_t *xp, int64_t n_tokens, const float *bias, float *y,
-                      int64_t ys, int64_t row_begin, int64_t row_end, float *acc, int64_t chunk) {
-    const size_t xrb = (size_t)nb * XB;
+static void pass_s16_3(const uint8_t *p, int64_t b0, int64_t kb, const uint8_t *x, size_t xrb, int64_t nb, float *acc) { pass_s16(p, b0, kb, x, xrb, nb, acc, 3); }
+static void pass_s16_2(const uint8_t *p, int64_t b0, int64_t kb, const uint8_t *x, size_t xrb, int64_t nb, float *acc) { pass_s16(p, b0, kb, x, xrb, nb, acc, 2); }
+static void pass_s16_1(const uint8_t *p, int64_t b0, int64_t kb, const uint8_t *x, size_t xrb, int64_t nb, float *acc) { pass_s16(p, b0, kb, x, xrb, nb, acc, 1); }
+
+#pragma clang attribute pop
+
+#pragma clang attribute push(__attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512dq,avx512vnni"))), apply_to = function)
+
+/* U8 quads: a pass of nt <= 8 tokens. Per block the 8 weight vectors are loaded once for the nt tokens, each
+ * token's group broadcast from memory into its vpdpbusd; each token's block sum starts from its offset. */
+INLINE void pass_u8(const uint8_t *panel, int64_t b0, int64_t kb, const uint8_t *x, size_t xrb, int64_t nb, float *acc,
+                    const int nt) {
+    __m512 a[8];
+    for (int j = 0; j < nt; j++) a[j] = b0 == 0 ? _mm512_setzero_ps() : _mm512_loadu_ps(acc + j * QR);
+    const float *dxs = (const float *)(x + (size_t)nb * QK);            /* token j's scales at dxs + j·xrb/4 */
+    const int32_t *offsets = (const int32_t *)(x + (size_t)nb * (QK + 4)); /* and its offsets */
+    for (int64_t b = b0; b < b0 + kb; b++) {
+        const uint8_t *wb = panel + (size_t)b * WB8 + SCALES;
+        const uint8_t *xb = x + (size_t)b * QK;
+        __m512i s[8];
+        for (int j = 0; j < nt; j++) s[j] = _mm512_set1_epi32(offsets[(size_t)j * (xrb / 4) + b]);
+        for (int g = 0; g < QK / 4; g++) {
+            const __m512i w = _mm512_load_si512((const void *)(wb + g * 64));
+            for (int j = 0; j < nt; j++) s[j] = _mm512_dpbusd_epi32(s[j], w, _mm512_set1_epi32(lk_load_i32(xb + (size_t)j * xrb + 4 * g)));
+        }
+        const __m512 d = _mm512_load_ps((const float *)(panel + (size_t)b * WB8));
+        for (int j = 0; j < nt; j++) {
+            const __m512 dx = _mm512_set1_ps(dxs[(size_t)j * (xrb / 4) + b]);
+            a[j] = _mm512_fmadd_ps(_mm512_mul_ps(d, dx), _mm512_cvtepi32_ps(s[j]), a[j]);
+        }
+    }
+    for (int j = 0; j < nt; j++) _mm512_storeu_ps(acc + j * QR, a[j]);
+}
+
+static void pass_u8_8(const uint8_t *p, int64_t b0, int64_t kb, const uint8_t *x, size_t xrb, int64_t nb, float *acc) { pass_u8(p, b0, kb, x, xrb, nb, acc, 8); }
+static void pass_u8_4(const uint8_t *p, int64_t b0, int64_t kb, const uint8_t *x, size_t xrb, int64_t nb, float *acc) { pass_u8(p, b0, kb, x, xrb, nb, acc, 4); }
+static void pass_u8_2(const uint8_t *p, int64_t b0, int64_t kb, const uint8_t *x, size_t xrb, int64_t nb, float *acc) { pass_u8(p, b0, kb, x, xrb, nb, acc, 2); }
+static void pass_u8_1(const uint8_t *p, int64_t b0, int64_t kb, const uint8_t *x, size_t xrb, int64_t nb, float *acc) { pass_u8(p, b0, kb, x, xrb, nb, acc, 1); }
+
+#pragma clang attribute pop
+
+static const tile_passes S16_PASSES = {{NULL, pass_s16_1, pass_s16_2, pass_s16_3}, WB16, XB16};
+static const tile_passes U8_PASSES = {{NULL, pass_u8_1, pass_u8_2, NULL, pass_u8_4, NULL, NULL, NULL, pass_u8_8}, WB8, XB8};
+
+/* Token chunks (in L2) x panels x KB blocks x passes of the widest tile that fits the tokens left; acc: chunk x
+ * 16 floats. */
+static void gemm_x86(const tile_passes *tp, const uint8_t *packed, int64_t nb, const uint8_t *xp, int64_t n_tokens,
+                     const float *bias, float *y, int64_t ys, int64_t row_begin, int64_t row_end, float *acc, int64_t chunk) {
+    const size_t xrb = (size_t)nb * tp->xb;
     for (int64_t t0 = 0; t0 < n_tokens; t0 += chunk) {
         const int64_t nt = n_tokens - t0 < chunk ? n_tokens - t0 : chunk;
         const uint8_t *xc = xp + (size_t)t0 * xrb;
         for (int64_t r0 = row_begin; r0 < row_end; r0 += QR) {
             const int nr = row_end - r0 < QR ? (int)(row_end - r0) : QR;
-            const uint8_t *panel = packed + (size_t)(r0 / QR) * (size_t)nb * WB;
+            const uint8_t *panel = packed + (size_t)(r0 / QR) * (size_t)nb * tp->wb;
             for (int64_t b0 = 0; b0 < nb; b0 += KB) {
                 const int64_t kb = nb - b0 < KB ? nb - b0 : KB;
-                int64_t t = 0;
-                for (; t + NT <= nt; t += NT) pass_tokens(panel, b0, kb, xc + t * xrb, xrb, nb, acc + t * QR, NT);
-                if (nt - t == 2) pass_tokens(panel, b0, kb, xc + t * xrb, xrb, nb, acc + t * QR, 2);
-                if (nt - t == 1) pass_tokens(panel, b0, kb, xc + t * xrb, xrb, nb, acc + t * QR, 1);
+                for (int64_t t = 0; t < nt;) {
+                    int w = nt - t < 8 ? (int)(nt - t) : 8;
+                    while (!tp->passes[w]) w--;
+                    tp->passes[w](panel, b0, kb, xc + t * xrb, xrb, nb, acc + t * QR);
+                    t += w;
+                }
             }
             for (int64_t t = 0; t < nt; t++) {
                 float *yt = y + (t0 + t) * ys + r0;
@@ -172,13 +279,20 @@ static void gemm_avx2(const uint8_t *packed, int64_t nb, const uint8_t *xp, int6
         }
     }
 }
-
-#pragma clang attribute pop
 #endif
-
 
 #if defined(__aarch64__)
 #include <arm_neon.h>
+
+/* S8 quads: per block the 16 rows' scales, then 32 vectors, vector 4k + q holding group k (elements 4k..4k+3)
+ * of rows 4q..4q+3, lane r the 4 bytes of row 4q + r (the common layout: group-major, row-minor). Per block and
+ * token: 32 sdot, each lane of the token's 16 bytes (one group) against 4 rows; the 16 rows' sums in four
+ * vectors. */
+enum {
+    WB = SCALES + QR * QK, /* bytes of a panel's block */
+    XB = QK + 4,           /* bytes of a token's block: 32 int8 and its scale */
+    NT = 2,                /* tokens per pass */
+};
 #pragma clang attribute push(__attribute__((target("dotprod"))), apply_to = function)
 
 /* Group k = 4·H + K of every token's block (xv[t]: its 16 bytes of half H) into the four row sums of s */
@@ -246,27 +360,18 @@ static void gemm_neon(const uint8_t *packed, int64_t nb, const uint8_t *xp, int6
 #pragma clang attribute pop
 #endif
 
-int lk_vq8_available(void) {
-#if defined(__x86_64__)
-    return lk_get_isa() == LK_ISA_AVX2;
-#elif defined(__aarch64__)
-    return lk_get_isa() == LK_ISA_NEON_DOTPROD || lk_get_isa() == LK_ISA_NEON_I8MM;
-#else
-    return 0;
-#endif
-}
-
-int lk_vq8_gemm_packed(const void *packed, int64_t cols, const void *xp, int64_t n_tokens, const float *bias, float *y,
-                       int64_t y_stride, int64_t row_begin, int64_t row_end) {
-    if (!lk_vq8_available() || cols % QK != 0 || row_begin % QR != 0) return 0;
+int lk_vq8_gemm_packed(int layout, const void *packed, int64_t cols, const void *xp, int64_t n_tokens, const float *bias,
+                       float *y, int64_t y_stride, int64_t row_begin, int64_t row_end) {
+    if (layout == LK_VQ8_NONE || layout != lk_vq8_layout() || cols % QK != 0 || row_begin % QR != 0) return 0;
     if (row_end <= row_begin || n_tokens <= 0 || cols <= 0) return 1;
 #if defined(__x86_64__)
+    const tile_passes *tp = layout == LK_VQ8_U8_QUADS ? &U8_PASSES : &S16_PASSES;
     const int64_t nb = cols / QK;
-    int64_t chunk = X_CHUNK_BYTES / (nb * XB);
-    chunk = chunk < 4 * NT ? 4 * NT : chunk > 64 * NT ? 64 * NT : chunk / NT * NT;
+    int64_t chunk = X_CHUNK_BYTES / (nb * (int64_t)tp->xb);
+    chunk = chunk < 24 ? 24 : chunk > 240 ? 240 : chunk / 24 * 24; /* whole passes of 3 and of 8 */
     float *acc = lk_scratch((size_t)chunk * QR * sizeof(float)); /* [chunk][16] */
     if (!acc) return 0;
-    gemm_avx2(packed, nb, xp, n_tokens, bias, y, y_stride, row_begin, row_end, acc, chunk);
+    gemm_x86(tp, (const uint8_t *)packed, nb, (const uint8_t *)xp, n_tokens, bias, y, y_stride, row_begin, row_end, acc, chunk);
     return 1;
 #elif defined(__aarch64__)
     gemm_neon(packed, cols / QK, xp, n_tokens, bias, y, y_stride, row_begin, row_end);

@@ -1,9 +1,10 @@
 // BatchedLinear: a linear layer for the encoders' batches of hundreds of rows (image patches, audio frames).
 // F32 and F16 weights are packed once, at load, into the panels of lk_vg_gemm_packed (a register-blocked
 // product; the shared float kernels keep llama.cpp's one-token summation order, which costs them 2-3x here);
-// F16 weights multiply activations rounded to F16, as ggml and Linear do. Q8_0 weights on AVX2 and arm64 dotprod are repacked
-// at load for lk_vq8_gemm_packed (s16 operands on x86-64, int8 on arm64; from 16 rows the results of Linear's Q8_0 product, faster). Other types, and
-// Q8_0 elsewhere, use Linear (Kernels.matmul).
+// F16 weights multiply activations rounded to F16, as ggml and Linear do. Q8_0 weights are repacked at load for
+// lk_vq8_gemm_packed in the layout of the kernel path selected then (vpmaddwd's s16 pairs, AVX-512 VNNI's byte
+// quads, arm64 sdot's): from 16 rows the results of Linear's Q8_0 product, faster. Other types, Q8_0 where no
+// layout runs, and a path selected later with another layout use Linear (Kernels.matmul).
 import CLeapKernels
 import CLeapMediaKernels
 import LeapCore
@@ -70,9 +71,11 @@ package struct BatchedLinear {
         pool: ThreadPool
     ) -> Bool {
         let K = inputs, N = outputs
-        let xp = pool.scratch(bytes: lk_vq8_packed_x_bytes(Int64(rows), Int64(K))) // [rows][K / 32 blocks] s16 (arm64: int8) + scales
+        let layout = packed.layout
+        guard layout == lk_vq8_layout() else { return false }
+        let xp = pool.scratch(bytes: lk_vq8_packed_x_bytes(layout, Int64(rows), Int64(K))) // [rows][K / 32 blocks]: values, scales (offsets)
         pool.parallelFor(rows, chunksPerThread: 2) { r in
-            lk_vq8_pack_x(x, Int64(K), Int64(K), xp, Int64(r.lowerBound), Int64(r.upperBound))
+            lk_vq8_pack_x(layout, x, Int64(K), Int64(K), xp, Int64(r.lowerBound), Int64(r.upperBound))
         }
         let panel = Int(LK_VQ8_PANEL_ROWS), panels = (N + panel - 1) / panel
         let failed = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
@@ -80,7 +83,7 @@ package struct BatchedLinear {
         failed.pointee = 0
         withBias { bias in
             pool.parallelFor(panels, chunksPerThread: 2) { r in
-                if lk_vq8_gemm_packed(packed.data, Int64(K), xp, Int64(rows), bias, y, Int64(N),
+                if lk_vq8_gemm_packed(layout, packed.data, Int64(K), xp, Int64(rows), bias, y, Int64(N),
                                       Int64(r.lowerBound * panel), Int64(min(N, r.upperBound * panel))) == 0 {
                     failed.pointee = 1
                 }
@@ -116,17 +119,20 @@ package final class PackedWeights: @unchecked Sendable {
     deinit { data.deallocate() }
 }
 
-/// Q8_0 weights packed for lk_vq8_gemm_packed (owned; the original stays in the mmap), where it runs.
+/// Q8_0 weights packed for lk_vq8_gemm_packed (owned; the original stays in the mmap), in the layout of the
+/// kernel path selected when they were packed.
 package final class PackedQ8Weights: @unchecked Sendable {
     package let data: UnsafeMutableRawPointer
+    package let layout: Int32
 
-    /// nil for other types, or where lk_vq8_gemm_packed does not run (lk_vq8_available).
+    /// nil for other types, or where no layout runs (lk_vq8_layout).
     package init?(_ w: WeightMatrix) {
-        guard w.type == .q8_0, lk_vq8_available() != 0 else { return nil }
+        layout = lk_vq8_layout()
+        guard w.type == .q8_0, layout != Int32(LK_VQ8_NONE) else { return nil }
         let rows = Int64(w.rows), cols = Int64(w.cols)
-        data = .allocate(byteCount: lk_vq8_packed_weight_bytes(rows, cols), alignment: 64)
+        data = .allocate(byteCount: lk_vq8_packed_weight_bytes(layout, rows, cols), alignment: 64)
         let panels = (rows + Int64(LK_VQ8_PANEL_ROWS) - 1) / Int64(LK_VQ8_PANEL_ROWS)
-        guard lk_vq8_pack_weights(w.data, w.rowBytes, rows, cols, data, 0, panels) == 1 else {
+        guard lk_vq8_pack_weights(layout, w.data, w.rowBytes, rows, cols, data, 0, panels) == 1 else {
             data.deallocate()
             return nil
         }

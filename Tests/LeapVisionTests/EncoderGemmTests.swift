@@ -106,9 +106,10 @@ import Testing
         }
     }
 
-    /// lk_vq8_gemm_packed (Q8_0 weights repacked: s16 values, arm64 int8) gives lk_matmul's Q8_0 results bit for
-    /// bit, with a partial panel (16 rows), token counts that are not multiples of its 3-token passes, more
-    /// blocks than one pass takes (24) and a row range starting past the first panel. Elsewhere it declines.
+    /// lk_vq8_gemm_packed (Q8_0 operands repacked in the path's layout) gives lk_matmul's Q8_0 results bit for
+    /// bit, with a partial panel (16 rows), token counts that are not multiples of its passes (3 or 8 tokens),
+    /// more blocks than one pass takes (24) and a row range starting past the first panel. It declines operands
+    /// of another layout, and every operand on a path with none.
     @Test(arguments: [[16, 32, 16], [45, 864, 17], [64, 768, 100], [100, 96, 23]])
     func q8GemmMatchesMatmul(_ shape: [Int]) throws {
         let (rows, cols, tokens) = (shape[0], shape[1], shape[2])
@@ -126,30 +127,38 @@ import Testing
         var xq = [UInt8](repeating: 0, count: tokens * rowBytes)
         for t in 0..<tokens { x.withUnsafeBufferPointer { lk_quantize_row_q8_0($0.baseAddress! + t * cols, &xq[t * rowBytes], Int64(cols)) } }
         let panels = (rows + Int(LK_VQ8_PANEL_ROWS) - 1) / Int(LK_VQ8_PANEL_ROWS)
-        let packed = UnsafeMutableRawPointer.allocate(byteCount: lk_vq8_packed_weight_bytes(Int64(rows), Int64(cols)), alignment: 64)
-        defer { packed.deallocate() }
-        #expect(lk_vq8_pack_weights(wq, rowBytes, Int64(rows), Int64(cols), packed, 0, Int64(panels)) == 1)
-        var xp = [UInt8](repeating: 0, count: lk_vq8_packed_x_bytes(Int64(tokens), Int64(cols)))
-        lk_vq8_pack_x(x, Int64(cols), Int64(cols), &xp, 0, Int64(tokens))
+        var ran = Set<Int32>()
         for isa in KernelISA.allCases where isa.isAvailable {
             let ys = rows + 3  // a row stride wider than the rows: the padding must stay untouched
             var want = [Float](repeating: .nan, count: tokens * ys)
             var y = want
+            let layout = isa.withThreadSelection { lk_vq8_layout() } ?? Int32(LK_VQ8_NONE)
+            // packed in the path's layout (nothing for LK_VQ8_NONE), and in another one the product must decline
+            let other = layout == Int32(LK_VQ8_S16_PAIRS) ? Int32(LK_VQ8_U8_QUADS) : Int32(LK_VQ8_S16_PAIRS)
+            let packed = PackedOperands(layout: layout, wq, rowBytes: rowBytes, rows: rows, cols: cols, x: x, tokens: tokens, panels: panels)
+            let foreign = PackedOperands(layout: other, wq, rowBytes: rowBytes, rows: rows, cols: cols, x: x, tokens: tokens, panels: panels)
             let ok = isa.withThreadSelection { () -> Int32 in
                 lk_matmul(Int32(LK_TYPE_Q8_0), wq, rowBytes, Int64(cols), xq, rowBytes, Int64(tokens), &want, Int64(ys), 0, Int64(rows))
+                #expect(lk_vq8_gemm_packed(other, foreign.weights, Int64(cols), foreign.x, Int64(tokens), bias, &y, Int64(ys), 0, Int64(rows)) == 0)
                 // rows [0, 16) and [16, rows) in two calls, as the thread pool splits them
                 let first = min(rows, Int(LK_VQ8_PANEL_ROWS))
-                let a = lk_vq8_gemm_packed(packed, Int64(cols), xp, Int64(tokens), bias, &y, Int64(ys), 0, Int64(first))
-                let b = lk_vq8_gemm_packed(packed, Int64(cols), xp, Int64(tokens), bias, &y, Int64(ys), Int64(first), Int64(rows))
+                let a = lk_vq8_gemm_packed(layout, packed.weights, Int64(cols), packed.x, Int64(tokens), bias, &y, Int64(ys), 0, Int64(first))
+                let b = lk_vq8_gemm_packed(layout, packed.weights, Int64(cols), packed.x, Int64(tokens), bias, &y, Int64(ys), Int64(first), Int64(rows))
                 return a == 1 && b == 1 ? 1 : a == 0 && b == 0 ? 0 : -1
-            }
-            #expect(ok == vq8Runs(isa), "\(isa.name)")
+            } ?? -1
+            #expect(ok == (layout == Int32(LK_VQ8_NONE) ? 0 : 1), "\(isa.name)")
             guard ok == 1 else { continue }
+            ran.insert(layout)
             for t in 0..<tokens {
                 for r in 0..<rows { #expect(y[t * ys + r] == want[t * ys + r] + bias[r], "\(isa.name) \(shape) [\(t), \(r)]") }
                 for r in rows..<ys { #expect(y[t * ys + r].isNaN) }
             }
         }
+        #if arch(x86_64)
+        // the AVX2 table runs on every CPU these tests run on; the U8 quads wherever AVX-512 VNNI is
+        #expect(ran.contains(Int32(LK_VQ8_S16_PAIRS)))
+        if lk_cpu_features() & UInt32(LK_CPU_AVX512VNNI) != 0 { #expect(ran.contains(Int32(LK_VQ8_U8_QUADS))) }
+        #endif
     }
 
     @Test func gemmRejectsQuantizedWeights() {
@@ -159,7 +168,21 @@ import Testing
     }
 }
 
-/// 1 where lk_vq8_gemm_packed runs with `isa` selected (AVX2 only), else 0.
-private func vq8Runs(_ isa: KernelISA) -> Int32? {
-    isa.withThreadSelection { lk_vq8_available() }
+/// W and X packed in one layout (64-byte aligned, as the product's vector loads want); empty for a layout this
+/// architecture has not.
+private final class PackedOperands {
+    let weights: UnsafeMutableRawPointer
+    let x: UnsafeMutableRawPointer
+
+    init(layout: Int32, _ wq: [UInt8], rowBytes: Int, rows: Int, cols: Int, x values: [Float], tokens: Int, panels: Int) {
+        weights = .allocate(byteCount: max(64, lk_vq8_packed_weight_bytes(layout, Int64(rows), Int64(cols))), alignment: 64)
+        x = .allocate(byteCount: max(64, lk_vq8_packed_x_bytes(layout, Int64(tokens), Int64(cols))), alignment: 64)
+        _ = lk_vq8_pack_weights(layout, wq, rowBytes, Int64(rows), Int64(cols), weights, 0, Int64(panels))
+        lk_vq8_pack_x(layout, values, Int64(cols), Int64(cols), x, 0, Int64(tokens))
+    }
+
+    deinit {
+        weights.deallocate()
+        x.deallocate()
+    }
 }

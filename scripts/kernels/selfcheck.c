@@ -246,14 +246,15 @@ static void check_vision_gemm(int isa, const char *name) {
     }
 }
 
-/* The encoders' Q8_0 product (lk_vq8_gemm_packed), where the path runs it, against lk_matmul's Q8_0 gemm on
- * the same path plus the bias, bit for bit (the same integer block sums and float steps), with a partial
- * panel (16 rows), an odd token count from 16 (x86's gemm threshold) and two row ranges as the pool splits
- * them. */
+/* The encoders' Q8_0 product (lk_vq8_gemm_packed), in the path's layout, against lk_matmul's Q8_0 gemm on the
+ * same path plus the bias, bit for bit (the same integer block sums and float steps), with a partial panel (16
+ * rows), an odd token count from 16 (x86's gemm threshold), more blocks than a pass takes (24) and two row
+ * ranges as the pool splits them; a packing of another layout is declined. */
 static void check_vision_q8(int isa, const char *name) {
     enum { ROWS = 45, COLS = 864, TOKENS = 17, YS = ROWS + 3 };
     lk_set_isa(isa);
-    if (!lk_vq8_available()) return;
+    const int layout = lk_vq8_layout();
+    if (layout == LK_VQ8_NONE) return;
     const size_t rb = lk_row_bytes(LK_TYPE_Q8_0, COLS);
     static float w[ROWS * COLS], x[TOKENS * COLS], bias[ROWS], want[TOKENS * YS], y[TOKENS * YS];
     static uint8_t wq[ROWS * COLS * 2], xq[TOKENS * COLS * 2];
@@ -264,15 +265,15 @@ static void check_vision_q8(int isa, const char *name) {
     for (int t = 0; t < TOKENS; t++) lk_quantize_row(LK_TYPE_Q8_0, x + t * COLS, xq + t * rb, COLS);
     const int64_t panels = (ROWS + LK_VQ8_PANEL_ROWS - 1) / LK_VQ8_PANEL_ROWS;
     /* 64-byte aligned storage, as leap_vision_kernels.h asks: the packed operands take aligned vector loads */
-    const size_t wbytes = (lk_vq8_packed_weight_bytes(ROWS, COLS) + 63) / 64 * 64;
-    const size_t xbytes = (lk_vq8_packed_x_bytes(TOKENS, COLS) + 63) / 64 * 64;
+    const size_t wbytes = (lk_vq8_packed_weight_bytes(layout, ROWS, COLS) + 63) / 64 * 64;
+    const size_t xbytes = (lk_vq8_packed_x_bytes(layout, TOKENS, COLS) + 63) / 64 * 64;
     void *packed = aligned_alloc(64, wbytes), *xp = aligned_alloc(64, xbytes);
-    lk_vq8_pack_weights(wq, rb, ROWS, COLS, packed, 0, panels);
-    lk_vq8_pack_x(x, COLS, COLS, xp, 0, TOKENS);
+    lk_vq8_pack_weights(layout, wq, rb, ROWS, COLS, packed, 0, panels);
+    lk_vq8_pack_x(layout, x, COLS, COLS, xp, 0, TOKENS);
     for (int i = 0; i < TOKENS * YS; i++) y[i] = NAN;
     lk_matmul(LK_TYPE_Q8_0, wq, rb, COLS, xq, rb, TOKENS, want, YS, 0, ROWS);
-    const int ok = lk_vq8_gemm_packed(packed, COLS, xp, TOKENS, bias, y, YS, 0, LK_VQ8_PANEL_ROWS) &&
-                   lk_vq8_gemm_packed(packed, COLS, xp, TOKENS, bias, y, YS, LK_VQ8_PANEL_ROWS, ROWS);
+    const int ok = lk_vq8_gemm_packed(layout, packed, COLS, xp, TOKENS, bias, y, YS, 0, LK_VQ8_PANEL_ROWS) &&
+                   lk_vq8_gemm_packed(layout, packed, COLS, xp, TOKENS, bias, y, YS, LK_VQ8_PANEL_ROWS, ROWS);
     check(ok, "vision q8 gemm runs", name, LK_TYPE_Q8_0, COLS, ok, 1);
     for (int t = 0; t < TOKENS; t++) {
         for (int r = 0; r < ROWS; r++) {
@@ -281,6 +282,9 @@ static void check_vision_q8(int isa, const char *name) {
         }
         for (int r = ROWS; r < YS; r++) check(isnan(y[t * YS + r]), "vision q8 padding", name, LK_TYPE_Q8_0, COLS, y[t * YS + r], NAN);
     }
+    const int other = layout == LK_VQ8_S16_PAIRS ? LK_VQ8_U8_QUADS : LK_VQ8_S16_PAIRS;
+    const int declined = lk_vq8_gemm_packed(other, packed, COLS, xp, TOKENS, bias, y, YS, 0, LK_VQ8_PANEL_ROWS);
+    check(declined == 0, "vision q8 gemm declines another layout", name, LK_TYPE_Q8_0, COLS, declined, 0);
     free(packed), free(xp);
 }
 

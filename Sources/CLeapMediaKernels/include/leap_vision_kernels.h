@@ -62,39 +62,50 @@ void lk_vg_exp_columns(float *x, int64_t rows, int64_t n, int64_t stride, float 
 int lk_vision_gemm(int w_type, const void *w, size_t w_row_bytes, int64_t cols, const float *x, int64_t x_stride,
                    int64_t n_tokens, float *y, int64_t y_stride, int64_t row_begin, int64_t row_end);
 
-/* ---- The encoders' Q8_0 matrix product (vision_q8_gemm.c), for AVX2 without VNNI and arm64 with dotprod ----
+/* ---- The encoders' Q8_0 matrix product (vision_q8_gemm.c) ----
  * Y[t, r] = bias[r] + Σ_b (d_rb·dx_tb) · Σ_{c in block b} w[r, c]·x[t, c]: W's Q8_0 blocks (cols a multiple of
- * 32) repacked in panels of LK_VQ8_PANEL_ROWS rows, X quantized to Q8_0 blocks (ggml's quantize_row_q8_0), both
- * with s16 values on x86-64 and int8 on arm64 (a packing is for the architecture it was made on); the float
- * steps of the Q8_0 gemm behind lk_matmul (the same results, on AVX2 from LK_VQ8_MIN_TOKENS tokens, on the
- * arm64 tables at every token count). */
+ * 32) repacked in panels of LK_VQ8_PANEL_ROWS rows, X quantized to Q8_0 blocks (ggml's quantize_row_q8_0), in
+ * the layout of the selected kernel path (lk_vq8_layout); the float steps of the Q8_0 gemm behind lk_matmul on
+ * that path (the same results, on x86-64 from LK_VQ8_MIN_TOKENS tokens, on the arm64 tables at every token
+ * count). A packing is for the layout it was made with: the product declines another. */
 enum {
     LK_VQ8_PANEL_ROWS = 16,
-    LK_VQ8_MIN_TOKENS = 16, /* lk_matmul takes that AVX2 gemm from this many tokens (fewer: other orders) */
+    LK_VQ8_MIN_TOKENS = 16, /* x86-64's lk_matmul takes the gemm of these float steps from this many tokens */
 };
 
-/* 1 when lk_vq8_gemm_packed runs here (the ISA, lk_get_isa(), is AVX2, NEON_DOTPROD or NEON_I8MM). */
-int lk_vq8_available(void);
+/* The operand layouts, one per kind of integer product */
+enum {
+    LK_VQ8_NONE = 0,     /* no packed product on this path (use lk_matmul) */
+    LK_VQ8_S16_PAIRS = 1, /* x86-64 vpmaddwd: s16 pairs (the AVX2, AVX-VNNI and AVX-512-without-VNNI tables) */
+    LK_VQ8_U8_QUADS = 2, /* AVX-512 VNNI vpdpbusd: weights + 128 as u8 quads, int8 activations (the avx512-vnni table) */
+    LK_VQ8_S8_QUADS = 3, /* arm64 sdot: int8 quads (the dotprod and i8mm tables) */
+};
 
-/* Bytes of the rows x cols Q8_0 matrix W packed (64-byte aligned storage keeps its vector loads aligned). */
-size_t lk_vq8_packed_weight_bytes(int64_t rows, int64_t cols);
+/* The layout of the selected path (lk_get_isa()): one of the above. */
+int lk_vq8_layout(void);
 
-/* Packs panels [panel_begin, panel_end) of W (Q8_0 row r at w + r * w_row_bytes). Returns 0 (nothing written)
- * if cols is not a multiple of 32. */
-int lk_vq8_pack_weights(const void *w, size_t w_row_bytes, int64_t rows, int64_t cols, void *packed, int64_t panel_begin,
-                        int64_t panel_end);
+/* Bytes of the rows x cols Q8_0 matrix W packed in `layout` (64-byte aligned storage keeps its vector loads
+ * aligned); 0 for LK_VQ8_NONE or a layout this architecture has not. */
+size_t lk_vq8_packed_weight_bytes(int layout, int64_t rows, int64_t cols);
 
-/* Bytes of n_tokens rows of X packed. */
-size_t lk_vq8_packed_x_bytes(int64_t n_tokens, int64_t cols);
+/* Packs panels [panel_begin, panel_end) of W (Q8_0 row r at w + r * w_row_bytes) in `layout`. Returns 0
+ * (nothing written) if cols is not a multiple of 32 or the layout is not one of this architecture's. */
+int lk_vq8_pack_weights(int layout, const void *w, size_t w_row_bytes, int64_t rows, int64_t cols, void *packed,
+                        int64_t panel_begin, int64_t panel_end);
 
-/* Quantizes and packs tokens [token_begin, token_end) of X (token t at x + t * x_stride). */
-void lk_vq8_pack_x(const float *x, int64_t x_stride, int64_t cols, void *xp, int64_t token_begin, int64_t token_end);
+/* Bytes of n_tokens rows of X packed in `layout` (0 as lk_vq8_packed_weight_bytes). */
+size_t lk_vq8_packed_x_bytes(int layout, int64_t n_tokens, int64_t cols);
+
+/* Quantizes and packs tokens [token_begin, token_end) of X (token t at x + t * x_stride) in `layout` (nothing
+ * for a layout this architecture has not). */
+void lk_vq8_pack_x(int layout, const float *x, int64_t x_stride, int64_t cols, void *xp, int64_t token_begin,
+                   int64_t token_end);
 
 /* Y[t, r] (at y[t * y_stride + r]) for t < n_tokens, row_begin <= r < row_end (row_begin a multiple of 16), bias
- * optional. Returns 0 (nothing written) when lk_vq8_available() is 0, for a misaligned row_begin or cols, or
- * with no memory. */
-int lk_vq8_gemm_packed(const void *packed, int64_t cols, const void *xp, int64_t n_tokens, const float *bias, float *y,
-                       int64_t y_stride, int64_t row_begin, int64_t row_end);
+ * optional, from operands packed in `layout`. Returns 0 (nothing written) when `layout` is not
+ * lk_vq8_layout() (LK_VQ8_NONE included), for a misaligned row_begin or cols, or with no memory. */
+int lk_vq8_gemm_packed(int layout, const void *packed, int64_t cols, const void *xp, int64_t n_tokens, const float *bias,
+                       float *y, int64_t y_stride, int64_t row_begin, int64_t row_end);
 
 /* ---- The CPU's float FMA peak (fma_peak.c), for the products' benchmarks ----
  * Runs independent FMA chains on the calling thread, as wide as the float products' vectors here (512 bits with
