@@ -76,8 +76,8 @@ enum {
 /* The operand layouts, one per kind of integer product */
 enum {
     LK_VQ8_NONE = 0,     /* no packed product on this path (use lk_matmul) */
-    LK_VQ8_S16_PAIRS = 1, /* x86-64 vpmaddwd: s16 pairs (the AVX2, AVX-VNNI and AVX-512-without-VNNI tables) */
-    LK_VQ8_U8_QUADS = 2, /* AVX-512 VNNI vpdpbusd: weights + 128 as u8 quads, int8 activations (the avx512-vnni table) */
+    LK_VQ8_S16_PAIRS = 1, /* x86-64 vpmaddwd: s16 pairs (the avx2 and avx512-novnni tables) */
+    LK_VQ8_U8_QUADS = 2, /* vpdpbusd: weights + 128 as u8 quads, int8 activations (the avx512-vnni and avx-vnni tables) */
     LK_VQ8_S8_QUADS = 3, /* arm64 sdot: int8 quads (the dotprod and i8mm tables) */
 };
 
