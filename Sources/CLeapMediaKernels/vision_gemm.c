@@ -576,15 +576,37 @@ static void exp_columns_neon(float *x, int64_t rows, int64_t n, int64_t stride, 
 }
 #endif
 
+/* The vectors these kernels use under the selected table: AVX-512 with every AVX-512 table (the AMX and
+ * llama-order ones differ from the others in their quantized products only), AVX2 with the AVX2 and AVX-VNNI
+ * tables, NEON with every arm64 one. */
+enum { VG_PORTABLE, VG_AVX2, VG_AVX512, VG_NEON };
+
+static int vg_level(void) {
+    switch (lk_get_isa()) {
+#if defined(__x86_64__)
+    case LK_ISA_AVX512: case LK_ISA_AVX512_NOVNNI: case LK_ISA_AVX512_AMX: case LK_ISA_LLAMA_ORDER: return VG_AVX512;
+    case LK_ISA_AVX2: case LK_ISA_AVX_VNNI: return VG_AVX2;
+#elif defined(__aarch64__)
+    case LK_ISA_NEON: case LK_ISA_NEON_DOTPROD: case LK_ISA_NEON_I8MM: return VG_NEON;
+#endif
+    default: return VG_PORTABLE;
+    }
+}
+
+const char *lk_vg_path(void) {
+    static const char *const names[] = {"portable", "avx2", "avx512", "neon"};
+    return names[vg_level()];
+}
+
 void lk_vg_pack_x(const float *x, int64_t x_stride, int64_t n_tokens, int64_t cols, int round_f16, float *xp,
                   int64_t block_begin, int64_t block_end) {
 #if defined(__x86_64__)
-    const int isa = lk_get_isa();
-    if (isa == LK_ISA_AVX512 || isa == LK_ISA_AVX512_NOVNNI) {
+    const int level = vg_level();
+    if (level == VG_AVX512) {
         pack_x_avx512(x, x_stride, n_tokens, cols, round_f16, xp, block_begin, block_end);
         return;
     }
-    if (isa == LK_ISA_AVX2) {
+    if (level == VG_AVX2) {
         pack_x_avx2(x, x_stride, n_tokens, cols, round_f16, xp, block_begin, block_end);
         return;
     }
@@ -594,18 +616,17 @@ void lk_vg_pack_x(const float *x, int64_t x_stride, int64_t n_tokens, int64_t co
 
 void lk_vg_exp_columns(float *x, int64_t rows, int64_t n, int64_t stride, float scale, float *inv_sums) {
 #if defined(__x86_64__)
-    const int isa = lk_get_isa();
-    if (isa == LK_ISA_AVX512 || isa == LK_ISA_AVX512_NOVNNI) {
+    const int level = vg_level();
+    if (level == VG_AVX512) {
         exp_columns_avx512(x, rows, n, stride, scale, inv_sums);
         return;
     }
-    if (isa == LK_ISA_AVX2) {
+    if (level == VG_AVX2) {
         exp_columns_avx2(x, rows, n, stride, scale, inv_sums);
         return;
     }
 #elif defined(__aarch64__)
-    const int isa = lk_get_isa();
-    if (isa == LK_ISA_NEON || isa == LK_ISA_NEON_DOTPROD || isa == LK_ISA_NEON_I8MM) {
+    if (vg_level() == VG_NEON) {
         exp_columns_neon(x, rows, n, stride, scale, inv_sums);
         return;
     }
@@ -625,12 +646,11 @@ int lk_vg_gemm_packed(int w_type, const void *packed, int64_t cols, const float 
     tile_fn tile = tile_portable;
     widen_fn widen = widen_portable;
 #if defined(__x86_64__)
-    const int isa = lk_get_isa();
-    if (isa == LK_ISA_AVX512 || isa == LK_ISA_AVX512_NOVNNI) tile = tile_avx512, widen = widen_avx512;
-    if (isa == LK_ISA_AVX2) tile = tile_avx2, widen = widen_avx2;
+    const int level = vg_level();
+    if (level == VG_AVX512) tile = tile_avx512, widen = widen_avx512;
+    if (level == VG_AVX2) tile = tile_avx2, widen = widen_avx2;
 #elif defined(__aarch64__)
-    const int isa = lk_get_isa();
-    if (isa == LK_ISA_NEON || isa == LK_ISA_NEON_DOTPROD || isa == LK_ISA_NEON_I8MM) tile = tile_neon; /* widen: the NEON table's */
+    if (vg_level() == VG_NEON) tile = tile_neon; /* widen: the NEON table's */
 #endif
     float *chunk = NULL;
     if (w_type == LK_TYPE_F16) {

@@ -161,6 +161,21 @@ import Testing
         #endif
     }
 
+    /// Every vector table takes the encoders' vector products, not the portable loops: AVX-512 with each AVX-512
+    /// table (AMX and llama-order included), AVX2 with AVX2 and AVX-VNNI, NEON with each arm64 level.
+    @Test func everyVectorTableTakesVectorProducts() {
+        for isa in KernelISA.allCases where isa.isAvailable {
+            let want: String
+            switch isa {
+            case .scalar: want = "portable"
+            case .avx2, .avxVNNI: want = "avx2"
+            case .avx512, .avx512NoVNNI, .avx512AMX, .llamaOrder: want = "avx512"
+            case .neon, .neonDotprod, .neonI8MM: want = "neon"
+            }
+            #expect(isa.withThreadSelection { String(cString: lk_vg_path()) } == want, "\(isa.name)")
+        }
+    }
+
     @Test func gemmRejectsQuantizedWeights() {
         var y = [Float](repeating: 0, count: 4)
         let w = [UInt8](repeating: 0, count: 34 * 4)

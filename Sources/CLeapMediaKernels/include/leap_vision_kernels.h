@@ -23,6 +23,10 @@ void lk_softmax_rows_scaled(float *x, int64_t rows, int64_t n, int64_t stride, f
  * when the CPU and lk_get_isa() allow it, portable loops otherwise. */
 enum { LK_VG_PANEL_ROWS = 32, LK_VG_BLOCK_TOKENS = 12 };
 
+/* The vectors lk_vg_* use under the selected kernel table: "avx512", "avx2", "neon" or "portable" (the scalar
+ * table, or a CPU with none of those). */
+const char *lk_vg_path(void);
+
 /* Bytes of W packed (w_type LK_TYPE_F32 or LK_TYPE_F16, kept as is). */
 size_t lk_vg_packed_weight_bytes(int w_type, int64_t rows, int64_t cols);
 
