@@ -150,7 +150,7 @@ void lk_vq8_pack_x(int layout, const float *x, int64_t x_stride, int64_t cols, v
 #include "media_inline.h"
 
 enum {
-    KB = 24,                  /* blocks per pass (a panel's 26 KB in L1 in the S16 layout, 14 KB in the U8 one) */
+    KB = 24, /* blocks per pass: in L1, a panel's 26 KB in the S16 layout, two panels' 28 KB in the U8 one */
     WB16 = SCALES + QR * QK * 2, XB16 = QK * 2 + 4, /* S16 pairs: a panel's block, a token's block */
     WB8 = SCALES + QR * QK, XB8 = QK + 4 + 4,       /* U8 quads */
 };
@@ -179,6 +179,14 @@ typedef struct {
 } tile_passes;
 
 #pragma clang attribute push(__attribute__((target("avx2,fma,f16c"))), apply_to = function)
+
+/* KERNEL_NT: the pass_fn of a one-panel kernel for NT tokens */
+#define ONE_PANEL_PASS(KERNEL, NT)                                                                                   \
+    static void KERNEL##_##NT(const uint8_t *p, size_t pb, int64_t b0, int64_t kb, const uint8_t *x, size_t xrb,     \
+                              int64_t nb, const pass_out *o) {                                                       \
+        (void)pb;                                                                                                    \
+        KERNEL(p, b0, kb, x, xrb, nb, o, NT);                                                                        \
+    }
 
 /* A pass's 16 rows x nt tokens as two 8-lane halves: into the carry buffer, or into y with the bias. */
 INLINE void store_halves(const pass_out *o, const __m256 *lo, const __m256 *hi, const int nt) {
@@ -235,18 +243,7 @@ INLINE void pass_s16(const uint8_t *panel, int64_t b0, int64_t kb, const uint8_t
     store_halves(o, lo, hi, nt);
 }
 
-static void pass_s16_3(const uint8_t *p, size_t pb, int64_t b0, int64_t kb, const uint8_t *x, size_t xrb, int64_t nb, const pass_out *o) {
-    (void)pb;
-    pass_s16(p, b0, kb, x, xrb, nb, o, 3);
-}
-static void pass_s16_2(const uint8_t *p, size_t pb, int64_t b0, int64_t kb, const uint8_t *x, size_t xrb, int64_t nb, const pass_out *o) {
-    (void)pb;
-    pass_s16(p, b0, kb, x, xrb, nb, o, 2);
-}
-static void pass_s16_1(const uint8_t *p, size_t pb, int64_t b0, int64_t kb, const uint8_t *x, size_t xrb, int64_t nb, const pass_out *o) {
-    (void)pb;
-    pass_s16(p, b0, kb, x, xrb, nb, o, 1);
-}
+ONE_PANEL_PASS(pass_s16, 3) ONE_PANEL_PASS(pass_s16, 2) ONE_PANEL_PASS(pass_s16, 1)
 
 #pragma clang attribute pop
 
@@ -288,18 +285,7 @@ INLINE void pass_u8_vex(const uint8_t *panel, int64_t b0, int64_t kb, const uint
     store_halves(o, lo, hi, nt);
 }
 
-static void pass_u8_vex_3(const uint8_t *p, size_t pb, int64_t b0, int64_t kb, const uint8_t *x, size_t xrb, int64_t nb, const pass_out *o) {
-    (void)pb;
-    pass_u8_vex(p, b0, kb, x, xrb, nb, o, 3);
-}
-static void pass_u8_vex_2(const uint8_t *p, size_t pb, int64_t b0, int64_t kb, const uint8_t *x, size_t xrb, int64_t nb, const pass_out *o) {
-    (void)pb;
-    pass_u8_vex(p, b0, kb, x, xrb, nb, o, 2);
-}
-static void pass_u8_vex_1(const uint8_t *p, size_t pb, int64_t b0, int64_t kb, const uint8_t *x, size_t xrb, int64_t nb, const pass_out *o) {
-    (void)pb;
-    pass_u8_vex(p, b0, kb, x, xrb, nb, o, 1);
-}
+ONE_PANEL_PASS(pass_u8_vex, 3) ONE_PANEL_PASS(pass_u8_vex, 2) ONE_PANEL_PASS(pass_u8_vex, 1)
 
 #pragma clang attribute pop
 
