@@ -124,19 +124,18 @@ void lk_vq8_pack_x(int layout, const float *x, int64_t x_stride, int64_t cols, v
             const int64_t n = nb - b0 < STEP ? nb - b0 : STEP;
             lk_quantize_row_q8_0(x + t * x_stride + b0 * QK, q, n * QK);
             for (int64_t b = 0; b < n; b++) {
-                int32_t sum = 0;
-                for (int i = 0; i < QK; i++) {
-                    sum += q[b].qs[i];
-                    if (vb == 2) {
-                        const int16_t v = q[b].qs[i];
-                        memcpy(row + ((b0 + b) * QK + i) * 2, &v, 2);
-                    } else {
-                        row[(b0 + b) * QK + i] = (uint8_t)q[b].qs[i];
-                    }
+                if (vb == 2) {
+                    int16_t v[QK];
+                    for (int i = 0; i < QK; i++) v[i] = q[b].qs[i];
+                    memcpy(row + (b0 + b) * QK * 2, v, sizeof v);
+                } else {
+                    memcpy(row + (b0 + b) * QK, q[b].qs, QK);
                 }
                 const float dx = lk_f16_to_f32(q[b].d);
                 memcpy(scales + (b0 + b) * 4, &dx, 4);
                 if (layout == LK_VQ8_U8_QUADS) {
+                    int32_t sum = 0;
+                    for (int i = 0; i < QK; i++) sum += q[b].qs[i];
                     const int32_t offset = -128 * sum;
                     memcpy(offsets + (b0 + b) * 4, &offset, 4);
                 }
