@@ -2,24 +2,44 @@
  *
  * Weights: panels of 32 rows, each stored column-major ([cols][32], rows past the matrix's end as zeros), in
  * F32 or F16, packed once. Activations: blocks of 12 tokens, each stored [cols][12] (tokens past the end as
- * zeros), packed per product. The product walks the columns in chunks of KC and the token blocks in groups
- * of GROUP: each panel's chunk (F16 chunks converted to floats in a buffer, once per chunk and group) meets
- * the group's blocks in turn, 32 rows x 12 tokens of float accumulators in registers (24 zmm), each column
- * two vector loads, twelve broadcasts and 24 FMAs (AVX-512; AVX2 runs the tile as four 16-row x 6-token
- * quarters, 12 ymm accumulators each, and arm64 NEON the same quarters in 24 of its registers). A panel's
- * chunk (32 KB as floats) stays in L1 or close, the group's chunk of tokens (192 KB) in L2 while every panel
- * passes over it: the chunk of all tokens would come from L3 for each panel. */
+ * zeros), packed per product. The product walks the panels in stripes (up to STRIPE panels, as many as a
+ * quarter of the L2 holds as floats), then the columns in chunks of KC, then the token blocks in groups of
+ * GROUP: each panel of the stripe meets the group's blocks in turn, 32 rows x 12 tokens of float accumulators
+ * in registers (24 zmm), each column two vector loads, twelve broadcasts and 24 FMAs (AVX-512; AVX2 runs the
+ * tile as four 16-row x 6-token quarters, 12 ymm accumulators each, and arm64 NEON the same quarters in 24 of
+ * its registers). A panel's chunk (32 KB as floats) stays in L1 or close while the group's blocks pass, the
+ * group's chunk of tokens (192 KB) in L2 while every panel of the stripe passes over it: the chunk of all
+ * tokens would come from L3 for each panel. F16 chunks are converted to floats once per chunk for the whole
+ * stripe (into a buffer that stays in L2), not once per group: the F16 weights come from L3 or memory, and
+ * converting them again for each group cost a few percent of the product. */
 #include "leap_kernels.h"
 #include "leap_vision_kernels.h"
 #include "leap_kernel_support.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 
-enum { ROWS = LK_VG_PANEL_ROWS, TOKENS = LK_VG_BLOCK_TOKENS, KC = 256, GROUP = 16 };
+enum { ROWS = LK_VG_PANEL_ROWS, TOKENS = LK_VG_BLOCK_TOKENS, KC = 256, GROUP = 16, STRIPE = 16 };
 
 static int64_t panels_of(int64_t rows) { return (rows + ROWS - 1) / ROWS; }
+
+/* Panels per stripe: a quarter of this core's L2 of F32 panel chunks (32 KB each), 1 to STRIPE (4 when the
+ * C library does not say). */
+static int64_t stripe_panels(void) {
+    static int64_t panels; /* 0 until computed; every thread computes the same value */
+    int64_t n = __atomic_load_n(&panels, __ATOMIC_RELAXED);
+    if (n) return n;
+    n = 4;
+#if defined(_SC_LEVEL2_CACHE_SIZE)
+    const long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    if (l2 > 0) n = l2 / 4 / (KC * ROWS * (long)sizeof(float));
+#endif
+    n = n < 1 ? 1 : n > STRIPE ? STRIPE : n;
+    __atomic_store_n(&panels, n, __ATOMIC_RELAXED);
+    return n;
+}
 
 size_t lk_vg_packed_weight_bytes(int w_type, int64_t rows, int64_t cols) {
     const size_t elem = w_type == LK_TYPE_F16 ? 2 : 4;
@@ -384,28 +404,47 @@ static void tile_avx512(const float *panel, const float *xb, int64_t xcs, int64_
     }
 }
 
-/* A block's 12 tokens x 16 columns at a time: the rows (rounded to F16 when asked, zero past n_tokens) go to a
- * [12][16] buffer, from which a gather takes each column's 12 values. Columns past the last 16 one by one
- * (pack_x_columns). */
+/* Four rows (r[0..3], 16 columns each) transposed within each 128-bit lane: lane j of u[c] holds column
+ * 4j + c's four values. */
+static inline void transpose_4x4_lanes_avx512(const __m512 r[4], __m512 u[4]) {
+    const __m512 t0 = _mm512_unpacklo_ps(r[0], r[1]), t1 = _mm512_unpackhi_ps(r[0], r[1]);
+    const __m512 t2 = _mm512_unpacklo_ps(r[2], r[3]), t3 = _mm512_unpackhi_ps(r[2], r[3]);
+    u[0] = _mm512_shuffle_ps(t0, t2, 0x44);
+    u[1] = _mm512_shuffle_ps(t0, t2, 0xEE);
+    u[2] = _mm512_shuffle_ps(t1, t3, 0x44);
+    u[3] = _mm512_shuffle_ps(t1, t3, 0xEE);
+}
+
+/* A block's 12 tokens x 16 columns at a time: the rows (rounded to F16 when asked, zero past n_tokens) as three
+ * groups of four, each transposed within 128-bit lanes, whose lanes are each column's four values of that
+ * group: stored at column c's place, c·12 + 4·group (shuffles and 128-bit stores, several times faster than
+ * gathering each column from a buffer of the rows). Columns past the last 16 one by one (pack_x_columns). */
 static void pack_x_avx512(const float *x, int64_t x_stride, int64_t n_tokens, int64_t cols, int round_f16, float *xp,
                           int64_t block_begin, int64_t block_end) {
     const int64_t wide = cols / 16 * 16;
-    float rows[TOKENS * 16];
-    const __m512i at = _mm512_setr_epi32(0, 16, 32, 48, 64, 80, 96, 112, 128, 144, 160, 176, 0, 0, 0, 0);
-    const __mmask16 twelve = (1u << TOKENS) - 1;
     for (int64_t b = block_begin; b < block_end; b++) {
         float *block = xp + (size_t)b * TOKENS * cols;
         for (int64_t c0 = 0; c0 < wide; c0 += 16) {
-            for (int t = 0; t < TOKENS; t++) {
-                const int64_t token = b * TOKENS + t;
-                __m512 v = token < n_tokens ? _mm512_loadu_ps(x + token * x_stride + c0) : _mm512_setzero_ps();
-                if (round_f16) v = _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
-                _mm512_storeu_ps(rows + t * 16, v);
-            }
             float *dst = block + c0 * TOKENS;
-            for (int c = 0; c < 16; c++)
-                _mm512_mask_storeu_ps(dst + c * TOKENS, twelve,
-                                      _mm512_mask_i32gather_ps(_mm512_setzero_ps(), twelve, at, rows + c, 4));
+#pragma clang loop unroll(full)
+            for (int g = 0; g < TOKENS / 4; g++) {
+                __m512 r[4], u[4];
+#pragma clang loop unroll(full)
+                for (int i = 0; i < 4; i++) {
+                    const int64_t token = b * TOKENS + 4 * g + i;
+                    __m512 v = token < n_tokens ? _mm512_loadu_ps(x + token * x_stride + c0) : _mm512_setzero_ps();
+                    if (round_f16) v = _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+                    r[i] = v;
+                }
+                transpose_4x4_lanes_avx512(r, u);
+#pragma clang loop unroll(full)
+                for (int c = 0; c < 4; c++) {
+                    _mm_storeu_ps(dst + c * TOKENS + 4 * g, _mm512_castps512_ps128(u[c]));
+                    _mm_storeu_ps(dst + (4 + c) * TOKENS + 4 * g, _mm512_extractf32x4_ps(u[c], 1));
+                    _mm_storeu_ps(dst + (8 + c) * TOKENS + 4 * g, _mm512_extractf32x4_ps(u[c], 2));
+                    _mm_storeu_ps(dst + (12 + c) * TOKENS + 4 * g, _mm512_extractf32x4_ps(u[c], 3));
+                }
+            }
         }
         pack_x_columns(x, x_stride, n_tokens, cols, wide, round_f16, block, b);
     }
@@ -652,30 +691,33 @@ int lk_vg_gemm_packed(int w_type, const void *packed, int64_t cols, const float 
 #elif defined(__aarch64__)
     if (vg_level() == VG_NEON) tile = tile_neon; /* widen: the NEON table's */
 #endif
-    float *chunk = NULL;
+    const int64_t panels = panels_of(row_end - row_begin), stripe = stripe_panels();
+    float *chunks = NULL; /* F16: a stripe's panel chunks as floats, [stripe][KC][32] */
     if (w_type == LK_TYPE_F16) {
-        chunk = lk_scratch((size_t)KC * ROWS * sizeof(float));
-        if (!chunk) return 0;
+        chunks = lk_scratch((size_t)(panels < stripe ? panels : stripe) * KC * ROWS * sizeof(float));
+        if (!chunks) return 0;
     }
     const int64_t blocks = (n_tokens + TOKENS - 1) / TOKENS;
-    for (int64_t k0 = 0; k0 < cols; k0 += KC) {
-        const int64_t kc = cols - k0 < KC ? cols - k0 : KC;
-        for (int64_t g0 = 0; g0 < blocks; g0 += GROUP) {
-            const int64_t g1 = blocks - g0 < GROUP ? blocks : g0 + GROUP;
-            for (int64_t r0 = row_begin; r0 < row_end; r0 += ROWS) {
-                const int nr = row_end - r0 < ROWS ? (int)(row_end - r0) : ROWS;
-                const size_t at = (size_t)(r0 / ROWS) * ROWS * cols + (size_t)k0 * ROWS;
-                const float *panel;
-                if (chunk) {
-                    widen((const uint16_t *)packed + at, chunk, kc * ROWS);
-                    panel = chunk;
-                } else {
-                    panel = (const float *)packed + at;
-                }
-                for (int64_t b = g0; b < g1; b++) {
-                    const int nt = n_tokens - b * TOKENS < TOKENS ? (int)(n_tokens - b * TOKENS) : TOKENS;
-                    tile(panel, xp + b * x_block_stride + k0 * x_col_stride, x_col_stride, kc,
-                         y + b * TOKENS * y_stride + r0, y_stride, nt, nr, k0 > 0, k0 == 0 && bias ? bias + r0 : NULL);
+    for (int64_t s0 = 0; s0 < panels; s0 += stripe) {
+        const int64_t s1 = panels - s0 < stripe ? panels : s0 + stripe;
+        for (int64_t k0 = 0; k0 < cols; k0 += KC) {
+            const int64_t kc = cols - k0 < KC ? cols - k0 : KC;
+            if (chunks)
+                for (int64_t p = s0; p < s1; p++)
+                    widen((const uint16_t *)packed + (size_t)(row_begin / ROWS + p) * ROWS * cols + (size_t)k0 * ROWS,
+                          chunks + (size_t)(p - s0) * KC * ROWS, kc * ROWS);
+            for (int64_t g0 = 0; g0 < blocks; g0 += GROUP) {
+                const int64_t g1 = blocks - g0 < GROUP ? blocks : g0 + GROUP;
+                for (int64_t p = s0; p < s1; p++) {
+                    const int64_t r0 = row_begin + p * ROWS;
+                    const int nr = row_end - r0 < ROWS ? (int)(row_end - r0) : ROWS;
+                    const float *panel = chunks ? chunks + (size_t)(p - s0) * KC * ROWS
+                                                : (const float *)packed + (size_t)(r0 / ROWS) * ROWS * cols + (size_t)k0 * ROWS;
+                    for (int64_t b = g0; b < g1; b++) {
+                        const int nt = n_tokens - b * TOKENS < TOKENS ? (int)(n_tokens - b * TOKENS) : TOKENS;
+                        tile(panel, xp + b * x_block_stride + k0 * x_col_stride, x_col_stride, kc,
+                             y + b * TOKENS * y_stride + r0, y_stride, nt, nr, k0 > 0, k0 == 0 && bias ? bias + r0 : NULL);
+                    }
                 }
             }
         }

@@ -1,5 +1,6 @@
 // lk_vision_gemm (the encoder's F32 / F16 matrix product) against a float64 reference, on every path the CPU
-// has, with row and token counts that leave partial panels (32 rows) and blocks (12 tokens).
+// has, with row and token counts that leave partial panels (32 rows) and blocks (12 tokens); 545 rows make more
+// panels than a stripe holds (at most 16), so the last stripe is partial.
 import CLeapKernels
 import CLeapMediaKernels
 import Glibc
@@ -7,7 +8,7 @@ import LeapKernels
 import Testing
 
 @Suite struct EncoderGemmTests {
-    @Test(arguments: [[1, 16, 1], [45, 48, 13], [64, 768, 24], [100, 40, 7]])
+    @Test(arguments: [[1, 16, 1], [45, 48, 13], [64, 768, 24], [100, 40, 7], [545, 300, 13]])
     func gemmMatchesFloat64(_ shape: [Int]) throws {
         let (rows, cols, tokens) = (shape[0], shape[1], shape[2])
         var seed: UInt64 = 0x1234_5678
