@@ -34,32 +34,78 @@ package struct BatchedLinear {
         pool: ThreadPool
     ) {
         if rows >= Int(LK_VQ8_MIN_TOKENS), let packedQ8, multiplyQ8(packedQ8, x, rows: rows, into: y, pool: pool) { return }
-        guard rows > 0, let packed else {
+        guard rows > 0, packed != nil else {
             linear(x, rows: rows, into: y, pool: pool)
             return
         }
-        let K = inputs, N = outputs
+        Self.multiplyPacked([self], x, rows: rows, into: [y], pool: pool)
+    }
+
+    /// ys[i] = linears[i](x) for layers that take the same input (attention's query, key and value). When all
+    /// have packed weights of one type (F32 or F16) X is packed once and every layer's panels run as the tasks
+    /// of one pass over the pool (one wait for the slowest thread instead of one per layer); otherwise the
+    /// layers run one after another.
+    package static func multiply(
+        _ linears: [BatchedLinear],
+        _ x: UnsafePointer<Float>,              // [rows, inputs]
+        rows: Int,
+        into ys: [UnsafeMutablePointer<Float>], // [rows, outputs of each]
+        pool: ThreadPool
+    ) {
+        precondition(linears.count == ys.count, "one output per layer")
+        guard rows > 0, let type = linears.first?.packed?.type,
+              linears.allSatisfy({ $0.packed?.type == type && $0.inputs == linears[0].inputs }) else {
+            for (l, y) in zip(linears, ys) { l(x, rows: rows, into: y, pool: pool) }
+            return
+        }
+        multiplyPacked(linears, x, rows: rows, into: ys, pool: pool)
+    }
+
+    /// lk_vg_gemm_packed for layers whose weights are all packed, of one type, with one input width: X packed
+    /// once, then tasks of at most 1/(2·threads) of all the layers' panels (each within one layer). A layer whose
+    /// product fails (no scratch memory) runs again through Linear.
+    private static func multiplyPacked(
+        _ linears: [BatchedLinear], _ x: UnsafePointer<Float>, rows: Int, into ys: [UnsafeMutablePointer<Float>],
+        pool: ThreadPool
+    ) {
+        let K = linears[0].inputs, type = linears[0].packed!.type
         let xp = pool.scratch(bytes: lk_vg_packed_x_floats(Int64(rows), Int64(K)) * 4)
             .assumingMemoryBound(to: Float.self) // [blocks of 12 tokens][K][12]
         let blocks = (rows + Int(LK_VG_BLOCK_TOKENS) - 1) / Int(LK_VG_BLOCK_TOKENS)
-        let roundF16: Int32 = packed.type == Int32(LK_TYPE_F16) ? 1 : 0
+        let roundF16: Int32 = type == Int32(LK_TYPE_F16) ? 1 : 0
         pool.parallelFor(blocks, chunksPerThread: 2) { r in
             lk_vg_pack_x(x, Int64(K), Int64(rows), Int64(K), roundF16, xp, Int64(r.lowerBound), Int64(r.upperBound))
         }
-        let panel = Int(LK_VG_PANEL_ROWS), panels = (N + panel - 1) / panel
-        let failed = UnsafeMutablePointer<Int32>.allocate(capacity: 1)
+        let panel = Int(LK_VG_PANEL_ROWS)
+        let panelCounts = linears.map { ($0.outputs + panel - 1) / panel }
+        let chunk = max(1, (panelCounts.reduce(0, +) + 2 * pool.threadCount - 1) / (2 * pool.threadCount))
+        var tasks: [(layer: Int, panels: Range<Int>)] = [] // each layer in pieces of (nearly) equal size
+        for (i, n) in panelCounts.enumerated() {
+            let pieces = (n + chunk - 1) / chunk
+            for j in 0..<pieces { tasks.append((i, n * j / pieces..<n * (j + 1) / pieces)) }
+        }
+        let failed = UnsafeMutablePointer<Int32>.allocate(capacity: linears.count)
         defer { failed.deallocate() }
-        failed.pointee = 0
-        withBias { bias in
-            pool.parallelFor(panels, chunksPerThread: 2) { r in
-                if lk_vg_gemm_packed(packed.type, packed.data, Int64(K), xp, Int64(Int(LK_VG_BLOCK_TOKENS) * K),
-                                     Int64(LK_VG_BLOCK_TOKENS), Int64(rows), bias, y, Int64(N),
+        failed.initialize(repeating: 0, count: linears.count)
+        withBiases(linears[...], []) { biases in
+            pool.run(tasks: tasks.count) { t, _ in
+                let (i, r) = tasks[t], l = linears[i], N = l.outputs
+                if lk_vg_gemm_packed(type, l.packed!.data, Int64(K), xp, Int64(Int(LK_VG_BLOCK_TOKENS) * K),
+                                     Int64(LK_VG_BLOCK_TOKENS), Int64(rows), biases[i], ys[i], Int64(N),
                                      Int64(r.lowerBound * panel), Int64(min(N, r.upperBound * panel))) == 0 {
-                    failed.pointee = 1
+                    failed[i] = 1
                 }
             }
         }
-        if failed.pointee != 0 { linear(x, rows: rows, into: y, pool: pool) }
+        for i in linears.indices where failed[i] != 0 { linears[i].linear(x, rows: rows, into: ys[i], pool: pool) }
+    }
+
+    /// body(the layers' bias pointers, nil where a layer has none), valid during the call.
+    private static func withBiases(
+        _ rest: ArraySlice<BatchedLinear>, _ got: [UnsafePointer<Float>?], _ body: ([UnsafePointer<Float>?]) -> Void
+    ) {
+        guard let l = rest.first else { return body(got) }
+        l.withBias { b in withBiases(rest.dropFirst(), got + [b], body) }
     }
 
     /// lk_vq8_gemm_packed; false (nothing reliable written) when it declines.

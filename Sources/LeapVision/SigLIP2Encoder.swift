@@ -108,9 +108,7 @@ struct SigLIP2Encoder {
 
         for (i, blk) in blocks.enumerated() {
             // s.normed = norm1(x)
-            blk.query(s.normed, rows: T, into: s.q, pool: pool)
-            blk.key(s.normed, rows: T, into: s.k, pool: pool)
-            blk.value(s.normed, rows: T, into: s.v, pool: pool)
+            BatchedLinear.multiply([blk.query, blk.key, blk.value], s.normed, rows: T, into: [s.q, s.k, s.v], pool: pool)
             attention(s, patches: T, pool: pool)
             blk.output(s.attention, rows: T, into: s.normed, pool: pool)
             addResidual(s.normed, to: s.x, rows: T, thenNorm: blk.norm2, into: s.normed, pool: pool)
