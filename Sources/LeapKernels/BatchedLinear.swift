@@ -38,36 +38,35 @@ package struct BatchedLinear {
             linear(x, rows: rows, into: y, pool: pool)
             return
         }
-        Self.multiplyPacked([self], x, rows: rows, into: [y], pool: pool)
+        Self.multiplyPacked([(self, y)], x, rows: rows, pool: pool)
     }
 
-    /// ys[i] = linears[i](x) for layers that take the same input (attention's query, key and value). When all
-    /// have packed weights of one type (F32 or F16) X is packed once and every layer's panels run as the tasks
-    /// of one pass over the pool (one wait for the slowest thread instead of one per layer); otherwise the
-    /// layers run one after another.
+    /// layer.y = layer.linear(x) ([rows, outputs] each) for layers that take the same input (attention's query,
+    /// key and value). When all have packed weights of one type (F32 or F16) X is packed once and every layer's
+    /// panels run as the tasks of one pass over the pool (one wait for the slowest thread instead of one per
+    /// layer); otherwise the layers run one after another.
     package static func multiply(
-        _ linears: [BatchedLinear],
-        _ x: UnsafePointer<Float>,              // [rows, inputs]
+        _ layers: [(linear: BatchedLinear, y: UnsafeMutablePointer<Float>)],
+        _ x: UnsafePointer<Float>, // [rows, inputs]
         rows: Int,
-        into ys: [UnsafeMutablePointer<Float>], // [rows, outputs of each]
         pool: ThreadPool
     ) {
-        precondition(linears.count == ys.count, "one output per layer")
-        guard rows > 0, let type = linears.first?.packed?.type,
-              linears.allSatisfy({ $0.packed?.type == type && $0.inputs == linears[0].inputs }) else {
-            for (l, y) in zip(linears, ys) { l(x, rows: rows, into: y, pool: pool) }
+        guard rows > 0, let type = layers.first?.linear.packed?.type,
+              layers.allSatisfy({ $0.linear.packed?.type == type && $0.linear.inputs == layers[0].linear.inputs }) else {
+            for (l, y) in layers { l(x, rows: rows, into: y, pool: pool) }
             return
         }
-        multiplyPacked(linears, x, rows: rows, into: ys, pool: pool)
+        multiplyPacked(layers, x, rows: rows, pool: pool)
     }
 
     /// lk_vg_gemm_packed for layers whose weights are all packed, of one type, with one input width: X packed
     /// once, then tasks of at most 1/(2·threads) of all the layers' panels (each within one layer). A layer whose
     /// product fails (no scratch memory) runs again through Linear.
     private static func multiplyPacked(
-        _ linears: [BatchedLinear], _ x: UnsafePointer<Float>, rows: Int, into ys: [UnsafeMutablePointer<Float>],
+        _ layers: [(linear: BatchedLinear, y: UnsafeMutablePointer<Float>)], _ x: UnsafePointer<Float>, rows: Int,
         pool: ThreadPool
     ) {
+        let linears = layers.map(\.linear), ys = layers.map(\.y)
         let K = linears[0].inputs, type = linears[0].packed!.type
         let xp = pool.scratch(bytes: lk_vg_packed_x_floats(Int64(rows), Int64(K)) * 4)
             .assumingMemoryBound(to: Float.self) // [blocks of 12 tokens][K][12]

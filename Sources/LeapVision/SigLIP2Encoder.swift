@@ -108,7 +108,7 @@ struct SigLIP2Encoder {
 
         for (i, blk) in blocks.enumerated() {
             // s.normed = norm1(x)
-            BatchedLinear.multiply([blk.query, blk.key, blk.value], s.normed, rows: T, into: [s.q, s.k, s.v], pool: pool)
+            BatchedLinear.multiply([(blk.query, s.q), (blk.key, s.k), (blk.value, s.v)], s.normed, rows: T, pool: pool)
             attention(s, patches: T, pool: pool)
             blk.output(s.attention, rows: T, into: s.normed, pool: pool)
             addResidual(s.normed, to: s.x, rows: T, thenNorm: blk.norm2, into: s.normed, pool: pool)
