@@ -97,15 +97,18 @@ func rows8ProductsEqualTheRowLayoutsOnEveryPath(_ t: GGMLType) throws {
 
 /// Q4_K, Q5_K and Q6_K packed: on AVX-512 VNNI one kernel takes every batch size with the gemm's operations per
 /// (row, token), so each token of an n-token call gets its bits alone, and from 8 tokens (Q6_K: 16; where the row layout
-/// takes the gemm) the row layout's bits; other paths copy rows back out and give the row layout's bits. Row
-/// counts that leave a lone 8-row group, row ranges split across 2 threads, passes of 8 and chunks of the gemm.
+/// takes the gemm) the row layout's bits. Q4_K on AVX2 and AVX-VNNI: the row layout's kernels read the layout
+/// (one token over group pairs, the tiles of 2-15 tokens, the gemm), so each token gets its bits alone and the
+/// row layout's at every batch size. Other paths copy rows back out and give the row layout's bits. Row counts
+/// that leave a lone 8-row group, row ranges split across 2 threads, passes of 8 and chunks of the gemm.
 @Test(arguments: [GGMLType.q4_K, .q5_K, .q6_K])
 func kQuantRows8ProductsKeepEachTokensBitsAndTheGemms(_ t: GGMLType) throws {
     let pool = try ThreadPool(threads: 2)
     let nMax = 40
     for (rows, cols) in [(40, 3 * 256), (64, 8 * 256), (8, 256)] {
         try withPackedCase(t, rows: rows, cols: cols, seed: 84 + UInt64(rows), tokens: nMax) { isa, w, p, x in
-            let readsLayout = isa == .avx512 && KernelISA.cpuHasVNNI
+            let rowOrder = (isa == .avx2 || isa == .avxVNNI) && t == .q4_K
+            let readsLayout = (isa == .avx512 && KernelISA.cpuHasVNNI) || rowOrder
             func product(_ m: WeightMatrix, first: Int, n: Int) -> [Float] { tokensProduct(m, x, first: first, n: n, pool: pool) }
             let alone = (0..<nMax).map { product(p, first: $0, n: 1) }
             for n in [1, 2, 3, 4, 7, 8, 9, 15, 16, 31, 32, 33, 40] {
@@ -118,7 +121,7 @@ func kQuantRows8ProductsKeepEachTokensBitsAndTheGemms(_ t: GGMLType) throws {
                                 "\(t.name) \(rows)x\(cols), token \(k) of \(n): packed bits differ from the token alone")
                     }
                 }
-                if !readsLayout || n >= (t == .q6_K ? 16 : 8) { // where the row layout takes the gemm
+                if !readsLayout || rowOrder || n >= (t == .q6_K ? 16 : 8) { // where the row layout takes the gemm
                     #expect(packed.map(\.bitPattern) == row.map(\.bitPattern),
                             "\(t.name) [\(isa.name)] \(rows)x\(cols), \(n) tokens: packed products differ from the row layout's")
                 }
@@ -207,12 +210,14 @@ func rows8MatchesLlamaCppRepackedKernels(_ isa: KernelISA) throws {
                 let pq4k = store.packed(try! WeightMatrix(type: .q4_K, rows: 16, cols: 256, data: f.baseAddress!))
                 let packs = [.avx2, .avxVNNI, .avx512, .avx512NoVNNI, .avx512AMX].contains(isa)
                 let packsK = isa == .avx512 && KernelISA.cpuHasVNNI // the AMX path's K-quant tiles read rows
+                let packsQ4K = packsK || [.avx2, .avxVNNI].contains(isa)
                 #expect(p16.rows8 == packs && p16.rows8 == (p16.data != UnsafeRawPointer(a.baseAddress!)), "[\(isa.name)]")
-                #expect(pq8.rows8 == packs && !p12.rows8 && pq6.rows8 == packsK && pq4k.rows8 == packsK, "[\(isa.name)]")
+                #expect(pq8.rows8 == packs && !p12.rows8 && pq6.rows8 == packsK && pq4k.rows8 == packsQ4K, "[\(isa.name)]")
                 let pq41 = q41.withUnsafeBytes { store.packed(try! WeightMatrix(type: .q4_1, rows: 16, cols: 64, data: $0.baseAddress!)) }
                 let packs41 = [.avx2, .avxVNNI, .avx512NoVNNI].contains(isa)
                 #expect(pq41.rows8 == packs41, "[\(isa.name)] Q4_1")
-                #expect(store.byteCount == (packs ? w16.count + q8.count : 0) + (packsK ? q4k.count + q6.count : 0) + (packs41 ? q41.count : 0))
+                #expect(store.byteCount == (packs ? w16.count + q8.count : 0) + (packsK ? q6.count : 0) + (packsQ4K ? q4k.count : 0)
+                        + (packs41 ? q41.count : 0))
             } } } } }
         }
     }

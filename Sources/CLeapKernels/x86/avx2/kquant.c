@@ -23,7 +23,12 @@
  *         in order. 2-15 tokens (kq_few): each super-block's tile is built into L1 (build_block) and applied
  *         to every token, NT per pass; per weight 4 tokens cost less over one token than in the row
  *         layout (BENCHMARKS.md). From 16 tokens (kq_gemm): the tiles of a row group built for 128
- *         tokens at a time.
+ *         tokens at a time. Packed at load in the 8-row layout (LK_ROWS8, rows8.c: rows8_q4_K), the
+ *         same kernels read the vectors as stored, with no transposing, and give the same bits; one token
+ *         then goes over pairs of groups, two streams per thread (one sequential stream per thread reads
+ *         DRAM slower than the row layout's eight). Q5_K and Q6_K stay in the row layout: their one-token
+ *         kernels keep the row order below, and a Q6_K tile built from the layout costs more than the row
+ *         kernels below 8 tokens (its unpacking, not the transposing, is most of a tile's cost).
  * Q5_K, Q6_K matvec: two rows in flight, r and r + nrows/2 (sharing the activation loads), a block's quants
  *         unpacked in registers: 8 vpmaddubsw + 8 vpmaddwd (the scale broadcast by vpshufb). Q5_K: one float
  *         FMA per block into 8 lanes (+ one for its mins, 4 lanes), horizontal sums once per row. Q6_K: the
@@ -59,6 +64,7 @@ enum {
                         kernels from 2 tokens. The few-token kernels (kq_few for Q4_K,
                         x86/avx2/fewtokens.c for Q5_K) take 2..15 tokens first; these thresholds apply when they fall back */
     MIN_Q6 = 3,      /* Q6_K: from 3 tokens (equal to the row kernels at 2) */
+    PAIR_AHEAD = 4096, /* Q4_K packed, one token: bytes prefetched ahead in each of a thread's two streams */
 };
 
 #pragma clang attribute push(__attribute__((target(LK_AVX2_TARGET))), apply_to = function)
@@ -258,6 +264,17 @@ INLINE void transpose8x4_rows(const uint8_t *const *blk, size_t off, __m256i *ou
     lk_transpose8x4(v, out);
 }
 
+/* Vectors idx..idx + 3 of one Q4_K / Q5_K super-block of 8 rows, lane r of vector k holding dword idx + k of
+ * row r's bytes from `off` of its block: transposed from the rows' blocks blk[r], or (PACKED: Q4_K, the
+ * super-block at gb of a group in the 8-row layout, LK_ROWS8, whose vectors for off = 16 are its 32 quant
+ * vectors and for off = 0 its head's 4 word vectors after them) loaded as stored. */
+INLINE void row_vectors(const uint8_t *const *blk, const uint8_t *gb, size_t off, int idx, __m256i *v, const int PACKED) {
+    if (PACKED)
+        for (int k = 0; k < 4; k++) v[k] = load256(gb + 32 * ((off ? 0 : 32) + idx + k));
+    else
+        transpose8x4_rows(blk, off + 4 * (size_t)idx, v);
+}
+
 /* The f16 at byte offset `off` of each of the 8 blocks, as 8 floats (lane r: block r). */
 INLINE __m256 gather_f16(const uint8_t *const *blk, size_t off) {
     const __m128i h = _mm_setr_epi16((short)lk_load_u16(blk[0] + off), (short)lk_load_u16(blk[1] + off), (short)lk_load_u16(blk[2] + off),
@@ -268,11 +285,12 @@ INLINE __m256 gather_f16(const uint8_t *const *blk, size_t off) {
 
 /* Q4_K / Q5_K: the scale vectors of one super-block of 8 rows (blk[r]: row r's block) → tb's T_DS, K4_MP and
  * K4_DMIN parts. */
-INLINE void k4_scales(const uint8_t *const *blk, uint8_t *tb) {
-    /* the first 16 bytes of each row's block, transposed: lane r of h[0] = d | dmin << 16, of h[1..3] = the
-     * words u0, u1, u2 of its packed scales (lk_k4_scales_mins' unpacking, for 8 rows at once) */
+INLINE void k4_scales(const uint8_t *const *blk, const uint8_t *gb, uint8_t *tb, const int PACKED) {
+    /* the first 16 bytes of each row's block, transposed (PACKED: the head's word vectors, after the 32 quant
+     * vectors): lane r of h[0] = d | dmin << 16, of h[1..3] = the words u0, u1, u2 of its packed scales
+     * (lk_k4_scales_mins' unpacking, for 8 rows at once) */
     __m256i h[4];
-    transpose8x4_rows(blk, 0, h);
+    row_vectors(blk, gb, 0, 0, h, PACKED);
     const __m256i c3f = _mm256_set1_epi8(0x3f), c0f = _mm256_set1_epi8(0x0f), c30 = _mm256_set1_epi8(0x30);
     const __m256i u0 = h[1], u1 = h[2], u2 = h[3];
     const __m256i sc[2] = {_mm256_and_si256(u0, c3f), _mm256_or_si256(_mm256_and_si256(u2, c0f), _mm256_and_si256(_mm256_srli_epi32(u0, 2), c30))};
@@ -294,8 +312,9 @@ INLINE void k4_scales(const uint8_t *const *blk, uint8_t *tb) {
 }
 
 /* The tile of one super-block of 8 rows (blk[r]: row r's block; rows past the matrix's end repeat its last
- * row, their lanes unused) → tb (the layout above), unpacked and transposed in registers. */
-INLINE void build_block(int type, const uint8_t *const *blk, uint8_t *tb) {
+ * row, their lanes unused; PACKED: Q4_K, the super-block at gb of an 8-row group) → tb (the layout above),
+ * unpacked and transposed in registers (PACKED: already transposed). */
+INLINE void build_block(int type, const uint8_t *const *blk, const uint8_t *gb, uint8_t *tb, const int PACKED) {
     const __m256i m4 = _mm256_set1_epi8(15);
     if (type == LK_TYPE_Q6_K) {
         const __m256i m3 = _mm256_set1_epi8(3);
@@ -336,7 +355,7 @@ INLINE void build_block(int type, const uint8_t *const *blk, uint8_t *tb) {
     for (int c = 0; c < 4; c++) { /* chunk c: low nibbles = sub-block 2c, high = 2c + 1 (5th bits: qh bits 2c, 2c + 1) */
         for (int hh = 0; hh < 2; hh++) { /* bytes 16hh.. of the chunk: groups 4hh..4hh+3 */
             __m256i v[4];
-            transpose8x4_rows(blk, (q5 ? 48 : 16) + 32 * c + 16 * hh, v);
+            row_vectors(blk, gb, q5 ? 48 : 16, 8 * c + 4 * hh, v, PACKED);
             for (int k = 0; k < 4; k++) {
                 const int g = 4 * hh + k;
                 __m256i lo = _mm256_and_si256(v[k], m4), hi = _mm256_and_si256(_mm256_srli_epi16(v[k], 4), m4);
@@ -349,16 +368,16 @@ INLINE void build_block(int type, const uint8_t *const *blk, uint8_t *tb) {
             }
         }
     }
-    k4_scales(blk, tb);
+    k4_scales(blk, gb, tb, PACKED);
 }
 
-/* The tiles of nb super-blocks of nr rows (row r at w + r·wrb) → tile[nb · stride]. */
-INLINE void build_tile(int type, const uint8_t *w, size_t wrb, int64_t nb, int nr, uint8_t *tile) {
+/* The tiles of nb super-blocks of nr rows (row r at w + r·wrb; PACKED: the 8-row group at w) → tile[nb · stride]. */
+INLINE void build_tile(int type, const uint8_t *w, size_t wrb, int64_t nb, int nr, uint8_t *tile, const int PACKED) {
     const size_t bb = lk_block_bytes(type), stride = type == LK_TYPE_Q6_K ? Q6_STRIDE : K4_STRIDE;
     const uint8_t *blk[TR];
     for (int r = 0; r < TR; r++) blk[r] = w + (size_t)(r < nr ? r : nr - 1) * wrb;
     for (int64_t i = 0; i < nb; i++) {
-        build_block(type, blk, tile + (size_t)i * stride);
+        build_block(type, blk, w + lk_rows8_kblock(type, i), tile + (size_t)i * stride, PACKED);
         for (int r = 0; r < TR; r++) blk[r] += bb;
     }
 }
@@ -495,16 +514,17 @@ INLINE void tile_pass(int type, int fold, const uint8_t *tile, int64_t nb, const
 /* Q4_K, one token × one super-block of 8 rows (blk[r]: row r's block), the tile's quant vectors made in
  * registers from 128-bit halves and used at once, never stored: build_block + block_tokens' vectors, integer
  * sums and float steps, so the same bits. tb: room for the scale vectors (k4_scales). */
-INLINE void q4_fused_token(const uint8_t *const *blk, const int8_t *xq, float dx, const int32_t *bp, __m256 *acc, uint8_t *tb) {
+INLINE void q4_fused_token(const uint8_t *const *blk, const uint8_t *gb, const int8_t *xq, float dx, const int32_t *bp,
+                           __m256 *acc, uint8_t *tb, const int PACKED) {
     const __m256i m4 = _mm256_set1_epi8(15), ones = _mm256_set1_epi16(1);
-    k4_scales(blk, tb);
+    k4_scales(blk, gb, tb, PACKED);
     __m256 b = _mm256_setzero_ps();
 #pragma clang loop unroll(full)
     for (int c = 0; c < 4; c++) { /* chunk c: low nibbles = sub-block 2c, high = 2c + 1 */
         __m256i slo = _mm256_setzero_si256(), shi = _mm256_setzero_si256();
         for (int hh = 0; hh < 2; hh++) { /* bytes 16hh.. of the chunk: groups 4hh..4hh+3 */
             __m256i v[4];
-            transpose8x4_rows(blk, 16 + 32 * c + 16 * hh, v);
+            row_vectors(blk, gb, 16, 8 * c + 4 * hh, v, PACKED);
             for (int k = 0; k < 4; k++) {
                 const int g = 4 * hh + k;
                 const __m256i lo = _mm256_and_si256(v[k], m4), hi = _mm256_and_si256(_mm256_srli_epi16(v[k], 4), m4);
@@ -522,13 +542,29 @@ INLINE void q4_fused_token(const uint8_t *const *blk, const int8_t *xq, float dx
     *acc = _mm256_fmadd_ps(b, _mm256_set1_ps(dx), *acc);
 }
 
+/* Q4_K packed in the 8-row layout, one token × the groups at w and w + gap, block by block: two sequential
+ * streams per thread (one stream reads DRAM slower), each group in q4_fused_token's steps (its bits). */
+INLINE void q4_group_pair_1(const uint8_t *w, size_t gap, int64_t nb, const block_q8_K *x, const float *dx,
+                            const int32_t *terms, uint8_t *tb, float *y0, float *y1) {
+    __m256 acc[2] = {_mm256_setzero_ps(), _mm256_setzero_ps()};
+    for (int64_t i = 0; i < nb; i++)
+        for (int j = 0; j < 2; j++) {
+            const uint8_t *gb = w + (size_t)j * gap + lk_rows8_kblock(LK_TYPE_Q4_K, i);
+            for (size_t o = 0; o < TR * sizeof(block_q4_K); o += 64) _mm_prefetch((const char *)gb + PAIR_AHEAD + o, _MM_HINT_T0);
+            q4_fused_token(NULL, gb, x[i].qs, dx[i], terms + (size_t)i * 4, &acc[j], tb, 1);
+        }
+    lk_store_rows8(acc[0], y0, TR);
+    lk_store_rows8(acc[1], y1, TR);
+}
+
 /* 1..LK_FEW_MAX_TOKENS tokens (decode, conversations stepped together) over groups of 8 rows, block by block.
- * One Q4_K token: q4_fused_token. Else each super-block's tile is built into L1 once and applied to every
- * token in passes of NT, the accumulators of all tokens kept across blocks (in memory beyond one pass). The tiles and float steps are the gemm's, so a token's result is the same bits
- * in a call of any size. The 8 rows of a group are adjacent: the next group's bytes are prefetched in order,
- * as many per block as the group reads. Needs the thread's scratch; returns 0 when it cannot grow. */
+ * One Q4_K token: q4_fused_token (PACKED: groups in pairs, q4_group_pair_1). Else each super-block's tile is built into L1 once and applied to every
+ * token in passes of NT, the accumulators of all tokens kept across blocks (in memory beyond one pass). The
+ * tiles and float steps are the gemm's, so a token's result is the same bits in a call of any size. The 8 rows
+ * of a group are adjacent (PACKED: one group in the 8-row layout, whose vectors need no transposing): the next
+ * group's bytes are prefetched in order, as many per block as the group reads. Needs the thread's scratch; returns 0 when it cannot grow. */
 INLINE int kq_few(int type, int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
-                  float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
+                  float *y, int64_t ys, int64_t row_begin, int64_t row_end, const int PACKED) {
     if (n_tokens < 1 || n_tokens > LK_FEW_MAX_TOKENS) return 0;
     const int64_t nb = cols / QK_K;
     const size_t bb = lk_block_bytes(type), stride = type == LK_TYPE_Q6_K ? Q6_STRIDE : K4_STRIDE, ti = lk_kquant_term_ints(type);
@@ -538,7 +574,17 @@ INLINE int kq_few(int type, int64_t cols, const void *w, size_t wrb, const void 
     int32_t *terms = (int32_t *)(dx + n_tokens * nb); /* [n_tokens, nb, ti] */
     lk_kquant_prep_terms(type, x, xrb, n_tokens, nb, dx, terms);
     const uint8_t *xb = x;
-    for (int64_t r0 = row_begin; r0 < row_end; r0 += TR) {
+    int64_t r_first = row_begin;
+    if (PACKED && n_tokens == 1 && type == LK_TYPE_Q4_K) { /* groups in pairs (g, g + gh); an odd last one below */
+        const int64_t gh = (row_end - row_begin) / (2 * TR);
+        for (int64_t g = 0; g < gh; g++) {
+            const int64_t r = row_begin + TR * g;
+            q4_group_pair_1((const uint8_t *)w + (size_t)r * wrb, (size_t)(gh * TR) * wrb, nb, (const block_q8_K *)xb, dx, terms,
+                            tb, y + r, y + r + TR * gh);
+        }
+        r_first = row_begin + 2 * TR * gh;
+    }
+    for (int64_t r0 = r_first; r0 < row_end; r0 += TR) {
         const int nr = row_end - r0 < TR ? (int)(row_end - r0) : TR;
         const uint8_t *row[TR], *blk[TR];
         for (int r = 0; r < TR; r++) row[r] = (const uint8_t *)w + (size_t)(r0 + (r < nr ? r : nr - 1)) * wrb;
@@ -548,12 +594,13 @@ INLINE int kq_few(int type, int64_t cols, const void *w, size_t wrb, const void 
         for (int64_t i = 0; i < nb; i++) {
             const size_t off = (size_t)i * bb;
             for (int r = 0; r < TR; r++) blk[r] = row[r] + off;
+            const uint8_t *gb = row[0] + lk_rows8_kblock(type, i); /* PACKED: the group's super-block i */
             for (size_t o = 0; o < TR * bb; o += 64) _mm_prefetch(next + TR * off + o, _MM_HINT_T0);
             if (n_tokens == 1 && type == LK_TYPE_Q4_K) {
-                q4_fused_token(blk, ((const block_q8_K *)xb)[i].qs, dx[i], terms + (size_t)i * ti, acc, tb);
+                q4_fused_token(blk, gb, ((const block_q8_K *)xb)[i].qs, dx[i], terms + (size_t)i * ti, acc, tb, PACKED);
                 continue;
             }
-            build_block(type, blk, tb);
+            build_block(type, blk, gb, tb, PACKED);
             for (int64_t t0 = 0; t0 < n_tokens; t0 += NT) {
                 const int nt = n_tokens - t0 < NT ? (int)(n_tokens - t0) : NT;
                 const int8_t *xq[NT];
@@ -606,7 +653,7 @@ INLINE int q6_fold_terms(const uint8_t *x, size_t xrb, int64_t nt, int64_t nb, f
 }
 
 INLINE int kq_gemm(int type, int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
-                   float *y, int64_t ys, int64_t row_begin, int64_t row_end) {
+                   float *y, int64_t ys, int64_t row_begin, int64_t row_end, const int PACKED) {
     const int64_t nb = cols / QK_K;
     const int64_t chunk = n_tokens < CHUNK ? n_tokens : CHUNK;
     const size_t stride = type == LK_TYPE_Q6_K ? Q6_STRIDE : K4_STRIDE, ti = lk_kquant_term_ints(type);
@@ -629,7 +676,7 @@ INLINE int kq_gemm(int type, int64_t cols, const void *w, size_t wrb, const void
         if (!fold) lk_kquant_prep_terms(type, xc, xrb, nt, nb, dx, terms);
         for (int64_t r0 = row_begin; r0 < row_end; r0 += TR) {
             const int nr = row_end - r0 < TR ? (int)(row_end - r0) : TR;
-            build_tile(type, wb + (size_t)r0 * wrb, wrb, nb, nr, tile);
+            build_tile(type, wb + (size_t)r0 * wrb, wrb, nb, nr, tile, PACKED);
             for (int64_t t = 0; t < nt;) {
                 const uint8_t *xt = xc + (size_t)t * xrb;
                 const float *dxt = dx + t * nb;
@@ -646,17 +693,30 @@ INLINE int kq_gemm(int type, int64_t cols, const void *w, size_t wrb, const void
     return 1;
 }
 
-LK_GEMM_ENTRY(gemm_q4_K, kq_gemm, LK_TYPE_Q4_K)
-LK_GEMM_ENTRY(gemm_q5_K, kq_gemm, LK_TYPE_Q5_K)
-LK_GEMM_ENTRY(gemm_q6_K, kq_gemm, LK_TYPE_Q6_K)
-LK_GEMM_ENTRY(few_q4_K, kq_few, LK_TYPE_Q4_K)
-
-#define KQ_MATVEC(NAME, TYPE)                                                                                 \
-    static int NAME(int64_t n, const void *w, size_t ws, const void *x, float *y, int64_t nrows) {            \
-        return kq_few(TYPE, n, w, ws, x, 0, 1, y, 0, 0, nrows);                                               \
+/* The row layout's entries, and (rows8_q4_K) Q4_K's LK_ROWS8 entry: kq_few up to LK_FEW_MAX_TOKENS tokens,
+ * then kq_gemm, in the row layout's integer and float steps, so a packed matrix gives the row layout's bits at
+ * every batch size. */
+#define KQ_ENTRY(NAME, IMPL, TYPE, PACKED)                                                                    \
+    static int NAME(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,     \
+                    float *y, int64_t ys, int64_t row_begin, int64_t row_end) {                               \
+        return IMPL(TYPE, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end, PACKED);                 \
     }
-KQ_MATVEC(matvec_q4_K, LK_TYPE_Q4_K)
-#undef KQ_MATVEC
+KQ_ENTRY(gemm_q4_K, kq_gemm, LK_TYPE_Q4_K, 0)
+KQ_ENTRY(gemm_q5_K, kq_gemm, LK_TYPE_Q5_K, 0)
+KQ_ENTRY(gemm_q6_K, kq_gemm, LK_TYPE_Q6_K, 0)
+KQ_ENTRY(few_q4_K, kq_few, LK_TYPE_Q4_K, 0)
+#undef KQ_ENTRY
+
+static int matvec_q4_K(int64_t n, const void *w, size_t ws, const void *x, float *y, int64_t nrows) {
+    return kq_few(LK_TYPE_Q4_K, n, w, ws, x, 0, 1, y, 0, 0, nrows, 0);
+}
+
+static int rows8_q4_K(int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens, float *y,
+                      int64_t ys, int64_t row_begin, int64_t row_end) {
+    if (n_tokens <= LK_FEW_MAX_TOKENS && kq_few(LK_TYPE_Q4_K, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end, 1))
+        return 1;
+    return kq_gemm(LK_TYPE_Q4_K, cols, w, wrb, x, xrb, n_tokens, y, ys, row_begin, row_end, 1);
+}
 
 #pragma clang attribute pop
 
@@ -665,6 +725,7 @@ LK_KERNELS(lk_avx2_kquant,
     LK_KERNEL(LK_E_MATVEC, LK_TYPE_Q5_K, matvec_q5_K),
     LK_KERNEL(LK_E_MATVEC, LK_TYPE_Q6_K, matvec_q6_K),
     LK_KERNEL(LK_E_FEW_TOKENS, LK_TYPE_Q4_K, few_q4_K),
+    LK_KERNEL(LK_E_ROWS8, LK_TYPE_Q4_K, rows8_q4_K),
     LK_KERNEL_FROM(LK_E_GEMM, LK_TYPE_Q4_K, gemm_q4_K, MIN_K4),
     LK_KERNEL_FROM(LK_E_GEMM, LK_TYPE_Q5_K, gemm_q5_K, MIN_K4),
     LK_KERNEL_FROM(LK_E_GEMM, LK_TYPE_Q6_K, gemm_q6_K, MIN_Q6));

@@ -28,7 +28,7 @@ static const lk_table_row rows[] = {
     {LK_TYPE_Q3_K, {[LK_E_DOT] = &lk_avx2_decode, [LK_E_DOT4] = &lk_avx2_decode}},
     /* K-quants in an order of their own (exact integer sums), not llama.cpp's */
     {LK_TYPE_Q4_K, {[LK_E_DOT] = &lk_avx2_decode, [LK_E_DOT4] = &lk_avx2_decode, [LK_E_MATVEC] = &lk_avx2_kquant,
-                    [LK_E_FEW_TOKENS] = &lk_avx2_kquant, [LK_E_GEMM] = &lk_avx2_kquant}},
+                    [LK_E_FEW_TOKENS] = &lk_avx2_kquant, [LK_E_GEMM] = &lk_avx2_kquant, [LK_E_ROWS8] = &lk_avx2_kquant}},
     {LK_TYPE_Q5_K, {[LK_E_DOT] = &lk_avx2_decode, [LK_E_DOT4] = &lk_avx2_decode, [LK_E_MATVEC] = &lk_avx2_kquant,
                     [LK_E_FEW_TOKENS] = &lk_avx2_fewtokens, [LK_E_GEMM] = &lk_avx2_kquant}},
     {LK_TYPE_Q6_K, {[LK_E_DOT] = &lk_avx2_decode, [LK_E_DOT4] = &lk_avx2_decode, [LK_E_MATVEC] = &lk_avx2_kquant,
