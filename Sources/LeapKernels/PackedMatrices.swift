@@ -1,7 +1,9 @@
 // PackedMatrices: copies of weight matrices in a layout the kernels of this CPU read faster than the GGUF's
-// rows (the 8-row layout, LK_ROWS8: Q4_0 and Q8_0 on AVX2, AVX-512 VNNI and arm64 with dotprod or i8mm, Q4_K and
-// Q6_K on arm64 with dotprod or i8mm, Q5_K on arm64 with dotprod (not i8mm), with the row layout's products bit for bit; Q4_K, Q5_K and Q6_K on AVX-512 VNNI without AMX, with its gemm's products at every batch size;
-// Q4_1, Q5_0 and Q5_1 on AVX2 and AVX-512 without VNNI, in an order of their own at every batch size), owned for
+// rows (the 8-row layout, LK_ROWS8: Q4_0 and Q8_0 on AVX2, AVX-512 VNNI and arm64 with dotprod or i8mm, Q4_K on
+// AVX2 and AVX-VNNI, Q4_K and Q6_K on arm64 with dotprod or i8mm, Q5_K on arm64 with dotprod (not i8mm), with the
+// row layout's products bit for bit; Q4_K, Q5_K and Q6_K on AVX-512 VNNI without AMX, with its gemm's products at
+// every batch size; Q4_1, Q5_0 and Q5_1 on AVX2 and AVX-512 without VNNI, in an order of their own at every batch
+// size), owned for
 // the model's lifetime. The original is not touched (a model gives its file's pages back with
 // GGUFFile.releasePages).
 import CLeapKernels

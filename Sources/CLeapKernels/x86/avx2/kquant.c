@@ -550,19 +550,21 @@ INLINE void q4_group_pair_1(const uint8_t *w, size_t gap, int64_t nb, const bloc
     for (int64_t i = 0; i < nb; i++)
         for (int j = 0; j < 2; j++) {
             const uint8_t *gb = w + (size_t)j * gap + lk_rows8_kblock(LK_TYPE_Q4_K, i);
-            for (size_t o = 0; o < TR * sizeof(block_q4_K); o += 64) _mm_prefetch((const char *)gb + PAIR_AHEAD + o, _MM_HINT_T0);
-            q4_fused_token(NULL, gb, x[i].qs, dx[i], terms + (size_t)i * 4, &acc[j], tb, 1);
+            for (size_t o = 0; o < TR * sizeof(block_q4_K); o += 64)
+                _mm_prefetch((const char *)gb + PAIR_AHEAD + o, _MM_HINT_T0);
+            q4_fused_token(NULL, gb, x[i].qs, dx[i], terms + (size_t)i * lk_kquant_term_ints(LK_TYPE_Q4_K), &acc[j], tb, 1);
         }
     lk_store_rows8(acc[0], y0, TR);
     lk_store_rows8(acc[1], y1, TR);
 }
 
 /* 1..LK_FEW_MAX_TOKENS tokens (decode, conversations stepped together) over groups of 8 rows, block by block.
- * One Q4_K token: q4_fused_token (PACKED: groups in pairs, q4_group_pair_1). Else each super-block's tile is built into L1 once and applied to every
- * token in passes of NT, the accumulators of all tokens kept across blocks (in memory beyond one pass). The
- * tiles and float steps are the gemm's, so a token's result is the same bits in a call of any size. The 8 rows
- * of a group are adjacent (PACKED: one group in the 8-row layout, whose vectors need no transposing): the next
- * group's bytes are prefetched in order, as many per block as the group reads. Needs the thread's scratch; returns 0 when it cannot grow. */
+ * One Q4_K token: q4_fused_token (PACKED: groups in pairs, q4_group_pair_1). Else each super-block's tile is
+ * built into L1 once and applied to every token in passes of NT, the accumulators of all tokens kept across
+ * blocks (in memory beyond one pass). The tiles and float steps are the gemm's, so a token's result is the same
+ * bits in a call of any size. The 8 rows of a group are adjacent (PACKED: one group in the 8-row layout, whose
+ * vectors need no transposing): the next group's bytes are prefetched in order, as many per block as the group
+ * reads. Needs the thread's scratch; returns 0 when it cannot grow. */
 INLINE int kq_few(int type, int64_t cols, const void *w, size_t wrb, const void *x, size_t xrb, int64_t n_tokens,
                   float *y, int64_t ys, int64_t row_begin, int64_t row_end, const int PACKED) {
     if (n_tokens < 1 || n_tokens > LK_FEW_MAX_TOKENS) return 0;

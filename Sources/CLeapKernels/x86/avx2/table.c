@@ -26,7 +26,8 @@ static const lk_table_row rows[] = {
     {LK_TYPE_Q8_K, {[LK_E_QUANTIZE] = &lk_avx2_decode}},
     {LK_TYPE_Q2_K, {[LK_E_DOT] = &lk_avx2_decode, [LK_E_DOT4] = &lk_avx2_decode}},
     {LK_TYPE_Q3_K, {[LK_E_DOT] = &lk_avx2_decode, [LK_E_DOT4] = &lk_avx2_decode}},
-    /* K-quants in an order of their own (exact integer sums), not llama.cpp's */
+    /* K-quants in an order of their own (exact integer sums), not llama.cpp's; Q4_K also packed at load in the
+     * 8-row layout, read by the same kernels (the same bits) */
     {LK_TYPE_Q4_K, {[LK_E_DOT] = &lk_avx2_decode, [LK_E_DOT4] = &lk_avx2_decode, [LK_E_MATVEC] = &lk_avx2_kquant,
                     [LK_E_FEW_TOKENS] = &lk_avx2_kquant, [LK_E_GEMM] = &lk_avx2_kquant, [LK_E_ROWS8] = &lk_avx2_kquant}},
     {LK_TYPE_Q5_K, {[LK_E_DOT] = &lk_avx2_decode, [LK_E_DOT4] = &lk_avx2_decode, [LK_E_MATVEC] = &lk_avx2_kquant,
